@@ -1,0 +1,97 @@
+// evring/iterator_inline.hpp — the reader's hot path. Included by iterator.hpp.
+//
+// The reader's half of the seqlock (the writer's half is in recorder_inline.hpp):
+//   1. s1 := word 0, acquire   — if s1 == expected, everything the writer
+//                                stored before publishing (words 1..7 and the
+//                                payload) is visible;
+//   2. copy words 1..7, relaxed atomic loads (never a data race);
+//   3. acquire fence            — pairs with the writer's release fence after
+//                                it zeroed word 0: if any copied word came from
+//                                a later rewrite of the slot, step 4 sees 0 or
+//                                a newer seqno;
+//   4. s2 := word 0, relaxed; the copy is consistent iff s2 == s1.
+// A slot's word 0 only ever grows, except for the transient 0 of a rewrite, so
+// s1 < expected means "not written yet" and s1 > expected means "lapped".
+#pragma once
+
+#include <atomic>
+#include <bit>
+
+namespace evring {
+
+inline Iterator::Iterator(const MappedRing& ring) noexcept
+    : ring_(&ring),
+      control_(&ring.header().control),
+      descriptors_(ring.descriptors()),
+      descriptor_mask_(ring.descriptor_mask()),
+      capacity_(ring.layout().size.descriptor_capacity) {
+    reset();
+}
+
+inline Iterator::SlotRead Iterator::read_slot(std::uint64_t seqno,
+                                              EventDescriptor& out) const noexcept {
+    // The slot is in read-only shared memory; atomic_ref needs a non-const
+    // object but only loads are issued through it.
+    auto* words = const_cast<std::uint64_t*>(descriptors_[(seqno - 1) & descriptor_mask_].words);
+    const std::uint64_t s1 = std::atomic_ref<std::uint64_t>(words[0]).load(std::memory_order_acquire);
+    if (s1 != seqno) return s1 < seqno ? SlotRead::Older : SlotRead::Newer;
+    DescriptorSlot copy;
+    copy.words[0] = s1;
+    for (int i = 1; i < 8; ++i)
+        copy.words[i] = std::atomic_ref<std::uint64_t>(words[i]).load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    const std::uint64_t s2 = std::atomic_ref<std::uint64_t>(words[0]).load(std::memory_order_relaxed);
+    // A rewrite began during the copy: the event we wanted is gone.
+    if (s2 != s1) return SlotRead::Newer;
+    out = std::bit_cast<EventDescriptor>(copy);
+    return SlotRead::Match;
+}
+
+inline NextResult Iterator::try_next(EventDescriptor& out) noexcept {
+    switch (read_slot(next_seqno_, out)) {
+    case SlotRead::Match:
+        ++next_seqno_;
+        return NextResult::Success;
+    case SlotRead::Older:
+        return NextResult::NotReady;
+    case SlotRead::Newer:
+        break;
+    }
+    return take_gap();
+}
+
+inline std::uint64_t Iterator::newest_seqno() const noexcept {
+    // Relaxed: a hint of where the writers are; slots are validated by seqno.
+    return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(control_->last_seqno))
+        .load(std::memory_order_relaxed);
+}
+
+inline std::uint64_t Iterator::oldest_seqno() const noexcept {
+    const std::uint64_t newest = newest_seqno();
+    return newest >= capacity_ ? newest - capacity_ + 1 : 1;
+}
+
+inline void Iterator::reset() noexcept {
+    const std::uint64_t newest = newest_seqno();
+    next_seqno_ = newest == 0 ? 1 : newest;
+}
+
+inline bool Iterator::read_descriptor(std::uint64_t seqno, EventDescriptor& out) const noexcept {
+    return seqno != 0 && read_slot(seqno, out) == SlotRead::Match;
+}
+
+// The expected event was overwritten. Resume an eighth of the ring ahead of the
+// oldest slot, so that a reader that was lapped is not lapped again at once by
+// writers about to overwrite the oldest slots.
+inline NextResult Iterator::take_gap() noexcept {
+    const std::uint64_t newest = newest_seqno();
+    std::uint64_t resume = oldest_seqno() + capacity_ / 8;
+    if (resume > newest) resume = newest;  // tiny rings: stay within what exists
+    if (resume <= next_seqno_) resume = next_seqno_ + 1;
+    last_gap_lost_ = resume - next_seqno_;
+    total_lost_ += last_gap_lost_;
+    next_seqno_ = resume;
+    return NextResult::Gap;
+}
+
+}  // namespace evring

@@ -1,0 +1,90 @@
+// evring/payload.hpp — reading event payloads, zero-copy or copied.
+//
+// How to read a payload:
+//
+//     // zero-copy: look at the bytes in place, then confirm they were intact
+//     const std::byte* p = evring::peek_payload(ring, event);
+//     use(p, event.payload_size);
+//     if (!evring::payload_valid(ring, event)) discard_what_you_did();
+//
+//     // copied: the copy is only reported Ok if it was not overwritten meanwhile
+//     if (evring::copy_payload(ring, event, buf, sizeof buf) == evring::PayloadResult::Ok) ...
+//
+// Contract:
+// - A payload at virtual offset o is intact while o >= buffer_window_start
+//   (see recorder_inline.hpp for why the check after reading is sufficient).
+// - A descriptor whose size cannot fit in the payload buffer is never
+//   dereferenced (peek returns nullptr, copy returns Invalid), so a corrupt or
+//   hostile descriptor cannot make a reader touch memory outside its mapping.
+// - No system call, allocation or blocking.
+//
+// Memory model note: payload bytes are read with plain loads while a lapping
+// writer may be rewriting them. That is the one deliberate race in evring, as
+// in every seqlock over bulk data: the bytes are only trusted after the
+// acquire fence and window check say no writer touched them. The copy routine
+// is therefore excluded from ThreadSanitizer instrumentation.
+//
+// Thread safety: free functions over an immutable MappedRing; safe from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "evring/format.hpp"
+#include "evring/ring.hpp"
+
+#if defined(__SANITIZE_THREAD__)
+#define EVRING_NO_SANITIZE_THREAD __attribute__((no_sanitize("thread")))
+#else
+#define EVRING_NO_SANITIZE_THREAD
+#endif
+
+namespace evring {
+
+enum class PayloadResult {
+    Ok,       // the bytes were copied intact
+    Expired,  // the writer overwrote (part of) the payload before or while it was read
+    Invalid,  // the descriptor's size does not fit the buffer, or the destination is too small
+};
+
+// True when the descriptor's payload lies within the ring's payload buffer.
+inline bool payload_in_bounds(const MappedRing& ring, const EventDescriptor& event) noexcept {
+    return event.payload_size <= ring.layout().size.payload_buf_size;
+}
+
+// The payload bytes in place, or nullptr when the descriptor is out of bounds.
+inline const std::byte* peek_payload(const MappedRing& ring, const EventDescriptor& event) noexcept {
+    if (!payload_in_bounds(ring, event)) return nullptr;
+    return ring.payload_buffer() + (event.payload_buf_offset & ring.payload_mask());
+}
+
+// True while the payload has not been overwritten. Call after reading the bytes.
+inline bool payload_valid(const MappedRing& ring, const EventDescriptor& event) noexcept {
+    // Pairs with the writer's release fence: if the bytes we read were
+    // rewritten, the window load below sees the window raised past them.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    auto& window = ring.header().control.buffer_window_start;
+    return event.payload_buf_offset >=
+           std::atomic_ref<std::uint64_t>(window).load(std::memory_order_relaxed);
+}
+
+namespace detail {
+EVRING_NO_SANITIZE_THREAD inline void racy_copy(void* dst, const std::byte* src,
+                                                std::size_t n) noexcept {
+    // Deliberately racy (see the note at the top); validated by the caller.
+    std::memcpy(dst, src, n);
+}
+}  // namespace detail
+
+inline PayloadResult copy_payload(const MappedRing& ring, const EventDescriptor& event, void* dst,
+                                  std::size_t dst_size) noexcept {
+    const std::byte* src = peek_payload(ring, event);
+    if (src == nullptr || event.payload_size > dst_size) return PayloadResult::Invalid;
+    if (!payload_valid(ring, event)) return PayloadResult::Expired;  // don't copy junk
+    detail::racy_copy(dst, src, event.payload_size);
+    return payload_valid(ring, event) ? PayloadResult::Ok : PayloadResult::Expired;
+}
+
+}  // namespace evring

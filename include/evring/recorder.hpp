@@ -1,0 +1,100 @@
+// evring/recorder.hpp — writing events: reserve, fill, commit.
+//
+// How to record an event:
+//
+//     evring::Recorder recorder(ring);               // ring mapped ReadWrite
+//     auto r = recorder.reserve(sizeof(Sample));
+//     if (!r) { /* larger than max_payload_size(): nothing was reserved */ }
+//     r.descriptor().event_type = 7;
+//     r.descriptor().content_ext[0] = flow_tag;
+//     std::memcpy(r.payload(), &sample, sizeof sample);
+//     recorder.commit(r);
+//
+// (typed_recorder.hpp does the same in one call for a payload struct plus
+// trailing arrays, and records RECORD_ERROR for oversized payloads.)
+//
+// Contract:
+// - reserve() takes the timestamp, hands out the next sequence number and
+//   16-byte-aligned payload space with one atomic fetch-add each, and never
+//   blocks, waits for readers, allocates or makes a system call.
+// - The caller fills event_type, content_ext and the payload; seqno,
+//   payload_size, payload_buf_offset and record_epoch_nanos are set by
+//   reserve() and must not be changed.
+// - commit() publishes the descriptor; until then readers see the event as
+//   not ready. A reservation must be committed exactly once. An uncommitted
+//   reservation stalls readers at its sequence number until it is overwritten.
+//
+// Thread safety: a Recorder may be shared by any number of threads, and any
+// number of processes may record into one ring, each with its own Recorder.
+// The protocol is documented in recorder_inline.hpp and docs/format.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "evring/format.hpp"
+#include "evring/ring.hpp"
+
+namespace evring {
+
+class Recorder;
+
+// A reserved, not yet published event.
+class Reservation {
+public:
+    Reservation() = default;
+
+    // False when the reservation failed (payload larger than the ring allows).
+    explicit operator bool() const noexcept { return slot_ != nullptr; }
+
+    // The staged descriptor: fill event_type and content_ext here.
+    EventDescriptor& descriptor() noexcept { return staged_; }
+    const EventDescriptor& descriptor() const noexcept { return staged_; }
+    std::uint64_t seqno() const noexcept { return staged_.seqno; }
+
+    // Writable payload space of descriptor().payload_size bytes, 16-byte aligned
+    // and contiguous even where it wraps the end of the buffer.
+    std::byte* payload() const noexcept { return payload_; }
+
+private:
+    friend class Recorder;
+    EventDescriptor staged_{};
+    DescriptorSlot* slot_ = nullptr;
+    std::byte* payload_ = nullptr;
+};
+
+class Recorder {
+public:
+    // `ring` must be mapped ReadWrite and outlive the recorder.
+    explicit Recorder(const MappedRing& ring) noexcept;
+
+    [[nodiscard]] Reservation reserve(std::uint64_t payload_size) noexcept;
+    void commit(const Reservation& reservation) noexcept;
+
+    // Records a RECORD_ERROR event describing a payload that could not be
+    // recorded, with as much of its start as fits. Returns its seqno.
+    std::uint64_t record_error(RecordErrorKind kind, std::uint16_t dropped_event_type,
+                               std::uint64_t requested_payload_size, const void* payload_start,
+                               std::uint64_t available_bytes,
+                               const std::array<std::uint64_t, 4>& content_ext) noexcept;
+
+    std::uint64_t max_payload_size() const noexcept { return max_payload_size_; }
+    const MappedRing& ring() const noexcept { return *ring_; }
+
+private:
+    void advance_window(std::uint64_t needed) noexcept;
+
+    const MappedRing* ring_;
+    RingControl* control_;
+    DescriptorSlot* descriptors_;
+    std::byte* payload_;
+    std::uint64_t descriptor_mask_;
+    std::uint64_t payload_buf_size_;
+    std::uint64_t payload_mask_;
+    std::uint64_t window_increment_;
+    std::uint64_t max_payload_size_;
+};
+
+}  // namespace evring
+
+#include "evring/recorder_inline.hpp"

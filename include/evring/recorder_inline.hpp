@@ -1,0 +1,100 @@
+// evring/recorder_inline.hpp — the writer's hot path. Included by recorder.hpp.
+//
+// Invariants (who writes which word, which ordering protects whom):
+//
+// Control words (RingControl, shared by all writers of a ring):
+//   - last_seqno: bumped by fetch_add by every reservation. Relaxed: the
+//     number only has to be unique; publication happens through the slot.
+//   - next_payload_byte: bumped by fetch_add by every reservation, relaxed for
+//     the same reason. Virtual offsets never wrap; bytes live at offset mod size.
+//   - buffer_window_start: raised (never lowered) by the writer whose payload
+//     would overwrite bytes below it, with a CAS loop, in steps of the window
+//     increment so the line changes rarely. Invariant: every virtual byte
+//     below it may have been overwritten; every payload at offset >= it is
+//     intact. The writer orders its window update (or the load that showed it
+//     was already high enough) before its payload stores with a release fence;
+//     a reader's acquire fence after copying, then a load of the window,
+//     therefore sees a window that covers any bytes it saw overwritten.
+//
+// Descriptor slot of sequence number s: slot (s - 1) & mask. Written only by
+// the writer holding reservation s (two writers can share a slot only if one
+// is a whole ring behind; the seqlock below keeps that safe too):
+//   1. word 0 (seqno) := 0, relaxed  — marks the slot as being rewritten;
+//   2. release fence                 — a reader that sees any of the words of
+//                                      step 3 then sees word 0 != its s;
+//   3. words 1..7, relaxed;
+//   4. word 0 := s, release          — publishes words 1..7 to a reader that
+//                                      acquire-loads word 0 and sees s.
+// The reader side is in iterator_inline.hpp.
+#pragma once
+
+#include <atomic>
+#include <bit>
+#include <cstring>
+
+#include "evring/clock.hpp"
+
+namespace evring {
+
+inline Recorder::Recorder(const MappedRing& ring) noexcept
+    : ring_(&ring),
+      control_(&ring.header().control),
+      descriptors_(ring.descriptors()),
+      payload_(ring.payload_buffer()),
+      descriptor_mask_(ring.descriptor_mask()),
+      payload_buf_size_(ring.layout().size.payload_buf_size),
+      payload_mask_(ring.payload_mask()),
+      window_increment_(window_increment_for(ring.layout().size.payload_buf_size)),
+      max_payload_size_(max_payload_size_for(ring.layout().size.payload_buf_size)) {}
+
+inline Reservation Recorder::reserve(std::uint64_t payload_size) noexcept {
+    Reservation r;
+    if (payload_size > max_payload_size_ || payload_size > UINT32_MAX) [[unlikely]]
+        return r;
+    const std::uint64_t aligned = (payload_size + kPayloadAlignment - 1) & ~(kPayloadAlignment - 1);
+
+    // Timestamp first, as the reference does: with several writers, times are
+    // therefore close to, but not strictly, increasing in seqno order.
+    r.staged_.record_epoch_nanos = wall_clock_nanos();
+    // Relaxed: uniqueness is all we need here; see the header comment.
+    const std::uint64_t seqno =
+        std::atomic_ref<std::uint64_t>(control_->last_seqno).fetch_add(1, std::memory_order_relaxed) + 1;
+    const std::uint64_t offset = std::atomic_ref<std::uint64_t>(control_->next_payload_byte)
+                                     .fetch_add(aligned, std::memory_order_relaxed);
+
+    const std::uint64_t end = offset + aligned;
+    if (end > payload_buf_size_) {
+        // Our bytes overwrite virtual bytes below `needed`: make sure the
+        // window says so before we store any of them.
+        const std::uint64_t needed = end - payload_buf_size_;
+        // Relaxed load: the release fence below orders it before our stores.
+        if (std::atomic_ref<std::uint64_t>(control_->buffer_window_start)
+                .load(std::memory_order_relaxed) < needed) [[unlikely]]
+            advance_window(needed);
+        std::atomic_thread_fence(std::memory_order_release);
+    }
+
+    r.staged_.seqno = seqno;
+    r.staged_.payload_size = static_cast<std::uint32_t>(payload_size);
+    r.staged_.payload_buf_offset = offset;
+    r.slot_ = &descriptors_[(seqno - 1) & descriptor_mask_];
+    r.payload_ = payload_ + (offset & payload_mask_);
+    return r;
+}
+
+inline void Recorder::commit(const Reservation& r) noexcept {
+    const auto words = std::bit_cast<DescriptorSlot>(r.staged_);
+    std::uint64_t* slot = r.slot_->words;
+    // Step 1: invalidate; a reader re-checking word 0 after copying sees 0.
+    std::atomic_ref<std::uint64_t>(slot[0]).store(0, std::memory_order_relaxed);
+    // Step 2: pairs with the reader's acquire fence between copy and re-check.
+    std::atomic_thread_fence(std::memory_order_release);
+    // Step 3: the fields.
+    for (int i = 1; i < 8; ++i)
+        std::atomic_ref<std::uint64_t>(slot[i]).store(words.words[i], std::memory_order_relaxed);
+    // Step 4: publish; pairs with the reader's acquire load of word 0. Also
+    // publishes the payload bytes written before commit().
+    std::atomic_ref<std::uint64_t>(slot[0]).store(r.staged_.seqno, std::memory_order_release);
+}
+
+}  // namespace evring

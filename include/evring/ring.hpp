@@ -1,0 +1,101 @@
+// evring/ring.hpp — creating a ring file's contents and mapping a ring.
+//
+// Contract:
+// - `initialize_ring_file` turns an open, writable file into an empty ring:
+//   it validates the sizes against the file system's page size, allocates all
+//   storage up front (posix_fallocate, so a full huge page pool fails here and
+//   never as SIGBUS later), writes the header and zeroes the descriptors. It
+//   does not decide where the file lives or who owns it (files.hpp does).
+// - `MappedRing::map` validates a file's header against its size before
+//   mapping anything, then maps the header and descriptors, the payload buffer
+//   twice back to back (so a payload that wraps the end is contiguous), and the
+//   context area. Readers map read-only, writers read-write; pages are
+//   pre-faulted (MAP_POPULATE) and come from huge pages when the file is on
+//   hugetlbfs.
+//
+// Thread safety: a MappedRing is immutable after `map` returns and may be used
+// from many threads; the shared memory it points at is accessed only through
+// the protocols in recorder.hpp and iterator.hpp. Across processes, any number
+// of readers and writers may map the same file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "evring/config.hpp"
+#include "evring/error.hpp"
+#include "evring/format.hpp"
+
+namespace evring {
+
+enum class Access { ReadOnly, ReadWrite };
+
+// The page size of the file system `fd` lives on (the huge page size on
+// hugetlbfs, the base page size elsewhere), and whether it is hugetlbfs.
+struct BackingPages {
+    std::uint64_t page_size;
+    bool hugetlbfs;
+};
+Result<BackingPages> backing_pages_of(int fd, std::string_view path);
+
+// Lays out an empty ring in `fd` (see the contract above). `path` is only used
+// in error messages.
+Status initialize_ring_file(int fd, const RingParams& params, std::string_view path);
+
+// Validates a header copy against a file size; the error says what is wrong.
+Status validate_header(const RingHeader& header, std::uint64_t file_size);
+
+class MappedRing {
+public:
+    // Maps the ring held by `fd`. The mapping does not keep `fd` open.
+    static Result<MappedRing> map(int fd, Access access, std::string path);
+
+    MappedRing(MappedRing&& other) noexcept;
+    MappedRing& operator=(MappedRing&& other) noexcept;
+    MappedRing(const MappedRing&) = delete;
+    MappedRing& operator=(const MappedRing&) = delete;
+    ~MappedRing();
+
+    RingHeader& header() const noexcept { return *header_; }
+    DescriptorSlot* descriptors() const noexcept { return descriptors_; }
+    // Valid for [0, 2 * payload_buf_size): the second half aliases the first.
+    std::byte* payload_buffer() const noexcept { return payload_; }
+    std::span<std::byte> context_area() const noexcept { return {context_, layout_.size.context_area_size}; }
+
+    const RingLayout& layout() const noexcept { return layout_; }
+    std::uint64_t descriptor_mask() const noexcept { return layout_.size.descriptor_capacity - 1; }
+    std::uint64_t payload_mask() const noexcept { return layout_.size.payload_buf_size - 1; }
+    std::uint16_t content_type() const noexcept { return header_->content_type; }
+
+    Access access() const noexcept { return access_; }
+    const std::string& path() const noexcept { return path_; }
+    const BackingPages& backing() const noexcept { return backing_; }
+
+    // Fails (EPROTO) unless the ring carries `content_type` with `schema_hash`;
+    // the message shows the expected and the actual values.
+    Status check_content_type(std::uint16_t content_type,
+                              std::span<const std::uint8_t, 32> schema_hash) const;
+
+private:
+    MappedRing() = default;
+    void release() noexcept;
+
+    std::byte* region_ = nullptr;  // start of everything we mapped
+    std::size_t region_size_ = 0;
+    RingHeader* header_ = nullptr;
+    DescriptorSlot* descriptors_ = nullptr;
+    std::byte* payload_ = nullptr;
+    std::byte* context_ = nullptr;
+    RingLayout layout_{};
+    Access access_ = Access::ReadOnly;
+    BackingPages backing_{};
+    std::string path_;
+};
+
+// Renders 32 bytes as 64 lower-case hex digits.
+std::string hex_string(std::span<const std::uint8_t> bytes);
+
+}  // namespace evring

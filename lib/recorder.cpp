@@ -1,0 +1,40 @@
+#include "evring/recorder.hpp"
+
+#include <algorithm>
+
+namespace evring {
+
+// Out of line: runs roughly once per window increment of payload bytes.
+void Recorder::advance_window(std::uint64_t needed) noexcept {
+    const std::uint64_t target = RingLayout::align_up(needed, window_increment_);
+    std::atomic_ref<std::uint64_t> window(control_->buffer_window_start);
+    std::uint64_t current = window.load(std::memory_order_relaxed);
+    // Raise to at least `target`; another writer may have raised it further.
+    // Relaxed: the caller's release fence orders this before its payload stores.
+    while (current < target &&
+           !window.compare_exchange_weak(current, target, std::memory_order_relaxed)) {
+    }
+}
+
+std::uint64_t Recorder::record_error(RecordErrorKind kind, std::uint16_t dropped_event_type,
+                                     std::uint64_t requested_payload_size,
+                                     const void* payload_start, std::uint64_t available_bytes,
+                                     const std::array<std::uint64_t, 4>& content_ext) noexcept {
+    // Keep the truncated prefix small: the event reports a failure, it is not
+    // a way to smuggle most of an oversized payload through.
+    constexpr std::uint64_t kMaxPrefix = 256;
+    std::uint64_t prefix = std::min({available_bytes, requested_payload_size, kMaxPrefix,
+                                     max_payload_size_ - sizeof(RecordErrorPayload)});
+    if (payload_start == nullptr) prefix = 0;
+    Reservation r = reserve(sizeof(RecordErrorPayload) + prefix);
+    RecordErrorPayload error{static_cast<std::uint16_t>(kind), dropped_event_type,
+                             static_cast<std::uint32_t>(prefix), requested_payload_size};
+    r.descriptor().event_type = kRecordErrorEventType;
+    r.descriptor().content_ext = content_ext;
+    std::memcpy(r.payload(), &error, sizeof error);
+    if (prefix > 0) std::memcpy(r.payload() + sizeof error, payload_start, prefix);
+    commit(r);
+    return r.seqno();
+}
+
+}  // namespace evring
