@@ -1,0 +1,182 @@
+#include "evring/iterator.hpp"
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "evring/recorder.hpp"
+#include "support/temp_ring.hpp"
+
+namespace evring {
+namespace {
+
+using test::RingPair;
+
+// Ring with 64 descriptors: small enough to lap by hand.
+RingParams tiny() { return test::small_params(6, 16); }
+
+std::uint64_t write_events(Recorder& recorder, std::uint64_t count) {
+    std::uint64_t last = 0;
+    for (std::uint64_t i = 0; i < count; ++i) {
+        Reservation r = recorder.reserve(8);
+        r.descriptor().event_type = 3;
+        std::memcpy(r.payload(), &i, 8);
+        recorder.commit(r);
+        last = r.seqno();
+    }
+    return last;
+}
+
+TEST(Iterator, EmptyRingIsNotReady) {
+    RingPair rings;
+    Iterator it(*rings.reader);
+    EventDescriptor event{};
+    EXPECT_EQ(it.try_next(event), NextResult::NotReady);
+    EXPECT_EQ(it.next_seqno(), 1u);
+    EXPECT_EQ(it.newest_seqno(), 0u);
+    EXPECT_EQ(it.oldest_seqno(), 1u);
+}
+
+TEST(Iterator, ReadsEventsInOrderFromTheStart) {
+    RingPair rings;
+    Recorder recorder(*rings.writer);
+    Iterator it(*rings.reader);
+    write_events(recorder, 10);
+    EventDescriptor event{};
+    for (std::uint64_t s = 1; s <= 10; ++s) {
+        ASSERT_EQ(it.try_next(event), NextResult::Success);
+        EXPECT_EQ(event.seqno, s);
+        EXPECT_EQ(event.event_type, 3);
+    }
+    EXPECT_EQ(it.try_next(event), NextResult::NotReady);
+}
+
+TEST(Iterator, StartsAtTheNewestEventWhenCreatedLate) {
+    RingPair rings;
+    Recorder recorder(*rings.writer);
+    write_events(recorder, 5);
+    Iterator it(*rings.reader);
+    EventDescriptor event{};
+    ASSERT_EQ(it.try_next(event), NextResult::Success);
+    EXPECT_EQ(event.seqno, 5u);
+}
+
+TEST(Iterator, ReservedButUncommittedEventIsNotReadyAndBlocksLaterOnes) {
+    RingPair rings;
+    Recorder recorder(*rings.writer);
+    Iterator it(*rings.reader);
+    Reservation first = recorder.reserve(0);
+    write_events(recorder, 1);  // seqno 2 is committed before seqno 1
+    EventDescriptor event{};
+    EXPECT_EQ(it.try_next(event), NextResult::NotReady);
+    recorder.commit(first);
+    ASSERT_EQ(it.try_next(event), NextResult::Success);
+    EXPECT_EQ(event.seqno, 1u);
+    ASSERT_EQ(it.try_next(event), NextResult::Success);
+    EXPECT_EQ(event.seqno, 2u);
+}
+
+TEST(Iterator, ReportsGapWithExactLostCountWhenLapped) {
+    RingPair rings(tiny());
+    Recorder recorder(*rings.writer);
+    Iterator it(*rings.reader);
+    it.seek(1);
+    write_events(recorder, 200);  // capacity 64: events 1..136 are gone
+    EventDescriptor event{};
+    ASSERT_EQ(it.try_next(event), NextResult::Gap);
+    // Resumes an eighth of the ring past the oldest slot (137 + 8).
+    EXPECT_EQ(it.last_gap_lost(), 144u);
+    EXPECT_EQ(it.next_seqno(), 145u);
+    std::uint64_t read = 0;
+    while (it.try_next(event) == NextResult::Success) {
+        EXPECT_EQ(event.seqno, 145 + read);
+        ++read;
+    }
+    EXPECT_EQ(read + it.total_lost(), 200u) << "every seqno is either read or counted lost";
+}
+
+TEST(Iterator, LostCountsAddUpOverRepeatedLaps) {
+    RingPair rings(tiny());
+    Recorder recorder(*rings.writer);
+    Iterator it(*rings.reader);
+    it.seek(1);
+    std::uint64_t read = 0;
+    EventDescriptor event{};
+    for (int round = 0; round < 20; ++round) {
+        write_events(recorder, 37 + static_cast<std::uint64_t>(round) * 11);
+        for (int i = 0; i < 5; ++i) {
+            NextResult r = it.try_next(event);
+            if (r == NextResult::Success) ++read;
+        }
+    }
+    while (true) {
+        NextResult r = it.try_next(event);
+        if (r == NextResult::NotReady) break;
+        if (r == NextResult::Success) ++read;
+    }
+    EXPECT_EQ(read + it.total_lost(), it.newest_seqno());
+    EXPECT_EQ(it.next_seqno(), it.newest_seqno() + 1);
+}
+
+TEST(Iterator, ResetJumpsToNewestAndSeekGoesAnywhereStillInTheRing) {
+    RingPair rings(tiny());
+    Recorder recorder(*rings.writer);
+    Iterator it(*rings.reader);
+    write_events(recorder, 100);
+    it.reset();
+    EventDescriptor event{};
+    ASSERT_EQ(it.try_next(event), NextResult::Success);
+    EXPECT_EQ(event.seqno, 100u);
+    EXPECT_EQ(it.oldest_seqno(), 37u);
+    it.seek(it.oldest_seqno());
+    ASSERT_EQ(it.try_next(event), NextResult::Success);
+    EXPECT_EQ(event.seqno, 37u);
+    it.seek(36);
+    EXPECT_EQ(it.try_next(event), NextResult::Gap);
+}
+
+TEST(Iterator, ReadDescriptorOnlyReturnsTheExactCommittedEvent) {
+    RingPair rings(tiny());
+    Recorder recorder(*rings.writer);
+    Iterator it(*rings.reader);
+    write_events(recorder, 70);
+    EventDescriptor event{};
+    EXPECT_TRUE(it.read_descriptor(70, event));
+    EXPECT_EQ(event.seqno, 70u);
+    EXPECT_TRUE(it.read_descriptor(7, event));
+    EXPECT_FALSE(it.read_descriptor(6, event)) << "overwritten by 70";
+    EXPECT_FALSE(it.read_descriptor(71, event)) << "not written yet";
+    EXPECT_FALSE(it.read_descriptor(0, event));
+}
+
+// Deterministic interleavings of the seqlock, driven by hand on one thread.
+TEST(IteratorSeqlock, SlotBeingRewrittenIsNeverReturned) {
+    RingPair rings(tiny());
+    Recorder recorder(*rings.writer);
+    Iterator it(*rings.reader);
+    write_events(recorder, 1);
+    // Simulate a writer of seqno 65 that has zeroed slot 0 (step 1 of commit).
+    auto* words = rings.writer->descriptors()[0].words;
+    words[0] = 0;
+    it.seek(1);
+    EventDescriptor event{};
+    EXPECT_EQ(it.try_next(event), NextResult::NotReady) << "0 reads as not yet written";
+    // ... and has now published 65: seqno 1 was lapped.
+    words[0] = 65;
+    rings.writer->header().control.last_seqno = 65;
+    EXPECT_EQ(it.try_next(event), NextResult::Gap);
+}
+
+TEST(IteratorSeqlock, SlotFromALaterLapIsAGapNotTheEventAskedFor) {
+    // (Torn copies need a concurrent writer: see concurrency_test.cpp.)
+    RingPair rings(tiny());
+    Recorder recorder(*rings.writer);
+    write_events(recorder, 64 + 3);
+    Iterator it(*rings.reader);
+    it.seek(3);
+    EventDescriptor event{};
+    EXPECT_EQ(it.try_next(event), NextResult::Gap);
+}
+
+}  // namespace
+}  // namespace evring
