@@ -81,12 +81,14 @@ int main(int argc, char** argv) {
     std::string config_text, from = "latest", symbol;
     bool trades_only = false;
     std::uint64_t count = 0, print_limit = 0;
+    double wait_seconds = 0;
     app.add_option("ring", config_text, "<name-or-path>[:...] as given to the producer")->required();
     app.add_option("--from", from, "where to start: latest or oldest")->check(CLI::IsMember({"latest", "oldest"}));
     app.add_option("--symbol", symbol, "only this symbol (a flow-tag filter)");
     app.add_flag("--trades-only", trades_only, "only trades (an event-type filter)");
     app.add_option("--count", count, "stop after N matching events");
     app.add_option("--print", print_limit, "print the first N matching events");
+    app.add_option("--wait", wait_seconds, "wait up to this many seconds for the ring to appear");
     CLI11_PARSE(app, argc, argv);
 
     auto config = evring::parse_ring_config(config_text);
@@ -108,6 +110,11 @@ int main(int argc, char** argv) {
     if (trades_only) filter.types.add(demo::kTrade);
 
     auto reader = evring::RingReader::open(config->name_or_path);
+    for (double waited = 0; !reader && waited < wait_seconds; waited += 0.05) {
+        timespec pause{0, 50'000'000};
+        ::nanosleep(&pause, nullptr);
+        reader = evring::RingReader::open(config->name_or_path);
+    }
     if (!reader) {
         std::fprintf(stderr, "consumer: %s\n", reader.error().message().c_str());
         return 1;
