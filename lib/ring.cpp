@@ -1,4 +1,5 @@
 #include "evring/ring.hpp"
+#include "evring/ring_extension.hpp"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -134,6 +135,8 @@ Status initialize_ring_file(int fd, const RingParams& params, std::string_view p
     header->content_type = params.content_type;
     header->schema_hash = params.schema_hash;
     header->size = size;
+    // evring's extension block (ring_extension.hpp): our writers ring the doorbell.
+    write_ring_extension(bytes, kRingFeatureDoorbell);
     // The magic goes last: a file with a valid magic has a complete header.
     std::memcpy(header->magic.data(), kRingMagic.data(), kRingMagic.size());
     ::munmap(p, prefix);

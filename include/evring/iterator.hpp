@@ -9,6 +9,7 @@
 //         case evring::NextResult::Success:  handle(event); break;
 //         case evring::NextResult::NotReady: /* nothing new yet */ break;
 //         case evring::NextResult::Gap:      lost += it.last_gap_lost(); break;
+//         case evring::NextResult::Abandoned: skipped(it.last_abandoned_seqno()); break;
 //         }
 //     }
 //
@@ -20,12 +21,26 @@
 //   iterator moves past the lost events and last_gap_lost() says exactly how
 //   many sequence numbers it skipped; nothing is counted twice or dropped
 //   silently (Success count + lost count == advance of next_seqno()).
+// - Abandoned: the expected event was reserved but its writer never committed
+//   it (typically it died between reserve and commit): a later event is
+//   committed and the slot has stayed empty for abandon_after() of monotonic
+//   time, measured from the first NotReady poll that saw the later event.
+//   The iterator moves past it; last_abandoned_seqno() names it. Success +
+//   lost + abandoned == advance of next_seqno(). The bound is wall time, not
+//   a count of polls, so it means the same for a reader spinning a million
+//   times a second and one that sleeps on a doorbell; it must exceed the
+//   longest time a live writer may sit between reserve and commit (preempted
+//   or stopped). A writer stopped longer than that (SIGSTOP, a debugger) looks
+//   dead: its event, committed later, is not delivered to this iterator.
+//   Only the NotReady path does this work (one extra descriptor load, one
+//   vDSO clock read once a later event is seen); Success is unchanged.
 // - No system call, allocation or blocking; the ring is only read.
 //
 // Thread safety: an Iterator is single-threaded; any number of iterators, in
 // any number of processes, may read one ring concurrently with its writers.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 #include "evring/format.hpp"
@@ -33,7 +48,7 @@
 
 namespace evring {
 
-enum class NextResult { Success, NotReady, Gap };
+enum class NextResult { Success, NotReady, Gap, Abandoned };
 
 class Iterator {
 public:
@@ -47,6 +62,15 @@ public:
     // Events skipped by the most recent Gap, and by all Gaps so far.
     std::uint64_t last_gap_lost() const noexcept { return last_gap_lost_; }
     std::uint64_t total_lost() const noexcept { return total_lost_; }
+    // The sequence number skipped by the most recent Abandoned, and how many
+    // have been skipped so far.
+    std::uint64_t last_abandoned_seqno() const noexcept { return last_abandoned_seqno_; }
+    std::uint64_t total_abandoned() const noexcept { return total_abandoned_; }
+    // How long an empty slot must stay empty behind a committed later event
+    // before it is reported Abandoned (default kDefaultAbandonAfter).
+    static constexpr std::chrono::nanoseconds kDefaultAbandonAfter = std::chrono::seconds(1);
+    void set_abandon_after(std::chrono::nanoseconds bound) noexcept { abandon_after_ = bound; }
+    std::chrono::nanoseconds abandon_after() const noexcept { return abandon_after_; }
 
     // The next try_next returns the newest event reserved so far (or the first
     // event of an empty ring).
@@ -71,6 +95,8 @@ private:
     enum class SlotRead { Match, Older, Newer };
     SlotRead read_slot(std::uint64_t seqno, EventDescriptor& out) const noexcept;
     NextResult take_gap() noexcept;
+    NextResult not_ready_or_abandoned() noexcept;
+    bool later_event_committed() noexcept;
 
     const MappedRing* ring_;
     const RingControl* control_;
@@ -80,6 +106,13 @@ private:
     std::uint64_t next_seqno_ = 1;
     std::uint64_t last_gap_lost_ = 0;
     std::uint64_t total_lost_ = 0;
+    // Abandoned-reservation detection (NotReady path only).
+    std::chrono::nanoseconds abandon_after_ = kDefaultAbandonAfter;
+    std::uint64_t stall_seqno_ = 0;       // the seqno we are stuck on
+    std::uint64_t stall_polls_ = 0;       // NotReady polls at stall_seqno_
+    std::int64_t stall_evidence_at_ = -1;  // monotonic ns when a later commit was first seen
+    std::uint64_t last_abandoned_seqno_ = 0;
+    std::uint64_t total_abandoned_ = 0;
 };
 
 }  // namespace evring

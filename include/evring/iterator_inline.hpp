@@ -14,6 +14,9 @@
 // s1 < expected means "not written yet" and s1 > expected means "lapped".
 #pragma once
 
+#include <time.h>
+
+#include <algorithm>
 #include <atomic>
 #include <bit>
 
@@ -53,7 +56,7 @@ inline NextResult Iterator::try_next(EventDescriptor& out) noexcept {
         ++next_seqno_;
         return NextResult::Success;
     case SlotRead::Older:
-        return NextResult::NotReady;
+        return not_ready_or_abandoned();
     case SlotRead::Newer:
         break;
     }
@@ -92,6 +95,56 @@ inline NextResult Iterator::take_gap() noexcept {
     total_lost_ += last_gap_lost_;
     next_seqno_ = resume;
     return NextResult::Gap;
+}
+
+// Abandoned reservations. The bound is monotonic time (CLOCK_MONOTONIC, a
+// vDSO read, no system call) rather than wall_clock_nanos(), so that a step of
+// the system clock can neither fire it early nor hold it off.
+namespace detail {
+inline std::int64_t monotonic_nanos() noexcept {
+    timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+}  // namespace detail
+
+// True when some event after next_seqno_ is committed. Every poll looks at the
+// next slot only; every 64th poll of a stall also scans up to 64 slots towards
+// the newest reservation, for when several writers died holding consecutive
+// sequence numbers. (More than 64 consecutive dead reservations are never
+// detected as abandoned: the reader then waits for them like for live ones.)
+inline bool Iterator::later_event_committed() noexcept {
+    auto committed = [this](std::uint64_t seqno) {
+        auto* word = const_cast<std::uint64_t*>(&descriptors_[(seqno - 1) & descriptor_mask_].words[0]);
+        // Relaxed: a hint only; nothing is read through this slot.
+        return std::atomic_ref<std::uint64_t>(*word).load(std::memory_order_relaxed) >= seqno;
+    };
+    if (committed(next_seqno_ + 1)) return true;
+    if ((stall_polls_ & 63) != 0) return false;
+    const std::uint64_t newest = newest_seqno();
+    const std::uint64_t last = std::min(newest, next_seqno_ + std::min<std::uint64_t>(64, capacity_ - 1));
+    for (std::uint64_t seqno = next_seqno_ + 2; seqno <= last; ++seqno)
+        if (committed(seqno)) return true;
+    return false;
+}
+
+inline NextResult Iterator::not_ready_or_abandoned() noexcept {
+    if (stall_seqno_ != next_seqno_) {  // a new stall: forget the previous one
+        stall_seqno_ = next_seqno_;
+        stall_polls_ = 0;
+        stall_evidence_at_ = -1;
+    }
+    ++stall_polls_;
+    if (stall_evidence_at_ < 0) {
+        if (!later_event_committed()) return NextResult::NotReady;
+        stall_evidence_at_ = detail::monotonic_nanos();
+    }
+    if (detail::monotonic_nanos() - stall_evidence_at_ < abandon_after_.count())
+        return NextResult::NotReady;
+    last_abandoned_seqno_ = next_seqno_;
+    ++total_abandoned_;
+    ++next_seqno_;
+    return NextResult::Abandoned;
 }
 
 }  // namespace evring

@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "evring/doorbell.hpp"
 #include "evring/format.hpp"
 #include "evring/ring.hpp"
 
@@ -93,6 +94,9 @@ private:
     std::uint64_t payload_mask_;
     std::uint64_t window_increment_;
     std::uint64_t max_payload_size_;
+    // Rung after every commit when the ring announces a doorbell (doorbell.hpp);
+    // null otherwise. Initialised from ring_, which is declared first.
+    std::uint32_t* doorbell_ = writer_doorbell_word(*ring_);
 };
 
 }  // namespace evring

@@ -1,0 +1,140 @@
+// evring/doorbell.hpp — readers that sleep instead of spinning.
+//
+// How to read without burning a core:
+//
+//     evring::Doorbell bell = evring::Doorbell::attach(ring);   // once per reader
+//     evring::Iterator it(ring);
+//     for (;;) {
+//         evring::EventDescriptor event;
+//         switch (it.try_next(event)) {            // drain everything available
+//         case evring::NextResult::NotReady:
+//             bell.wait(it.next_seqno(), 100ms);   // sleep until a commit (or timeout)
+//             break;
+//         default: handle(event); break;
+//         }
+//     }
+//
+// Contract:
+// - wait(next_seqno, timeout) returns true when the event `next_seqno` is
+//   committed (or overwritten: try_next then reports a Gap), or when a writer
+//   committed anything while we slept; false when the timeout passed with
+//   nothing to read. It may return true spuriously (a signal, another
+//   reader's wake): callers always re-poll with try_next. It returns at once
+//   when the event is already there, so a reader only sleeps once it has
+//   drained everything available.
+// - The writer half (ring_doorbell, called by Recorder::commit) costs one
+//   seq_cst fence and one load of a cache line that only changes when a
+//   reader goes to sleep; it makes a system call only when a reader announced
+//   it is asleep, and then only the first writer to see the announcement does
+//   (one FUTEX_WAKE per sleep, whatever the number of writers or sleepers).
+// - The sleep is a FUTEX_WAIT on the doorbell word of the ring's extension
+//   block (ring_extension.hpp), with the shared (non-private) futex ops, so
+//   readers and writers may be different processes. A reader needs write
+//   access to that word to announce itself: attach() maps the ring file's
+//   header section read-write on its own. When it cannot (no write permission
+//   on the file, a file that is not a path any more, or a ring whose writers do
+//   not ring the bell: no kRingFeatureDoorbell flag, e.g. a real snapshot or a
+//   ring made by another implementation), the Doorbell falls back to timed
+//   polling (sleep poll_interval, look again); mode() and fallback_reason() say so.
+//
+// The lost-wakeup argument (a Dekker / store-buffering pattern):
+//   reader: RMW doorbell |= 1 (announce); seq_cst fence; load slot seqno (re-check)
+//   writer: store slot seqno (commit);    seq_cst fence; load doorbell
+// Two seq_cst fences forbid both loads from missing the other side's store,
+// so either the reader's re-check sees the commit (it does not sleep) or the
+// writer sees bit 0 and wakes. The writer's wake is a CAS that clears bit 0
+// and advances the epoch (bits 1..31) before FUTEX_WAKE, and the reader sleeps
+// with FUTEX_WAIT(expected = the value it announced): if the CAS happens
+// before the kernel compares, the value differs and FUTEX_WAIT returns at
+// once; if after, the reader is already queued and the FUTEX_WAKE that
+// follows the CAS finds it. (The epoch wraps after 2^31 wakes; a wrap landing
+// exactly between a reader's announce and its FUTEX_WAIT only delays that
+// reader until its timeout.) docs/reliability.md has the diagram.
+//
+// Thread safety: a Doorbell belongs to one reader thread (it counts its
+// sleeps); any number of Doorbells, in any number of processes, may wait on
+// one ring. ring_doorbell may be called from any number of writer threads.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "evring/ring.hpp"
+#include "evring/ring_extension.hpp"
+
+namespace evring {
+
+// The doorbell word a writer of `ring` must ring after each commit, or nullptr
+// when the ring does not announce kRingFeatureDoorbell or is mapped read-only.
+inline std::uint32_t* writer_doorbell_word(const MappedRing& ring) noexcept {
+    RingExtension* extension = extension_in(&ring.header());
+    if (ring.access() != Access::ReadWrite) return nullptr;
+    if ((ring_features(*extension) & kRingFeatureDoorbell) == 0) return nullptr;
+    return &extension->doorbell;
+}
+
+// The slow half of ring_doorbell: clears the "asleep" bit, advances the epoch
+// and wakes every sleeper. `seen` is the value ring_doorbell loaded.
+void wake_sleepers(std::uint32_t* word, std::uint32_t seen) noexcept;
+
+// Writer side, after a commit's publishing store (see the argument above).
+inline void ring_doorbell(std::uint32_t* word) noexcept {
+    // Dekker: orders the commit's store before the load below; pairs with the
+    // sleeper's seq_cst fence between its announce and its re-check.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // Relaxed: the fence above orders it; the line changes only when a reader sleeps.
+    const std::uint32_t state = std::atomic_ref<std::uint32_t>(*word).load(std::memory_order_relaxed);
+    if ((state & 1u) != 0) [[unlikely]]
+        wake_sleepers(word, state);
+}
+
+class Doorbell {
+public:
+    enum class Mode { Futex, Polling };
+
+    // Never fails: without a usable doorbell it polls (see the contract).
+    static Doorbell attach(const MappedRing& ring);
+
+    Doorbell(Doorbell&& other) noexcept;
+    Doorbell& operator=(Doorbell&& other) noexcept;
+    Doorbell(const Doorbell&) = delete;
+    Doorbell& operator=(const Doorbell&) = delete;
+    ~Doorbell();
+
+    // See the contract: true when something may be ready to read.
+    bool wait(std::uint64_t next_seqno, std::chrono::nanoseconds timeout) noexcept;
+
+    // True when the event `next_seqno` is committed or already overwritten.
+    bool event_ready(std::uint64_t next_seqno) const noexcept;
+
+    Mode mode() const noexcept { return mode_; }
+    const std::string& fallback_reason() const noexcept { return fallback_reason_; }
+    // How often wait() went to sleep on the futex (Futex mode) or slept a poll
+    // interval (Polling mode).
+    std::uint64_t sleeps() const noexcept { return sleeps_; }
+    // Polling mode's sleep between looks (default 1 ms).
+    void set_poll_interval(std::chrono::nanoseconds interval) noexcept { poll_interval_ = interval; }
+
+private:
+    explicit Doorbell(const MappedRing& ring) noexcept : ring_(&ring) {}
+    bool sleep_on_futex(std::uint64_t next_seqno, std::chrono::nanoseconds timeout) noexcept;
+    bool poll(std::uint64_t next_seqno, std::chrono::nanoseconds timeout) noexcept;
+    void release() noexcept;
+
+    const MappedRing* ring_;
+    void* own_mapping_ = nullptr;  // our read-write view of the header section
+    std::uint32_t* word_ = nullptr;
+    Mode mode_ = Mode::Polling;
+    std::string fallback_reason_;
+    std::uint64_t sleeps_ = 0;
+    std::chrono::nanoseconds poll_interval_ = std::chrono::milliseconds(1);
+};
+
+// One-shot form for callers without a long-lived reader: attaches, waits and
+// detaches (an open and two mmap calls per call; keep a Doorbell to avoid them).
+bool wait_for_events(const MappedRing& ring, std::uint64_t next_seqno,
+                     std::chrono::nanoseconds timeout);
+
+}  // namespace evring

@@ -1,0 +1,179 @@
+// The out-of-line half of doorbell.hpp: attaching, sleeping and waking.
+#include "evring/doorbell.hpp"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <climits>
+#include <cstring>
+#include <utility>
+
+namespace evring {
+namespace {
+
+long futex(std::uint32_t* word, int op, std::uint32_t value, const timespec* timeout) noexcept {
+    // Shared (non-private) ops: sleepers and wakers are different processes
+    // mapping the same file page; the kernel keys the futex on (inode, offset).
+    return ::syscall(SYS_futex, word, op, value, timeout, nullptr, 0);
+}
+
+timespec to_timespec(std::chrono::nanoseconds duration) noexcept {
+    const auto count = duration.count();
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(count / 1'000'000'000);
+    ts.tv_nsec = static_cast<long>(count % 1'000'000'000);
+    return ts;
+}
+
+std::chrono::nanoseconds monotonic_now() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+}  // namespace
+
+void wake_sleepers(std::uint32_t* word, std::uint32_t seen) noexcept {
+    std::atomic_ref<std::uint32_t> state(*word);
+    while ((seen & 1u) != 0) {
+        // Clear "asleep" and advance the epoch at once: (2e + 1) + 1 = 2(e + 1).
+        // seq_cst: the new value must be in place before FUTEX_WAKE, and only
+        // the writer whose CAS succeeds makes the system call.
+        if (state.compare_exchange_weak(seen, seen + 1, std::memory_order_seq_cst,
+                                        std::memory_order_relaxed)) {
+            futex(word, FUTEX_WAKE, INT_MAX, nullptr);
+            return;
+        }
+    }
+}
+
+Doorbell Doorbell::attach(const MappedRing& ring) {
+    Doorbell bell(ring);
+    const RingExtension* extension = extension_in(&ring.header());
+    if ((ring_features(*extension) & kRingFeatureDoorbell) == 0) {
+        bell.fallback_reason_ = "ring '" + ring.path() +
+                                "' does not announce a doorbell (no evring extension block): "
+                                "its writers may not wake readers";
+        return bell;
+    }
+    if (ring.access() == Access::ReadWrite) {
+        bell.word_ = &extension_in(&ring.header())->doorbell;
+        bell.mode_ = Mode::Futex;
+        return bell;
+    }
+    // A read-only reader needs its own writable view of the doorbell word.
+    const int fd = ::open(ring.path().c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        bell.fallback_reason_ = "cannot open ring '" + ring.path() +
+                                "' for writing to announce sleeps: " + std::strerror(errno);
+        return bell;
+    }
+    // The whole header section: on hugetlbfs a mapping must start on a huge
+    // page; elsewhere only the touched page is faulted in.
+    void* p = ::mmap(nullptr, kSectionAlignment, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    const int err = errno;
+    ::close(fd);
+    if (p == MAP_FAILED) {
+        bell.fallback_reason_ = "cannot map the header of ring '" + ring.path() +
+                                "' for writing: " + std::strerror(err);
+        return bell;
+    }
+    // The path may now name another file than the one mapped: only trust it
+    // if it carries the same header.
+    if (std::memcmp(p, &ring.header(), offsetof(RingHeader, control)) != 0 ||
+        (ring_features(*extension_in(p)) & kRingFeatureDoorbell) == 0) {
+        ::munmap(p, kSectionAlignment);
+        bell.fallback_reason_ = "ring '" + ring.path() + "' was replaced since it was mapped";
+        return bell;
+    }
+    bell.own_mapping_ = p;
+    bell.word_ = &extension_in(p)->doorbell;
+    bell.mode_ = Mode::Futex;
+    return bell;
+}
+
+Doorbell::Doorbell(Doorbell&& other) noexcept : ring_(other.ring_) { *this = std::move(other); }
+
+Doorbell& Doorbell::operator=(Doorbell&& other) noexcept {
+    if (this != &other) {
+        release();
+        ring_ = other.ring_;
+        own_mapping_ = std::exchange(other.own_mapping_, nullptr);
+        word_ = std::exchange(other.word_, nullptr);
+        mode_ = std::exchange(other.mode_, Mode::Polling);
+        fallback_reason_ = std::move(other.fallback_reason_);
+        sleeps_ = other.sleeps_;
+        poll_interval_ = other.poll_interval_;
+    }
+    return *this;
+}
+
+Doorbell::~Doorbell() { release(); }
+
+void Doorbell::release() noexcept {
+    if (own_mapping_ != nullptr) ::munmap(own_mapping_, kSectionAlignment);
+    own_mapping_ = nullptr;
+    word_ = nullptr;
+}
+
+bool Doorbell::event_ready(std::uint64_t next_seqno) const noexcept {
+    if (next_seqno == 0) next_seqno = 1;
+    auto* slot = const_cast<std::uint64_t*>(
+        ring_->descriptors()[(next_seqno - 1) & ring_->descriptor_mask()].words);
+    // Acquire: pairs with the commit's release store, like the iterator's
+    // first load; a slot's seqno below next_seqno means "not written yet".
+    return std::atomic_ref<std::uint64_t>(slot[0]).load(std::memory_order_acquire) >= next_seqno;
+}
+
+bool Doorbell::wait(std::uint64_t next_seqno, std::chrono::nanoseconds timeout) noexcept {
+    if (event_ready(next_seqno)) return true;
+    if (timeout <= std::chrono::nanoseconds::zero()) return false;
+    if (mode_ == Mode::Futex) return sleep_on_futex(next_seqno, timeout);
+    return poll(next_seqno, timeout);
+}
+
+bool Doorbell::sleep_on_futex(std::uint64_t next_seqno, std::chrono::nanoseconds timeout) noexcept {
+    std::atomic_ref<std::uint32_t> state(*word_);
+    // Announce: seq_cst RMW, the reader's store of the Dekker pair.
+    const std::uint32_t announced = state.fetch_or(1u, std::memory_order_seq_cst) | 1u;
+    // Dekker: orders the announce before the re-check; pairs with the fence in ring_doorbell.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (event_ready(next_seqno)) return true;  // committed before the writer could see us
+    ++sleeps_;
+    const timespec ts = to_timespec(timeout);
+    if (futex(word_, FUTEX_WAIT, announced, &ts) == 0) return true;  // woken by a commit
+    switch (errno) {
+    case EAGAIN:  // the word changed before we slept: a writer woke us already
+    case EINTR:   // a signal: the caller re-polls
+        return true;
+    default:  // ETIMEDOUT
+        return event_ready(next_seqno);
+    }
+}
+
+bool Doorbell::poll(std::uint64_t next_seqno, std::chrono::nanoseconds timeout) noexcept {
+    const auto deadline = monotonic_now() + timeout;
+    for (;;) {
+        const auto now = monotonic_now();
+        if (now >= deadline) return false;
+        const timespec ts = to_timespec(std::min(poll_interval_, deadline - now));
+        ++sleeps_;
+        ::nanosleep(&ts, nullptr);
+        if (event_ready(next_seqno)) return true;
+    }
+}
+
+bool wait_for_events(const MappedRing& ring, std::uint64_t next_seqno,
+                     std::chrono::nanoseconds timeout) {
+    Doorbell bell = Doorbell::attach(ring);
+    return bell.wait(next_seqno, timeout);
+}
+
+}  // namespace evring

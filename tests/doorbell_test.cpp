@@ -1,0 +1,231 @@
+// Doorbell: readers that sleep on a futex in the ring and writers that wake them.
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "evring/doorbell.hpp"
+#include "evring/iterator.hpp"
+#include "evring/recorder.hpp"
+#include "evring/ring_extension.hpp"
+#include "support/temp_ring.hpp"
+
+namespace evring {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::uint32_t doorbell_value(const MappedRing& ring) {
+    // Relaxed: the test only inspects the word; no data is published through it.
+    return std::atomic_ref<std::uint32_t>(extension_in(&ring.header())->doorbell)
+        .load(std::memory_order_relaxed);
+}
+
+void commit_one(Recorder& recorder) {
+    auto r = recorder.reserve(8);
+    ASSERT_TRUE(r);
+    std::memset(r.payload(), 0x5a, 8);
+    recorder.commit(r);
+}
+
+// Waits (without timing assumptions) until some reader announced a sleep.
+void wait_until_announced(const MappedRing& ring) {
+    while ((doorbell_value(ring) & 1u) == 0) std::this_thread::yield();
+}
+
+TEST(Doorbell, NewRingAnnouncesTheDoorbellOutsideTheRing01Header) {
+    test::RingPair rings;
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(&rings.reader->header());
+    for (std::size_t i = sizeof(RingHeader); i < kRingExtensionOffset; ++i)
+        ASSERT_EQ(bytes[i], 0) << "byte " << i << " of the header section is not zero";
+    EXPECT_EQ(ring_features(*extension_in(&rings.reader->header())), kRingFeatureDoorbell);
+    EXPECT_EQ(std::memcmp(bytes + kRingExtensionOffset, "EVRGEXT1", 8), 0);
+    EXPECT_EQ(doorbell_value(*rings.reader), 0u);
+}
+
+TEST(Doorbell, ReadOnlyReaderGetsItsOwnWritableViewAndSleepsOnTheFutex) {
+    test::RingPair rings;
+    Doorbell bell = Doorbell::attach(*rings.reader);
+    EXPECT_EQ(bell.mode(), Doorbell::Mode::Futex) << bell.fallback_reason();
+}
+
+TEST(Doorbell, WaitReturnsAtOnceWhenTheEventIsCommitted) {
+    test::RingPair rings;
+    Recorder recorder(*rings.writer);
+    commit_one(recorder);
+    Doorbell bell = Doorbell::attach(*rings.reader);
+    EXPECT_TRUE(bell.wait(1, 1h));
+    EXPECT_EQ(bell.sleeps(), 0u);
+}
+
+TEST(Doorbell, WaitWithZeroTimeoutNeverSleeps) {
+    test::RingPair rings;
+    Doorbell bell = Doorbell::attach(*rings.reader);
+    EXPECT_FALSE(bell.wait(1, 0ns));
+    EXPECT_EQ(bell.sleeps(), 0u);
+    EXPECT_EQ(doorbell_value(*rings.reader), 0u) << "no sleep, so nothing announced";
+}
+
+TEST(Doorbell, WaitWithNothingCommittedReturnsFalseAfterTheTimeout) {
+    test::RingPair rings;
+    Doorbell bell = Doorbell::attach(*rings.reader);
+    EXPECT_FALSE(bell.wait(1, 1ms));
+    EXPECT_EQ(bell.sleeps(), 1u);
+    EXPECT_EQ(doorbell_value(*rings.reader) & 1u, 1u) << "the sleep stays announced";
+}
+
+TEST(Doorbell, CommitsWithoutSleepersLeaveTheDoorbellLineUnwritten) {
+    test::RingPair rings;
+    Recorder recorder(*rings.writer);
+    for (int i = 0; i < 100; ++i) commit_one(recorder);
+    EXPECT_EQ(doorbell_value(*rings.reader), 0u);
+}
+
+TEST(Doorbell, FirstCommitAfterAnAnnouncementWakesOnceAndAdvancesTheEpoch) {
+    test::RingPair rings;
+    Recorder recorder(*rings.writer);
+    std::atomic_ref<std::uint32_t>(extension_in(&rings.writer->header())->doorbell)
+        .fetch_or(1u, std::memory_order_seq_cst);  // a reader announcing a sleep
+    commit_one(recorder);
+    EXPECT_EQ(doorbell_value(*rings.reader), 2u) << "epoch 1, nobody announced";
+    commit_one(recorder);
+    EXPECT_EQ(doorbell_value(*rings.reader), 2u) << "a second commit must not wake again";
+}
+
+TEST(Doorbell, SleepingReaderThreadIsWokenByACommit) {
+    test::RingPair rings;
+    Recorder recorder(*rings.writer);
+    std::atomic<bool> returned{false};
+    bool result = false;
+    std::thread reader([&] {
+        Doorbell bell = Doorbell::attach(*rings.reader);
+        result = bell.wait(1, 60s);
+        returned.store(true, std::memory_order_release);  // publishes `result`
+    });
+    wait_until_announced(*rings.reader);
+    commit_one(recorder);
+    reader.join();
+    EXPECT_TRUE(returned.load(std::memory_order_acquire));
+    EXPECT_TRUE(result);
+}
+
+TEST(Doorbell, SleepingReaderProcessIsWokenByAWriterInAnotherProcess) {
+    test::RingPair rings;
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        // The writer: its own mapping of the file, ringing after its commit.
+        MappedRing ring = test::map_path(rings.path, Access::ReadWrite);
+        wait_until_announced(ring);
+        Recorder recorder(ring);
+        auto r = recorder.reserve(8);
+        recorder.commit(r);
+        ::_exit(0);
+    }
+    Doorbell bell = Doorbell::attach(*rings.reader);
+    ASSERT_EQ(bell.mode(), Doorbell::Mode::Futex);
+    bool woken = false;
+    for (int i = 0; i < 60 && !woken; ++i) woken = bell.wait(1, 1s);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    EXPECT_TRUE(woken);
+    EXPECT_TRUE(bell.event_ready(1));
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(Doorbell, ManySleepsAndCommitsNeverLoseAWakeup) {
+    // Reader and writer alternate strictly: each commit happens only after the
+    // reader announced its sleep, so a lost wakeup would hang for the 60 s
+    // timeout and fail the EXPECT below.
+    test::RingPair rings;
+    Recorder recorder(*rings.writer);
+    constexpr int kRounds = 2000;
+    std::atomic<int> failures{0};
+    std::thread reader([&] {
+        Doorbell bell = Doorbell::attach(*rings.reader);
+        for (std::uint64_t seqno = 1; seqno <= kRounds; ++seqno) {
+            while (!bell.event_ready(seqno))
+                if (!bell.wait(seqno, 60s)) failures.fetch_add(1, std::memory_order_relaxed);  // count only
+        }
+    });
+    for (int i = 0; i < kRounds; ++i) {
+        // Either the reader announced, or it already saw the previous event
+        // and is about to announce: both orders are legal and exercised.
+        if (i % 2 == 0) wait_until_announced(*rings.reader);
+        commit_one(recorder);
+    }
+    reader.join();
+    EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(Doorbell, RingWithoutExtensionBlockFallsBackToPolling) {
+    test::RingPair rings;
+    // What a ring made by another implementation looks like: zeroes.
+    std::memset(static_cast<void*>(extension_in(&rings.writer->header())), 0, sizeof(RingExtension));
+    EXPECT_EQ(writer_doorbell_word(*rings.writer), nullptr);
+    Doorbell bell = Doorbell::attach(*rings.reader);
+    EXPECT_EQ(bell.mode(), Doorbell::Mode::Polling);
+    EXPECT_NE(bell.fallback_reason().find("does not announce a doorbell"), std::string::npos)
+        << bell.fallback_reason();
+    bell.set_poll_interval(100us);
+    EXPECT_FALSE(bell.wait(1, 1ms));
+    EXPECT_GE(bell.sleeps(), 1u);
+    Recorder recorder(*rings.writer);
+    commit_one(recorder);
+    EXPECT_EQ(doorbell_value(*rings.reader), 0u) << "a writer must not ring an unannounced bell";
+    EXPECT_TRUE(bell.wait(1, 1h));
+}
+
+TEST(Doorbell, ReaderWithoutWritePermissionFallsBackToPolling) {
+    test::RingPair rings;
+    ASSERT_EQ(::chmod(rings.path.c_str(), 0444), 0);
+    // A child that is not root (root may open any file for writing) and keeps
+    // the parent's read-only mapping.
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        if (::geteuid() == 0 && ::setuid(65534) != 0) ::_exit(2);
+        Doorbell bell = Doorbell::attach(*rings.reader);
+        const bool ok = bell.mode() == Doorbell::Mode::Polling &&
+                        bell.fallback_reason().find("for writing") != std::string::npos;
+        ::_exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: did not fall back to polling; 2: setuid failed";
+}
+
+TEST(Doorbell, OneShotWaitForEventsSeesACommittedEvent) {
+    test::RingPair rings;
+    EXPECT_FALSE(wait_for_events(*rings.reader, 1, 0ns));
+    Recorder recorder(*rings.writer);
+    commit_one(recorder);
+    EXPECT_TRUE(wait_for_events(*rings.reader, 1, 1h));
+}
+
+TEST(Doorbell, ReaderDrainsWithIteratorThenSleeps) {
+    test::RingPair rings;
+    Recorder recorder(*rings.writer);
+    for (int i = 0; i < 5; ++i) commit_one(recorder);
+    Iterator it(*rings.reader);
+    it.seek(1);
+    Doorbell bell = Doorbell::attach(*rings.reader);
+    EventDescriptor event{};
+    int read = 0;
+    while (it.try_next(event) == NextResult::Success) ++read;
+    EXPECT_EQ(read, 5);
+    EXPECT_FALSE(bell.wait(it.next_seqno(), 0ns));
+    commit_one(recorder);
+    EXPECT_TRUE(bell.wait(it.next_seqno(), 1h));
+    EXPECT_EQ(it.try_next(event), NextResult::Success);
+}
+
+}  // namespace
+}  // namespace evring
