@@ -1,0 +1,134 @@
+#include "event_format.hpp"
+
+#include <charconv>
+
+namespace evring::cli {
+
+std::optional<Format> parse_format(std::string_view text) {
+    if (text == "text") return Format::Text;
+    if (text == "hex") return Format::Hex;
+    if (text == "jsonl") return Format::Jsonl;
+    return std::nullopt;
+}
+
+std::string_view content_type_name(std::uint16_t content_type) {
+    switch (static_cast<ContentType>(content_type)) {
+    case ContentType::None: return "invalid";
+    case ContentType::Test: return "test";
+    case ContentType::Execution: return "execution";
+    case ContentType::Performance: return "performance";
+    }
+    return "application-defined";
+}
+
+std::string event_type_name(std::uint16_t /*content_type*/, std::uint16_t event_type) {
+    if (event_type == kRecordErrorEventType) return "RECORD_ERROR";
+    return std::to_string(event_type);
+}
+
+std::optional<std::uint16_t> parse_event_type(std::uint16_t /*content_type*/, std::string_view text) {
+    if (text == "RECORD_ERROR" || text == "record_error") return kRecordErrorEventType;
+    std::uint16_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+    return value;
+}
+
+namespace {
+
+void put_text_line(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
+    put_utc_time(out, event.record_epoch_nanos);
+    out.put(" seq=");
+    out.put_uint(event.seqno);
+    out.put(" type=");
+    if (event.event_type == kRecordErrorEventType)
+        out.put("RECORD_ERROR(1)");
+    else
+        out.put_uint(event.event_type);
+    out.put(" size=");
+    out.put_uint(event.payload_size);
+    for (std::size_t i = 0; i < 4; ++i) {
+        if (event.content_ext[i] == 0) continue;
+        out.put(" ext[");
+        out.put(static_cast<char>('0' + i));
+        out.put("]=");
+        out.put_uint(event.content_ext[i]);
+    }
+    if (payload.state == PayloadView::State::Expired) out.put(" payload=expired");
+    out.put('\n');
+}
+
+void put_hexdump(OutputBuffer& out, std::span<const std::byte> bytes) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    for (std::size_t line = 0; line < bytes.size(); line += 16) {
+        out.put("  ");
+        for (int shift = 28; shift >= 0; shift -= 4) out.put(kDigits[(line >> shift) & 15]);
+        out.put(' ');
+        for (std::size_t i = line; i < line + 16; ++i) {
+            if (i % 8 == 0) out.put(' ');
+            if (i < bytes.size()) {
+                const auto v = std::to_integer<unsigned>(bytes[i]);
+                out.put(kDigits[v >> 4]);
+                out.put(kDigits[v & 15]);
+                out.put(' ');
+            } else {
+                out.put("   ");
+            }
+        }
+        out.put(" |");
+        for (std::size_t i = line; i < line + 16 && i < bytes.size(); ++i) {
+            const auto c = std::to_integer<unsigned char>(bytes[i]);
+            out.put(c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '.');
+        }
+        out.put("|\n");
+    }
+}
+
+void put_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
+    out.put("{\"seqno\":");
+    out.put_uint(event.seqno);
+    out.put(",\"event_type\":");
+    out.put_uint(event.event_type);
+    out.put(",\"payload_size\":");
+    out.put_uint(event.payload_size);
+    out.put(",\"record_epoch_nanos\":");
+    out.put_uint(event.record_epoch_nanos);
+    out.put(",\"content_ext\":[");
+    for (std::size_t i = 0; i < 4; ++i) {
+        if (i > 0) out.put(',');
+        out.put_uint(event.content_ext[i]);
+    }
+    out.put("],\"payload\":");
+    if (payload.state == PayloadView::State::Ok) {
+        out.put('"');
+        out.put_hex(payload.bytes);
+        out.put('"');
+    } else {
+        out.put("null");
+    }
+    out.put("}\n");
+}
+
+}  // namespace
+
+void print_event(OutputBuffer& out, Format format, const EventDescriptor& event,
+                 const PayloadView& payload) {
+    switch (format) {
+    case Format::Text:
+        put_text_line(out, event, payload);
+        break;
+    case Format::Hex:
+        put_text_line(out, event, payload);
+        if (payload.state == PayloadView::State::Ok)
+            put_hexdump(out, payload.bytes);
+        else if (payload.state == PayloadView::State::Expired)
+            out.put("  (payload expired: overwritten before it could be read)\n");
+        break;
+    case Format::Jsonl:
+        put_json(out, event, payload);
+        break;
+    }
+    out.maybe_flush();
+}
+
+}  // namespace evring::cli

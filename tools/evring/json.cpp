@@ -1,0 +1,71 @@
+#include "json.hpp"
+
+namespace evring::cli {
+
+std::string json_quote(std::string_view text) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string out = "\"";
+    for (char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20) {
+            out += "\\u00";
+            out += kDigits[u >> 4];
+            out += kDigits[u & 15];
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+void JsonObject::key(std::string_view name) {
+    if (!body_.empty()) body_ += ',';
+    body_ += json_quote(name);
+    body_ += ':';
+}
+
+JsonObject& JsonObject::number(std::string_view name, std::uint64_t value) {
+    key(name);
+    body_ += std::to_string(value);
+    return *this;
+}
+
+JsonObject& JsonObject::string(std::string_view name, std::string_view value) {
+    key(name);
+    body_ += json_quote(value);
+    return *this;
+}
+
+JsonObject& JsonObject::boolean(std::string_view name, bool value) {
+    key(name);
+    body_ += value ? "true" : "false";
+    return *this;
+}
+
+JsonObject& JsonObject::numbers(std::string_view name, const std::vector<std::uint64_t>& values) {
+    key(name);
+    body_ += '[';
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (i > 0) body_ += ',';
+        body_ += std::to_string(values[i]);
+    }
+    body_ += ']';
+    return *this;
+}
+
+JsonObject& JsonObject::object(std::string_view name, const JsonObject& value) {
+    key(name);
+    body_ += value.text();
+    return *this;
+}
+
+JsonObject& JsonObject::null(std::string_view name) {
+    key(name);
+    body_ += "null";
+    return *this;
+}
+
+}  // namespace evring::cli

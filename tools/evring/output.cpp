@@ -1,0 +1,108 @@
+#include "output.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+
+namespace evring::cli {
+
+OutputBuffer::OutputBuffer(int fd, std::size_t flush_at)
+    : fd_(fd), flush_at_(flush_at), buf_(flush_at + (std::size_t{64} << 10)) {}
+
+void OutputBuffer::grow(std::size_t more) {
+    // Only a single huge item (a large hex payload) gets here.
+    buf_.resize((used_ + more) * 2);
+}
+
+void OutputBuffer::flush() {
+    std::size_t done = 0;
+    while (done < used_ && errno_ == 0) {
+        ssize_t n = ::write(fd_, buf_.data() + done, used_ - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            errno_ = errno;
+            break;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    used_ = 0;
+}
+
+void OutputBuffer::put_uint_padded(std::uint64_t value, int width) {
+    char digits[20];
+    auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+    for (auto n = end - digits; n < width; ++n) put('0');
+    put(std::string_view(digits, static_cast<std::size_t>(end - digits)));
+}
+
+void OutputBuffer::put_hex(std::span<const std::byte> bytes) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    reserve(bytes.size() * 2);
+    char* out = buf_.data() + used_;
+    for (std::byte b : bytes) {
+        const auto v = std::to_integer<unsigned>(b);
+        *out++ = kDigits[v >> 4];
+        *out++ = kDigits[v & 15];
+    }
+    used_ += bytes.size() * 2;
+}
+
+void OutputBuffer::put_json_string(std::string_view text) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    put('"');
+    for (char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            put('\\');
+            put(c);
+        } else if (u < 0x20) {
+            put("\\u00");
+            put(kDigits[u >> 4]);
+            put(kDigits[u & 15]);
+        } else {
+            put(c);
+        }
+    }
+    put('"');
+}
+
+void put_utc_time(OutputBuffer& out, std::uint64_t epoch_nanos) {
+    const auto seconds = static_cast<std::time_t>(epoch_nanos / 1'000'000'000u);
+    std::tm tm {};
+    ::gmtime_r(&seconds, &tm);
+    out.put_uint_padded(static_cast<std::uint64_t>(tm.tm_year + 1900), 4);
+    out.put('-');
+    out.put_uint_padded(static_cast<std::uint64_t>(tm.tm_mon + 1), 2);
+    out.put('-');
+    out.put_uint_padded(static_cast<std::uint64_t>(tm.tm_mday), 2);
+    out.put('T');
+    out.put_uint_padded(static_cast<std::uint64_t>(tm.tm_hour), 2);
+    out.put(':');
+    out.put_uint_padded(static_cast<std::uint64_t>(tm.tm_min), 2);
+    out.put(':');
+    out.put_uint_padded(static_cast<std::uint64_t>(tm.tm_sec), 2);
+    out.put('.');
+    out.put_uint_padded(epoch_nanos % 1'000'000'000u, 9);
+    out.put('Z');
+}
+
+std::string utc_time(std::uint64_t epoch_nanos) {
+    // A throwaway buffer on an invalid descriptor: only the text is wanted.
+    OutputBuffer out(-1, 64);
+    put_utc_time(out, epoch_nanos);
+    return out.take();
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+    static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int unit = 0;
+    std::uint64_t value = bytes;
+    while (unit < 4 && value >= 1024 && value % 1024 == 0) {
+        value /= 1024;
+        ++unit;
+    }
+    return std::to_string(value) + " " + kUnits[unit];
+}
+
+}  // namespace evring::cli

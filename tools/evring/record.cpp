@@ -1,0 +1,153 @@
+// evring record: follow a ring and write every event to a recording.
+//
+// The loop copies each committed event's descriptor and payload straight into
+// the recording's staging buffer (no formatting), checks the payload was
+// intact after the copy, and only flushes the file when idle (at most every
+// 50 ms) or every second when busy, so it keeps up with fast writers.
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+
+#include "commands.hpp"
+#include "evring/payload.hpp"
+#include "follow.hpp"
+#include "input.hpp"
+#include "position.hpp"
+
+namespace evring::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool position_recording_start(Iterator& it, const Position& from) {
+    switch (from.kind) {
+    case Position::Kind::Latest:
+    case Position::Kind::None: it.reset(); return true;
+    case Position::Kind::Oldest: it.seek(it.oldest_seqno()); return true;
+    case Position::Kind::Seqno: it.seek(std::max(from.value, it.oldest_seqno())); return true;
+    default: return false;
+    }
+}
+
+}  // namespace
+
+int run_record(const RecordOptions& options) {
+    auto from = parse_from(options.from);
+    if (!from || from->kind == Position::Kind::Back || is_time(*from)) {
+        report_error(from ? "bad --from '" + options.from + "': record starts at latest, oldest or a sequence number"
+                          : from.error().message());
+        return kExitUsage;
+    }
+    auto input = open_input(options.ring, {kDefaultMaxSnapshotSize, false});
+    if (!input) {
+        report_error(input.error().message());
+        return kExitRuntime;
+    }
+    const MappedRing& ring = *input->ring();
+    RecordingOptions recording_options{!options.no_compress, options.level, options.rotate_size};
+    auto writer = RecordingWriter::create(options.output, ring.header(), recording_options);
+    if (!writer) {
+        report_error(writer.error().message());
+        return kExitRuntime;
+    }
+    install_stop_handlers();
+    Iterator it(ring);
+    position_recording_start(it, *from);
+    bool live = input->live && input->live->writer_alive();
+    std::optional<WriterWatch> watch;
+    if (live) watch.emplace(*input->live);
+    std::fprintf(stderr, "evring: recording %s from seqno %" PRIu64 " into %s\n", input->path.c_str(),
+                 it.next_seqno(), options.output.c_str());
+
+    FollowState follow;
+    Clock::time_point last_flush = Clock::now();
+    bool dirty = false;
+    std::uint64_t since_clock_check = 0;
+    std::string ended;
+    EventDescriptor event;
+    Status status;
+    while (ended.empty() && status) {
+        if (stop_requested()) {
+            ended = "interrupted";
+            break;
+        }
+        switch (it.try_next(event)) {
+        case NextResult::Success: {
+            follow.made_progress();
+            const std::byte* src = peek_payload(ring, event);
+            if (src == nullptr) {
+                // A size that cannot fit the ring: keep the descriptor only.
+                EventDescriptor clipped = event;
+                clipped.payload_size = 0;
+                (void)writer->begin_event(clipped);
+                status = writer->end_event(false);
+            } else {
+                std::byte* dst = writer->begin_event(event);
+                detail::racy_copy(dst, src, event.payload_size);
+                status = writer->end_event(payload_valid(ring, event));
+            }
+            dirty = true;
+            if (options.count != 0 && writer->totals().events + writer->totals().expired >= options.count)
+                ended = "reached --count";
+            if (++since_clock_check == 4096) {
+                since_clock_check = 0;
+                if (Clock::now() - last_flush > std::chrono::seconds(1)) {
+                    status = writer->flush();
+                    last_flush = Clock::now();
+                }
+            }
+            break;
+        }
+        case NextResult::Gap: {
+            const std::uint64_t lost = it.last_gap_lost();
+            std::fprintf(stderr, "evring: lost %" PRIu64 " events (seqno %" PRIu64 "..%" PRIu64
+                                 "): the recorder fell behind; a gap marker was recorded\n",
+                         lost, it.next_seqno() - lost, it.next_seqno() - 1);
+            status = writer->append_gap(it.next_seqno() - lost, lost);
+            dirty = true;
+            break;
+        }
+        case NextResult::Abandoned:
+            // Reserved but never committed: recorded as a gap of one event.
+            std::fprintf(stderr, "evring: seqno %" PRIu64 " was never committed (its writer abandoned it)\n",
+                         it.last_abandoned_seqno());
+            status = writer->append_gap(it.last_abandoned_seqno(), 1);
+            dirty = true;
+            break;
+        case NextResult::NotReady:
+            if (dirty && Clock::now() - last_flush > std::chrono::milliseconds(50)) {
+                status = writer->flush();
+                last_flush = Clock::now();
+                dirty = false;
+            }
+            if (live && watch->writer_gone()) {
+                live = false;
+                std::fputs("evring: the writer exited\n", stderr);
+            }
+            if (!live) {
+                if (it.next_seqno() > it.newest_seqno()) {
+                    ended = "end of the ring";
+                } else {
+                    it.seek(it.next_seqno() + 1);  // never committed
+                }
+                break;
+            }
+            wait_for_more(it, follow);
+            break;
+        }
+    }
+    if (status) status = writer->finish();
+    if (!status) {
+        report_error(status.error().message());
+        return kExitRuntime;
+    }
+    const RecordingTotals& t = writer->totals();
+    std::fprintf(stderr,
+                 "evring: recorded %" PRIu64 " events, %" PRIu64 " expired payloads, %" PRIu64
+                 " lost in %" PRIu64 " gaps, in %u file(s) (last: %s); %s\n",
+                 t.events, t.expired, t.lost, t.gaps, t.files, writer->current_path().c_str(),
+                 ended.c_str());
+    return kExitOk;
+}
+
+}  // namespace evring::cli
