@@ -1,19 +1,34 @@
 // evring/files.hpp — where rings live, who owns them, whether the writer lives.
 //
-// (Declarations agreed between the core and the tools; implemented in
-// lib/files.cpp. See docs/hugepages.md.)
+// (Implemented in lib/ring_directory.cpp, lib/ring_writer.cpp,
+// lib/ring_reader.cpp, lib/ring_locks.cpp, lib/hugepage_pool.cpp. See
+// docs/hugepages.md.)
 //
 // Contract:
 // - A pure name (no '/') resolves to <hugetlbfs mount>/event-rings/<name>,
 //   the mount being the one for the default huge page size (found with
 //   libhugetlbfs, robust to its failures); EVRING_RING_DIR overrides the
 //   directory; without a usable hugetlbfs mount, /dev/shm/event-rings is used
-//   and one warning says why. A name with '/' is used as written.
-// - Writers create rings atomically (temporary file under flock, then
-//   renameat2(RENAME_NOREPLACE)); an exclusive writer holds LOCK_EX on the
-//   ring for its lifetime, shared writers hold LOCK_SH. A file whose lock
-//   nobody holds is a zombie and is reclaimed by the next writer.
-// - Readers open read-only and never follow a symbolic link for the ring file.
+//   and one warning says why. A name with '/' is used as written
+//   (ring_directory.hpp).
+// - Writers create rings atomically (temporary file <name>.<pid> under flock,
+//   then renameat2(RENAME_NOREPLACE)); an exclusive writer holds LOCK_EX on the
+//   ring for its lifetime, shared writers hold LOCK_SH (ring_locks.hpp). A file
+//   whose lock nobody holds is a zombie and is reclaimed by the next writer;
+//   of two writers reclaiming one zombie exactly one wins. A file at the name
+//   that is not a ring, a directory or a symbolic link is refused, never
+//   replaced.
+// - Ring files are opened with O_NOFOLLOW and created with
+//   CreateOptions::file_mode exactly (the umask does not apply).
+// - A writer's destructor removes the file when the file at the path is still
+//   the one it wrote (same device and inode), unless keep_on_close; among
+//   shared writers the last one to close removes it.
+// - Readers open read-only and only probe locks (never hold one), so they
+//   cannot disturb a writer.
+//
+// Thread safety: RingWriter and RingReader are movable values, not shared
+// between threads while being moved or destroyed; their const members may be
+// called from any thread. Across processes, the locks above are the protocol.
 #pragma once
 
 #include <sys/types.h>
@@ -26,22 +41,15 @@
 
 #include "evring/config.hpp"
 #include "evring/error.hpp"
+#include "evring/hugepage_pool.hpp"
 #include "evring/ring.hpp"
+#include "evring/ring_directory.hpp"
+#include "evring/ring_locks.hpp"
 
 namespace evring {
 
-// The directory pure names resolve in, and how it was chosen.
-struct RingDirectory {
-    std::string path;
-    bool hugetlbfs = false;
-    std::string warning;  // non-empty when a fallback was taken, saying why and how to fix it
-};
-
-// Finds (and creates, mode 0775) the default ring directory.
-Result<RingDirectory> default_ring_directory();
-
-// Resolves a name or path as described above.
-Result<std::string> resolve_ring_path(std::string_view name_or_path);
+// RingDirectory, default_ring_directory() and resolve_ring_path() are
+// declared in ring_directory.hpp.
 
 enum class WriterMode { Exclusive, Shared };
 
@@ -49,10 +57,12 @@ struct CreateOptions {
     WriterMode mode = WriterMode::Exclusive;
     mode_t file_mode = 0664;
     bool keep_on_close = false;  // leave the ring file when the writer closes it
+    DirectoryOptions directory;  // how a pure name is resolved
 };
 
-// A ring this process writes. Holds the ring's lock while alive; removes the
-// file on destruction (exclusive mode, unless keep_on_close).
+// A ring this process writes. Holds the ring's locks while alive; removes the
+// file on destruction unless keep_on_close (in shared mode, only the last
+// writer to close removes it).
 class RingWriter {
 public:
     static Result<RingWriter> create(const RingConfig& config, const RingParams& params,
@@ -63,19 +73,32 @@ public:
 
     const MappedRing& ring() const noexcept { return *ring_; }
     const std::string& path() const noexcept { return path_; }
+    WriterMode mode() const noexcept { return options_.mode; }
+    // True when this writer made the file (rather than joining a shared ring).
+    bool created() const noexcept { return created_; }
+    // True when a zombie (a ring file nobody held) was replaced or joined.
+    bool reclaimed_zombie() const noexcept { return reclaimed_zombie_; }
 
 private:
     RingWriter() = default;
+    void close() noexcept;
+
     std::optional<MappedRing> ring_;
     std::string path_;
     int fd_ = -1;
     CreateOptions options_;
+    dev_t device_ = 0;
+    ino_t inode_ = 0;
+    bool created_ = false;
+    bool reclaimed_zombie_ = false;
 };
 
 // A ring this process reads.
 class RingReader {
 public:
     static Result<RingReader> open(std::string_view name_or_path);
+    static Result<RingReader> open(std::string_view name_or_path,
+                                   const DirectoryOptions& directory);
     RingReader(RingReader&&) noexcept;
     RingReader& operator=(RingReader&&) noexcept;
     ~RingReader();
@@ -94,6 +117,8 @@ public:
 
 private:
     RingReader() = default;
+    void close() noexcept;
+
     std::optional<MappedRing> ring_;
     std::string path_;
     int fd_ = -1;

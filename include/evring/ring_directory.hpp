@@ -1,0 +1,97 @@
+// evring/ring_directory.hpp — where a ring name lives.
+//
+// Contract:
+// - A pure name (no '/') resolves to <dir>/<name>. <dir> is, in order:
+//   $EVRING_RING_DIR when set (created when missing); else
+//   <hugetlbfs mount>/event-rings for the mount of the system's default huge
+//   page size; else /dev/shm/event-rings, with a warning saying why and how to
+//   mount hugetlbfs. The event-rings directory is created (mode 0775) when
+//   missing. A name with '/' is returned as written.
+// - The hugetlbfs mount is found with libhugetlbfs
+//   (hugetlbfs_find_path_for_size, gethugepagesize), which is loaded with
+//   dlopen only after our own scan of the mount table shows that every line is
+//   short enough for it: libhugetlbfs reads mount lines into a fixed buffer
+//   (about 2 KiB) and, on a longer line (overlay mounts in Kubernetes pods),
+//   prints an error and finds nothing. Loading it lazily also keeps its
+//   load-time constructor from printing before main(). When libhugetlbfs is
+//   unusable, our own /proc/self/mountinfo parser (no line-length limit)
+//   gives the answer.
+// - The fallback warning is printed to stderr at most once per process; it
+//   is also returned in RingDirectory::warning every time.
+//
+// Thread safety: all functions may be called from any thread. The process-wide
+// state is the libhugetlbfs answer (computed once) and the "warning printed"
+// flag.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "evring/error.hpp"
+
+namespace evring {
+
+// The environment variable that overrides the ring directory.
+inline constexpr const char* kRingDirEnv = "EVRING_RING_DIR";
+// The subdirectory of a hugetlbfs mount (or of /dev/shm) that holds rings.
+inline constexpr const char* kRingSubdirectory = "event-rings";
+
+// The directory pure names resolve in, and how it was chosen.
+struct RingDirectory {
+    std::string path;
+    bool hugetlbfs = false;
+    std::string warning;  // non-empty when a fallback was taken, saying why and how to fix it
+};
+
+// What the resolver looks at; the defaults are the real system. Tests point
+// these at synthetic files and directories.
+struct DirectoryOptions {
+    std::string mountinfo_path = "/proc/self/mountinfo";
+    std::string meminfo_path = "/proc/meminfo";
+    std::string fallback_base = "/dev/shm";
+    // Consult libhugetlbfs. Only done when mountinfo_path is the real one,
+    // since libhugetlbfs always reads the real mount table.
+    bool use_libhugetlbfs = true;
+    // Read EVRING_RING_DIR. When false, `ring_dir_override` is used instead.
+    bool read_environment = true;
+    std::optional<std::string> ring_dir_override;
+    // Print the fallback warning to stderr (once per process).
+    bool print_warning = true;
+};
+
+// One line of /proc/self/mountinfo, octal escapes (\040 etc.) decoded.
+struct MountEntry {
+    std::string mount_point;
+    std::string fs_type;
+    std::string source;
+    std::string mount_options;  // per-mount options (field 6)
+    std::string super_options;  // file-system options (last field), e.g. "rw,pagesize=2M"
+};
+
+// Parses mountinfo text; lines of any length. Malformed lines are skipped.
+std::vector<MountEntry> parse_mountinfo(std::string_view text);
+
+// The huge page size named by a hugetlbfs mount's "pagesize=" option, in
+// bytes, or nullopt when absent or unreadable.
+std::optional<std::uint64_t> mount_page_size(const MountEntry& entry);
+
+// The system's default huge page size ("Hugepagesize:" in meminfo text), in
+// bytes, or nullopt.
+std::optional<std::uint64_t> parse_default_huge_page_size(std::string_view meminfo_text);
+
+// Finds (and creates, mode 0775) the default ring directory.
+Result<RingDirectory> default_ring_directory();
+Result<RingDirectory> default_ring_directory(const DirectoryOptions& options);
+
+// Resolves a name or path as described above.
+Result<std::string> resolve_ring_path(std::string_view name_or_path);
+Result<std::string> resolve_ring_path(std::string_view name_or_path,
+                                      const DirectoryOptions& options);
+
+// Reads a whole (small, possibly /proc) file. The error names the path.
+Result<std::string> read_text_file(const std::string& path);
+
+}  // namespace evring

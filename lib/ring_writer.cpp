@@ -1,0 +1,313 @@
+// Creating, joining and reclaiming ring files. See files.hpp for the contract.
+//
+// Invariants:
+// - A file appears at a ring's name only by rename of a fully initialised
+//   temporary file whose writer already holds its flock and marker, so any
+//   file at the name is either a complete ring or not ours (refused).
+// - A zombie is replaced only by a writer holding LOCK_EX on it, and only
+//   while it is still the file at the name: two reclaimers cannot both hold
+//   that lock, and the loser then finds the winner's locked ring.
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "evring/files.hpp"
+#include "ring_open.hpp"
+
+namespace evring {
+namespace {
+
+// Lock contention without any writer marker is transient (a reader's probe,
+// or another writer in the middle of reclaiming): retry for up to ~1 s.
+constexpr int kTransientRetries = 1000;
+constexpr auto kRetryPause = std::chrono::milliseconds(1);
+
+struct Owned {
+    int fd = -1;
+    std::optional<MappedRing> ring;
+    bool created = false;
+    bool reclaimed = false;
+};
+
+// Closes an fd unless released.
+struct FdGuard {
+    int fd = -1;
+    ~FdGuard() {
+        if (fd >= 0) ::close(fd);
+    }
+    int release() { return std::exchange(fd, -1); }
+};
+
+// A fully initialised, locked and mapped ring in <name>.<pid>, not yet at its name.
+struct TempRing {
+    int dirfd = -1;
+    std::string name;
+    int fd = -1;
+    std::optional<MappedRing> ring;
+
+    TempRing() = default;
+    TempRing(const TempRing&) = delete;
+    TempRing& operator=(const TempRing&) = delete;
+    ~TempRing() {
+        if (fd >= 0) {
+            ::unlinkat(dirfd, name.c_str(), 0);
+            ::close(fd);
+        }
+    }
+    int release() { return std::exchange(fd, -1); }
+};
+
+Status explain_allocation_failure(Status status, int fd, const RingParams& params,
+                                  std::string_view path) {
+    if (status.ok() || status.error().errno_value() != ENOSPC) return status;
+    auto backing = backing_pages_of(fd, path);
+    if (!backing || !backing->hugetlbfs) return status;
+    auto pool = read_huge_page_pool(backing->page_size);
+    if (!pool) return status;
+    return Error(ENOSPC, pool_shortage_message(path, RingLayout::of(params.size()).file_size, *pool));
+}
+
+Status make_temp_ring(TempRing& temp, int dirfd, const std::string& name, const RingParams& params,
+                      const CreateOptions& options, std::string_view path) {
+    const bool exclusive = options.mode == WriterMode::Exclusive;
+    temp.dirfd = dirfd;
+    temp.name = name + "." + std::to_string(::getpid());
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        int fd = ::openat(dirfd, temp.name.c_str(),
+                          O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, options.file_mode);
+        if (fd >= 0) {
+            temp.fd = fd;
+            break;
+        }
+        if (errno != EEXIST)
+            return Error::from_errno(errno, "creating temporary ring file '" + temp.name + "' for '" +
+                                                std::string(path) + "'");
+        // A leftover with our pid: stale if nobody holds its lock.
+        FdGuard old{::openat(dirfd, temp.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)};
+        if (old.fd < 0 || ::flock(old.fd, LOCK_EX | LOCK_NB) != 0)
+            return Error(EBUSY, "temporary ring file '" + temp.name + "' for '" + std::string(path) +
+                                    "' is in use by another writer with pid " +
+                                    std::to_string(::getpid()) +
+                                    " (this process, or one in another pid namespace)");
+        ::unlinkat(dirfd, temp.name.c_str(), 0);
+    }
+    if (temp.fd < 0) return Error(EEXIST, "temporary ring file '" + temp.name + "' keeps reappearing");
+    // Nobody else can know this name yet; the lock is for readers' probes and
+    // for a later writer deciding whether a leftover temp is stale.
+    if (::flock(temp.fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0)
+        return Error::from_errno(errno, "locking temporary ring file '" + temp.name + "'");
+    if (auto s = hold_writer_marker(temp.fd, exclusive, path); !s) return s;
+    // The requested mode exactly, whatever the umask.
+    if (::fchmod(temp.fd, options.file_mode) != 0)
+        return Error::from_errno(errno, "setting the mode of '" + temp.name + "'");
+    if (auto s = explain_allocation_failure(initialize_ring_file(temp.fd, params, path), temp.fd,
+                                            params, path);
+        !s)
+        return s;
+    auto ring = MappedRing::map(temp.fd, Access::ReadWrite, std::string(path));
+    if (!ring) return std::move(ring).error();
+    temp.ring.emplace(std::move(ring).value());
+    return {};
+}
+
+// Moves the temp into place if nothing is at the name: true when done, false
+// when something is there.
+Result<bool> rename_no_replace(TempRing& temp, int dirfd, const std::string& name,
+                               std::string_view path) {
+    if (::renameat2(dirfd, temp.name.c_str(), dirfd, name.c_str(), RENAME_NOREPLACE) == 0) return true;
+    if (errno == EEXIST) return false;
+    if (errno != EINVAL)
+        return Error::from_errno(errno, "renaming '" + temp.name + "' to '" + std::string(path) + "'");
+    // A file system without RENAME_NOREPLACE: link(2) also never replaces.
+    if (::linkat(dirfd, temp.name.c_str(), dirfd, name.c_str(), 0) != 0) {
+        if (errno == EEXIST) return false;
+        return Error::from_errno(errno, "linking '" + temp.name + "' to '" + std::string(path) + "'");
+    }
+    ::unlinkat(dirfd, temp.name.c_str(), 0);
+    return true;
+}
+
+Owned take_temp(TempRing& temp, bool reclaimed) {
+    Owned owned;
+    owned.ring = std::move(temp.ring);
+    owned.fd = temp.release();
+    owned.created = true;
+    owned.reclaimed = reclaimed;
+    return owned;
+}
+
+Result<Owned> create_exclusive(int dirfd, const std::string& name, const RingParams& params,
+                               const CreateOptions& options, std::string_view path) {
+    TempRing temp;
+    if (auto s = make_temp_ring(temp, dirfd, name, params, options, path); !s) return std::move(s).error();
+    for (int transient = 0;;) {
+        auto placed = rename_no_replace(temp, dirfd, name, path);
+        if (!placed) return std::move(placed).error();
+        if (*placed) return take_temp(temp, false);
+
+        auto existing = detail::open_ring_file_at(dirfd, name, O_RDONLY, path);
+        if (!existing) {
+            if (existing.error().errno_value() == ENOENT) continue;  // its owner just removed it
+            return std::move(existing).error();
+        }
+        FdGuard held{*existing};
+        if (::flock(held.fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno != EWOULDBLOCK) return Error::from_errno(errno, "locking '" + std::string(path) + "'");
+            auto marker = writer_marker_present(held.fd);
+            if ((marker && *marker) || ++transient > kTransientRetries)
+                return detail::held_by_live_writer(held.fd, path);
+            std::this_thread::sleep_for(kRetryPause);
+            continue;
+        }
+        // Nobody writes it. Replace it only while it is still the file at
+        // the name and a ring (never clobber someone's other file).
+        if (!detail::still_at_path(dirfd, name, held.fd)) continue;
+        if (auto s = detail::check_is_ring(held.fd, path); !s)
+            return std::move(s).context("refusing to replace it").error();
+        if (::renameat(dirfd, temp.name.c_str(), dirfd, name.c_str()) != 0)
+            return Error::from_errno(errno, "replacing zombie ring '" + std::string(path) + "'");
+        return take_temp(temp, true);  // `held` closes after the rename: the zombie's lock goes last
+    }
+}
+
+Status check_same_params(const MappedRing& ring, const RingParams& params, std::string_view path) {
+    if (auto s = ring.check_content_type(params.content_type, params.schema_hash); !s) return s;
+    const RingSize want = params.size();
+    const RingSize& have = ring.header().size;
+    if (have.descriptor_capacity != want.descriptor_capacity ||
+        have.payload_buf_size != want.payload_buf_size ||
+        have.context_area_size != want.context_area_size) {
+        char buf[512];
+        std::snprintf(buf, sizeof buf,
+                      "shared ring '%.*s' has %llu descriptors, a %llu-byte payload buffer and a "
+                      "%llu-byte context area; this writer asked for %llu, %llu and %llu",
+                      static_cast<int>(path.size()), path.data(),
+                      static_cast<unsigned long long>(have.descriptor_capacity),
+                      static_cast<unsigned long long>(have.payload_buf_size),
+                      static_cast<unsigned long long>(have.context_area_size),
+                      static_cast<unsigned long long>(want.descriptor_capacity),
+                      static_cast<unsigned long long>(want.payload_buf_size),
+                      static_cast<unsigned long long>(want.context_area_size));
+        return Error(EPROTO, buf);
+    }
+    return {};
+}
+
+Result<Owned> join_shared(int dirfd, const std::string& name, const RingParams& params,
+                          const CreateOptions& options, std::string_view path) {
+    for (int transient = 0;;) {
+        auto existing = detail::open_ring_file_at(dirfd, name, O_RDWR, path);
+        if (!existing && existing.error().errno_value() != ENOENT) return std::move(existing).error();
+        if (!existing) {
+            TempRing temp;
+            if (auto s = make_temp_ring(temp, dirfd, name, params, options, path); !s)
+                return std::move(s).error();
+            auto placed = rename_no_replace(temp, dirfd, name, path);
+            if (!placed) return std::move(placed).error();
+            if (*placed) return take_temp(temp, false);
+            continue;  // another shared writer created it first: join theirs
+        }
+        FdGuard held{*existing};
+        if (::flock(held.fd, LOCK_SH | LOCK_NB) != 0) {
+            if (errno != EWOULDBLOCK) return Error::from_errno(errno, "locking '" + std::string(path) + "'");
+            auto marker = writer_marker_present(held.fd);
+            if ((marker && *marker) || ++transient > kTransientRetries)
+                return detail::held_by_live_writer(held.fd, path);
+            std::this_thread::sleep_for(kRetryPause);
+            continue;
+        }
+        if (!detail::still_at_path(dirfd, name, held.fd)) continue;
+        if (auto s = detail::check_is_ring(held.fd, path); !s)
+            return std::move(s).context("refusing to join it").error();
+        // Before our own marker: does any other writer hold one?
+        auto others = writer_marker_present(held.fd);
+        if (auto s = hold_writer_marker(held.fd, false, path); !s) return std::move(s).error();
+        auto ring = MappedRing::map(held.fd, Access::ReadWrite, std::string(path));
+        if (!ring) return std::move(ring).error();
+        if (auto s = check_same_params(*ring, params, path); !s) return std::move(s).error();
+        Owned owned;
+        owned.ring.emplace(std::move(ring).value());
+        owned.fd = held.release();
+        owned.reclaimed = others && !*others;
+        return owned;
+    }
+}
+
+}  // namespace
+
+Result<RingWriter> RingWriter::create(const RingConfig& config, const RingParams& params,
+                                      const CreateOptions& options) {
+    auto path = resolve_ring_path(config.name_or_path, options.directory);
+    if (!path) return std::move(path).error();
+    auto split = detail::split_ring_path(*path);
+    if (!split) return std::move(split).error();
+    auto dirfd = detail::open_ring_directory(*split, *path);
+    if (!dirfd) return std::move(dirfd).context("creating ring").error();
+    FdGuard dir{*dirfd};
+
+    auto owned = options.mode == WriterMode::Exclusive
+                     ? create_exclusive(dir.fd, split->name, params, options, *path)
+                     : join_shared(dir.fd, split->name, params, options, *path);
+    if (!owned) return std::move(owned).context("creating ring '" + config.name_or_path + "'").error();
+
+    RingWriter writer;
+    struct stat st {};
+    if (::fstat(owned->fd, &st) == 0) {
+        writer.device_ = st.st_dev;
+        writer.inode_ = st.st_ino;
+    }
+    writer.ring_ = std::move(owned->ring);
+    writer.fd_ = owned->fd;
+    writer.path_ = std::move(path).value();
+    writer.options_ = options;
+    writer.created_ = owned->created;
+    writer.reclaimed_zombie_ = owned->reclaimed;
+    return writer;
+}
+
+RingWriter::RingWriter(RingWriter&& other) noexcept { *this = std::move(other); }
+
+RingWriter& RingWriter::operator=(RingWriter&& other) noexcept {
+    if (this != &other) {
+        close();
+        ring_ = std::move(other.ring_);
+        other.ring_.reset();
+        path_ = std::move(other.path_);
+        fd_ = std::exchange(other.fd_, -1);
+        options_ = other.options_;
+        device_ = other.device_;
+        inode_ = other.inode_;
+        created_ = other.created_;
+        reclaimed_zombie_ = other.reclaimed_zombie_;
+    }
+    return *this;
+}
+
+RingWriter::~RingWriter() { close(); }
+
+void RingWriter::close() noexcept {
+    if (fd_ < 0) return;
+    // Among shared writers only the last removes the file: LOCK_EX|LOCK_NB
+    // succeeds only when no other writer holds the ring.
+    bool remove = !options_.keep_on_close &&
+                  (options_.mode == WriterMode::Exclusive || ::flock(fd_, LOCK_EX | LOCK_NB) == 0);
+    if (remove) {
+        // Only if the file at the path is still the one we wrote (it may have
+        // been removed by hand and replaced by another writer's ring).
+        struct stat st {};
+        if (::lstat(path_.c_str(), &st) == 0 && st.st_dev == device_ && st.st_ino == inode_)
+            ::unlink(path_.c_str());
+    }
+    ring_.reset();
+    ::close(fd_);  // releases the flock and the marker
+    fd_ = -1;
+}
+
+}  // namespace evring

@@ -1,0 +1,112 @@
+// Rings on a real hugetlbfs mount: backing pages and the full-pool error.
+// Skipped, with the reason, when no writable hugetlbfs mount exists (the
+// test script mounts one as root; see docs/hugepages.md).
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <regex>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "evring/files.hpp"
+#include "support/temp_ring.hpp"
+
+namespace evring {
+namespace {
+
+// <mount>/event-rings for the default huge page size, or "" with `why`.
+std::string hugetlbfs_ring_directory(std::string& why) {
+    DirectoryOptions options;
+    options.read_environment = false;
+    options.print_warning = false;
+    auto dir = default_ring_directory(options);
+    if (!dir) {
+        why = dir.error().message();
+        return {};
+    }
+    if (!dir->hugetlbfs) {
+        why = dir->warning;
+        return {};
+    }
+    return dir->path;
+}
+
+RingConfig ring_config(const std::string& path) {
+    RingConfig config;
+    config.name_or_path = path;
+    return config;
+}
+
+std::size_t files_named_like(const std::string& dir, const std::string& prefix) {
+    std::size_t count = 0;
+    if (DIR* d = ::opendir(dir.c_str())) {
+        while (dirent* e = ::readdir(d))
+            if (std::string(e->d_name).rfind(prefix, 0) == 0) ++count;
+        ::closedir(d);
+    }
+    return count;
+}
+
+TEST(HugetlbfsRing, IsBackedByHugePages) {
+    std::string why;
+    const std::string dir = hugetlbfs_ring_directory(why);
+    if (dir.empty()) GTEST_SKIP() << "no usable hugetlbfs mount: " << why;
+    const std::string name = "files-test-backing-" + std::to_string(::getpid());
+    CreateOptions options;
+    options.directory.read_environment = false;
+    options.directory.print_warning = false;
+    RingConfig config;
+    config.name_or_path = name;
+    auto writer = RingWriter::create(config, test::small_params(15, 21), options);
+    if (!writer && writer.error().errno_value() == ENOSPC)
+        GTEST_SKIP() << "huge page pool too small: " << writer.error().message();
+    ASSERT_TRUE(writer.ok()) << writer.error().message();
+    EXPECT_EQ(writer->path(), dir + "/" + name);
+    EXPECT_TRUE(writer->ring().backing().hugetlbfs);
+    auto reader = RingReader::open(name, options.directory);
+    ASSERT_TRUE(reader.ok()) << reader.error().message();
+    EXPECT_TRUE(reader->ring().backing().hugetlbfs);
+    EXPECT_EQ(reader->ring().backing().page_size, writer->ring().backing().page_size);
+    EXPECT_GE(reader->ring().backing().page_size, std::uint64_t{2} << 20);
+}
+
+TEST(HugetlbfsRing, TooLargeForThePoolFailsWithPagesNeededAndFree) {
+    std::string why;
+    const std::string dir = hugetlbfs_ring_directory(why);
+    if (dir.empty()) GTEST_SKIP() << "no usable hugetlbfs mount: " << why;
+    std::uint64_t page = 0;
+    {
+        auto probe = RingWriter::create(ring_config(dir + "/files-test-probe-" + std::to_string(::getpid())),
+                                        test::small_params(15, 21));
+        if (!probe) GTEST_SKIP() << "cannot create even a small ring: " << probe.error().message();
+        page = probe->ring().backing().page_size;
+    }
+    auto pool = read_huge_page_pool(page);
+    ASSERT_TRUE(pool.ok()) << pool.error().message();
+    // The smallest payload buffer that cannot fit in what is available.
+    unsigned shift = 21;
+    while ((std::uint64_t{1} << shift) <= (pool->available() + 1) * page) ++shift;
+    if (shift > kMaxPayloadBufShift) GTEST_SKIP() << "the huge page pool is too large to exhaust";
+    RingParams params = test::small_params(15, shift);
+    const std::uint64_t file_size = RingLayout::of(params.size()).file_size;
+    const std::uint64_t needed = (file_size + page - 1) / page;
+
+    const std::string name = "files-test-pool-" + std::to_string(::getpid());
+    auto writer = RingWriter::create(ring_config(dir + "/" + name), params);
+    ASSERT_FALSE(writer.ok()) << "a " << file_size << "-byte ring fit in " << pool->available()
+                              << " free huge pages";
+    const std::string& message = writer.error().message();
+    EXPECT_EQ(writer.error().errno_value(), ENOSPC) << message;
+    EXPECT_NE(message.find("needs " + std::to_string(needed) + " pages"), std::string::npos) << message;
+    // The free count is read when the error happens; other processes may be
+    // using the pool too, so only its presence is checked.
+    EXPECT_TRUE(std::regex_search(message, std::regex("[0-9]+ are free \\([0-9]+ in the pool")))
+        << message;
+    EXPECT_NE(message.find("nr_hugepages"), std::string::npos) << message;
+    EXPECT_EQ(files_named_like(dir, name), 0u) << "the temporary file was left behind";
+}
+
+}  // namespace
+}  // namespace evring

@@ -1,0 +1,371 @@
+// Ring ownership within one process: creation, removal, zombies, shared
+// writers, bad input, and the reader's view of its writer.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/sysmacros.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "evring/files.hpp"
+#include "support/temp_ring.hpp"
+
+namespace evring {
+namespace {
+
+using test::TempDir;
+
+RingConfig config_for(const std::string& path) {
+    RingConfig config;
+    config.name_or_path = path;
+    return config;
+}
+
+Result<RingWriter> create(const std::string& path, WriterMode mode = WriterMode::Exclusive,
+                          bool keep = false, RingParams params = test::small_params()) {
+    CreateOptions options;
+    options.mode = mode;
+    options.keep_on_close = keep;
+    return RingWriter::create(config_for(path), params, options);
+}
+
+bool exists(const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0;
+}
+
+ino_t inode_of(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+    return st.st_ino;
+}
+
+std::string contents(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(RingWriter, CreatesARingAndRemovesItOnClose) {
+    TempDir dir;
+    const std::string path = dir.file("ring");
+    {
+        auto writer = create(path);
+        ASSERT_TRUE(writer.ok()) << writer.error().message();
+        EXPECT_EQ(writer->path(), path);
+        EXPECT_TRUE(writer->created());
+        EXPECT_FALSE(writer->reclaimed_zombie());
+        EXPECT_EQ(writer->ring().header().size.descriptor_capacity, 256u);
+        EXPECT_TRUE(exists(path));
+        EXPECT_FALSE(exists(path + "." + std::to_string(::getpid())));  // the temp was renamed
+    }
+    EXPECT_FALSE(exists(path));
+}
+
+TEST(RingWriter, ResolvesPureNamesInTheRingDirectory) {
+    TempDir dir;
+    CreateOptions options;
+    options.directory.read_environment = false;
+    options.directory.ring_dir_override = dir.file("rings");
+    auto writer = RingWriter::create(config_for("pure-name"), test::small_params(), options);
+    ASSERT_TRUE(writer.ok()) << writer.error().message();
+    EXPECT_EQ(writer->path(), dir.file("rings") + "/pure-name");
+    auto reader = RingReader::open("pure-name", options.directory);
+    ASSERT_TRUE(reader.ok()) << reader.error().message();
+}
+
+TEST(RingWriter, CreatesTheFileWithTheRequestedModeWhateverTheUmask) {
+    TempDir dir;
+    mode_t old_umask = ::umask(077);
+    auto writer = create(dir.file("a"));
+    CreateOptions options;
+    options.file_mode = 0640;
+    auto other = RingWriter::create(config_for(dir.file("b")), test::small_params(), options);
+    ::umask(old_umask);
+    ASSERT_TRUE(writer.ok() && other.ok());
+    struct stat st {};
+    ASSERT_EQ(::stat(dir.file("a").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0664u);
+    ASSERT_EQ(::stat(dir.file("b").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0640u);
+}
+
+TEST(RingWriter, SecondExclusiveWriterFailsNamingTheOwnersPid) {
+    TempDir dir;
+    auto first = create(dir.file("ring"));
+    ASSERT_TRUE(first.ok());
+    auto second = create(dir.file("ring"));
+    ASSERT_FALSE(second.ok());
+    EXPECT_EQ(second.error().errno_value(), EBUSY);
+    EXPECT_NE(second.error().message().find("(pid " + std::to_string(::getpid()) + ")"),
+              std::string::npos)
+        << second.error().message();
+    EXPECT_FALSE(exists(dir.file("ring") + "." + std::to_string(::getpid())));  // temp cleaned up
+}
+
+TEST(RingWriter, KeptRingIsAZombieThatTheNextWriterReclaims) {
+    TempDir dir;
+    const std::string path = dir.file("ring");
+    ino_t old_inode = 0;
+    {
+        auto writer = create(path, WriterMode::Exclusive, /*keep=*/true);
+        ASSERT_TRUE(writer.ok());
+        old_inode = inode_of(path);
+    }
+    ASSERT_TRUE(exists(path));
+    auto reader = RingReader::open(path);
+    ASSERT_TRUE(reader.ok()) << reader.error().message();
+    EXPECT_FALSE(reader->writer_alive());
+    EXPECT_TRUE(reader->writer_pids().empty());
+    EXPECT_EQ(reader->writer_exit_fd(), -1);
+
+    auto next = create(path);
+    ASSERT_TRUE(next.ok()) << next.error().message();
+    EXPECT_TRUE(next->reclaimed_zombie());
+    EXPECT_NE(inode_of(path), old_inode);
+}
+
+TEST(RingWriter, LeavesAFileThatReplacedItsRingAlone) {
+    TempDir dir;
+    const std::string path = dir.file("ring");
+    auto writer = create(path);
+    ASSERT_TRUE(writer.ok());
+    ASSERT_EQ(::rename(path.c_str(), dir.file("moved").c_str()), 0);
+    { std::ofstream(path) << "someone else's file"; }
+    writer = create(dir.file("other"));  // destroys the first writer
+    EXPECT_EQ(contents(path), "someone else's file");
+    EXPECT_TRUE(exists(dir.file("moved")));
+}
+
+TEST(RingWriter, RemovesAStaleTemporaryFileWithItsOwnPid) {
+    TempDir dir;
+    const std::string temp = dir.file("ring") + "." + std::to_string(::getpid());
+    { std::ofstream(temp) << "left by a dead process that had our pid"; }
+    auto writer = create(dir.file("ring"));
+    ASSERT_TRUE(writer.ok()) << writer.error().message();
+    EXPECT_FALSE(exists(temp));
+}
+
+TEST(RingWriter, RefusesASymbolicLinkAtTheRingPath) {
+    TempDir dir;
+    auto target = create(dir.file("target"), WriterMode::Exclusive, true);
+    ASSERT_TRUE(target.ok());
+    target = create(dir.file("unused"));  // release "target", leaving a zombie
+    ASSERT_EQ(::symlink(dir.file("target").c_str(), dir.file("link").c_str()), 0);
+    auto writer = create(dir.file("link"));
+    ASSERT_FALSE(writer.ok());
+    EXPECT_EQ(writer.error().errno_value(), ELOOP);
+    EXPECT_NE(writer.error().message().find("symbolic link"), std::string::npos);
+    auto reader = RingReader::open(dir.file("link"));
+    ASSERT_FALSE(reader.ok());
+    EXPECT_EQ(reader.error().errno_value(), ELOOP);
+    struct stat st {};
+    ASSERT_EQ(::lstat(dir.file("link").c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode));  // not replaced
+}
+
+TEST(RingWriter, RefusesADirectoryAtTheRingPath) {
+    TempDir dir;
+    ASSERT_EQ(::mkdir(dir.file("ring").c_str(), 0755), 0);
+    auto writer = create(dir.file("ring"));
+    ASSERT_FALSE(writer.ok());
+    EXPECT_EQ(writer.error().errno_value(), EISDIR) << writer.error().message();
+    EXPECT_NE(writer.error().message().find("is a directory"), std::string::npos);
+    auto reader = RingReader::open(dir.file("ring"));
+    ASSERT_FALSE(reader.ok());
+    EXPECT_EQ(reader.error().errno_value(), EISDIR);
+}
+
+TEST(RingWriter, RefusesToReplaceAFileThatIsNotARing) {
+    TempDir dir;
+    const std::string path = dir.file("notes.txt");
+    { std::ofstream(path) << "precious data, not a ring"; }
+    auto writer = create(path);
+    ASSERT_FALSE(writer.ok());
+    EXPECT_NE(writer.error().message().find("is not an event ring"), std::string::npos)
+        << writer.error().message();
+    EXPECT_EQ(contents(path), "precious data, not a ring");
+    auto reader = RingReader::open(path);
+    ASSERT_FALSE(reader.ok());
+    EXPECT_NE(reader.error().message().find("truncated"), std::string::npos) << reader.error().message();
+}
+
+TEST(RingWriter, NamesAMissingDirectory) {
+    auto writer = create("/nonexistent-evring-dir/ring");
+    ASSERT_FALSE(writer.ok());
+    EXPECT_EQ(writer.error().errno_value(), ENOENT);
+    EXPECT_NE(writer.error().message().find("'/nonexistent-evring-dir' of ring path"), std::string::npos)
+        << writer.error().message();
+    auto reader = RingReader::open("/nonexistent-evring-dir/ring");
+    ASSERT_FALSE(reader.ok());
+    EXPECT_EQ(reader.error().errno_value(), ENOENT);
+}
+
+TEST(RingWriter, SharedWritersJoinOneRingAndTheLastRemovesIt) {
+    TempDir dir;
+    const std::string path = dir.file("ring");
+    auto first = create(path, WriterMode::Shared);
+    ASSERT_TRUE(first.ok()) << first.error().message();
+    auto second = create(path, WriterMode::Shared);
+    ASSERT_TRUE(second.ok()) << second.error().message();
+    EXPECT_TRUE(first->created());
+    EXPECT_FALSE(second->created());
+    EXPECT_FALSE(second->reclaimed_zombie());
+    EXPECT_EQ(inode_of(first->ring().path()), inode_of(path));
+    // Both map the same memory.
+    first->ring().header().control.next_payload_byte = 12345;
+    EXPECT_EQ(second->ring().header().control.next_payload_byte, 12345u);
+
+    auto exclusive = create(path);
+    ASSERT_FALSE(exclusive.ok());
+    EXPECT_EQ(exclusive.error().errno_value(), EBUSY);
+    EXPECT_NE(exclusive.error().message().find("shared writers"), std::string::npos)
+        << exclusive.error().message();
+
+    first = create(dir.file("elsewhere"));  // the first shared writer closes
+    EXPECT_TRUE(exists(path));
+    second = create(dir.file("elsewhere2"));  // the last one closes
+    EXPECT_FALSE(exists(path));
+}
+
+TEST(RingWriter, SharedWriterRefusesARingWithOtherParams) {
+    TempDir dir;
+    auto first = create(dir.file("ring"), WriterMode::Shared);
+    ASSERT_TRUE(first.ok());
+    auto bigger = create(dir.file("ring"), WriterMode::Shared, false, test::small_params(9, 16));
+    ASSERT_FALSE(bigger.ok());
+    EXPECT_EQ(bigger.error().errno_value(), EPROTO);
+    EXPECT_NE(bigger.error().message().find("has 256 descriptors"), std::string::npos)
+        << bigger.error().message();
+    RingParams other_type = test::small_params();
+    other_type.content_type = 2;
+    auto wrong = create(dir.file("ring"), WriterMode::Shared, false, other_type);
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_EQ(wrong.error().errno_value(), EPROTO);
+}
+
+TEST(RingWriter, SharedWriterCannotJoinAnExclusiveRing) {
+    TempDir dir;
+    auto owner = create(dir.file("ring"));
+    ASSERT_TRUE(owner.ok());
+    auto shared = create(dir.file("ring"), WriterMode::Shared);
+    ASSERT_FALSE(shared.ok());
+    EXPECT_EQ(shared.error().errno_value(), EBUSY);
+    EXPECT_NE(shared.error().message().find("(pid " + std::to_string(::getpid()) + ")"),
+              std::string::npos)
+        << shared.error().message();
+}
+
+TEST(RingReader, SeesItsLiveWriterByLockAndPid) {
+    TempDir dir;
+    auto writer = create(dir.file("ring"));
+    ASSERT_TRUE(writer.ok());
+    auto reader = RingReader::open(dir.file("ring"));
+    ASSERT_TRUE(reader.ok()) << reader.error().message();
+    EXPECT_EQ(reader->ring().access(), Access::ReadOnly);
+    EXPECT_TRUE(reader->writer_alive());
+    EXPECT_EQ(reader->writer_pids(), std::vector<pid_t>{::getpid()});
+    EXPECT_GE(reader->writer_exit_fd(), 0);
+    // The probe did not disturb the writer: its lock is still exclusive.
+    auto again = create(dir.file("ring"));
+    EXPECT_FALSE(again.ok());
+}
+
+TEST(ListRings, ReportsRingsZombiesAndStrangersButNotLiveTemporaries) {
+    TempDir dir;
+    auto live = create(dir.file("live"));
+    ASSERT_TRUE(live.ok());
+    { auto kept = create(dir.file("zombie"), WriterMode::Exclusive, true); }
+    { std::ofstream(dir.file("stranger")) << "hello"; }
+    ASSERT_EQ(::mkdir(dir.file("subdir").c_str(), 0755), 0);
+    // A temporary file of a live writer (us) and one of a dead writer.
+    const std::string live_temp = dir.file("wip." + std::to_string(::getpid()));
+    int temp_fd = ::open(live_temp.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(temp_fd, 0);
+    ASSERT_EQ(::flock(temp_fd, LOCK_EX), 0);
+    { std::ofstream(dir.file("dead.4194303")) << ""; }
+
+    auto listed = list_rings(dir.path());
+    ::close(temp_fd);
+    ASSERT_TRUE(listed.ok()) << listed.error().message();
+    ASSERT_EQ(listed->size(), 4u);
+    const auto& dead = (*listed)[0];
+    const auto& live_info = (*listed)[1];
+    const auto& stranger = (*listed)[2];
+    const auto& zombie = (*listed)[3];
+    EXPECT_EQ(dead.path, dir.file("dead.4194303"));
+    EXPECT_FALSE(dead.header.has_value());
+    EXPECT_EQ(live_info.path, dir.file("live"));
+    ASSERT_TRUE(live_info.header.has_value()) << live_info.error;
+    EXPECT_TRUE(live_info.writer_alive);
+    EXPECT_EQ(live_info.writer_pids, std::vector<pid_t>{::getpid()});
+    EXPECT_EQ(stranger.path, dir.file("stranger"));
+    EXPECT_NE(stranger.error.find("too short"), std::string::npos) << stranger.error;
+    EXPECT_EQ(zombie.path, dir.file("zombie"));
+    ASSERT_TRUE(zombie.header.has_value()) << zombie.error;
+    EXPECT_FALSE(zombie.writer_alive);
+    EXPECT_TRUE(zombie.writer_pids.empty());
+}
+
+TEST(ProcLocks, ParsesHoldersOfOneFileAndSkipsWaiters) {
+    const dev_t device = makedev(0, 0x1b);
+    const std::string text =
+        "1: FLOCK  ADVISORY  WRITE 6444 00:1b:141 0 EOF\n"
+        "1: -> FLOCK  ADVISORY  WRITE 7000 00:1b:141 0 EOF\n"
+        "2: OFDLCK ADVISORY  READ -1 00:1b:141 0 0\n"
+        "3: FLOCK  ADVISORY  READ 12 00:1b:142 0 EOF\n"
+        "4: FLOCK  ADVISORY  READ 13 08:01:141 0 EOF\n"
+        "5: FLOCK  ADVISORY  READ 14 00:1b:141 0 EOF\n"
+        "6: POSIX  ADVISORY  WRITE 0 00:1b:141 0 EOF\n";
+    auto holders = parse_proc_locks(text, device, 141);
+    ASSERT_EQ(holders.size(), 4u);
+    EXPECT_EQ(holders[0].kind, LockKind::Flock);
+    EXPECT_TRUE(holders[0].exclusive);
+    EXPECT_EQ(holders[0].pid, 6444);
+    EXPECT_EQ(holders[1].kind, LockKind::Ofd);
+    EXPECT_EQ(holders[1].pid, -1);
+    EXPECT_EQ(flock_holder_pids(holders), (std::vector<pid_t>{6444, 14}));
+}
+
+TEST(HugePagePool, ExplainsAShortageWithTheCommandThatFixesIt) {
+    HugePagePool pool;
+    pool.page_size = 2 << 20;
+    pool.total = 64;
+    pool.free = 10;
+    pool.reserved = 2;
+    std::string message = pool_shortage_message("/dev/hugepages/event-rings/r", 40u << 20, pool);
+    EXPECT_NE(message.find("needs 20 pages of 2048 kB"), std::string::npos) << message;
+    EXPECT_NE(message.find("8 are free"), std::string::npos) << message;
+    EXPECT_NE(message.find("echo 76 | sudo tee /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"),
+              std::string::npos)
+        << message;
+}
+
+TEST(HugePagePool, ReadsSysfsAndFallsBackToMeminfo) {
+    TempDir dir;
+    const std::string sysfs = dir.file("hugepages");
+    ASSERT_EQ(::mkdir(sysfs.c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir((sysfs + "/hugepages-2048kB").c_str(), 0755), 0);
+    for (auto [file, value] : {std::pair{"nr_hugepages", "30\n"}, {"free_hugepages", "7\n"},
+                               {"resv_hugepages", "1\n"}, {"nr_overcommit_hugepages", "5\n"},
+                               {"surplus_hugepages", "2\n"}})
+        std::ofstream(sysfs + "/hugepages-2048kB/" + file) << value;
+    auto pool = read_huge_page_pool(2 << 20, sysfs, dir.file("meminfo"));
+    ASSERT_TRUE(pool.ok()) << pool.error().message();
+    EXPECT_EQ(pool->total, 30u);
+    EXPECT_EQ(pool->available(), 6u + 3u);
+
+    std::ofstream(dir.file("meminfo")) << "HugePages_Total:      12\nHugePages_Free:        4\n"
+                                          "HugePages_Rsvd:        1\nHugepagesize:       1048576 kB\n";
+    auto from_meminfo = read_huge_page_pool(1 << 30, sysfs, dir.file("meminfo"));
+    ASSERT_TRUE(from_meminfo.ok()) << from_meminfo.error().message();
+    EXPECT_EQ(from_meminfo->total, 12u);
+    EXPECT_EQ(from_meminfo->available(), 3u);
+}
+
+}  // namespace
+}  // namespace evring
