@@ -1,0 +1,121 @@
+// The evring peers of the harness: a writer that records events at a given
+// rate (or flat out) and a spinning reader that copies every payload out and
+// counts what it received, what it lost, and how late each event arrived.
+#include "ipc/peers.hpp"
+
+#include <cstring>
+#include <vector>
+
+#include "evring/iterator.hpp"
+#include "evring/payload.hpp"
+#include "evring/recorder.hpp"
+#include "support/bench_ring.hpp"
+
+namespace evring::ipc {
+
+namespace {
+
+void record_one(Recorder& recorder, const std::byte* source, std::size_t size, std::uint16_t type,
+                std::uint64_t sequence) {
+    Reservation r = recorder.reserve(size);
+    r.descriptor().event_type = type;
+    r.descriptor().content_ext[0] = sequence;
+    std::memcpy(r.payload(), source, size);
+    // The latency reference is the descriptor's own timestamp, taken by reserve().
+    std::memcpy(r.payload(), &sequence, sizeof sequence);
+    recorder.commit(r);
+}
+
+}  // namespace
+
+int run_evring_writer(const PeerOptions& options) {
+    const MappedRing ring = bench::map_ring(options.text("path"), Access::ReadWrite);
+    Recorder recorder(ring);
+    const std::size_t size = std::max<std::size_t>(options.count("size", 64), sizeof(MessageHead));
+    const std::uint64_t events = options.count("events", 1'000'000);
+    const std::uint64_t batches = std::max<std::uint64_t>(options.count("batches", 1), 1);
+    const double rate = options.number("rate", 0);
+    std::vector<std::byte> source(size, std::byte{0x5a});
+
+    std::vector<double> batch_ns;
+    const std::uint64_t per_batch = events / batches;
+    const std::uint64_t start = wall_clock_nanos();
+    std::uint64_t sent = 0;
+    for (std::uint64_t b = 0; b < batches; ++b) {
+        const std::uint64_t batch_start = wall_clock_nanos();
+        const std::uint64_t batch_end = sent + per_batch;
+        while (sent < batch_end) {
+            // Paced senders check the clock once per 64 events at most.
+            const std::uint64_t allowed =
+                rate > 0 ? paced_allowance(rate, wall_clock_nanos() - start, std::min(batch_end, sent + 64))
+                         : batch_end;
+            for (; sent < allowed; ++sent)
+                record_one(recorder, source.data(), size, kDataEvent, sent + 1);
+        }
+        batch_ns.push_back(double(wall_clock_nanos() - batch_start) / double(per_batch));
+    }
+    const double elapsed = double(wall_clock_nanos() - start);
+    record_one(recorder, source.data(), size, kEndEvent, sent + 1);
+    ResultLine()
+        .add("writer_ns_per_event", percentile(batch_ns, 0.5))
+        .add("writer_events_per_s", double(sent) / elapsed * 1e9)
+        .add("events", double(sent))
+        .print();
+    return 0;
+}
+
+int run_evring_reader(const PeerOptions& options) {
+    const MappedRing ring = bench::map_ring(options.text("path"), Access::ReadOnly);
+    Iterator it(ring);
+    it.seek(1);
+    const bool latency = options.text("latency", "0") == "1";
+    const std::uint64_t timeout_ns = options.count("timeout_ms", 5000) * 1'000'000;
+    std::vector<std::byte> buffer(ring.layout().size.payload_buf_size);
+    std::vector<double> latencies;
+    if (latency) latencies.reserve(options.count("events", 1'000'000) + 16);
+
+    std::uint64_t received = 0, expired = 0, first_ns = 0, last_progress = 0;
+    bool ended = false;
+    print_ready();
+    last_progress = wall_clock_nanos();
+    EventDescriptor event{};
+    std::uint64_t idle = 0;
+    for (;;) {
+        const NextResult result = it.try_next(event);
+        if (result == NextResult::NotReady) [[unlikely]] {
+            if ((++idle & 0xffff) == 0 && wall_clock_nanos() - last_progress > timeout_ns) break;
+            continue;
+        }
+        idle = 0;
+        if (result == NextResult::Gap) continue;
+        if (event.event_type == kEndEvent) {
+            ended = true;
+            break;
+        }
+        const PayloadResult copied = copy_payload(ring, event, buffer.data(), buffer.size());
+        if (copied != PayloadResult::Ok) {
+            ++expired;
+            continue;
+        }
+        if (received++ == 0) first_ns = wall_clock_nanos();
+        if (latency) latencies.push_back(double(static_cast<std::int64_t>(wall_clock_nanos() - event.record_epoch_nanos)));
+        if ((received & 0xfff) == 0) last_progress = wall_clock_nanos();
+    }
+    const double elapsed = double(wall_clock_nanos() - first_ns);
+    ResultLine line;
+    line.add("received", double(received))
+        .add("lost", double(it.total_lost() + expired))
+        .add("gap_lost", double(it.total_lost()))
+        .add("expired", double(expired))
+        .add("ended", ended ? 1 : 0)
+        .add("reader_events_per_s", received > 1 ? double(received) / elapsed * 1e9 : 0);
+    if (latency) {
+        line.add("latency_p50_ns", percentile(latencies, 0.50))
+            .add("latency_p99_ns", percentile(latencies, 0.99))
+            .add("latency_p999_ns", percentile(latencies, 0.999));
+    }
+    line.print();
+    return 0;
+}
+
+}  // namespace evring::ipc

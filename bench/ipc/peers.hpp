@@ -1,0 +1,17 @@
+// The peer processes of the cross-process harness. Each run_* function is the
+// whole life of one exec'd peer: it reads its options (key=value words), prints
+// "ready" once it can receive (readers), does its run, prints one result line
+// and returns the process exit code.
+#pragma once
+
+#include "ipc/common.hpp"
+
+namespace evring::ipc {
+
+int run_evring_writer(const PeerOptions& options);
+int run_evring_reader(const PeerOptions& options);
+
+// transport= pipe | unix | posixmq | boostmq; role= writer | reader.
+int run_baseline_peer(const PeerOptions& options);
+
+}  // namespace evring::ipc

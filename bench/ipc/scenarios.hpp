@@ -1,0 +1,38 @@
+// One measured run of the harness: a writer process and its reader
+// processes over evring or over a baseline transport, with the results each
+// peer reported. The writer is pinned to core 0 and every reader to core 1.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ipc/spawn.hpp"
+
+namespace evring::ipc {
+
+struct RunSpec {
+    std::size_t payload_size = 64;
+    std::uint64_t events = 1'000'000;
+    double rate = 0;       // events per second; 0: flat out
+    int readers = 1;
+    bool latency = false;  // readers record per-event latency (use a paced rate)
+};
+
+struct RunResult {
+    Results writer;
+    std::vector<Results> readers;
+};
+
+// evring over a fresh ring file in `dir` (default ring size), removed afterwards.
+RunResult run_evring(const std::string& dir, const RunSpec& spec);
+
+// transport: pipe | unix | posixmq | boostmq. One reader.
+RunResult run_baseline(const std::string& transport, const RunSpec& spec);
+
+// iceoryx through the evring-ipc-iceoryx peer beside this executable, with a
+// RouDi daemon started for the run; an empty result with "skipped" set when
+// the peer or iox-roudi is missing.
+RunResult run_iceoryx(const RunSpec& spec, std::string& skipped);
+
+}  // namespace evring::ipc

@@ -1,0 +1,4 @@
+// Entry point of the micro-benchmark executable.
+#include <benchmark/benchmark.h>
+
+BENCHMARK_MAIN();
