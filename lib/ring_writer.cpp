@@ -69,6 +69,9 @@ Status explain_allocation_failure(Status status, int fd, const RingParams& param
     if (status.ok() || status.error().errno_value() != ENOSPC) return status;
     auto backing = backing_pages_of(fd, path);
     if (!backing || !backing->hugetlbfs) return status;
+    // posix_fallocate may have taken part of the pool before failing: give
+    // those pages back so the figures describe the pool without us.
+    if (::ftruncate(fd, 0) != 0) return status;
     auto pool = read_huge_page_pool(backing->page_size);
     if (!pool) return status;
     return Error(ENOSPC, pool_shortage_message(path, RingLayout::of(params.size()).file_size, *pool));

@@ -100,10 +100,17 @@ TEST(HugetlbfsRing, TooLargeForThePoolFailsWithPagesNeededAndFree) {
     const std::string& message = writer.error().message();
     EXPECT_EQ(writer.error().errno_value(), ENOSPC) << message;
     EXPECT_NE(message.find("needs " + std::to_string(needed) + " pages"), std::string::npos) << message;
-    // The free count is read when the error happens; other processes may be
-    // using the pool too, so only its presence is checked.
-    EXPECT_TRUE(std::regex_search(message, std::regex("[0-9]+ are free \\([0-9]+ in the pool")))
+    // The free count is read when the error happens (other processes may use
+    // the pool too); it must exclude the pages the failed attempt took, and
+    // the command must reserve exactly the missing pages.
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(message, m, std::regex("([0-9]+) are free \\(([0-9]+) in the pool.*echo ([0-9]+) ")))
         << message;
+    const std::uint64_t free_now = std::stoull(m[1]), total = std::stoull(m[2]), target = std::stoull(m[3]);
+    if (pool->available() >= 8) {
+        EXPECT_GT(free_now, 0u) << message;
+    }
+    EXPECT_EQ(target, total + needed - free_now) << message;
     EXPECT_NE(message.find("nr_hugepages"), std::string::npos) << message;
     EXPECT_EQ(files_named_like(dir, name), 0u) << "the temporary file was left behind";
 }
