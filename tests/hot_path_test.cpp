@@ -1,0 +1,247 @@
+// Proof that the write and read paths neither allocate nor make system calls.
+//
+// Allocation: this binary replaces the global operator new/delete and malloc
+// family with counting versions; the loop runs with counting switched on.
+// System calls: the loop runs in a forked child under a seccomp filter that
+// turns every system call except the few needed to leave (exit, exit_group,
+// rt_sigreturn) into SIGSYS; the handler counts them in shared memory and the
+// parent checks the count. Each detector is first shown to detect.
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include <gtest/gtest.h>
+
+#include "evring/clock.hpp"
+#include "evring/flow_filter.hpp"
+#include "evring/iterator.hpp"
+#include "evring/payload.hpp"
+#include "evring/recorder.hpp"
+#include "evring/typed_recorder.hpp"
+#include "support/temp_ring.hpp"
+
+extern "C" void* __libc_malloc(size_t);
+extern "C" void* __libc_calloc(size_t, size_t);
+extern "C" void* __libc_realloc(void*, size_t);
+extern "C" void __libc_free(void*);
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+
+void note_allocation() {
+    // Relaxed: a counter read after the loop by the same thread.
+    if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+extern "C" void* malloc(size_t size) {
+    note_allocation();
+    return __libc_malloc(size);
+}
+extern "C" void* calloc(size_t n, size_t size) {
+    note_allocation();
+    return __libc_calloc(n, size);
+}
+extern "C" void* realloc(void* p, size_t size) {
+    note_allocation();
+    return __libc_realloc(p, size);
+}
+extern "C" void free(void* p) { __libc_free(p); }
+
+void* operator new(std::size_t size) {
+    note_allocation();
+    if (void* p = __libc_malloc(size == 0 ? 1 : size)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+    note_allocation();
+    return __libc_malloc(size == 0 ? 1 : size);
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
+void operator delete(void* p) noexcept { __libc_free(p); }
+void operator delete[](void* p) noexcept { __libc_free(p); }
+void operator delete(void* p, std::size_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { __libc_free(p); }
+
+namespace evring {
+namespace {
+
+using test::RingPair;
+
+struct Sample {
+    std::uint64_t a, b, c;
+};
+
+// The hot paths, exercised broadly: raw and typed writes, a reader that keeps
+// up (Success, NotReady), one that is lapped (Gap, Expired), payload copies,
+// flow filters, and enough wrapping to advance the payload window many times.
+// Returns a checksum so nothing is optimised away.
+std::uint64_t exercise_hot_paths(Recorder& recorder, const MappedRing& reader_ring, int rounds) {
+    Iterator keeping_up(reader_ring);
+    Iterator lagging(reader_ring);
+    FlowFilter filter;
+    filter.types.add(7);
+    filter.require_flow(1, 3);
+    EventDescriptor event{};
+    alignas(16) std::byte buffer[4096];
+    std::byte source[1024] = {};
+    std::uint64_t checksum = 0;
+    for (int i = 0; i < rounds; ++i) {
+        const std::size_t size = 16 + static_cast<std::size_t>(i % 64) * 16;
+        Reservation r = recorder.reserve(size);
+        r.descriptor().event_type = 7;
+        r.descriptor().content_ext[1] = static_cast<std::uint64_t>(i % 5);
+        std::memcpy(r.payload(), source, size);
+        recorder.commit(r);
+        Sample sample{static_cast<std::uint64_t>(i), 2, 3};
+        checksum += record(recorder, 9, {0, 3, 0, 0}, sample, std::span<const std::byte>(source, 8));
+        for (;;) {
+            const NextResult result = keeping_up.try_next(event);
+            if (result == NextResult::NotReady) break;
+            if (result == NextResult::Success && filter.matches(event) &&
+                copy_payload(reader_ring, event, buffer, sizeof buffer) == PayloadResult::Ok)
+                checksum += buffer[0] == std::byte{0} ? 1 : 0;
+        }
+        if (i % 1000 == 0 && lagging.try_next(event) == NextResult::Success)
+            checksum += static_cast<std::uint64_t>(copy_payload(reader_ring, event, buffer, sizeof buffer));
+        checksum += wall_clock_nanos() & 1;
+    }
+    return checksum + lagging.total_lost();
+}
+
+TEST(HotPath, AllocationCounterSeesAnAllocation) {
+    g_counting.store(true);
+    const long before = g_allocations.load();
+    void* p = std::malloc(32);
+    auto* q = new int(5);
+    g_counting.store(false);
+    std::free(p);
+    delete q;
+    EXPECT_EQ(g_allocations.load() - before, 2);
+}
+
+TEST(HotPath, WritingAndReadingAllocateNothing) {
+    RingPair rings(test::small_params(8, 16));
+    Recorder recorder(*rings.writer);
+    exercise_hot_paths(recorder, *rings.reader, 1000);  // warm-up: clock calibration etc.
+    g_counting.store(true);
+    const long before = g_allocations.load();
+    const std::uint64_t checksum = exercise_hot_paths(recorder, *rings.reader, 400'000);
+    g_counting.store(false);
+    EXPECT_EQ(g_allocations.load() - before, 0);
+    EXPECT_GT(checksum, 0u);
+}
+
+// Shared between the filtered child and the parent.
+struct SyscallLog {
+    std::atomic<long> count;
+    std::atomic<long> first_number;
+    std::atomic<int> finished;
+};
+SyscallLog* g_log = nullptr;
+
+void on_sigsys(int, siginfo_t* info, void*) {
+    // Relaxed: read by the parent after waitpid, which orders everything.
+    if (g_log->count.fetch_add(1, std::memory_order_relaxed) == 0)
+        g_log->first_number.store(info->si_syscall, std::memory_order_relaxed);
+}
+
+// Every system call but exit, exit_group and rt_sigreturn raises SIGSYS.
+bool install_trap_filter() {
+    sock_filter program[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit, 3, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit_group, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog fprog{static_cast<unsigned short>(sizeof program / sizeof program[0]), program};
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
+    return ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) == 0;
+}
+
+// Runs `body` in a child under the trap filter; returns the number of system
+// calls it attempted (or -1 when the filter could not be installed).
+template <class Body>
+long syscalls_made_by(Body body, long* first_number) {
+    void* shared = ::mmap(nullptr, sizeof(SyscallLog), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) return -1;
+    g_log = new (shared) SyscallLog{};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        struct sigaction action {};
+        action.sa_sigaction = on_sigsys;
+        action.sa_flags = SA_SIGINFO;
+        ::sigaction(SIGSYS, &action, nullptr);
+        if (!install_trap_filter()) ::_exit(3);
+        body();
+        g_log->finished.store(1, std::memory_order_relaxed);  // relaxed: see on_sigsys
+        ::syscall(SYS_exit_group, 0);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    long result = -1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && g_log->finished.load() == 1) {
+        result = g_log->count.load();
+        *first_number = g_log->first_number.load();
+    }
+    ::munmap(shared, sizeof(SyscallLog));
+    return result;
+}
+
+TEST(HotPath, SyscallTrapSeesASystemCall) {
+    long first = -1;
+    const long made = syscalls_made_by([] { ::syscall(SYS_getppid); }, &first);
+    ASSERT_GE(made, 0) << "could not run a child under a seccomp filter";
+    EXPECT_EQ(made, 1);
+    EXPECT_EQ(first, SYS_getppid);
+}
+
+void expect_no_syscalls_in_hot_paths() {
+    RingPair rings(test::small_params(8, 16));
+    Recorder recorder(*rings.writer);
+    exercise_hot_paths(recorder, *rings.reader, 1000);  // warm-up: clock calibration etc.
+    long first = -1;
+    const long made = syscalls_made_by(
+        [&] {
+            volatile std::uint64_t sink = exercise_hot_paths(recorder, *rings.reader, 400'000);
+            (void)sink;
+        },
+        &first);
+    ASSERT_GE(made, 0) << "could not run a child under a seccomp filter";
+    EXPECT_EQ(made, 0) << "first system call number: " << first;
+}
+
+TEST(HotPath, WritingAndReadingMakeNoSystemCallsWithTheTscClock) {
+    restart_wall_clock();
+    expect_no_syscalls_in_hot_paths();
+}
+
+TEST(HotPath, WritingAndReadingMakeNoSystemCallsWithTheRealtimeClock) {
+    ::setenv("EVRING_CLOCK", "realtime", 1);
+    restart_wall_clock();
+    expect_no_syscalls_in_hot_paths();
+    ::unsetenv("EVRING_CLOCK");
+    restart_wall_clock();
+}
+
+}  // namespace
+}  // namespace evring
