@@ -1,0 +1,166 @@
+// Writes the small seed corpus of every fuzz target into fuzz/corpus/<target>/
+// (run by `scripts/fuzz --seeds`; the output is committed). Seeds are real
+// rings, snapshots and recordings made with the library, cut down to what the
+// targets need: a ring file's header section start (the target pads the rest
+// with zeros), or the compact layout of reader_fuzz.cpp.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "evring/iterator.hpp"
+#include "evring/recorder.hpp"
+#include "evring/recording.hpp"
+#include "evring/ring.hpp"
+#include "evring/ring_extension.hpp"
+#include "evring/snapshot.hpp"
+
+namespace {
+
+using Bytes = std::vector<unsigned char>;
+
+void save(const std::string& dir, const std::string& name, const Bytes& bytes) {
+    const std::string path = dir + "/" + name;
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
+        std::perror(path.c_str());
+        std::exit(1);
+    }
+    std::fclose(f);
+}
+
+void append(Bytes& out, const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    out.insert(out.end(), b, b + n);
+}
+
+struct Ring {
+    int fd;
+    evring::MappedRing ring;
+};
+
+Ring make_ring(unsigned dshift, unsigned pshift, int events, std::uint32_t payload_size) {
+    const int fd = ::memfd_create("seed", MFD_CLOEXEC);
+    evring::RingParams params;
+    params.content_type = 1;
+    params.descriptor_shift = dshift;
+    params.payload_buf_shift = pshift;
+    if (!evring::initialize_ring_file(fd, params, "seed").ok()) std::exit(1);
+    auto ring = evring::MappedRing::map(fd, evring::Access::ReadWrite, "seed");
+    if (!ring) std::exit(1);
+    evring::Recorder recorder(*ring);
+    for (int i = 0; i < events; ++i) {
+        auto r = recorder.reserve(payload_size + static_cast<std::uint32_t>(i % 3));
+        r.descriptor().event_type = static_cast<std::uint16_t>(2 + i % 5);
+        std::memset(r.payload(), i & 0xff, r.descriptor().payload_size);
+        recorder.commit(r);
+    }
+    return Ring{fd, std::move(ring).value()};
+}
+
+// The file's first bytes: the RING01 header, then the script bytes the target reads.
+Bytes header_seed(const evring::MappedRing& ring, const Bytes& script) {
+    Bytes out(256, 0);
+    std::memcpy(out.data(), &ring.header(), sizeof(evring::RingHeader));
+    out.insert(out.end(), script.begin(), script.end());
+    return out;
+}
+
+Bytes reader_seed(const evring::MappedRing& ring, const Bytes& script) {
+    Bytes out;
+    const auto& c = ring.header().control;
+    append(out, &c.last_seqno, 8);
+    append(out, &c.next_payload_byte, 8);
+    append(out, &c.buffer_window_start, 8);
+    append(out, evring::extension_in(&ring.header()), 64);
+    append(out, ring.descriptors(), ring.layout().size.descriptor_capacity * 64);
+    append(out, ring.payload_buffer(), ring.layout().size.payload_buf_size);
+    out.insert(out.end(), script.begin(), script.end());
+    return out;
+}
+
+Bytes read_file(const std::string& path) {
+    Bytes out;
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) std::exit(1);
+    unsigned char buf[65536];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.insert(out.end(), buf, buf + n);
+    std::fclose(f);
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s <fuzz/corpus directory>\n", argv[0]);
+        return 2;
+    }
+    const std::string root = argv[1];
+    // Scripts: try_next many times; seek to 1 then read; read_descriptor; reset.
+    const Bytes walk = {3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    const Bytes mixed = {0, 4, 0, 5, 2, 0, 0, 0, 0, 0, 0, 0, 6, 7, 3, 60, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2};
+
+    Ring small = make_ring(6, 12, 10, 40);
+    Ring lapped = make_ring(6, 12, 150, 100);  // descriptors lapped, payload buffer wrapped
+    Ring larger = make_ring(10, 16, 3, 8);
+
+    const std::string map_dir = root + "/map_ring";
+    save(map_dir, "min_ring_walk", header_seed(small.ring, walk));
+    save(map_dir, "lapped_ring_mixed", header_seed(lapped.ring, mixed));
+    save(map_dir, "shift_10_16", header_seed(larger.ring, walk));
+    Bytes bad_magic = header_seed(small.ring, {});
+    bad_magic[0] = 'X';
+    save(map_dir, "bad_magic", bad_magic);
+    save(map_dir, "short_header", Bytes(bad_magic.begin() + 0, bad_magic.begin() + 100));
+
+    const std::string reader_dir = root + "/reader";
+    save(reader_dir, "ten_events_walk", reader_seed(small.ring, walk));
+    save(reader_dir, "lapped_mixed", reader_seed(lapped.ring, mixed));
+
+    // A snapshot (the whole tiny ring as one zstd frame: a few KiB).
+    const std::string snap_dir = root + "/snapshot";
+    const std::string tmp_snap = "/tmp/evring-seed-snapshot.zst";
+    {
+        const int out = ::open(tmp_snap.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        auto stats = evring::write_snapshot(small.ring, out, tmp_snap, {19});
+        ::close(out);
+        if (!stats) {
+            std::fprintf(stderr, "%s\n", stats.error().message().c_str());
+            return 1;
+        }
+        save(snap_dir, "ten_events", read_file(tmp_snap));
+        ::unlink(tmp_snap.c_str());
+    }
+
+    const std::string rec_dir = root + "/recording";
+    for (bool compress : {true, false}) {
+        const std::string tmp_rec = "/tmp/evring-seed-recording.evrec";
+        ::unlink(tmp_rec.c_str());
+        evring::RecordingOptions options;
+        options.compress = compress;
+        auto writer = evring::RecordingWriter::create(tmp_rec, small.ring.header(), options);
+        if (!writer) {
+            std::fprintf(stderr, "%s\n", writer.error().message().c_str());
+            return 1;
+        }
+        for (std::uint64_t s = 1; s <= 4; ++s) {
+            evring::EventDescriptor event{};
+            evring::Iterator it(small.ring);
+            if (!it.read_descriptor(s, event)) return 1;
+            std::byte* dst = writer->begin_event(event);
+            std::memcpy(dst, small.ring.payload_buffer() + (event.payload_buf_offset & small.ring.payload_mask()),
+                        event.payload_size);
+            if (!writer->end_event(true).ok()) return 1;
+        }
+        if (!writer->append_gap(5, 2).ok() || !writer->finish().ok()) return 1;
+        save(rec_dir, compress ? "four_events_zstd" : "four_events_raw", read_file(tmp_rec));
+        ::unlink(tmp_rec.c_str());
+    }
+    std::printf("seed corpus written under %s\n", root.c_str());
+    return 0;
+}
