@@ -111,6 +111,8 @@ Doorbell& Doorbell::operator=(Doorbell&& other) noexcept {
         fallback_reason_ = std::move(other.fallback_reason_);
         sleeps_ = other.sleeps_;
         poll_interval_ = other.poll_interval_;
+        min_sleep_interval_ = other.min_sleep_interval_;
+        last_futex_sleep_ = other.last_futex_sleep_;
     }
     return *this;
 }
@@ -140,6 +142,14 @@ bool Doorbell::wait(std::uint64_t next_seqno, std::chrono::nanoseconds timeout) 
 }
 
 bool Doorbell::sleep_on_futex(std::uint64_t next_seqno, std::chrono::nanoseconds timeout) noexcept {
+    // Rate bound: at most one futex sleep (hence one writer wake) per interval.
+    const auto now = monotonic_now();
+    if (now - last_futex_sleep_ < min_sleep_interval_) {
+        const timespec pause = to_timespec(std::min(min_sleep_interval_ - (now - last_futex_sleep_), timeout));
+        ::nanosleep(&pause, nullptr);
+        return true;  // the caller re-polls; the next wait may sleep on the futex
+    }
+    last_futex_sleep_ = now;
     std::atomic_ref<std::uint32_t> state(*word_);
     // Announce: seq_cst RMW, the reader's store of the Dekker pair.
     const std::uint32_t announced = state.fetch_or(1u, std::memory_order_seq_cst) | 1u;

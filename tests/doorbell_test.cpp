@@ -80,6 +80,19 @@ TEST(Doorbell, WaitWithNothingCommittedReturnsFalseAfterTheTimeout) {
     EXPECT_EQ(doorbell_value(*rings.reader) & 1u, 1u) << "the sleep stays announced";
 }
 
+TEST(Doorbell, ASecondSleepWithinTheMinimumIntervalDoesNotAnnounceItself) {
+    test::RingPair rings;
+    Recorder recorder(*rings.writer);
+    Doorbell bell = Doorbell::attach(*rings.reader);
+    bell.set_min_sleep_interval(1h);
+    EXPECT_FALSE(bell.wait(1, 1ms));  // the first sleep announces and times out
+    commit_one(recorder);             // wakes: clears the announcement, epoch 1
+    ASSERT_EQ(doorbell_value(*rings.reader), 2u);
+    EXPECT_TRUE(bell.wait(2, 1ms)) << "a rate-limited wait asks the caller to re-poll";
+    EXPECT_EQ(doorbell_value(*rings.reader), 2u) << "no announcement, so no writer wake";
+    EXPECT_EQ(bell.sleeps(), 1u);
+}
+
 TEST(Doorbell, CommitsWithoutSleepersLeaveTheDoorbellLineUnwritten) {
     test::RingPair rings;
     Recorder recorder(*rings.writer);

@@ -27,6 +27,13 @@
 //   reader goes to sleep; it makes a system call only when a reader announced
 //   it is asleep, and then only the first writer to see the announcement does
 //   (one FUTEX_WAKE per sleep, whatever the number of writers or sleepers).
+// - Bounded wake rate: a Doorbell sleeps on the futex at most once per
+//   min_sleep_interval (default 100 us). Asked to wait again sooner, it
+//   sleeps out the rest of the interval with nanosleep, without announcing
+//   itself, and returns true so the caller re-polls. So each reader costs the
+//   writers at most 1 / min_sleep_interval FUTEX_WAKEs per second (10,000 by
+//   default) however fast events come, and a reader that is kept busy never
+//   sleeps at all.
 // - The sleep is a FUTEX_WAIT on the doorbell word of the ring's extension
 //   block (ring_extension.hpp), with the shared (non-private) futex ops, so
 //   readers and writers may be different processes. A reader needs write
@@ -116,6 +123,8 @@ public:
     std::uint64_t sleeps() const noexcept { return sleeps_; }
     // Polling mode's sleep between looks (default 1 ms).
     void set_poll_interval(std::chrono::nanoseconds interval) noexcept { poll_interval_ = interval; }
+    // Futex mode's minimum time between two futex sleeps (see the contract).
+    void set_min_sleep_interval(std::chrono::nanoseconds interval) noexcept { min_sleep_interval_ = interval; }
 
 private:
     explicit Doorbell(const MappedRing& ring) noexcept : ring_(&ring) {}
@@ -130,6 +139,8 @@ private:
     std::string fallback_reason_;
     std::uint64_t sleeps_ = 0;
     std::chrono::nanoseconds poll_interval_ = std::chrono::milliseconds(1);
+    std::chrono::nanoseconds min_sleep_interval_ = std::chrono::microseconds(100);
+    std::chrono::nanoseconds last_futex_sleep_{-std::chrono::hours(1)};  // monotonic
 };
 
 // One-shot form for callers without a long-lived reader: attaches, waits and
