@@ -147,7 +147,8 @@ std::vector<pid_t> RingReader::writer_pids() const {
 bool RingReader::writer_alive() const { return any_writer_alive(fd_); }
 
 Result<std::vector<RingFileInfo>> list_rings(std::string_view directory) {
-    const std::string dir(directory);
+    std::string dir(directory);
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();  // "d/" lists as "d/<file>"
     int dirfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0) return Error::from_errno(errno, "opening ring directory '" + dir + "'");
     // fdopendir takes ownership of its own descriptor; we keep dirfd for openat.

@@ -180,6 +180,18 @@ TEST(RingWriter, RefusesADirectoryAtTheRingPath) {
     EXPECT_EQ(reader.error().errno_value(), EISDIR);
 }
 
+TEST(RingWriter, RefusesAFifoAtTheRingPathWithoutBlocking) {
+    TempDir dir;
+    ASSERT_EQ(::mkfifo(dir.file("ring").c_str(), 0644), 0);
+    auto writer = create(dir.file("ring"));
+    ASSERT_FALSE(writer.ok());
+    EXPECT_NE(writer.error().message().find("is not a regular file"), std::string::npos)
+        << writer.error().message();
+    auto reader = RingReader::open(dir.file("ring"));
+    ASSERT_FALSE(reader.ok());
+    EXPECT_NE(reader.error().message().find("is not a regular file"), std::string::npos);
+}
+
 TEST(RingWriter, RefusesToReplaceAFileThatIsNotARing) {
     TempDir dir;
     const std::string path = dir.file("notes.txt");
@@ -289,7 +301,7 @@ TEST(ListRings, ReportsRingsZombiesAndStrangersButNotLiveTemporaries) {
     ASSERT_EQ(::flock(temp_fd, LOCK_EX), 0);
     { std::ofstream(dir.file("dead.4194303")) << ""; }
 
-    auto listed = list_rings(dir.path());
+    auto listed = list_rings(dir.path() + "/");
     ::close(temp_fd);
     ASSERT_TRUE(listed.ok()) << listed.error().message();
     ASSERT_EQ(listed->size(), 4u);
