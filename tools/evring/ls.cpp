@@ -80,8 +80,9 @@ int run_ls(const LsOptions& options) {
                           ring.error.c_str());
         } else {
             const RingHeader& h = *ring.header;
-            const std::string content = std::to_string(h.content_type) + " " +
-                                        std::string(content_type_name(h.content_type));
+            const std::string_view name = content_type_name(h.content_type);
+            const std::string content = std::to_string(h.content_type) +
+                                        (name == "application-defined" ? "" : " " + std::string(name));
             std::snprintf(line, sizeof line, "%-24s %-12s %11llu %10s %12llu %-12s %s\n",
                           name_of(ring.path).c_str(), content.c_str(),
                           static_cast<unsigned long long>(h.size.descriptor_capacity),

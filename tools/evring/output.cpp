@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <ctime>
 
 namespace evring::cli {
@@ -102,7 +103,17 @@ std::string human_bytes(std::uint64_t bytes) {
         value /= 1024;
         ++unit;
     }
-    return std::to_string(value) + " " + kUnits[unit];
+    if (value < 1024 || unit == 4) return std::to_string(value) + " " + kUnits[unit];
+    // Not a whole number of any larger unit: one decimal of the largest that fits.
+    double scaled = static_cast<double>(bytes);
+    unit = 0;
+    while (unit < 4 && scaled >= 1024) {
+        scaled /= 1024;
+        ++unit;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f %s", scaled, kUnits[unit]);
+    return text;
 }
 
 }  // namespace evring::cli
