@@ -1,6 +1,9 @@
 // Where ring names resolve: mountinfo parsing, the hugetlbfs mount, the
 // EVRING_RING_DIR override and the /dev/shm fallback.
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
@@ -206,19 +209,21 @@ TEST(ResolveRingPath, RejectsEmptyAndDotNames) {
     EXPECT_NE(dot.error().message().find("'..' is not a valid ring name"), std::string::npos);
 }
 
-TEST(DefaultRingDirectory, UsesTheRealHugetlbfsMount) {
+// The first writable hugetlbfs mount of the default page size, or "".
+std::string real_hugetlbfs_mount() {
     auto mountinfo = read_text_file("/proc/self/mountinfo");
-    ASSERT_TRUE(mountinfo.ok());
     auto meminfo = read_text_file("/proc/meminfo");
-    ASSERT_TRUE(meminfo.ok());
+    if (!mountinfo || !meminfo) return {};
     auto default_size = parse_default_huge_page_size(*meminfo);
-    std::string mount;
     for (const MountEntry& e : parse_mountinfo(*mountinfo))
         if (e.fs_type == "hugetlbfs" && mount_page_size(e).value_or(0) == default_size.value_or(1) &&
-            ::access(e.mount_point.c_str(), W_OK) == 0) {
-            mount = e.mount_point;
-            break;
-        }
+            ::access(e.mount_point.c_str(), W_OK) == 0)
+            return e.mount_point;
+    return {};
+}
+
+TEST(DefaultRingDirectory, UsesTheRealHugetlbfsMount) {
+    const std::string mount = real_hugetlbfs_mount();
     if (mount.empty()) GTEST_SKIP() << "no writable hugetlbfs mount for the default huge page size";
     DirectoryOptions options;
     options.read_environment = false;  // ignore any EVRING_RING_DIR of the caller
@@ -230,6 +235,64 @@ TEST(DefaultRingDirectory, UsesTheRealHugetlbfsMount) {
     struct statfs fs {};
     ASSERT_EQ(::statfs(found->path.c_str(), &fs), 0);
     EXPECT_EQ(static_cast<std::uint64_t>(fs.f_type), HUGETLBFS_MAGIC);
+}
+
+constexpr const char* kLongMountChildEnv = "EVRING_FILES_TEST_LONG_MOUNT_CHILD";
+
+// Runs only as the re-executed child of the next test, inside a mount
+// namespace holding a mount line too long for libhugetlbfs.
+TEST(LongMountLineChild, ResolvesWithoutLoadingLibhugetlbfs) {
+    const char* expected = std::getenv(kLongMountChildEnv);
+    if (expected == nullptr) GTEST_SKIP() << "runs only as the child of StaysQuietWithAMountLineTooLongForLibhugetlbfs";
+    DirectoryOptions options;
+    options.read_environment = false;
+    auto found = default_ring_directory(options);
+    ASSERT_TRUE(found.ok()) << found.error().message();
+    EXPECT_EQ(found->path, expected);
+    EXPECT_TRUE(found->hugetlbfs);
+    EXPECT_EQ(::dlopen("libhugetlbfs.so.0", RTLD_NOW | RTLD_NOLOAD), nullptr)
+        << "libhugetlbfs was loaded although a mount line is too long for it";
+}
+
+TEST(DefaultRingDirectory, StaysQuietWithAMountLineTooLongForLibhugetlbfs) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a mount namespace";
+    const std::string mount = real_hugetlbfs_mount();
+    if (mount.empty()) GTEST_SKIP() << "no writable hugetlbfs mount for the default huge page size";
+    TempDir dir;
+    std::string long_path = dir.path();
+    for (int i = 0; i < 10; ++i) long_path += "/" + std::string(200, static_cast<char>('a' + i));
+    int err[2];
+    ASSERT_EQ(::pipe(err), 0);
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        if (::unshare(CLONE_NEWNS) != 0) ::_exit(90);
+        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(91);
+        std::string made;
+        for (std::size_t at = 1; at != std::string::npos; at = long_path.find('/', at + 1)) {
+            made = long_path.substr(0, long_path.find('/', at + 1));
+            ::mkdir(made.c_str(), 0755);
+        }
+        if (::mount("none", long_path.c_str(), "tmpfs", 0, nullptr) != 0) ::_exit(92);
+        std::string expected = mount + "/event-rings";
+        ::setenv(kLongMountChildEnv, expected.c_str(), 1);
+        int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, 1);
+        ::dup2(err[1], 2);
+        ::execl("/proc/self/exe", "files_directory_test",
+                "--gtest_filter=LongMountLineChild.ResolvesWithoutLoadingLibhugetlbfs", nullptr);
+        ::_exit(93);
+    }
+    ::close(err[1]);
+    std::string printed;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) printed.append(buf, static_cast<std::size_t>(n));
+    ::close(err[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "the child failed (90-93: setup step; 1: its test)";
+    EXPECT_EQ(printed, "") << "nothing may be printed on stderr";
 }
 
 }  // namespace
