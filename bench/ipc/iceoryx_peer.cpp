@@ -4,6 +4,7 @@
 // The reader busy-polls take(), the way iceoryx's own latency benchmark does;
 // its queue keeps the newest 256 samples, so a slow reader loses the oldest,
 // counted from gaps in the sequence numbers.
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -105,6 +106,8 @@ int run_reader(const PeerOptions& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // iceoryx logs its runtime registration on stderr; the table is on stdout.
+    if (std::freopen("/dev/null", "w", stderr) == nullptr) return 2;
     const PeerOptions options = parse_peer_options(argc, argv, 1);
     return options.text("role") == "writer" ? run_writer(options) : run_reader(options);
 }
