@@ -60,7 +60,13 @@ Result<Input> open_input(std::string_view typed, const InputOptions& options) {
     if (!zstd) return std::move(zstd).context("opening " + where).error();
     if (*zstd) {
         auto loaded = load_snapshot(input.path, {options.max_snapshot_size});
-        if (!loaded) return std::move(loaded).context("opening " + where).error();
+        if (!loaded) {
+            Error error = std::move(loaded).error();
+            error.context("opening " + where);
+            if (error.errno_value() == EFBIG)
+                return Error(EFBIG, error.message() + " (raise it with --max-snapshot-size)");
+            return error;
+        }
         input.kind = InputKind::Snapshot;
         input.snapshot.emplace(std::move(loaded).value());
         return input;

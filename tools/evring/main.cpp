@@ -61,7 +61,7 @@ std::vector<std::string> join_negative_values(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"evring: inspect, follow, snapshot and record event rings"};
+    CLI::App app{"evring: inspect, follow, snapshot and record event rings", "evring"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "evring 0.1.0");
 
@@ -85,9 +85,11 @@ int main(int argc, char** argv) {
                           "@EPOCH, -5s)");
     watch_cmd->add_option("--until", watch.until, "Stop after this SEQNO or TIME");
     watch_cmd->add_option("--count", watch.count, "Stop after printing N events");
-    watch_cmd->add_option("--type", watch.types, "Only this event type (name or number; repeatable)");
+    watch_cmd->add_option("--type", watch.types, "Only this event type (name or number; repeatable)")
+        ->allow_extra_args(false);
     watch_cmd->add_option("--flow", watch.flows, "Only events with content_ext[INDEX] == VALUE (repeatable)")
-        ->type_name("INDEX=VALUE");
+        ->type_name("INDEX=VALUE")
+        ->allow_extra_args(false);
     watch_cmd->add_option("--format", watch.format, "text (default), hex or jsonl")
         ->check(CLI::IsMember({"text", "hex", "jsonl"}));
     add_size_option(watch_cmd, "--max-snapshot-size", watch.max_snapshot_size,
