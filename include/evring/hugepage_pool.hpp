@@ -41,7 +41,8 @@ Result<HugePagePool> read_huge_page_pool(std::uint64_t page_size,
 std::string pool_shortage_message(std::string_view path, std::uint64_t file_size,
                                   const HugePagePool& pool);
 
-// Parses "Key:   123 kB" style meminfo text; nullopt-like 0 with found=false.
+// Finds "Key:   123 [kB]" in meminfo text and stores the number in `value`;
+// false when the key is missing or not followed by a number.
 bool meminfo_value(std::string_view text, std::string_view key, std::uint64_t& value);
 
 }  // namespace evring
