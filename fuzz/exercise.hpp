@@ -11,7 +11,10 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "evring/doorbell.hpp"
@@ -25,6 +28,15 @@ namespace evring::fuzz {
     do {                        \
         if (!(cond)) __builtin_trap(); \
     } while (0)
+
+// With EVRING_FUZZ_TALLY set (scripts/fuzz sets it when replaying the corpus),
+// each input prints whether it was accepted, or the error it was rejected with.
+inline void tally(const char* target, const std::string* rejection) {
+    static const bool enabled = std::getenv("EVRING_FUZZ_TALLY") != nullptr;
+    if (!enabled) return;
+    if (rejection == nullptr) std::fprintf(stderr, "evring-fuzz %s: accepted\n", target);
+    else std::fprintf(stderr, "evring-fuzz %s: rejected: %s\n", target, rejection->c_str());
+}
 
 class Script {
 public:

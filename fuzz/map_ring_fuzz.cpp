@@ -39,8 +39,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ::close(fd);
     if (!ring) {
         EVRING_FUZZ_CHECK(!ring.error().message().empty());
+        evring::fuzz::tally("map_ring", &ring.error().message());
         return 0;
     }
+    evring::fuzz::tally("map_ring", nullptr);
     // What follows the header (and is zero padding beyond the input) drives the reader.
     const std::size_t script_at = size > 256 ? 256 : size;
     evring::fuzz::Script script(data + script_at, size - script_at);

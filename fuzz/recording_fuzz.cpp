@@ -20,8 +20,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!reader) {
         ::unlink(path.c_str());
         EVRING_FUZZ_CHECK(!reader.error().message().empty());
+        evring::fuzz::tally("recording", &reader.error().message());
         return 0;
     }
+    evring::fuzz::tally("recording", nullptr);
     evring::Record record;
     for (int i = 0; i < 10'000; ++i) {
         auto status = reader->next(record);

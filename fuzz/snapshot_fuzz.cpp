@@ -23,8 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ::unlink(path.c_str());
     if (!loaded) {
         EVRING_FUZZ_CHECK(!loaded.error().message().empty());
+        evring::fuzz::tally("snapshot", &loaded.error().message());
         return 0;
     }
+    evring::fuzz::tally("snapshot", nullptr);
     evring::fuzz::Script script(data, size > 64 ? 64 : size);
     evring::fuzz::exercise_reader(loaded->ring, script, 128);
     return 0;
