@@ -18,7 +18,12 @@ constexpr std::chrono::microseconds kLongestSleep{5000};
 
 }  // namespace
 
-void wait_for_more(const Iterator& /*it*/, FollowState& state) {
+void wait_for_more(const Iterator& it, FollowState& state) {
+    if (!state.doorbell) state.doorbell.emplace(Doorbell::attach(it.ring()));
+    if (state.doorbell->mode() == Doorbell::Mode::Futex) {
+        state.doorbell->wait(it.next_seqno(), std::chrono::milliseconds(100));
+        return;
+    }
     state.backoff = state.backoff.count() == 0 ? kFirstSleep
                                                : std::min(state.backoff * 2, kLongestSleep);
     std::this_thread::sleep_for(state.backoff);

@@ -2,9 +2,11 @@
 //
 // Contract:
 // - wait_for_more is the one place a reader that caught up with the writers
-//   waits. Today it sleeps with exponential backoff (20 us doubling to 5 ms,
-//   reset by FollowState::made_progress); a futex doorbell wait can replace
-//   its body without touching any caller.
+//   waits. On a ring whose writers ring the doorbell (evring/doorbell.hpp) it
+//   sleeps on the ring's futex until a commit, at most 100 ms at a time (so
+//   the callers' stop and writer checks keep running); otherwise it sleeps
+//   with exponential backoff (20 us doubling to 5 ms, reset by
+//   FollowState::made_progress).
 // - install_stop_handlers makes SIGINT, SIGTERM and SIGHUP set a flag that
 //   stop_requested() reports (the loops finish cleanly: flush, summary, end
 //   marker). SIGPIPE is ignored so a closed pipe shows up as EPIPE on write.
@@ -17,7 +19,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
+#include "evring/doorbell.hpp"
 #include "evring/files.hpp"
 #include "evring/iterator.hpp"
 
@@ -25,6 +29,7 @@ namespace evring::cli {
 
 struct FollowState {
     std::chrono::microseconds backoff{0};
+    std::optional<Doorbell> doorbell;  // attached on the first wait
     void made_progress() noexcept { backoff = std::chrono::microseconds{0}; }
 };
 
