@@ -291,10 +291,27 @@ SnapshotStats copy_consistent(const MappedRing& ring, std::byte* copy) {
     const std::uint64_t next_byte =
         std::atomic_ref<std::uint64_t>(control.next_payload_byte).load(std::memory_order_relaxed);
 
+    // A seqno we failed to read whose slot has since been handed to seqno +
+    // capacity was overwritten during the copy. A ring's readable events are
+    // one contiguous range (apart from reservations still in flight), so
+    // everything older than the newest such loss is dropped too: the copy is
+    // then a state the ring could really have been in.
+    const std::uint64_t newest_after = it.newest_seqno();
+    const std::uint64_t capacity = layout.size.descriptor_capacity;
+    std::uint64_t lapped_up_to = 0;
+    for (std::uint64_t s = oldest; s <= newest; ++s) {
+        if (slots[(s - 1) & ring.descriptor_mask()].words[0] == s) continue;
+        if (s + capacity <= newest_after) lapped_up_to = s;
+    }
     std::uint64_t kept_end = window;
     for (std::uint64_t s = oldest; s <= newest; ++s) {
         DescriptorSlot& slot = slots[(s - 1) & ring.descriptor_mask()];
         if (slot.words[0] != s) continue;
+        if (s < lapped_up_to) {
+            slot = DescriptorSlot{};
+            ++stats.dropped_descriptors;
+            continue;
+        }
         const auto event = std::bit_cast<EventDescriptor>(slot);
         const std::uint64_t end = event.payload_buf_offset + event.payload_size;
         if (event.payload_size > layout.size.payload_buf_size || end > next_byte) {

@@ -8,7 +8,9 @@
 // Contract:
 // - write_snapshot copies a live ring into private memory, then fixes up the
 //   copy so it holds only committed events read consistently (seqlock reads):
-//   every other descriptor slot is zeroed, last_seqno is the newest kept
+//   every other descriptor slot is zeroed (and, when the writers overwrote an
+//   event while it was being copied, every event older than it too, so the
+//   kept events form one range as in a real ring), last_seqno is the newest kept
 //   event, next_payload_byte the end of the newest kept payload and
 //   buffer_window_start the window as seen after the payload bytes were
 //   copied, so a kept event whose payload was overwritten during the copy
@@ -59,7 +61,7 @@ Status check_missing_tail(const RingHeader& header, std::uint64_t actual_size);
 
 struct SnapshotStats {
     std::uint64_t kept_events = 0;          // consistent committed descriptors
-    std::uint64_t dropped_descriptors = 0;  // slots in range but not committed/consistent
+    std::uint64_t dropped_descriptors = 0;  // in range but not committed, torn or overwritten
     std::uint64_t expired_payloads = 0;     // kept events whose payload was overwritten
     std::uint64_t oldest_seqno = 0;         // 0 when nothing was kept
     std::uint64_t newest_seqno = 0;

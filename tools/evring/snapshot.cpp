@@ -44,7 +44,7 @@ int run_snapshot(const SnapshotOptions& options) {
     const SnapshotStats& s = *stats;
     std::fprintf(stderr,
                  "evring: snapshot of %s written to %s: %" PRIu64 " events (seqno %" PRIu64
-                 "..%" PRIu64 "), %" PRIu64 " uncommitted or inconsistent descriptors dropped, %" PRIu64
+                 "..%" PRIu64 "), %" PRIu64 " descriptors dropped (uncommitted, torn or overwritten while copying), %" PRIu64
                  " payloads already expired; %s -> %" PRIu64 " bytes\n",
                  input->path.c_str(), options.output.c_str(), s.kept_events, s.oldest_seqno,
                  s.newest_seqno, s.dropped_descriptors, s.expired_payloads,
