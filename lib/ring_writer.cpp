@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -255,6 +256,11 @@ Result<RingWriter> RingWriter::create(const RingConfig& config, const RingParams
     if (!dirfd) return std::move(dirfd).context("creating ring").error();
     FdGuard dir{*dirfd};
 
+    // Threads of one process share the temporary name <name>.<pid>: one
+    // creation at a time per process keeps them from taking each other's
+    // temporary file for a stale one.
+    static std::mutex creating;
+    std::lock_guard<std::mutex> one_at_a_time(creating);
     auto owned = options.mode == WriterMode::Exclusive
                      ? create_exclusive(dir.fd, split->name, params, options, *path)
                      : join_shared(dir.fd, split->name, params, options, *path);

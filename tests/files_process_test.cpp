@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
+#include <thread>
+#include <vector>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -209,6 +212,23 @@ TEST(SharedWriters, TwoProcessesShareARingAndTheLastToLeaveRemovesIt) {
     EXPECT_EQ(exit_code_of(child), 0);
     EXPECT_FALSE(exists(path));
     EXPECT_FALSE(reader->writer_alive());
+}
+
+TEST(SharedWriters, ThreadsOfOneProcessAllJoinOneRing) {
+    TempDir dir;
+    const std::string path = dir.file("ring");
+    constexpr int kThreads = 4;
+    std::vector<std::optional<Result<RingWriter>>> writers(kThreads);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i)
+        threads.emplace_back([&, i] { writers[i].emplace(create(path, WriterMode::Shared)); });
+    for (auto& t : threads) t.join();
+    int created = 0;
+    for (auto& w : writers) {
+        ASSERT_TRUE(w->ok()) << w->error().message();
+        created += (*w)->created();
+    }
+    EXPECT_EQ(created, 1);
 }
 
 TEST(ReadOnlyReader, SeesTheWriterWithOnlyReadPermission) {
