@@ -30,7 +30,7 @@ void record_one(Recorder& recorder, const std::byte* source, std::size_t size, s
 
 int run_evring_writer(const PeerOptions& options) {
     const MappedRing ring = bench::map_ring(options.text("path"), Access::ReadWrite);
-    Recorder recorder(ring);
+    Recorder recorder(ring, options.text("sharing") == "exclusive" ? WriterSharing::Exclusive : WriterSharing::Shared);
     const std::size_t size = std::max<std::size_t>(options.count("size", 64), sizeof(MessageHead));
     const std::uint64_t events = options.count("events", 1'000'000);
     const std::uint64_t batches = std::max<std::uint64_t>(options.count("batches", 1), 1);

@@ -95,6 +95,13 @@ int run_comparison(const Options& options) {
     print_header(("evring, ring on " + shm + " (4 KiB pages), 2^20 descriptors, 256 MiB payload").c_str());
     RunResult alone = run_evring(shm, spec(64, flat_events, 0, 0, false));
     print_row("64 B, 0 readers", alone);
+    RunSpec exclusive_spec = spec(64, flat_events, 0, 0, false);
+    exclusive_spec.exclusive = true;
+    RunResult alone_exclusive = run_evring(shm, exclusive_spec);
+    print_row("64 B, 0 readers, Exclusive writer", alone_exclusive);
+    exclusive_spec.readers = 1;
+    RunResult one_exclusive = run_evring(shm, exclusive_spec);
+    print_row("64 B, 1 reader, Exclusive writer", one_exclusive);
     RunResult one = run_evring(shm, spec(64, flat_events, 0, 1, false));
     print_row("64 B, 1 reader, writer flat out", one);
     RunResult two = run_evring(shm, spec(64, flat_events, 0, 2, false));
@@ -173,6 +180,8 @@ int run_comparison(const Options& options) {
             << "  \"events_per_s_1kib\": " << json_number(value(kib.readers.at(0), "reader_events_per_s")) << ",\n"
             << "  \"ratio_vs_pipe\": " << json_number(evring_rate / pipe_rate) << ",\n"
             << "  \"ratio_vs_iceoryx\": " << json_number(evring_rate / iceoryx_rate) << ",\n"
+            << "  \"writer_ns_per_event_64b_exclusive\": " << json_number(value(alone_exclusive.writer, "writer_ns_per_event")) << ",\n"
+            << "  \"reader_events_per_s_64b_exclusive_writer\": " << json_number(value(one_exclusive.readers.at(0), "reader_events_per_s")) << ",\n"
             << "  \"writer_ns_per_event_64b_1_reader\": " << json_number(value(one.writer, "writer_ns_per_event")) << ",\n"
             << "  \"writer_ns_per_event_64b_2_readers\": " << json_number(value(two.writer, "writer_ns_per_event")) << ",\n"
             << "  \"lost_events_1kib_at_6_5m_per_s\": " << json_number(value(kib_paced.readers.at(0), "lost")) << ",\n"

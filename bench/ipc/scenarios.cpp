@@ -54,7 +54,7 @@ long mq_message_limit() {
 RunResult run_evring(const std::string& dir, const RunSpec& spec) {
     const std::string path = dir + "/evring-ipc-" + std::to_string(::getpid());
     bench::create_ring(path, bench::bench_params(20, 28));
-    const auto words = with(spec_words(spec), {"path=" + path});
+    const auto words = with(spec_words(spec), {"path=" + path, spec.exclusive ? "sharing=exclusive" : "sharing=shared"});
     std::vector<std::vector<std::string>> readers(static_cast<std::size_t>(spec.readers),
                                                   with({"evring-reader"}, words));
     RunResult result = run_peers(readers, with({"evring-writer", "batches=10"}, words), {});

@@ -17,6 +17,7 @@ struct RunSpec {
     double rate = 0;       // events per second; 0: flat out
     int readers = 1;
     bool latency = false;  // readers record per-event latency (use a paced rate)
+    bool exclusive = false;  // evring: the writer uses WriterSharing::Exclusive
 };
 
 struct RunResult {

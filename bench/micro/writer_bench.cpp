@@ -26,17 +26,24 @@ using evring::bench::ScratchRing;
 std::unique_ptr<ScratchRing> g_ring;
 std::unique_ptr<evring::Recorder> g_recorder;
 
-void make_ring(const benchmark::State& state, unsigned dshift, unsigned pshift, bool doorbell = true) {
+void make_ring(const benchmark::State& state, unsigned dshift, unsigned pshift, bool doorbell = true,
+               evring::WriterSharing sharing = evring::WriterSharing::Shared) {
     if (state.thread_index() != 0) return;
     g_ring = std::make_unique<ScratchRing>("/dev/shm", evring::bench::bench_params(dshift, pshift));
     // Without the feature bit the recorder does not ring the doorbell, as for
     // a ring made by another RING01 implementation.
     if (!doorbell) evring::write_ring_extension(&g_ring->writer().header(), 0);
-    g_recorder = std::make_unique<evring::Recorder>(g_ring->writer());
+    g_recorder = std::make_unique<evring::Recorder>(g_ring->writer(), sharing);
 }
 void setup_ring(const benchmark::State& state) { make_ring(state, 20, 28); }
 void setup_small_ring(const benchmark::State& state) { make_ring(state, 12, 20); }
 void setup_ring_without_doorbell(const benchmark::State& state) { make_ring(state, 20, 28, false); }
+void setup_exclusive(const benchmark::State& state) {
+    make_ring(state, 20, 28, true, evring::WriterSharing::Exclusive);
+}
+void setup_exclusive_without_doorbell(const benchmark::State& state) {
+    make_ring(state, 20, 28, false, evring::WriterSharing::Exclusive);
+}
 
 void teardown_ring(const benchmark::State& state) {
     if (state.thread_index() != 0) return;
@@ -100,6 +107,20 @@ BENCHMARK(BM_ReserveCopyCommit)
     ->Threads(1)
     ->UseRealTime();
 BENCHMARK(BM_ReserveCommitOnly)
+    ->Name("BM_ReserveCommitOnly/Exclusive")
+    ->Setup(setup_exclusive)
+    ->Teardown(teardown_ring)
+    ->Threads(1)
+    ->UseRealTime();
+BENCHMARK(BM_ReserveCopyCommit)
+    ->Name("BM_ReserveCopyCommit/Exclusive")
+    ->Setup(setup_exclusive)
+    ->Teardown(teardown_ring)
+    ->RangeMultiplier(4)
+    ->Range(16, 65536)
+    ->Threads(1)
+    ->UseRealTime();
+BENCHMARK(BM_ReserveCommitOnly)
     ->Name("BM_ReserveCommitOnly/CacheResident")
     ->Setup(setup_small_ring)
     ->Teardown(teardown_ring)
@@ -144,6 +165,18 @@ BENCHMARK(BM_ReserveCommitFieldLoads)->Setup(setup_ring)->Teardown(teardown_ring
 BENCHMARK(BM_ReserveCommitFieldLoads)
     ->Name("BM_ReserveCommitFieldLoads/NoDoorbell")
     ->Setup(setup_ring_without_doorbell)
+    ->Teardown(teardown_ring)
+    ->Threads(1)
+    ->UseRealTime();
+BENCHMARK(BM_ReserveCommitFieldLoads)
+    ->Name("BM_ReserveCommitFieldLoads/Exclusive")
+    ->Setup(setup_exclusive)
+    ->Teardown(teardown_ring)
+    ->Threads(1)
+    ->UseRealTime();
+BENCHMARK(BM_ReserveCommitFieldLoads)
+    ->Name("BM_ReserveCommitFieldLoads/Exclusive/NoDoorbell")
+    ->Setup(setup_exclusive_without_doorbell)
     ->Teardown(teardown_ring)
     ->Threads(1)
     ->UseRealTime();

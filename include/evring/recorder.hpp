@@ -15,8 +15,9 @@
 //
 // Contract:
 // - reserve() takes the timestamp, hands out the next sequence number and
-//   16-byte-aligned payload space with one atomic fetch-add each, and never
-//   blocks, waits for readers, allocates or makes a system call.
+//   16-byte-aligned payload space with one atomic fetch-add each (an
+//   Exclusive recorder: a plain load and store each), and never blocks, waits
+//   for readers, allocates or makes a system call.
 // - The caller fills event_type, content_ext and the payload; seqno,
 //   payload_size, payload_buf_offset and record_epoch_nanos are set by
 //   reserve() and must not be changed.
@@ -26,6 +27,10 @@
 //
 // Thread safety: a Recorder may be shared by any number of threads, and any
 // number of processes may record into one ring, each with its own Recorder.
+// The exception is WriterSharing::Exclusive: the caller promises that this
+// recorder, used from one thread at a time, is the ring's only writer (for
+// instance a RingWriter holding the ring exclusively); the ring stays
+// readable by every reader, but a second writer would corrupt it.
 // The protocol is documented in recorder_inline.hpp and docs/format.md.
 #pragma once
 
@@ -59,15 +64,25 @@ public:
 
 private:
     friend class Recorder;
+    // Used by Recorder::reserve, which sets every field of `staged` itself.
+    Reservation(const EventDescriptor& staged, DescriptorSlot* slot, std::byte* payload) noexcept
+        : staged_(staged), slot_(slot), payload_(payload) {}
+
     EventDescriptor staged_{};
     DescriptorSlot* slot_ = nullptr;
     std::byte* payload_ = nullptr;
 };
 
+// Whether a Recorder shares its ring with other writers.
+enum class WriterSharing {
+    Shared,     // any number of writers: reserve() uses atomic read-modify-writes
+    Exclusive,  // the only writer, one thread at a time: plain loads and stores
+};
+
 class Recorder {
 public:
     // `ring` must be mapped ReadWrite and outlive the recorder.
-    explicit Recorder(const MappedRing& ring) noexcept;
+    explicit Recorder(const MappedRing& ring, WriterSharing sharing = WriterSharing::Shared) noexcept;
 
     [[nodiscard]] Reservation reserve(std::uint64_t payload_size) noexcept;
     void commit(const Reservation& reservation) noexcept;
@@ -94,6 +109,7 @@ private:
     std::uint64_t payload_mask_;
     std::uint64_t window_increment_;
     std::uint64_t max_payload_size_;
+    bool exclusive_;
     // Rung after every commit when the ring announces a doorbell (doorbell.hpp);
     // null otherwise. Initialised from ring_, which is declared first.
     std::uint32_t* doorbell_ = writer_doorbell_word(*ring_);

@@ -7,6 +7,10 @@
 //     number only has to be unique; publication happens through the slot.
 //   - next_payload_byte: bumped by fetch_add by every reservation, relaxed for
 //     the same reason. Virtual offsets never wrap; bytes live at offset mod size.
+//   - An Exclusive recorder is by contract the only writer, so it bumps both
+//     with a relaxed load and a relaxed store: the values readers see are the
+//     same, and it saves the two locked instructions (each of which also
+//     waits for the previous event's stores to drain; docs/performance.md).
 //   - buffer_window_start: raised (never lowered) by the writer whose payload
 //     would overwrite bytes below it, with a CAS loop, in steps of the window
 //     increment so the line changes rarely. Invariant: every virtual byte
@@ -36,7 +40,7 @@
 
 namespace evring {
 
-inline Recorder::Recorder(const MappedRing& ring) noexcept
+inline Recorder::Recorder(const MappedRing& ring, WriterSharing sharing) noexcept
     : ring_(&ring),
       control_(&ring.header().control),
       descriptors_(ring.descriptors()),
@@ -45,22 +49,31 @@ inline Recorder::Recorder(const MappedRing& ring) noexcept
       payload_buf_size_(ring.layout().size.payload_buf_size),
       payload_mask_(ring.payload_mask()),
       window_increment_(window_increment_for(ring.layout().size.payload_buf_size)),
-      max_payload_size_(max_payload_size_for(ring.layout().size.payload_buf_size)) {}
+      max_payload_size_(max_payload_size_for(ring.layout().size.payload_buf_size)),
+      exclusive_(sharing == WriterSharing::Exclusive) {}
 
 inline Reservation Recorder::reserve(std::uint64_t payload_size) noexcept {
-    Reservation r;
     if (payload_size > max_payload_size_ || payload_size > UINT32_MAX) [[unlikely]]
-        return r;
+        return Reservation();
     const std::uint64_t aligned = (payload_size + kPayloadAlignment - 1) & ~(kPayloadAlignment - 1);
 
     // Timestamp first, as the reference does: with several writers, times are
     // therefore close to, but not strictly, increasing in seqno order.
-    r.staged_.record_epoch_nanos = wall_clock_nanos();
-    // Relaxed: uniqueness is all we need here; see the header comment.
-    const std::uint64_t seqno =
-        std::atomic_ref<std::uint64_t>(control_->last_seqno).fetch_add(1, std::memory_order_relaxed) + 1;
-    const std::uint64_t offset = std::atomic_ref<std::uint64_t>(control_->next_payload_byte)
-                                     .fetch_add(aligned, std::memory_order_relaxed);
+    const std::uint64_t now = wall_clock_nanos();
+    std::atomic_ref<std::uint64_t> last_seqno(control_->last_seqno);
+    std::atomic_ref<std::uint64_t> next_payload_byte(control_->next_payload_byte);
+    std::uint64_t seqno, offset;
+    if (exclusive_) {
+        // Relaxed: we are the only writer of both words (header comment).
+        seqno = last_seqno.load(std::memory_order_relaxed) + 1;
+        last_seqno.store(seqno, std::memory_order_relaxed);
+        offset = next_payload_byte.load(std::memory_order_relaxed);
+        next_payload_byte.store(offset + aligned, std::memory_order_relaxed);
+    } else {
+        // Relaxed: uniqueness is all we need here; see the header comment.
+        seqno = last_seqno.fetch_add(1, std::memory_order_relaxed) + 1;
+        offset = next_payload_byte.fetch_add(aligned, std::memory_order_relaxed);
+    }
 
     const std::uint64_t end = offset + aligned;
     if (end > payload_buf_size_) {
@@ -74,12 +87,18 @@ inline Reservation Recorder::reserve(std::uint64_t payload_size) noexcept {
         std::atomic_thread_fence(std::memory_order_release);
     }
 
-    r.staged_.seqno = seqno;
-    r.staged_.payload_size = static_cast<std::uint32_t>(payload_size);
-    r.staged_.payload_buf_offset = offset;
-    r.slot_ = &descriptors_[(seqno - 1) & descriptor_mask_];
-    r.payload_ = payload_ + (offset & payload_mask_);
-    return r;
+    // Every field is set here, so no zeroing pass over the whole reservation
+    // runs first (it cost a `rep stos` per event; docs/performance.md).
+    EventDescriptor staged;
+    staged.seqno = seqno;
+    staged.event_type = 0;
+    staged.reserved = 0;
+    staged.payload_size = static_cast<std::uint32_t>(payload_size);
+    staged.record_epoch_nanos = now;
+    staged.payload_buf_offset = offset;
+    staged.content_ext = {};
+    return Reservation(staged, &descriptors_[(seqno - 1) & descriptor_mask_],
+                       payload_ + (offset & payload_mask_));
 }
 
 inline void Recorder::commit(const Reservation& r) noexcept {
