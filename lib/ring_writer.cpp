@@ -78,6 +78,21 @@ Status explain_allocation_failure(Status status, int fd, const RingParams& param
     return Error(ENOSPC, pool_shortage_message(path, RingLayout::of(params.size()).file_size, *pool));
 }
 
+// On hugetlbfs, refuses a ring larger than the pool's available pages before
+// allocating anything: a failing posix_fallocate would first take every free
+// page, briefly starving other users of the pool. (The ENOSPC check above
+// still covers races and a mount's size= limit.)
+Status check_pool_has_room(int fd, const RingParams& params, std::string_view path) {
+    auto backing = backing_pages_of(fd, path);
+    if (!backing || !backing->hugetlbfs) return {};
+    if (!validate_ring_size(params.size(), backing->page_size)) return {};  // initialize explains
+    auto pool = read_huge_page_pool(backing->page_size);
+    if (!pool) return {};
+    const std::uint64_t file_size = RingLayout::of(params.size()).file_size;
+    if ((file_size + pool->page_size - 1) / pool->page_size <= pool->available()) return {};
+    return Error(ENOSPC, pool_shortage_message(path, file_size, *pool));
+}
+
 Status make_temp_ring(TempRing& temp, int dirfd, const std::string& name, const RingParams& params,
                       const CreateOptions& options, std::string_view path) {
     const bool exclusive = options.mode == WriterMode::Exclusive;
@@ -111,6 +126,7 @@ Status make_temp_ring(TempRing& temp, int dirfd, const std::string& name, const 
     // The requested mode exactly, whatever the umask.
     if (::fchmod(temp.fd, options.file_mode) != 0)
         return Error::from_errno(errno, "setting the mode of '" + temp.name + "'");
+    if (auto s = check_pool_has_room(temp.fd, params, path); !s) return s;
     if (auto s = explain_allocation_failure(initialize_ring_file(temp.fd, params, path), temp.fd,
                                             params, path);
         !s)

@@ -2,7 +2,10 @@
 // Skipped, with the reason, when no writable hugetlbfs mount exists (the
 // test script mounts one as root; see docs/hugepages.md).
 #include <dirent.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
@@ -120,6 +123,44 @@ TEST(HugetlbfsRing, TooLargeForThePoolFailsWithPagesNeededAndFree) {
     EXPECT_EQ(target, total + needed - free_now) << message;
     EXPECT_NE(message.find("nr_hugepages"), std::string::npos) << message;
     EXPECT_EQ(files_named_like(dir, name), 0u) << "the temporary file was left behind";
+}
+
+TEST(HugetlbfsRing, MountSizeLimitIsReportedWhenThePoolHasRoom) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount hugetlbfs in a private mount namespace";
+    std::string why;
+    if (hugetlbfs_ring_directory(why).empty()) GTEST_SKIP() << "no usable hugetlbfs mount: " << why;
+    auto pool = read_huge_page_pool(std::uint64_t{2} << 20);
+    if (!pool || pool->available() < 4) GTEST_SKIP() << "needs 4 free 2 MiB huge pages";
+    test::TempDir dir;
+    const std::string limited = dir.file("limited");
+    ASSERT_EQ(::mkdir(limited.c_str(), 0755), 0);
+    int out[2];
+    ASSERT_EQ(::pipe(out), 0);
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        if (::unshare(CLONE_NEWNS) != 0) ::_exit(90);
+        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(91);
+        if (::mount("none", limited.c_str(), "hugetlbfs", 0, "pagesize=2M,size=4M") != 0) ::_exit(92);
+        // Three 2 MiB pages (header, descriptors, payload) on a 2-page mount.
+        auto writer = RingWriter::create(ring_config(limited + "/ring"), test::small_params(15, 21));
+        std::string text = writer.ok() ? "created" : std::to_string(writer.error().errno_value()) + " " +
+                                                         writer.error().message();
+        if (::write(out[1], text.data(), text.size()) < 0) ::_exit(93);
+        ::_exit(0);
+    }
+    ::close(out[1]);
+    std::string text;
+    char buf[1024];
+    for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+    ::close(out[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0) << "child setup step failed (90-93)";
+    EXPECT_EQ(text.rfind(std::to_string(ENOSPC) + " ", 0), 0u) << text;
+    EXPECT_NE(text.find("needed, "), std::string::npos) << text;
+    EXPECT_NE(text.find("check its size= option"), std::string::npos) << text;
 }
 
 }  // namespace
