@@ -3,6 +3,8 @@
 // counts what it received, what it lost, and how late each event arrived.
 #include "ipc/peers.hpp"
 
+#include <immintrin.h>
+
 #include <cstring>
 #include <vector>
 
@@ -70,6 +72,9 @@ int run_evring_reader(const PeerOptions& options) {
     it.seek(1);
     const bool latency = options.text("latency", "0") == "1";
     const std::uint64_t timeout_ns = options.count("timeout_ms", 5000) * 1'000'000;
+    // Pause instructions after each NotReady: a reader that re-polls at once
+    // keeps the slot the writer is about to write shared in its cache.
+    const std::uint64_t backoff = options.count("backoff", 0);
     std::vector<std::byte> buffer(ring.layout().size.payload_buf_size);
     std::vector<double> latencies;
     if (latency) latencies.reserve(options.count("events", 1'000'000) + 16);
@@ -84,6 +89,7 @@ int run_evring_reader(const PeerOptions& options) {
         const NextResult result = it.try_next(event);
         if (result == NextResult::NotReady) [[unlikely]] {
             if ((++idle & 0xffff) == 0 && wall_clock_nanos() - last_progress > timeout_ns) break;
+            for (std::uint64_t i = 0; i < backoff; ++i) _mm_pause();
             continue;
         }
         idle = 0;

@@ -23,6 +23,8 @@ int run_peer(int argc, char** argv) {
     if (kind == "evring-writer") return run_evring_writer(options);
     if (kind == "evring-reader") return run_evring_reader(options);
     if (kind == "baseline") return run_baseline_peer(options);
+    if (kind == "floor-writer") return run_floor_writer(options);
+    if (kind == "floor-reader") return run_floor_reader(options);
     evring::bench::die("peer: unknown kind " + kind);
 }
 

@@ -11,6 +11,10 @@ namespace evring::ipc {
 int run_evring_writer(const PeerOptions& options);
 int run_evring_reader(const PeerOptions& options);
 
+// The plain-stores floor (floor_peer.cpp): same ring file, no protocol.
+int run_floor_writer(const PeerOptions& options);
+int run_floor_reader(const PeerOptions& options);
+
 // transport= pipe | unix | posixmq | boostmq; role= writer | reader.
 int run_baseline_peer(const PeerOptions& options);
 

@@ -104,8 +104,14 @@ int run_comparison(const Options& options) {
     print_row("64 B, 1 reader, Exclusive writer", one_exclusive);
     RunResult one = run_evring(shm, spec(64, flat_events, 0, 1, false));
     print_row("64 B, 1 reader, writer flat out", one);
+    RunSpec backoff_spec = spec(64, flat_events, 0, 1, false);
+    backoff_spec.backoff = 32;
+    RunResult one_backoff = run_evring(shm, backoff_spec);
+    print_row("64 B, 1 reader pausing on NotReady", one_backoff);
     RunResult two = run_evring(shm, spec(64, flat_events, 0, 2, false));
     print_row("64 B, 2 readers, writer flat out", two);
+    RunResult floor = run_floor(shm, spec(64, flat_events, 0, 1, false));
+    print_row("floor: plain stores, 64 B", floor);
     RunResult paced20 = run_evring(shm, spec(64, static_cast<std::uint64_t>(20e6 * seconds), 20e6, 1, false));
     print_row("64 B, writer at 20 M/s", paced20);
     RunResult kib = run_evring(shm, spec(1024, flat_events / 4, 0, 1, false));
@@ -187,6 +193,8 @@ int run_comparison(const Options& options) {
             << "  \"lost_events_1kib_at_6_5m_per_s\": " << json_number(value(kib_paced.readers.at(0), "lost")) << ",\n"
             << "  \"reader_events_per_s_64b_hugetlbfs\": "
             << json_number(huge_one ? value(huge_one->readers.at(0), "reader_events_per_s") : NAN) << ",\n"
+            << "  \"floor_reader_events_per_s_64b\": " << json_number(value(floor.readers.at(0), "reader_events_per_s")) << ",\n"
+            << "  \"floor_writer_ns_per_event_64b\": " << json_number(value(floor.writer, "writer_ns_per_event")) << ",\n"
             << "  \"clock_error_max_ns\": " << json_number(clock_error) << ",\n"
             << "  \"clock_source\": \"" << to_string(wall_clock_source()) << "\",\n"
             << "  \"paced_run_seconds\": " << seconds << "\n"

@@ -54,10 +54,20 @@ long mq_message_limit() {
 RunResult run_evring(const std::string& dir, const RunSpec& spec) {
     const std::string path = dir + "/evring-ipc-" + std::to_string(::getpid());
     bench::create_ring(path, bench::bench_params(20, 28));
-    const auto words = with(spec_words(spec), {"path=" + path, spec.exclusive ? "sharing=exclusive" : "sharing=shared"});
+    const auto words = with(spec_words(spec), {"path=" + path, spec.exclusive ? "sharing=exclusive" : "sharing=shared",
+                                               "backoff=" + std::to_string(spec.backoff)});
     std::vector<std::vector<std::string>> readers(static_cast<std::size_t>(spec.readers),
                                                   with({"evring-reader"}, words));
     RunResult result = run_peers(readers, with({"evring-writer", "batches=10"}, words), {});
+    ::unlink(path.c_str());
+    return result;
+}
+
+RunResult run_floor(const std::string& dir, const RunSpec& spec) {
+    const std::string path = dir + "/evring-ipc-floor-" + std::to_string(::getpid());
+    bench::create_ring(path, bench::bench_params(20, 28));
+    const auto words = with(spec_words(spec), {"path=" + path});
+    RunResult result = run_peers({with({"floor-reader"}, words)}, with({"floor-writer"}, words), {});
     ::unlink(path.c_str());
     return result;
 }

@@ -18,6 +18,7 @@ struct RunSpec {
     int readers = 1;
     bool latency = false;  // readers record per-event latency (use a paced rate)
     bool exclusive = false;  // evring: the writer uses WriterSharing::Exclusive
+    int backoff = 0;         // evring: pause instructions a reader spins after NotReady
 };
 
 struct RunResult {
@@ -27,6 +28,9 @@ struct RunResult {
 
 // evring over a fresh ring file in `dir` (default ring size), removed afterwards.
 RunResult run_evring(const std::string& dir, const RunSpec& spec);
+
+// The plain-stores floor over a fresh ring file in `dir`, one reader.
+RunResult run_floor(const std::string& dir, const RunSpec& spec);
 
 // transport: pipe | unix | posixmq | boostmq. One reader.
 RunResult run_baseline(const std::string& transport, const RunSpec& spec);
