@@ -1,7 +1,8 @@
 // evring/files.hpp — where rings live, who owns them, whether the writer lives.
 //
-// (Implemented in lib/ring_directory.cpp, lib/ring_writer.cpp,
-// lib/ring_reader.cpp, lib/ring_locks.cpp, lib/hugepage_pool.cpp. See
+// (Implemented in lib/ring_directory.cpp, lib/mountinfo.cpp,
+// lib/ring_writer.cpp, lib/ring_temp.cpp, lib/ring_reader.cpp,
+// lib/ring_open.cpp, lib/ring_locks.cpp, lib/hugepage_pool.cpp. See
 // docs/hugepages.md.)
 //
 // Contract:
