@@ -2,7 +2,14 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "evring/clock.hpp"
@@ -38,23 +45,183 @@ std::string rotated_path(const std::string& base, std::uint32_t index) {
     return index == 0 ? base : base + "." + std::to_string(index);
 }
 
+// Compression and file writes run on a worker thread, so the thread that
+// follows the ring only copies records into a staging buffer and never waits
+// for zstd or write(2) (unless the worker is a whole queue behind).
+//
+// Thread safety: the front (the caller's thread) owns the staging buffer,
+// the totals and the decision to rotate; the worker owns the zstd context and
+// every write to an open file. They meet only in `queue`, `spare`, `error`
+// (under `mutex`) and in two atomics the front reads to decide on rotation.
+// Jobs are processed in order, so records reach each file in order.
+class Sink {
+public:
+    struct Job {
+        std::uint32_t file_index = 0;  // which file of the series (fd numbers get reused)
+        int fd = -1;
+        std::string path;
+        std::vector<std::byte> bytes;
+        ZSTD_EndDirective mode = ZSTD_e_continue;
+        bool close_after = false;
+    };
+
+    Sink(bool compress, int level) : compress_(compress), level_(level) {
+        worker_ = std::thread([this] { run(); });
+    }
+    Sink(const Sink&) = delete;
+    Sink& operator=(const Sink&) = delete;
+    // Processes every queued job, then stops.
+    ~Sink() { stop(); }
+
+    // Queues a job; waits while the queue is full. Returns the worker's
+    // first error, if any.
+    Status submit(Job job) {
+        std::unique_lock lock(mutex_);
+        room_.wait(lock, [&] { return queue_.size() < kMaxQueued || error_; });
+        if (error_) return *error_;
+        queue_.push_back(std::move(job));
+        work_.notify_one();
+        return {};
+    }
+
+    // An empty buffer to stage into (recycled from processed jobs).
+    std::vector<std::byte> spare_buffer() {
+        std::lock_guard lock(mutex_);
+        if (spare_.empty()) return std::vector<std::byte>(2 * kStageLimit);
+        std::vector<std::byte> buffer = std::move(spare_.back());
+        spare_.pop_back();
+        return buffer;
+    }
+
+    // Waits until every queued job is processed; returns the first error.
+    Status drain() {
+        std::unique_lock lock(mutex_);
+        idle_.wait(lock, [&] { return (queue_.empty() && !busy_) || error_; });
+        if (error_) return *error_;
+        return {};
+    }
+
+    void stop() {
+        {
+            std::lock_guard lock(mutex_);
+            stopping_ = true;
+            work_.notify_one();
+        }
+        if (worker_.joinable()) worker_.join();
+    }
+
+    // Bytes written so far to file `file_index` (0 until the worker reaches it).
+    std::uint64_t bytes_written_to(std::uint32_t file_index) const {
+        // Acquire pairs with the worker's release store: the count belongs to that file.
+        if (current_file_.load(std::memory_order_acquire) != file_index) return 0;
+        // Relaxed: a size estimate for rotation; exactness is not needed.
+        return current_bytes_.load(std::memory_order_relaxed);
+    }
+
+private:
+    static constexpr std::size_t kMaxQueued = 32;  // about 32 MiB of records
+
+    void run() {
+        std::vector<char> compressed(ZSTD_CStreamOutSize());
+        std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(nullptr, ZSTD_freeCCtx);
+        for (;;) {
+            Job job;
+            {
+                std::unique_lock lock(mutex_);
+                work_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+                if (queue_.empty()) return;  // stopping, and nothing left
+                job = std::move(queue_.front());
+                queue_.pop_front();
+                busy_ = true;
+            }
+            Status status = process(job, compressed, cctx);
+            std::lock_guard lock(mutex_);
+            if (!status && !error_) error_ = std::move(status).error();
+            job.bytes.clear();
+            spare_.push_back(std::move(job.bytes));
+            busy_ = false;
+            room_.notify_one();
+            idle_.notify_all();
+        }
+    }
+
+    Status process(Job& job, std::vector<char>& compressed,
+                   std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)>& cctx) {
+        if (current_file_.load(std::memory_order_relaxed) != job.file_index) {
+            // A new file: its header (already written) is where its size starts.
+            current_bytes_.store(sizeof(RecordingFileHeader), std::memory_order_relaxed);
+            // Release: the reset count is visible with the new file index.
+            current_file_.store(job.file_index, std::memory_order_release);
+        }
+        Status status = write_job(job, compressed, cctx);
+        if (job.close_after && ::close(job.fd) != 0 && status)
+            status = Error::from_errno(errno, "closing " + recording_named(job.path));
+        return status;
+    }
+
+    Status write_job(Job& job, std::vector<char>& compressed,
+                     std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)>& cctx) {
+        if (!compress_) {
+            if (auto s = write_all(job.fd, job.bytes.data(), job.bytes.size(), job.path); !s) return s;
+            add_bytes(job.bytes.size());
+            return {};
+        }
+        if (!cctx) {
+            cctx.reset(ZSTD_createCCtx());
+            if (!cctx) return Error(ENOMEM, "allocating a zstd compression context");
+            ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level_);
+            ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
+        }
+        ZSTD_inBuffer in{job.bytes.data(), job.bytes.size(), 0};
+        for (;;) {
+            ZSTD_outBuffer out{compressed.data(), compressed.size(), 0};
+            const std::size_t left = ZSTD_compressStream2(cctx.get(), &out, &in, job.mode);
+            if (ZSTD_isError(left))
+                return Error(EIO, "compressing " + recording_named(job.path) + ": " +
+                                      ZSTD_getErrorName(left));
+            if (auto s = write_all(job.fd, compressed.data(), out.pos, job.path); !s) return s;
+            add_bytes(out.pos);
+            const bool done = job.mode == ZSTD_e_continue ? in.pos == in.size : left == 0;
+            if (done) return {};
+        }
+    }
+
+    void add_bytes(std::size_t n) {
+        // Relaxed: only this thread writes it; readers want an estimate.
+        current_bytes_.store(current_bytes_.load(std::memory_order_relaxed) + n,
+                             std::memory_order_relaxed);
+    }
+
+    const bool compress_;
+    const int level_;
+    std::mutex mutex_;
+    std::condition_variable work_, room_, idle_;
+    std::deque<Job> queue_;
+    std::vector<std::vector<std::byte>> spare_;
+    std::optional<Error> error_;
+    bool busy_ = false;
+    bool stopping_ = false;
+    std::atomic<std::uint32_t> current_file_{0};
+    std::atomic<std::uint64_t> current_bytes_{0};
+    std::thread worker_;
+};
+
 struct RecordingWriter::State {
     std::string base_path;
     std::string path;
     RecordingOptions options;
     RecordingFileHeader header{};
-    int fd = -1;
-    ZSTD_CCtx* cctx = nullptr;
+    int fd = -1;                      // the file being written; the sink closes it
     std::vector<std::byte> stage;     // uncompressed records not yet handed on
     std::size_t staged = 0;
     std::size_t open_record = 0;      // offset of the record begun by begin_event
-    std::vector<char> compressed;
-    std::uint64_t file_bytes = 0;
+    std::uint64_t raw_bytes = 0;      // bytes handed on for this file (uncompressed mode)
     RecordingTotals file_totals;      // for this file's end marker
+    std::unique_ptr<Sink> sink;
 
     ~State() {
+        sink.reset();  // writes out everything queued
         if (fd >= 0) ::close(fd);
-        ZSTD_freeCCtx(cctx);
     }
 
     std::byte* append(std::size_t size) {
@@ -76,57 +243,33 @@ struct RecordingWriter::State {
         if (fd < 0) return Error::from_errno(errno, "creating " + recording_named(path));
         header.file_index = index;
         header.start_epoch_nanos = wall_clock_nanos();
-        file_bytes = 0;
+        raw_bytes = sizeof header;
         file_totals = {};
-        if (options.compress) {
-            if (cctx == nullptr) cctx = ZSTD_createCCtx();
-            if (cctx == nullptr) return Error(ENOMEM, "allocating a zstd compression context");
-            ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
-            ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, options.compression_level);
-            ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-        }
-        if (auto s = write_all(fd, &header, sizeof header, path); !s) return s;
-        file_bytes += sizeof header;
-        return {};
+        // The sink has not seen this descriptor yet: writing here is safe.
+        return write_all(fd, &header, sizeof header, path);
     }
 
-    // Hands `staged` bytes on: compressed (ending the frame when `mode` is
-    // ZSTD_e_end) or raw.
-    Status push(ZSTD_EndDirective mode) {
-        if (!options.compress) {
-            if (auto s = write_all(fd, stage.data(), staged, path); !s) return s;
-            file_bytes += staged;
-            staged = 0;
-            return {};
-        }
-        if (compressed.empty()) compressed.resize(ZSTD_CStreamOutSize());
-        ZSTD_inBuffer in{stage.data(), staged, 0};
-        for (;;) {
-            ZSTD_outBuffer out{compressed.data(), compressed.size(), 0};
-            const std::size_t left = ZSTD_compressStream2(cctx, &out, &in, mode);
-            if (ZSTD_isError(left))
-                return Error(EIO, "compressing " + recording_named(path) + ": " +
-                                      ZSTD_getErrorName(left));
-            if (auto s = write_all(fd, compressed.data(), out.pos, path); !s) return s;
-            file_bytes += out.pos;
-            const bool done = mode == ZSTD_e_continue ? in.pos == in.size : left == 0;
-            if (done) break;
-        }
+    // Hands the staged bytes to the sink: compressed (ending the frame when
+    // `mode` is ZSTD_e_end) or raw, then closed when `close_after`.
+    Status push(ZSTD_EndDirective mode, bool close_after = false) {
+        Sink::Job job{header.file_index, fd, path, std::move(stage), mode, close_after};
+        job.bytes.resize(staged);
+        raw_bytes += staged;
+        stage = sink->spare_buffer();
         staged = 0;
-        return {};
+        if (close_after) fd = -1;
+        return sink->submit(std::move(job));
+    }
+
+    std::uint64_t file_bytes() const {
+        return options.compress ? sink->bytes_written_to(header.file_index) : raw_bytes + staged;
     }
 
     Status close_file(std::uint64_t flags) {
         EndRecord end{file_totals.events, file_totals.lost, file_totals.expired, wall_clock_nanos(),
                       flags};
         append_record(RecordKind::End, &end, sizeof end);
-        if (auto s = push(ZSTD_e_end); !s) return s;
-        if (::close(fd) != 0) {
-            fd = -1;
-            return Error::from_errno(errno, "closing " + recording_named(path));
-        }
-        fd = -1;
-        return {};
+        return push(ZSTD_e_end, true);
     }
 };
 
@@ -144,6 +287,7 @@ Result<RecordingWriter> RecordingWriter::create(const std::string& path, const R
     header.ring_size = source.size;
     state->stage.resize(2 * kStageLimit);
     if (auto s = state->open_file(0); !s) return std::move(s).error();
+    state->sink = std::make_unique<Sink>(options.compress, options.compression_level);
     return RecordingWriter(std::move(state));
 }
 
@@ -153,7 +297,7 @@ RecordingWriter& RecordingWriter::operator=(RecordingWriter&&) noexcept = defaul
 RecordingWriter::~RecordingWriter() = default;
 
 const std::string& RecordingWriter::current_path() const noexcept { return state_->path; }
-std::uint64_t RecordingWriter::current_file_bytes() const noexcept { return state_->file_bytes; }
+std::uint64_t RecordingWriter::current_file_bytes() const noexcept { return state_->file_bytes(); }
 
 std::byte* RecordingWriter::begin_event(const EventDescriptor& event) {
     State& s = *state_;
@@ -197,8 +341,7 @@ Status RecordingWriter::after_record() {
     if (s.staged >= kStageLimit)
         if (auto st = s.push(ZSTD_e_continue); !st) return st;
     // Compressed: what reached the file; raw: what will reach it.
-    const std::uint64_t size = s.file_bytes + (s.options.compress ? 0 : s.staged);
-    if (s.options.rotate_bytes > 0 && size >= s.options.rotate_bytes) {
+    if (s.options.rotate_bytes > 0 && s.file_bytes() >= s.options.rotate_bytes) {
         if (auto st = s.close_file(kEndContinued); !st) return st;
         if (auto st = s.open_file(s.header.file_index + 1); !st) return st;
         ++totals_.files;
@@ -213,7 +356,8 @@ Status RecordingWriter::flush() {
 
 Status RecordingWriter::finish() {
     if (state_->fd < 0) return {};
-    return state_->close_file(0);
+    if (auto s = state_->close_file(0); !s) return s;
+    return state_->sink->drain();
 }
 
 }  // namespace evring
