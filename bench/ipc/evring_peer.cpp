@@ -93,7 +93,7 @@ int run_evring_reader(const PeerOptions& options) {
             continue;
         }
         idle = 0;
-        if (result == NextResult::Gap) continue;
+        if (result != NextResult::Success) continue;  // Gap (counted by the iterator) or Abandoned
         if (event.event_type == kEndEvent) {
             ended = true;
             break;
