@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -38,7 +39,20 @@ std::chrono::nanoseconds monotonic_now() noexcept {
     return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
+long membarrier(int command) noexcept { return ::syscall(SYS_membarrier, command, 0, 0); }
+
 }  // namespace
+
+bool register_doorbell_writer() noexcept {
+    // Once per process; a thread-safe static. Writers that cannot register use
+    // the seq_cst fence; sleepers issue the membarrier either way.
+    static const bool registered = [] {
+        const long supported = membarrier(MEMBARRIER_CMD_QUERY);
+        if (supported < 0 || (supported & MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0) return false;
+        return membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0;
+    }();
+    return registered;
+}
 
 void wake_sleepers(std::uint32_t* word, std::uint32_t seen) noexcept {
     std::atomic_ref<std::uint32_t> state(*word);
@@ -155,6 +169,14 @@ bool Doorbell::sleep_on_futex(std::uint64_t next_seqno, std::chrono::nanoseconds
     const std::uint32_t announced = state.fetch_or(1u, std::memory_order_seq_cst) | 1u;
     // Dekker: orders the announce before the re-check; pairs with the fence in ring_doorbell.
     std::atomic_thread_fence(std::memory_order_seq_cst);
+    // The heavy half of the asymmetric barrier: a full barrier on every CPU
+    // running a registered writer, for writers that only have a compiler barrier.
+    if (membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0) {
+        mode_ = Mode::Polling;
+        fallback_reason_ = std::string("membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) failed: ") +
+                           std::strerror(errno) + "; polling instead";
+        return true;  // the caller re-polls, then waits by polling
+    }
     if (event_ready(next_seqno)) return true;  // committed before the writer could see us
     ++sleeps_;
     const timespec ts = to_timespec(timeout);

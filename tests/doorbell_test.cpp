@@ -177,6 +177,35 @@ TEST(Doorbell, ManySleepsAndCommitsNeverLoseAWakeup) {
     EXPECT_EQ(failures.load(), 0);
 }
 
+TEST(Doorbell, ManySleepsAcrossProcessesNeverLoseAWakeup) {
+    // As above with the writer in another process, which takes the light
+    // (membarrier) path when the kernel offers it.
+    test::RingPair rings;
+    constexpr std::uint64_t kRounds = 1000;
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        MappedRing ring = test::map_path(rings.path, Access::ReadWrite);
+        Recorder recorder(ring);
+        for (std::uint64_t i = 0; i < kRounds; ++i) {
+            if (i % 2 == 0) wait_until_announced(ring);
+            auto r = recorder.reserve(8);
+            recorder.commit(r);
+        }
+        ::_exit(0);
+    }
+    Doorbell bell = Doorbell::attach(*rings.reader);
+    int timeouts = 0;
+    for (std::uint64_t seqno = 1; seqno <= kRounds; ++seqno)
+        while (!bell.event_ready(seqno))
+            if (!bell.wait(seqno, 60s)) ++timeouts;
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    EXPECT_EQ(timeouts, 0);
+    EXPECT_EQ(bell.mode(), Doorbell::Mode::Futex) << bell.fallback_reason();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 TEST(Doorbell, RingWithoutExtensionBlockFallsBackToPolling) {
     test::RingPair rings;
     // What a ring made by another implementation looks like: zeroes.

@@ -23,8 +23,9 @@
 //   when the event is already there, so a reader only sleeps once it has
 //   drained everything available.
 // - The writer half (ring_doorbell, called by Recorder::commit) costs one
-//   seq_cst fence and one load of a cache line that only changes when a
-//   reader goes to sleep; it makes a system call only when a reader announced
+//   load of a cache line that only changes when a reader goes to sleep, and
+//   no fence where the kernel offers membarrier (see below; otherwise one
+//   seq_cst fence); it makes a system call only when a reader announced
 //   it is asleep, and then only the first writer to see the announcement does
 //   (one FUTEX_WAKE per sleep, whatever the number of writers or sleepers).
 // - Bounded wake rate: a Doorbell sleeps on the futex at most once per
@@ -49,7 +50,21 @@
 //   writer: store slot seqno (commit);    seq_cst fence; load doorbell
 // Two seq_cst fences forbid both loads from missing the other side's store,
 // so either the reader's re-check sees the commit (it does not sleep) or the
-// writer sees bit 0 and wakes. The writer's wake is a CAS that clears bit 0
+// writer sees bit 0 and wakes. The fence is the writer's whole cost (a locked
+// instruction, ~10 ns here), so where the kernel has it the writer's fence is
+// made asymmetric: writer processes register once for
+// MEMBARRIER_CMD_GLOBAL_EXPEDITED (register_doorbell_writer, called when a
+// Recorder is made) and then only need a compiler barrier; the sleeper, which
+// is rare and about to make a system call anyway, issues
+// membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) between its announce and its
+// re-check, which runs a full barrier on every CPU running a thread of a
+// registered process. For each writer thread either that barrier came after
+// its commit store in program order (the barrier drains the store, so the
+// re-check sees the commit), or its doorbell load came after the barrier
+// (so it sees the announce, which was made before the system call); a writer
+// not running at that moment passed through the scheduler's full barriers.
+// A reader whose membarrier call fails falls back to polling, since it
+// cannot know that every writer used the full fence. The writer's wake is a CAS that clears bit 0
 // and advances the epoch (bits 1..31) before FUTEX_WAKE, and the reader sleeps
 // with FUTEX_WAIT(expected = the value it announced): if the CAS happens
 // before the kernel compares, the value differs and FUTEX_WAIT returns at
@@ -86,11 +101,20 @@ inline std::uint32_t* writer_doorbell_word(const MappedRing& ring) noexcept {
 // and wakes every sleeper. `seen` is the value ring_doorbell loaded.
 void wake_sleepers(std::uint32_t* word, std::uint32_t seen) noexcept;
 
+// Registers this process for MEMBARRIER_CMD_GLOBAL_EXPEDITED, once; true when
+// its writers may use the light (compiler-only) barrier in ring_doorbell.
+bool register_doorbell_writer() noexcept;
+
 // Writer side, after a commit's publishing store (see the argument above).
-inline void ring_doorbell(std::uint32_t* word) noexcept {
+// `light`: this process is registered (register_doorbell_writer()); the
+// default, a full fence, is correct in every process.
+inline void ring_doorbell(std::uint32_t* word, bool light = false) noexcept {
     // Dekker: orders the commit's store before the load below; pairs with the
-    // sleeper's seq_cst fence between its announce and its re-check.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // sleeper's membarrier (light) or seq_cst fence between announce and re-check.
+    if (light)
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+    else
+        std::atomic_thread_fence(std::memory_order_seq_cst);
     // Relaxed: the fence above orders it; the line changes only when a reader sleeps.
     const std::uint32_t state = std::atomic_ref<std::uint32_t>(*word).load(std::memory_order_relaxed);
     if ((state & 1u) != 0) [[unlikely]]

@@ -113,6 +113,8 @@ private:
     // Rung after every commit when the ring announces a doorbell (doorbell.hpp);
     // null otherwise. Initialised from ring_, which is declared first.
     std::uint32_t* doorbell_ = writer_doorbell_word(*ring_);
+    // True when this process registered for membarrier: commit then needs no fence.
+    bool doorbell_light_ = doorbell_ != nullptr && register_doorbell_writer();
 };
 
 }  // namespace evring

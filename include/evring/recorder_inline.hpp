@@ -115,7 +115,7 @@ inline void Recorder::commit(const Reservation& r) noexcept {
     // publishes the payload bytes written before commit().
     std::atomic_ref<std::uint64_t>(slot[0]).store(r.staged_.seqno, std::memory_order_release);
     // Step 5: wake sleeping readers, if any (one fence and one load otherwise).
-    if (doorbell_ != nullptr) ring_doorbell(doorbell_);
+    if (doorbell_ != nullptr) ring_doorbell(doorbell_, doorbell_light_);
 }
 
 }  // namespace evring
