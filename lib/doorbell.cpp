@@ -5,6 +5,7 @@
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,6 +88,16 @@ Doorbell Doorbell::attach(const MappedRing& ring) {
     if (fd < 0) {
         bell.fallback_reason_ = "cannot open ring '" + ring.path() +
                                 "' for writing to announce sleeps: " + std::strerror(errno);
+        return bell;
+    }
+    // The path may name another file by now (a snapshot's compressed file, a
+    // replaced ring): only map it if it is a regular file at least as large
+    // as the ring, so the reads below cannot fault past its end.
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        static_cast<std::uint64_t>(st.st_size) < ring.layout().file_size) {
+        ::close(fd);
+        bell.fallback_reason_ = "'" + ring.path() + "' is not the mapped ring file any more";
         return bell;
     }
     // The whole header section: on hugetlbfs a mapping must start on a huge

@@ -1,4 +1,5 @@
 // Doorbell: readers that sleep on a futex in the ring and writers that wake them.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -242,6 +243,21 @@ TEST(Doorbell, ReaderWithoutWritePermissionFallsBackToPolling) {
     ASSERT_EQ(::waitpid(child, &status, 0), child);
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0) << "1: did not fall back to polling; 2: setuid failed";
+}
+
+TEST(Doorbell, PathNamingADifferentSmallerFileFallsBackToPolling) {
+    test::RingPair rings;
+    // Replace the file at the path by a short one, as when the path names a
+    // compressed snapshot: attach must not map (and fault on) it.
+    ASSERT_EQ(::unlink(rings.path.c_str()), 0);
+    const int fd = ::open(rings.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "not a ring", 10), 10);
+    ::close(fd);
+    Doorbell bell = Doorbell::attach(*rings.reader);
+    EXPECT_EQ(bell.mode(), Doorbell::Mode::Polling);
+    EXPECT_NE(bell.fallback_reason().find("not the mapped ring file"), std::string::npos)
+        << bell.fallback_reason();
 }
 
 TEST(Doorbell, OneShotWaitForEventsSeesACommittedEvent) {
