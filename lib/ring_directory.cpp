@@ -48,6 +48,15 @@ std::string size_text(std::uint64_t bytes) {
     return buf;
 }
 
+// A mount is usable when its event-rings directory exists and can be
+// searched (enough for readers; a writer lacking write permission there gets
+// a clear EACCES rather than a silent move to /dev/shm), or when we may
+// create that directory.
+bool usable_mount(const std::string& mount) {
+    const std::string rings = mount + "/" + kRingSubdirectory;
+    return ::access(rings.c_str(), X_OK) == 0 || ::access(mount.c_str(), W_OK | X_OK) == 0;
+}
+
 // What libhugetlbfs said, asked once per process (it caches the mount table
 // in its constructor anyway).
 struct LibhugetlbfsAnswer {
@@ -131,7 +140,7 @@ MountSearch search_mountinfo(const DirectoryOptions& options) {
             other_sizes += " " + entry.mount_point + " (" + size_text(size) + ")";
             continue;
         }
-        if (::access(entry.mount_point.c_str(), W_OK | X_OK) != 0) {
+        if (!usable_mount(entry.mount_point)) {
             unwritable += " " + entry.mount_point;
             continue;
         }
@@ -140,7 +149,8 @@ MountSearch search_mountinfo(const DirectoryOptions& options) {
     std::string why = "no hugetlbfs mount for the default " + size_text(*default_size) +
                       " page size in " + options.mountinfo_path;
     if (!unwritable.empty())
-        why += "; mounted but not writable by uid " + std::to_string(::getuid()) + ":" + unwritable;
+        why += "; mounted without an event-rings directory and not writable by uid " +
+               std::to_string(::getuid()) + ":" + unwritable;
     if (!other_sizes.empty()) why += "; mounts of other page sizes:" + other_sizes;
     return {{}, why};
 }
@@ -188,7 +198,7 @@ Result<RingDirectory> default_ring_directory(const DirectoryOptions& options) {
     if (options.use_libhugetlbfs && real_table) {
         const LibhugetlbfsAnswer& lib = ask_libhugetlbfs();
         if (!lib.path.empty() && is_hugetlbfs(lib.path) &&
-            ::access(lib.path.c_str(), W_OK | X_OK) == 0)
+            usable_mount(lib.path))
             found.mount = lib.path;
     }
     if (found.mount.empty()) found = search_mountinfo(options);

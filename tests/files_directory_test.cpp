@@ -12,6 +12,7 @@
 #include <linux/magic.h>
 
 #include <cstdlib>
+#include <functional>
 #include <fstream>
 #include <string>
 
@@ -149,6 +150,45 @@ TEST(DefaultRingDirectory, IgnoresMountsOfAnotherPageSizeAndSaysSo) {
     ASSERT_TRUE(found.ok()) << found.error().message();
     EXPECT_FALSE(found->hugetlbfs);
     EXPECT_NE(found->warning.find(mount + " (1G)"), std::string::npos) << found->warning;
+}
+
+// Runs `body` as user nobody in a child; returns its exit code.
+int as_nobody(const std::function<int()>& body) {
+    pid_t child = ::fork();
+    if (child == 0) {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(90);
+        ::_exit(body());
+    }
+    int status = 0;
+    if (child < 0 || ::waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
+}
+
+TEST(DefaultRingDirectory, ReaderWithoutWritePermissionUsesAnExistingEventRingsDirectory) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch to an unprivileged user";
+    TempDir dir;
+    ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+    const std::string with_rings = dir.file("with-rings");
+    const std::string bare = dir.file("bare");
+    for (const std::string& d : {with_rings, with_rings + "/event-rings", bare})
+        ASSERT_EQ(::mkdir(d.c_str(), 0755), 0) << d;
+    auto options = synthetic_options(dir, mountinfo_line(with_rings, "hugetlbfs", "rw,pagesize=2M"));
+    ASSERT_EQ(::chmod(options.fallback_base.c_str(), 0777), 0);
+    EXPECT_EQ(as_nobody([&] {
+                  auto found = default_ring_directory(options);
+                  return found.ok() && found->path == with_rings + "/event-rings" ? 0 : 1;
+              }),
+              0);
+    auto bare_options = synthetic_options(dir, mountinfo_line(bare, "hugetlbfs", "rw,pagesize=2M"));
+    EXPECT_EQ(as_nobody([&] {
+                  auto found = default_ring_directory(bare_options);
+                  return found.ok() && !found->hugetlbfs &&
+                                 found->warning.find("not writable by uid 65534: " + bare) !=
+                                     std::string::npos
+                             ? 0
+                             : 1;
+              }),
+              0);
 }
 
 TEST(DefaultRingDirectory, FallbackWarningIsPrintedOncePerProcess) {

@@ -4,7 +4,8 @@
 // - A pure name (no '/') resolves to <dir>/<name>. <dir> is, in order:
 //   $EVRING_RING_DIR when set (created when missing); else
 //   <hugetlbfs mount>/event-rings for the mount of the system's default huge
-//   page size; else /dev/shm/event-rings, with a warning saying why and how to
+//   page size (one whose event-rings directory exists, or that this user may
+//   write); else /dev/shm/event-rings, with a warning saying why and how to
 //   mount hugetlbfs. The event-rings directory is created (mode 0775) when
 //   missing. A name with '/' is returned as written.
 // - The hugetlbfs mount is found with libhugetlbfs
