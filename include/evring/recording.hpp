@@ -20,15 +20,22 @@
 // Contract:
 // - The file header (128 bytes) is never compressed, so `info` can read it
 //   cheaply. The body is a zstd stream (or raw bytes with compression off).
-//   flush() makes everything appended so far decodable from the file, so a
-//   recorder killed at any moment leaves a file that replays up to its last
-//   flushed record; the reader then reports ReadStatus::Truncated with a
-//   notice instead of failing.
+//   Records are staged in 1 MiB pieces and compressed and written, in order,
+//   by a worker thread the writer owns, so the caller never waits for zstd
+//   or write(2) unless the worker is about 32 MiB behind.
+// - flush() queues a zstd flush behind everything appended so far; once the
+//   worker reaches it (at once when it is idle) those records are decodable
+//   from the file, so a recorder killed at any moment leaves a file that
+//   replays up to its last processed flush; the reader then reports
+//   ReadStatus::Truncated with a notice instead of failing. finish() and the
+//   destructor wait until everything queued is written (only finish() writes
+//   the end marker).
 // - With rotate_bytes set, a file that has grown past it is closed at the next
 //   record boundary with an end marker flagged "continued", and recording goes
 //   on in `<path>.1`, `<path>.2`, ... (see rotated_path).
 //
-// Thread safety: writers and readers are single-threaded objects.
+// Thread safety: a writer or reader is used from one thread at a time (the
+// writer's worker thread is internal to it).
 #pragma once
 
 #include <array>
@@ -130,7 +137,9 @@ public:
     // record into an ExpiredPayload marker.
     Status end_event(bool payload_intact);
     Status append_gap(std::uint64_t first_lost_seqno, std::uint64_t lost_count);
-    // Makes every appended record decodable from the file (see the contract).
+    // Queues a flush that makes every appended record decodable from the file
+    // (see the contract). Errors are the worker's, reported on a later call
+    // when they happen after this one returns.
     Status flush();
     // Writes the end marker and closes the file. Further calls do nothing.
     Status finish();

@@ -109,6 +109,11 @@ public:
                     ended = skip_hole_or_end();
                     break;
                 }
+                // Nothing new and the --until time has passed: no later event can match.
+                if (until_nanos_ != UINT64_MAX && wall_clock_nanos() > until_nanos_) {
+                    ended = "reached --until";
+                    break;
+                }
                 wait_for_more(it_, follow);
                 break;
             }
