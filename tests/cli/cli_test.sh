@@ -6,6 +6,9 @@
 set -u
 : "${EVRING_BIN:?set EVRING_BIN to the evring binary}"
 : "${PRODUCER_BIN:?set PRODUCER_BIN to the producer example}"
+# Exit 77 tells meson the test was skipped.
+command -v jq >/dev/null || { echo "skipped: jq is not installed (apt-get install jq)"; exit 77; }
+[[ -x $PRODUCER_BIN ]] || { echo "skipped: no producer example at $PRODUCER_BIN (-Dexamples=false?)"; exit 77; }
 
 WORK=$(mktemp -d /dev/shm/evring-cli-test-XXXXXX)
 export EVRING_RING_DIR="$WORK/rings"
