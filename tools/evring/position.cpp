@@ -165,6 +165,10 @@ std::uint64_t seek_time(const Iterator& it, std::uint64_t target_nanos) {
         else
             hi = mid;
     }
+    // Land on a readable event rather than on a hole (a reservation not
+    // committed, or never to be) when one follows.
+    std::uint64_t found = 0, nanos = 0;
+    if (probe(it, lo, it.newest_seqno(), found, nanos)) lo = found;
     // Step back over events stamped at/after the target but sequenced earlier.
     std::uint64_t start = lo;
     unsigned below = 0;
