@@ -2,7 +2,6 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -52,12 +51,11 @@ std::string rotated_path(const std::string& base, std::uint32_t index) {
 // Thread safety: the front (the caller's thread) owns the staging buffer,
 // the totals and the decision to rotate; the worker owns the zstd context and
 // every write to an open file. They meet only in `queue`, `spare`, `error`
-// (under `mutex`) and in two atomics the front reads to decide on rotation.
+// (under `mutex`).
 // Jobs are processed in order, so records reach each file in order.
 class Sink {
 public:
     struct Job {
-        std::uint32_t file_index = 0;  // which file of the series (fd numbers get reused)
         int fd = -1;
         std::string path;
         std::vector<std::byte> bytes;
@@ -110,14 +108,6 @@ public:
         if (worker_.joinable()) worker_.join();
     }
 
-    // Bytes written so far to file `file_index` (0 until the worker reaches it).
-    std::uint64_t bytes_written_to(std::uint32_t file_index) const {
-        // Acquire pairs with the worker's release store: the count belongs to that file.
-        if (current_file_.load(std::memory_order_acquire) != file_index) return 0;
-        // Relaxed: a size estimate for rotation; exactness is not needed.
-        return current_bytes_.load(std::memory_order_relaxed);
-    }
-
 private:
     static constexpr std::size_t kMaxQueued = 32;  // about 32 MiB of records
 
@@ -147,12 +137,6 @@ private:
 
     Status process(Job& job, std::vector<char>& compressed,
                    std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)>& cctx) {
-        if (current_file_.load(std::memory_order_relaxed) != job.file_index) {
-            // A new file: its header (already written) is where its size starts.
-            current_bytes_.store(sizeof(RecordingFileHeader), std::memory_order_relaxed);
-            // Release: the reset count is visible with the new file index.
-            current_file_.store(job.file_index, std::memory_order_release);
-        }
         Status status = write_job(job, compressed, cctx);
         if (job.close_after && ::close(job.fd) != 0 && status)
             status = Error::from_errno(errno, "closing " + recording_named(job.path));
@@ -162,9 +146,7 @@ private:
     Status write_job(Job& job, std::vector<char>& compressed,
                      std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)>& cctx) {
         if (!compress_) {
-            if (auto s = write_all(job.fd, job.bytes.data(), job.bytes.size(), job.path); !s) return s;
-            add_bytes(job.bytes.size());
-            return {};
+            return write_all(job.fd, job.bytes.data(), job.bytes.size(), job.path);
         }
         if (!cctx) {
             cctx.reset(ZSTD_createCCtx());
@@ -180,16 +162,9 @@ private:
                 return Error(EIO, "compressing " + recording_named(job.path) + ": " +
                                       ZSTD_getErrorName(left));
             if (auto s = write_all(job.fd, compressed.data(), out.pos, job.path); !s) return s;
-            add_bytes(out.pos);
             const bool done = job.mode == ZSTD_e_continue ? in.pos == in.size : left == 0;
             if (done) return {};
         }
-    }
-
-    void add_bytes(std::size_t n) {
-        // Relaxed: only this thread writes it; readers want an estimate.
-        current_bytes_.store(current_bytes_.load(std::memory_order_relaxed) + n,
-                             std::memory_order_relaxed);
     }
 
     const bool compress_;
@@ -201,8 +176,6 @@ private:
     std::optional<Error> error_;
     bool busy_ = false;
     bool stopping_ = false;
-    std::atomic<std::uint32_t> current_file_{0};
-    std::atomic<std::uint64_t> current_bytes_{0};
     std::thread worker_;
 };
 
@@ -215,7 +188,7 @@ struct RecordingWriter::State {
     std::vector<std::byte> stage;     // uncompressed records not yet handed on
     std::size_t staged = 0;
     std::size_t open_record = 0;      // offset of the record begun by begin_event
-    std::uint64_t raw_bytes = 0;      // bytes handed on for this file (uncompressed mode)
+    std::uint64_t raw_bytes = 0;      // header and record bytes of this file, before compression
     RecordingTotals file_totals;      // for this file's end marker
     std::unique_ptr<Sink> sink;
 
@@ -252,7 +225,7 @@ struct RecordingWriter::State {
     // Hands the staged bytes to the sink: compressed (ending the frame when
     // `mode` is ZSTD_e_end) or raw, then closed when `close_after`.
     Status push(ZSTD_EndDirective mode, bool close_after = false) {
-        Sink::Job job{header.file_index, fd, path, std::move(stage), mode, close_after};
+        Sink::Job job{fd, path, std::move(stage), mode, close_after};
         job.bytes.resize(staged);
         raw_bytes += staged;
         stage = sink->spare_buffer();
@@ -261,9 +234,8 @@ struct RecordingWriter::State {
         return sink->submit(std::move(job));
     }
 
-    std::uint64_t file_bytes() const {
-        return options.compress ? sink->bytes_written_to(header.file_index) : raw_bytes + staged;
-    }
+    // Before compression: deterministic, and an upper bound of the size on disk.
+    std::uint64_t file_bytes() const { return raw_bytes + staged; }
 
     Status close_file(std::uint64_t flags) {
         EndRecord end{file_totals.events, file_totals.lost, file_totals.expired, wall_clock_nanos(),
@@ -340,7 +312,6 @@ Status RecordingWriter::after_record() {
     State& s = *state_;
     if (s.staged >= kStageLimit)
         if (auto st = s.push(ZSTD_e_continue); !st) return st;
-    // Compressed: what reached the file; raw: what will reach it.
     if (s.options.rotate_bytes > 0 && s.file_bytes() >= s.options.rotate_bytes) {
         if (auto st = s.close_file(kEndContinued); !st) return st;
         if (auto st = s.open_file(s.header.file_index + 1); !st) return st;

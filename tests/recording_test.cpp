@@ -229,6 +229,39 @@ TEST(Recording, RotationContinuesInNumberedFilesEachWithAnEndMarker) {
     EXPECT_EQ(next_seqno, 101u);
 }
 
+TEST(Recording, CompressedRotationKeepsEveryEventAcrossFiles) {
+    TempDir dir;
+    const std::string path = dir.file("r.evrec");
+    std::uint32_t files = 0;
+    {
+        auto writer = RecordingWriter::create(path, source_header(), {true, 1, 256 << 10});
+        ASSERT_TRUE(writer.ok());
+        std::uint64_t x = 88172645463325252u;  // xorshift: payloads zstd cannot shrink
+        for (std::uint64_t s = 1; s <= 3000; ++s) {
+            std::byte* dst = writer->begin_event(event_with(s, 1024));
+            for (int i = 0; i < 1024; i += 8) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                std::memcpy(dst + i, &x, 8);
+            }
+            ASSERT_TRUE(writer->end_event(true).ok());
+        }
+        ASSERT_TRUE(writer->finish().ok());
+        files = writer->totals().files;
+    }
+    // Records of 16 + 64 + 1024 bytes after a 128-byte header: 238 per 256 KiB
+    // file (counted before compression), so 3000 events make 13 files.
+    ASSERT_EQ(files, 13u);
+    std::uint64_t next_seqno = 1;
+    for (std::uint32_t i = 0; i < files; ++i) {
+        ReadStatus status{};
+        auto records = replay(rotated_path(path, i), status);
+        EXPECT_EQ(status, ReadStatus::CleanEnd) << i;
+        for (std::size_t r = 0; r + 1 < records.size(); ++r)
+            EXPECT_EQ(records[r].event.seqno, next_seqno++);
+    }
+    EXPECT_EQ(next_seqno, 3001u);
+}
+
 TEST(Recording, ImpossibleRecordSizeIsReportedAsCorruption) {
     TempDir dir;
     const std::string path = dir.file("r.evrec");

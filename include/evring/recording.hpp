@@ -30,9 +30,10 @@
 //   ReadStatus::Truncated with a notice instead of failing. finish() and the
 //   destructor wait until everything queued is written (only finish() writes
 //   the end marker).
-// - With rotate_bytes set, a file that has grown past it is closed at the next
-//   record boundary with an end marker flagged "continued", and recording goes
-//   on in `<path>.1`, `<path>.2`, ... (see rotated_path).
+// - With rotate_bytes set, a file whose header and records (counted before
+//   compression, so the size on disk is at most that) have reached it is
+//   closed at that record boundary with an end marker flagged "continued", and
+//   recording goes on in `<path>.1`, `<path>.2`, ... (see rotated_path).
 //
 // Thread safety: a writer or reader is used from one thread at a time (the
 // writer's worker thread is internal to it).
@@ -145,7 +146,7 @@ public:
     Status finish();
 
     const RecordingTotals& totals() const noexcept { return totals_; }
-    // The file currently written, and its size so far.
+    // The file currently written, and its size so far before compression.
     const std::string& current_path() const noexcept;
     std::uint64_t current_file_bytes() const noexcept;
 
