@@ -107,13 +107,15 @@ public:
     const MappedRing& ring() const noexcept { return *ring_; }
     const std::string& path() const noexcept { return path_; }
 
-    // Pids holding a lock on the ring (from /proc/locks), exclusive holder first.
+    // Pids holding an flock on the ring (from /proc/locks), exclusive holder
+    // first; empty when the writers' pids are not visible in this pid namespace.
     std::vector<pid_t> writer_pids() const;
     // Whether any writer still holds a lock on the ring file. Answered by the
     // lock itself, so it is right across pid namespaces.
     bool writer_alive() const;
     // A pidfd that becomes readable when the exclusive writer exits, or -1
-    // when there is none (the caller then polls writer_alive()).
+    // when there is none (shared writers, a zombie, a pid not visible here);
+    // the caller then polls writer_alive(). Owned by the reader.
     int writer_exit_fd() const noexcept { return writer_pidfd_; }
 
 private:
