@@ -291,23 +291,33 @@ SnapshotStats copy_consistent(const MappedRing& ring, std::byte* copy) {
     const std::uint64_t next_byte =
         std::atomic_ref<std::uint64_t>(control.next_payload_byte).load(std::memory_order_relaxed);
 
-    // A seqno we failed to read whose slot has since been handed to seqno +
-    // capacity was overwritten during the copy. A ring's readable events are
-    // one contiguous range (apart from reservations still in flight), so
-    // everything older than the newest such loss is dropped too: the copy is
-    // then a state the ring could really have been in.
+    // A ring's readable events form one range (apart from reservations still
+    // in flight), so the copy keeps the newest unbroken run of events it read:
+    // a seqno it failed to read whose slot has since been handed to seqno +
+    // capacity was overwritten during the copy and ends the run; a failed
+    // seqno not yet lapped is a reservation in flight and stays a hole.
     const std::uint64_t newest_after = it.newest_seqno();
     const std::uint64_t capacity = layout.size.descriptor_capacity;
-    std::uint64_t lapped_up_to = 0;
-    for (std::uint64_t s = oldest; s <= newest; ++s) {
-        if (slots[(s - 1) & ring.descriptor_mask()].words[0] == s) continue;
-        if (s + capacity <= newest_after) lapped_up_to = s;
-    }
+    auto slot_holds = [&](std::uint64_t s) {
+        return slots[(s - 1) & ring.descriptor_mask()].words[0] == s;
+    };
+    std::uint64_t newest_kept = 0;
+    for (std::uint64_t s = newest; s >= oldest && s > 0; --s)
+        if (slot_holds(s)) {
+            newest_kept = s;
+            break;
+        }
+    std::uint64_t lapped_up_to = 0;  // kept events are > this
+    for (std::uint64_t s = newest_kept; s > oldest; --s)
+        if (!slot_holds(s - 1) && s - 1 + capacity <= newest_after) {
+            lapped_up_to = s - 1;
+            break;
+        }
     std::uint64_t kept_end = window;
     for (std::uint64_t s = oldest; s <= newest; ++s) {
         DescriptorSlot& slot = slots[(s - 1) & ring.descriptor_mask()];
         if (slot.words[0] != s) continue;
-        if (s < lapped_up_to) {
+        if (s <= lapped_up_to) {
             slot = DescriptorSlot{};
             ++stats.dropped_descriptors;
             continue;

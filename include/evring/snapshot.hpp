@@ -8,9 +8,11 @@
 // Contract:
 // - write_snapshot copies a live ring into private memory, then fixes up the
 //   copy so it holds only committed events read consistently (seqlock reads):
-//   every other descriptor slot is zeroed (and, when the writers overwrote an
-//   event while it was being copied, every event older than it too, so the
-//   kept events form one range as in a real ring), last_seqno is the newest kept
+//   every other descriptor slot is zeroed. The kept events are the newest
+//   unbroken run read intact: an event overwritten by the writers during the
+//   copy ends the run (events older than it are dropped too), a reservation
+//   still in flight stays a hole, so the kept events form one range as in a
+//   real ring. last_seqno is the newest kept
 //   event, next_payload_byte the end of the newest kept payload and
 //   buffer_window_start the window as seen after the payload bytes were
 //   copied, so a kept event whose payload was overwritten during the copy
