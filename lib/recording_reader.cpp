@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -78,8 +79,10 @@ struct RecordingReader::State {
         std::memmove(buf.data(), buf.data() + pos, end - pos);
         end -= pos;
         pos = 0;
-        if (buf.size() < need) buf.resize(need);
         while (end < need) {
+            // Grow as data arrives, not to what a (possibly corrupt) record
+            // claims: a huge body_size in a short file costs nothing.
+            if (end == buf.size()) buf.resize(std::min(need, buf.size() * 2));
             if (dctx == nullptr) {
                 ssize_t n = ::read(fd, buf.data() + end, buf.size() - end);
                 if (n < 0 && errno == EINTR) continue;
