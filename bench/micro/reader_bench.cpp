@@ -18,7 +18,14 @@ namespace {
 
 using evring::bench::ScratchRing;
 
-constexpr std::uint64_t kEvents = 1 << 14;  // fewer than the ring holds: no gaps
+constexpr std::uint64_t kMaxEvents = 1 << 14;  // fewer than the ring holds: no gaps
+constexpr std::uint64_t kPayloadBuffer = std::uint64_t{1} << 28;
+
+// As many events as fit in half the payload buffer, so none has expired.
+constexpr std::uint64_t events_for(std::size_t payload_size) {
+    const std::uint64_t fit = kPayloadBuffer / 2 / ((payload_size + 15) & ~std::size_t{15});
+    return fit < kMaxEvents ? fit : kMaxEvents;
+}
 
 struct Filled {
     Filled(std::size_t payload_size)
@@ -26,7 +33,7 @@ struct Filled {
           reader(evring::bench::map_ring(ring.path(), evring::Access::ReadOnly)) {
         evring::Recorder recorder(ring.writer());
         std::byte bytes[65536] = {};
-        for (std::uint64_t i = 0; i < kEvents; ++i) {
+        for (std::uint64_t i = 0; i < events_for(payload_size); ++i) {
             evring::Reservation r = recorder.reserve(payload_size);
             r.descriptor().event_type = static_cast<std::uint16_t>(i % 4);
             r.descriptor().content_ext[1] = i % 16;
