@@ -83,12 +83,13 @@ inline bool Iterator::read_descriptor(std::uint64_t seqno, EventDescriptor& out)
     return seqno != 0 && read_slot(seqno, out) == SlotRead::Match;
 }
 
-// The expected event was overwritten. Resume an eighth of the ring ahead of the
-// oldest slot, so that a reader that was lapped is not lapped again at once by
-// writers about to overwrite the oldest slots.
+// The expected event was overwritten. Resume a little ahead of the oldest slot
+// (1/16 of the ring, at most 1024 events): far enough that writers about to
+// overwrite the oldest slots do not lap the reader again at once, near enough
+// that a reader that stalled once loses few events that were still there.
 inline NextResult Iterator::take_gap() noexcept {
     const std::uint64_t newest = newest_seqno();
-    std::uint64_t resume = oldest_seqno() + capacity_ / 8;
+    std::uint64_t resume = oldest_seqno() + std::min<std::uint64_t>(capacity_ / 16, 1024);
     if (resume > newest) resume = newest;  // tiny rings: stay within what exists
     if (resume <= next_seqno_) resume = next_seqno_ + 1;
     last_gap_lost_ = resume - next_seqno_;
