@@ -7,10 +7,12 @@
 //     for (;;) {
 //         evring::EventDescriptor event;
 //         switch (it.try_next(event)) {            // drain everything available
+//         case evring::NextResult::Success: handle(event); break;
 //         case evring::NextResult::NotReady:
 //             bell.wait(it.next_seqno(), 100ms);   // sleep until a commit (or timeout)
 //             break;
-//         default: handle(event); break;
+//         case evring::NextResult::Gap:            // see iterator.hpp
+//         case evring::NextResult::Abandoned: break;
 //         }
 //     }
 //
