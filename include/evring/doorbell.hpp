@@ -170,7 +170,8 @@ private:
 };
 
 // One-shot form for callers without a long-lived reader: attaches, waits and
-// detaches (an open and two mmap calls per call; keep a Doorbell to avoid them).
+// detaches (an open and two mmap calls per call, and no wake-rate bound across
+// calls, since the bound is per Doorbell: keep a Doorbell to avoid both).
 bool wait_for_events(const MappedRing& ring, std::uint64_t next_seqno,
                      std::chrono::nanoseconds timeout);
 
