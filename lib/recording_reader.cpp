@@ -172,7 +172,11 @@ Result<ReadStatus> RecordingReader::next(Record& record) {
     std::memcpy(&head, s.buf.data() + s.pos, sizeof head);
     const auto kind = static_cast<RecordKind>(head.kind);
     const std::uint64_t fixed = body_size_of(kind);
-    const bool bad_size = head.body_size > kMaxBody ||
+    // No event can carry more than the recorded ring's payload buffer, so a
+    // corrupt size cannot make the reader buffer gigabytes of a zstd bomb.
+    const std::uint64_t max_body =
+        std::min<std::uint64_t>(kMaxBody, sizeof(EventDescriptor) + s.header.ring_size.payload_buf_size);
+    const bool bad_size = head.body_size > max_body ||
                           (fixed != 0 && head.body_size != fixed) ||
                           (kind == RecordKind::Event && head.body_size < sizeof(EventDescriptor));
     if (bad_size)

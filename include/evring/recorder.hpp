@@ -22,8 +22,10 @@
 //   payload_size, payload_buf_offset and record_epoch_nanos are set by
 //   reserve() and must not be changed.
 // - commit() publishes the descriptor; until then readers see the event as
-//   not ready. A reservation must be committed exactly once. An uncommitted
-//   reservation stalls readers at its sequence number until it is overwritten.
+//   not ready. A reservation must be committed exactly once. One that never is
+//   (its writer died) holds readers at its sequence number until later events
+//   have been committed for a while; iterators then report it as Abandoned
+//   and move on (iterator.hpp).
 //
 // Thread safety: a Recorder may be shared by any number of threads, and any
 // number of processes may record into one ring, each with its own Recorder.
