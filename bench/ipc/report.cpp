@@ -104,6 +104,9 @@ int run_comparison(const Options& options) {
     print_row("64 B, 1 reader, Exclusive writer", one_exclusive);
     RunResult one = run_evring(shm, spec(64, flat_events, 0, 1, false));
     print_row("64 B, 1 reader, writer flat out", one);
+    exclusive_spec.doorbell = false;
+    RunResult one_exclusive_quiet = run_evring(shm, exclusive_spec);
+    print_row("64 B, 1 reader, Exclusive, no bell", one_exclusive_quiet);
     RunSpec backoff_spec = spec(64, flat_events, 0, 1, false);
     backoff_spec.backoff = 32;
     RunResult one_backoff = run_evring(shm, backoff_spec);
@@ -193,6 +196,7 @@ int run_comparison(const Options& options) {
             << "  \"ratio_vs_iceoryx\": " << json_number(evring_rate / iceoryx_rate) << ",\n"
             << "  \"writer_ns_per_event_64b_exclusive\": " << json_number(value(alone_exclusive.writer, "writer_ns_per_event")) << ",\n"
             << "  \"reader_events_per_s_64b_exclusive_writer\": " << json_number(value(one_exclusive.readers.at(0), "reader_events_per_s")) << ",\n"
+            << "  \"reader_events_per_s_64b_exclusive_no_doorbell\": " << json_number(value(one_exclusive_quiet.readers.at(0), "reader_events_per_s")) << ",\n"
             << "  \"writer_ns_per_event_64b_1_reader\": " << json_number(value(one.writer, "writer_ns_per_event")) << ",\n"
             << "  \"writer_ns_per_event_64b_2_readers\": " << json_number(value(two.writer, "writer_ns_per_event")) << ",\n"
             << "  \"lost_events_1kib_at_6_5m_per_s\": " << json_number(value(kib_paced.readers.at(0), "lost")) << ",\n"

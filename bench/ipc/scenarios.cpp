@@ -10,6 +10,7 @@
 
 #include <boost/interprocess/ipc/message_queue.hpp>
 
+#include "evring/ring_extension.hpp"
 #include "support/bench_ring.hpp"
 
 namespace evring::ipc {
@@ -54,6 +55,10 @@ long mq_message_limit() {
 RunResult run_evring(const std::string& dir, const RunSpec& spec) {
     const std::string path = dir + "/evring-ipc-" + std::to_string(::getpid());
     bench::create_ring(path, bench::bench_params(20, 28));
+    if (!spec.doorbell) {
+        const MappedRing ring = bench::map_ring(path, Access::ReadWrite);
+        write_ring_extension(&ring.header(), 0);
+    }
     const auto words = with(spec_words(spec), {"path=" + path, spec.exclusive ? "sharing=exclusive" : "sharing=shared",
                                                "backoff=" + std::to_string(spec.backoff)});
     std::vector<std::vector<std::string>> readers(static_cast<std::size_t>(spec.readers),

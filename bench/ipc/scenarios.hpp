@@ -19,6 +19,8 @@ struct RunSpec {
     bool latency = false;  // readers record per-event latency (use a paced rate)
     bool exclusive = false;  // evring: the writer uses WriterSharing::Exclusive
     int backoff = 0;         // evring: pause instructions a reader spins after NotReady
+    bool doorbell = true;    // evring: false clears the ring's doorbell feature bit, as in a
+                             // ring made by another RING01 writer (commit then has no fence)
 };
 
 struct RunResult {
