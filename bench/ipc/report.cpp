@@ -26,7 +26,16 @@ void print_header(const char* title) {
                 "lost", "p50 ns", "p99 ns");
 }
 
+// A reader's figure, or NaN when the run was skipped.
+double reader_value(const RunResult& r, const std::string& key) {
+    return r.readers.empty() ? NAN : value(r.readers.front(), key);
+}
+
 void print_row(const std::string& name, const RunResult& r) {
+    if (r.writer.empty()) {
+        std::printf("%-34s skipped with --quick\n", name.c_str());
+        return;
+    }
     if (r.readers.empty()) {
         std::printf("%-34s %12.1f %14s %10s %10s %10s\n", name.c_str(),
                     value(r.writer, "writer_ns_per_event"), "-", "-", "-", "-");
@@ -100,18 +109,19 @@ int run_comparison(const Options& options) {
     RunResult alone_exclusive = run_evring(shm, exclusive_spec);
     print_row("64 B, 0 readers, Exclusive writer", alone_exclusive);
     exclusive_spec.readers = 1;
-    RunResult one_exclusive = run_evring(shm, exclusive_spec);
+    const bool full = !quick;  // runs only the full comparison makes
+    RunResult one_exclusive = full ? run_evring(shm, exclusive_spec) : RunResult{};
     print_row("64 B, 1 reader, Exclusive writer", one_exclusive);
     RunResult one = run_evring(shm, spec(64, flat_events, 0, 1, false));
     print_row("64 B, 1 reader, writer flat out", one);
     exclusive_spec.doorbell = false;
-    RunResult one_exclusive_quiet = run_evring(shm, exclusive_spec);
+    RunResult one_exclusive_quiet = full ? run_evring(shm, exclusive_spec) : RunResult{};
     print_row("64 B, 1 reader, Exclusive, no bell", one_exclusive_quiet);
     RunSpec backoff_spec = spec(64, flat_events, 0, 1, false);
     backoff_spec.backoff = 32;
-    RunResult one_backoff = run_evring(shm, backoff_spec);
+    RunResult one_backoff = full ? run_evring(shm, backoff_spec) : RunResult{};
     print_row("64 B, 1 reader pausing on NotReady", one_backoff);
-    RunResult two = run_evring(shm, spec(64, flat_events, 0, 2, false));
+    RunResult two = full ? run_evring(shm, spec(64, flat_events, 0, 2, false)) : RunResult{};
     print_row("64 B, 2 readers, writer flat out", two);
     RunResult floor = run_floor(shm, spec(64, flat_events, 0, 1, false));
     print_row("floor: plain stores, 64 B", floor);
@@ -121,10 +131,12 @@ int run_comparison(const Options& options) {
                 value(paced20.writer, "writer_events_per_s") / 1e6);
     RunResult kib = run_evring(shm, spec(1024, flat_events / 4, 0, 1, false));
     print_row("1 KiB, writer flat out", kib);
-    RunResult kib_paced = run_evring(shm, spec(1024, static_cast<std::uint64_t>(6.5e6 * seconds), 6.5e6, 1, false));
+    RunResult kib_paced =
+        full ? run_evring(shm, spec(1024, static_cast<std::uint64_t>(6.5e6 * seconds), 6.5e6, 1, false)) : RunResult{};
     print_row("1 KiB, writer at 6.5 M/s", kib_paced);
-    std::printf("%-34s writer reached %.1f M events/s of the 6.5 M asked\n", "",
-                value(kib_paced.writer, "writer_events_per_s") / 1e6);
+    if (full)
+        std::printf("%-34s writer reached %.1f M events/s of the 6.5 M asked\n", "",
+                    value(kib_paced.writer, "writer_events_per_s") / 1e6);
     RunResult latency = run_evring(shm, spec(64, latency_events, latency_rate, 1, true));
     print_row("64 B latency, 100 k/s", latency);
     if (!quick) {
@@ -137,7 +149,8 @@ int run_comparison(const Options& options) {
 
     // evring on hugetlbfs.
     const RingLayout layout = RingLayout::of(RingSize{1u << 20, 1u << 28, 0});
-    const HugetlbfsDir huge = prepare_hugetlbfs(options.hugetlbfs, layout.file_size);
+    const HugetlbfsDir huge = quick ? HugetlbfsDir{{}, "not run with --quick"}
+                                    : prepare_hugetlbfs(options.hugetlbfs, layout.file_size);
     std::optional<RunResult> huge_one, huge_latency;
     if (huge.dir.empty()) {
         std::printf("\nevring on hugetlbfs: skipped: %s\n", huge.skipped.c_str());
@@ -154,16 +167,20 @@ int run_comparison(const Options& options) {
     }
 
     // Baselines, same payload, same pinning.
-    const double evring_rate = value(one.readers.at(0), "reader_events_per_s");
+    const double evring_rate = reader_value(one, "reader_events_per_s");
     print_header("baselines, 64 B messages (ratio = evring reader events/s / baseline)");
     double pipe_rate = NAN, iceoryx_rate = NAN;
     for (const char* transport : {"pipe", "unix", "posixmq", "boostmq"}) {
+        if (quick && std::string(transport) != "pipe") {
+            std::printf("%-34s skipped with --quick\n", transport);
+            continue;
+        }
         RunResult flat = run_baseline(transport, spec(64, baseline_events, 0, 1, false));
         RunResult lat = run_baseline(transport, spec(64, baseline_latency_events, latency_rate, 1, true));
-        flat.readers.at(0)["latency_p50_ns"] = value(lat.readers.at(0), "latency_p50_ns");
-        flat.readers.at(0)["latency_p99_ns"] = value(lat.readers.at(0), "latency_p99_ns");
+        flat.readers.at(0)["latency_p50_ns"] = reader_value(lat, "latency_p50_ns");
+        flat.readers.at(0)["latency_p99_ns"] = reader_value(lat, "latency_p99_ns");
         print_row(transport, flat);
-        const double rate = value(flat.readers.at(0), "reader_events_per_s");
+        const double rate = reader_value(flat, "reader_events_per_s");
         std::printf("%-34s evring is %.1fx\n", "", evring_rate / rate);
         if (std::string(transport) == "pipe") pipe_rate = rate;
     }
@@ -171,14 +188,16 @@ int run_comparison(const Options& options) {
     RunResult ice = run_iceoryx(spec(64, baseline_events, 0, 1, false), iceoryx_skipped);
     if (!iceoryx_skipped.empty()) {
         std::printf("iceoryx: skipped: %s\n", iceoryx_skipped.c_str());
-    } else {
+    } else if (full) {
         RunResult ice_lat = run_iceoryx(spec(64, baseline_latency_events, latency_rate, 1, true), iceoryx_skipped);
         if (iceoryx_skipped.empty()) {
-            ice.readers.at(0)["latency_p50_ns"] = value(ice_lat.readers.at(0), "latency_p50_ns");
-            ice.readers.at(0)["latency_p99_ns"] = value(ice_lat.readers.at(0), "latency_p99_ns");
+            ice.readers.at(0)["latency_p50_ns"] = reader_value(ice_lat, "latency_p50_ns");
+            ice.readers.at(0)["latency_p99_ns"] = reader_value(ice_lat, "latency_p99_ns");
         }
+    }
+    if (iceoryx_skipped.empty()) {
         print_row("iceoryx", ice);
-        iceoryx_rate = value(ice.readers.at(0), "reader_events_per_s");
+        iceoryx_rate = reader_value(ice, "reader_events_per_s");
         std::printf("%-34s evring is %.1fx\n", "", evring_rate / iceoryx_rate);
     }
 
@@ -187,22 +206,22 @@ int run_comparison(const Options& options) {
         out << "{\n"
             << "  \"writer_ns_per_event_64b\": " << json_number(value(alone.writer, "writer_ns_per_event")) << ",\n"
             << "  \"reader_events_per_s_64b\": " << json_number(evring_rate) << ",\n"
-            << "  \"lost_events_at_20m_per_s\": " << json_number(value(paced20.readers.at(0), "lost")) << ",\n"
+            << "  \"lost_events_at_20m_per_s\": " << json_number(reader_value(paced20, "lost")) << ",\n"
             << "  \"writer_events_per_s_in_20m_run\": " << json_number(value(paced20.writer, "writer_events_per_s")) << ",\n"
-            << "  \"latency_p50_ns_64b\": " << json_number(value(latency.readers.at(0), "latency_p50_ns")) << ",\n"
-            << "  \"latency_p99_ns_64b\": " << json_number(value(latency.readers.at(0), "latency_p99_ns")) << ",\n"
-            << "  \"events_per_s_1kib\": " << json_number(value(kib.readers.at(0), "reader_events_per_s")) << ",\n"
+            << "  \"latency_p50_ns_64b\": " << json_number(reader_value(latency, "latency_p50_ns")) << ",\n"
+            << "  \"latency_p99_ns_64b\": " << json_number(reader_value(latency, "latency_p99_ns")) << ",\n"
+            << "  \"events_per_s_1kib\": " << json_number(reader_value(kib, "reader_events_per_s")) << ",\n"
             << "  \"ratio_vs_pipe\": " << json_number(evring_rate / pipe_rate) << ",\n"
             << "  \"ratio_vs_iceoryx\": " << json_number(evring_rate / iceoryx_rate) << ",\n"
             << "  \"writer_ns_per_event_64b_exclusive\": " << json_number(value(alone_exclusive.writer, "writer_ns_per_event")) << ",\n"
-            << "  \"reader_events_per_s_64b_exclusive_writer\": " << json_number(value(one_exclusive.readers.at(0), "reader_events_per_s")) << ",\n"
-            << "  \"reader_events_per_s_64b_exclusive_no_doorbell\": " << json_number(value(one_exclusive_quiet.readers.at(0), "reader_events_per_s")) << ",\n"
+            << "  \"reader_events_per_s_64b_exclusive_writer\": " << json_number(reader_value(one_exclusive, "reader_events_per_s")) << ",\n"
+            << "  \"reader_events_per_s_64b_exclusive_no_doorbell\": " << json_number(reader_value(one_exclusive_quiet, "reader_events_per_s")) << ",\n"
             << "  \"writer_ns_per_event_64b_1_reader\": " << json_number(value(one.writer, "writer_ns_per_event")) << ",\n"
             << "  \"writer_ns_per_event_64b_2_readers\": " << json_number(value(two.writer, "writer_ns_per_event")) << ",\n"
-            << "  \"lost_events_1kib_at_6_5m_per_s\": " << json_number(value(kib_paced.readers.at(0), "lost")) << ",\n"
+            << "  \"lost_events_1kib_at_6_5m_per_s\": " << json_number(reader_value(kib_paced, "lost")) << ",\n"
             << "  \"reader_events_per_s_64b_hugetlbfs\": "
-            << json_number(huge_one ? value(huge_one->readers.at(0), "reader_events_per_s") : NAN) << ",\n"
-            << "  \"floor_reader_events_per_s_64b\": " << json_number(value(floor.readers.at(0), "reader_events_per_s")) << ",\n"
+            << json_number(huge_one ? reader_value(*huge_one, "reader_events_per_s") : NAN) << ",\n"
+            << "  \"floor_reader_events_per_s_64b\": " << json_number(reader_value(floor, "reader_events_per_s")) << ",\n"
             << "  \"floor_writer_ns_per_event_64b\": " << json_number(value(floor.writer, "writer_ns_per_event")) << ",\n"
             << "  \"clock_error_max_ns\": " << json_number(clock_error) << ",\n"
             << "  \"clock_source\": \"" << to_string(wall_clock_source()) << "\",\n"
