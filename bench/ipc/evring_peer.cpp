@@ -112,6 +112,7 @@ int run_evring_reader(const PeerOptions& options) {
     line.add("received", double(received))
         .add("lost", double(it.total_lost() + expired))
         .add("gap_lost", double(it.total_lost()))
+        .add("abandoned", double(it.total_abandoned()))
         .add("expired", double(expired))
         .add("ended", ended ? 1 : 0)
         .add("reader_events_per_s", received > 1 ? double(received) / elapsed * 1e9 : 0);

@@ -30,7 +30,7 @@ int run_peer(int argc, char** argv) {
 
 void usage() {
     std::printf(
-        "usage: evring-ipc [--quick] [--json FILE] [--shm-dir DIR] [--hugetlbfs DIR|auto|off]\n"
+        "usage: evring-ipc [--quick] [--json FILE] [--shm-dir DIR] [--hugetlbfs DIR|auto|off] [--fifo]\n"
         "Runs evring and the baselines (pipe, unix socket, POSIX mq, Boost.Interprocess\n"
         "message_queue, iceoryx when built) as separate pinned processes and prints a table.\n");
 }
@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
             options.json_path = argv[++i];
         } else if (arg == "--shm-dir" && i + 1 < argc) {
             options.shm_dir = argv[++i];
+        } else if (arg == "--fifo") {
+            options.fifo = true;
         } else if (arg == "--hugetlbfs" && i + 1 < argc) {
             options.hugetlbfs = argv[++i];
         } else {

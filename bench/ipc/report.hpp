@@ -11,6 +11,7 @@ struct Options {
     std::string json_path;
     std::string shm_dir = "/dev/shm";
     std::string hugetlbfs = "auto";
+    bool fifo = false;  // peers run SCHED_FIFO (see Peer::set_fifo)
 };
 
 // Runs everything, prints the table; returns the process exit code.

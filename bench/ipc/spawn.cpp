@@ -14,6 +14,8 @@
 namespace evring::ipc {
 
 namespace {
+bool g_fifo = false;
+
 std::string self_path() {
     char path[4096];
     const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
@@ -21,6 +23,8 @@ std::string self_path() {
     return std::string(path, static_cast<std::size_t>(n));
 }
 }  // namespace
+
+void Peer::set_fifo(bool on) { g_fifo = on; }
 
 Peer Peer::start(const std::vector<std::string>& args, int cpu, const std::vector<int>& inherit) {
     static const std::string self = self_path();
@@ -50,6 +54,11 @@ Peer Peer::start_program(const std::string& program, const std::vector<std::stri
             CPU_ZERO(&set);
             CPU_SET(cpu, &set);
             if (::sched_setaffinity(0, sizeof set, &set) != 0) ::perror("sched_setaffinity");
+            if (g_fifo) {
+                sched_param param{};
+                param.sched_priority = 1;
+                (void)::sched_setscheduler(0, SCHED_FIFO, &param);
+            }
         }
         for (int fd : inherit) ::fcntl(fd, F_SETFD, 0);
         std::vector<char*> argv;

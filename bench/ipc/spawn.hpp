@@ -25,6 +25,12 @@ public:
     // program's stdout and stderr go to /dev/null (for daemons).
     static Peer start_program(const std::string& program, const std::vector<std::string>& args, int cpu,
                               const std::vector<int>& inherit = {}, bool quiet = false);
+    // When on, pinned peers run SCHED_FIFO (priority 1), so that other work on
+    // a shared machine does not preempt them mid-run (needs CAP_SYS_NICE;
+    // silently ordinary scheduling otherwise). The kernel's RT throttling
+    // still leaves other processes 5 % of each core.
+    static void set_fifo(bool on);
+
     // Asks the process to stop (SIGTERM) and waits for it.
     void terminate();
 
