@@ -58,6 +58,10 @@ RunResult run_iceoryx(const RunSpec& spec, std::string& skipped) {
     reader_words.push_back("role=reader");
     writer_words.push_back("role=writer");
     RunResult result;
+    // Ordinary scheduling: a SCHED_FIFO reader spinning on take() stalled
+    // here (iceoryx's runtime needs RouDi and its own threads to run).
+    const bool fifo = Peer::fifo();
+    Peer::set_fifo(false);
     {
         Peer reader = Peer::start_program(peer, reader_words, 1);
         reader.wait_ready();
@@ -65,6 +69,7 @@ RunResult run_iceoryx(const RunSpec& spec, std::string& skipped) {
         result.writer = writer.finish();
         result.readers.push_back(reader.finish());
     }
+    Peer::set_fifo(fifo);
     daemon.terminate();
     return result;
 }

@@ -30,6 +30,10 @@ std::vector<std::string> with(std::vector<std::string> words, const std::vector<
 // Readers first (each waits until it can receive), then the writer.
 RunResult run_peers(const std::vector<std::vector<std::string>>& reader_args,
                     const std::vector<std::string>& writer_args, const std::vector<int>& inherit) {
+    // Two spinning SCHED_FIFO readers on one core would not share it (FIFO
+    // does not time-slice): such runs use ordinary scheduling.
+    const bool fifo = Peer::fifo();
+    if (reader_args.size() > 1) Peer::set_fifo(false);
     std::vector<Peer> readers;
     for (const auto& args : reader_args) {
         readers.push_back(Peer::start(args, 1, inherit));
@@ -40,6 +44,7 @@ RunResult run_peers(const std::vector<std::vector<std::string>>& reader_args,
     RunResult result;
     result.writer = writer.finish();
     for (auto& reader : readers) result.readers.push_back(reader.finish());
+    Peer::set_fifo(fifo);
     return result;
 }
 

@@ -25,6 +25,7 @@ std::string self_path() {
 }  // namespace
 
 void Peer::set_fifo(bool on) { g_fifo = on; }
+bool Peer::fifo() { return g_fifo; }
 
 Peer Peer::start(const std::vector<std::string>& args, int cpu, const std::vector<int>& inherit) {
     static const std::string self = self_path();

@@ -30,6 +30,7 @@ public:
     // silently ordinary scheduling otherwise). The kernel's RT throttling
     // still leaves other processes 5 % of each core.
     static void set_fifo(bool on);
+    static bool fifo();
 
     // Asks the process to stop (SIGTERM) and waits for it.
     void terminate();
