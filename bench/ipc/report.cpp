@@ -122,7 +122,7 @@ int run_comparison(const Options& options) {
     print_row("64 B, 0 readers, Exclusive writer", alone_exclusive);
     exclusive_spec.readers = 1;
     const bool full = !quick;  // runs only the full comparison makes
-    RunResult one_exclusive = full ? run_evring(shm, exclusive_spec) : RunResult{};
+    RunResult one_exclusive = run_evring(shm, exclusive_spec);
     print_row("64 B, 1 reader, Exclusive writer", one_exclusive);
     RunResult one = run_evring(shm, spec(64, flat_events, 0, 1, false));
     print_row("64 B, 1 reader, writer flat out", one);
