@@ -2,6 +2,7 @@
 // check every payload's checksum, the sequence order, each writer's own
 // order, and that every sequence number is either read or counted as lost.
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -54,6 +55,10 @@ ReaderTally read_until(const MappedRing& ring, std::uint64_t last_seqno, std::at
     ReaderTally tally;
     Iterator it(ring);
     it.seek(1);
+    // No writer dies here: a writer thread preempted between reserve and
+    // commit for longer than the default bound (likely under sanitizers on a
+    // loaded machine) must be waited for, not reported abandoned.
+    it.set_abandon_after(std::chrono::hours(1));
     std::vector<std::int64_t> last_counter(kWriters, -1);
     std::vector<std::byte> buffer(sizeof(test::CheckedHeader) + kMaxFiller);
     EventDescriptor event{};

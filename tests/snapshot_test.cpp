@@ -241,7 +241,10 @@ TEST(Snapshot, TruncatedCompressedFileIsRefused) {
 // Concurrency: whatever the interleaving, a snapshot holds one range of
 // events whose payloads are intact or reported expired, never torn.
 TEST(SnapshotWhileWriting, EverySnapshotHoldsOneRangeOfIntactOrExpiredEvents) {
-    RingPair rings(small_params(8, 12));  // 256 descriptors, 4 KiB of payload: laps constantly
+    // 256 descriptors lap constantly; the 64 KiB payload buffer holds four
+    // times what they describe, so kept events usually have intact payloads
+    // (with 4 KiB a fast writer could expire every one of them mid-copy).
+    RingPair rings(small_params(8, 16));
     std::atomic<bool> stop{false};
     std::thread writer([&] {
         Recorder recorder(*rings.writer);
