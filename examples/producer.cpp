@@ -72,11 +72,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "producer: %s\n", config.error().message().c_str());
         return 2;
     }
-    evring::RingParams params;
-    params.content_type = demo::kContentType;
-    params.schema_hash = demo::kSchemaHash;
-    params.descriptor_shift = config->descriptor_shift;
-    params.payload_buf_shift = config->payload_buf_shift;
+    const evring::RingParams params = evring::ring_params_for(*config, demo::kContentType, demo::kSchemaHash);
     evring::CreateOptions options;
     options.keep_on_close = keep;
     auto writer = evring::RingWriter::create(*config, params, options);

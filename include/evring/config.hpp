@@ -63,4 +63,16 @@ struct RingParams {
     }
 };
 
+// The parameters for creating the ring a configuration string describes:
+// its shifts, with the content type and schema hash the writer records.
+inline RingParams ring_params_for(const RingConfig& config, std::uint16_t content_type,
+                                  const std::array<std::uint8_t, 32>& schema_hash) {
+    RingParams params;
+    params.content_type = content_type;
+    params.schema_hash = schema_hash;
+    params.descriptor_shift = config.descriptor_shift;
+    params.payload_buf_shift = config.payload_buf_shift;
+    return params;
+}
+
 }  // namespace evring
