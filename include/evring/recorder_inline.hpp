@@ -21,8 +21,12 @@
 //     therefore sees a window that covers any bytes it saw overwritten.
 //
 // Descriptor slot of sequence number s: slot (s - 1) & mask. Written only by
-// the writer holding reservation s (two writers can share a slot only if one
-// is a whole ring behind; the seqlock below keeps that safe too):
+// the writer holding reservation s. Two writers share a slot only when one of
+// them is a whole ring of events behind (descheduled between reserve and
+// commit); their commits can then interleave (old writer's step 1, the new
+// writer's whole commit, the old writer's step 3) so that a reader sees the
+// new seqno over the old event's fields. RING01 has no spare word to detect
+// that: it is the "lapped writers" limit in docs/format.md.
 //   1. word 0 (seqno) := 0, relaxed  — marks the slot as being rewritten;
 //   2. release fence                 — a reader that sees any of the words of
 //                                      step 3 then sees word 0 != its s;
