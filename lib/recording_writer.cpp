@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "write_all.hpp"
 #include "evring/clock.hpp"
 #include "evring/recording.hpp"
 
@@ -25,17 +26,7 @@ std::string recording_named(std::string_view path) {
 }
 
 Status write_all(int fd, const void* data, std::size_t size, std::string_view path) {
-    const auto* p = static_cast<const char*>(data);
-    while (size > 0) {
-        ssize_t n = ::write(fd, p, size);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return Error::from_errno(errno, "writing " + recording_named(path));
-        }
-        p += n;
-        size -= static_cast<std::size_t>(n);
-    }
-    return {};
+    return detail::write_all(fd, data, size, recording_named(path));
 }
 
 }  // namespace

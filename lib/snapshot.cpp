@@ -1,3 +1,4 @@
+#include "write_all.hpp"
 #include "evring/snapshot.hpp"
 
 #include <sys/mman.h>
@@ -22,17 +23,7 @@ namespace {
 using namespace snapshot_detail;
 
 Status write_all(int fd, const void* data, std::size_t size, std::string_view path) {
-    const auto* p = static_cast<const char*>(data);
-    while (size > 0) {
-        ssize_t n = ::write(fd, p, size);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return Error::from_errno(errno, "writing " + snapshot_named(path));
-        }
-        p += n;
-        size -= static_cast<std::size_t>(n);
-    }
-    return {};
+    return detail::write_all(fd, data, size, snapshot_named(path));
 }
 
 // Pulls decompressed bytes of one zstd frame out of a file, chunk by chunk.

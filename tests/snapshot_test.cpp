@@ -5,6 +5,7 @@
 #include <zstd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -241,9 +242,11 @@ TEST(Snapshot, TruncatedCompressedFileIsRefused) {
 // Concurrency: whatever the interleaving, a snapshot holds one range of
 // events whose payloads are intact or reported expired, never torn.
 TEST(SnapshotWhileWriting, EverySnapshotHoldsOneRangeOfIntactOrExpiredEvents) {
-    // 256 descriptors lap constantly; the 64 KiB payload buffer holds four
-    // times what they describe, so kept events usually have intact payloads
-    // (with 4 KiB a fast writer could expire every one of them mid-copy).
+    // 256 descriptors lap every few milliseconds at the paced rate below, so
+    // snapshots are taken mid-lap; the 64 KiB payload buffer holds about 1800
+    // events, so kept events usually have intact payloads. (Flat out, the
+    // writer refills the buffer faster than a snapshot copies the file, and
+    // every payload would be expired.)
     RingPair rings(small_params(8, 16));
     std::atomic<bool> stop{false};
     std::thread writer([&] {
@@ -254,6 +257,7 @@ TEST(SnapshotWhileWriting, EverySnapshotHoldsOneRangeOfIntactOrExpiredEvents) {
             for (std::uint32_t i = 0; i < r.descriptor().payload_size; i += 8)
                 std::memcpy(r.payload() + i, &seqno, 8);
             recorder.commit(r);
+            if (seqno % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(20));
         }
     });
     std::uint64_t checked = 0, expired = 0;
