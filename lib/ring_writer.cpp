@@ -50,6 +50,20 @@ Owned take_temp(TempRing& temp, bool reclaimed) {
     return owned;
 }
 
+// Takes `operation` (LOCK_EX or LOCK_SH) on an existing ring file without
+// blocking. True: locked. False: the lock is busy for a moment (a reader's
+// probe, a writer mid-reclaim); pause was taken, try again. An error when a
+// live writer holds the ring (its marker is present, or the lock stayed busy
+// for ~1 s), naming it.
+Result<bool> lock_unless_live_writer(int fd, int operation, int& transient, std::string_view path) {
+    if (::flock(fd, operation | LOCK_NB) == 0) return true;
+    if (errno != EWOULDBLOCK) return Error::from_errno(errno, "locking '" + std::string(path) + "'");
+    auto marker = writer_marker_present(fd);
+    if ((marker && *marker) || ++transient > kTransientRetries) return detail::held_by_live_writer(fd, path);
+    std::this_thread::sleep_for(kRetryPause);
+    return false;
+}
+
 Result<Owned> create_exclusive(int dirfd, const std::string& name, const RingParams& params,
                                const CreateOptions& options, std::string_view path) {
     TempRing temp;
@@ -65,14 +79,9 @@ Result<Owned> create_exclusive(int dirfd, const std::string& name, const RingPar
             return std::move(existing).error();
         }
         FdGuard held{*existing};
-        if (::flock(held.fd, LOCK_EX | LOCK_NB) != 0) {
-            if (errno != EWOULDBLOCK) return Error::from_errno(errno, "locking '" + std::string(path) + "'");
-            auto marker = writer_marker_present(held.fd);
-            if ((marker && *marker) || ++transient > kTransientRetries)
-                return detail::held_by_live_writer(held.fd, path);
-            std::this_thread::sleep_for(kRetryPause);
-            continue;
-        }
+        auto locked = lock_unless_live_writer(held.fd, LOCK_EX, transient, path);
+        if (!locked) return std::move(locked).error();
+        if (!*locked) continue;
         // Nobody writes it. Replace it only while it is still the file at
         // the name and a ring (never clobber someone's other file).
         if (!detail::still_at_path(dirfd, name, held.fd)) continue;
@@ -122,14 +131,9 @@ Result<Owned> join_shared(int dirfd, const std::string& name, const RingParams& 
             continue;  // another shared writer created it first: join theirs
         }
         FdGuard held{*existing};
-        if (::flock(held.fd, LOCK_SH | LOCK_NB) != 0) {
-            if (errno != EWOULDBLOCK) return Error::from_errno(errno, "locking '" + std::string(path) + "'");
-            auto marker = writer_marker_present(held.fd);
-            if ((marker && *marker) || ++transient > kTransientRetries)
-                return detail::held_by_live_writer(held.fd, path);
-            std::this_thread::sleep_for(kRetryPause);
-            continue;
-        }
+        auto locked = lock_unless_live_writer(held.fd, LOCK_SH, transient, path);
+        if (!locked) return std::move(locked).error();
+        if (!*locked) continue;
         if (!detail::still_at_path(dirfd, name, held.fd)) continue;
         if (auto s = detail::check_is_ring(held.fd, path); !s)
             return std::move(s).context("refusing to join it").error();
