@@ -18,7 +18,7 @@
 
 #include "demo_events.hpp"
 #include "evring/files.hpp"
-#include "evring/typed_recorder.hpp"
+#include "evring/typed_publish.hpp"
 
 namespace {
 
@@ -85,8 +85,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "producer: writing to %s (pid %d)\n", writer->path().c_str(), ::getpid());
 
     // This process holds the ring exclusively and writes from one thread, so
-    // reservations can skip the atomic read-modify-writes (recorder.hpp).
-    evring::Recorder recorder(writer->ring(), evring::WriterSharing::Exclusive);
+    // reservations can skip the atomic read-modify-writes (publisher.hpp).
+    evring::Publisher publisher(writer->ring(), evring::WriterSharing::Exclusive);
     Pacer pacer(rate);
     std::uint64_t written = 0;
     std::uint64_t state = 88172645463325252ull;  // xorshift: cheap, deterministic prices
@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
         tick.checksum = demo::tick_checksum(tick, name);
         const std::uint16_t type = (state >> 60) == 0 ? demo::kTrade : demo::kQuote;
         evring::FlowTags flow{symbol + 1, 1 + (state >> 40) % 3, 0, 0};
-        evring::record(recorder, type, flow, tick, evring::as_bytes(name));
+        evring::publish(publisher, type, flow, tick, evring::as_bytes(name));
         ++written;
         pacer.wait_for(written);
     }

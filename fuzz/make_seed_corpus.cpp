@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "evring/iterator.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "evring/recording.hpp"
 #include "evring/ring.hpp"
 #include "evring/ring_extension.hpp"
@@ -52,12 +52,12 @@ Ring make_ring(unsigned dshift, unsigned pshift, int events, std::uint32_t paylo
     if (!evring::initialize_ring_file(fd, params, "seed").ok()) std::exit(1);
     auto ring = evring::MappedRing::map(fd, evring::Access::ReadWrite, "seed");
     if (!ring) std::exit(1);
-    evring::Recorder recorder(*ring);
+    evring::Publisher publisher(*ring);
     for (int i = 0; i < events; ++i) {
-        auto r = recorder.reserve(payload_size + static_cast<std::uint32_t>(i % 3));
+        auto r = publisher.reserve(payload_size + static_cast<std::uint32_t>(i % 3));
         r.descriptor().event_type = static_cast<std::uint16_t>(2 + i % 5);
         std::memset(r.payload(), i & 0xff, r.descriptor().payload_size);
-        recorder.commit(r);
+        publisher.commit(r);
     }
     return Ring{fd, std::move(ring).value()};
 }

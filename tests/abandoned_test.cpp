@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/iterator.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
@@ -17,8 +17,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-Reservation reserve_filled(Recorder& recorder) {
-    Reservation r = recorder.reserve(16);
+Reservation reserve_filled(Publisher& publisher) {
+    Reservation r = publisher.reserve(16);
     EXPECT_TRUE(r);
     std::memset(r.payload(), 1, 16);
     return r;
@@ -26,9 +26,9 @@ Reservation reserve_filled(Recorder& recorder) {
 
 TEST(Abandoned, ReservationNeverCommittedBehindACommittedEventIsSkippedWithItsSeqno) {
     test::RingPair rings;
-    Recorder recorder(*rings.writer);
-    Reservation dead = reserve_filled(recorder);  // its writer "dies" here
-    recorder.commit(reserve_filled(recorder));
+    Publisher publisher(*rings.writer);
+    Reservation dead = reserve_filled(publisher);  // its writer "dies" here
+    publisher.commit(reserve_filled(publisher));
     Iterator it(*rings.reader);
     it.seek(1);
     it.set_abandon_after(0ns);
@@ -43,15 +43,15 @@ TEST(Abandoned, ReservationNeverCommittedBehindACommittedEventIsSkippedWithItsSe
 
 TEST(Abandoned, SlowWriterWithinTheBoundIsWaitedFor) {
     test::RingPair rings;
-    Recorder recorder(*rings.writer);
-    Reservation slow = reserve_filled(recorder);
-    recorder.commit(reserve_filled(recorder));
+    Publisher publisher(*rings.writer);
+    Reservation slow = reserve_filled(publisher);
+    publisher.commit(reserve_filled(publisher));
     Iterator it(*rings.reader);
     it.seek(1);
     it.set_abandon_after(1h);
     EventDescriptor event{};
     for (int i = 0; i < 10'000; ++i) ASSERT_EQ(it.try_next(event), NextResult::NotReady) << "poll " << i;
-    recorder.commit(slow);
+    publisher.commit(slow);
     ASSERT_EQ(it.try_next(event), NextResult::Success);
     EXPECT_EQ(event.seqno, 1u);
     ASSERT_EQ(it.try_next(event), NextResult::Success);
@@ -61,24 +61,24 @@ TEST(Abandoned, SlowWriterWithinTheBoundIsWaitedFor) {
 
 TEST(Abandoned, NewestReservationWithNothingCommittedAfterItIsNeverAbandoned) {
     test::RingPair rings;
-    Recorder recorder(*rings.writer);
-    recorder.commit(reserve_filled(recorder));
-    Reservation pending = reserve_filled(recorder);
+    Publisher publisher(*rings.writer);
+    publisher.commit(reserve_filled(publisher));
+    Reservation pending = reserve_filled(publisher);
     Iterator it(*rings.reader);
     it.seek(2);
     it.set_abandon_after(0ns);
     EventDescriptor event{};
     for (int i = 0; i < 1000; ++i) ASSERT_EQ(it.try_next(event), NextResult::NotReady) << "poll " << i;
-    recorder.commit(pending);
+    publisher.commit(pending);
     EXPECT_EQ(it.try_next(event), NextResult::Success);
 }
 
 TEST(Abandoned, SeveralConsecutiveDeadReservationsAreEachReported) {
     test::RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     std::vector<Reservation> dead;
-    for (int i = 0; i < 3; ++i) dead.push_back(reserve_filled(recorder));
-    recorder.commit(reserve_filled(recorder));  // seqno 4
+    for (int i = 0; i < 3; ++i) dead.push_back(reserve_filled(publisher));
+    publisher.commit(reserve_filled(publisher));  // seqno 4
     Iterator it(*rings.reader);
     it.seek(1);
     it.set_abandon_after(0ns);
@@ -99,14 +99,14 @@ TEST(Abandoned, SeveralConsecutiveDeadReservationsAreEachReported) {
 
 TEST(Abandoned, SuccessLostAndAbandonedAddUpToTheIteratorsAdvance) {
     test::RingPair rings(test::small_params(6, 16));  // 64 descriptors
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     Iterator it(*rings.reader);
     it.seek(1);
     it.set_abandon_after(0ns);
     // One dead reservation, then enough events to lap the reader once.
-    Reservation dead = reserve_filled(recorder);
+    Reservation dead = reserve_filled(publisher);
     (void)dead;
-    for (int i = 0; i < 100; ++i) recorder.commit(reserve_filled(recorder));
+    for (int i = 0; i < 100; ++i) publisher.commit(reserve_filled(publisher));
     std::uint64_t success = 0;
     EventDescriptor event{};
     const std::uint64_t start = it.next_seqno();

@@ -10,7 +10,7 @@
 
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "support/checked_payload.hpp"
 #include "support/temp_ring.hpp"
 
@@ -37,17 +37,17 @@ struct ReaderTally {
     std::uint64_t writer_order_violations = 0;
 };
 
-void write_checked_events(Recorder& recorder, std::uint32_t writer, std::uint64_t count,
+void write_checked_events(Publisher& publisher, std::uint32_t writer, std::uint64_t count,
                           std::atomic<bool>& go) {
     while (!go.load(std::memory_order_acquire)) {
     }
     for (std::uint64_t counter = 0; counter < count; ++counter) {
         const std::size_t size = test::checked_payload_size(counter, kMaxFiller);
-        Reservation r = recorder.reserve(size);
+        Reservation r = publisher.reserve(size);
         r.descriptor().event_type = 10;
         r.descriptor().content_ext = {writer, counter, 0, 0};
         test::fill_checked_payload(r.payload(), size, writer, counter);
-        recorder.commit(r);
+        publisher.commit(r);
     }
 }
 
@@ -108,7 +108,7 @@ struct RunResult {
 
 RunResult run(const RingParams& params, std::uint64_t per_writer, std::uint32_t writers = kWriters) {
     test::RingPair rings(params);
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     std::atomic<bool> go{false};
     const std::uint64_t total = per_writer * writers;
     std::vector<ReaderTally> tallies(kReaders);
@@ -116,7 +116,7 @@ RunResult run(const RingParams& params, std::uint64_t per_writer, std::uint32_t 
     for (std::size_t i = 0; i < kReaders; ++i)
         threads.emplace_back([&, i] { tallies[i] = read_until(*rings.reader, total, go); });
     for (std::uint32_t w = 0; w < writers; ++w)
-        threads.emplace_back([&, w] { write_checked_events(recorder, w, per_writer, go); });
+        threads.emplace_back([&, w] { write_checked_events(publisher, w, per_writer, go); });
     go.store(true, std::memory_order_release);  // release all threads together
     for (auto& t : threads) t.join();
     return {tallies, total};

@@ -11,7 +11,7 @@
 
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
@@ -73,13 +73,13 @@ void write_all(int fd, const void* data, std::size_t size) {
     _exit(0);
 }
 
-void write_events(Recorder& recorder, std::uint64_t count, std::uint16_t type = kDataType) {
+void write_events(Publisher& publisher, std::uint64_t count, std::uint16_t type = kDataType) {
     for (std::uint64_t i = 0; i < count; ++i) {
-        Reservation r = recorder.reserve(sizeof(std::uint64_t));
+        Reservation r = publisher.reserve(sizeof(std::uint64_t));
         r.descriptor().event_type = type;
         const std::uint64_t value = r.seqno() * 3;
         std::memcpy(r.payload(), &value, sizeof value);
-        recorder.commit(r);
+        publisher.commit(r);
     }
 }
 
@@ -95,19 +95,19 @@ TEST(CrossProcess, PausedReaderGetsAGapWithTheExactLostCount) {
     if (child == 0) reader_child(path, ready[1], report[1]);
 
     MappedRing ring = test::map_path(path, Access::ReadWrite);
-    Recorder recorder(ring);
+    Publisher publisher(ring);
     char c = 0;
     ASSERT_EQ(::read(ready[0], &c, 1), 1);
-    write_events(recorder, 100);  // read normally
+    write_events(publisher, 100);  // read normally
     // Wait until the reader has caught up, observed through the ring: pause
     // it only once it is idle so the lap below is the only loss.
     ASSERT_EQ(::kill(child, SIGSTOP), 0);
     int status = 0;
     ASSERT_EQ(::waitpid(child, &status, WUNTRACED), child);
-    write_events(recorder, 256 * 10);  // laps the paused reader ten times
+    write_events(publisher, 256 * 10);  // laps the paused reader ten times
     ASSERT_EQ(::kill(child, SIGCONT), 0);
-    write_events(recorder, 50);
-    write_events(recorder, 1, kEndType);
+    write_events(publisher, 50);
+    write_events(publisher, 1, kEndType);
     const std::uint64_t total = 100 + 2560 + 50 + 1;
 
     ReaderReport result{};

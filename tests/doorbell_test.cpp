@@ -13,7 +13,7 @@
 
 #include "evring/doorbell.hpp"
 #include "evring/iterator.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "evring/ring_extension.hpp"
 #include "support/temp_ring.hpp"
 
@@ -28,11 +28,11 @@ std::uint32_t doorbell_value(const MappedRing& ring) {
         .load(std::memory_order_relaxed);
 }
 
-void commit_one(Recorder& recorder) {
-    auto r = recorder.reserve(8);
+void commit_one(Publisher& publisher) {
+    auto r = publisher.reserve(8);
     ASSERT_TRUE(r);
     std::memset(r.payload(), 0x5a, 8);
-    recorder.commit(r);
+    publisher.commit(r);
 }
 
 // Waits (without timing assumptions) until some reader announced a sleep.
@@ -58,8 +58,8 @@ TEST(Doorbell, ReadOnlyReaderGetsItsOwnWritableViewAndSleepsOnTheFutex) {
 
 TEST(Doorbell, WaitReturnsAtOnceWhenTheEventIsCommitted) {
     test::RingPair rings;
-    Recorder recorder(*rings.writer);
-    commit_one(recorder);
+    Publisher publisher(*rings.writer);
+    commit_one(publisher);
     Doorbell bell = Doorbell::attach(*rings.reader);
     EXPECT_TRUE(bell.wait(1, 1h));
     EXPECT_EQ(bell.sleeps(), 0u);
@@ -83,11 +83,11 @@ TEST(Doorbell, WaitWithNothingCommittedReturnsFalseAfterTheTimeout) {
 
 TEST(Doorbell, ASecondSleepWithinTheMinimumIntervalDoesNotAnnounceItself) {
     test::RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     Doorbell bell = Doorbell::attach(*rings.reader);
     bell.set_min_sleep_interval(1h);
     EXPECT_FALSE(bell.wait(1, 1ms));  // the first sleep announces and times out
-    commit_one(recorder);             // wakes: clears the announcement, epoch 1
+    commit_one(publisher);             // wakes: clears the announcement, epoch 1
     ASSERT_EQ(doorbell_value(*rings.reader), 2u);
     EXPECT_TRUE(bell.wait(2, 1ms)) << "a rate-limited wait asks the caller to re-poll";
     EXPECT_EQ(doorbell_value(*rings.reader), 2u) << "no announcement, so no writer wake";
@@ -96,25 +96,25 @@ TEST(Doorbell, ASecondSleepWithinTheMinimumIntervalDoesNotAnnounceItself) {
 
 TEST(Doorbell, CommitsWithoutSleepersLeaveTheDoorbellLineUnwritten) {
     test::RingPair rings;
-    Recorder recorder(*rings.writer);
-    for (int i = 0; i < 100; ++i) commit_one(recorder);
+    Publisher publisher(*rings.writer);
+    for (int i = 0; i < 100; ++i) commit_one(publisher);
     EXPECT_EQ(doorbell_value(*rings.reader), 0u);
 }
 
 TEST(Doorbell, FirstCommitAfterAnAnnouncementWakesOnceAndAdvancesTheEpoch) {
     test::RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     std::atomic_ref<std::uint32_t>(extension_in(&rings.writer->header())->doorbell)
         .fetch_or(1u, std::memory_order_seq_cst);  // a reader announcing a sleep
-    commit_one(recorder);
+    commit_one(publisher);
     EXPECT_EQ(doorbell_value(*rings.reader), 2u) << "epoch 1, nobody announced";
-    commit_one(recorder);
+    commit_one(publisher);
     EXPECT_EQ(doorbell_value(*rings.reader), 2u) << "a second commit must not wake again";
 }
 
 TEST(Doorbell, SleepingReaderThreadIsWokenByACommit) {
     test::RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     std::atomic<bool> returned{false};
     bool result = false;
     std::thread reader([&] {
@@ -123,7 +123,7 @@ TEST(Doorbell, SleepingReaderThreadIsWokenByACommit) {
         returned.store(true, std::memory_order_release);  // publishes `result`
     });
     wait_until_announced(*rings.reader);
-    commit_one(recorder);
+    commit_one(publisher);
     reader.join();
     EXPECT_TRUE(returned.load(std::memory_order_acquire));
     EXPECT_TRUE(result);
@@ -137,9 +137,9 @@ TEST(Doorbell, SleepingReaderProcessIsWokenByAWriterInAnotherProcess) {
         // The writer: its own mapping of the file, ringing after its commit.
         MappedRing ring = test::map_path(rings.path, Access::ReadWrite);
         wait_until_announced(ring);
-        Recorder recorder(ring);
-        auto r = recorder.reserve(8);
-        recorder.commit(r);
+        Publisher publisher(ring);
+        auto r = publisher.reserve(8);
+        publisher.commit(r);
         ::_exit(0);
     }
     Doorbell bell = Doorbell::attach(*rings.reader);
@@ -158,7 +158,7 @@ TEST(Doorbell, ManySleepsAndCommitsNeverLoseAWakeup) {
     // reader announced its sleep, so a lost wakeup would hang for the 60 s
     // timeout and fail the EXPECT below.
     test::RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     constexpr int kRounds = 2000;
     std::atomic<int> failures{0};
     std::thread reader([&] {
@@ -172,7 +172,7 @@ TEST(Doorbell, ManySleepsAndCommitsNeverLoseAWakeup) {
         // Either the reader announced, or it already saw the previous event
         // and is about to announce: both orders are legal and exercised.
         if (i % 2 == 0) wait_until_announced(*rings.reader);
-        commit_one(recorder);
+        commit_one(publisher);
     }
     reader.join();
     EXPECT_EQ(failures.load(), 0);
@@ -187,11 +187,11 @@ TEST(Doorbell, ManySleepsAcrossProcessesNeverLoseAWakeup) {
     ASSERT_GE(child, 0);
     if (child == 0) {
         MappedRing ring = test::map_path(rings.path, Access::ReadWrite);
-        Recorder recorder(ring);
+        Publisher publisher(ring);
         for (std::uint64_t i = 0; i < kRounds; ++i) {
             if (i % 2 == 0) wait_until_announced(ring);
-            auto r = recorder.reserve(8);
-            recorder.commit(r);
+            auto r = publisher.reserve(8);
+            publisher.commit(r);
         }
         ::_exit(0);
     }
@@ -219,8 +219,8 @@ TEST(Doorbell, RingWithoutExtensionBlockFallsBackToPolling) {
     bell.set_poll_interval(100us);
     EXPECT_FALSE(bell.wait(1, 1ms));
     EXPECT_GE(bell.sleeps(), 1u);
-    Recorder recorder(*rings.writer);
-    commit_one(recorder);
+    Publisher publisher(*rings.writer);
+    commit_one(publisher);
     EXPECT_EQ(doorbell_value(*rings.reader), 0u) << "a writer must not ring an unannounced bell";
     EXPECT_TRUE(bell.wait(1, 1h));
 }
@@ -263,15 +263,15 @@ TEST(Doorbell, PathNamingADifferentSmallerFileFallsBackToPolling) {
 TEST(Doorbell, OneShotWaitForEventsSeesACommittedEvent) {
     test::RingPair rings;
     EXPECT_FALSE(wait_for_events(*rings.reader, 1, 0ns));
-    Recorder recorder(*rings.writer);
-    commit_one(recorder);
+    Publisher publisher(*rings.writer);
+    commit_one(publisher);
     EXPECT_TRUE(wait_for_events(*rings.reader, 1, 1h));
 }
 
 TEST(Doorbell, ReaderDrainsWithIteratorThenSleeps) {
     test::RingPair rings;
-    Recorder recorder(*rings.writer);
-    for (int i = 0; i < 5; ++i) commit_one(recorder);
+    Publisher publisher(*rings.writer);
+    for (int i = 0; i < 5; ++i) commit_one(publisher);
     Iterator it(*rings.reader);
     it.seek(1);
     Doorbell bell = Doorbell::attach(*rings.reader);
@@ -280,7 +280,7 @@ TEST(Doorbell, ReaderDrainsWithIteratorThenSleeps) {
     while (it.try_next(event) == NextResult::Success) ++read;
     EXPECT_EQ(read, 5);
     EXPECT_FALSE(bell.wait(it.next_seqno(), 0ns));
-    commit_one(recorder);
+    commit_one(publisher);
     EXPECT_TRUE(bell.wait(it.next_seqno(), 1h));
     EXPECT_EQ(it.try_next(event), NextResult::Success);
 }

@@ -28,8 +28,8 @@
 #include "evring/flow_filter.hpp"
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
-#include "evring/recorder.hpp"
-#include "evring/typed_recorder.hpp"
+#include "evring/publisher.hpp"
+#include "evring/typed_publish.hpp"
 #include "support/temp_ring.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -102,7 +102,7 @@ struct Sample {
 // up (Success, NotReady), one that is lapped (Gap, Expired), payload copies,
 // flow filters, and enough wrapping to advance the payload window many times.
 // Returns a checksum so nothing is optimised away.
-std::uint64_t exercise_hot_paths(Recorder& recorder, const MappedRing& reader_ring, int rounds) {
+std::uint64_t exercise_hot_paths(Publisher& publisher, const MappedRing& reader_ring, int rounds) {
     Iterator keeping_up(reader_ring);
     Iterator lagging(reader_ring);
     FlowFilter filter;
@@ -114,13 +114,13 @@ std::uint64_t exercise_hot_paths(Recorder& recorder, const MappedRing& reader_ri
     std::uint64_t checksum = 0;
     for (int i = 0; i < rounds; ++i) {
         const std::size_t size = 16 + static_cast<std::size_t>(i % 64) * 16;
-        Reservation r = recorder.reserve(size);
+        Reservation r = publisher.reserve(size);
         r.descriptor().event_type = 7;
         r.descriptor().content_ext[1] = static_cast<std::uint64_t>(i % 5);
         std::memcpy(r.payload(), source, size);
-        recorder.commit(r);
+        publisher.commit(r);
         Sample sample{static_cast<std::uint64_t>(i), 2, 3};
-        checksum += record(recorder, 9, {0, 3, 0, 0}, sample, std::span<const std::byte>(source, 8));
+        checksum += publish(publisher, 9, {0, 3, 0, 0}, sample, std::span<const std::byte>(source, 8));
         for (;;) {
             const NextResult result = keeping_up.try_next(event);
             if (result == NextResult::NotReady) break;
@@ -154,11 +154,11 @@ TEST(HotPath, WritingAndReadingAllocateNothing) {
         GTEST_SKIP() << "AddressSanitizer replaces malloc, so the counting allocator is not installed; "
                         "the release build runs this proof";
     RingPair rings(test::small_params(8, 16));
-    Recorder recorder(*rings.writer);
-    exercise_hot_paths(recorder, *rings.reader, 1000);  // warm-up: clock calibration etc.
+    Publisher publisher(*rings.writer);
+    exercise_hot_paths(publisher, *rings.reader, 1000);  // warm-up: clock calibration etc.
     g_counting.store(true);
     const long before = g_allocations.load();
-    const std::uint64_t checksum = exercise_hot_paths(recorder, *rings.reader, 400'000);
+    const std::uint64_t checksum = exercise_hot_paths(publisher, *rings.reader, 400'000);
     g_counting.store(false);
     EXPECT_EQ(g_allocations.load() - before, 0);
     EXPECT_GT(checksum, 0u);
@@ -235,12 +235,12 @@ TEST(HotPath, SyscallTrapSeesASystemCall) {
 
 void expect_no_syscalls_in_hot_paths() {
     RingPair rings(test::small_params(8, 16));
-    Recorder recorder(*rings.writer);
-    exercise_hot_paths(recorder, *rings.reader, 1000);  // warm-up: clock calibration etc.
+    Publisher publisher(*rings.writer);
+    exercise_hot_paths(publisher, *rings.reader, 1000);  // warm-up: clock calibration etc.
     long first = -1;
     const long made = syscalls_made_by(
         [&] {
-            volatile std::uint64_t sink = exercise_hot_paths(recorder, *rings.reader, 400'000);
+            volatile std::uint64_t sink = exercise_hot_paths(publisher, *rings.reader, 400'000);
             (void)sink;
         },
         &first);

@@ -13,7 +13,7 @@
 
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
@@ -89,12 +89,12 @@ TEST(Hugetlbfs, RingIsBackedByHugePages) {
         EXPECT_EQ(kernel_page_size_kb(reader.payload_buffer() + (2u << 20)), 2048u)
             << "the second view of the payload buffer too";
 
-        Recorder recorder(writer);
+        Publisher publisher(writer);
         Iterator it(reader);
         for (std::uint64_t i = 0; i < 1000; ++i) {
-            Reservation r = recorder.reserve(8);
+            Reservation r = publisher.reserve(8);
             std::memcpy(r.payload(), &i, 8);
-            recorder.commit(r);
+            publisher.commit(r);
         }
         it.seek(1);
         EventDescriptor event{};

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
@@ -15,13 +15,13 @@ using test::RingPair;
 // Ring with 64 descriptors: small enough to lap by hand.
 RingParams tiny() { return test::small_params(6, 16); }
 
-std::uint64_t write_events(Recorder& recorder, std::uint64_t count) {
+std::uint64_t write_events(Publisher& publisher, std::uint64_t count) {
     std::uint64_t last = 0;
     for (std::uint64_t i = 0; i < count; ++i) {
-        Reservation r = recorder.reserve(8);
+        Reservation r = publisher.reserve(8);
         r.descriptor().event_type = 3;
         std::memcpy(r.payload(), &i, 8);
-        recorder.commit(r);
+        publisher.commit(r);
         last = r.seqno();
     }
     return last;
@@ -39,9 +39,9 @@ TEST(Iterator, EmptyRingIsNotReady) {
 
 TEST(Iterator, ReadsEventsInOrderFromTheStart) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     Iterator it(*rings.reader);
-    write_events(recorder, 10);
+    write_events(publisher, 10);
     EventDescriptor event{};
     for (std::uint64_t s = 1; s <= 10; ++s) {
         ASSERT_EQ(it.try_next(event), NextResult::Success);
@@ -53,8 +53,8 @@ TEST(Iterator, ReadsEventsInOrderFromTheStart) {
 
 TEST(Iterator, StartsAtTheNewestEventWhenCreatedLate) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
-    write_events(recorder, 5);
+    Publisher publisher(*rings.writer);
+    write_events(publisher, 5);
     Iterator it(*rings.reader);
     EventDescriptor event{};
     ASSERT_EQ(it.try_next(event), NextResult::Success);
@@ -63,13 +63,13 @@ TEST(Iterator, StartsAtTheNewestEventWhenCreatedLate) {
 
 TEST(Iterator, ReservedButUncommittedEventIsNotReadyAndBlocksLaterOnes) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     Iterator it(*rings.reader);
-    Reservation first = recorder.reserve(0);
-    write_events(recorder, 1);  // seqno 2 is committed before seqno 1
+    Reservation first = publisher.reserve(0);
+    write_events(publisher, 1);  // seqno 2 is committed before seqno 1
     EventDescriptor event{};
     EXPECT_EQ(it.try_next(event), NextResult::NotReady);
-    recorder.commit(first);
+    publisher.commit(first);
     ASSERT_EQ(it.try_next(event), NextResult::Success);
     EXPECT_EQ(event.seqno, 1u);
     ASSERT_EQ(it.try_next(event), NextResult::Success);
@@ -78,10 +78,10 @@ TEST(Iterator, ReservedButUncommittedEventIsNotReadyAndBlocksLaterOnes) {
 
 TEST(Iterator, ReportsGapWithExactLostCountWhenLapped) {
     RingPair rings(tiny());
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     Iterator it(*rings.reader);
     it.seek(1);
-    write_events(recorder, 200);  // capacity 64: events 1..136 are gone
+    write_events(publisher, 200);  // capacity 64: events 1..136 are gone
     EventDescriptor event{};
     ASSERT_EQ(it.try_next(event), NextResult::Gap);
     // Resumes 1/16 of the ring past the oldest slot (137 + 4).
@@ -97,13 +97,13 @@ TEST(Iterator, ReportsGapWithExactLostCountWhenLapped) {
 
 TEST(Iterator, LostCountsAddUpOverRepeatedLaps) {
     RingPair rings(tiny());
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     Iterator it(*rings.reader);
     it.seek(1);
     std::uint64_t read = 0;
     EventDescriptor event{};
     for (int round = 0; round < 20; ++round) {
-        write_events(recorder, 37 + static_cast<std::uint64_t>(round) * 11);
+        write_events(publisher, 37 + static_cast<std::uint64_t>(round) * 11);
         for (int i = 0; i < 5; ++i) {
             NextResult r = it.try_next(event);
             if (r == NextResult::Success) ++read;
@@ -120,9 +120,9 @@ TEST(Iterator, LostCountsAddUpOverRepeatedLaps) {
 
 TEST(Iterator, ResetJumpsToNewestAndSeekGoesAnywhereStillInTheRing) {
     RingPair rings(tiny());
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     Iterator it(*rings.reader);
-    write_events(recorder, 100);
+    write_events(publisher, 100);
     it.reset();
     EventDescriptor event{};
     ASSERT_EQ(it.try_next(event), NextResult::Success);
@@ -137,9 +137,9 @@ TEST(Iterator, ResetJumpsToNewestAndSeekGoesAnywhereStillInTheRing) {
 
 TEST(Iterator, ReadDescriptorOnlyReturnsTheExactCommittedEvent) {
     RingPair rings(tiny());
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     Iterator it(*rings.reader);
-    write_events(recorder, 70);
+    write_events(publisher, 70);
     EventDescriptor event{};
     EXPECT_TRUE(it.read_descriptor(70, event));
     EXPECT_EQ(event.seqno, 70u);
@@ -152,9 +152,9 @@ TEST(Iterator, ReadDescriptorOnlyReturnsTheExactCommittedEvent) {
 // Deterministic interleavings of the seqlock, driven by hand on one thread.
 TEST(IteratorSeqlock, SlotBeingRewrittenIsNeverReturned) {
     RingPair rings(tiny());
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     Iterator it(*rings.reader);
-    write_events(recorder, 1);
+    write_events(publisher, 1);
     // Simulate a writer of seqno 65 that has zeroed slot 0 (step 1 of commit).
     auto* words = rings.writer->descriptors()[0].words;
     words[0] = 0;
@@ -170,8 +170,8 @@ TEST(IteratorSeqlock, SlotBeingRewrittenIsNeverReturned) {
 TEST(IteratorSeqlock, SlotFromALaterLapIsAGapNotTheEventAskedFor) {
     // (Torn copies need a concurrent writer: see concurrency_test.cpp.)
     RingPair rings(tiny());
-    Recorder recorder(*rings.writer);
-    write_events(recorder, 64 + 3);
+    Publisher publisher(*rings.writer);
+    write_events(publisher, 64 + 3);
     Iterator it(*rings.reader);
     it.seek(3);
     EventDescriptor event{};

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/iterator.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
@@ -14,17 +14,17 @@ namespace {
 
 using test::RingPair;
 
-EventDescriptor record(Recorder& recorder, std::size_t size, std::uint8_t fill) {
-    Reservation r = recorder.reserve(size);
+EventDescriptor publish_filled(Publisher& publisher, std::size_t size, std::uint8_t fill) {
+    Reservation r = publisher.reserve(size);
     std::memset(r.payload(), fill, size);
-    recorder.commit(r);
+    publisher.commit(r);
     return r.descriptor();
 }
 
 TEST(Payload, PeekShowsTheBytesInPlace) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
-    EventDescriptor event = record(recorder, 32, 0xab);
+    Publisher publisher(*rings.writer);
+    EventDescriptor event = publish_filled(publisher, 32, 0xab);
     const std::byte* p = peek_payload(*rings.reader, event);
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(std::to_integer<int>(p[31]), 0xab);
@@ -33,12 +33,12 @@ TEST(Payload, PeekShowsTheBytesInPlace) {
 
 TEST(Payload, ExpiresOnceTheWriterLapsIt) {
     RingPair rings;  // 64 KiB buffer
-    Recorder recorder(*rings.writer);
-    EventDescriptor first = record(recorder, 1024, 1);
+    Publisher publisher(*rings.writer);
+    EventDescriptor first = publish_filled(publisher, 1024, 1);
     std::vector<std::uint8_t> out(1024);
     EXPECT_EQ(copy_payload(*rings.reader, first, out.data(), out.size()), PayloadResult::Ok);
     EXPECT_EQ(out[1023], 1);
-    for (int i = 0; i < 64; ++i) record(recorder, 1024, 2);
+    for (int i = 0; i < 64; ++i) publish_filled(publisher, 1024, 2);
     EXPECT_FALSE(payload_valid(*rings.reader, first));
     EXPECT_EQ(copy_payload(*rings.reader, first, out.data(), out.size()), PayloadResult::Expired);
 }
@@ -47,11 +47,11 @@ TEST(Payload, ExpiredBeforeItsBytesAreActuallyOverwrittenIsStillExpired) {
     // The window moves in increments, so a payload can be declared expired a
     // little early; never late.
     RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     const std::uint64_t size = rings.writer->layout().size.payload_buf_size;
     std::vector<EventDescriptor> events;
     while (rings.reader->header().control.next_payload_byte < size + 16)
-        events.push_back(record(recorder, 16, 3));
+        events.push_back(publish_filled(publisher, 16, 3));
     const std::uint64_t window = rings.reader->header().control.buffer_window_start;
     for (const EventDescriptor& e : events) {
         const bool overwritten = e.payload_buf_offset < 16;  // only the first 16 bytes were reused
@@ -87,8 +87,8 @@ TEST(Payload, HugeOffsetWithinBoundsSizeStaysInsideTheMapping) {
 
 TEST(Payload, CopyRefusesATooSmallDestination) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
-    EventDescriptor event = record(recorder, 64, 1);
+    Publisher publisher(*rings.writer);
+    EventDescriptor event = publish_filled(publisher, 64, 1);
     std::uint8_t out[63];
     EXPECT_EQ(copy_payload(*rings.reader, event, out, sizeof out), PayloadResult::Invalid);
 }

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/iterator.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "evring/sigbus_guard.hpp"
 #include "support/temp_ring.hpp"
 
@@ -17,11 +17,11 @@ namespace evring {
 namespace {
 
 void record_events(const MappedRing& ring, int count) {
-    Recorder recorder(ring);
+    Publisher publisher(ring);
     for (int i = 0; i < count; ++i) {
-        auto r = recorder.reserve(32);
+        auto r = publisher.reserve(32);
         std::memset(r.payload(), i, 32);
-        recorder.commit(r);
+        publisher.commit(r);
     }
 }
 

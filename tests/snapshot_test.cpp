@@ -15,7 +15,7 @@
 
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "evring/snapshot.hpp"
 #include "support/temp_ring.hpp"
 
@@ -27,21 +27,21 @@ using test::small_params;
 using test::TempDir;
 
 // A varying payload size: the writer's next seqno, read through the ring.
-std::uint64_t r_size_step(const Recorder& recorder) {
-    Iterator it(recorder.ring());
+std::uint64_t r_size_step(const Publisher& publisher) {
+    Iterator it(publisher.ring());
     return it.newest_seqno();
 }
 
 // Records `count` events whose payload is `size` bytes of (seqno & 0xff).
 void record_events(const MappedRing& ring, int count, std::uint32_t size) {
-    Recorder recorder(ring);
+    Publisher publisher(ring);
     for (int i = 0; i < count; ++i) {
-        Reservation r = recorder.reserve(size);
+        Reservation r = publisher.reserve(size);
         ASSERT_TRUE(r);
         r.descriptor().event_type = 7;
         r.descriptor().content_ext[1] = r.seqno() * 10;
         std::memset(r.payload(), static_cast<int>(r.seqno() & 0xff), size);
-        recorder.commit(r);
+        publisher.commit(r);
     }
 }
 
@@ -103,11 +103,11 @@ TEST(Snapshot, LoadedSnapshotHoldsEveryCommittedEventWithItsPayload) {
 TEST(Snapshot, UncommittedReservationsAreZeroedAndControlWordsEndAtNewestKept) {
     RingPair rings;
     record_events(*rings.writer, 3, 16);
-    Recorder recorder(*rings.writer);
-    Reservation stalled = recorder.reserve(16);  // seqno 4, never committed
+    Publisher publisher(*rings.writer);
+    Reservation stalled = publisher.reserve(16);  // seqno 4, never committed
     ASSERT_TRUE(stalled);
     record_events(*rings.writer, 1, 16);  // seqno 5
-    Reservation tail = recorder.reserve(32);  // seqno 6, never committed
+    Reservation tail = publisher.reserve(32);  // seqno 6, never committed
     ASSERT_TRUE(tail);
 
     SnapshotStats stats;
@@ -250,13 +250,13 @@ TEST(SnapshotWhileWriting, EverySnapshotHoldsOneRangeOfIntactOrExpiredEvents) {
     RingPair rings(small_params(8, 16));
     std::atomic<bool> stop{false};
     std::thread writer([&] {
-        Recorder recorder(*rings.writer);
+        Publisher publisher(*rings.writer);
         while (!stop.load(std::memory_order_relaxed)) {  // relaxed: a stop flag only
-            Reservation r = recorder.reserve(8 + 8 * (r_size_step(recorder) % 8));
+            Reservation r = publisher.reserve(8 + 8 * (r_size_step(publisher) % 8));
             const std::uint64_t seqno = r.seqno();
             for (std::uint32_t i = 0; i < r.descriptor().payload_size; i += 8)
                 std::memcpy(r.payload() + i, &seqno, 8);
-            recorder.commit(r);
+            publisher.commit(r);
             if (seqno % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(20));
         }
     });

@@ -27,7 +27,7 @@
 #include "evring/doorbell.hpp"
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "support/checked_payload.hpp"
 #include "support/temp_ring.hpp"
 
@@ -82,12 +82,12 @@ std::uint64_t newest(const MappedRing& ring) {
 // Writer process body. `hold_fd` >= 0: after its first reservation, report it
 // on the pipe and wait (to be killed there).
 [[noreturn]] void run_writer(const MappedRing& ring, std::uint32_t id, int hold_fd) {
-    Recorder recorder(ring);
+    Publisher publisher(ring);
     std::mt19937_64 rng(id * 7919u + 1);
     std::byte* payload = nullptr;
     for (std::uint64_t n = 0; newest(ring) < kEventLimit; ++n) {
         const std::uint32_t length = static_cast<std::uint32_t>(rng() % 41);
-        Reservation r = recorder.reserve(sizeof(Stamp) + length);
+        Reservation r = publisher.reserve(sizeof(Stamp) + length);
         if (!r) ::_exit(3);
         r.descriptor().event_type = kEventType;
         payload = r.payload();
@@ -103,7 +103,7 @@ std::uint64_t newest(const MappedRing& ring) {
         }
         // Widen the window between reserve and commit, as a slow writer would.
         if (rng() % 16 == 0) sleep_for(1ms);
-        recorder.commit(r);
+        publisher.commit(r);
         if (n % 8 == 7) sleep_for(1ms);  // throttle: the ring must not fill
     }
     ::_exit(0);
@@ -207,10 +207,10 @@ TEST(WriterKillStress, ReadersFinishAndSeeEveryCommittedEventOnceAndEveryAbandon
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writer status " << status;
     }
     // The sentinel: the last event, so every dead slot has a later commit.
-    Recorder recorder(ring);
-    Reservation sentinel = recorder.reserve(8);
+    Publisher publisher(ring);
+    Reservation sentinel = publisher.reserve(8);
     sentinel.descriptor().event_type = kSentinelType;
-    recorder.commit(sentinel);
+    publisher.commit(sentinel);
     for (pid_t r : readers) {
         int status = 0;
         ::waitpid(r, &status, 0);

@@ -10,29 +10,29 @@
 
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "support/bench_ring.hpp"
 
 namespace evring::ipc {
 
 namespace {
 
-void record_one(Recorder& recorder, const std::byte* source, std::size_t size, std::uint16_t type,
+void publish_one(Publisher& publisher, const std::byte* source, std::size_t size, std::uint16_t type,
                 std::uint64_t sequence) {
-    Reservation r = recorder.reserve(size);
+    Reservation r = publisher.reserve(size);
     r.descriptor().event_type = type;
     r.descriptor().content_ext[0] = sequence;
     std::memcpy(r.payload(), source, size);
     // The latency reference is the descriptor's own timestamp, taken by reserve().
     std::memcpy(r.payload(), &sequence, sizeof sequence);
-    recorder.commit(r);
+    publisher.commit(r);
 }
 
 }  // namespace
 
 int run_evring_writer(const PeerOptions& options) {
     const MappedRing ring = bench::map_ring(options.text("path"), Access::ReadWrite);
-    Recorder recorder(ring, options.text("sharing") == "exclusive" ? WriterSharing::Exclusive : WriterSharing::Shared);
+    Publisher publisher(ring, options.text("sharing") == "exclusive" ? WriterSharing::Exclusive : WriterSharing::Shared);
     const std::size_t size = std::max<std::size_t>(options.count("size", 64), sizeof(MessageHead));
     const std::uint64_t events = options.count("events", 1'000'000);
     const std::uint64_t batches = std::max<std::uint64_t>(options.count("batches", 1), 1);
@@ -52,12 +52,12 @@ int run_evring_writer(const PeerOptions& options) {
                 rate > 0 ? paced_allowance(rate, wall_clock_nanos() - start, std::min(batch_end, sent + 64))
                          : batch_end;
             for (; sent < allowed; ++sent)
-                record_one(recorder, source.data(), size, kDataEvent, sent + 1);
+                publish_one(publisher, source.data(), size, kDataEvent, sent + 1);
         }
         batch_ns.push_back(double(wall_clock_nanos() - batch_start) / double(per_batch));
     }
     const double elapsed = double(wall_clock_nanos() - start);
-    record_one(recorder, source.data(), size, kEndEvent, sent + 1);
+    publish_one(publisher, source.data(), size, kEndEvent, sent + 1);
     ResultLine()
         .add("writer_ns_per_event", percentile(batch_ns, 0.5))
         .add("writer_events_per_s", double(sent) / elapsed * 1e9)

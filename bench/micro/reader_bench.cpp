@@ -11,7 +11,7 @@
 #include "evring/flow_filter.hpp"
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "support/bench_ring.hpp"
 
 namespace {
@@ -31,14 +31,14 @@ struct Filled {
     Filled(std::size_t payload_size)
         : ring("/dev/shm", evring::bench::bench_params(16, 28)),
           reader(evring::bench::map_ring(ring.path(), evring::Access::ReadOnly)) {
-        evring::Recorder recorder(ring.writer());
+        evring::Publisher publisher(ring.writer());
         std::byte bytes[65536] = {};
         for (std::uint64_t i = 0; i < events_for(payload_size); ++i) {
-            evring::Reservation r = recorder.reserve(payload_size);
+            evring::Reservation r = publisher.reserve(payload_size);
             r.descriptor().event_type = static_cast<std::uint16_t>(i % 4);
             r.descriptor().content_ext[1] = i % 16;
             std::memcpy(r.payload(), bytes, payload_size);
-            recorder.commit(r);
+            publisher.commit(r);
         }
     }
     ScratchRing ring;

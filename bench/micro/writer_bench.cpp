@@ -13,9 +13,9 @@
 #include <benchmark/benchmark.h>
 
 #include "evring/doorbell.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "evring/ring_extension.hpp"
-#include "evring/typed_recorder.hpp"
+#include "evring/typed_publish.hpp"
 #include "support/bench_ring.hpp"
 
 namespace {
@@ -24,16 +24,16 @@ using evring::bench::ScratchRing;
 
 // One ring shared by all threads of a benchmark run; made by thread 0.
 std::unique_ptr<ScratchRing> g_ring;
-std::unique_ptr<evring::Recorder> g_recorder;
+std::unique_ptr<evring::Publisher> g_publisher;
 
 void make_ring(const benchmark::State& state, unsigned dshift, unsigned pshift, bool doorbell = true,
                evring::WriterSharing sharing = evring::WriterSharing::Shared) {
     if (state.thread_index() != 0) return;
     g_ring = std::make_unique<ScratchRing>("/dev/shm", evring::bench::bench_params(dshift, pshift));
-    // Without the feature bit the recorder does not ring the doorbell, as for
+    // Without the feature bit the publisher does not ring the doorbell, as for
     // a ring made by another RING01 implementation.
     if (!doorbell) evring::write_ring_extension(&g_ring->writer().header(), 0);
-    g_recorder = std::make_unique<evring::Recorder>(g_ring->writer(), sharing);
+    g_publisher = std::make_unique<evring::Publisher>(g_ring->writer(), sharing);
 }
 void setup_ring(const benchmark::State& state) { make_ring(state, 20, 28); }
 void setup_small_ring(const benchmark::State& state) { make_ring(state, 12, 20); }
@@ -47,21 +47,21 @@ void setup_exclusive_without_doorbell(const benchmark::State& state) {
 
 void teardown_ring(const benchmark::State& state) {
     if (state.thread_index() != 0) return;
-    g_recorder.reset();
+    g_publisher.reset();
     g_ring.reset();
 }
 
 void BM_ReserveCopyCommit(benchmark::State& state) {
     const auto size = static_cast<std::size_t>(state.range(0));
     alignas(64) static std::byte source[65536];
-    evring::Recorder& recorder = *g_recorder;
+    evring::Publisher& publisher = *g_publisher;
     const auto flow = static_cast<std::uint64_t>(state.thread_index());
     for (auto _ : state) {
-        evring::Reservation r = recorder.reserve(size);
+        evring::Reservation r = publisher.reserve(size);
         r.descriptor().event_type = 7;
         r.descriptor().content_ext[0] = flow;
         std::memcpy(r.payload(), source, size);
-        recorder.commit(r);
+        publisher.commit(r);
     }
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
@@ -84,11 +84,11 @@ BENCHMARK(BM_ReserveCopyCommit)
 
 // reserve + commit with no payload bytes touched: the protocol's own cost.
 void BM_ReserveCommitOnly(benchmark::State& state) {
-    evring::Recorder& recorder = *g_recorder;
+    evring::Publisher& publisher = *g_publisher;
     for (auto _ : state) {
-        evring::Reservation r = recorder.reserve(64);
+        evring::Reservation r = publisher.reserve(64);
         r.descriptor().event_type = 7;
-        recorder.commit(r);
+        publisher.commit(r);
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
@@ -129,8 +129,8 @@ BENCHMARK(BM_ReserveCommitOnly)
     ->UseRealTime();
 
 // An experiment, not the library: the same seqlock steps as
-// Recorder::commit, but each descriptor word is built from the staged fields
-// with loads of the widths they were stored with. Recorder::commit bit_casts
+// Publisher::commit, but each descriptor word is built from the staged fields
+// with loads of the widths they were stored with. Publisher::commit bit_casts
 // the staged descriptor instead, and its 16-byte loads of bytes just written
 // by narrower stores cannot be forwarded from the store buffer (a stall of
 // roughly ten cycles each on this CPU). Compare with BM_ReserveCommitOnly.
@@ -147,16 +147,16 @@ void commit_with_field_loads(const evring::MappedRing& ring, std::uint32_t* door
     for (int i = 1; i < 8; ++i)  // step 3, relaxed as in commit()
         std::atomic_ref<std::uint64_t>(slot[i]).store(words[i], std::memory_order_relaxed);
     std::atomic_ref<std::uint64_t>(slot[0]).store(d.seqno, std::memory_order_release);  // step 4
-    if (doorbell != nullptr) evring::ring_doorbell(doorbell, light);  // as Recorder::commit
+    if (doorbell != nullptr) evring::ring_doorbell(doorbell, light);  // as Publisher::commit
 }
 
 void BM_ReserveCommitFieldLoads(benchmark::State& state) {
-    evring::Recorder& recorder = *g_recorder;
+    evring::Publisher& publisher = *g_publisher;
     const evring::MappedRing& ring = g_ring->writer();
     std::uint32_t* doorbell = evring::writer_doorbell_word(ring);
     const bool light = doorbell != nullptr && evring::register_doorbell_writer();
     for (auto _ : state) {
-        evring::Reservation r = recorder.reserve(64);
+        evring::Reservation r = publisher.reserve(64);
         r.descriptor().event_type = 7;
         commit_with_field_loads(ring, doorbell, light, r);
     }
@@ -187,21 +187,21 @@ struct Sample {
 };
 
 void BM_TypedRecord64(benchmark::State& state) {
-    evring::Recorder& recorder = *g_recorder;
+    evring::Publisher& publisher = *g_publisher;
     Sample sample{1, 2, 3, 4, 5, 6, 7, 8};
     for (auto _ : state) {
         ++sample.a;
-        benchmark::DoNotOptimize(evring::record(recorder, 7, {sample.a, 0, 0, 0}, sample));
+        benchmark::DoNotOptimize(evring::publish(publisher, 7, {sample.a, 0, 0, 0}, sample));
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(BM_TypedRecord64)->Setup(setup_ring)->Teardown(teardown_ring)->Threads(1)->Threads(2)->UseRealTime();
 
 void BM_ReserveTyped64(benchmark::State& state) {
-    evring::Recorder& recorder = *g_recorder;
+    evring::Publisher& publisher = *g_publisher;
     std::uint64_t n = 0;
     for (auto _ : state) {
-        auto event = evring::reserve_typed<Sample>(recorder, 7);
+        auto event = evring::reserve_typed<Sample>(publisher, 7);
         event->a = ++n;
         event.flow(1) = n;
     }

@@ -24,7 +24,7 @@
 //   reader's wake): callers always re-poll with try_next. It returns at once
 //   when the event is already there, so a reader only sleeps once it has
 //   drained everything available.
-// - The writer half (ring_doorbell, called by Recorder::commit) costs one
+// - The writer half (ring_doorbell, called by Publisher::commit) costs one
 //   load of a cache line that only changes when a reader goes to sleep, and
 //   no fence where the kernel offers membarrier (see below; otherwise one
 //   seq_cst fence); it makes a system call only when a reader announced
@@ -56,7 +56,7 @@
 // instruction, ~10 ns here), so where the kernel has it the writer's fence is
 // made asymmetric: writer processes register once for
 // MEMBARRIER_CMD_GLOBAL_EXPEDITED (register_doorbell_writer, called when a
-// Recorder is made) and then only need a compiler barrier; the sleeper, which
+// Publisher is made) and then only need a compiler barrier; the sleeper, which
 // is rare and about to make a system call anyway, issues
 // membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) between its announce and its
 // re-check, which runs a full barrier on every CPU running a thread of a

@@ -7,7 +7,7 @@
 //
 // Cross-process contract: these structs live in shared memory. Fields that
 // change after creation (the control words and every descriptor word) are only
-// ever accessed through std::atomic_ref; see recorder_inline.hpp and
+// ever accessed through std::atomic_ref; see publisher_inline.hpp and
 // iterator_inline.hpp for who writes which word and in which order.
 #pragma once
 
@@ -30,7 +30,7 @@ inline constexpr std::uint64_t kSectionAlignment = std::uint64_t{2} << 20;
 // Payload space is handed out in multiples of this (older writers used 8).
 inline constexpr std::uint64_t kPayloadAlignment = 16;
 
-// Cap on how far buffer_window_start moves at a time (see recorder_inline.hpp).
+// Cap on how far buffer_window_start moves at a time (see publisher_inline.hpp).
 inline constexpr std::uint64_t kMaxWindowIncrement = std::uint64_t{16} << 20;
 
 // Well-known content types. Other values are free for applications.

@@ -1,6 +1,6 @@
 // evring/iterator_inline.hpp — the reader's hot path. Included by iterator.hpp.
 //
-// The reader's half of the seqlock (the writer's half is in recorder_inline.hpp):
+// The reader's half of the seqlock (the writer's half is in publisher_inline.hpp):
 //   1. s1 := word 0, acquire   — if s1 == expected, everything the writer
 //                                stored before publishing (words 1..7 and the
 //                                payload) is visible;

@@ -12,7 +12,7 @@
 //
 // Contract:
 // - A payload at virtual offset o is intact while o >= buffer_window_start
-//   (see recorder_inline.hpp for why the check after reading is sufficient).
+//   (see publisher_inline.hpp for why the check after reading is sufficient).
 // - A descriptor whose size cannot fit in the payload buffer is never
 //   dereferenced (peek returns nullptr, copy returns Invalid), so a corrupt or
 //   hostile descriptor cannot make a reader touch memory outside its mapping.

@@ -15,7 +15,7 @@
 //
 // Thread safety: a MappedRing is immutable after `map` returns and may be used
 // from many threads; the shared memory it points at is accessed only through
-// the protocols in recorder.hpp and iterator.hpp. Across processes, any number
+// the protocols in publisher.hpp and iterator.hpp. Across processes, any number
 // of readers and writers may map the same file.
 #pragma once
 

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "event_format.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "output.hpp"
 #include "position.hpp"
 #include "support/temp_ring.hpp"
@@ -57,13 +57,13 @@ TEST(ResolveTime, RelativeTimesCountBackFromTheBase) {
 // A ring whose events carry the given timestamps, in seqno order.
 struct StampedRing {
     explicit StampedRing(const std::vector<std::uint64_t>& stamps) : rings(test::small_params(10, 16)) {
-        Recorder recorder(*rings.writer);
+        Publisher publisher(*rings.writer);
         for (std::uint64_t stamp : stamps) {
-            Reservation r = recorder.reserve(8);
+            Reservation r = publisher.reserve(8);
             r.descriptor().event_type = 2;
             // Test-only: overwrite the timestamp reserve() took, before publishing.
             r.descriptor().record_epoch_nanos = stamp;
-            recorder.commit(r);
+            publisher.commit(r);
         }
     }
     test::RingPair rings;
@@ -89,16 +89,16 @@ TEST(SeekTime, DoesNotSkipAnEventStampedLaterButSequencedEarlier) {
 
 TEST(SeekTime, StepsOverHolesLeftByUncommittedReservations) {
     test::RingPair rings(test::small_params(10, 16));
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     std::vector<Reservation> stalled;
     for (std::uint64_t i = 1; i <= 200; ++i) {
-        Reservation r = recorder.reserve(8);
+        Reservation r = publisher.reserve(8);
         r.descriptor().record_epoch_nanos = i * 10;
         if (i >= 90 && i <= 130) {
             stalled.push_back(r);  // never committed: a hole around the middle
             continue;
         }
-        recorder.commit(r);
+        publisher.commit(r);
     }
     Iterator it(*rings.reader);
     EXPECT_EQ(seek_time(it, 1500), 150u);

@@ -36,7 +36,7 @@
 
 #include "evring/doorbell.hpp"
 #include "evring/iterator.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 
 namespace {
 
@@ -89,11 +89,11 @@ TempRing make_ring(bool doorbell) {
     return ring;
 }
 
-void commit_stamped(evring::Recorder& recorder) {
-    auto r = recorder.reserve(8);
+void commit_stamped(evring::Publisher& publisher) {
+    auto r = publisher.reserve(8);
     const std::int64_t t = now_ns();
     std::memcpy(r.payload(), &t, 8);
-    recorder.commit(r);
+    publisher.commit(r);
 }
 
 enum class Mode { Spin, Doorbell, Poll1ms };
@@ -128,12 +128,12 @@ void latency(Mode mode, int events, int gap_us) {
                                                      PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
     const pid_t child = ::fork();
     if (child == 0) read_latencies(ring.reader, mode, events, shared);
-    evring::Recorder recorder(ring.writer);
+    evring::Publisher publisher(ring.writer);
     std::mt19937 rng(1);
     sleep_ns(20'000'000);  // let the reader start and settle
     for (int i = 0; i < events; ++i) {
         sleep_ns(std::int64_t{gap_us} * 500 + static_cast<std::int64_t>(rng() % (static_cast<unsigned>(gap_us) * 1000u)));
-        commit_stamped(recorder);
+        commit_stamped(publisher);
     }
     int status = 0;
     ::waitpid(child, &status, 0);
@@ -150,19 +150,19 @@ void latency(Mode mode, int events, int gap_us) {
 void commit_cost() {
     TempRing off = make_ring(false);
     TempRing on = make_ring(true);
-    evring::Recorder plain(off.writer);
-    evring::Recorder ringing(on.writer);
+    evring::Publisher plain(off.writer);
+    evring::Publisher ringing(on.writer);
     std::uint32_t* word = &evring::extension_in(&on.writer.header())->doorbell;
     constexpr int kEvents = 1'000'000;
     double best[3] = {1e9, 1e9, 1e9};
     for (int round = 0; round < 10; ++round) {
         for (int variant = 0; variant < 3; ++variant) {
-            evring::Recorder& recorder = variant == 1 ? ringing : plain;
+            evring::Publisher& publisher = variant == 1 ? ringing : plain;
             const std::int64_t t0 = now_ns();
             for (int i = 0; i < kEvents; ++i) {
-                auto r = recorder.reserve(8);
+                auto r = publisher.reserve(8);
                 std::memcpy(r.payload(), &i, sizeof i);
-                recorder.commit(r);
+                publisher.commit(r);
                 if (variant == 2) evring::ring_doorbell(word, false);  // the full-fence path
             }
             best[variant] = std::min(best[variant], static_cast<double>(now_ns() - t0) / kEvents);
@@ -195,11 +195,11 @@ void wakes_under_load() {
     sleep_ns(20'000'000);
     auto& word = evring::extension_in(&ring.writer.header())->doorbell;
     const std::uint32_t before = __atomic_load_n(&word, __ATOMIC_RELAXED);
-    evring::Recorder recorder(ring.writer);
+    evring::Publisher publisher(ring.writer);
     const std::int64_t t0 = now_ns();
     std::uint64_t events = 0;
     while (now_ns() - t0 < 1'000'000'000) {
-        for (int i = 0; i < 64; ++i) commit_stamped(recorder);
+        for (int i = 0; i < 64; ++i) commit_stamped(publisher);
         events += 64;
     }
     const std::uint32_t after = __atomic_load_n(&word, __ATOMIC_RELAXED);

@@ -1,22 +1,22 @@
-// evring/recorder.hpp — writing events: reserve, fill, commit.
+// evring/publisher.hpp — writing events: reserve, fill, commit.
 //
-// How to record an event:
+// How to publish an event:
 //
-//     evring::Recorder recorder(ring);               // ring mapped ReadWrite
-//     auto r = recorder.reserve(sizeof(Sample));
+//     evring::Publisher publisher(ring);             // ring mapped ReadWrite
+//     auto r = publisher.reserve(sizeof(Sample));
 //     if (!r) { /* larger than max_payload_size(): nothing was reserved */ }
 //     r.descriptor().event_type = 7;
 //     r.descriptor().content_ext[0] = flow_tag;
 //     std::memcpy(r.payload(), &sample, sizeof sample);
-//     recorder.commit(r);
+//     publisher.commit(r);
 //
-// (typed_recorder.hpp does the same in one call for a payload struct plus
+// (typed_publish.hpp does the same in one call for a payload struct plus
 // trailing arrays, and records RECORD_ERROR for oversized payloads.)
 //
 // Contract:
 // - reserve() takes the timestamp, hands out the next sequence number and
 //   16-byte-aligned payload space with one atomic fetch-add each (an
-//   Exclusive recorder: a plain load and store each), and never blocks, waits
+//   Exclusive publisher: a plain load and store each), and never blocks, waits
 //   for readers, allocates or makes a system call.
 // - The caller fills event_type, content_ext and the payload; seqno,
 //   payload_size, payload_buf_offset and record_epoch_nanos are set by
@@ -27,13 +27,13 @@
 //   have been committed for a while; iterators then report it as Abandoned
 //   and move on (iterator.hpp).
 //
-// Thread safety: a Recorder may be shared by any number of threads, and any
-// number of processes may record into one ring, each with its own Recorder.
+// Thread safety: a Publisher may be shared by any number of threads, and any
+// number of processes may publish into one ring, each with its own Publisher.
 // The exception is WriterSharing::Exclusive: the caller promises that this
-// recorder, used from one thread at a time, is the ring's only writer (for
+// publisher, used from one thread at a time, is the ring's only writer (for
 // instance a RingWriter holding the ring exclusively); the ring stays
 // readable by every reader, but a second writer would corrupt it.
-// The protocol is documented in recorder_inline.hpp and docs/format.md.
+// The protocol is documented in publisher_inline.hpp and docs/format.md.
 #pragma once
 
 #include <cstddef>
@@ -45,7 +45,7 @@
 
 namespace evring {
 
-class Recorder;
+class Publisher;
 
 // A reserved, not yet published event.
 class Reservation {
@@ -65,8 +65,8 @@ public:
     std::byte* payload() const noexcept { return payload_; }
 
 private:
-    friend class Recorder;
-    // Used by Recorder::reserve, which sets every field of `staged` itself.
+    friend class Publisher;
+    // Used by Publisher::reserve, which sets every field of `staged` itself.
     Reservation(const EventDescriptor& staged, DescriptorSlot* slot, std::byte* payload) noexcept
         : staged_(staged), slot_(slot), payload_(payload) {}
 
@@ -75,26 +75,26 @@ private:
     std::byte* payload_ = nullptr;
 };
 
-// Whether a Recorder shares its ring with other writers.
+// Whether a Publisher shares its ring with other writers.
 enum class WriterSharing {
     Shared,     // any number of writers: reserve() uses atomic read-modify-writes
     Exclusive,  // the only writer, one thread at a time: plain loads and stores
 };
 
-class Recorder {
+class Publisher {
 public:
-    // `ring` must be mapped ReadWrite and outlive the recorder.
-    explicit Recorder(const MappedRing& ring, WriterSharing sharing = WriterSharing::Shared) noexcept;
+    // `ring` must be mapped ReadWrite and outlive the publisher.
+    explicit Publisher(const MappedRing& ring, WriterSharing sharing = WriterSharing::Shared) noexcept;
 
     [[nodiscard]] Reservation reserve(std::uint64_t payload_size) noexcept;
     void commit(const Reservation& reservation) noexcept;
 
     // Records a RECORD_ERROR event describing a payload that could not be
     // recorded, with as much of its start as fits. Returns its seqno.
-    std::uint64_t record_error(RecordErrorKind kind, std::uint16_t dropped_event_type,
-                               std::uint64_t requested_payload_size, const void* payload_start,
-                               std::uint64_t available_bytes,
-                               const std::array<std::uint64_t, 4>& content_ext) noexcept;
+    std::uint64_t publish_record_error(RecordErrorKind kind, std::uint16_t dropped_event_type,
+                                       std::uint64_t requested_payload_size,
+                                       const void* payload_start, std::uint64_t available_bytes,
+                                       const std::array<std::uint64_t, 4>& content_ext) noexcept;
 
     std::uint64_t max_payload_size() const noexcept { return max_payload_size_; }
     const MappedRing& ring() const noexcept { return *ring_; }
@@ -121,4 +121,4 @@ private:
 
 }  // namespace evring
 
-#include "evring/recorder_inline.hpp"
+#include "evring/publisher_inline.hpp"

@@ -1,5 +1,5 @@
-// WriterSharing::Exclusive: the single-writer recorder must leave exactly the
-// ring a shared recorder leaves (so every RING01 reader reads it), and a
+// WriterSharing::Exclusive: the single-writer publisher must leave exactly the
+// ring a shared publisher leaves (so every RING01 reader reads it), and a
 // concurrent reader must see every event intact or counted as lost.
 #include <atomic>
 #include <cstring>
@@ -9,7 +9,7 @@
 
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
@@ -23,23 +23,23 @@ constexpr std::uint64_t kEvents = 20'000;
 constexpr std::uint64_t kEvents = 200'000;
 #endif
 
-void record_numbered(Recorder& recorder, std::uint64_t n) {
+void publish_numbered(Publisher& publisher, std::uint64_t n) {
     const std::size_t size = 8 + static_cast<std::size_t>(n % 13) * 8;
-    Reservation r = recorder.reserve(size);
+    Reservation r = publisher.reserve(size);
     r.descriptor().event_type = 3;
     r.descriptor().content_ext = {n, n * 2, 0, 0};
     for (std::size_t i = 0; i < size; i += 8) std::memcpy(r.payload() + i, &n, 8);
-    recorder.commit(r);
+    publisher.commit(r);
 }
 
-TEST(ExclusiveRecorder, LeavesTheSameControlWordsAndDescriptorsAsASharedRecorder) {
+TEST(ExclusivePublisher, LeavesTheSameControlWordsAndDescriptorsAsASharedPublisher) {
     RingPair shared_rings(test::small_params(8, 16));
     RingPair exclusive_rings(test::small_params(8, 16));
-    Recorder shared(*shared_rings.writer, WriterSharing::Shared);
-    Recorder exclusive(*exclusive_rings.writer, WriterSharing::Exclusive);
+    Publisher shared(*shared_rings.writer, WriterSharing::Shared);
+    Publisher exclusive(*exclusive_rings.writer, WriterSharing::Exclusive);
     for (std::uint64_t n = 1; n <= 5000; ++n) {  // wraps both buffers many times
-        record_numbered(shared, n);
-        record_numbered(exclusive, n);
+        publish_numbered(shared, n);
+        publish_numbered(exclusive, n);
     }
     const RingControl& a = shared_rings.reader->header().control;
     const RingControl& b = exclusive_rings.reader->header().control;
@@ -58,12 +58,12 @@ TEST(ExclusiveRecorder, LeavesTheSameControlWordsAndDescriptorsAsASharedRecorder
     }
 }
 
-TEST(ExclusiveRecorder, ConcurrentReaderSeesEveryEventIntactOrCountedLost) {
+TEST(ExclusivePublisher, ConcurrentReaderSeesEveryEventIntactOrCountedLost) {
     RingPair rings(test::small_params(10, 16));
     std::atomic<bool> done{false};
     std::thread writer([&] {
-        Recorder recorder(*rings.writer, WriterSharing::Exclusive);
-        for (std::uint64_t n = 1; n <= kEvents; ++n) record_numbered(recorder, n);
+        Publisher publisher(*rings.writer, WriterSharing::Exclusive);
+        for (std::uint64_t n = 1; n <= kEvents; ++n) publish_numbered(publisher, n);
         done.store(true, std::memory_order_release);  // release: the last commit is visible
     });
     Iterator it(*rings.reader);

@@ -1,4 +1,4 @@
-#include "evring/typed_recorder.hpp"
+#include "evring/typed_publish.hpp"
 
 #include <string>
 #include <vector>
@@ -21,12 +21,12 @@ struct Trade {
     std::uint32_t name_length;
 };
 
-TEST(TypedRecorder, RecordsStructThenTrailingArraysInOrder) {
+TEST(TypedPublish, RecordsStructThenTrailingArraysInOrder) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     const std::string name = "ACME";
     const std::vector<std::uint16_t> extra = {1, 2, 3};
-    std::uint64_t seqno = record(recorder, 12, {5, 6, 0, 0}, Trade{100, 7, 4}, as_bytes(name), extra);
+    std::uint64_t seqno = publish(publisher, 12, {5, 6, 0, 0}, Trade{100, 7, 4}, as_bytes(name), extra);
     ASSERT_EQ(seqno, 1u);
     Iterator it(*rings.reader);
     EventDescriptor event{};
@@ -44,11 +44,11 @@ TEST(TypedRecorder, RecordsStructThenTrailingArraysInOrder) {
     EXPECT_EQ(third, 3);
 }
 
-TEST(TypedRecorder, OversizedPayloadRecordsRecordErrorInstead) {
+TEST(TypedPublish, OversizedPayloadRecordsRecordErrorInstead) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
-    std::vector<std::uint8_t> big(recorder.max_payload_size(), 0x11);
-    EXPECT_EQ(record(recorder, 12, {9, 0, 0, 0}, Trade{1, 2, 3}, big), 0u);
+    Publisher publisher(*rings.writer);
+    std::vector<std::uint8_t> big(publisher.max_payload_size(), 0x11);
+    EXPECT_EQ(publish(publisher, 12, {9, 0, 0, 0}, Trade{1, 2, 3}, big), 0u);
     Iterator it(*rings.reader);
     EventDescriptor event{};
     ASSERT_TRUE(it.read_descriptor(1, event));
@@ -62,13 +62,13 @@ TEST(TypedRecorder, OversizedPayloadRecordsRecordErrorInstead) {
     EXPECT_EQ(error.truncated_payload_size, sizeof(Trade)) << "the struct part is kept";
 }
 
-TEST(TypedRecorder, HandleCommitsWhenItGoesOutOfScope) {
+TEST(TypedPublish, HandleCommitsWhenItGoesOutOfScope) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     Iterator it(*rings.reader);
     EventDescriptor event{};
     {
-        auto handle = reserve_typed<Trade>(recorder, 4, 5);
+        auto handle = reserve_typed<Trade>(publisher, 4, 5);
         ASSERT_TRUE(handle);
         handle->price = 77;
         handle.flow(2) = 99;
@@ -85,10 +85,10 @@ TEST(TypedRecorder, HandleCommitsWhenItGoesOutOfScope) {
     EXPECT_EQ(trade.quantity, 0u) << "the struct starts zeroed";
 }
 
-TEST(TypedRecorder, EmptyHandleForOversizedReservation) {
+TEST(TypedPublish, EmptyHandleForOversizedReservation) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
-    auto handle = reserve_typed<Trade>(recorder, 4, std::uint64_t{1} << 40);
+    Publisher publisher(*rings.writer);
+    auto handle = reserve_typed<Trade>(publisher, 4, std::uint64_t{1} << 40);
     EXPECT_FALSE(handle);
     Iterator it(*rings.reader);
     EventDescriptor event{};

@@ -1,14 +1,14 @@
-// evring/typed_recorder.hpp — recording a payload struct plus trailing arrays.
+// evring/typed_publish.hpp — publishing a payload struct plus trailing arrays.
 //
-// How to record a typed event:
+// How to publish a typed event:
 //
 //     struct Trade { std::uint64_t price; std::uint32_t qty; std::uint32_t name_len; };
 //     // one call: the struct, then the name bytes right after it
-//     evring::record(recorder, kTradeType, {block, txn + 1, 0, 0}, trade, evring::as_bytes(name));
+//     evring::publish(publisher, kTradeType, {block, txn + 1, 0, 0}, trade, evring::as_bytes(name));
 //
 //     // or fill in place through a handle that commits when it goes out of scope
 //     {
-//         auto event = evring::reserve_typed<Trade>(recorder, kTradeType);
+//         auto event = evring::reserve_typed<Trade>(publisher, kTradeType);
 //         event->price = 100;
 //         event.flow(1) = txn + 1;
 //     }
@@ -19,7 +19,7 @@
 // - A payload larger than the ring allows (or than the 32-bit size field) is
 //   not recorded; a RECORD_ERROR event (type 1) describing it is committed
 //   instead and the call returns 0 / the handle is empty.
-// - Allocation-free; thread-safe like Recorder.
+// - Allocation-free; thread-safe like Publisher.
 #pragma once
 
 #include <array>
@@ -29,7 +29,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 
 namespace evring {
 
@@ -43,16 +43,16 @@ template <class T>
 class TypedEvent {
 public:
     TypedEvent() = default;
-    TypedEvent(Recorder* recorder, Reservation reservation) noexcept
-        : recorder_(recorder), reservation_(reservation) {}
+    TypedEvent(Publisher* publisher, Reservation reservation) noexcept
+        : publisher_(publisher), reservation_(reservation) {}
     TypedEvent(TypedEvent&& other) noexcept
-        : recorder_(std::exchange(other.recorder_, nullptr)), reservation_(other.reservation_) {}
+        : publisher_(std::exchange(other.publisher_, nullptr)), reservation_(other.reservation_) {}
     TypedEvent& operator=(TypedEvent&&) = delete;
     TypedEvent(const TypedEvent&) = delete;
     ~TypedEvent() { commit(); }
 
     // False when the payload did not fit (a RECORD_ERROR was recorded instead).
-    explicit operator bool() const noexcept { return recorder_ != nullptr; }
+    explicit operator bool() const noexcept { return publisher_ != nullptr; }
 
     T* operator->() noexcept { return reinterpret_cast<T*>(reservation_.payload()); }
     T& operator*() noexcept { return *operator->(); }
@@ -65,58 +65,58 @@ public:
 
     // Publishes the event now; the destructor does nothing afterwards.
     void commit() noexcept {
-        if (recorder_ != nullptr) recorder_->commit(reservation_);
-        recorder_ = nullptr;
+        if (publisher_ != nullptr) publisher_->commit(reservation_);
+        publisher_ = nullptr;
     }
 
 private:
-    Recorder* recorder_ = nullptr;
+    Publisher* publisher_ = nullptr;
     Reservation reservation_;
 };
 
 namespace detail {
-// Records the RECORD_ERROR event for a payload that could not be reserved.
-inline void record_oversized(Recorder& recorder, std::uint16_t event_type, std::uint64_t size,
-                             const void* start, std::uint64_t start_bytes,
-                             const FlowTags& flow) noexcept {
+// Publishes the RECORD_ERROR event for a payload that could not be reserved.
+inline void publish_oversized(Publisher& publisher, std::uint16_t event_type, std::uint64_t size,
+                              const void* start, std::uint64_t start_bytes,
+                              const FlowTags& flow) noexcept {
     const auto kind = size > UINT32_MAX ? RecordErrorKind::PayloadOver4GiB
                                         : RecordErrorKind::PayloadLargerThanRing;
-    recorder.record_error(kind, event_type, size, start, start_bytes, flow);
+    publisher.publish_record_error(kind, event_type, size, start, start_bytes, flow);
 }
 }  // namespace detail
 
 // Reserves a T plus `extra_bytes` of trailing space, zeroed T. The handle
 // commits on destruction.
 template <class T>
-[[nodiscard]] TypedEvent<T> reserve_typed(Recorder& recorder, std::uint16_t event_type,
+[[nodiscard]] TypedEvent<T> reserve_typed(Publisher& publisher, std::uint16_t event_type,
                                           std::uint64_t extra_bytes = 0,
                                           const FlowTags& flow = {}) noexcept {
     static_assert(std::is_trivially_copyable_v<T>, "payload types must be trivially copyable");
     static_assert(alignof(T) <= kPayloadAlignment, "payloads are only 16-byte aligned");
     const std::uint64_t size = sizeof(T) + extra_bytes;
-    Reservation r = recorder.reserve(size);
+    Reservation r = publisher.reserve(size);
     if (!r) {
-        detail::record_oversized(recorder, event_type, size, nullptr, 0, flow);
+        detail::publish_oversized(publisher, event_type, size, nullptr, 0, flow);
         return {};
     }
     r.descriptor().event_type = event_type;
     r.descriptor().content_ext = flow;
     new (r.payload()) T{};
-    return TypedEvent<T>(&recorder, r);
+    return TypedEvent<T>(&publisher, r);
 }
 
-// Records `value` followed by each trailing array in one call. Returns the
+// Publishes `value` followed by each trailing array in one call. Returns the
 // event's seqno, or 0 when it did not fit and a RECORD_ERROR was recorded.
 template <class T, class... Trailing>
-std::uint64_t record(Recorder& recorder, std::uint16_t event_type, const FlowTags& flow,
-                     const T& value, const Trailing&... trailing) noexcept {
+std::uint64_t publish(Publisher& publisher, std::uint16_t event_type, const FlowTags& flow,
+                      const T& value, const Trailing&... trailing) noexcept {
     static_assert(std::is_trivially_copyable_v<T>, "payload types must be trivially copyable");
     const std::span<const std::byte> parts[] = {std::as_bytes(std::span(trailing))..., {}};
     std::uint64_t size = sizeof(T);
     for (const auto& part : parts) size += part.size();
-    Reservation r = recorder.reserve(size);
+    Reservation r = publisher.reserve(size);
     if (!r) {
-        detail::record_oversized(recorder, event_type, size, &value, sizeof(T), flow);
+        detail::publish_oversized(publisher, event_type, size, &value, sizeof(T), flow);
         return 0;
     }
     r.descriptor().event_type = event_type;
@@ -128,7 +128,7 @@ std::uint64_t record(Recorder& recorder, std::uint16_t event_type, const FlowTag
         if (!part.empty()) std::memcpy(out, part.data(), part.size());
         out += part.size();
     }
-    recorder.commit(r);
+    publisher.commit(r);
     return r.seqno();
 }
 

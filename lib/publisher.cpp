@@ -1,11 +1,11 @@
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 
 #include <algorithm>
 
 namespace evring {
 
 // Out of line: runs roughly once per window increment of payload bytes.
-void Recorder::advance_window(std::uint64_t needed) noexcept {
+void Publisher::advance_window(std::uint64_t needed) noexcept {
     const std::uint64_t target = RingLayout::align_up(needed, window_increment_);
     std::atomic_ref<std::uint64_t> window(control_->buffer_window_start);
     std::uint64_t current = window.load(std::memory_order_relaxed);
@@ -16,10 +16,12 @@ void Recorder::advance_window(std::uint64_t needed) noexcept {
     }
 }
 
-std::uint64_t Recorder::record_error(RecordErrorKind kind, std::uint16_t dropped_event_type,
-                                     std::uint64_t requested_payload_size,
-                                     const void* payload_start, std::uint64_t available_bytes,
-                                     const std::array<std::uint64_t, 4>& content_ext) noexcept {
+std::uint64_t Publisher::publish_record_error(RecordErrorKind kind,
+                                              std::uint16_t dropped_event_type,
+                                              std::uint64_t requested_payload_size,
+                                              const void* payload_start,
+                                              std::uint64_t available_bytes,
+                                              const std::array<std::uint64_t, 4>& content_ext) noexcept {
     // Keep the truncated prefix small: the event reports a failure, it is not
     // a way to smuggle most of an oversized payload through.
     constexpr std::uint64_t kMaxPrefix = 256;

@@ -1,4 +1,4 @@
-// evring/recorder_inline.hpp — the writer's hot path. Included by recorder.hpp.
+// evring/publisher_inline.hpp — the writer's hot path. Included by publisher.hpp.
 //
 // Invariants (who writes which word, which ordering protects whom):
 //
@@ -7,7 +7,7 @@
 //     number only has to be unique; publication happens through the slot.
 //   - next_payload_byte: bumped by fetch_add by every reservation, relaxed for
 //     the same reason. Virtual offsets never wrap; bytes live at offset mod size.
-//   - An Exclusive recorder is by contract the only writer, so it bumps both
+//   - An Exclusive publisher is by contract the only writer, so it bumps both
 //     with a relaxed load and a relaxed store: the values readers see are the
 //     same, and it saves the two locked instructions (each of which also
 //     waits for the previous event's stores to drain; docs/performance.md).
@@ -44,7 +44,7 @@
 
 namespace evring {
 
-inline Recorder::Recorder(const MappedRing& ring, WriterSharing sharing) noexcept
+inline Publisher::Publisher(const MappedRing& ring, WriterSharing sharing) noexcept
     : ring_(&ring),
       control_(&ring.header().control),
       descriptors_(ring.descriptors()),
@@ -56,7 +56,7 @@ inline Recorder::Recorder(const MappedRing& ring, WriterSharing sharing) noexcep
       max_payload_size_(max_payload_size_for(ring.layout().size.payload_buf_size)),
       exclusive_(sharing == WriterSharing::Exclusive) {}
 
-inline Reservation Recorder::reserve(std::uint64_t payload_size) noexcept {
+inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
     if (payload_size > max_payload_size_ || payload_size > UINT32_MAX) [[unlikely]]
         return Reservation();
     const std::uint64_t aligned = (payload_size + kPayloadAlignment - 1) & ~(kPayloadAlignment - 1);
@@ -105,7 +105,7 @@ inline Reservation Recorder::reserve(std::uint64_t payload_size) noexcept {
                        payload_ + (offset & payload_mask_));
 }
 
-inline void Recorder::commit(const Reservation& r) noexcept {
+inline void Publisher::commit(const Reservation& r) noexcept {
     const EventDescriptor& d = r.staged_;
     // Words built from the fields rather than std::bit_cast of the staged
     // struct: the bit_cast's wide loads of bytes just written by narrower

@@ -1,4 +1,4 @@
-#include "evring/recorder.hpp"
+#include "evring/publisher.hpp"
 
 #include <cstring>
 
@@ -13,52 +13,52 @@ namespace {
 
 using test::RingPair;
 
-std::uint64_t record_bytes(Recorder& recorder, std::uint16_t type, std::size_t size, std::uint8_t fill) {
-    Reservation r = recorder.reserve(size);
+std::uint64_t publish_bytes(Publisher& publisher, std::uint16_t type, std::size_t size, std::uint8_t fill) {
+    Reservation r = publisher.reserve(size);
     EXPECT_TRUE(r);
     r.descriptor().event_type = type;
     r.descriptor().content_ext = {1, 2, 3, 4};
     std::memset(r.payload(), fill, size);
-    recorder.commit(r);
+    publisher.commit(r);
     return r.seqno();
 }
 
-TEST(Recorder, HandsOutConsecutiveSeqnosStartingAtOne) {
+TEST(Publisher, HandsOutConsecutiveSeqnosStartingAtOne) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
-    EXPECT_EQ(record_bytes(recorder, 5, 10, 0), 1u);
-    EXPECT_EQ(record_bytes(recorder, 5, 10, 0), 2u);
+    Publisher publisher(*rings.writer);
+    EXPECT_EQ(publish_bytes(publisher, 5, 10, 0), 1u);
+    EXPECT_EQ(publish_bytes(publisher, 5, 10, 0), 2u);
     EXPECT_EQ(rings.reader->header().control.last_seqno, 2u);
 }
 
-TEST(Recorder, AlignsPayloadSpaceTo16Bytes) {
+TEST(Publisher, AlignsPayloadSpaceTo16Bytes) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
-    Reservation a = recorder.reserve(1);
-    Reservation b = recorder.reserve(17);
-    Reservation c = recorder.reserve(0);
-    Reservation d = recorder.reserve(3);
+    Publisher publisher(*rings.writer);
+    Reservation a = publisher.reserve(1);
+    Reservation b = publisher.reserve(17);
+    Reservation c = publisher.reserve(0);
+    Reservation d = publisher.reserve(3);
     EXPECT_EQ(a.descriptor().payload_buf_offset, 0u);
     EXPECT_EQ(b.descriptor().payload_buf_offset, 16u);
     EXPECT_EQ(c.descriptor().payload_buf_offset, 48u);
     EXPECT_EQ(d.descriptor().payload_buf_offset, 48u);  // empty payloads take no space
     for (auto* r : {&a, &b, &c, &d}) {
         EXPECT_EQ(reinterpret_cast<std::uintptr_t>(r->payload()) % 16, 0u);
-        recorder.commit(*r);
+        publisher.commit(*r);
     }
     EXPECT_EQ(rings.reader->header().control.next_payload_byte, 64u);
 }
 
-TEST(Recorder, CommitPublishesTheStagedDescriptor) {
+TEST(Publisher, CommitPublishesTheStagedDescriptor) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
-    Reservation r = recorder.reserve(8);
+    Publisher publisher(*rings.writer);
+    Reservation r = publisher.reserve(8);
     r.descriptor().event_type = 9;
     r.descriptor().content_ext = {10, 20, 30, 40};
     std::memcpy(r.payload(), "abcdefgh", 8);
     const EventDescriptor& slot = reinterpret_cast<const EventDescriptor&>(rings.reader->descriptors()[0]);
     EXPECT_EQ(slot.seqno, 0u) << "nothing is visible before commit";
-    recorder.commit(r);
+    publisher.commit(r);
     EXPECT_EQ(slot.seqno, 1u);
     EXPECT_EQ(slot.event_type, 9);
     EXPECT_EQ(slot.payload_size, 8u);
@@ -67,13 +67,13 @@ TEST(Recorder, CommitPublishesTheStagedDescriptor) {
     EXPECT_EQ(std::memcmp(peek_payload(*rings.reader, slot), "abcdefgh", 8), 0);
 }
 
-TEST(Recorder, TimestampsAreWallClockNanos) {
+TEST(Publisher, TimestampsAreWallClockNanos) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     timespec before{};
     ::clock_gettime(CLOCK_REALTIME, &before);
-    Reservation r = recorder.reserve(0);
-    recorder.commit(r);
+    Reservation r = publisher.reserve(0);
+    publisher.commit(r);
     const std::uint64_t before_ns =
         static_cast<std::uint64_t>(before.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(before.tv_nsec);
     // Generous bound: the point is the epoch and unit, not the precision.
@@ -81,30 +81,30 @@ TEST(Recorder, TimestampsAreWallClockNanos) {
     EXPECT_LT(r.descriptor().record_epoch_nanos, before_ns + 60'000'000'000u);
 }
 
-TEST(Recorder, RefusesPayloadsLargerThanTheRingAllows) {
+TEST(Publisher, RefusesPayloadsLargerThanTheRingAllows) {
     RingPair rings;  // 64 KiB buffer: 4 KiB window increment, 60 KiB max payload
-    Recorder recorder(*rings.writer);
-    EXPECT_EQ(recorder.max_payload_size(), 61440u);
-    EXPECT_FALSE(recorder.reserve(61441));
+    Publisher publisher(*rings.writer);
+    EXPECT_EQ(publisher.max_payload_size(), 61440u);
+    EXPECT_FALSE(publisher.reserve(61441));
     EXPECT_EQ(rings.reader->header().control.last_seqno, 0u) << "a refused reservation takes nothing";
-    Reservation ok = recorder.reserve(61440);
+    Reservation ok = publisher.reserve(61440);
     EXPECT_TRUE(ok);
-    recorder.commit(ok);
+    publisher.commit(ok);
 }
 
-TEST(Recorder, WrappingPayloadIsContiguousAndReadableAcrossTheEnd) {
+TEST(Publisher, WrappingPayloadIsContiguousAndReadableAcrossTheEnd) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     const std::uint64_t size = rings.writer->layout().size.payload_buf_size;
     // Advance to 32 bytes before the end, then write 100 bytes that wrap.
     while (rings.reader->header().control.next_payload_byte < size - 32)
-        record_bytes(recorder, 1, 16, 0);
+        publish_bytes(publisher, 1, 16, 0);
     ASSERT_EQ(rings.reader->header().control.next_payload_byte, size - 32);
     std::uint8_t pattern[100];
     for (int i = 0; i < 100; ++i) pattern[i] = static_cast<std::uint8_t>(i + 1);
-    Reservation r = recorder.reserve(sizeof pattern);
+    Reservation r = publisher.reserve(sizeof pattern);
     std::memcpy(r.payload(), pattern, sizeof pattern);
-    recorder.commit(r);
+    publisher.commit(r);
     Iterator it(*rings.reader);
     EventDescriptor event{};
     ASSERT_TRUE(it.read_descriptor(r.seqno(), event));
@@ -115,32 +115,32 @@ TEST(Recorder, WrappingPayloadIsContiguousAndReadableAcrossTheEnd) {
     EXPECT_EQ(std::to_integer<std::uint8_t>(rings.reader->payload_buffer()[0]), 33);
 }
 
-TEST(Recorder, WindowAdvancesInIncrementsOnlyOnceTheBufferWraps) {
+TEST(Publisher, WindowAdvancesInIncrementsOnlyOnceTheBufferWraps) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     const std::uint64_t size = rings.writer->layout().size.payload_buf_size;
     const std::uint64_t increment = window_increment_for(size);
     auto window = [&] { return rings.reader->header().control.buffer_window_start; };
     while (rings.reader->header().control.next_payload_byte < size) {
-        record_bytes(recorder, 1, 64, 0);
+        publish_bytes(publisher, 1, 64, 0);
         EXPECT_EQ(window(), 0u);
     }
-    record_bytes(recorder, 1, 64, 0);  // first bytes of the second lap
+    publish_bytes(publisher, 1, 64, 0);  // first bytes of the second lap
     EXPECT_EQ(window(), increment);
     // The window stays put until the writer needs the next increment.
     while (rings.reader->header().control.next_payload_byte < size + increment) {
         EXPECT_EQ(window(), increment);
-        record_bytes(recorder, 1, 64, 0);
+        publish_bytes(publisher, 1, 64, 0);
     }
-    record_bytes(recorder, 1, 64, 0);
+    publish_bytes(publisher, 1, 64, 0);
     EXPECT_EQ(window(), 2 * increment);
 }
 
-TEST(Recorder, RecordErrorDescribesTheDroppedPayload) {
+TEST(Publisher, RecordErrorDescribesTheDroppedPayload) {
     RingPair rings;
-    Recorder recorder(*rings.writer);
+    Publisher publisher(*rings.writer);
     const char start[] = "the start of a huge payload";
-    std::uint64_t seqno = recorder.record_error(RecordErrorKind::PayloadLargerThanRing, 42,
+    std::uint64_t seqno = publisher.publish_record_error(RecordErrorKind::PayloadLargerThanRing, 42,
                                                 1u << 20, start, sizeof start, {7, 0, 0, 0});
     Iterator it(*rings.reader);
     EventDescriptor event{};
