@@ -18,7 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "demo_events.hpp"
-#include "evring/files.hpp"
+#include "evring/ring_reader.hpp"
 #include "evring/flow_filter.hpp"
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"

@@ -17,7 +17,7 @@
 #include <CLI/CLI.hpp>
 
 #include "demo_events.hpp"
-#include "evring/files.hpp"
+#include "evring/ring_writer.hpp"
 #include "evring/typed_publish.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 // Reading the huge page pool and explaining a shortage. See hugepage_pool.hpp.
-#include "evring/hugepage_pool.hpp"
+#include "hugepage_pool.hpp"
 
 #include <sys/stat.h>
 
@@ -7,9 +7,9 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "evring/ring_directory.hpp"
+#include "text_file.hpp"
 
-namespace evring {
+namespace evring::detail {
 namespace {
 
 bool read_count(const std::string& path, std::uint64_t& value) {
@@ -108,4 +108,4 @@ std::string pool_shortage_message(std::string_view path, std::uint64_t file_size
     return buf;
 }
 
-}  // namespace evring
+}  // namespace evring::detail

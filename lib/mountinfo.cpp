@@ -1,13 +1,10 @@
-// Reading /proc text files and parsing the mount table and meminfo, with no
-// line-length limit. See ring_directory.hpp.
-#include <fcntl.h>
-#include <unistd.h>
+// Parsing the mount table and meminfo, with no line-length limit. See
+// mountinfo.hpp.
+#include "mountinfo.hpp"
 
 #include <charconv>
 
-#include "evring/ring_directory.hpp"
-
-namespace evring {
+namespace evring::detail {
 namespace {
 
 std::string decode_octal_escapes(std::string_view field) {
@@ -41,26 +38,6 @@ std::vector<std::string_view> split_spaces(std::string_view line) {
 }
 
 }  // namespace
-
-Result<std::string> read_text_file(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Error::from_errno(errno, "opening '" + path + "'");
-    std::string text;
-    char buf[8192];
-    for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            int err = errno;
-            ::close(fd);
-            return Error::from_errno(err, "reading '" + path + "'");
-        }
-        if (n == 0) break;
-        text.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    return text;
-}
 
 std::vector<MountEntry> parse_mountinfo(std::string_view text) {
     std::vector<MountEntry> entries;
@@ -114,4 +91,4 @@ std::optional<std::uint64_t> parse_default_huge_page_size(std::string_view memin
     return kib << 10;
 }
 
-}  // namespace evring
+}  // namespace evring::detail

@@ -16,8 +16,14 @@
 
 #include <hugetlbfs.h>
 
+#include "mountinfo.hpp"
+#include "text_file.hpp"
+
 namespace evring {
 namespace {
+
+using detail::MountEntry;
+using detail::read_text_file;
 
 // libhugetlbfs 2.23 reads /proc/mounts in 2 KiB chunks: a line of 2056 bytes
 // makes it print "Line too long when parsing mounts" and stop, while 1854
@@ -128,14 +134,14 @@ MountSearch search_mountinfo(const DirectoryOptions& options) {
     if (!text) return {{}, text.error().message()};
     std::optional<std::uint64_t> default_size;
     if (auto meminfo = read_text_file(options.meminfo_path))
-        default_size = parse_default_huge_page_size(*meminfo);
+        default_size = detail::parse_default_huge_page_size(*meminfo);
     if (!default_size) return {{}, "the kernel reports no default huge page size"};
 
     std::string unwritable;
     std::string other_sizes;
-    for (const MountEntry& entry : parse_mountinfo(*text)) {
+    for (const MountEntry& entry : detail::parse_mountinfo(*text)) {
         if (entry.fs_type != "hugetlbfs") continue;
-        std::uint64_t size = mount_page_size(entry).value_or(statfs_block_size(entry.mount_point));
+        std::uint64_t size = detail::mount_page_size(entry).value_or(statfs_block_size(entry.mount_point));
         if (size != *default_size) {
             other_sizes += " " + entry.mount_point + " (" + size_text(size) + ")";
             continue;

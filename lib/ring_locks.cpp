@@ -1,5 +1,5 @@
 // Writer locks and liveness probes. See ring_locks.hpp for the protocol.
-#include "evring/ring_locks.hpp"
+#include "ring_locks.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -12,9 +12,9 @@
 #include <charconv>
 #include <string>
 
-#include "evring/ring_directory.hpp"
+#include "text_file.hpp"
 
-namespace evring {
+namespace evring::detail {
 namespace {
 
 std::vector<std::string_view> split_whitespace(std::string_view line) {
@@ -164,4 +164,4 @@ int open_pidfd(pid_t pid) noexcept {
     return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 }
 
-}  // namespace evring
+}  // namespace evring::detail

@@ -6,7 +6,7 @@
 
 #include "evring/format.hpp"
 #include "evring/ring.hpp"
-#include "evring/ring_locks.hpp"
+#include "ring_locks.hpp"
 
 namespace evring::detail {
 

@@ -5,6 +5,9 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "hugepage_pool.hpp"
+#include "ring_locks.hpp"
+
 namespace evring::detail {
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-#include "evring/files.hpp"
+#include "evring/ring_writer.hpp"
 
 namespace evring::detail {
 

@@ -1,4 +1,5 @@
-// Creating, joining and reclaiming ring files. See files.hpp for the contract.
+// Creating, joining and reclaiming ring files. See ring_writer.hpp for the
+// contract.
 //
 // Invariants:
 // - A file appears at a ring's name only by rename of a fully initialised
@@ -19,7 +20,8 @@
 #include <thread>
 #include <utility>
 
-#include "evring/files.hpp"
+#include "evring/ring_writer.hpp"
+#include "ring_locks.hpp"
 #include "ring_open.hpp"
 #include "ring_temp.hpp"
 
@@ -58,7 +60,7 @@ Owned take_temp(TempRing& temp, bool reclaimed) {
 Result<bool> lock_unless_live_writer(int fd, int operation, int& transient, std::string_view path) {
     if (::flock(fd, operation | LOCK_NB) == 0) return true;
     if (errno != EWOULDBLOCK) return Error::from_errno(errno, "locking '" + std::string(path) + "'");
-    auto marker = writer_marker_present(fd);
+    auto marker = detail::writer_marker_present(fd);
     if ((marker && *marker) || ++transient > kTransientRetries) return detail::held_by_live_writer(fd, path);
     std::this_thread::sleep_for(kRetryPause);
     return false;
@@ -138,8 +140,8 @@ Result<Owned> join_shared(int dirfd, const std::string& name, const RingParams& 
         if (auto s = detail::check_is_ring(held.fd, path); !s)
             return std::move(s).context("refusing to join it").error();
         // Before our own marker: does any other writer hold one?
-        auto others = writer_marker_present(held.fd);
-        if (auto s = hold_writer_marker(held.fd, false, path); !s) return std::move(s).error();
+        auto others = detail::writer_marker_present(held.fd);
+        if (auto s = detail::hold_writer_marker(held.fd, false, path); !s) return std::move(s).error();
         auto ring = MappedRing::map(held.fd, Access::ReadWrite, std::string(path));
         if (!ring) return std::move(ring).error();
         if (auto s = check_same_params(*ring, params, path); !s) return std::move(s).error();

@@ -18,13 +18,16 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/files.hpp"
+#include "evring/ring_directory.hpp"
+#include "mountinfo.hpp"   // private (lib/)
+#include "text_file.hpp"   // private (lib/)
 #include "support/temp_ring.hpp"
 
 namespace evring {
 namespace {
 
 using test::TempDir;
+using namespace evring::detail;
 
 void write_file(const std::string& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary);

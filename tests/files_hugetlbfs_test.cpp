@@ -12,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/files.hpp"
+#include "evring/ring_reader.hpp"
+#include "evring/ring_writer.hpp"
+#include "hugepage_pool.hpp"  // private (lib/)
 #include "support/temp_ring.hpp"
 
 namespace evring {
@@ -94,7 +96,7 @@ TEST(HugetlbfsRing, TooLargeForThePoolFailsWithPagesNeededAndFree) {
         if (!probe) GTEST_SKIP() << "cannot create even a small ring: " << probe.error().message();
         page = probe->ring().backing().page_size;
     }
-    auto pool = read_huge_page_pool(page);
+    auto pool = detail::read_huge_page_pool(page);
     ASSERT_TRUE(pool.ok()) << pool.error().message();
     // The smallest payload buffer that cannot fit in what is available.
     unsigned shift = 21;
@@ -129,7 +131,7 @@ TEST(HugetlbfsRing, MountSizeLimitIsReportedWhenThePoolHasRoom) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount hugetlbfs in a private mount namespace";
     std::string why;
     if (hugetlbfs_ring_directory(why).empty()) GTEST_SKIP() << "no usable hugetlbfs mount: " << why;
-    auto pool = read_huge_page_pool(std::uint64_t{2} << 20);
+    auto pool = detail::read_huge_page_pool(std::uint64_t{2} << 20);
     if (!pool || pool->available() < 4) GTEST_SKIP() << "needs 4 free 2 MiB huge pages";
     test::TempDir dir;
     const std::string limited = dir.file("limited");

@@ -8,13 +8,15 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/files.hpp"
+#include "hugepage_pool.hpp"  // private (lib/)
+#include "ring_locks.hpp"     // private (lib/)
 #include "support/temp_ring.hpp"
 
 namespace evring {
 namespace {
 
 using test::TempDir;
+using namespace evring::detail;
 
 TEST(ProcLocks, ParsesHoldersOfOneFileAndSkipsWaiters) {
     const dev_t device = makedev(0, 0x1b);

@@ -16,7 +16,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/files.hpp"
+#include "evring/ring_list.hpp"
+#include "evring/ring_reader.hpp"
+#include "evring/ring_writer.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

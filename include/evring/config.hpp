@@ -2,7 +2,7 @@
 //
 // A configuration string is `<name-or-path>[:<descriptor-shift>:<payload-buffer-shift>]`.
 // Empty shift fields mean the defaults. A name without '/' is resolved in the
-// default ring directory (files.hpp); a path with '/' is used as written.
+// default ring directory (ring_directory.hpp); a path with '/' is used as written.
 //
 // Sizes are powers of two given by their "shift" (2^shift). Validation here
 // checks the allowed ranges; whether each section is a whole number of the

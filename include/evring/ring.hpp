@@ -5,7 +5,8 @@
 //   it validates the sizes against the file system's page size, allocates all
 //   storage up front (posix_fallocate, so a full huge page pool fails here and
 //   never as SIGBUS later), writes the header and zeroes the descriptors. It
-//   does not decide where the file lives or who owns it (files.hpp does).
+//   does not decide where the file lives or who owns it (ring_writer.hpp
+//   does).
 // - `MappedRing::map` validates a file's header against its size before
 //   mapping anything, then maps the header and descriptors, the payload buffer
 //   twice back to back (so a payload that wraps the end is contiguous), and the

@@ -15,8 +15,8 @@
 //   (about 2 KiB) and, on a longer line (overlay mounts in Kubernetes pods),
 //   prints an error and finds nothing. Loading it lazily also keeps its
 //   load-time constructor from printing before main(). When libhugetlbfs is
-//   unusable, our own /proc/self/mountinfo parser (no line-length limit)
-//   gives the answer.
+//   unusable, our own /proc/self/mountinfo parser (no line-length limit,
+//   lib/mountinfo.hpp) gives the answer.
 // - The fallback warning is printed to stderr at most once per process; it
 //   is also returned in RingDirectory::warning every time.
 //
@@ -29,7 +29,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "evring/error.hpp"
 
@@ -63,26 +62,6 @@ struct DirectoryOptions {
     bool print_warning = true;
 };
 
-// One line of /proc/self/mountinfo, octal escapes (\040 etc.) decoded.
-struct MountEntry {
-    std::string mount_point;
-    std::string fs_type;
-    std::string source;
-    std::string mount_options;  // per-mount options (field 6)
-    std::string super_options;  // file-system options (last field), e.g. "rw,pagesize=2M"
-};
-
-// Parses mountinfo text; lines of any length. Malformed lines are skipped.
-std::vector<MountEntry> parse_mountinfo(std::string_view text);
-
-// The huge page size named by a hugetlbfs mount's "pagesize=" option, in
-// bytes, or nullopt when absent or unreadable.
-std::optional<std::uint64_t> mount_page_size(const MountEntry& entry);
-
-// The system's default huge page size ("Hugepagesize:" in meminfo text), in
-// bytes, or nullopt.
-std::optional<std::uint64_t> parse_default_huge_page_size(std::string_view meminfo_text);
-
 // Finds (and creates, mode 0775) the default ring directory.
 Result<RingDirectory> default_ring_directory();
 Result<RingDirectory> default_ring_directory(const DirectoryOptions& options);
@@ -91,8 +70,5 @@ Result<RingDirectory> default_ring_directory(const DirectoryOptions& options);
 Result<std::string> resolve_ring_path(std::string_view name_or_path);
 Result<std::string> resolve_ring_path(std::string_view name_or_path,
                                       const DirectoryOptions& options);
-
-// Reads a whole (small, possibly /proc) file. The error names the path.
-Result<std::string> read_text_file(const std::string& path);
 
 }  // namespace evring

@@ -1,5 +1,5 @@
 // Test support: rings in private temporary files, created and mapped directly
-// (without the ring-directory logic of files.hpp).
+// (without the ring-directory logic of ring_writer.hpp).
 #pragma once
 
 #include <fcntl.h>

@@ -22,7 +22,7 @@
 #include <optional>
 
 #include "evring/doorbell.hpp"
-#include "evring/files.hpp"
+#include "evring/ring_reader.hpp"
 #include "evring/iterator.hpp"
 
 namespace evring::cli {

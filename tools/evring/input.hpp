@@ -2,7 +2,7 @@
 //
 // A RING argument is, in this order:
 //   - a pure name (no '/'): the ring file of that name in the default ring
-//     directory (files.hpp) when it exists there, else a file of that name in
+//     directory (ring_directory.hpp) when it exists there, else a file of that name in
 //     the working directory;
 //   - otherwise a path used as written.
 // The file it names is then a snapshot when it starts with the zstd magic,
@@ -18,7 +18,7 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/files.hpp"
+#include "evring/ring_reader.hpp"
 #include "evring/recording.hpp"
 #include "evring/snapshot.hpp"
 

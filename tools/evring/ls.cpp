@@ -4,7 +4,8 @@
 
 #include "commands.hpp"
 #include "event_format.hpp"
-#include "evring/files.hpp"
+#include "evring/ring_directory.hpp"
+#include "evring/ring_list.hpp"
 #include "json.hpp"
 #include "output.hpp"
 

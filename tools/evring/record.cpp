@@ -74,8 +74,7 @@ int run_record(const RecordOptions& options) {
         switch (it.try_next(event)) {
         case NextResult::Success: {
             follow.made_progress();
-            const std::byte* src = peek_payload(ring, event);
-            if (src == nullptr) {
+            if (!payload_in_bounds(ring, event)) {
                 // A size that cannot fit the ring: keep the descriptor only.
                 EventDescriptor clipped = event;
                 clipped.payload_size = 0;
@@ -83,8 +82,8 @@ int run_record(const RecordOptions& options) {
                 status = writer->end_event(false);
             } else {
                 std::byte* dst = writer->begin_event(event);
-                detail::racy_copy(dst, src, event.payload_size);
-                status = writer->end_event(payload_valid(ring, event));
+                const PayloadResult copied = copy_payload(ring, event, dst, event.payload_size);
+                status = writer->end_event(copied == PayloadResult::Ok);
             }
             dirty = true;
             if (options.count != 0 && writer->totals().events + writer->totals().expired >= options.count)

@@ -1,4 +1,5 @@
-// evring/hugepage_pool.hpp — the huge page pool, for explaining a full pool.
+// lib/hugepage_pool.hpp — the huge page pool, for explaining a full pool
+// (private to the library; tests include it).
 //
 // Contract: when allocating a ring on hugetlbfs fails with ENOSPC, the writer
 // reads the pool of the mount's page size (from
@@ -15,7 +16,7 @@
 
 #include "evring/error.hpp"
 
-namespace evring {
+namespace evring::detail {
 
 struct HugePagePool {
     std::uint64_t page_size = 0;   // bytes
@@ -45,4 +46,4 @@ std::string pool_shortage_message(std::string_view path, std::uint64_t file_size
 // false when the key is missing or not followed by a number.
 bool meminfo_value(std::string_view text, std::string_view key, std::uint64_t& value);
 
-}  // namespace evring
+}  // namespace evring::detail

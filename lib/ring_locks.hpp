@@ -1,5 +1,5 @@
-// evring/ring_locks.hpp — the locks that say who writes a ring, and probes
-// that tell whether a writer lives.
+// lib/ring_locks.hpp — the locks that say who writes a ring, and probes that
+// tell whether a writer lives (private to the library; tests include it).
 //
 // Each writer holds two locks on its ring file for its whole lifetime, both
 // attached to its open file description (so they survive the rename of the
@@ -25,7 +25,7 @@
 
 #include "evring/error.hpp"
 
-namespace evring {
+namespace evring::detail {
 
 enum class LockKind { Flock, Posix, Ofd, Other };
 
@@ -69,4 +69,4 @@ Result<int> reopen_read_only(int fd);
 // pidfd_open(2) through syscall(2); -1 with errno on failure.
 int open_pidfd(pid_t pid) noexcept;
 
-}  // namespace evring
+}  // namespace evring::detail

@@ -1,0 +1,88 @@
+// evring/ring_writer.hpp — creating a ring file, owning it, removing it.
+//
+// Contract:
+// - A pure name (no '/') lives in the default ring directory
+//   (ring_directory.hpp: hugetlbfs when mounted, else /dev/shm with one
+//   warning saying why); a name with '/' is used as written.
+// - A writer creates its ring atomically: it builds the whole file under a
+//   temporary name <name>.<pid>, takes its locks, then renames it into place
+//   with renameat2(RENAME_NOREPLACE), so a file at a ring's name is always a
+//   complete ring. Ring files are opened with O_NOFOLLOW and created with
+//   CreateOptions::file_mode exactly (the umask does not apply).
+// - Ownership is advisory, as in every RING01 implementation: the exclusive
+//   writer holds flock LOCK_EX on the file for its lifetime, shared writers
+//   hold LOCK_SH; every evring writer also holds a "writer marker" (an OFD
+//   record lock on byte 0) that readers can probe without taking anything
+//   (docs/hugepages.md). Creating a ring held by a live writer fails with
+//   EBUSY naming its pid. A ring file whose lock nobody holds is a zombie (its
+//   writer died) and is reclaimed by the next writer; of two writers
+//   reclaiming one zombie exactly one wins. A file at the name that is not a
+//   ring, a directory or a symbolic link is refused, never replaced.
+// - Shared writers join an existing ring only when its content type, schema
+//   hash and sizes are the ones they asked for (EPROTO otherwise).
+// - A writer's destructor removes the file when the file at the path is still
+//   the one it wrote (same device and inode), unless keep_on_close; among
+//   shared writers the last one to close removes it.
+//
+// Thread safety: a RingWriter is a movable value, not shared between threads
+// while being moved or destroyed; its const members may be called from any
+// thread (publishing goes through a Publisher, publisher.hpp). Creation is
+// serialised within a process. Across processes, the locks above are the
+// protocol.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+#include "evring/config.hpp"
+#include "evring/error.hpp"
+#include "evring/ring.hpp"
+#include "evring/ring_directory.hpp"
+
+namespace evring {
+
+enum class WriterMode { Exclusive, Shared };
+
+struct CreateOptions {
+    WriterMode mode = WriterMode::Exclusive;
+    mode_t file_mode = 0664;
+    bool keep_on_close = false;  // leave the ring file when the writer closes it
+    DirectoryOptions directory;  // how a pure name is resolved
+};
+
+// A ring this process writes. Holds the ring's locks while alive; removes the
+// file on destruction unless keep_on_close (in shared mode, only the last
+// writer to close removes it).
+class RingWriter {
+public:
+    static Result<RingWriter> create(const RingConfig& config, const RingParams& params,
+                                     const CreateOptions& options = {});
+    RingWriter(RingWriter&&) noexcept;
+    RingWriter& operator=(RingWriter&&) noexcept;
+    ~RingWriter();
+
+    const MappedRing& ring() const noexcept { return *ring_; }
+    const std::string& path() const noexcept { return path_; }
+    WriterMode mode() const noexcept { return options_.mode; }
+    // True when this writer made the file (rather than joining a shared ring).
+    bool created() const noexcept { return created_; }
+    // True when a zombie (a ring file nobody held) was replaced or joined.
+    bool reclaimed_zombie() const noexcept { return reclaimed_zombie_; }
+
+private:
+    RingWriter() = default;
+    void close() noexcept;
+
+    std::optional<MappedRing> ring_;
+    std::string path_;
+    int fd_ = -1;
+    CreateOptions options_;
+    dev_t device_ = 0;
+    ino_t inode_ = 0;
+    bool created_ = false;
+    bool reclaimed_zombie_ = false;
+};
+
+}  // namespace evring
