@@ -72,10 +72,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "producer: %s\n", config.error().message().c_str());
         return 2;
     }
-    const evring::RingParams params = evring::ring_params_for(*config, demo::kContentType, demo::kSchemaHash);
     evring::CreateOptions options;
     options.keep_on_close = keep;
-    auto writer = evring::RingWriter::create(*config, params, options);
+    auto writer = evring::RingWriter::create({*config, {demo::kContentType, demo::kSchemaHash}}, options);
     if (!writer) {
         std::fprintf(stderr, "producer: %s\n", writer.error().message().c_str());
         return 1;

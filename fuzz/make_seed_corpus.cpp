@@ -46,7 +46,7 @@ struct Ring {
 Ring make_ring(unsigned dshift, unsigned pshift, int events, std::uint32_t payload_size) {
     const int fd = ::memfd_create("seed", MFD_CLOEXEC);
     evring::RingParams params;
-    params.content_type = 1;
+    params.content.content_type = 1;
     params.descriptor_shift = dshift;
     params.payload_buf_shift = pshift;
     if (!evring::initialize_ring_file(fd, params, "seed").ok()) std::exit(1);

@@ -31,7 +31,7 @@ Rings& rings() {
     static std::optional<Rings> made = [] {
         const int fd = ::memfd_create("evring-fuzz-reader", MFD_CLOEXEC);
         evring::RingParams params;
-        params.content_type = 1;
+        params.content.content_type = 1;
         params.descriptor_shift = evring::kMinDescriptorShift;
         params.payload_buf_shift = evring::kMinPayloadBufShift;
         if (fd < 0 || !evring::initialize_ring_file(fd, params, "fuzz-reader").ok()) __builtin_trap();

@@ -108,7 +108,7 @@ Status validate_header(const RingHeader& header, std::uint64_t file_size) {
 Status initialize_ring_file(int fd, const RingParams& params, std::string_view path) {
     auto backing = backing_pages_of(fd, path);
     if (!backing) return std::move(backing).error();
-    if (params.content_type == static_cast<std::uint16_t>(ContentType::None))
+    if (params.content.content_type == static_cast<std::uint16_t>(ContentType::None))
         return Error(EINVAL, "creating " + in_file(path) + ": content type 0 is reserved as invalid");
     if (auto s = validate_descriptor_shift(params.descriptor_shift); !s)
         return std::move(s).context("creating " + in_file(path));
@@ -132,8 +132,8 @@ Status initialize_ring_file(int fd, const RingParams& params, std::string_view p
     auto* bytes = static_cast<std::byte*>(p);
     std::memset(bytes, 0, prefix);
     auto* header = reinterpret_cast<RingHeader*>(bytes);
-    header->content_type = params.content_type;
-    header->schema_hash = params.schema_hash;
+    header->content_type = params.content.content_type;
+    header->schema_hash = params.content.schema_hash;
     header->size = size;
     // evring's extension block (ring_extension.hpp): our writers ring the doorbell.
     write_ring_extension(bytes, kRingFeatureDoorbell);

@@ -96,7 +96,8 @@ Result<Owned> create_exclusive(int dirfd, const std::string& name, const RingPar
 }
 
 Status check_same_params(const MappedRing& ring, const RingParams& params, std::string_view path) {
-    if (auto s = ring.check_content_type(params.content_type, params.schema_hash); !s) return s;
+    if (auto s = ring.check_content_type(params.content.content_type, params.content.schema_hash); !s)
+        return s;
     const RingSize want = params.size();
     const RingSize& have = ring.header().size;
     if (have.descriptor_capacity != want.descriptor_capacity ||
@@ -155,8 +156,9 @@ Result<Owned> join_shared(int dirfd, const std::string& name, const RingParams& 
 
 }  // namespace
 
-Result<RingWriter> RingWriter::create(const RingConfig& config, const RingParams& params,
-                                      const CreateOptions& options) {
+Result<RingWriter> RingWriter::create(const RingSpec& spec, const CreateOptions& options) {
+    const RingConfig& config = spec.config;
+    const RingParams params = spec.params();
     auto path = resolve_ring_path(config.name_or_path, options.directory);
     if (!path) return std::move(path).error();
     auto split = detail::split_ring_path(*path);

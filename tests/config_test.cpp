@@ -105,16 +105,19 @@ TEST(WindowIncrement, ScalesWithBufferAndIsCapped) {
 namespace evring {
 namespace {
 
-TEST(RingParamsFor, TakesTheShiftsOfTheConfiguration) {
+TEST(RingSpec, CarriesTheShiftsOfTheConfigurationWithTheContent) {
     auto config = parse_ring_config("r:16:22");
     ASSERT_TRUE(config.ok());
-    std::array<std::uint8_t, 32> hash{};
-    hash[0] = 9;
-    RingParams params = ring_params_for(*config, 7, hash);
+    RingContent content;
+    content.content_type = 7;
+    content.schema_hash[0] = 9;
+    const RingSpec spec(*config, content);
+    const RingParams params = spec.params();
     EXPECT_EQ(params.size().descriptor_capacity, 1u << 16);
     EXPECT_EQ(params.size().payload_buf_size, 1u << 22);
-    EXPECT_EQ(params.content_type, 7);
-    EXPECT_EQ(params.schema_hash[0], 9);
+    EXPECT_EQ(params.content.content_type, 7);
+    EXPECT_EQ(params.content.schema_hash[0], 9);
+    EXPECT_EQ(spec.config.name_or_path, "r");
 }
 
 }  // namespace

@@ -37,12 +37,6 @@ std::string hugetlbfs_ring_directory(std::string& why) {
     return dir->path;
 }
 
-RingConfig ring_config(const std::string& path) {
-    RingConfig config;
-    config.name_or_path = path;
-    return config;
-}
-
 // The decimal number that ends just before `marker` in `text` (0 if none).
 std::uint64_t number_before(const std::string& text, const std::string& marker) {
     std::size_t end = text.find(marker);
@@ -70,9 +64,7 @@ TEST(HugetlbfsRing, IsBackedByHugePages) {
     CreateOptions options;
     options.directory.read_environment = false;
     options.directory.print_warning = false;
-    RingConfig config;
-    config.name_or_path = name;
-    auto writer = RingWriter::create(config, test::small_params(15, 21), options);
+    auto writer = RingWriter::create(test::small_spec(name, 15, 21), options);
     if (!writer && writer.error().errno_value() == ENOSPC)
         GTEST_SKIP() << "huge page pool too small: " << writer.error().message();
     ASSERT_TRUE(writer.ok()) << writer.error().message();
@@ -91,8 +83,8 @@ TEST(HugetlbfsRing, TooLargeForThePoolFailsWithPagesNeededAndFree) {
     if (dir.empty()) GTEST_SKIP() << "no usable hugetlbfs mount: " << why;
     std::uint64_t page = 0;
     {
-        auto probe = RingWriter::create(ring_config(dir + "/files-test-probe-" + std::to_string(::getpid())),
-                                        test::small_params(15, 21));
+        auto probe = RingWriter::create(
+            test::small_spec(dir + "/files-test-probe-" + std::to_string(::getpid()), 15, 21));
         if (!probe) GTEST_SKIP() << "cannot create even a small ring: " << probe.error().message();
         page = probe->ring().backing().page_size;
     }
@@ -102,12 +94,12 @@ TEST(HugetlbfsRing, TooLargeForThePoolFailsWithPagesNeededAndFree) {
     unsigned shift = 21;
     while ((std::uint64_t{1} << shift) <= (pool->available() + 1) * page) ++shift;
     if (shift > kMaxPayloadBufShift) GTEST_SKIP() << "the huge page pool is too large to exhaust";
-    RingParams params = test::small_params(15, shift);
-    const std::uint64_t file_size = RingLayout::of(params.size()).file_size;
+    const std::string name = "files-test-pool-" + std::to_string(::getpid());
+    const RingSpec spec = test::small_spec(dir + "/" + name, 15, shift);
+    const std::uint64_t file_size = RingLayout::of(spec.params().size()).file_size;
     const std::uint64_t needed = (file_size + page - 1) / page;
 
-    const std::string name = "files-test-pool-" + std::to_string(::getpid());
-    auto writer = RingWriter::create(ring_config(dir + "/" + name), params);
+    auto writer = RingWriter::create(spec);
     ASSERT_FALSE(writer.ok()) << "a " << file_size << "-byte ring fit in " << pool->available()
                               << " free huge pages";
     const std::string& message = writer.error().message();
@@ -145,7 +137,7 @@ TEST(HugetlbfsRing, MountSizeLimitIsReportedWhenThePoolHasRoom) {
         if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(91);
         if (::mount("none", limited.c_str(), "hugetlbfs", 0, "pagesize=2M,size=4M") != 0) ::_exit(92);
         // Three 2 MiB pages (header, descriptors, payload) on a 2-page mount.
-        auto writer = RingWriter::create(ring_config(limited + "/ring"), test::small_params(15, 21));
+        auto writer = RingWriter::create(test::small_spec(limited + "/ring", 15, 21));
         std::string text = writer.ok() ? "created" : std::to_string(writer.error().errno_value()) + " " +
                                                          writer.error().message();
         if (::write(out[1], text.data(), text.size()) < 0) ::_exit(93);

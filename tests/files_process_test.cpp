@@ -28,12 +28,10 @@ using test::TempDir;
 
 Result<RingWriter> create(const std::string& path, WriterMode mode = WriterMode::Exclusive,
                           bool keep = false) {
-    RingConfig config;
-    config.name_or_path = path;
     CreateOptions options;
     options.mode = mode;
     options.keep_on_close = keep;
-    return RingWriter::create(config, test::small_params(), options);
+    return RingWriter::create(test::small_spec(path), options);
 }
 
 bool exists(const std::string& path) {

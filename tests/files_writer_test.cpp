@@ -21,18 +21,15 @@ namespace {
 
 using test::TempDir;
 
-RingConfig config_for(const std::string& path) {
-    RingConfig config;
-    config.name_or_path = path;
-    return config;
-}
-
 Result<RingWriter> create(const std::string& path, WriterMode mode = WriterMode::Exclusive,
-                          bool keep = false, RingParams params = test::small_params()) {
+                          bool keep = false, unsigned descriptor_shift = 8,
+                          RingContent content = test::test_content()) {
     CreateOptions options;
     options.mode = mode;
     options.keep_on_close = keep;
-    return RingWriter::create(config_for(path), params, options);
+    RingSpec spec = test::small_spec(path, descriptor_shift);
+    spec.content = content;
+    return RingWriter::create(spec, options);
 }
 
 bool exists(const std::string& path) {
@@ -72,7 +69,7 @@ TEST(RingWriter, ResolvesPureNamesInTheRingDirectory) {
     CreateOptions options;
     options.directory.read_environment = false;
     options.directory.ring_dir_override = dir.file("rings");
-    auto writer = RingWriter::create(config_for("pure-name"), test::small_params(), options);
+    auto writer = RingWriter::create(test::small_spec("pure-name"), options);
     ASSERT_TRUE(writer.ok()) << writer.error().message();
     EXPECT_EQ(writer->path(), dir.file("rings") + "/pure-name");
     auto reader = RingReader::open("pure-name", options.directory);
@@ -85,7 +82,7 @@ TEST(RingWriter, CreatesTheFileWithTheRequestedModeWhateverTheUmask) {
     auto writer = create(dir.file("a"));
     CreateOptions options;
     options.file_mode = 0640;
-    auto other = RingWriter::create(config_for(dir.file("b")), test::small_params(), options);
+    auto other = RingWriter::create(test::small_spec(dir.file("b")), options);
     ::umask(old_umask);
     ASSERT_TRUE(writer.ok() && other.ok());
     struct stat st {};
@@ -249,14 +246,14 @@ TEST(RingWriter, SharedWriterRefusesARingWithOtherParams) {
     TempDir dir;
     auto first = create(dir.file("ring"), WriterMode::Shared);
     ASSERT_TRUE(first.ok());
-    auto bigger = create(dir.file("ring"), WriterMode::Shared, false, test::small_params(9, 16));
+    auto bigger = create(dir.file("ring"), WriterMode::Shared, false, 9);
     ASSERT_FALSE(bigger.ok());
     EXPECT_EQ(bigger.error().errno_value(), EPROTO);
     EXPECT_NE(bigger.error().message().find("has 256 descriptors"), std::string::npos)
         << bigger.error().message();
-    RingParams other_type = test::small_params();
+    RingContent other_type = test::test_content();
     other_type.content_type = 2;
-    auto wrong = create(dir.file("ring"), WriterMode::Shared, false, other_type);
+    auto wrong = create(dir.file("ring"), WriterMode::Shared, false, 8, other_type);
     ASSERT_FALSE(wrong.ok());
     EXPECT_EQ(wrong.error().errno_value(), EPROTO);
 }

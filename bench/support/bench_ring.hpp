@@ -25,7 +25,7 @@ namespace evring::bench {
 
 inline RingParams bench_params(unsigned descriptor_shift, unsigned payload_shift) {
     RingParams params;
-    params.content_type = static_cast<std::uint16_t>(ContentType::Performance);
+    params.content.content_type = static_cast<std::uint16_t>(ContentType::Performance);
     params.descriptor_shift = descriptor_shift;
     params.payload_buf_shift = payload_shift;
     return params;

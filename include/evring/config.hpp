@@ -1,4 +1,5 @@
-// evring/config.hpp — ring configuration strings and size rules.
+// evring/config.hpp — ring configuration strings, size rules, and what a
+// writer needs to create a ring (RingSpec).
 //
 // A configuration string is `<name-or-path>[:<descriptor-shift>:<payload-buffer-shift>]`.
 // Empty shift fields mean the defaults. A name without '/' is resolved in the
@@ -12,9 +13,11 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
@@ -28,10 +31,12 @@ inline constexpr unsigned kMaxDescriptorShift = 32;
 inline constexpr unsigned kMinPayloadBufShift = 12;       // 4 KiB
 inline constexpr unsigned kMaxPayloadBufShift = 40;       // 1 TiB
 
+// Where a ring lives and how large it is: what a configuration string says.
 struct RingConfig {
     std::string name_or_path;
     unsigned descriptor_shift = kDefaultDescriptorShift;
     unsigned payload_buf_shift = kDefaultPayloadBufShift;
+    std::uint64_t context_area_pages = 0;  // in units of kSectionAlignment (2 MiB); not in the string
 
     // True when the name is a pure file name to be looked up in the ring directory.
     bool is_pure_name() const { return name_or_path.find('/') == std::string::npos; }
@@ -48,31 +53,48 @@ Status validate_payload_buf_shift(unsigned shift);
 // powers of two, ranges, and each section a whole number of pages.
 Status validate_ring_size(const RingSize& size, std::uint64_t page_size);
 
-// What a writer needs to create a ring.
-struct RingParams {
+// What a ring carries: set by its creator, checked by readers
+// (MappedRing::check_content_type) and by writers joining a shared ring.
+struct RingContent {
     std::uint16_t content_type = static_cast<std::uint16_t>(ContentType::Test);
     std::array<std::uint8_t, 32> schema_hash{};
+    // (The schema work adds the ring's embedded schema here: an opaque byte
+    // blob that initialize_ring_file writes where RING01 readers never look.)
+};
+
+// A ring file's sizes and content: what initialize_ring_file lays out. It
+// names no file; RingWriter::create takes a RingSpec, which does.
+struct RingParams {
     unsigned descriptor_shift = kDefaultDescriptorShift;
     unsigned payload_buf_shift = kDefaultPayloadBufShift;
     std::uint64_t context_area_pages = 0;  // in units of kSectionAlignment (2 MiB)
+    RingContent content;
 
     RingSize size() const {
-        return RingSize{std::uint64_t{1} << descriptor_shift,
-                        std::uint64_t{1} << payload_buf_shift,
+        return RingSize{std::uint64_t{1} << descriptor_shift, std::uint64_t{1} << payload_buf_shift,
                         context_area_pages * kSectionAlignment};
     }
 };
 
-// The parameters for creating the ring a configuration string describes:
-// its shifts, with the content type and schema hash the writer records.
-inline RingParams ring_params_for(const RingConfig& config, std::uint16_t content_type,
-                                  const std::array<std::uint8_t, 32>& schema_hash) {
-    RingParams params;
-    params.content_type = content_type;
-    params.schema_hash = schema_hash;
-    params.descriptor_shift = config.descriptor_shift;
-    params.payload_buf_shift = config.payload_buf_shift;
-    return params;
-}
+// Everything RingWriter::create needs, built from both halves at once so that
+// neither can be left out: where the ring lives and how large it is (a
+// RingConfig, usually parsed from a configuration string, sizes included) and
+// what it carries.
+//
+//     auto config = evring::parse_ring_config("feed:20:28").value();
+//     auto writer = evring::RingWriter::create({config, {kMyContentType, kMySchemaHash}});
+struct RingSpec {
+    RingSpec(RingConfig ring_config, RingContent ring_content)
+        : config(std::move(ring_config)), content(std::move(ring_content)) {}
+
+    RingConfig config;
+    RingContent content;
+
+    // The sizes of `config` with `content`.
+    RingParams params() const {
+        return RingParams{config.descriptor_shift, config.payload_buf_shift,
+                          config.context_area_pages, content};
+    }
+};
 
 }  // namespace evring

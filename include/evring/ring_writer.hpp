@@ -57,8 +57,9 @@ struct CreateOptions {
 // writer to close removes it).
 class RingWriter {
 public:
-    static Result<RingWriter> create(const RingConfig& config, const RingParams& params,
-                                     const CreateOptions& options = {});
+    // Creates (or, in Shared mode, joins) the ring `spec` describes: its
+    // name and sizes from spec.config, its content from spec.content.
+    static Result<RingWriter> create(const RingSpec& spec, const CreateOptions& options = {});
     RingWriter(RingWriter&&) noexcept;
     RingWriter& operator=(RingWriter&&) noexcept;
     ~RingWriter();

@@ -38,13 +38,30 @@ private:
     std::string path_;
 };
 
+// The content of every test ring: the test content type, hash bytes 0..31.
+inline RingContent test_content() {
+    RingContent content;
+    content.content_type = static_cast<std::uint16_t>(ContentType::Test);
+    for (unsigned i = 0; i < 32; ++i) content.schema_hash[i] = static_cast<std::uint8_t>(i);
+    return content;
+}
+
 inline RingParams small_params(unsigned descriptor_shift = 8, unsigned payload_shift = 16) {
     RingParams params;
-    params.content_type = static_cast<std::uint16_t>(ContentType::Test);
-    for (unsigned i = 0; i < 32; ++i) params.schema_hash[i] = static_cast<std::uint8_t>(i);
+    params.content = test_content();
     params.descriptor_shift = descriptor_shift;
     params.payload_buf_shift = payload_shift;
     return params;
+}
+
+// What RingWriter::create takes for a small test ring at `name_or_path`.
+inline RingSpec small_spec(const std::string& name_or_path, unsigned descriptor_shift = 8,
+                           unsigned payload_shift = 16) {
+    RingConfig config;
+    config.name_or_path = name_or_path;
+    config.descriptor_shift = descriptor_shift;
+    config.payload_buf_shift = payload_shift;
+    return RingSpec(config, test_content());
 }
 
 // Creates a ring file at `path` and returns its descriptor (caller closes).

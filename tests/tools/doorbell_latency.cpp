@@ -77,7 +77,7 @@ TempRing make_ring(bool doorbell) {
                        std::to_string(made++);
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
     evring::RingParams params;
-    params.content_type = 1;
+    params.content.content_type = 1;
     params.descriptor_shift = 16;
     params.payload_buf_shift = 24;
     if (fd < 0 || !evring::initialize_ring_file(fd, params, path).ok()) std::exit(1);
