@@ -16,6 +16,22 @@ void Publisher::advance_window(std::uint64_t needed) noexcept {
     }
 }
 
+void Publisher::abort(Reservation& r) noexcept {
+    if (!r) return;
+    EventDescriptor& d = r.staged_;
+    // The reserved space is payload_size rounded up to 16 bytes: room for
+    // the whole description, or (an empty reservation) for none of it.
+    const std::uint64_t reserved = RingLayout::align_up(d.payload_size, kPayloadAlignment);
+    const RecordErrorPayload error{static_cast<std::uint16_t>(RecordErrorKind::MissingEvent),
+                                   d.event_type, 0, d.payload_size};
+    const bool fits = reserved >= sizeof error;
+    if (fits) std::memcpy(r.payload(), &error, sizeof error);
+    d.event_type = kRecordErrorEventType;
+    d.payload_size = fits ? static_cast<std::uint32_t>(sizeof error) : 0;
+    commit(r);
+    r = Reservation();
+}
+
 std::uint64_t Publisher::publish_record_error(RecordErrorKind kind,
                                               std::uint16_t dropped_event_type,
                                               std::uint64_t requested_payload_size,

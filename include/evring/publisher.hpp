@@ -22,10 +22,17 @@
 //   payload_size, payload_buf_offset and record_epoch_nanos are set by
 //   reserve() and must not be changed.
 // - commit() publishes the descriptor; until then readers see the event as
-//   not ready. A reservation must be committed exactly once. One that never is
-//   (its writer died) holds readers at its sequence number until later events
-//   have been committed for a while; iterators then report it as Abandoned
-//   and move on (iterator.hpp).
+//   not ready. A reservation must be committed or aborted exactly once.
+// - abort() gives a reservation up: it publishes the slot at once as a
+//   RECORD_ERROR event (kind MissingEvent, with the dropped event type and
+//   the requested size; payload_size is what the reserved space holds of that
+//   16-byte description, so 0 for an empty reservation), so readers move on
+//   at once and RING01 readers of other implementations see a well-formed
+//   event. commit() and abort() of an empty (failed) reservation do nothing.
+// - A reservation that is never committed nor aborted (its writer died)
+//   holds readers at its sequence number until later events have been
+//   committed for a while; iterators then report it as Abandoned and move on
+//   (iterator.hpp).
 //
 // Thread safety: a Publisher may be shared by any number of threads, and any
 // number of processes may publish into one ring, each with its own Publisher.
@@ -52,7 +59,8 @@ class Reservation {
 public:
     Reservation() = default;
 
-    // False when the reservation failed (payload larger than the ring allows).
+    // False when the reservation failed (payload larger than the ring allows)
+    // or was aborted.
     explicit operator bool() const noexcept { return slot_ != nullptr; }
 
     // The staged descriptor: fill event_type and content_ext here.
@@ -88,6 +96,9 @@ public:
 
     [[nodiscard]] Reservation reserve(std::uint64_t payload_size) noexcept;
     void commit(const Reservation& reservation) noexcept;
+    // Publishes the reservation as a RECORD_ERROR (see the contract) and
+    // empties it, so a later commit or abort of it does nothing.
+    void abort(Reservation& reservation) noexcept;
 
     // Records a RECORD_ERROR event describing a payload that could not be
     // recorded, with as much of its start as fits. Returns its seqno.

@@ -106,6 +106,8 @@ inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
 }
 
 inline void Publisher::commit(const Reservation& r) noexcept {
+    if (r.slot_ == nullptr) [[unlikely]]
+        return;  // a failed reservation: nothing was reserved
     const EventDescriptor& d = r.staged_;
     // Words built from the fields rather than std::bit_cast of the staged
     // struct: the bit_cast's wide loads of bytes just written by narrower

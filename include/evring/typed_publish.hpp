@@ -68,6 +68,12 @@ public:
         if (publisher_ != nullptr) publisher_->commit(reservation_);
         publisher_ = nullptr;
     }
+    // Gives the event up: publishes a RECORD_ERROR in its place at once
+    // (Publisher::abort); the destructor does nothing afterwards.
+    void abort() noexcept {
+        if (publisher_ != nullptr) publisher_->abort(reservation_);
+        publisher_ = nullptr;
+    }
 
 private:
     Publisher* publisher_ = nullptr;
