@@ -83,6 +83,13 @@ Result<NextResult> try_next_guarded(Iterator& it, EventDescriptor& out) {
     return result;
 }
 
+Status reset_guarded(Iterator& it) {
+    const void* fault = nullptr;
+    if (!detail::run_under_sigbus_frame([&] { it.reset(); }, fault))
+        return detail::truncated_error(it.ring(), fault, "finding the newest event");
+    return {};
+}
+
 Result<PayloadResult> copy_payload_guarded(const MappedRing& ring, const EventDescriptor& event,
                                            void* dst, std::size_t dst_size) {
     PayloadResult result = PayloadResult::Invalid;

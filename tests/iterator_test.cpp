@@ -1,5 +1,6 @@
 #include "evring/iterator.hpp"
 
+#include <chrono>
 #include <cstring>
 
 #include <gtest/gtest.h>
@@ -133,6 +134,43 @@ TEST(Iterator, ResetJumpsToNewestAndSeekGoesAnywhereStillInTheRing) {
     EXPECT_EQ(event.seqno, 37u);
     it.seek(36);
     EXPECT_EQ(it.try_next(event), NextResult::Gap);
+}
+
+TEST(Iterator, ResetLandsOnTheNewestCommittedEventNotOnAReservationInFlight) {
+    RingPair rings(tiny());
+    Publisher publisher(*rings.writer);
+    write_events(publisher, 5);
+    Reservation in_flight = publisher.reserve(8);  // seqno 6: the newest reserved
+    Reservation also_in_flight = publisher.reserve(8);  // seqno 7
+    Iterator it(*rings.reader);
+    it.set_abandon_after(std::chrono::hours(1));
+    EXPECT_EQ(it.newest_seqno(), 7u);
+    EXPECT_EQ(it.next_seqno(), 5u);
+    EventDescriptor event{};
+    ASSERT_EQ(it.try_next(event), NextResult::Success) << "the first read does not wait";
+    EXPECT_EQ(event.seqno, 5u);
+    EXPECT_EQ(it.try_next(event), NextResult::NotReady);
+    publisher.commit(in_flight);
+    publisher.commit(also_in_flight);
+    ASSERT_EQ(it.try_next(event), NextResult::Success);
+    EXPECT_EQ(event.seqno, 6u);
+    it.reset();
+    ASSERT_EQ(it.try_next(event), NextResult::Success);
+    EXPECT_EQ(event.seqno, 7u);
+}
+
+TEST(Iterator, ResetWithNothingCommittedYetLandsOnTheFirstEvent) {
+    RingPair rings(tiny());
+    Publisher publisher(*rings.writer);
+    Reservation first = publisher.reserve(8);
+    Reservation second = publisher.reserve(8);
+    Iterator it(*rings.reader);
+    EXPECT_EQ(it.next_seqno(), 1u);
+    publisher.commit(second);
+    publisher.commit(first);
+    EventDescriptor event{};
+    ASSERT_EQ(it.try_next(event), NextResult::Success);
+    EXPECT_EQ(event.seqno, 1u);
 }
 
 TEST(Iterator, ReadDescriptorOnlyReturnsTheExactCommittedEvent) {

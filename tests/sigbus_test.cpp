@@ -78,12 +78,13 @@ TEST_F(SigbusGuard, EveryFaultIsCaughtNotOnlyTheFirst) {
     // A handler that left SIGBUS blocked would make the second fault fatal.
     test::RingPair rings;
     record_events(*rings.writer, 1);
+    Iterator it(*rings.reader);  // its constructor reads the header and the newest slots
     truncate_file(rings.path, 4096);  // the header page survives, descriptors do not
-    Iterator it(*rings.reader);
     EventDescriptor event{};
     for (int i = 0; i < 100; ++i) {
         it.seek(1);
         ASSERT_FALSE(try_next_guarded(it, event).ok()) << "fault " << i;
+        ASSERT_FALSE(reset_guarded(it).ok()) << "fault " << i;
     }
     EXPECT_TRUE(guard_sigbus([&] { (void)it.newest_seqno(); })) << "the header page is still there";
 }
@@ -91,7 +92,7 @@ TEST_F(SigbusGuard, EveryFaultIsCaughtNotOnlyTheFirst) {
 TEST_F(SigbusGuard, GuardsNestAndTheInnerOneCatchesItsOwnFault) {
     test::RingPair rings;
     record_events(*rings.writer, 1);
-    Iterator it(*rings.reader);  // its constructor reads the header
+    Iterator it(*rings.reader);  // its constructor reads the header and the newest slots
     truncate_file(rings.path, 0);
     bool inner_caught = false;
     const bool outer_ok = guard_sigbus([&] {

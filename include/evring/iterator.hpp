@@ -52,7 +52,8 @@ enum class NextResult { Success, NotReady, Gap, Abandoned };
 
 class Iterator {
 public:
-    // Positioned at the newest event (see reset()). `ring` must outlive it.
+    // Positioned at the newest committed event (see reset()). `ring` must
+    // outlive it.
     explicit Iterator(const MappedRing& ring) noexcept;
 
     [[nodiscard]] NextResult try_next(EventDescriptor& out) noexcept;
@@ -72,9 +73,12 @@ public:
     void set_abandon_after(std::chrono::nanoseconds bound) noexcept { abandon_after_ = bound; }
     std::chrono::nanoseconds abandon_after() const noexcept { return abandon_after_; }
 
-    // The next try_next returns the newest event reserved so far (or the first
-    // event of an empty ring).
+    // The next try_next returns the newest committed event (reservations still
+    // in flight after it are skipped, as RING01 readers of the reference do),
+    // or the first event of a ring with nothing committed yet.
     void reset() noexcept;
+    // How far back reset() looks for a committed event.
+    static constexpr std::uint64_t kResetScanLimit = 4096;
     // The next try_next looks for `seqno` (1 is the first event ever).
     void seek(std::uint64_t seqno) noexcept { next_seqno_ = seqno == 0 ? 1 : seqno; }
 
@@ -97,6 +101,8 @@ private:
     NextResult take_gap() noexcept;
     NextResult not_ready_or_abandoned() noexcept;
     bool later_event_committed() noexcept;
+    // The seqno word of `seqno`'s slot, relaxed: a hint, never a read.
+    std::uint64_t slot_word(std::uint64_t seqno) const noexcept;
 
     const MappedRing* ring_;
     const RingControl* control_;

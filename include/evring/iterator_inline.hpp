@@ -74,9 +74,39 @@ inline std::uint64_t Iterator::oldest_seqno() const noexcept {
     return newest >= capacity_ ? newest - capacity_ + 1 : 1;
 }
 
+// Walks back from the newest reservation to the newest committed event, as
+// RING01 readers of the reference do: reservations still in flight are
+// skipped so the first try_next returns at once. The walk is bounded (a
+// ring cannot have more reservations in flight than writers); past the
+// bound, or in a ring with nothing committed yet, it lands on the oldest
+// sequence number it looked at.
 inline void Iterator::reset() noexcept {
     const std::uint64_t newest = newest_seqno();
-    next_seqno_ = newest == 0 ? 1 : newest;
+    if (newest == 0) {
+        next_seqno_ = 1;
+        return;
+    }
+    const std::uint64_t span = std::min({newest, capacity_, kResetScanLimit});
+    for (std::uint64_t s = newest; s > newest - span; --s) {
+        const std::uint64_t word = slot_word(s);
+        if (word == s) {
+            next_seqno_ = s;  // the newest committed event
+            return;
+        }
+        if (word > s) {
+            // Overwritten since we loaded last_seqno: the writers lapped the
+            // ring meanwhile, so s + 1 is at worst the next event to come.
+            next_seqno_ = s + 1;
+            return;
+        }
+    }
+    next_seqno_ = newest - span + 1;
+}
+
+inline std::uint64_t Iterator::slot_word(std::uint64_t seqno) const noexcept {
+    auto* word = const_cast<std::uint64_t*>(&descriptors_[(seqno - 1) & descriptor_mask_].words[0]);
+    // Relaxed: a hint only; nothing is read through the slot on its word.
+    return std::atomic_ref<std::uint64_t>(*word).load(std::memory_order_relaxed);
 }
 
 inline bool Iterator::read_descriptor(std::uint64_t seqno, EventDescriptor& out) const noexcept {
@@ -115,11 +145,7 @@ inline std::int64_t monotonic_nanos() noexcept {
 // sequence numbers. (More than 64 consecutive dead reservations are never
 // detected as abandoned: the reader then waits for them like for live ones.)
 inline bool Iterator::later_event_committed() noexcept {
-    auto committed = [this](std::uint64_t seqno) {
-        auto* word = const_cast<std::uint64_t*>(&descriptors_[(seqno - 1) & descriptor_mask_].words[0]);
-        // Relaxed: a hint only; nothing is read through this slot.
-        return std::atomic_ref<std::uint64_t>(*word).load(std::memory_order_relaxed) >= seqno;
-    };
+    auto committed = [this](std::uint64_t seqno) { return slot_word(seqno) >= seqno; };
     if (committed(next_seqno_ + 1)) return true;
     if ((stall_polls_ & 63) != 0) return false;
     const std::uint64_t newest = newest_seqno();

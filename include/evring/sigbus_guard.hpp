@@ -95,6 +95,11 @@ template <class F>
 // Iterator::try_next, with a truncated file reported as an Error.
 Result<NextResult> try_next_guarded(Iterator& it, EventDescriptor& out);
 
+// Iterator::reset (which reads the newest descriptors), with a truncated file
+// reported as an Error. (The Iterator constructor resets too: construct it
+// while the file is known to be whole, or reset it again here.)
+Status reset_guarded(Iterator& it);
+
 // copy_payload, with a truncated file reported as an Error.
 Result<PayloadResult> copy_payload_guarded(const MappedRing& ring, const EventDescriptor& event,
                                            void* dst, std::size_t dst_size);
