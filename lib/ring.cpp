@@ -1,5 +1,6 @@
 #include "evring/ring.hpp"
 #include "evring/ring_extension.hpp"
+#include "regular_file.hpp"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -42,9 +43,10 @@ Result<RingHeader> read_header(int fd, std::string_view path) {
     return header;
 }
 
-void* map_fixed(void* at, std::size_t length, int prot, int fd, std::uint64_t offset) {
+void* map_fixed(void* at, std::size_t length, int prot, int fd, std::uint64_t offset,
+                bool prefault) {
     // MAP_POPULATE pre-faults the pages so the hot paths never take a fault.
-    return ::mmap(at, length, prot, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd,
+    return ::mmap(at, length, prot, MAP_SHARED | MAP_FIXED | (prefault ? MAP_POPULATE : 0), fd,
                   static_cast<off_t>(offset));
 }
 
@@ -70,7 +72,7 @@ Result<BackingPages> backing_pages_of(int fd, std::string_view path) {
     return BackingPages{static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)), false};
 }
 
-Status validate_header(const RingHeader& header, std::uint64_t file_size) {
+Status validate_header(const RingHeader& header) {
     if (std::memcmp(header.magic.data(), kRingMagic.data(), kRingMagic.size()) != 0) {
         char shown[7] = {};
         for (int i = 0; i < 6; ++i) {
@@ -91,7 +93,12 @@ Status validate_header(const RingHeader& header, std::uint64_t file_size) {
     // of the backing file system is checked again when mapping.
     if (auto s = validate_ring_size(header.size, 4096); !s)
         return std::move(s).context("the header's sizes are invalid");
-    RingLayout layout = RingLayout::of(header.size);
+    return {};
+}
+
+Status validate_header(const RingHeader& header, std::uint64_t file_size) {
+    if (auto s = validate_header(header); !s) return s;
+    const RingLayout layout = RingLayout::of(header.size);
     if (file_size < layout.file_size)
         return Error(EINVAL, format("file is truncated: %" PRIu64 " bytes, but its header "
                                     "describes %" PRIu64 " bytes (%" PRIu64 " descriptors, %" PRIu64
@@ -143,10 +150,10 @@ Status initialize_ring_file(int fd, const RingParams& params, std::string_view p
     return {};
 }
 
-Result<MappedRing> MappedRing::map(int fd, Access access, std::string path) {
+Result<MappedRing> MappedRing::map(int fd, Access access, std::string path, MapOptions options) {
+    if (auto s = detail::check_regular_file(fd, in_file(path)); !s) return std::move(s).error();
     struct stat st {};
     if (::fstat(fd, &st) != 0) return Error::from_errno(errno, "examining " + in_file(path));
-    if (!S_ISREG(st.st_mode)) return Error(EINVAL, in_file(path) + " is not a regular file");
     auto header = read_header(fd, path);
     if (!header) return std::move(header).error();
     if (auto s = validate_header(*header, static_cast<std::uint64_t>(st.st_size)); !s)
@@ -202,7 +209,8 @@ Result<MappedRing> MappedRing::map(int fd, Access access, std::string path) {
     };
     for (const Piece& piece : pieces) {
         if (piece.length == 0) continue;
-        if (map_fixed(piece.at, piece.length, prot, fd, piece.file_offset) == MAP_FAILED) {
+        if (map_fixed(piece.at, piece.length, prot, fd, piece.file_offset, options.prefault) ==
+            MAP_FAILED) {
             int err = errno;
             return Error::from_errno(err, std::string("mapping the ") + piece.what + " of " +
                                               in_file(ring.path_));

@@ -6,6 +6,7 @@
 
 #include "evring/format.hpp"
 #include "evring/ring.hpp"
+#include "regular_file.hpp"
 #include "ring_locks.hpp"
 
 namespace evring::detail {
@@ -47,17 +48,9 @@ Result<int> open_ring_file_at(int dirfd, const std::string& name, int access_fla
             return Error(err, "ring path '" + std::string(path) + "' is a directory, not a ring file");
         return Error::from_errno(err, "opening ring file '" + std::string(path) + "'");
     }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        int err = errno;
+    if (auto s = check_regular_file(fd, "ring path '" + std::string(path) + "'"); !s) {
         ::close(fd);
-        return Error::from_errno(err, "examining ring file '" + std::string(path) + "'");
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        if (S_ISDIR(st.st_mode))
-            return Error(EISDIR, "ring path '" + std::string(path) + "' is a directory, not a ring file");
-        return Error(EINVAL, "ring path '" + std::string(path) + "' is not a regular file");
+        return std::move(s).error();
     }
     return fd;
 }

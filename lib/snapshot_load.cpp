@@ -1,15 +1,20 @@
-#include "evring/snapshot.hpp"
-
-#include <fcntl.h>
+// Loading snapshots, from a file or from memory: one implementation, fed by
+// a CompressedInput. See snapshot.hpp for the contract.
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
-#include <cinttypes>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
 #include <cstring>
 #include <vector>
 
+#include "evring/config.hpp"
+#include "evring/snapshot.hpp"
+#include "regular_file.hpp"
 #include "snapshot_support.hpp"
 
 namespace evring {
@@ -19,9 +24,54 @@ using namespace snapshot_detail;
 
 constexpr std::uint8_t kZstdMagic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 
+// Where the compressed bytes come from: an open regular file, read in
+// chunks, or a caller's buffer, used in place.
+class CompressedInput {
+public:
+    static CompressedInput file(int fd) { return CompressedInput(fd, {}); }
+    static CompressedInput memory(std::span<const std::byte> bytes) { return CompressedInput(-1, bytes); }
+
+    // Up to `n` bytes from the start, without consuming anything.
+    Result<std::size_t> peek(void* out, std::size_t n, std::string_view name) const {
+        if (fd_ < 0) {
+            const std::size_t k = std::min(n, memory_.size());
+            std::memcpy(out, memory_.data(), k);
+            return k;
+        }
+        const ssize_t got = ::pread(fd_, out, n, 0);
+        if (got < 0) return Error::from_errno(errno, fmt::format("reading {}", name));
+        return static_cast<std::size_t>(got);
+    }
+
+    // The next bytes to decompress; empty at the end of the input.
+    Result<std::span<const std::byte>> next(std::string_view name) {
+        if (fd_ < 0) return std::exchange(memory_, {});
+        if (chunk_.empty()) chunk_.resize(kChunk);
+        for (;;) {
+            const ssize_t got = ::read(fd_, chunk_.data(), chunk_.size());
+            if (got >= 0) return std::span<const std::byte>(chunk_.data(), static_cast<std::size_t>(got));
+            if (errno != EINTR) return Error::from_errno(errno, fmt::format("reading {}", name));
+        }
+    }
+
+private:
+    CompressedInput(int fd, std::span<const std::byte> memory) : fd_(fd), memory_(memory) {}
+
+    int fd_;
+    std::span<const std::byte> memory_;
+    std::vector<std::byte> chunk_;
+};
+
+// Pulls the decompressed bytes of one zstd frame out of a CompressedInput.
 class FrameReader {
 public:
-    FrameReader(int fd, std::string_view path) : fd_(fd), path_(path), input_(kChunk) {}
+    FrameReader(CompressedInput& input, std::string_view name, std::uint64_t limit)
+        : input_(input), name_(name) {
+        // zstd sizes its window from the frame header: never more than the
+        // limit allows (a 300-byte frame may declare a 2 GiB window).
+        if (dctx_ != nullptr)
+            ZSTD_DCtx_setParameter(dctx_, ZSTD_d_windowLogMax, window_log_for(limit));
+    }
     ~FrameReader() { ZSTD_freeDCtx(dctx_); }
     FrameReader(const FrameReader&) = delete;
     FrameReader& operator=(const FrameReader&) = delete;
@@ -32,20 +82,16 @@ public:
         if (dctx_ == nullptr) return Error(ENOMEM, "allocating a zstd decompression context");
         while (out.pos < out.size && !frame_done_) {
             if (in_.pos == in_.size && !eof_) {
-                ssize_t n = ::read(fd_, input_.data(), input_.size());
-                if (n < 0) {
-                    if (errno == EINTR) continue;
-                    return Error::from_errno(errno, "reading " + snapshot_named(path_));
-                }
-                if (n == 0) eof_ = true;
-                in_ = ZSTD_inBuffer{input_.data(), static_cast<std::size_t>(n), 0};
+                auto chunk = input_.next(name_);
+                if (!chunk) return std::move(chunk).error();
+                eof_ = chunk->empty();
+                in_ = ZSTD_inBuffer{chunk->data(), chunk->size(), 0};
             }
             const std::size_t out_before = out.pos;
             const std::size_t in_before = in_.pos;
             const std::size_t r = ZSTD_decompressStream(dctx_, &out, &in_);
             if (ZSTD_isError(r))
-                return Error(EINVAL, "decompressing " + snapshot_named(path_) + ": " +
-                                         ZSTD_getErrorName(r));
+                return Error(EINVAL, fmt::format("decompressing {}: {}", name_, ZSTD_getErrorName(r)));
             if (r == 0) frame_done_ = true;
             if (eof_ && out.pos == out_before && in_.pos == in_before) break;
         }
@@ -53,152 +99,203 @@ public:
     }
 
     bool frame_done() const { return frame_done_; }
+
     // True when bytes follow the end of the frame.
-    bool trailing_input() {
+    Result<bool> trailing_input() {
         if (in_.pos < in_.size) return true;
-        char byte;
-        return ::read(fd_, &byte, 1) == 1;
+        if (eof_) return false;
+        auto chunk = input_.next(name_);
+        if (!chunk) return std::move(chunk).error();
+        return !chunk->empty();
     }
 
 private:
-    int fd_;
-    std::string_view path_;
+    static int window_log_for(std::uint64_t limit) {
+        const int log = limit <= 1 ? 0 : static_cast<int>(std::bit_width(limit - 1));  // ceil(log2(limit))
+        return std::clamp(log, 10, 31);  // zstd's absolute bounds on 64-bit hosts
+    }
+
+    CompressedInput& input_;
+    std::string_view name_;
     ZSTD_DCtx* dctx_ = ZSTD_createDCtx();
-    std::vector<char> input_;
     ZSTD_inBuffer in_{nullptr, 0, 0};
     bool eof_ = false;
     bool frame_done_ = false;
 };
 
-Status check_declared_size(int fd, std::string_view path, std::uint64_t limit) {
+// Refuses a frame whose header declares more decompressed bytes than the limit.
+Status check_declared_size(const CompressedInput& input, std::string_view name, std::uint64_t limit) {
     std::uint8_t head[18] = {};  // ZSTD_FRAMEHEADERSIZE_MAX (an experimental constant)
-    ssize_t n = ::pread(fd, head, sizeof head, 0);
-    if (n < 0) return Error::from_errno(errno, "reading " + snapshot_named(path));
-    const unsigned long long declared = ZSTD_getFrameContentSize(head, static_cast<std::size_t>(n));
+    auto got = input.peek(head, sizeof head, name);
+    if (!got) return std::move(got).error();
+    const unsigned long long declared = ZSTD_getFrameContentSize(head, *got);
     if (declared == ZSTD_CONTENTSIZE_ERROR)
-        return Error(EINVAL, snapshot_named(path) + " does not start with a valid zstd frame header");
+        return Error(EINVAL, fmt::format("{} does not start with a valid zstd frame header", name));
     if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared > limit)
-        return Error(EFBIG, format(" declares %llu bytes decompressed, above the limit of %" PRIu64
-                                   " bytes",
-                                   declared, limit)
-                                .insert(0, snapshot_named(path)));
+        return Error(EFBIG, fmt::format("{} declares {} bytes decompressed, above the limit of {} bytes",
+                                        name, declared, limit));
     return {};
+}
+
+// A snapshot's control words were copied at rest, so they must agree: the
+// window never passes the next byte to hand out.
+Status check_snapshot_control(const RingHeader& header) {
+    const RingControl& c = header.control;
+    if (c.buffer_window_start > c.next_payload_byte)
+        return Error(EINVAL, fmt::format("buffer_window_start {} is beyond next_payload_byte {}",
+                                         c.buffer_window_start, c.next_payload_byte));
+    return {};
+}
+
+// The decompressed RING01 header, checked, and the ring's layout.
+Result<RingLayout> read_ring_header(FrameReader& reader, RingHeader& header, std::string_view name,
+                                    std::uint64_t limit) {
+    ZSTD_outBuffer out{&header, sizeof header, 0};
+    if (auto s = reader.fill(out); !s) return std::move(s).error();
+    if (out.pos < sizeof header && !reader.frame_done())
+        return Error(EINVAL, fmt::format("{} is truncated: its zstd frame ends after {} decompressed "
+                                         "bytes without an end mark",
+                                         name, out.pos));
+    if (out.pos < sizeof header)
+        return Error(EINVAL, fmt::format("{} decompresses to only {} bytes, too short for a ring header",
+                                         name, out.pos));
+    // Sizes first (overflow-safe), then the layout they give.
+    if (auto s = validate_header(header); !s)
+        return std::move(s).context(fmt::format("{} does not hold a ring", name)).error();
+    const RingLayout layout = RingLayout::of(header.size);
+    if (layout.file_size > limit)
+        return Error(EFBIG, fmt::format("{} holds a ring of {} bytes (from its header), above the limit "
+                                        "of {} bytes",
+                                        name, layout.file_size, limit));
+    if (auto s = check_snapshot_control(header); !s)
+        return std::move(s).context(fmt::format("{} does not hold a consistent ring", name)).error();
+    return layout;
+}
+
+// Decompresses the rest of the frame into `target` (the header is already
+// there); returns how many bytes the frame held. Only what the frame really
+// holds is written, so only that much memory is ever touched.
+Result<std::uint64_t> decompress_body(FrameReader& reader, std::byte* target, std::uint64_t size,
+                                      std::string_view name) {
+    ZSTD_outBuffer out{target, size, sizeof(RingHeader)};
+    if (auto s = reader.fill(out); !s) return std::move(s).error();
+    const std::uint64_t actual = out.pos;
+    if (!reader.frame_done() && out.pos == out.size) {
+        std::byte extra[1];
+        ZSTD_outBuffer more{extra, sizeof extra, 0};
+        if (auto s = reader.fill(more); !s) return std::move(s).error();
+        if (more.pos > 0)
+            return Error(EINVAL, fmt::format("{} decompresses to more than the {} bytes its header describes",
+                                             name, size));
+    }
+    if (!reader.frame_done())
+        return Error(EINVAL, fmt::format("{} is truncated: its zstd frame ends after {} decompressed "
+                                         "bytes without an end mark",
+                                         name, actual));
+    auto trailing = reader.trailing_input();
+    if (!trailing) return std::move(trailing).error();
+    if (*trailing)
+        return Error(EINVAL, fmt::format("{} has data after its zstd frame; a snapshot is one frame", name));
+    return actual;
+}
+
+// `path` becomes the ring's path(); errors call it "snapshot '<path>'".
+Result<LoadedSnapshot> load(CompressedInput& input, std::uint64_t compressed_size, std::string path,
+                            const SnapshotLoadOptions& options) {
+    const std::string name = snapshot_named(path);
+    const std::uint64_t limit = options.max_decompressed_size;
+    if (auto s = check_declared_size(input, name, limit); !s) return std::move(s).error();
+    FrameReader reader(input, name, limit);
+    RingHeader header{};
+    auto layout = read_ring_header(reader, header, name, limit);
+    if (!layout) return std::move(layout).error();
+    const std::uint64_t file_size = layout->file_size;
+
+    FileDescriptor memory(::memfd_create("evring-snapshot", MFD_CLOEXEC));
+    if (memory.fd < 0) return Error::from_errno(errno, fmt::format("creating memory for {}", name));
+    // A sparse file: pages are only allocated as bytes are written.
+    if (::ftruncate(memory.fd, static_cast<off_t>(file_size)) != 0)
+        return Error::from_errno(errno, fmt::format("allocating {} bytes for {}", file_size, name));
+    std::uint64_t actual = 0;
+    {
+        Mapping target(::mmap(nullptr, file_size, PROT_READ | PROT_WRITE, MAP_SHARED, memory.fd, 0),
+                       file_size);
+        if (target.at == MAP_FAILED)
+            return Error::from_errno(errno, fmt::format("mapping memory for {}", name));
+        std::memcpy(target.bytes(), &header, sizeof header);
+        auto body = decompress_body(reader, target.bytes(), file_size, name);
+        if (!body) return std::move(body).error();
+        actual = *body;
+    }
+    if (actual < file_size) {
+        if (auto s = check_missing_tail(header, actual); !s)
+            return std::move(s)
+                .context(fmt::format("{} decompresses to {} bytes but its header describes {}", name,
+                                     actual, file_size))
+                .error();
+    }
+    // Not pre-faulted: the missing tail (zeros) costs no memory until read.
+    auto ring = MappedRing::map(memory.fd, Access::ReadOnly, std::move(path), MapOptions{false});
+    if (!ring) return std::move(ring).error();
+    return LoadedSnapshot{std::move(ring).value(), compressed_size, actual, file_size - actual};
 }
 
 }  // namespace
 
 Result<bool> is_zstd_file(const std::string& path) {
-    FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (file.fd < 0) return Error::from_errno(errno, "opening '" + path + "'");
+    auto opened = detail::open_regular_file(path, fmt::format("'{}'", path));
+    if (!opened) return std::move(opened).error();
+    FileDescriptor file(*opened);
     std::uint8_t magic[4] = {};
-    ssize_t n = ::pread(file.fd, magic, sizeof magic, 0);
-    if (n < 0) return Error::from_errno(errno, "reading '" + path + "'");
+    const ssize_t n = ::pread(file.fd, magic, sizeof magic, 0);
+    if (n < 0) return Error::from_errno(errno, fmt::format("reading '{}'", path));
     return n == 4 && std::memcmp(magic, kZstdMagic, 4) == 0;
 }
 
+bool is_zstd_frame(std::span<const std::byte> bytes) noexcept {
+    return bytes.size() >= 4 && std::memcmp(bytes.data(), kZstdMagic, 4) == 0;
+}
+
 Status check_missing_tail(const RingHeader& header, std::uint64_t actual_size) {
+    // The layout arithmetic below needs sizes that are valid (and add up).
+    if (auto s = validate_ring_size(header.size, 4096); !s) return s;
     const RingLayout layout = RingLayout::of(header.size);
     if (actual_size >= layout.file_size) return {};
     const std::uint64_t buffer_size = header.size.payload_buf_size;
     const std::uint64_t next_byte = header.control.next_payload_byte;
-    const std::string missing = format("bytes %" PRIu64 "..%" PRIu64 " are missing", actual_size,
-                                       layout.file_size);
+    const std::string missing =
+        fmt::format("bytes {}..{} are missing", actual_size, layout.file_size);
     if (header.size.context_area_size > 0)
         return Error(EINVAL, missing + ", which include the context area that may hold data");
     if (next_byte >= buffer_size)
-        return Error(EINVAL, missing + format(" and the payload buffer has wrapped (next_payload_"
-                                              "byte %" PRIu64 " >= buffer size %" PRIu64
-                                              "), so any of them may hold data",
-                                              next_byte, buffer_size));
+        return Error(EINVAL, missing + fmt::format(" and the payload buffer has wrapped (next_payload_"
+                                                   "byte {} >= buffer size {}), so any of them may hold data",
+                                                   next_byte, buffer_size));
     const std::uint64_t written_end = layout.payload_offset + next_byte;
     if (actual_size < written_end)
-        return Error(EINVAL, missing + format(", but bytes up to %" PRIu64
-                                              " (payload buffer offset + next_payload_byte) may "
-                                              "hold data",
-                                              written_end));
+        return Error(EINVAL, missing + fmt::format(", but bytes up to {} (payload buffer offset + "
+                                                   "next_payload_byte) may hold data",
+                                                   written_end));
     return {};
 }
 
 Result<LoadedSnapshot> load_snapshot(const std::string& path, const SnapshotLoadOptions& options) {
-    const std::uint64_t limit = options.max_decompressed_size;
-    FileDescriptor in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (in.fd < 0) return Error::from_errno(errno, "opening " + snapshot_named(path));
+    const std::string name = snapshot_named(path);
+    auto opened = detail::open_regular_file(path, name);
+    if (!opened) return std::move(opened).error();
+    FileDescriptor file(*opened);
     struct stat st {};
-    if (::fstat(in.fd, &st) != 0) return Error::from_errno(errno, "examining " + snapshot_named(path));
-    if (auto s = check_declared_size(in.fd, path, limit); !s) return std::move(s).error();
+    if (::fstat(file.fd, &st) != 0) return Error::from_errno(errno, fmt::format("examining {}", name));
+    CompressedInput input = CompressedInput::file(file.fd);
+    auto loaded = load(input, static_cast<std::uint64_t>(st.st_size), path, options);
+    if (!loaded) return std::move(loaded).error();
+    return loaded;
+}
 
-    FrameReader reader(in.fd, path);
-    RingHeader header{};
-    ZSTD_outBuffer head_out{&header, sizeof header, 0};
-    if (auto s = reader.fill(head_out); !s) return std::move(s).error();
-    if (head_out.pos < sizeof header && !reader.frame_done())
-        return Error(EINVAL, snapshot_named(path) +
-                                 format(" is truncated: its zstd frame ends after %zu "
-                                        "decompressed bytes without an end mark",
-                                        head_out.pos));
-    if (head_out.pos < sizeof header)
-        return Error(EINVAL, snapshot_named(path) +
-                                 format(" decompresses to only %zu bytes, too short for a ring "
-                                        "header",
-                                        head_out.pos));
-    const RingLayout layout = RingLayout::of(header.size);
-    if (auto s = validate_header(header, layout.file_size); !s)
-        return std::move(s).context(snapshot_named(path) + " does not hold a ring").error();
-    if (layout.file_size > limit)
-        return Error(EFBIG, snapshot_named(path) +
-                                format(" holds a ring of %" PRIu64 " bytes (from its header), "
-                                       "above the limit of %" PRIu64 " bytes",
-                                       layout.file_size, limit));
-
-    FileDescriptor memory(::memfd_create("evring-snapshot", MFD_CLOEXEC));
-    if (memory.fd < 0) return Error::from_errno(errno, "creating memory for " + snapshot_named(path));
-    if (::ftruncate(memory.fd, static_cast<off_t>(layout.file_size)) != 0)
-        return Error::from_errno(errno, format("allocating %" PRIu64 " bytes for ", layout.file_size) +
-                                            snapshot_named(path));
-    std::uint64_t actual = 0;
-    {
-        Mapping target(::mmap(nullptr, layout.file_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-                              memory.fd, 0),
-                       layout.file_size);
-        if (target.at == MAP_FAILED)
-            return Error::from_errno(errno, "mapping memory for " + snapshot_named(path));
-        std::memcpy(target.bytes(), &header, sizeof header);
-        ZSTD_outBuffer out{target.bytes(), layout.file_size, sizeof header};
-        if (auto s = reader.fill(out); !s) return std::move(s).error();
-        actual = out.pos;
-        if (!reader.frame_done() && out.pos == out.size) {
-            std::byte extra[1];
-            ZSTD_outBuffer more{extra, sizeof extra, 0};
-            if (auto s = reader.fill(more); !s) return std::move(s).error();
-            if (more.pos > 0)
-                return Error(EINVAL, snapshot_named(path) +
-                                         format(" decompresses to more than the %" PRIu64
-                                                " bytes its header describes",
-                                                layout.file_size));
-        }
-        if (!reader.frame_done())
-            return Error(EINVAL, snapshot_named(path) +
-                                     format(" is truncated: its zstd frame ends after %" PRIu64
-                                            " decompressed bytes without an end mark",
-                                            actual));
-        if (reader.trailing_input())
-            return Error(EINVAL, snapshot_named(path) +
-                                     " has data after its zstd frame; a snapshot is one frame");
-        if (actual < layout.file_size) {
-            // The control words come from the decompressed header.
-            if (auto s = check_missing_tail(header, actual); !s)
-                return std::move(s)
-                    .context(snapshot_named(path) +
-                             format(" decompresses to %" PRIu64 " bytes but its header describes "
-                                    "%" PRIu64,
-                                    actual, layout.file_size))
-                    .error();
-        }
-    }
-    auto ring = MappedRing::map(memory.fd, Access::ReadOnly, path);
-    if (!ring) return std::move(ring).error();
-    return LoadedSnapshot{std::move(ring).value(), static_cast<std::uint64_t>(st.st_size), actual,
-                          layout.file_size - actual};
+Result<LoadedSnapshot> load_snapshot(std::span<const std::byte> compressed, std::string name,
+                                     const SnapshotLoadOptions& options) {
+    CompressedInput input = CompressedInput::memory(compressed);
+    return load(input, compressed.size(), std::move(name), options);
 }
 
 }  // namespace evring

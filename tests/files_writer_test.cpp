@@ -183,11 +183,12 @@ TEST(RingWriter, RefusesAFifoAtTheRingPathWithoutBlocking) {
     ASSERT_EQ(::mkfifo(dir.file("ring").c_str(), 0644), 0);
     auto writer = create(dir.file("ring"));
     ASSERT_FALSE(writer.ok());
-    EXPECT_NE(writer.error().message().find("is not a regular file"), std::string::npos)
+    EXPECT_NE(writer.error().message().find("is a FIFO, not a regular file"), std::string::npos)
         << writer.error().message();
     auto reader = RingReader::open(dir.file("ring"));
     ASSERT_FALSE(reader.ok());
-    EXPECT_NE(reader.error().message().find("is not a regular file"), std::string::npos);
+    EXPECT_NE(reader.error().message().find("is a FIFO, not a regular file"), std::string::npos)
+        << reader.error().message();
 }
 
 TEST(RingWriter, RefusesToReplaceAFileThatIsNotARing) {

@@ -46,13 +46,25 @@ Result<BackingPages> backing_pages_of(int fd, std::string_view path);
 // in error messages.
 Status initialize_ring_file(int fd, const RingParams& params, std::string_view path);
 
-// Validates a header copy against a file size; the error says what is wrong.
+// Validates a header copy on its own: magic, content type, sizes (powers of
+// two, ranges, sections that add up without overflow) and control words
+// within bounds. The error names the field and its value.
+Status validate_header(const RingHeader& header);
+// The same, and the file must be exactly as large as the header describes.
 Status validate_header(const RingHeader& header, std::uint64_t file_size);
+
+struct MapOptions {
+    // Fault every page in at map time (MAP_POPULATE), so the hot paths never
+    // take a page fault. Off for rings in memory that should only cost the
+    // pages they use (snapshots).
+    bool prefault = true;
+};
 
 class MappedRing {
 public:
     // Maps the ring held by `fd`. The mapping does not keep `fd` open.
-    static Result<MappedRing> map(int fd, Access access, std::string path);
+    static Result<MappedRing> map(int fd, Access access, std::string path,
+                                  MapOptions options = {});
 
     MappedRing(MappedRing&& other) noexcept;
     MappedRing& operator=(MappedRing&& other) noexcept;

@@ -1,9 +1,10 @@
 // evring/snapshot.hpp — a ring frozen in a file: writing and loading snapshots.
 //
 // A snapshot is the whole ring file compressed as one zstd frame (the format
-// real RING01 tools use; see docs/cli.md). Loading one gives a read-only
-// MappedRing backed by an anonymous memfd, so the ordinary Iterator and payload
-// functions read it exactly like a live ring.
+// real RING01 tools use; see docs/cli.md). Loading one, from a file or from a
+// buffer in memory, gives a read-only MappedRing backed by an anonymous memfd,
+// so the ordinary Iterator and payload functions read it exactly like a live
+// ring.
 //
 // Contract:
 // - write_snapshot copies a live ring into private memory, then fixes up the
@@ -17,18 +18,27 @@
 //   buffer_window_start the window as seen after the payload bytes were
 //   copied, so a kept event whose payload was overwritten during the copy
 //   reads as expired, never as valid. Writers are never blocked.
-// - load_snapshot refuses files whose ring (as described by the decompressed
-//   header, or by the frame's declared content size) exceeds
-//   `max_decompressed_size`, and files that decompress to more bytes than
-//   their header describes. A file that decompresses short is accepted only
-//   when every missing byte lies in the never-written part of the payload
-//   buffer (beyond next_payload_byte, before the buffer wrapped, no context
-//   area after it); those bytes read as zeros.
+// - load_snapshot opens only regular files (without blocking: a FIFO is
+//   refused, never waited on). It refuses snapshots whose ring (as described
+//   by the decompressed header, or by the frame's declared content size)
+//   exceeds `max_decompressed_size`, whose header is invalid or inconsistent
+//   (validate_header; a window beyond next_payload_byte), and that decompress
+//   to more bytes than their header describes. A snapshot that decompresses
+//   short is accepted only when every missing byte lies in the never-written
+//   part of the payload buffer (beyond next_payload_byte, before the buffer
+//   wrapped, no context area after it); those bytes read as zeros.
+// - Memory: loading writes only the bytes the frame really holds into a
+//   sparse memfd, and the ring is mapped without pre-faulting, so a small
+//   file that claims a large ring costs what it decompresses to, never more
+//   than `max_decompressed_size`; zstd's window is capped by the same limit.
+//   Both forms share one implementation.
 //
 // Thread safety: plain functions; the returned ring is immutable.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -40,7 +50,8 @@ namespace evring {
 
 inline constexpr std::uint64_t kDefaultMaxSnapshotSize = std::uint64_t{4} << 30;  // 4 GiB
 
-// True when the file starts with the zstd frame magic (28 b5 2f fd).
+// True when the file starts with the zstd frame magic (28 b5 2f fd). Only
+// regular files are opened (without blocking).
 Result<bool> is_zstd_file(const std::string& path);
 
 struct SnapshotLoadOptions {
@@ -55,6 +66,15 @@ struct LoadedSnapshot {
 };
 
 Result<LoadedSnapshot> load_snapshot(const std::string& path, const SnapshotLoadOptions& options = {});
+
+// Loads a snapshot from `compressed`, the bytes of a snapshot file, which
+// need only live during the call. `name` is used in errors and becomes the
+// ring's path() (say where the bytes came from).
+Result<LoadedSnapshot> load_snapshot(std::span<const std::byte> compressed, std::string name,
+                                     const SnapshotLoadOptions& options = {});
+
+// True when `bytes` start with the zstd frame magic.
+bool is_zstd_frame(std::span<const std::byte> bytes) noexcept;
 
 // Whether a ring file cut short to `actual_size` bytes can be padded with
 // zeros without losing anything: the error says which section the missing
