@@ -1,8 +1,9 @@
 #include "evring/config.hpp"
 
+#include <fmt/format.h>
+
+#include <bit>
 #include <charconv>
-#include <cinttypes>
-#include <cstdio>
 
 namespace evring {
 namespace {
@@ -27,9 +28,7 @@ Result<unsigned> parse_shift(std::string_view field, const char* name, unsigned 
 bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 std::string range_error(const char* name, unsigned value, unsigned lo, unsigned hi) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%s %u is out of range: allowed %u to %u", name, value, lo, hi);
-    return buf;
+    return fmt::format("{} {} is out of range: allowed {} to {}", name, value, lo, hi);
 }
 
 }  // namespace
@@ -80,57 +79,50 @@ Result<RingConfig> parse_ring_config(std::string_view text) {
 }
 
 Status validate_ring_size(const RingSize& size, std::uint64_t page_size) {
-    char buf[256];
-    if (!is_power_of_two(size.descriptor_capacity)) {
-        std::snprintf(buf, sizeof buf, "descriptor capacity %" PRIu64 " is not a power of two",
-                      size.descriptor_capacity);
-        return Error(EINVAL, buf);
-    }
-    if (!is_power_of_two(size.payload_buf_size)) {
-        std::snprintf(buf, sizeof buf, "payload buffer size %" PRIu64 " is not a power of two",
-                      size.payload_buf_size);
-        return Error(EINVAL, buf);
-    }
-    unsigned descriptor_shift = static_cast<unsigned>(std::countr_zero(size.descriptor_capacity));
-    unsigned payload_shift = static_cast<unsigned>(std::countr_zero(size.payload_buf_size));
+    if (!is_power_of_two(size.descriptor_capacity))
+        return Error(EINVAL, fmt::format("descriptor capacity {} is not a power of two",
+                                         size.descriptor_capacity));
+    if (!is_power_of_two(size.payload_buf_size))
+        return Error(EINVAL, fmt::format("payload buffer size {} is not a power of two",
+                                         size.payload_buf_size));
+    const unsigned descriptor_shift = static_cast<unsigned>(std::countr_zero(size.descriptor_capacity));
+    const unsigned payload_shift = static_cast<unsigned>(std::countr_zero(size.payload_buf_size));
     if (auto s = validate_descriptor_shift(descriptor_shift); !s) return s;
     if (auto s = validate_payload_buf_shift(payload_shift); !s) return s;
-    if (size.context_area_size % kSectionAlignment != 0) {
-        std::snprintf(buf, sizeof buf,
-                      "context area size %" PRIu64 " is not a whole number of 2 MiB pages",
-                      size.context_area_size);
-        return Error(EINVAL, buf);
-    }
-    if (page_size == 0 || !is_power_of_two(page_size)) {
-        std::snprintf(buf, sizeof buf, "page size %" PRIu64 " is not a power of two", page_size);
-        return Error(EINVAL, buf);
-    }
-    std::uint64_t descriptor_bytes = size.descriptor_capacity * sizeof(EventDescriptor);
-    if (descriptor_bytes % page_size != 0) {
-        std::snprintf(buf, sizeof buf,
-                      "descriptor array of %" PRIu64 " bytes (shift %u) is not a whole number of "
-                      "%" PRIu64 "-byte pages of the backing file system; use a descriptor shift of "
-                      "at least %u",
-                      descriptor_bytes, descriptor_shift, page_size,
-                      static_cast<unsigned>(std::countr_zero(page_size / sizeof(EventDescriptor))));
-        return Error(EINVAL, buf);
-    }
-    if (size.payload_buf_size % page_size != 0) {
-        std::snprintf(buf, sizeof buf,
-                      "payload buffer of %" PRIu64 " bytes (shift %u) is not a whole number of "
-                      "%" PRIu64 "-byte pages of the backing file system; use a payload buffer "
-                      "shift of at least %u",
-                      size.payload_buf_size, payload_shift, page_size,
-                      static_cast<unsigned>(std::countr_zero(page_size)));
-        return Error(EINVAL, buf);
-    }
-    if (size.context_area_size % page_size != 0) {
-        std::snprintf(buf, sizeof buf,
-                      "context area of %" PRIu64 " bytes is not a whole number of %" PRIu64
-                      "-byte pages",
-                      size.context_area_size, page_size);
-        return Error(EINVAL, buf);
-    }
+    if (size.context_area_size % kSectionAlignment != 0)
+        return Error(EINVAL, fmt::format("context area size {} is not a whole number of 2 MiB pages",
+                                         size.context_area_size));
+    // With the shifts in range, this bound is what keeps the sections (and
+    // the twice-mapped payload buffer) from adding up past 2^64.
+    if (size.context_area_size > kMaxContextAreaSize)
+        return Error(EINVAL, fmt::format("context area size {} is larger than the {} bytes (1 TiB) "
+                                         "evring maps; the ring's sections would not fit in memory",
+                                         size.context_area_size, kMaxContextAreaSize));
+    if (!is_power_of_two(page_size))
+        return Error(EINVAL, fmt::format("page size {} is not a power of two", page_size));
+    // Sections follow each other unpadded (RingLayout), so each must be a
+    // whole number of pages for the next one to start on a page.
+    if (kHeaderSectionSize % page_size != 0)
+        return Error(EINVAL, fmt::format("the 2 MiB header section of a RING01 ring is not a whole "
+                                         "number of the backing file system's {}-byte pages; use a "
+                                         "file system with pages of 2 MiB or less",
+                                         page_size));
+    const std::uint64_t descriptor_bytes = size.descriptor_capacity * sizeof(EventDescriptor);
+    if (descriptor_bytes % page_size != 0)
+        return Error(EINVAL, fmt::format("descriptor array of {} bytes (shift {}) is not a whole number "
+                                         "of {}-byte pages of the backing file system; use a "
+                                         "descriptor shift of at least {}",
+                                         descriptor_bytes, descriptor_shift, page_size,
+                                         std::countr_zero(page_size / sizeof(EventDescriptor))));
+    if (size.payload_buf_size % page_size != 0)
+        return Error(EINVAL, fmt::format("payload buffer of {} bytes (shift {}) is not a whole number "
+                                         "of {}-byte pages of the backing file system; use a payload "
+                                         "buffer shift of at least {}",
+                                         size.payload_buf_size, payload_shift, page_size,
+                                         std::countr_zero(page_size)));
+    if (size.context_area_size % page_size != 0)
+        return Error(EINVAL, fmt::format("context area of {} bytes is not a whole number of {}-byte pages",
+                                         size.context_area_size, page_size));
     return {};
 }
 

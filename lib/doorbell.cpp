@@ -102,7 +102,7 @@ Doorbell Doorbell::attach(const MappedRing& ring) {
     }
     // The whole header section: on hugetlbfs a mapping must start on a huge
     // page; elsewhere only the touched page is faulted in.
-    void* p = ::mmap(nullptr, kSectionAlignment, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void* p = ::mmap(nullptr, kHeaderSectionSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     const int err = errno;
     ::close(fd);
     if (p == MAP_FAILED) {
@@ -114,7 +114,7 @@ Doorbell Doorbell::attach(const MappedRing& ring) {
     // if it carries the same header.
     if (std::memcmp(p, &ring.header(), offsetof(RingHeader, control)) != 0 ||
         (ring_features(*extension_in(p)) & kRingFeatureDoorbell) == 0) {
-        ::munmap(p, kSectionAlignment);
+        ::munmap(p, kHeaderSectionSize);
         bell.fallback_reason_ = "ring '" + ring.path() + "' was replaced since it was mapped";
         return bell;
     }
@@ -145,7 +145,7 @@ Doorbell& Doorbell::operator=(Doorbell&& other) noexcept {
 Doorbell::~Doorbell() { release(); }
 
 void Doorbell::release() noexcept {
-    if (own_mapping_ != nullptr) ::munmap(own_mapping_, kSectionAlignment);
+    if (own_mapping_ != nullptr) ::munmap(own_mapping_, kHeaderSectionSize);
     own_mapping_ = nullptr;
     word_ = nullptr;
 }

@@ -93,6 +93,32 @@ TEST(ValidateRingSize, RejectsNonPowersOfTwoAndOddContextAreas) {
     EXPECT_NE(context.error().message().find("context area"), std::string::npos);
 }
 
+TEST(ValidateRingSize, RefusesPagesLargerThanTheHeaderSection) {
+    // Sections follow the 2 MiB header section unpadded: 1 GiB pages cannot hold them.
+    auto gigantic = validate_ring_size({1u << 24, 1u << 30, 0}, std::uint64_t{1} << 30);
+    ASSERT_FALSE(gigantic.ok());
+    EXPECT_NE(gigantic.error().message().find("2 MiB header section"), std::string::npos)
+        << gigantic.error().message();
+}
+
+TEST(ValidateRingSize, ContextAreaThatWouldWrapTheLayoutIsRefusedNamingTheField) {
+    // 2 MiB + 4 KiB + 4 KiB + this wraps past 2^64 to a 4 MiB file.
+    const std::uint64_t wrapping = (std::uint64_t{0} - (std::uint64_t{2} << 20)) & ~((std::uint64_t{2} << 20) - 1);
+    auto s = validate_ring_size({64, 4096, wrapping}, 4096);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message().find("context area size " + std::to_string(wrapping)), std::string::npos)
+        << s.error().message();
+    EXPECT_TRUE(validate_ring_size({64, 4096, kMaxContextAreaSize}, 4096).ok());
+}
+
+TEST(RingLayout, SectionsFollowEachOtherUnpadded) {
+    const RingLayout layout = RingLayout::of({64, 4096, 2u << 20});
+    EXPECT_EQ(layout.descriptors_offset, 2u << 20);
+    EXPECT_EQ(layout.payload_offset, (2u << 20) + 64 * 64);
+    EXPECT_EQ(layout.context_offset, (2u << 20) + 64 * 64 + 4096);
+    EXPECT_EQ(layout.file_size, (4u << 20) + 64 * 64 + 4096);
+}
+
 TEST(WindowIncrement, ScalesWithBufferAndIsCapped) {
     EXPECT_EQ(window_increment_for(std::uint64_t{1} << 16), std::uint64_t{1} << 12);
     EXPECT_EQ(window_increment_for(std::uint64_t{1} << 30), std::uint64_t{16} << 20);

@@ -121,6 +121,8 @@ TEST(Hugetlbfs, SizesThatAreNotWholeHugePagesAreRejected) {
     ASSERT_FALSE(status.ok());
     EXPECT_NE(status.error().message().find("2097152-byte pages"), std::string::npos)
         << status.error().message();
+    EXPECT_NE(status.error().message().find("descriptor shift of at least 15"), std::string::npos)
+        << status.error().message();
 }
 
 }  // namespace

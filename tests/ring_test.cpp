@@ -41,10 +41,11 @@ TEST(InitializeRingFile, WritesHeaderAndLayout) {
     EXPECT_EQ(h.size.payload_buf_size, 65536u);
     EXPECT_EQ(h.control.last_seqno, 0u);
     const RingLayout& layout = rings.reader->layout();
+    // Sections back to back, unpadded, as every RING01 reader computes them.
     EXPECT_EQ(layout.descriptors_offset, 2u << 20);
-    EXPECT_EQ(layout.payload_offset, 4u << 20);
-    EXPECT_EQ(layout.context_offset, 6u << 20);  // the payload section is padded to 2 MiB too
-    EXPECT_EQ(layout.file_size, 6u << 20);
+    EXPECT_EQ(layout.payload_offset, (2u << 20) + 256 * 64);
+    EXPECT_EQ(layout.context_offset, (2u << 20) + 256 * 64 + 65536);
+    EXPECT_EQ(layout.file_size, layout.context_offset);
     struct stat st {};
     ASSERT_EQ(::stat(rings.path.c_str(), &st), 0);
     EXPECT_EQ(static_cast<std::uint64_t>(st.st_size), layout.file_size);

@@ -30,6 +30,7 @@ inline constexpr unsigned kMinDescriptorShift = 6;        // 64 descriptors: 4 K
 inline constexpr unsigned kMaxDescriptorShift = 32;
 inline constexpr unsigned kMinPayloadBufShift = 12;       // 4 KiB
 inline constexpr unsigned kMaxPayloadBufShift = 40;       // 1 TiB
+inline constexpr std::uint64_t kMaxContextAreaSize = std::uint64_t{1} << 40;  // 1 TiB
 
 // Where a ring lives and how large it is: what a configuration string says.
 struct RingConfig {
@@ -50,7 +51,10 @@ Status validate_descriptor_shift(unsigned shift);
 Status validate_payload_buf_shift(unsigned shift);
 
 // Full validation of a ring size for a file system with the given page size:
-// powers of two, ranges, and each section a whole number of pages.
+// powers of two, ranges (which keep the layout arithmetic from overflowing),
+// and each section a whole number of pages, since sections follow each other
+// unpadded (RingLayout). The error names the field, its value and, for a size
+// too small for the pages, the smallest shift that fits.
 Status validate_ring_size(const RingSize& size, std::uint64_t page_size);
 
 // What a ring carries: set by its creator, checked by readers

@@ -23,8 +23,13 @@ namespace evring {
 
 inline constexpr std::array<char, 6> kRingMagic = {'R', 'I', 'N', 'G', '0', '1'};
 
-// Every section of a ring file starts on a 2 MiB boundary, whatever page size
-// backs the file, so a ring made on tmpfs can be copied onto hugetlbfs.
+// The header section is 2 MiB whatever page size backs the file; the
+// descriptor array, the payload buffer and the context area follow it back to
+// back, unpadded, exactly as every RING01 reader computes them (RingLayout).
+inline constexpr std::uint64_t kHeaderSectionSize = std::uint64_t{2} << 20;
+
+// The context area is a whole number of these, and a ring's mapping is
+// aligned to one so that hugetlbfs can map into it.
 inline constexpr std::uint64_t kSectionAlignment = std::uint64_t{2} << 20;
 
 // Payload space is handed out in multiples of this (older writers used 8).
@@ -121,7 +126,12 @@ struct RecordErrorPayload {
 };
 static_assert(sizeof(RecordErrorPayload) == 16);
 
-// Where each section starts in the file; derived from RingSize alone.
+// Where each section starts in the file; derived from RingSize alone, with no
+// padding between sections: the payload buffer starts right after the last
+// descriptor, as RING01 readers of other implementations compute it. So each
+// section offset is a whole number of the backing file system's pages only
+// when the sizes are (validate_ring_size checks it: on 2 MiB huge pages that
+// means a descriptor shift of 15 and a payload buffer shift of 21 at least).
 struct RingLayout {
     RingSize size;
     std::uint64_t descriptors_offset;
@@ -133,17 +143,15 @@ struct RingLayout {
         return (value + alignment - 1) & ~(alignment - 1);
     }
 
-    // The caller must have validated `size` (see ring.hpp: validate_ring_size);
-    // this only does the arithmetic.
+    // The caller must have validated `size` (config.hpp: validate_ring_size,
+    // which also proves the sums below cannot overflow); this only adds up.
     static constexpr RingLayout of(const RingSize& size) {
         RingLayout layout{};
         layout.size = size;
-        layout.descriptors_offset = kSectionAlignment;
-        layout.payload_offset = align_up(
-            layout.descriptors_offset + size.descriptor_capacity * sizeof(EventDescriptor),
-            kSectionAlignment);
-        layout.context_offset =
-            align_up(layout.payload_offset + size.payload_buf_size, kSectionAlignment);
+        layout.descriptors_offset = kHeaderSectionSize;
+        layout.payload_offset =
+            layout.descriptors_offset + size.descriptor_capacity * sizeof(EventDescriptor);
+        layout.context_offset = layout.payload_offset + size.payload_buf_size;
         layout.file_size = layout.context_offset + size.context_area_size;
         return layout;
     }

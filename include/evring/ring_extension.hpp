@@ -52,7 +52,7 @@ struct RingExtension {
 static_assert(sizeof(RingExtension) == 192);
 static_assert(offsetof(RingExtension, features) == 8);
 static_assert(offsetof(RingExtension, doorbell) == 64);
-static_assert(kRingExtensionOffset + sizeof(RingExtension) <= kSectionAlignment,
+static_assert(kRingExtensionOffset + sizeof(RingExtension) <= kHeaderSectionSize,
               "the extension block must lie inside the RING01 header section");
 static_assert(kRingExtensionOffset >= sizeof(RingHeader));
 
