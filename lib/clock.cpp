@@ -1,12 +1,13 @@
 // The slow side of evring/clock.hpp: choosing the source, calibrating the
 // TSC against CLOCK_REALTIME and re-anchoring it.
 //
-// Writer side of the anchor seqlock (the reader side is wall_clock_nanos()):
-//   1. seq := seq + 1 (odd), relaxed;
-//   2. release fence      — a reader that sees any field of step 3 then sees
-//                           seq changed when it re-checks;
-//   3. fields, relaxed;
-//   4. seq := seq + 1 (even), release — publishes the fields.
+// Writer side of the anchor seqlock (the reader side, c1..c4, is
+// wall_clock_nanos()):
+//   C1. seq := seq + 1 (odd), relaxed;
+//   C2. release fence      — pairs with c3: a reader that sees any field of C3
+//                            then sees seq changed when it re-checks (c4);
+//   C3. fields, relaxed;
+//   C4. seq := seq + 1 (even), release — pairs with c1: publishes the fields.
 // Only the holder of g_busy writes the anchor or g_state, so there is one
 // writer at a time. Callers that find g_busy taken do not wait: they return
 // CLOCK_REALTIME for that one call.
@@ -15,6 +16,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -85,20 +87,16 @@ bool take_anchor(Anchor& out) noexcept {
 }
 
 void publish(const Anchor& anchor, std::uint64_t mult, std::uint64_t due_ticks) noexcept {
-    std::atomic_ref<std::uint64_t> seq(g_clock_anchor.seq);
+    std::uint64_t& seq = g_clock_anchor.seq;
     // Relaxed: only the lock holder writes seq.
-    const std::uint64_t s = seq.load(std::memory_order_relaxed);
-    // Step 1, relaxed: the fence below orders it before the field stores.
-    seq.store(s + 1, std::memory_order_relaxed);
-    // Step 2: pairs with the reader's acquire fence before its re-check.
-    std::atomic_thread_fence(std::memory_order_release);
-    // Step 3, relaxed: published by step 4.
-    std::atomic_ref<std::uint64_t>(g_clock_anchor.tsc0).store(anchor.tsc, std::memory_order_relaxed);
-    std::atomic_ref<std::uint64_t>(g_clock_anchor.ns0).store(anchor.ns, std::memory_order_relaxed);
-    std::atomic_ref<std::uint64_t>(g_clock_anchor.mult).store(mult, std::memory_order_relaxed);
-    std::atomic_ref<std::uint64_t>(g_clock_anchor.due_ticks).store(due_ticks, std::memory_order_relaxed);
-    // Step 4: pairs with the reader's acquire load of seq.
-    seq.store(s + 2, std::memory_order_release);
+    const std::uint64_t s = shared::load_relaxed(seq);
+    shared::store_relaxed(seq, s + 1);  // C1: C2 orders it before the field stores
+    shared::fence_release();            // C2, pairs with c3
+    shared::store_relaxed(g_clock_anchor.tsc0, anchor.tsc);  // C3
+    shared::store_relaxed(g_clock_anchor.ns0, anchor.ns);    // C3
+    shared::store_relaxed(g_clock_anchor.mult, mult);        // C3
+    shared::store_relaxed(g_clock_anchor.due_ticks, due_ticks);  // C3
+    shared::store_release(seq, s + 2);  // C4, pairs with c1
 }
 
 bool cpu_has_invariant_tsc() noexcept {
@@ -182,11 +180,12 @@ std::uint64_t locked_step(std::uint64_t tsc) noexcept {
         return realtime_nanos();
     }
 
-    // Re-anchor. We are the only writer, so the published fields are stable.
-    const std::uint64_t tsc0 = g_clock_anchor.tsc0;
-    const std::uint64_t ns0 = g_clock_anchor.ns0;
-    const std::uint64_t mult = g_clock_anchor.mult;
-    if (tsc >= tsc0 && tsc - tsc0 < g_clock_anchor.due_ticks)
+    // Re-anchor. We are the only writer, so the published fields are stable
+    // (relaxed: our own stores).
+    const std::uint64_t tsc0 = shared::load_relaxed(g_clock_anchor.tsc0);
+    const std::uint64_t ns0 = shared::load_relaxed(g_clock_anchor.ns0);
+    const std::uint64_t mult = shared::load_relaxed(g_clock_anchor.mult);
+    if (tsc >= tsc0 && tsc - tsc0 < shared::load_relaxed(g_clock_anchor.due_ticks))
         return ns0 + scale_ticks(tsc - tsc0, mult);  // another thread re-anchored meanwhile
     Anchor now;
     if (!take_anchor(now) || now.tsc <= tsc0) return realtime_nanos();  // retry on a later call

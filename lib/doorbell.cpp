@@ -56,13 +56,11 @@ bool register_doorbell_writer() noexcept {
 }
 
 void wake_sleepers(std::uint32_t* word, std::uint32_t seen) noexcept {
-    std::atomic_ref<std::uint32_t> state(*word);
     while ((seen & 1u) != 0) {
-        // Clear "asleep" and advance the epoch at once: (2e + 1) + 1 = 2(e + 1).
-        // seq_cst: the new value must be in place before FUTEX_WAKE, and only
-        // the writer whose CAS succeeds makes the system call.
-        if (state.compare_exchange_weak(seen, seen + 1, std::memory_order_seq_cst,
-                                        std::memory_order_relaxed)) {
+        // W11: clear "asleep" and advance the epoch at once: (2e + 1) + 1 =
+        // 2(e + 1). seq_cst: the new value must be in place before FUTEX_WAKE,
+        // and only the writer whose CAS succeeds makes the system call.
+        if (shared::compare_exchange_weak_seq_cst(*word, seen, seen + 1)) {
             futex(word, FUTEX_WAKE, INT_MAX, nullptr);
             return;
         }
@@ -152,11 +150,10 @@ void Doorbell::release() noexcept {
 
 bool Doorbell::event_ready(std::uint64_t next_seqno) const noexcept {
     if (next_seqno == 0) next_seqno = 1;
-    auto* slot = const_cast<std::uint64_t*>(
-        ring_->descriptors()[(next_seqno - 1) & ring_->descriptor_mask()].words);
-    // Acquire: pairs with the commit's release store, like the iterator's
-    // first load; a slot's seqno below next_seqno means "not written yet".
-    return std::atomic_ref<std::uint64_t>(slot[0]).load(std::memory_order_acquire) >= next_seqno;
+    const std::uint64_t* slot = ring_->descriptors()[(next_seqno - 1) & ring_->descriptor_mask()].words;
+    // D4 (and the first look of every wait): acquire, pairs with W8 like the
+    // iterator's R1; a slot's seqno below next_seqno means "not written yet".
+    return shared::load_acquire(slot[0]) >= next_seqno;
 }
 
 bool Doorbell::wait(std::uint64_t next_seqno, std::chrono::nanoseconds timeout) noexcept {
@@ -175,23 +172,23 @@ bool Doorbell::sleep_on_futex(std::uint64_t next_seqno, std::chrono::nanoseconds
         return true;  // the caller re-polls; the next wait may sleep on the futex
     }
     last_futex_sleep_ = now;
-    std::atomic_ref<std::uint32_t> state(*word_);
-    // Announce: seq_cst RMW, the reader's store of the Dekker pair.
-    const std::uint32_t announced = state.fetch_or(1u, std::memory_order_seq_cst) | 1u;
-    // Dekker: orders the announce before the re-check; pairs with the fence in ring_doorbell.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    // The heavy half of the asymmetric barrier: a full barrier on every CPU
-    // running a registered writer, for writers that only have a compiler barrier.
+    // D1, announce: seq_cst RMW, the reader's store of the Dekker pair.
+    const std::uint32_t announced = shared::fetch_or_seq_cst(*word_, 1u) | 1u;
+    // D2, Dekker: orders the announce before the re-check; pairs with W9.
+    shared::fence_seq_cst();
+    // D3, the heavy half of the asymmetric barrier: a full barrier on every
+    // CPU running a registered writer, for writers whose W9 is only a
+    // compiler barrier.
     if (membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0) {
         mode_ = Mode::Polling;
         fallback_reason_ = std::string("membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) failed: ") +
                            std::strerror(errno) + "; polling instead";
         return true;  // the caller re-polls, then waits by polling
     }
-    if (event_ready(next_seqno)) return true;  // committed before the writer could see us
+    if (event_ready(next_seqno)) return true;  // D4: committed before the writer could see us
     ++sleeps_;
     const timespec ts = to_timespec(timeout);
-    if (futex(word_, FUTEX_WAIT, announced, &ts) == 0) return true;  // woken by a commit
+    if (futex(word_, FUTEX_WAIT, announced, &ts) == 0) return true;  // D5: woken by a commit
     switch (errno) {
     case EAGAIN:  // the word changed before we slept: a writer woke us already
     case EINTR:   // a signal: the caller re-polls

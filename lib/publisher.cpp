@@ -1,18 +1,20 @@
+// The publisher's rare paths: advancing the window, abort, RECORD_ERROR.
 #include "evring/publisher.hpp"
 
 #include <algorithm>
+
+#include "evring/shared_word.hpp"
 
 namespace evring {
 
 // Out of line: runs roughly once per window increment of payload bytes.
 void Publisher::advance_window(std::uint64_t needed) noexcept {
     const std::uint64_t target = RingLayout::align_up(needed, window_increment_);
-    std::atomic_ref<std::uint64_t> window(control_->buffer_window_start);
-    std::uint64_t current = window.load(std::memory_order_relaxed);
-    // Raise to at least `target`; another writer may have raised it further.
-    // Relaxed: the caller's release fence orders this before its payload stores.
-    while (current < target &&
-           !window.compare_exchange_weak(current, target, std::memory_order_relaxed)) {
+    std::uint64_t& window = control_->buffer_window_start;
+    std::uint64_t current = shared::load_relaxed(window);  // W3
+    // W3: raise to at least `target`; another writer may have raised it
+    // further. Relaxed: the caller's W4 orders this before its payload stores.
+    while (current < target && !shared::compare_exchange_weak_relaxed(window, current, target)) {
     }
 }
 

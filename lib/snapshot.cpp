@@ -6,7 +6,6 @@
 #include <zstd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cinttypes>
 #include <cstring>
@@ -15,6 +14,7 @@
 
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
+#include "evring/shared_word.hpp"
 #include "snapshot_support.hpp"
 
 namespace evring {
@@ -26,7 +26,102 @@ Status write_all(int fd, const void* data, std::size_t size, std::string_view pa
     return detail::write_all(fd, data, size, snapshot_named(path));
 }
 
-// Pulls decompressed bytes of one zstd frame out of a file, chunk by chunk.
+// What copy_consistent saw of the live ring, step by step.
+struct CopiedRing {
+    std::uint64_t oldest = 0;        // the seqno range whose slots were read
+    std::uint64_t newest = 0;
+    std::uint64_t newest_after = 0;  // last_seqno once the payload bytes were copied
+    std::uint64_t window = 0;        // buffer_window_start after the payload copy
+    std::uint64_t next_byte = 0;     // next_payload_byte after the payload copy
+};
+
+// Step 1: every descriptor in range, read with the seqlock (R1..R4); the
+// slots that could not be read consistently stay zero in the copy.
+void copy_descriptors(Iterator& it, const MappedRing& ring, DescriptorSlot* slots, CopiedRing& seen,
+                      SnapshotStats& stats) {
+    seen.newest = it.newest_seqno();  // H, at most kMaxSeqno: the loop ends
+    seen.oldest = it.oldest_seqno();
+    for (std::uint64_t s = seen.oldest; s <= seen.newest; ++s) {
+        EventDescriptor event;
+        if (it.read_descriptor(s, event))
+            slots[(s - 1) & ring.descriptor_mask()] = std::bit_cast<DescriptorSlot>(event);
+        else
+            ++stats.dropped_descriptors;
+    }
+}
+
+// Step 2: the payload bytes (and the context area), then the window. A
+// descriptor read as committed had its payload written before its commit
+// (W8/R1), so the bytes copied now are at least that new.
+void copy_payload_bytes(const MappedRing& ring, std::byte* copy, CopiedRing& seen) {
+    const RingLayout& layout = ring.layout();
+    detail::racy_copy(copy + layout.payload_offset, ring.payload_buffer(),
+                      layout.size.payload_buf_size);  // P1
+    if (layout.size.context_area_size > 0)
+        detail::racy_copy(copy + layout.context_offset, ring.context_area().data(),
+                          layout.size.context_area_size);
+    // P2, pairs with W4: bytes we copied while they were rewritten show up as
+    // a window raised past them.
+    shared::fence_acquire();
+    const RingControl& control = ring.header().control;
+    seen.window = shared::load_relaxed(control.buffer_window_start);  // P3
+    seen.next_byte = shared::load_relaxed(control.next_payload_byte);  // P3
+}
+
+// Step 3: a ring's readable events form one range (apart from reservations
+// still in flight), so the copy keeps the newest unbroken run of events it
+// read: a seqno it failed to read whose slot has since been handed to seqno
+// + capacity was overwritten during the copy and ends the run; a failed seqno
+// not yet lapped is a reservation in flight and stays a hole. Returns the
+// seqno the run starts after.
+std::uint64_t lapped_up_to(const MappedRing& ring, const DescriptorSlot* slots, const CopiedRing& seen) {
+    const std::uint64_t capacity = ring.layout().size.descriptor_capacity;
+    auto slot_holds = [&](std::uint64_t s) { return slots[(s - 1) & ring.descriptor_mask()].words[0] == s; };
+    std::uint64_t newest_kept = 0;
+    for (std::uint64_t s = seen.newest; s >= seen.oldest && s > 0; --s)
+        if (slot_holds(s)) {
+            newest_kept = s;
+            break;
+        }
+    for (std::uint64_t s = newest_kept; s > seen.oldest; --s)
+        if (!slot_holds(s - 1) && s - 1 + capacity <= seen.newest_after) return s - 1;
+    return 0;
+}
+
+// True when the event's payload lies in bytes handed out before next_byte
+// (overflow-safe: a damaged offset near 2^64 must not wrap past the check).
+bool payload_handed_out(const EventDescriptor& event, std::uint64_t buffer_size, std::uint64_t next_byte) {
+    return event.payload_size <= buffer_size && event.payload_buf_offset <= next_byte &&
+           event.payload_size <= next_byte - event.payload_buf_offset;
+}
+
+// Step 4: keep the run, drop the rest, and write control words that describe
+// exactly what was kept.
+void keep_consistent_run(const MappedRing& ring, std::byte* copy, DescriptorSlot* slots,
+                         const CopiedRing& seen, std::uint64_t lapped, SnapshotStats& stats) {
+    const std::uint64_t buffer_size = ring.layout().size.payload_buf_size;
+    std::uint64_t kept_end = seen.window;
+    for (std::uint64_t s = seen.oldest; s <= seen.newest; ++s) {
+        DescriptorSlot& slot = slots[(s - 1) & ring.descriptor_mask()];
+        if (slot.words[0] != s) continue;
+        const auto event = std::bit_cast<EventDescriptor>(slot);
+        // Lapped during the copy, or claiming bytes never handed out (corrupt).
+        if (s <= lapped || !payload_handed_out(event, buffer_size, seen.next_byte)) {
+            slot = DescriptorSlot{};
+            ++stats.dropped_descriptors;
+            continue;
+        }
+        ++stats.kept_events;
+        if (stats.oldest_seqno == 0) stats.oldest_seqno = s;
+        stats.newest_seqno = s;
+        if (event.payload_buf_offset < seen.window) ++stats.expired_payloads;
+        kept_end = std::max(kept_end, event.payload_buf_offset + event.payload_size);
+    }
+    auto* header = reinterpret_cast<RingHeader*>(copy);  // private memory: plain stores
+    header->control.last_seqno = stats.newest_seqno;
+    header->control.next_payload_byte = kept_end;
+    header->control.buffer_window_start = seen.window;
+}
 
 // Copies `ring` into `copy` (laid out like the file) and fixes the copy up.
 SnapshotStats copy_consistent(const MappedRing& ring, std::byte* copy) {
@@ -35,82 +130,13 @@ SnapshotStats copy_consistent(const MappedRing& ring, std::byte* copy) {
     stats.ring_bytes = layout.file_size;
     // The immutable part of the header: magic, content type, hash, sizes.
     std::memcpy(copy, &ring.header(), offsetof(RingHeader, control));
-
-    Iterator it(ring);
-    const std::uint64_t newest = it.newest_seqno();
-    const std::uint64_t oldest = it.oldest_seqno();
     auto* slots = reinterpret_cast<DescriptorSlot*>(copy + layout.descriptors_offset);
-    for (std::uint64_t s = oldest; s <= newest; ++s) {
-        EventDescriptor event;
-        if (it.read_descriptor(s, event))
-            slots[(s - 1) & ring.descriptor_mask()] = std::bit_cast<DescriptorSlot>(event);
-        else
-            ++stats.dropped_descriptors;
-    }
-    // Payload bytes after the descriptors: a descriptor read as committed has
-    // its payload bytes written before its commit (release/acquire).
-    detail::racy_copy(copy + layout.payload_offset, ring.payload_buffer(), layout.size.payload_buf_size);
-    if (layout.size.context_area_size > 0)
-        detail::racy_copy(copy + layout.context_offset, ring.context_area().data(),
-                          layout.size.context_area_size);
-    // Pairs with writers' release fences: payload bytes we copied that were
-    // being rewritten show up as a window raised past them.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    auto& control = ring.header().control;
-    // Relaxed loads: ordered by the fence above.
-    const std::uint64_t window =
-        std::atomic_ref<std::uint64_t>(control.buffer_window_start).load(std::memory_order_relaxed);
-    const std::uint64_t next_byte =
-        std::atomic_ref<std::uint64_t>(control.next_payload_byte).load(std::memory_order_relaxed);
-
-    // A ring's readable events form one range (apart from reservations still
-    // in flight), so the copy keeps the newest unbroken run of events it read:
-    // a seqno it failed to read whose slot has since been handed to seqno +
-    // capacity was overwritten during the copy and ends the run; a failed
-    // seqno not yet lapped is a reservation in flight and stays a hole.
-    const std::uint64_t newest_after = it.newest_seqno();
-    const std::uint64_t capacity = layout.size.descriptor_capacity;
-    auto slot_holds = [&](std::uint64_t s) {
-        return slots[(s - 1) & ring.descriptor_mask()].words[0] == s;
-    };
-    std::uint64_t newest_kept = 0;
-    for (std::uint64_t s = newest; s >= oldest && s > 0; --s)
-        if (slot_holds(s)) {
-            newest_kept = s;
-            break;
-        }
-    std::uint64_t lapped_up_to = 0;  // kept events are > this
-    for (std::uint64_t s = newest_kept; s > oldest; --s)
-        if (!slot_holds(s - 1) && s - 1 + capacity <= newest_after) {
-            lapped_up_to = s - 1;
-            break;
-        }
-    std::uint64_t kept_end = window;
-    for (std::uint64_t s = oldest; s <= newest; ++s) {
-        DescriptorSlot& slot = slots[(s - 1) & ring.descriptor_mask()];
-        if (slot.words[0] != s) continue;
-        if (s <= lapped_up_to) {
-            slot = DescriptorSlot{};
-            ++stats.dropped_descriptors;
-            continue;
-        }
-        const auto event = std::bit_cast<EventDescriptor>(slot);
-        const std::uint64_t end = event.payload_buf_offset + event.payload_size;
-        if (event.payload_size > layout.size.payload_buf_size || end > next_byte) {
-            slot = DescriptorSlot{};  // claims bytes never handed out: corrupt
-            ++stats.dropped_descriptors;
-            continue;
-        }
-        ++stats.kept_events;
-        if (stats.oldest_seqno == 0) stats.oldest_seqno = s;
-        stats.newest_seqno = s;
-        if (event.payload_buf_offset < window) ++stats.expired_payloads;
-        kept_end = std::max(kept_end, end);
-    }
-    auto* header = reinterpret_cast<RingHeader*>(copy);
-    header->control.last_seqno = stats.newest_seqno;
-    header->control.next_payload_byte = kept_end;
-    header->control.buffer_window_start = window;
+    Iterator it(ring);
+    CopiedRing seen;
+    copy_descriptors(it, ring, slots, seen, stats);
+    copy_payload_bytes(ring, copy, seen);
+    seen.newest_after = it.newest_seqno();
+    keep_consistent_run(ring, copy, slots, seen, lapped_up_to(ring, slots, seen), stats);
     return stats;
 }
 

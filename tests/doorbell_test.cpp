@@ -13,6 +13,7 @@
 
 #include "evring/doorbell.hpp"
 #include "evring/iterator.hpp"
+#include "evring/shared_word.hpp"
 #include "evring/publisher.hpp"
 #include "evring/ring_extension.hpp"
 #include "support/temp_ring.hpp"
@@ -24,8 +25,7 @@ using namespace std::chrono_literals;
 
 std::uint32_t doorbell_value(const MappedRing& ring) {
     // Relaxed: the test only inspects the word; no data is published through it.
-    return std::atomic_ref<std::uint32_t>(extension_in(&ring.header())->doorbell)
-        .load(std::memory_order_relaxed);
+    return shared::load_relaxed(extension_in(&ring.header())->doorbell);
 }
 
 void commit_one(Publisher& publisher) {
@@ -104,8 +104,7 @@ TEST(Doorbell, CommitsWithoutSleepersLeaveTheDoorbellLineUnwritten) {
 TEST(Doorbell, FirstCommitAfterAnAnnouncementWakesOnceAndAdvancesTheEpoch) {
     test::RingPair rings;
     Publisher publisher(*rings.writer);
-    std::atomic_ref<std::uint32_t>(extension_in(&rings.writer->header())->doorbell)
-        .fetch_or(1u, std::memory_order_seq_cst);  // a reader announcing a sleep
+    shared::fetch_or_seq_cst(extension_in(&rings.writer->header())->doorbell, 1u);  // a reader announcing a sleep
     commit_one(publisher);
     EXPECT_EQ(doorbell_value(*rings.reader), 2u) << "epoch 1, nobody announced";
     commit_one(publisher);

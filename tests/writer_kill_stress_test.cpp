@@ -26,6 +26,7 @@
 
 #include "evring/doorbell.hpp"
 #include "evring/iterator.hpp"
+#include "evring/shared_word.hpp"
 #include "evring/payload.hpp"
 #include "evring/publisher.hpp"
 #include "support/checked_payload.hpp"
@@ -76,7 +77,7 @@ void sleep_for(std::chrono::nanoseconds d) {
 
 std::uint64_t newest(const MappedRing& ring) {
     // Relaxed: a progress hint for the writers' stopping rule.
-    return std::atomic_ref<std::uint64_t>(ring.header().control.last_seqno).load(std::memory_order_relaxed);
+    return shared::load_relaxed(ring.header().control.last_seqno);
 }
 
 // Writer process body. `hold_fd` >= 0: after its first reservation, report it
@@ -221,9 +222,8 @@ TEST(WriterKillStress, ReadersFinishAndSeeEveryCommittedEventOnceAndEveryAbandon
     std::uint64_t committed = 0, dead = 0;
     for (std::uint64_t seqno = 1; seqno < sentinel.seqno(); ++seqno) {
         // Relaxed: every writer has exited; this is a plain inspection.
-        const bool is_committed = std::atomic_ref<std::uint64_t>(
-                                      ring.descriptors()[(seqno - 1) & ring.descriptor_mask()].words[0])
-                                      .load(std::memory_order_relaxed) == seqno;
+        const bool is_committed =
+            shared::load_relaxed(ring.descriptors()[(seqno - 1) & ring.descriptor_mask()].words[0]) == seqno;
         (is_committed ? committed : dead) += 1;
         for (int i = 0; i < kReaders; ++i) {
             ASSERT_EQ(reports[i].read[seqno], is_committed ? 1 : 0) << "reader " << i << " seqno " << seqno;

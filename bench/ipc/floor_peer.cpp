@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "evring/shared_word.hpp"
 #include "ipc/peers.hpp"
 #include "support/bench_ring.hpp"
 
@@ -26,9 +27,9 @@ int run_floor_writer(const PeerOptions& options) {
         std::memcpy(payload + (offset & ring.payload_mask()), source.data(), size);
         std::uint64_t* words = slots[(seq - 1) & ring.descriptor_mask()].words;
         // Relaxed: the release store of word 0 publishes it.
-        std::atomic_ref<std::uint64_t>(words[3]).store(offset, std::memory_order_relaxed);
+        shared::store_relaxed(words[3], offset);
         // Release: publishes the payload and word 3 (the floor's only ordering).
-        std::atomic_ref<std::uint64_t>(words[0]).store(seq, std::memory_order_release);
+        shared::store_release(words[0], seq);
     }
     const double elapsed = double(wall_clock_nanos() - start);
     ResultLine()
@@ -47,9 +48,9 @@ int run_floor_reader(const PeerOptions& options) {
     print_ready();
     std::uint64_t expected = 1, received = 0, lost = 0, first_ns = 0;
     while (expected <= events) {
-        auto* words = const_cast<std::uint64_t*>(slots[(expected - 1) & ring.descriptor_mask()].words);
+        const std::uint64_t* words = slots[(expected - 1) & ring.descriptor_mask()].words;
         // Acquire: pairs with the writer's release store of word 0.
-        const std::uint64_t seq = std::atomic_ref<std::uint64_t>(words[0]).load(std::memory_order_acquire);
+        const std::uint64_t seq = shared::load_acquire(words[0]);
         if (seq < expected) continue;
         if (seq > expected) {  // lapped: skip to what is there now
             lost += seq - expected;
@@ -57,7 +58,7 @@ int run_floor_reader(const PeerOptions& options) {
             continue;
         }
         // Relaxed: ordered by the acquire load above.
-        const std::uint64_t offset = std::atomic_ref<std::uint64_t>(words[3]).load(std::memory_order_relaxed);
+        const std::uint64_t offset = shared::load_relaxed(words[3]);
         std::memcpy(buffer.data(), ring.payload_buffer() + (offset & ring.payload_mask()), size);
         if (received++ == 0) first_ns = wall_clock_nanos();
         ++expected;

@@ -14,6 +14,7 @@
 
 #include "evring/doorbell.hpp"
 #include "evring/publisher.hpp"
+#include "evring/shared_word.hpp"
 #include "evring/ring_extension.hpp"
 #include "evring/typed_publish.hpp"
 #include "support/bench_ring.hpp"
@@ -128,25 +129,26 @@ BENCHMARK(BM_ReserveCommitOnly)
     ->Threads(2)
     ->UseRealTime();
 
-// An experiment, not the library: the same seqlock steps as
-// Publisher::commit, but each descriptor word is built from the staged fields
-// with loads of the widths they were stored with. Publisher::commit bit_casts
-// the staged descriptor instead, and its 16-byte loads of bytes just written
-// by narrower stores cannot be forwarded from the store buffer (a stall of
-// roughly ten cycles each on this CPU). Compare with BM_ReserveCommitOnly.
+// The experiment that changed Publisher::commit, kept for comparison: the
+// seqlock steps W5..W8 with each descriptor word built from the staged
+// fields with loads of the widths they were stored with. commit() used to
+// std::bit_cast the staged descriptor, and those 16-byte loads of bytes just
+// written by narrower stores could not be forwarded from the store buffer (a
+// stall of roughly ten cycles each on this CPU); commit() now builds its
+// words the same way, so this and BM_ReserveCommitOnly should measure alike
+// (docs/performance.md).
 void commit_with_field_loads(const evring::MappedRing& ring, std::uint32_t* doorbell, bool light,
                              const evring::Reservation& r) {
     const evring::EventDescriptor& d = r.descriptor();
     std::uint64_t* slot = ring.descriptors()[(d.seqno - 1) & ring.descriptor_mask()].words;
-    std::atomic_ref<std::uint64_t>(slot[0]).store(0, std::memory_order_relaxed);  // step 1
-    std::atomic_thread_fence(std::memory_order_release);                           // step 2
+    evring::shared::store_relaxed(slot[0], 0);  // W5
+    evring::shared::fence_release();            // W6
     const std::uint64_t word1 = std::uint64_t{d.event_type} | std::uint64_t{d.reserved} << 16 |
                                 std::uint64_t{d.payload_size} << 32;
     const std::uint64_t words[8] = {0, word1, d.record_epoch_nanos, d.payload_buf_offset,
                                     d.content_ext[0], d.content_ext[1], d.content_ext[2], d.content_ext[3]};
-    for (int i = 1; i < 8; ++i)  // step 3, relaxed as in commit()
-        std::atomic_ref<std::uint64_t>(slot[i]).store(words[i], std::memory_order_relaxed);
-    std::atomic_ref<std::uint64_t>(slot[0]).store(d.seqno, std::memory_order_release);  // step 4
+    for (int i = 1; i < 8; ++i) evring::shared::store_relaxed(slot[i], words[i]);  // W7
+    evring::shared::store_release(slot[0], d.seqno);                              // W8
     if (doorbell != nullptr) evring::ring_doorbell(doorbell, light);  // as Publisher::commit
 }
 

@@ -32,12 +32,13 @@
 
 #include <time.h>
 
-#include <atomic>
 #include <cstdint>
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
+
+#include "evring/shared_word.hpp"
 
 namespace evring {
 
@@ -67,7 +68,8 @@ inline std::uint64_t realtime_nanos() noexcept {
 namespace detail {
 
 // The published anchor. Written only by lib/clock.cpp under the seqlock; all
-// fields are accessed through std::atomic_ref.
+// fields are accessed through shared_word.hpp (steps C1..C4 there, c1..c4 in
+// wall_clock_nanos below).
 struct alignas(64) ClockAnchor {
     std::uint64_t seq;            // odd while being rewritten
     std::uint64_t tsc0;           // counter value at the anchor
@@ -100,23 +102,15 @@ inline std::uint64_t scale_ticks(std::uint64_t ticks, std::uint64_t mult) noexce
 inline std::uint64_t wall_clock_nanos() noexcept {
     using detail::g_clock_anchor;
     const std::uint64_t tsc = detail::read_tsc();
-    // Acquire: if seq is even and unchanged below, the fields are one anchor.
-    const std::uint64_t seq1 =
-        std::atomic_ref<std::uint64_t>(g_clock_anchor.seq).load(std::memory_order_acquire);
-    // Relaxed: validated by the seqlock re-check below.
-    const std::uint64_t tsc0 =
-        std::atomic_ref<std::uint64_t>(g_clock_anchor.tsc0).load(std::memory_order_relaxed);
-    const std::uint64_t ns0 =
-        std::atomic_ref<std::uint64_t>(g_clock_anchor.ns0).load(std::memory_order_relaxed);
-    const std::uint64_t mult =
-        std::atomic_ref<std::uint64_t>(g_clock_anchor.mult).load(std::memory_order_relaxed);
-    const std::uint64_t due =
-        std::atomic_ref<std::uint64_t>(g_clock_anchor.due_ticks).load(std::memory_order_relaxed);
-    // Pairs with the writer's release fence after it made seq odd.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    // Relaxed: ordered after the field loads by the fence above.
-    const std::uint64_t seq2 =
-        std::atomic_ref<std::uint64_t>(g_clock_anchor.seq).load(std::memory_order_relaxed);
+    // c1, pairs with C4: if seq is even and unchanged at c4, the fields are one anchor.
+    const std::uint64_t seq1 = shared::load_acquire(g_clock_anchor.seq);
+    // c2: validated by the re-check at c4.
+    const std::uint64_t tsc0 = shared::load_relaxed(g_clock_anchor.tsc0);
+    const std::uint64_t ns0 = shared::load_relaxed(g_clock_anchor.ns0);
+    const std::uint64_t mult = shared::load_relaxed(g_clock_anchor.mult);
+    const std::uint64_t due = shared::load_relaxed(g_clock_anchor.due_ticks);
+    shared::fence_acquire();                                         // c3, pairs with C2
+    const std::uint64_t seq2 = shared::load_relaxed(g_clock_anchor.seq);  // c4
     // tsc < tsc0 wraps to a huge difference and also takes the slow path.
     if (seq1 != seq2 || (seq1 & 1) != 0 || tsc - tsc0 >= due) [[unlikely]]
         return detail::wall_clock_slow(tsc);

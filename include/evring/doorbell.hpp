@@ -47,9 +47,12 @@
 //   ring made by another implementation), the Doorbell falls back to timed
 //   polling (sleep poll_interval, look again); mode() and fallback_reason() say so.
 //
-// The lost-wakeup argument (a Dekker / store-buffering pattern):
-//   reader: RMW doorbell |= 1 (announce); seq_cst fence; load slot seqno (re-check)
-//   writer: store slot seqno (commit);    seq_cst fence; load doorbell
+// The lost-wakeup argument (a Dekker / store-buffering pattern), with the
+// step labels used at each access (shared_word.hpp):
+//   reader: D1 RMW doorbell |= 1 (announce); D2 seq_cst fence (D3 membarrier);
+//           D4 load slot seqno, acquire (re-check); D5 FUTEX_WAIT
+//   writer: W8 store slot seqno (commit); W9 seq_cst fence (or compiler
+//           fence); W10 load doorbell; W11 CAS clearing bit 0, FUTEX_WAKE
 // Two seq_cst fences forbid both loads from missing the other side's store,
 // so either the reader's re-check sees the commit (it does not sleep) or the
 // writer sees bit 0 and wakes. The fence is the writer's whole cost (a locked
@@ -80,13 +83,13 @@
 // one ring. ring_doorbell may be called from any number of writer threads.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
 
 #include "evring/ring.hpp"
 #include "evring/ring_extension.hpp"
+#include "evring/shared_word.hpp"
 
 namespace evring {
 
@@ -111,14 +114,14 @@ bool register_doorbell_writer() noexcept;
 // `light`: this process is registered (register_doorbell_writer()); the
 // default, a full fence, is correct in every process.
 inline void ring_doorbell(std::uint32_t* word, bool light = false) noexcept {
-    // Dekker: orders the commit's store before the load below; pairs with the
-    // sleeper's membarrier (light) or seq_cst fence between announce and re-check.
+    // W9, Dekker: orders the commit's store (W8) before the load below; pairs
+    // with the sleeper's membarrier (D3, light) or seq_cst fence (D2).
     if (light)
-        std::atomic_signal_fence(std::memory_order_seq_cst);
+        shared::compiler_fence();
     else
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-    // Relaxed: the fence above orders it; the line changes only when a reader sleeps.
-    const std::uint32_t state = std::atomic_ref<std::uint32_t>(*word).load(std::memory_order_relaxed);
+        shared::fence_seq_cst();
+    // W10; relaxed: W9 orders it; the line changes only when a reader sleeps.
+    const std::uint32_t state = shared::load_relaxed(*word);
     if ((state & 1u) != 0) [[unlikely]]
         wake_sleepers(word, state);
 }

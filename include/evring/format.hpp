@@ -7,8 +7,11 @@
 //
 // Cross-process contract: these structs live in shared memory. Fields that
 // change after creation (the control words and every descriptor word) are only
-// ever accessed through std::atomic_ref; see publisher_inline.hpp and
-// iterator_inline.hpp for who writes which word and in which order.
+// ever accessed through shared_word.hpp. Who writes which word, in which
+// order, and which fences pair with which is drawn once, writer and reader
+// side by side, in docs/format.md ("The protocol"); the step labels there
+// (W1..W11, R1..R4, P1..P3) tag each access in publisher_inline.hpp,
+// iterator_inline.hpp and payload.hpp.
 #pragma once
 
 #include <array>
@@ -45,6 +48,13 @@ enum class ContentType : std::uint16_t {
     Execution = 2,  // execution events of the reference system
     Performance = 3,
 };
+
+// No ring reaches this many events (2^62 at a billion events a second takes
+// 146 years), nor this many payload bytes: a header or descriptor claiming
+// more is damaged. The bounds keep sequence and offset arithmetic (s + 1,
+// s + capacity, offset + size) from wrapping past 2^64.
+inline constexpr std::uint64_t kMaxSeqno = std::uint64_t{1} << 62;
+inline constexpr std::uint64_t kMaxPayloadOffset = std::uint64_t{1} << 62;
 
 // Event type 1 is RECORD_ERROR in every content type written by current writers.
 inline constexpr std::uint16_t kRecordErrorEventType = 1;
@@ -101,9 +111,10 @@ static_assert(offsetof(EventDescriptor, payload_buf_offset) == 24);
 static_assert(offsetof(EventDescriptor, content_ext) == 32);
 
 // How a descriptor slot is seen in shared memory: eight 64-bit words, each
-// accessed only through std::atomic_ref (word 0 is the seqno). Writers and
-// readers convert to and from EventDescriptor with std::bit_cast, which keeps
-// the field layout above and avoids type punning on shared memory.
+// accessed only through shared_word.hpp (word 0 is the seqno). The writer
+// builds the words from the staged fields (publisher_inline.hpp says why);
+// readers copy the words and convert the private copy to an EventDescriptor
+// with std::bit_cast, so no descriptor is ever type-punned in shared memory.
 struct alignas(64) DescriptorSlot {
     std::uint64_t words[8];
 };

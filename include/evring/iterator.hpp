@@ -40,6 +40,7 @@
 // any number of processes, may read one ring concurrently with its writers.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -79,11 +80,12 @@ public:
     void reset() noexcept;
     // How far back reset() looks for a committed event.
     static constexpr std::uint64_t kResetScanLimit = 4096;
-    // The next try_next looks for `seqno` (1 is the first event ever).
-    void seek(std::uint64_t seqno) noexcept { next_seqno_ = seqno == 0 ? 1 : seqno; }
+    // The next try_next looks for `seqno` (1 is the first event ever; values
+    // past kMaxSeqno, which no ring reaches, are taken as kMaxSeqno).
+    void seek(std::uint64_t seqno) noexcept { next_seqno_ = std::clamp<std::uint64_t>(seqno, 1, kMaxSeqno); }
 
     // Last sequence number handed to a writer (0: nothing written yet). It may
-    // not be committed yet.
+    // not be committed yet. At most kMaxSeqno, even in a damaged ring.
     std::uint64_t newest_seqno() const noexcept;
     // The smallest sequence number whose descriptor is still in the ring, or
     // newest_seqno() + 1 when the ring is empty.

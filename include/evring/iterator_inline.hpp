@@ -1,24 +1,33 @@
 // evring/iterator_inline.hpp — the reader's hot path. Included by iterator.hpp.
 //
-// The reader's half of the seqlock (the writer's half is in publisher_inline.hpp):
-//   1. s1 := word 0, acquire   — if s1 == expected, everything the writer
-//                                stored before publishing (words 1..7 and the
-//                                payload) is visible;
-//   2. copy words 1..7, relaxed atomic loads (never a data race);
-//   3. acquire fence            — pairs with the writer's release fence after
-//                                it zeroed word 0: if any copied word came from
-//                                a later rewrite of the slot, step 4 sees 0 or
-//                                a newer seqno;
-//   4. s2 := word 0, relaxed; the copy is consistent iff s2 == s1.
+// The reader's half of the seqlock (the writer's half is in
+// publisher_inline.hpp; docs/format.md draws both side by side). Each
+// shared-memory access goes through shared_word.hpp and carries its label:
+//   R1. s1 := word 0, acquire — pairs with W8: if s1 == expected, everything
+//                               the writer stored before publishing (words
+//                               1..7 and the payload) is visible;
+//   R2. copy words 1..7, relaxed atomic loads (never a data race);
+//   R3. acquire fence         — pairs with W6 (the writer's release fence
+//                               after it zeroed word 0): if any copied word
+//                               came from a later rewrite of the slot, R4
+//                               sees 0 or a newer seqno;
+//   R4. s2 := word 0, relaxed; the copy is consistent iff s2 == s1.
+//   H.  relaxed loads of last_seqno and of other slots' word 0: hints of
+//       where the writers are, never trusted without R1..R4.
 // A slot's word 0 only ever grows, except for the transient 0 of a rewrite, so
 // s1 < expected means "not written yet" and s1 > expected means "lapped".
+//
+// Damaged rings: last_seqno is taken as at most kMaxSeqno and seek() clamps
+// to it, so no sequence arithmetic here can wrap and no loop over sequence
+// numbers (here or in a caller bounded by newest_seqno()) can run forever.
 #pragma once
 
 #include <time.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
+
+#include "evring/shared_word.hpp"
 
 namespace evring {
 
@@ -33,17 +42,14 @@ inline Iterator::Iterator(const MappedRing& ring) noexcept
 
 inline Iterator::SlotRead Iterator::read_slot(std::uint64_t seqno,
                                               EventDescriptor& out) const noexcept {
-    // The slot is in read-only shared memory; atomic_ref needs a non-const
-    // object but only loads are issued through it.
-    auto* words = const_cast<std::uint64_t*>(descriptors_[(seqno - 1) & descriptor_mask_].words);
-    const std::uint64_t s1 = std::atomic_ref<std::uint64_t>(words[0]).load(std::memory_order_acquire);
+    const std::uint64_t* words = descriptors_[(seqno - 1) & descriptor_mask_].words;
+    const std::uint64_t s1 = shared::load_acquire(words[0]);  // R1, pairs with W8
     if (s1 != seqno) return s1 < seqno ? SlotRead::Older : SlotRead::Newer;
     DescriptorSlot copy;
     copy.words[0] = s1;
-    for (int i = 1; i < 8; ++i)
-        copy.words[i] = std::atomic_ref<std::uint64_t>(words[i]).load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    const std::uint64_t s2 = std::atomic_ref<std::uint64_t>(words[0]).load(std::memory_order_relaxed);
+    for (int i = 1; i < 8; ++i) copy.words[i] = shared::load_relaxed(words[i]);  // R2
+    shared::fence_acquire();                                   // R3, pairs with W6
+    const std::uint64_t s2 = shared::load_relaxed(words[0]);  // R4
     // A rewrite began during the copy: the event we wanted is gone.
     if (s2 != s1) return SlotRead::Newer;
     out = std::bit_cast<EventDescriptor>(copy);
@@ -64,9 +70,9 @@ inline NextResult Iterator::try_next(EventDescriptor& out) noexcept {
 }
 
 inline std::uint64_t Iterator::newest_seqno() const noexcept {
-    // Relaxed: a hint of where the writers are; slots are validated by seqno.
-    return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(control_->last_seqno))
-        .load(std::memory_order_relaxed);
+    // H: where the writers are; slots are validated by R1..R4. A damaged
+    // header cannot take it past kMaxSeqno.
+    return std::min(shared::load_relaxed(control_->last_seqno), kMaxSeqno);
 }
 
 inline std::uint64_t Iterator::oldest_seqno() const noexcept {
@@ -104,9 +110,7 @@ inline void Iterator::reset() noexcept {
 }
 
 inline std::uint64_t Iterator::slot_word(std::uint64_t seqno) const noexcept {
-    auto* word = const_cast<std::uint64_t*>(&descriptors_[(seqno - 1) & descriptor_mask_].words[0]);
-    // Relaxed: a hint only; nothing is read through the slot on its word.
-    return std::atomic_ref<std::uint64_t>(*word).load(std::memory_order_relaxed);
+    return shared::load_relaxed(descriptors_[(seqno - 1) & descriptor_mask_].words[0]);  // H
 }
 
 inline bool Iterator::read_descriptor(std::uint64_t seqno, EventDescriptor& out) const noexcept {

@@ -12,7 +12,8 @@
 //
 // Contract:
 // - A payload at virtual offset o is intact while o >= buffer_window_start
-//   (see publisher_inline.hpp for why the check after reading is sufficient).
+//   (docs/format.md, "The protocol": steps P1..P3 against the writer's W3,
+//   W4, for why the check after reading is sufficient).
 // - A descriptor whose size cannot fit in the payload buffer is never
 //   dereferenced (peek returns nullptr, copy returns Invalid), so a corrupt or
 //   hostile descriptor cannot make a reader touch memory outside its mapping.
@@ -27,13 +28,13 @@
 // Thread safety: free functions over an immutable MappedRing; safe from any thread.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
 #include "evring/format.hpp"
 #include "evring/ring.hpp"
+#include "evring/shared_word.hpp"
 
 #if defined(__SANITIZE_THREAD__)
 #define EVRING_NO_SANITIZE_THREAD __attribute__((no_sanitize("thread")))
@@ -62,12 +63,10 @@ inline const std::byte* peek_payload(const MappedRing& ring, const EventDescript
 
 // True while the payload has not been overwritten. Call after reading the bytes.
 inline bool payload_valid(const MappedRing& ring, const EventDescriptor& event) noexcept {
-    // Pairs with the writer's release fence: if the bytes we read were
-    // rewritten, the window load below sees the window raised past them.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    auto& window = ring.header().control.buffer_window_start;
-    return event.payload_buf_offset >=
-           std::atomic_ref<std::uint64_t>(window).load(std::memory_order_relaxed);
+    // P2, pairs with W4: if the bytes we read (P1) were rewritten, the window
+    // load below sees the window raised past them.
+    shared::fence_acquire();
+    return event.payload_buf_offset >= shared::load_relaxed(ring.header().control.buffer_window_start);  // P3
 }
 
 namespace detail {
@@ -83,8 +82,8 @@ inline PayloadResult copy_payload(const MappedRing& ring, const EventDescriptor&
     const std::byte* src = peek_payload(ring, event);
     if (src == nullptr || event.payload_size > dst_size) return PayloadResult::Invalid;
     if (!payload_valid(ring, event)) return PayloadResult::Expired;  // don't copy junk
-    detail::racy_copy(dst, src, event.payload_size);
-    return payload_valid(ring, event) ? PayloadResult::Ok : PayloadResult::Expired;
+    detail::racy_copy(dst, src, event.payload_size);  // P1
+    return payload_valid(ring, event) ? PayloadResult::Ok : PayloadResult::Expired;  // P2, P3
 }
 
 }  // namespace evring

@@ -1,46 +1,52 @@
 // evring/publisher_inline.hpp — the writer's hot path. Included by publisher.hpp.
 //
+// The protocol, writer and reader side by side with the fence pairs, is
+// drawn in docs/format.md ("The protocol"); each shared-memory access below
+// carries its step label (W1..W9) and goes through shared_word.hpp.
+//
 // Invariants (who writes which word, which ordering protects whom):
 //
 // Control words (RingControl, shared by all writers of a ring):
-//   - last_seqno: bumped by fetch_add by every reservation. Relaxed: the
+//   - last_seqno (W1): bumped by fetch_add by every reservation. Relaxed: the
 //     number only has to be unique; publication happens through the slot.
-//   - next_payload_byte: bumped by fetch_add by every reservation, relaxed for
-//     the same reason. Virtual offsets never wrap; bytes live at offset mod size.
+//   - next_payload_byte (W2): bumped by fetch_add by every reservation,
+//     relaxed for the same reason. Virtual offsets never wrap; bytes live at
+//     offset mod size.
 //   - An Exclusive publisher is by contract the only writer, so it bumps both
 //     with a relaxed load and a relaxed store: the values readers see are the
 //     same, and it saves the two locked instructions (each of which also
 //     waits for the previous event's stores to drain; docs/performance.md).
-//   - buffer_window_start: raised (never lowered) by the writer whose payload
-//     would overwrite bytes below it, with a CAS loop, in steps of the window
-//     increment so the line changes rarely. Invariant: every virtual byte
-//     below it may have been overwritten; every payload at offset >= it is
-//     intact. The writer orders its window update (or the load that showed it
-//     was already high enough) before its payload stores with a release fence;
-//     a reader's acquire fence after copying, then a load of the window,
-//     therefore sees a window that covers any bytes it saw overwritten.
+//   - buffer_window_start (W3): raised (never lowered) by the writer whose
+//     payload would overwrite bytes below it, with a CAS loop, in steps of the
+//     window increment so the line changes rarely. Invariant: every virtual
+//     byte below it may have been overwritten; every payload at offset >= it
+//     is intact. The writer orders its window update (or the load that showed
+//     it was already high enough) before its payload stores with a release
+//     fence (W4); a reader's acquire fence after copying (P2), then a load of
+//     the window (P3), therefore sees a window that covers any bytes it saw
+//     overwritten.
 //
 // Descriptor slot of sequence number s: slot (s - 1) & mask. Written only by
 // the writer holding reservation s. Two writers share a slot only when one of
 // them is a whole ring of events behind (descheduled between reserve and
-// commit); their commits can then interleave (old writer's step 1, the new
-// writer's whole commit, the old writer's step 3) so that a reader sees the
-// new seqno over the old event's fields. RING01 has no spare word to detect
+// commit); their commits can then interleave (old writer's W5, the new
+// writer's whole commit, the old writer's W7) so that a reader sees the new
+// seqno over the old event's fields. RING01 has no spare word to detect
 // that: it is the "lapped writers" limit in docs/format.md.
-//   1. word 0 (seqno) := 0, relaxed  — marks the slot as being rewritten;
-//   2. release fence                 — a reader that sees any of the words of
-//                                      step 3 then sees word 0 != its s;
-//   3. words 1..7, relaxed;
-//   4. word 0 := s, release          — publishes words 1..7 to a reader that
-//                                      acquire-loads word 0 and sees s.
-// The reader side is in iterator_inline.hpp.
+//   W5. word 0 (seqno) := 0, relaxed — marks the slot as being rewritten;
+//   W6. release fence                — pairs with R3: a reader that copied any
+//                                      word of W7 sees word 0 != s at R4;
+//   W7. words 1..7, relaxed;
+//   W8. word 0 := s, release         — pairs with R1: publishes words 1..7 and
+//                                      the payload bytes;
+//   W9. ring the doorbell (doorbell.hpp).
+// The reader side is in iterator_inline.hpp and payload.hpp.
 #pragma once
 
-#include <atomic>
-#include <bit>
 #include <cstring>
 
 #include "evring/clock.hpp"
+#include "evring/shared_word.hpp"
 
 namespace evring {
 
@@ -64,19 +70,16 @@ inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
     // Timestamp first, as the reference does: with several writers, times are
     // therefore close to, but not strictly, increasing in seqno order.
     const std::uint64_t now = wall_clock_nanos();
-    std::atomic_ref<std::uint64_t> last_seqno(control_->last_seqno);
-    std::atomic_ref<std::uint64_t> next_payload_byte(control_->next_payload_byte);
     std::uint64_t seqno, offset;
     if (exclusive_) {
-        // Relaxed: we are the only writer of both words (header comment).
-        seqno = last_seqno.load(std::memory_order_relaxed) + 1;
-        last_seqno.store(seqno, std::memory_order_relaxed);
-        offset = next_payload_byte.load(std::memory_order_relaxed);
-        next_payload_byte.store(offset + aligned, std::memory_order_relaxed);
+        // The only writer of both words (header comment): load and store.
+        seqno = shared::load_relaxed(control_->last_seqno) + 1;  // W1
+        shared::store_relaxed(control_->last_seqno, seqno);      // W1
+        offset = shared::load_relaxed(control_->next_payload_byte);           // W2
+        shared::store_relaxed(control_->next_payload_byte, offset + aligned);  // W2
     } else {
-        // Relaxed: uniqueness is all we need here; see the header comment.
-        seqno = last_seqno.fetch_add(1, std::memory_order_relaxed) + 1;
-        offset = next_payload_byte.fetch_add(aligned, std::memory_order_relaxed);
+        seqno = shared::fetch_add_relaxed(control_->last_seqno, 1) + 1;         // W1
+        offset = shared::fetch_add_relaxed(control_->next_payload_byte, aligned);  // W2
     }
 
     const std::uint64_t end = offset + aligned;
@@ -84,11 +87,10 @@ inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
         // Our bytes overwrite virtual bytes below `needed`: make sure the
         // window says so before we store any of them.
         const std::uint64_t needed = end - payload_buf_size_;
-        // Relaxed load: the release fence below orders it before our stores.
-        if (std::atomic_ref<std::uint64_t>(control_->buffer_window_start)
-                .load(std::memory_order_relaxed) < needed) [[unlikely]]
+        // W3; relaxed: W4 orders it (or the raise) before our payload stores.
+        if (shared::load_relaxed(control_->buffer_window_start) < needed) [[unlikely]]
             advance_window(needed);
-        std::atomic_thread_fence(std::memory_order_release);
+        shared::fence_release();  // W4, pairs with P2
     }
 
     // Every field is set here, so no zeroing pass over the whole reservation
@@ -109,9 +111,9 @@ inline void Publisher::commit(const Reservation& r) noexcept {
     if (r.slot_ == nullptr) [[unlikely]]
         return;  // a failed reservation: nothing was reserved
     const EventDescriptor& d = r.staged_;
-    // Words built from the fields rather than std::bit_cast of the staged
-    // struct: the bit_cast's wide loads of bytes just written by narrower
-    // stores cannot be store-forwarded and stall (~10 ns, docs/performance.md).
+    // Words built from the fields rather than copied from the staged struct
+    // as whole words: wide loads of bytes just written by narrower stores
+    // cannot be store-forwarded and stall (~10 ns, docs/performance.md).
     const std::uint64_t words[8] = {
         0,
         std::uint64_t{d.event_type} | std::uint64_t{d.reserved} << 16 |
@@ -123,17 +125,12 @@ inline void Publisher::commit(const Reservation& r) noexcept {
         d.content_ext[2],
         d.content_ext[3]};
     std::uint64_t* slot = r.slot_->words;
-    // Step 1: invalidate; a reader re-checking word 0 after copying sees 0.
-    std::atomic_ref<std::uint64_t>(slot[0]).store(0, std::memory_order_relaxed);
-    // Step 2: pairs with the reader's acquire fence between copy and re-check.
-    std::atomic_thread_fence(std::memory_order_release);
-    // Step 3: the fields.
-    for (int i = 1; i < 8; ++i)
-        std::atomic_ref<std::uint64_t>(slot[i]).store(words[i], std::memory_order_relaxed);
-    // Step 4: publish; pairs with the reader's acquire load of word 0. Also
-    // publishes the payload bytes written before commit().
-    std::atomic_ref<std::uint64_t>(slot[0]).store(r.staged_.seqno, std::memory_order_release);
-    // Step 5: wake sleeping readers, if any (one fence and one load otherwise).
+    shared::store_relaxed(slot[0], 0);  // W5: a reader re-checking word 0 (R4) sees 0
+    shared::fence_release();            // W6, pairs with R3
+    for (int i = 1; i < 8; ++i) shared::store_relaxed(slot[i], words[i]);  // W7
+    // W8, pairs with R1; also publishes the payload bytes written before.
+    shared::store_release(slot[0], d.seqno);
+    // W9: wake sleeping readers, if any (one fence and one load otherwise).
     if (doorbell_ != nullptr) ring_doorbell(doorbell_, doorbell_light_);
 }
 

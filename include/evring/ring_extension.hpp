@@ -22,7 +22,7 @@
 //
 // Thread/process safety: line 0 is written once by initialize_ring_file
 // before the magic of the RING01 header, and only read afterwards. The
-// doorbell word is only accessed through std::atomic_ref (doorbell.hpp).
+// doorbell word is only accessed through shared_word.hpp (doorbell.hpp).
 #pragma once
 
 #include <array>

@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "event_format.hpp"
 #include "evring/iterator.hpp"
+#include "evring/shared_word.hpp"
 #include "input.hpp"
 #include "json.hpp"
 #include "output.hpp"
@@ -45,14 +46,9 @@ int describe_ring(const Input& input, bool json) {
     Iterator it(ring);
     const std::uint64_t newest = it.newest_seqno();
     const std::uint64_t oldest = newest == 0 ? 0 : it.oldest_seqno();
-    // Plain reads of the control words through the iterator's view are
-    // enough for a description; a live ring may move on meanwhile.
-    const std::uint64_t next_byte =
-        std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(h.control.next_payload_byte))
-            .load(std::memory_order_relaxed);
-    const std::uint64_t window =
-        std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(h.control.buffer_window_start))
-            .load(std::memory_order_relaxed);
+    // H: relaxed reads are enough for a description; a live ring may move on meanwhile.
+    const std::uint64_t next_byte = shared::load_relaxed(h.control.next_payload_byte);
+    const std::uint64_t window = shared::load_relaxed(h.control.buffer_window_start);
     const std::uint64_t in_window = next_byte - std::min(window, next_byte);
     EventDescriptor first{}, last{};
     const bool have_first = oldest != 0 && it.read_descriptor(oldest, first);
