@@ -3,9 +3,9 @@
 
 #include <sys/stat.h>
 
+#include <fmt/format.h>
+
 #include <charconv>
-#include <cinttypes>
-#include <cstdio>
 
 #include "text_file.hpp"
 
@@ -86,26 +86,19 @@ std::string pool_shortage_message(std::string_view path, std::uint64_t file_size
     const std::uint64_t needed = pages_for(file_size, pool.page_size);
     const std::uint64_t available = pool.available();
     const std::uint64_t kib = pool.page_size >> 10;
-    char buf[1024];
     if (needed <= available) {
         // The pool has room, so the mount's own size= limit (or a race with
         // another allocation) is what stopped us.
-        std::snprintf(buf, sizeof buf,
-                      "the huge page pool has room for ring '%.*s' (%" PRIu64 " pages of %" PRIu64
-                      " kB needed, %" PRIu64 " available), but the hugetlbfs mount refused: check "
-                      "its size= option or concurrent users of the pool",
-                      static_cast<int>(path.size()), path.data(), needed, kib, available);
-        return buf;
+        return fmt::format("the huge page pool has room for ring '{}' ({} pages of {} kB needed, {} "
+                           "available), but the hugetlbfs mount refused: check its size= option or "
+                           "concurrent users of the pool",
+                           path, needed, kib, available);
     }
     const std::uint64_t target = pool.total + (needed - available);
-    std::snprintf(buf, sizeof buf,
-                  "not enough huge pages for ring '%.*s': it needs %" PRIu64 " pages of %" PRIu64
-                  " kB (%" PRIu64 " bytes), %" PRIu64 " are free (%" PRIu64 " in the pool, %" PRIu64
-                  " reserved); reserve more with: echo %" PRIu64
-                  " | sudo tee /sys/kernel/mm/hugepages/hugepages-%" PRIu64 "kB/nr_hugepages",
-                  static_cast<int>(path.size()), path.data(), needed, kib, file_size, available,
-                  pool.total, pool.reserved, target, kib);
-    return buf;
+    return fmt::format("not enough huge pages for ring '{}': it needs {} pages of {} kB ({} bytes), {} "
+                       "are free ({} in the pool, {} reserved); reserve more with: echo {} | sudo tee "
+                       "/sys/kernel/mm/hugepages/hugepages-{}kB/nr_hugepages",
+                       path, needed, kib, file_size, available, pool.total, pool.reserved, target, kib);
 }
 
 }  // namespace evring::detail

@@ -9,12 +9,11 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <mutex>
-
-#include <hugetlbfs.h>
 
 #include "mountinfo.hpp"
 #include "text_file.hpp"
@@ -44,14 +43,9 @@ std::uint64_t statfs_block_size(const std::string& path) {
 }
 
 std::string size_text(std::uint64_t bytes) {
-    char buf[32];
-    if (bytes >= (1u << 30) && bytes % (1u << 30) == 0)
-        std::snprintf(buf, sizeof buf, "%lluG", static_cast<unsigned long long>(bytes >> 30));
-    else if (bytes >= (1u << 20) && bytes % (1u << 20) == 0)
-        std::snprintf(buf, sizeof buf, "%lluM", static_cast<unsigned long long>(bytes >> 20));
-    else
-        std::snprintf(buf, sizeof buf, "%lluK", static_cast<unsigned long long>(bytes >> 10));
-    return buf;
+    if (bytes >= (1u << 30) && bytes % (1u << 30) == 0) return fmt::format("{}G", bytes >> 30);
+    if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return fmt::format("{}M", bytes >> 20);
+    return fmt::format("{}K", bytes >> 10);
 }
 
 // A mount is usable when its event-rings directory exists and can be
@@ -98,10 +92,12 @@ const LibhugetlbfsAnswer& ask_libhugetlbfs() {
             return;
         }
         // The library stays loaded: it keeps its mount table in static state.
-        auto page_size_fn = reinterpret_cast<decltype(&gethugepagesize)>(
-            ::dlsym(lib, "gethugepagesize"));
-        auto find_fn = reinterpret_cast<decltype(&hugetlbfs_find_path_for_size)>(
-            ::dlsym(lib, "hugetlbfs_find_path_for_size"));
+        // Its two functions, as hugetlbfs.h declares them (we need neither the
+        // header nor a link-time dependency: it is loaded only when usable).
+        using GetHugePageSize = long (*)();
+        using FindPathForSize = const char* (*)(long page_size);
+        auto page_size_fn = reinterpret_cast<GetHugePageSize>(::dlsym(lib, "gethugepagesize"));
+        auto find_fn = reinterpret_cast<FindPathForSize>(::dlsym(lib, "hugetlbfs_find_path_for_size"));
         if (page_size_fn == nullptr || find_fn == nullptr) {
             answer.why_not = "libhugetlbfs lacks hugetlbfs_find_path_for_size";
             return;
@@ -179,7 +175,7 @@ Status ensure_directory(const std::string& path) {
 
 void print_warning_once(const std::string& warning) {
     static std::once_flag once;
-    std::call_once(once, [&] { std::fprintf(stderr, "%s\n", warning.c_str()); });
+    std::call_once(once, [&] { fmt::print(stderr, "{}\n", warning); });
 }
 
 }  // namespace

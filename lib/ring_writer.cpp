@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -103,18 +105,11 @@ Status check_same_params(const MappedRing& ring, const RingParams& params, std::
     if (have.descriptor_capacity != want.descriptor_capacity ||
         have.payload_buf_size != want.payload_buf_size ||
         have.context_area_size != want.context_area_size) {
-        char buf[512];
-        std::snprintf(buf, sizeof buf,
-                      "shared ring '%.*s' has %llu descriptors, a %llu-byte payload buffer and a "
-                      "%llu-byte context area; this writer asked for %llu, %llu and %llu",
-                      static_cast<int>(path.size()), path.data(),
-                      static_cast<unsigned long long>(have.descriptor_capacity),
-                      static_cast<unsigned long long>(have.payload_buf_size),
-                      static_cast<unsigned long long>(have.context_area_size),
-                      static_cast<unsigned long long>(want.descriptor_capacity),
-                      static_cast<unsigned long long>(want.payload_buf_size),
-                      static_cast<unsigned long long>(want.context_area_size));
-        return Error(EPROTO, buf);
+        return Error(EPROTO, fmt::format("shared ring '{}' has {} descriptors, a {}-byte payload buffer "
+                                         "and a {}-byte context area; this writer asked for {}, {} and {}",
+                                         path, have.descriptor_capacity, have.payload_buf_size,
+                                         have.context_area_size, want.descriptor_capacity,
+                                         want.payload_buf_size, want.context_area_size));
     }
     return {};
 }

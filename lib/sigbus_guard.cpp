@@ -3,8 +3,8 @@
 
 #include <signal.h>
 
-#include <cinttypes>
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <cstring>
 #include <mutex>
 
@@ -49,11 +49,10 @@ SigbusFrame*& current_sigbus_frame() noexcept {
 Error truncated_error(const MappedRing& ring, const void* fault, const char* what) {
     const auto* base = reinterpret_cast<const std::byte*>(&ring.header());
     const auto* at = static_cast<const std::byte*>(fault);
-    char offset[64] = "unknown";
-    if (at >= base) std::snprintf(offset, sizeof offset, "%td", at - base);
-    return Error(EFAULT, "bus error " + std::string(what) + " of ring file '" + ring.path() +
-                             "' at mapping offset " + offset +
-                             ": the file was truncated while mapped");
+    const std::string offset = at >= base ? std::to_string(at - base) : "unknown";
+    return Error(EFAULT, fmt::format("bus error {} of ring file '{}' at mapping offset {}: the file "
+                                     "was truncated while mapped",
+                                     what, ring.path(), offset));
 }
 
 }  // namespace detail

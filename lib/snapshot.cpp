@@ -5,9 +5,10 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
-#include <cinttypes>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -179,8 +180,7 @@ Result<SnapshotStats> write_snapshot(const MappedRing& ring, int out_fd, std::st
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
                  size);
     if (copy.at == MAP_FAILED)
-        return Error::from_errno(errno, format("allocating %" PRIu64 " bytes to copy ring '", size) +
-                                            ring.path() + "'");
+        return Error::from_errno(errno, fmt::format("allocating {} bytes to copy ring '{}'", size, ring.path()));
     SnapshotStats stats = copy_consistent(ring, copy.bytes());
     if (auto s = compress_to(copy.bytes(), size, out_fd, out_path, options.compression_level,
                              stats.compressed_bytes);

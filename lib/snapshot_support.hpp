@@ -1,5 +1,5 @@
 // lib/snapshot_support.hpp — private helpers shared by snapshot_load.cpp and
-// snapshot.cpp (not installed). Plain RAII holders and message formatting.
+// snapshot.cpp (not installed). Plain RAII holders and the snapshot's name.
 #pragma once
 
 #include <sys/mman.h>
@@ -7,19 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <string_view>
 
 namespace evring::snapshot_detail {
 
 inline constexpr std::size_t kChunk = std::size_t{1} << 20;
-
-inline std::string format(const char* fmt, auto... args) {
-    char buf[512];
-    std::snprintf(buf, sizeof buf, fmt, args...);
-    return buf;
-}
 
 inline std::string snapshot_named(std::string_view path) {
     return "snapshot '" + std::string(path) + "'";

@@ -1,11 +1,13 @@
-# Shared by scripts/demo, scripts/test and scripts/bench: installing what the
-# build needs and setting up huge pages. Sourced, not run.
+# Shared by scripts/demo, scripts/test, scripts/bench and scripts/fuzz:
+# installing what the build needs and setting up huge pages. Sourced, not run.
 
 EVRING_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Debian packages the build and tests need.
-EVRING_PACKAGES=(g++ meson ninja-build pkg-config python3 jq libhugetlbfs-dev libcli11-dev
-                 libgtest-dev libbenchmark-dev libzstd-dev zstd libboost-dev util-linux)
+# libhugetlbfs0 is loaded with dlopen when present (no -dev package needed);
+# libssl-dev provides libcrypto for the schema hashes.
+EVRING_PACKAGES=(g++ meson ninja-build pkg-config python3 jq libhugetlbfs0 libcli11-dev libfmt-dev
+                 libssl-dev libgtest-dev libbenchmark-dev libzstd-dev zstd libboost-dev util-linux)
 
 log() { printf '== %s\n' "$*" >&2; }
 

@@ -1,8 +1,9 @@
 // evring info: everything in a ring's header and control words, in words; or
 // what a recording holds.
-#include <cinttypes>
 #include <cstdio>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "event_format.hpp"
@@ -17,20 +18,11 @@ namespace {
 
 struct Lines {
     std::string text;
-    void add(const char* label, const std::string& value) {
-        char head[32];
-        std::snprintf(head, sizeof head, "%-20s ", label);
-        text += head;
-        text += value;
-        text += '\n';
-    }
+    void add(const char* label, const std::string& value) { text += fmt::format("{:<20} {}\n", label, value); }
 };
 
 std::string percent(std::uint64_t part, std::uint64_t whole) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f%%", whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) /
-                                                                   static_cast<double>(whole));
-    return buf;
+    return fmt::format("{:.1f}%", whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
 std::string pids_text(const std::vector<pid_t>& pids) {

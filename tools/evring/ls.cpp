@@ -1,6 +1,7 @@
 // evring ls: the rings in the default ring directory.
-#include <cstdio>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "event_format.hpp"
@@ -46,13 +47,11 @@ int run_ls(const LsOptions& options) {
     }
     OutputBuffer out(1);
     if (!options.json) {
-        char line[256];
-        std::snprintf(line, sizeof line, "%-24s %-12s %11s %10s %12s %-12s %s\n", "NAME", "CONTENT",
-                      "DESCRIPTORS", "PAYLOAD", "NEWEST", "WRITERS", "ALIVE");
         out.put("# ");
         out.put(directory);
         out.put('\n');
-        out.put(line);
+        out.put(fmt::format("{:<24} {:<12} {:>11} {:>10} {:>12} {:<12} {}\n", "NAME", "CONTENT",
+                            "DESCRIPTORS", "PAYLOAD", "NEWEST", "WRITERS", "ALIVE"));
     }
     for (const RingFileInfo& ring : *rings) {
         if (options.json) {
@@ -75,28 +74,23 @@ int run_ls(const LsOptions& options) {
             out.put('\n');
             continue;
         }
-        char line[512];
         if (!ring.header) {
-            std::snprintf(line, sizeof line, "%-24s not a ring: %s\n", name_of(ring.path).c_str(),
-                          ring.error.c_str());
-        } else {
-            const RingHeader& h = *ring.header;
-            const std::string_view name = content_type_name(h.content_type);
-            const std::string content = std::to_string(h.content_type) +
-                                        (name == "application-defined" ? "" : " " + std::string(name));
-            std::snprintf(line, sizeof line, "%-24s %-12s %11llu %10s %12llu %-12s %s\n",
-                          name_of(ring.path).c_str(), content.c_str(),
-                          static_cast<unsigned long long>(h.size.descriptor_capacity),
-                          human_bytes(h.size.payload_buf_size).c_str(),
-                          static_cast<unsigned long long>(h.control.last_seqno),
-                          pids_text(ring.writer_pids).c_str(), ring.writer_alive ? "yes" : "no");
+            out.put(fmt::format("{:<24} not a ring: {}\n", name_of(ring.path), ring.error));
+            continue;
         }
-        out.put(line);
+        const RingHeader& h = *ring.header;
+        const std::string_view name = content_type_name(h.content_type);
+        const std::string content =
+            std::to_string(h.content_type) + (name == "application-defined" ? "" : " " + std::string(name));
+        out.put(fmt::format("{:<24} {:<12} {:>11} {:>10} {:>12} {:<12} {}\n", name_of(ring.path), content,
+                            h.size.descriptor_capacity, human_bytes(h.size.payload_buf_size),
+                            h.control.last_seqno, pids_text(ring.writer_pids),
+                            ring.writer_alive ? "yes" : "no"));
     }
     out.flush();
     return out.failed() ? kExitRuntime : kExitOk;
 }
 
-void report_error(const std::string& message) { std::fprintf(stderr, "evring: %s\n", message.c_str()); }
+void report_error(const std::string& message) { fmt::print(stderr, "evring: {}\n", message); }
 
 }  // namespace evring::cli

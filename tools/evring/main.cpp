@@ -2,7 +2,6 @@
 // what matters. docs/cli.md describes every command.
 #include <CLI/CLI.hpp>
 
-#include <charconv>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -14,32 +13,21 @@ namespace {
 
 using namespace evring::cli;
 
-// "4G", "512M", "64K", "1000": bytes (binary units).
-std::string parse_size(const std::string& text, std::uint64_t& out) {
-    std::uint64_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end == text.data()) return "expected a size such as 4G, 512M or 65536";
-    std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
-    unsigned shift = 0;
-    if (unit == "K" || unit == "KiB") shift = 10;
-    else if (unit == "M" || unit == "MiB") shift = 20;
-    else if (unit == "G" || unit == "GiB") shift = 30;
-    else if (unit == "T" || unit == "TiB") shift = 40;
-    else if (!unit.empty() && unit != "B") return "unknown size unit '" + std::string(unit) + "'";
-    if (shift > 0 && value > (UINT64_MAX >> shift)) return "too large";
-    out = value << shift;
-    return {};
-}
-
+// "4G", "512M", "64KiB", "1000": bytes, binary units (CLI11's own parser,
+// which refuses unknown units and sizes past 2^64).
 void add_size_option(CLI::App* app, const std::string& name, std::uint64_t& target,
                      const std::string& help) {
-    app->add_option_function<std::string>(
-           name,
-           [&target, name](const std::string& text) {
-               std::string error = parse_size(text, target);
-               if (!error.empty()) throw CLI::ValidationError(name, "'" + text + "': " + error);
-           },
-           help)
+    // CLI11 reads "-5" as 2^64 - 5: refuse a sign first.
+    const CLI::Validator unsigned_size(
+        [](std::string& text) {
+            return text.find('-') == std::string::npos ? std::string() : "a size cannot be negative";
+        },
+        "");
+    CLI::AsSizeValue binary_units(false);
+    binary_units.description("");  // the help text says it
+    app->add_option(name, target, help + " (binary units: 64K, 512M, 4G)")
+        ->check(unsigned_size)
+        ->transform(binary_units)
         ->type_name("SIZE");
 }
 

@@ -2,8 +2,9 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
-#include <cstdio>
 #include <ctime>
 
 namespace evring::cli {
@@ -111,9 +112,7 @@ std::string human_bytes(std::uint64_t bytes) {
         scaled /= 1024;
         ++unit;
     }
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f %s", scaled, kUnits[unit]);
-    return text;
+    return fmt::format("{:.1f} {}", scaled, kUnits[unit]);
 }
 
 }  // namespace evring::cli

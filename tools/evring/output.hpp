@@ -59,7 +59,6 @@ public:
         used_ = 0;
         return text;
     }
-    bool has_pending() const noexcept { return used_ > 0; }
     bool failed() const noexcept { return errno_ != 0; }
     int error() const noexcept { return errno_; }
 
