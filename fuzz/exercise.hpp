@@ -8,6 +8,9 @@
 // libFuzzer reports it as a crash).
 #pragma once
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +24,7 @@
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
 #include "evring/ring.hpp"
+#include "evring/snapshot.hpp"
 
 namespace evring::fuzz {
 
@@ -75,15 +79,41 @@ inline void check_payload(const MappedRing& ring, const EventDescriptor& event) 
     if (copied == PayloadResult::Ok) EVRING_FUZZ_CHECK(event.payload_size <= buffer.size());
 }
 
+// Writes a snapshot of `ring` (a hostile ring: the copy's loops and offset
+// arithmetic must hold), loads it back from memory, and walks the copy.
+inline void snapshot_round_trip(const MappedRing& ring, Script& script) {
+    const int fd = ::memfd_create("evring-fuzz-snapshot", MFD_CLOEXEC);
+    if (fd < 0) __builtin_trap();
+    auto stats = write_snapshot(ring, fd, "fuzz-snapshot", {1});
+    if (!stats) {  // control words no ring reaches: reported as damage
+        EVRING_FUZZ_CHECK(!stats.error().message().empty());
+        ::close(fd);
+        return;
+    }
+    std::vector<std::byte> bytes(static_cast<std::size_t>(stats->compressed_bytes));
+    EVRING_FUZZ_CHECK(::pread(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()));
+    ::close(fd);
+    EVRING_FUZZ_CHECK(stats->kept_events <= ring.layout().size.descriptor_capacity);
+    auto loaded = load_snapshot(bytes, "fuzz-snapshot");
+    // What the snapshot writer writes is always a ring the loader accepts.
+    EVRING_FUZZ_CHECK(loaded.ok());
+    Iterator it(loaded->ring);
+    it.seek(stats->oldest_seqno);
+    EventDescriptor event{};
+    for (int i = 0; i < 64 && !script.done(); ++i)
+        if (it.try_next(event) == NextResult::Success) check_payload(loaded->ring, event);
+}
+
 // Runs at most `steps` iterator operations chosen by the script.
 inline void exercise_reader(const MappedRing& ring, Script& script, int steps) {
     Iterator it(ring);
     it.set_abandon_after(std::chrono::nanoseconds(0));
     Doorbell bell = Doorbell::attach(ring);
     EventDescriptor event{};
+    bool snapshot_taken = false;  // at most once per input: it copies the whole ring
     for (int step = 0; step < steps; ++step) {
         const std::uint8_t op = script.done() ? 0 : script.byte();
-        switch (op % 8) {
+        switch (op % 9) {
         case 0:
         case 1:
         case 2: {
@@ -98,6 +128,10 @@ inline void exercise_reader(const MappedRing& ring, Script& script, int steps) {
             break;
         case 6: (void)it.oldest_seqno(); break;
         case 7: (void)bell.wait(it.next_seqno(), std::chrono::nanoseconds(0)); break;
+        case 8:
+            if (!snapshot_taken) snapshot_round_trip(ring, script);
+            snapshot_taken = true;
+            break;
         }
     }
 }

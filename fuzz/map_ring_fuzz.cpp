@@ -1,9 +1,11 @@
-// Fuzz target: opening a ring file. The input is the start of a ring file; it
-// is written to a memfd which is then extended with zeros to the size its
+// Fuzz target: the header and layout parsers, and opening a ring file. The
+// input is the start of a ring file. Its header goes through validate_header
+// (alone) and check_missing_tail, which must answer without overflowing;
+// then it is written to a memfd which is extended with zeros to the size its
 // header describes (when that size is small enough to map quickly), so a
 // tiny input stands for a whole ring. MappedRing::map must either reject it
-// with a message or map it, and then every reader operation must stay inside
-// the mapping (exercise.hpp).
+// with a message or map it, and then every reader operation, and a snapshot
+// of it loaded back, must stay inside the mappings (exercise.hpp).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 
 #include "evring/config.hpp"
 #include "evring/ring.hpp"
+#include "evring/snapshot.hpp"
 #include "exercise.hpp"
 
 namespace {
@@ -29,7 +32,27 @@ std::uint64_t padded_size(const std::uint8_t* data, std::size_t size) {
 
 }  // namespace
 
+// The header parsers on their own: a message for every refusal, and a layout
+// that adds up for every acceptance.
+void check_header_parsers(const std::uint8_t* data, std::size_t size) {
+    if (size < sizeof(evring::RingHeader)) return;
+    evring::RingHeader header;
+    std::memcpy(&header, data, sizeof header);
+    auto valid = evring::validate_header(header);
+    if (!valid) {
+        EVRING_FUZZ_CHECK(!valid.error().message().empty());
+    } else {
+        const evring::RingLayout layout = evring::RingLayout::of(header.size);
+        EVRING_FUZZ_CHECK(layout.payload_offset > layout.descriptors_offset);
+        EVRING_FUZZ_CHECK(layout.file_size >= layout.context_offset);
+        EVRING_FUZZ_CHECK(layout.context_offset > layout.payload_offset);
+    }
+    auto tail = evring::check_missing_tail(header, size);
+    if (!tail) EVRING_FUZZ_CHECK(!tail.error().message().empty());
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    check_header_parsers(data, size);
     const int fd = ::memfd_create("evring-fuzz-ring", MFD_CLOEXEC);
     if (fd < 0) __builtin_trap();
     if (size > 0 && ::write(fd, data, size) != static_cast<ssize_t>(size)) __builtin_trap();

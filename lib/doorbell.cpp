@@ -82,7 +82,7 @@ Doorbell Doorbell::attach(const MappedRing& ring) {
         return bell;
     }
     // A read-only reader needs its own writable view of the doorbell word.
-    const int fd = ::open(ring.path().c_str(), O_RDWR | O_CLOEXEC);
+    const int fd = ::open(ring.path().c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         bell.fallback_reason_ = "cannot open ring '" + ring.path() +
                                 "' for writing to announce sleeps: " + std::strerror(errno);

@@ -124,8 +124,19 @@ void keep_consistent_run(const MappedRing& ring, std::byte* copy, DescriptorSlot
     header->control.buffer_window_start = seen.window;
 }
 
+// Control words no ring reaches (validate_header): the copy would be refused
+// when loaded, so the ring is reported as damaged instead.
+Status check_copied_control(const CopiedRing& seen, const MappedRing& ring) {
+    for (const auto& [name, value] : {std::pair{"buffer_window_start", seen.window},
+                                      std::pair{"next_payload_byte", seen.next_byte}})
+        if (value > kMaxPayloadOffset)
+            return Error(EINVAL, fmt::format("ring '{}' is damaged: its {} {} is beyond {} (2^62)",
+                                             ring.path(), name, value, kMaxPayloadOffset));
+    return {};
+}
+
 // Copies `ring` into `copy` (laid out like the file) and fixes the copy up.
-SnapshotStats copy_consistent(const MappedRing& ring, std::byte* copy) {
+Result<SnapshotStats> copy_consistent(const MappedRing& ring, std::byte* copy) {
     const RingLayout& layout = ring.layout();
     SnapshotStats stats;
     stats.ring_bytes = layout.file_size;
@@ -136,6 +147,7 @@ SnapshotStats copy_consistent(const MappedRing& ring, std::byte* copy) {
     CopiedRing seen;
     copy_descriptors(it, ring, slots, seen, stats);
     copy_payload_bytes(ring, copy, seen);
+    if (auto s = check_copied_control(seen, ring); !s) return std::move(s).error();
     seen.newest_after = it.newest_seqno();
     keep_consistent_run(ring, copy, slots, seen, lapped_up_to(ring, slots, seen), stats);
     return stats;
@@ -181,7 +193,9 @@ Result<SnapshotStats> write_snapshot(const MappedRing& ring, int out_fd, std::st
                  size);
     if (copy.at == MAP_FAILED)
         return Error::from_errno(errno, fmt::format("allocating {} bytes to copy ring '{}'", size, ring.path()));
-    SnapshotStats stats = copy_consistent(ring, copy.bytes());
+    auto copied = copy_consistent(ring, copy.bytes());
+    if (!copied) return std::move(copied).error();
+    SnapshotStats stats = *copied;
     if (auto s = compress_to(copy.bytes(), size, out_fd, out_path, options.compression_level,
                              stats.compressed_bytes);
         !s)

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <fmt/format.h>
 
@@ -66,7 +67,7 @@ private:
 class FrameReader {
 public:
     FrameReader(CompressedInput& input, std::string_view name, std::uint64_t limit)
-        : input_(input), name_(name) {
+        : input_(input), name_(name), limit_(limit) {
         // zstd sizes its window from the frame header: never more than the
         // limit allows (a 300-byte frame may declare a 2 GiB window).
         if (dctx_ != nullptr)
@@ -90,6 +91,10 @@ public:
             const std::size_t out_before = out.pos;
             const std::size_t in_before = in_.pos;
             const std::size_t r = ZSTD_decompressStream(dctx_, &out, &in_);
+            if (ZSTD_isError(r) && ZSTD_getErrorCode(r) == ZSTD_error_frameParameter_windowTooLarge)
+                return Error(EFBIG, fmt::format("decompressing {}: its zstd frame asks for a window "
+                                                "larger than the limit of {} bytes",
+                                                name_, limit_));
             if (ZSTD_isError(r))
                 return Error(EINVAL, fmt::format("decompressing {}: {}", name_, ZSTD_getErrorName(r)));
             if (r == 0) frame_done_ = true;
@@ -117,6 +122,7 @@ private:
 
     CompressedInput& input_;
     std::string_view name_;
+    std::uint64_t limit_;
     ZSTD_DCtx* dctx_ = ZSTD_createDCtx();
     ZSTD_inBuffer in_{nullptr, 0, 0};
     bool eof_ = false;

@@ -17,7 +17,10 @@
 //   event, next_payload_byte the end of the newest kept payload and
 //   buffer_window_start the window as seen after the payload bytes were
 //   copied, so a kept event whose payload was overwritten during the copy
-//   reads as expired, never as valid. Writers are never blocked.
+//   reads as expired, never as valid. Writers are never blocked. A ring whose
+//   control words no ring reaches (damaged) is reported as an error; every
+//   loop over its sequence numbers is bounded (kMaxSeqno), so a damaged ring
+//   cannot keep the copy running.
 // - load_snapshot opens only regular files (without blocking: a FIFO is
 //   refused, never waited on). It refuses snapshots whose ring (as described
 //   by the decompressed header, or by the frame's declared content size)
