@@ -2,8 +2,10 @@
 //
 // Contract:
 // - wall_clock_nanos() returns nanoseconds since the Unix epoch, tracking
-//   CLOCK_REALTIME to within 1 µs (measured: docs/performance.md, bench
-//   `evring-clock-error`, tests/clock_test.cpp).
+//   CLOCK_REALTIME to within 1 µs (measured: docs/performance.md, the
+//   micro-benchmark BM_ClockErrorVsRealtime in bench/micro/clock_bench.cpp
+//   and clock_error_max_ns of `scripts/bench --json`; checked by
+//   tests/clock_test.cpp).
 // - Where the time-stamp counter is trustworthy it is read directly (rdtsc)
 //   and scaled by an anchor (tsc0, ns0, ns-per-tick) taken against
 //   CLOCK_REALTIME. "Trustworthy" means all of: the CPU reports an invariant
