@@ -69,6 +69,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // What follows the header (and is zero padding beyond the input) drives the reader.
     const std::size_t script_at = size > 256 ? 256 : size;
     evring::fuzz::Script script(data + script_at, size - script_at);
-    evring::fuzz::exercise_reader(*ring, script, 256);
+    evring::fuzz::exercise_reader(*ring, script, 256, true);
     return 0;
 }

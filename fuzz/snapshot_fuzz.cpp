@@ -37,6 +37,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     evring::fuzz::tally("snapshot", nullptr);
     evring::fuzz::Script script(data, size > 64 ? 64 : size);
-    evring::fuzz::exercise_reader(from_memory->ring, script, 128);
+    evring::fuzz::exercise_reader(from_memory->ring, script, 128, false);
     return 0;
 }
