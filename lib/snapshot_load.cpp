@@ -36,7 +36,7 @@ public:
     Result<std::size_t> peek(void* out, std::size_t n, std::string_view name) const {
         if (fd_ < 0) {
             const std::size_t k = std::min(n, memory_.size());
-            std::memcpy(out, memory_.data(), k);
+            if (k > 0) std::memcpy(out, memory_.data(), k);  // an empty span's data() may be null
             return k;
         }
         const ssize_t got = ::pread(fd_, out, n, 0);

@@ -82,7 +82,9 @@ public:
     static constexpr std::uint64_t kResetScanLimit = 4096;
     // The next try_next looks for `seqno` (1 is the first event ever; values
     // past kMaxSeqno, which no ring reaches, are taken as kMaxSeqno).
-    void seek(std::uint64_t seqno) noexcept { next_seqno_ = std::clamp<std::uint64_t>(seqno, 1, kMaxSeqno); }
+    void seek(std::uint64_t seqno) noexcept {
+        next_seqno_ = std::clamp<std::uint64_t>(seqno, 1, kMaxSeqno);
+    }
 
     // Last sequence number handed to a writer (0: nothing written yet). It may
     // not be committed yet. At most kMaxSeqno, even in a damaged ring.
