@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
                         event.payload_size);
             if (!writer->end_event(true).ok()) return 1;
         }
-        if (!writer->append_gap(5, 2).ok() || !writer->finish().ok()) return 1;
+        if (!writer->append_gap(5, 2, evring::GapReason::FellBehind).ok() || !writer->finish().ok()) return 1;
         save(rec_dir, compress ? "four_events_zstd" : "four_events_raw", read_file(tmp_rec));
         ::unlink(tmp_rec.c_str());
     }

@@ -86,21 +86,27 @@ int watch_recording(Input& input, const WatchPlan& plan) {
             ended = "end of the recording";
             break;
         }
-        if (*status == ReadStatus::Truncated) {
+        if (*status == ReadStatus::Truncated || *status == ReadStatus::DamagedEnd) {
             out.flush();
             std::fprintf(stderr, "evring: %s\n", reader.notice().c_str());
-            ended = "end of the truncated recording";
+            ended = *status == ReadStatus::Truncated ? "end of the truncated recording"
+                                                     : "end of the recording (damaged at its end)";
             break;
         }
         if (record.kind == RecordKind::Gap) {
             out.flush();
             std::fprintf(stderr,
-                         "evring: the recording lost %" PRIu64 " events (seqno %" PRIu64 "..%" PRIu64
-                         "): the recorder fell behind the writer\n",
+                         "evring: the recording lost %" PRIu64 " events (seqno %" PRIu64 "..%" PRIu64 "): %s\n",
                          record.gap.lost_count, record.gap.first_lost_seqno,
-                         record.gap.first_lost_seqno + record.gap.lost_count - 1);
+                         record.gap.first_lost_seqno + record.gap.lost_count - 1,
+                         std::string(describe(record.gap.reason)).c_str());
             summary.lost += record.gap.lost_count;
             ++summary.gaps;
+            continue;
+        }
+        if (record.kind == RecordKind::Damage) {
+            out.flush();
+            std::fprintf(stderr, "evring: %s\n", record.damage.message.c_str());
             continue;
         }
         if (record.kind == RecordKind::End) {
