@@ -392,12 +392,9 @@ TEST_P(RecordingRoundTrip, FileCutAtAnyByteReplaysItsCompleteBlocks) {
 TEST(Recording, WriterKilledMidRecordingLeavesEveryCompletedBlockReadable) {
     TempDir dir;
     const std::string path = dir.file("r.evrec");
-    int ready[2];
-    ASSERT_EQ(::pipe(ready), 0);
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-        ::close(ready[0]);
         auto writer = RecordingWriter::create(path, recording_source_header(), {});
         if (!writer) ::_exit(2);
         for (std::uint64_t s = 1;; ++s) {
@@ -405,22 +402,22 @@ TEST(Recording, WriterKilledMidRecordingLeavesEveryCompletedBlockReadable) {
             std::memset(dst, static_cast<int>(s & 0xff), 100);
             if (!writer->end_event(true)) ::_exit(3);
             if (s % 97 == 0 && !writer->flush()) ::_exit(4);
-            if (s == 50'000 && ::write(ready[1], "x", 1) != 1) ::_exit(5);
         }
     }
-    ::close(ready[1]);
-    char c;
-    ASSERT_EQ(::read(ready[0], &c, 1), 1);
-    ::close(ready[0]);
+    // Kill it once at least 1 MB is on disk (whatever the machine's speed;
+    // the deadline only bounds a test that would otherwise hang).
+    struct stat st {};
+    for (int i = 0; i < 30'000 && (::stat(path.c_str(), &st) != 0 || st.st_size < (1 << 20)); ++i) ::usleep(1000);
     ::kill(child, SIGKILL);
     int wstatus = 0;
     ASSERT_EQ(::waitpid(child, &wstatus, 0), child);
-    ASSERT_TRUE(WIFSIGNALED(wstatus));
+    ASSERT_TRUE(WIFSIGNALED(wstatus)) << "the writer stopped by itself: " << WEXITSTATUS(wstatus);
+    ASSERT_GE(st.st_size, 1 << 20);
     const Replay r = replay(path);
     ASSERT_TRUE(r.error.empty()) << r.error;
     EXPECT_EQ(r.status, ReadStatus::Truncated);
     const auto seqnos = r.event_seqnos();
-    ASSERT_GE(seqnos.size(), 40'000u);
+    ASSERT_GE(seqnos.size(), 1000u);
     expect_events(r, range(1, seqnos.size()));
     // At most the block being written when the kill came is cut short.
     EXPECT_LE(r.damage().size(), 1u);
