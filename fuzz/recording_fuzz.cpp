@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -56,6 +58,13 @@ void reseal(std::vector<std::uint8_t>& file) {
     }
 }
 
+// With EVRING_FUZZ_TALLY set, which damage kinds and end statuses each
+// input reached (to see what the corpus covers).
+void tally_outcome(const char* what) {
+    static const bool enabled = std::getenv("EVRING_FUZZ_TALLY") != nullptr;
+    if (enabled) std::fprintf(stderr, "evring-fuzz recording: reached: %s\n", what);
+}
+
 bool names_the_file(const std::string& message) {
     return message.find(scratch_path()) != std::string::npos;
 }
@@ -86,6 +95,9 @@ void read_recording(const std::uint8_t* data, std::size_t size) {
             const evring::ReplayTotals& t = reader->totals();
             EVRING_FUZZ_CHECK(t.events == seen.events && t.expired == seen.expired && t.gaps == seen.gaps &&
                               t.lost == seen.lost && t.damage_reports == seen.damage_reports);
+            tally_outcome(*status == evring::ReadStatus::CleanEnd   ? "clean end"
+                          : *status == evring::ReadStatus::Truncated ? "truncated end"
+                                                                     : "damaged end");
             auto again = reader->next(record);  // the end repeats
             EVRING_FUZZ_CHECK(again && *again == *status);
             return;
@@ -106,6 +118,7 @@ void read_recording(const std::uint8_t* data, std::size_t size) {
             break;
         case evring::RecordKind::Damage:
             EVRING_FUZZ_CHECK(names_the_file(record.damage.message));
+            tally_outcome(std::string(evring::describe(record.damage.kind)).c_str());
             ++seen.damage_reports;
             break;
         case evring::RecordKind::End: break;

@@ -36,6 +36,7 @@ private:
     Result<std::size_t> fill_raw();
     Result<std::size_t> fill_zstd();
     std::uint64_t file_offset() const;
+    std::size_t input_chunk() const { return static_cast<std::size_t>(std::min<std::uint64_t>(kInputChunk, file_bytes + 1)); }
     std::string where() const;
     void stop_damaged(DamageKind kind, std::string_view what);
     std::string body_problem(const RecordHeaderV1& head) const;
@@ -66,9 +67,10 @@ Status DecoderV1::start() {
     if (header.flags & kRecordingZstd) {
         dctx_.reset(ZSTD_createDCtx());
         if (!dctx_) return Error(ENOMEM, "allocating a zstd decompression context");
-        if (!input_.reserve(kInputChunk)) return Error(ENOMEM, named() + ": cannot allocate its input buffer");
+        if (!input_.reserve_exact(input_chunk())) return Error(ENOMEM, named() + ": cannot allocate its input buffer");
     }
-    if (!buf_.reserve(std::size_t{1} << 20)) return Error(ENOMEM, named() + ": cannot allocate its buffer");
+    // Grows as records need (available()); small files stay small.
+    if (!buf_.reserve_exact(kOutputStep * 4)) return Error(ENOMEM, named() + ": cannot allocate its buffer");
     return {};
 }
 
@@ -92,7 +94,7 @@ Result<std::size_t> DecoderV1::fill_raw() {
 
 Result<std::size_t> DecoderV1::fill_zstd() {
     if (in_.pos == in_.size && !input_eof_) {
-        auto n = detail::read_at(fd, read_pos_, input_.data(), kInputChunk, named());
+        auto n = detail::read_at(fd, read_pos_, input_.data(), input_.capacity(), named());
         if (!n) return std::move(n).error();
         read_pos_ += *n;
         input_eof_ = *n == 0;

@@ -298,9 +298,12 @@ Status DecoderV2::resynchronise(std::uint64_t at, const std::string& problem) {
 
 // Scans forward from `from` for a block header that passes every check.
 Result<bool> DecoderV2::find_block(std::uint64_t from, std::uint64_t& found, RecordingBlockHeader& out) {
-    detail::ByteBuffer chunk(kScanChunk);
+    if (from + kHeaderSize > file_bytes) return false;
+    const auto chunk_size = static_cast<std::size_t>(std::min<std::uint64_t>(kScanChunk, file_bytes - from));
+    detail::ByteBuffer chunk(chunk_size);
+    if (chunk.capacity() < chunk_size) return Error(ENOMEM, fmt::format("{}: cannot allocate {} bytes", named(), chunk_size));
     for (std::uint64_t pos = from; pos + kHeaderSize <= file_bytes;) {
-        auto n = detail::read_at(fd, pos, chunk.data(), kScanChunk, named());
+        auto n = detail::read_at(fd, pos, chunk.data(), chunk_size, named());
         if (!n) return std::move(n).error();
         if (*n < kHeaderSize) return false;
         const std::byte* begin = chunk.data();
