@@ -139,6 +139,9 @@ int watch_recording(Input& input, const WatchPlan& plan) {
     }
     out.flush();
     if (out.failed()) return output_failure(out.error());
+    if (reader.totals().damage_reports > 0)
+        ended += " (" + std::to_string(reader.totals().damage_reports) + " damaged part(s), at least " +
+                 std::to_string(reader.totals().lost_to_damage) + " records lost to damage)";
     print_summary(summary, ended);
     return kExitOk;
 }
