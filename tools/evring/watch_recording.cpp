@@ -100,8 +100,13 @@ int watch_recording(Input& input, const WatchPlan& plan) {
                          record.gap.lost_count, record.gap.first_lost_seqno,
                          record.gap.first_lost_seqno + record.gap.lost_count - 1,
                          std::string(describe(record.gap.reason)).c_str());
-            summary.lost += record.gap.lost_count;
-            ++summary.gaps;
+            // Counted as `watch` on the ring would: lapped as lost, the rest as never committed.
+            if (record.gap.reason == GapReason::FellBehind || record.gap.reason == GapReason::Unrecorded) {
+                summary.lost += record.gap.lost_count;
+                ++summary.gaps;
+            } else {
+                summary.missing += record.gap.lost_count;
+            }
             continue;
         }
         if (record.kind == RecordKind::Damage) {
