@@ -268,11 +268,12 @@ TEST(RecordingDamageRaw, RecordsAfterTheEndRecordInItsBlockAreReported) {
     std::memcpy(extra.data(), &head, sizeof head);
     std::memcpy(extra.data() + sizeof head, &event, sizeof event);
     file.insert(file.end(), extra.begin(), extra.end());
-    RecordingBlockHeader& h = header_at(file, blocks[0].offset);
-    h.stored_size += static_cast<std::uint32_t>(extra.size());
-    h.content_size = h.stored_size;
-    h.record_count += 1;
-    h.last_seqno = 3;
+    edit_block_header(file, blocks[0].offset, [&](RecordingBlockHeader& h) {
+        h.stored_size += static_cast<std::uint32_t>(extra.size());
+        h.content_size = h.stored_size;
+        h.record_count += 1;
+        h.last_seqno = 3;
+    });
     reseal_block(file, blocks[0].offset);
     write_file(path, file);
     const Replay r = replay(path);
@@ -434,9 +435,9 @@ TEST(RecordingDamageZstd, BlockClaimingMoreContentThanItsBytesCanHoldIsNotTruste
     write_blocks(path, 30, 10, true);
     Bytes file = read_file(path);
     const auto blocks = list_blocks(file);
-    RecordingBlockHeader& h = header_at(file, blocks[1].offset);
-    h.content_size = kMaxCompressedBlockContent;  // from a few hundred stored bytes
-    reseal_block(file, blocks[1].offset);
+    edit_block_header(file, blocks[1].offset, [](RecordingBlockHeader& h) {
+        h.content_size = kMaxCompressedBlockContent;  // from a few hundred stored bytes
+    });
     write_file(path, file);
     const Replay r = replay(path);
     expect_events(r, without(11, 20, 30));
@@ -452,10 +453,10 @@ TEST(RecordingDamageRaw, HugeClaimedSizesCostNoAllocation) {
     Bytes file = read_file(path);
     const auto blocks = list_blocks(file);
     // The last block claims 4 GiB of stored bytes: the file is far shorter.
-    RecordingBlockHeader& h = header_at(file, blocks.back().offset);
-    h.stored_size = UINT32_MAX;
-    h.content_size = UINT32_MAX;
-    h.header_crc = detail::block_header_crc(h);
+    edit_block_header(file, blocks.back().offset, [](RecordingBlockHeader& h) {
+        h.stored_size = UINT32_MAX;
+        h.content_size = UINT32_MAX;
+    });
     // And the file header claims a 2^40-byte payload buffer.
     RecordingFileHeader fh;
     std::memcpy(&fh, file.data(), sizeof fh);

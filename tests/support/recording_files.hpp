@@ -181,15 +181,22 @@ inline std::vector<BlockAt> list_blocks(const Bytes& file) {
     return out;
 }
 
-inline RecordingBlockHeader& header_at(Bytes& file, std::uint64_t offset) {
-    return *reinterpret_cast<RecordingBlockHeader*>(file.data() + offset);
+// Edits the block header at `offset` (blocks are not aligned: copied out and
+// back) and recomputes its header checksum.
+template <class Edit>
+void edit_block_header(Bytes& file, std::uint64_t offset, Edit edit) {
+    RecordingBlockHeader h;
+    std::memcpy(&h, file.data() + offset, sizeof h);
+    edit(h);
+    h.header_crc = detail::block_header_crc(h);
+    std::memcpy(file.data() + offset, &h, sizeof h);
 }
 
 // Recomputes a block's checksums after its stored bytes or header changed.
 inline void reseal_block(Bytes& file, std::uint64_t offset) {
-    RecordingBlockHeader& h = header_at(file, offset);
-    h.stored_crc = detail::crc32c(file.data() + offset + sizeof h, h.stored_size);
-    h.header_crc = detail::block_header_crc(h);
+    edit_block_header(file, offset, [&](RecordingBlockHeader& h) {
+        h.stored_crc = detail::crc32c(file.data() + offset + sizeof h, h.stored_size);
+    });
 }
 
 // A struct's bytes followed by `tail`.
