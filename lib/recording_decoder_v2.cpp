@@ -1,6 +1,5 @@
 // Version 2 recordings: a walk over independently checksummed blocks that
-// reports each damaged part and resynchronises on the next intact block
-// header (docs/recording-format.md, "Resynchronisation").
+// reports each damaged part and goes on with the next intact block.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,15 +8,16 @@
 #include "byte_buffer.hpp"
 #include "crc32c.hpp"
 #include "recording_block.hpp"
-#include "recording_decoder.hpp"
+#include "recording_decoder_v2.hpp"
 #include "recording_file.hpp"
 #include "recording_records.hpp"
 
 namespace evring {
-namespace {
 
-constexpr std::uint64_t kHeaderSize = sizeof(RecordingBlockHeader);
-constexpr std::size_t kScanChunk = std::size_t{1} << 20;
+std::unique_ptr<RecordingReader::Decoder> make_decoder_v2() { return std::make_unique<detail::DecoderV2>(); }
+
+namespace detail {
+namespace {
 
 // "seqno 5..9 lost (5 records)", with the end record when the block held it.
 std::string block_loss(const RecordingBlockHeader& h) {
@@ -29,52 +29,8 @@ std::string block_loss(const RecordingBlockHeader& h) {
     return text;
 }
 
-class DecoderV2 final : public RecordingReader::Decoder {
-public:
-    Status start() override;
 
-protected:
-    Result<bool> produce(Record& record) override;
-
-private:
-    // The block being handed out.
-    struct Cursor {
-        RecordingBlockHeader header{};
-        std::uint64_t offset = 0;
-        std::span<const std::byte> content;
-        std::size_t pos = 0;
-    };
-
-    Status load_next_block();
-    Status resynchronise(std::uint64_t at, const std::string& problem);
-    Result<bool> find_block(std::uint64_t from, std::uint64_t& found, RecordingBlockHeader& out);
-    Status load_block(const RecordingBlockHeader& h, std::uint64_t at);
-    void lose_block(DamageKind kind, const RecordingBlockHeader& h, std::uint64_t at, std::string_view why);
-    void take_schema(const RecordingBlockHeader& h, std::uint64_t at, std::span<const std::byte> content);
-    Status after_end();
-    void check_totals();
-    std::string block_named(const RecordingBlockHeader& h, std::uint64_t at) const;
-    // First sequence number not yet replayed or reported (0: none seen yet).
-    std::uint64_t next_uncovered() const { return covered_ == 0 ? 0 : covered_ + 1; }
-    void cover(std::uint64_t last) { covered_ = std::max(covered_, last); }
-
-    std::uint64_t series_id_ = 0;  // 0 until known
-    std::uint64_t offset_ = sizeof(RecordingFileHeader);
-    std::uint32_t expected_block_ = 0;
-    bool expected_known_ = true;
-    std::uint64_t covered_ = 0;    // highest seqno replayed or reported lost
-    bool unknown_loss_ = false;    // damage whose record count is unknown
-    bool schema_reported_ = false;
-    Cursor cursor_;
-    bool end_seen_ = false;
-    EndRecord end_{};
-    std::uint64_t end_block_offset_ = 0;
-    std::uint32_t end_block_number_ = 0;
-    std::uint64_t records_after_end_ = 0;
-    std::vector<std::string> end_problems_;
-    detail::ByteBuffer stored_;
-    detail::BlockDecoder codec_;
-};
+}  // namespace
 
 std::string DecoderV2::block_named(const RecordingBlockHeader& h, std::uint64_t at) const {
     return fmt::format("block {} at offset {}", h.block_number, at);
@@ -141,7 +97,7 @@ Result<bool> DecoderV2::produce(Record& record) {
 }
 
 Status DecoderV2::load_next_block() {
-    if (offset_ + kHeaderSize > file_bytes)
+    if (offset_ + kBlockHeaderSize > file_bytes)
         if (auto s = refresh_size(); !s) return s;
     if (offset_ >= file_bytes) {
         finish(ReadStatus::Truncated,
@@ -168,11 +124,11 @@ Status DecoderV2::load_next_block() {
 }
 
 Status DecoderV2::load_block(const RecordingBlockHeader& h, std::uint64_t at) {
-    const std::uint64_t end = at + kHeaderSize + h.stored_size;
+    const std::uint64_t end = at + kBlockHeaderSize + h.stored_size;
     if (end > file_bytes)
         if (auto s = refresh_size(); !s) return s;
     if (end > file_bytes) {
-        const std::uint64_t present = file_bytes - at - kHeaderSize;
+        const std::uint64_t present = file_bytes - at - kBlockHeaderSize;
         report(DamageKind::Truncated, at, file_bytes - at, h.first_seqno, h.last_seqno, h.record_count,
                fmt::format("{} is cut short: {} of its {} stored bytes are in the file; {}", block_named(h, at),
                            present, h.stored_size, block_loss(h)));
@@ -186,7 +142,7 @@ Status DecoderV2::load_block(const RecordingBlockHeader& h, std::uint64_t at) {
     if (expected_known_ && h.block_number != expected_block_) {
         if (h.block_number < expected_block_) {
             // Most likely a copy of a block already read: nothing is lost.
-            report(DamageKind::MisplacedBlock, at, kHeaderSize + h.stored_size, 0, 0, 0,
+            report(DamageKind::MisplacedBlock, at, kBlockHeaderSize + h.stored_size, 0, 0, 0,
                    fmt::format("{} is out of order (block {} was expected; it holds {} records{}): not replayed",
                                block_named(h, at), expected_block_, h.record_count,
                                h.first_seqno ? fmt::format(", seqno {}..{}", h.first_seqno, h.last_seqno) : ""));
@@ -203,14 +159,14 @@ Status DecoderV2::load_block(const RecordingBlockHeader& h, std::uint64_t at) {
     expected_block_ = h.block_number + 1;
     expected_known_ = true;
     if (h.content == static_cast<std::uint16_t>(BlockContent::Schema) && at != sizeof(RecordingFileHeader)) {
-        report(DamageKind::MisplacedBlock, at, kHeaderSize + h.stored_size, 0, 0, 0,
+        report(DamageKind::MisplacedBlock, at, kBlockHeaderSize + h.stored_size, 0, 0, 0,
                fmt::format("a schema block at offset {}, where only records may be: skipped", at));
         return {};
     }
     if (!stored_.reserve_exact(h.stored_size))
         return Error(ENOMEM, fmt::format("{}: cannot allocate {} bytes for {}", named(), h.stored_size,
                                          block_named(h, at)));
-    auto n = detail::read_at(fd, at + kHeaderSize, stored_.data(), h.stored_size, named());
+    auto n = detail::read_at(fd, at + kBlockHeaderSize, stored_.data(), h.stored_size, named());
     if (!n) return std::move(n).error();
     if (*n < h.stored_size) {  // the file shrank under us
         lose_block(DamageKind::Truncated, h, at, "is cut short (the file shrank while being read)");
@@ -243,7 +199,7 @@ Status DecoderV2::load_block(const RecordingBlockHeader& h, std::uint64_t at) {
 
 void DecoderV2::take_schema(const RecordingBlockHeader& h, std::uint64_t at, std::span<const std::byte> content) {
     if (header_trusted && ((header.flags & kRecordingHasSchema) == 0 || header.schema_size != content.size())) {
-        report(DamageKind::BadSchema, at, kHeaderSize + h.stored_size, 0, 0, 0,
+        report(DamageKind::BadSchema, at, kBlockHeaderSize + h.stored_size, 0, 0, 0,
                fmt::format("{} holds a schema of {} bytes but the file header announces {}; the schema is "
                            "not trusted", block_named(h, at), content.size(),
                            (header.flags & kRecordingHasSchema) ? fmt::format("{} bytes", header.schema_size)
@@ -255,7 +211,7 @@ void DecoderV2::take_schema(const RecordingBlockHeader& h, std::uint64_t at, std
 }
 
 void DecoderV2::lose_block(DamageKind kind, const RecordingBlockHeader& h, std::uint64_t at, std::string_view why) {
-    const std::uint64_t bytes = kHeaderSize + h.stored_size;
+    const std::uint64_t bytes = kBlockHeaderSize + h.stored_size;
     if (h.content == static_cast<std::uint16_t>(BlockContent::Schema)) {
         report(DamageKind::BadSchema, at, bytes, 0, 0, 0,
                fmt::format("schema {}: {}; the recording's schema is not available", block_named(h, at), why));
@@ -267,121 +223,6 @@ void DecoderV2::lose_block(DamageKind kind, const RecordingBlockHeader& h, std::
     cover(h.last_seqno);
 }
 
-Status DecoderV2::resynchronise(std::uint64_t at, const std::string& problem) {
-    std::uint64_t found = 0;
-    RecordingBlockHeader next{};
-    auto located = find_block(at + 1, found, next);
-    if (!located) return std::move(located).error();
-    const std::uint64_t first = next_uncovered();
-    unknown_loss_ = true;
-    expected_known_ = false;
-    if (!*located) {
-        report(DamageKind::BadBlockHeader, at, file_bytes - at, first, 0, 0,
-               fmt::format("no intact block from offset {} to the end of the file ({} bytes; at offset {}: {}){}",
-                           at, file_bytes - at, at, problem, first ? "; " + lost_text(first, 0) : ""));
-        finish(ReadStatus::Truncated,
-               fmt::format("{} has no readable end record: the bytes from offset {} on are damaged", named(), at));
-        return {};
-    }
-    const std::uint64_t last = next.first_seqno > 1 ? next.first_seqno - 1 : 0;
-    const bool known = first != 0 && last >= first;
-    report(DamageKind::BadBlockHeader, at, found - at, known ? first : 0, known ? last : 0, 0,
-           fmt::format("bytes {}..{} are not an intact block (at offset {}: {}); resumed at {}{}", at, found - 1, at,
-                       problem, block_named(next, found),
-                       known ? "; " + lost_text(first, last)
-                             : first == 0 && next.first_seqno > 1 ? fmt::format("; records before seqno {} lost", next.first_seqno)
-                                                                  : std::string()));
-    if (known) cover(last);
-    offset_ = found;
-    return {};
-}
 
-// Scans forward from `from` for a block header that passes every check.
-Result<bool> DecoderV2::find_block(std::uint64_t from, std::uint64_t& found, RecordingBlockHeader& out) {
-    if (from + kHeaderSize > file_bytes) return false;
-    const auto chunk_size = static_cast<std::size_t>(std::min<std::uint64_t>(kScanChunk, file_bytes - from));
-    detail::ByteBuffer chunk(chunk_size);
-    if (chunk.capacity() < chunk_size) return Error(ENOMEM, fmt::format("{}: cannot allocate {} bytes", named(), chunk_size));
-    for (std::uint64_t pos = from; pos + kHeaderSize <= file_bytes;) {
-        auto n = detail::read_at(fd, pos, chunk.data(), chunk_size, named());
-        if (!n) return std::move(n).error();
-        if (*n < kHeaderSize) return false;
-        const std::byte* begin = chunk.data();
-        const std::byte* end = begin + *n;
-        for (const std::byte* p = begin; end - p >= static_cast<std::ptrdiff_t>(kHeaderSize); ++p) {
-            p = static_cast<const std::byte*>(std::memchr(p, kBlockMagic[0], static_cast<std::size_t>(end - p)));
-            if (p == nullptr || end - p < static_cast<std::ptrdiff_t>(kHeaderSize)) break;
-            if (std::memcmp(p, kBlockMagic.data(), kBlockMagic.size()) != 0) continue;
-            std::memcpy(&out, p, sizeof out);
-            if (detail::block_header_problem(out, series_id_).empty()) {
-                found = pos + static_cast<std::uint64_t>(p - begin);
-                return true;
-            }
-        }
-        // The next chunk overlaps this one by a header less a byte, so a
-        // header across the boundary is seen whole.
-        pos += *n - (kHeaderSize - 1);
-    }
-    return false;
-}
-
-Status DecoderV2::after_end() {
-    if (auto s = refresh_size(); !s) return s;
-    if (records_after_end_ > 0) {
-        report(DamageKind::TrailingData, end_block_offset_, 0, 0, 0, 0,
-               fmt::format("{} record(s) follow the end record in block {} at offset {}; not replayed",
-                           records_after_end_, end_block_number_, end_block_offset_));
-        end_problems_.push_back(fmt::format("{} record(s) after the end record", records_after_end_));
-    }
-    if (offset_ < file_bytes) {
-        std::string what = "bytes that are not a block of this recording";
-        RecordingBlockHeader h;
-        auto n = detail::read_at(fd, offset_, &h, sizeof h, named());
-        if (!n) return std::move(n).error();
-        if (*n == sizeof h && detail::block_header_problem(h, series_id_).empty())
-            what = fmt::format("starting with an intact block {} ({} records{})", h.block_number, h.record_count,
-                               h.first_seqno ? fmt::format(", seqno {}..{}", h.first_seqno, h.last_seqno) : "");
-        report(DamageKind::TrailingData, offset_, file_bytes - offset_, 0, 0, 0,
-               fmt::format("{} bytes follow the end record's block (from offset {}), {}; not replayed",
-                           file_bytes - offset_, offset_, what));
-        end_problems_.push_back(fmt::format("{} bytes after the end record", file_bytes - offset_));
-    }
-    check_totals();
-    if (end_problems_.empty()) {
-        finish(ReadStatus::CleanEnd, {});
-        return {};
-    }
-    std::string why = named() + " ends with an end record, but:";
-    for (const std::string& p : end_problems_) why += " " + p + ";";
-    why.pop_back();
-    finish(ReadStatus::DamagedEnd, std::move(why));
-    return {};
-}
-
-void DecoderV2::check_totals() {
-    const ReplayTotals& t = totals;
-    const std::uint64_t replayed = t.events + t.expired + t.gaps;
-    const std::uint64_t claimed = end_.events + end_.expired + end_.gaps;
-    bool agree;
-    if (!lost_records_to_damage())
-        agree = t.events == end_.events && t.expired == end_.expired && t.gaps == end_.gaps && t.lost == end_.lost;
-    else
-        agree = t.events <= end_.events && t.expired <= end_.expired && t.gaps <= end_.gaps &&
-                (unknown_loss_ || replayed + t.lost_to_damage == claimed);
-    if (agree) return;
-    report(DamageKind::TotalsMismatch, end_block_offset_, 0, 0, 0, 0,
-           fmt::format("the end record (block {} at offset {}) counts {} events, {} expired payloads and {} gaps "
-                       "({} seqnos); the replay found {} events, {} expired payloads and {} gaps ({} seqnos){}",
-                       end_block_number_, end_block_offset_, end_.events, end_.expired, end_.gaps, end_.lost,
-                       t.events, t.expired, t.gaps, t.lost,
-                       lost_records_to_damage() ? fmt::format(", and {} records were lost to damage", t.lost_to_damage)
-                                                : ""));
-    end_problems_.push_back(fmt::format("its totals ({} events) disagree with the replay ({} events)", end_.events,
-                                        t.events));
-}
-
-}  // namespace
-
-std::unique_ptr<RecordingReader::Decoder> make_decoder_v2() { return std::make_unique<DecoderV2>(); }
-
+}  // namespace detail
 }  // namespace evring
