@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -137,28 +138,37 @@ int main(int argc, char** argv) {
         ::unlink(tmp_snap.c_str());
     }
 
+    // Recordings of version 2 (the version 1 seeds four_events_raw and
+    // four_events_zstd were written by the version 1 writer and are kept):
+    // three blocks of records (two flushes), gaps with reasons, an expired
+    // payload, and in the compressed one a schema block.
     const std::string rec_dir = root + "/recording";
+    const std::string schema = "content_type = 1  # an opaque schema blob for the seed";
     for (bool compress : {true, false}) {
         const std::string tmp_rec = "/tmp/evring-seed-recording.evrec";
         ::unlink(tmp_rec.c_str());
         evring::RecordingOptions options;
         options.compress = compress;
+        if (compress) options.schema = std::as_bytes(std::span(schema));
         auto writer = evring::RecordingWriter::create(tmp_rec, small.ring.header(), options);
         if (!writer) {
             std::fprintf(stderr, "%s\n", writer.error().message().c_str());
             return 1;
         }
-        for (std::uint64_t s = 1; s <= 4; ++s) {
+        for (std::uint64_t s = 1; s <= 6; ++s) {
             evring::EventDescriptor event{};
             evring::Iterator it(small.ring);
             if (!it.read_descriptor(s, event)) return 1;
             std::byte* dst = writer->begin_event(event);
             std::memcpy(dst, small.ring.payload_buffer() + (event.payload_buf_offset & small.ring.payload_mask()),
                         event.payload_size);
-            if (!writer->end_event(true).ok()) return 1;
+            if (!writer->end_event(s != 5).ok()) return 1;
+            if ((s == 2 || s == 4) && !writer->flush().ok()) return 1;
         }
-        if (!writer->append_gap(5, 2).ok() || !writer->finish().ok()) return 1;
-        save(rec_dir, compress ? "four_events_zstd" : "four_events_raw", read_file(tmp_rec));
+        if (!writer->append_gap(7, 2, evring::GapReason::FellBehind).ok() ||
+            !writer->append_gap(9, 1, evring::GapReason::NeverCommitted).ok() || !writer->finish().ok())
+            return 1;
+        save(rec_dir, compress ? "v2_blocks_schema_zstd" : "v2_blocks_raw", read_file(tmp_rec));
         ::unlink(tmp_rec.c_str());
     }
     std::printf("seed corpus written under %s\n", root.c_str());

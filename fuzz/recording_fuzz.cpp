@@ -1,43 +1,139 @@
-// Fuzz target: reading a recording file. The input is the file; the reader
-// must return records, a clean end, a truncation notice or an error with a
-// message, and every payload span it hands out must be readable.
+// Fuzz target: reading a recording file, versions 1 and 2. The input is the
+// file. It is read twice: as it is, and with every checksum of a v2 file
+// recomputed ("resealed"), so that mutations reach the block decoder and the
+// record checks behind the CRCs instead of stopping at them.
+//
+// What must hold: open fails with a message, or next() returns records and
+// then an end status; every Event's payload span has payload_size readable
+// bytes; every Damage record and every error names the file; a notice is
+// empty exactly after CleanEnd; the reader's totals count what it returned;
+// and the replay ends (no more records than the file could describe).
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
+#include <vector>
 
+#include "../lib/crc32c.hpp"
+#include "../lib/recording_block.hpp"
 #include "evring/recording.hpp"
 #include "exercise.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+namespace {
+
+const std::string& scratch_path() {
     static const std::string path = "/dev/shm/evring-fuzz-recording-" + std::to_string(::getpid());
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    return path;
+}
+
+void write_input(const std::uint8_t* data, std::size_t size) {
+    const int fd = ::open(scratch_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) __builtin_trap();
     if (size > 0 && ::write(fd, data, size) != static_cast<ssize_t>(size)) __builtin_trap();
     ::close(fd);
-    auto reader = evring::RecordingReader::open(path);
+}
+
+// Recomputes the file header's and every chained block's checksums.
+void reseal(std::vector<std::uint8_t>& file) {
+    using namespace evring;
+    if (file.size() < sizeof(RecordingFileHeader)) return;
+    RecordingFileHeader fh;
+    std::memcpy(&fh, file.data(), sizeof fh);
+    if (fh.version != kRecordingVersion) return;
+    fh.header_crc = detail::file_header_crc(fh);
+    std::memcpy(file.data(), &fh, sizeof fh);
+    for (std::size_t at = sizeof fh; at + sizeof(RecordingBlockHeader) <= file.size();) {
+        RecordingBlockHeader h;
+        std::memcpy(&h, file.data() + at, sizeof h);
+        if (h.magic != kBlockMagic) return;
+        const std::size_t body = at + sizeof h;
+        if (h.stored_size <= file.size() - body) h.stored_crc = detail::crc32c(file.data() + body, h.stored_size);
+        h.header_crc = detail::block_header_crc(h);
+        std::memcpy(file.data() + at, &h, sizeof h);
+        at = body + h.stored_size;
+    }
+}
+
+// With EVRING_FUZZ_TALLY set, which damage kinds and end statuses each
+// input reached (to see what the corpus covers).
+void tally_outcome(const char* what) {
+    static const bool enabled = std::getenv("EVRING_FUZZ_TALLY") != nullptr;
+    if (enabled) std::fprintf(stderr, "evring-fuzz recording: reached: %s\n", what);
+}
+
+bool names_the_file(const std::string& message) {
+    return message.find(scratch_path()) != std::string::npos;
+}
+
+void read_recording(const std::uint8_t* data, std::size_t size) {
+    write_input(data, size);
+    auto reader = evring::RecordingReader::open(scratch_path());
     if (!reader) {
-        ::unlink(path.c_str());
-        EVRING_FUZZ_CHECK(!reader.error().message().empty());
+        EVRING_FUZZ_CHECK(names_the_file(reader.error().message()));
         evring::fuzz::tally("recording", &reader.error().message());
-        return 0;
+        return;
     }
     evring::fuzz::tally("recording", nullptr);
+    evring::ReplayTotals seen;
     evring::Record record;
-    for (int i = 0; i < 10'000; ++i) {
+    // Far above the records any input of this size can describe (a block of
+    // 67 stored bytes decodes to at most 16 MiB): a runaway loop traps.
+    const std::uint64_t max_records = 64 * (size + 1024) * 1024;
+    for (std::uint64_t i = 0;; ++i) {
+        EVRING_FUZZ_CHECK(i < max_records);
         auto status = reader->next(record);
         if (!status) {
-            EVRING_FUZZ_CHECK(!status.error().message().empty());
-            break;
+            EVRING_FUZZ_CHECK(names_the_file(status.error().message()));
+            return;
         }
-        if (*status != evring::ReadStatus::Record) break;
-        if (record.kind == evring::RecordKind::Event) {
+        if (*status != evring::ReadStatus::Record) {
+            EVRING_FUZZ_CHECK(reader->notice().empty() == (*status == evring::ReadStatus::CleanEnd));
+            const evring::ReplayTotals& t = reader->totals();
+            EVRING_FUZZ_CHECK(t.events == seen.events && t.expired == seen.expired && t.gaps == seen.gaps &&
+                              t.lost == seen.lost && t.damage_reports == seen.damage_reports);
+            tally_outcome(*status == evring::ReadStatus::CleanEnd   ? "clean end"
+                          : *status == evring::ReadStatus::Truncated ? "truncated end"
+                                                                     : "damaged end");
+            auto again = reader->next(record);  // the end repeats
+            EVRING_FUZZ_CHECK(again && *again == *status);
+            return;
+        }
+        switch (record.kind) {
+        case evring::RecordKind::Event: {
             EVRING_FUZZ_CHECK(record.payload.size() == record.event.payload_size);
             volatile std::uint8_t sum = 0;
             for (std::byte b : record.payload) sum = static_cast<std::uint8_t>(sum + static_cast<std::uint8_t>(b));
+            ++seen.events;
+            break;
+        }
+        case evring::RecordKind::ExpiredPayload: ++seen.expired; break;
+        case evring::RecordKind::Gap:
+            EVRING_FUZZ_CHECK(record.gap.lost_count > 0);
+            ++seen.gaps;
+            seen.lost += record.gap.lost_count;
+            break;
+        case evring::RecordKind::Damage:
+            EVRING_FUZZ_CHECK(names_the_file(record.damage.message));
+            tally_outcome(std::string(evring::describe(record.damage.kind)).c_str());
+            ++seen.damage_reports;
+            break;
+        case evring::RecordKind::End: break;
+        default: __builtin_trap();  // unknown kinds are never handed out
         }
     }
-    ::unlink(path.c_str());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    read_recording(data, size);
+    std::vector<std::uint8_t> resealed(data, data + size);
+    reseal(resealed);
+    if (resealed != std::vector<std::uint8_t>(data, data + size)) read_recording(resealed.data(), resealed.size());
+    ::unlink(scratch_path().c_str());
     return 0;
 }

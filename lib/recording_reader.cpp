@@ -1,225 +1,109 @@
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zstd.h>
+// RecordingReader: opens a recording as untrusted input and hands it to the
+// decoder of its version (recording_decoder_v1.cpp, recording_decoder_v2.cpp).
+#include <fmt/format.h>
 
-#include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
-#include <vector>
 
-#include "evring/recording.hpp"
+#include "evring/recording_reader.hpp"
+#include "recording_decoder.hpp"
+#include "recording_file.hpp"
 
 namespace evring {
+
+std::string_view describe(GapReason reason) noexcept {
+    switch (reason) {
+    case GapReason::Unrecorded: return "not recorded (a version 1 recording: the recorder fell behind or a writer abandoned them)";
+    case GapReason::FellBehind: return "the recorder fell behind the writer (lapped)";
+    case GapReason::Abandoned: return "reserved but never committed while a writer lived (abandoned)";
+    case GapReason::NeverCommitted: return "never committed (holes in a ring nobody writes, or in a snapshot)";
+    case GapReason::WriterGone: return "reserved by a writer that exited before committing them";
+    }
+    return "an unknown reason";
+}
+
+std::string_view describe(DamageKind kind) noexcept {
+    switch (kind) {
+    case DamageKind::BadFileHeader: return "damaged file header";
+    case DamageKind::BadSchema: return "damaged schema";
+    case DamageKind::BadBlockHeader: return "damaged block header";
+    case DamageKind::ChecksumMismatch: return "checksum mismatch";
+    case DamageKind::Undecodable: return "undecodable block";
+    case DamageKind::MissingBlocks: return "missing blocks";
+    case DamageKind::MisplacedBlock: return "misplaced block";
+    case DamageKind::Truncated: return "truncated";
+    case DamageKind::TrailingData: return "data after the end record";
+    case DamageKind::TotalsMismatch: return "end totals disagree";
+    }
+    return "damage";
+}
+
 namespace {
 
-constexpr std::size_t kInputChunk = std::size_t{1} << 20;
-// An event body is a descriptor plus at most a 32-bit payload size.
-constexpr std::uint64_t kMaxBody = sizeof(EventDescriptor) + std::uint64_t{UINT32_MAX};
+std::string recording_named(const std::string& path) { return "recording '" + path + "'"; }
 
-std::string recording_named(std::string_view path) {
-    return "recording '" + std::string(path) + "'";
-}
-
-std::string format(const char* fmt, auto... args) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf, fmt, args...);
-    return buf;
-}
-
-std::uint64_t body_size_of(RecordKind kind) {
-    switch (kind) {
-    case RecordKind::Gap: return sizeof(GapRecord);
-    case RecordKind::ExpiredPayload: return sizeof(EventDescriptor);
-    case RecordKind::End: return sizeof(EndRecord);
-    case RecordKind::Event: break;
+Result<std::unique_ptr<RecordingReader::Decoder>> open_decoder(const std::string& path) {
+    auto fd = detail::open_regular_file(path, recording_named(path));
+    if (!fd) return std::move(fd).error();
+    RecordingFileHeader header{};
+    auto n = detail::read_at(*fd, 0, &header, sizeof header, recording_named(path));
+    auto size = detail::file_size(*fd, recording_named(path));
+    const bool magic = n && *n >= sizeof header.magic && header.magic == kRecordingMagic;
+    std::unique_ptr<RecordingReader::Decoder> decoder;
+    if (n && size && magic && *n == sizeof header) {
+        if (header.version == kRecordingVersion) decoder = make_decoder_v2();
+        if (header.version == kRecordingVersion1) decoder = make_decoder_v1();
     }
-    return 0;  // variable or unknown
+    if (!decoder) {
+        ::close(*fd);
+        if (!n) return std::move(n).error();
+        if (!size) return std::move(size).error();
+        if (!magic) return Error(EINVAL, fmt::format("'{}' is not an evring recording (no EVRECORD header)", path));
+        if (*n < sizeof header)
+            return Error(EINVAL, fmt::format("{} is cut short inside its file header ({} of {} bytes)",
+                                             recording_named(path), *n, sizeof header));
+        return Error(EINVAL, fmt::format("{} has format version {}; this evring reads versions {} and {}",
+                                         recording_named(path), header.version, kRecordingVersion1,
+                                         kRecordingVersion));
+    }
+    decoder->path = path;
+    decoder->fd = *fd;
+    decoder->file_bytes = *size;
+    decoder->header = header;
+    if (auto s = decoder->start(); !s) return std::move(s).error();
+    return decoder;
 }
 
 }  // namespace
 
-Result<bool> is_recording_file(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Error::from_errno(errno, "opening '" + path + "'");
-    char magic[8] = {};
-    ssize_t n = ::pread(fd, magic, sizeof magic, 0);
-    int err = errno;
-    ::close(fd);
-    if (n < 0) return Error::from_errno(err, "reading '" + path + "'");
-    return n == 8 && std::memcmp(magic, kRecordingMagic.data(), 8) == 0;
-}
-
-struct RecordingReader::State {
-    std::string path;
-    int fd = -1;
-    std::uint64_t file_bytes = 0;
-    RecordingFileHeader header{};
-    ZSTD_DCtx* dctx = nullptr;
-    std::vector<char> input = std::vector<char>(kInputChunk);
-    ZSTD_inBuffer in{nullptr, 0, 0};
-    bool input_eof = false;
-    std::vector<std::byte> buf = std::vector<std::byte>(std::size_t{4} << 20);
-    std::size_t pos = 0;
-    std::size_t end = 0;
-    std::uint64_t records = 0;
-    bool ended = false;
-    std::string notice;
-
-    ~State() {
-        if (fd >= 0) ::close(fd);
-        ZSTD_freeDCtx(dctx);
-    }
-
-    // Makes at least `need` bytes available from `pos`, unless the file ends
-    // first. Returns how many are available.
-    Result<std::size_t> available(std::size_t need) {
-        if (end - pos >= need) return end - pos;
-        std::memmove(buf.data(), buf.data() + pos, end - pos);
-        end -= pos;
-        pos = 0;
-        while (end < need) {
-            // Grow as data arrives, not to what a (possibly corrupt) record
-            // claims: a huge body_size in a short file costs nothing.
-            if (end == buf.size()) buf.resize(std::min(need, buf.size() * 2));
-            if (dctx == nullptr) {
-                ssize_t n = ::read(fd, buf.data() + end, buf.size() - end);
-                if (n < 0 && errno == EINTR) continue;
-                if (n < 0) return Error::from_errno(errno, "reading " + recording_named(path));
-                if (n == 0) break;
-                end += static_cast<std::size_t>(n);
-                continue;
-            }
-            if (in.pos == in.size && !input_eof) {
-                ssize_t n = ::read(fd, input.data(), input.size());
-                if (n < 0 && errno == EINTR) continue;
-                if (n < 0) return Error::from_errno(errno, "reading " + recording_named(path));
-                if (n == 0) input_eof = true;
-                in = ZSTD_inBuffer{input.data(), static_cast<std::size_t>(n), 0};
-            }
-            ZSTD_outBuffer out{buf.data(), buf.size(), end};
-            const std::size_t in_before = in.pos;
-            const std::size_t r = ZSTD_decompressStream(dctx, &out, &in);
-            if (ZSTD_isError(r))
-                return Error(EINVAL, recording_named(path) +
-                                         format(": corrupt compressed data after record %" PRIu64
-                                                ": %s",
-                                                records, ZSTD_getErrorName(r)));
-            const bool progressed = out.pos > end || in.pos > in_before;
-            end = out.pos;
-            if (input_eof && !progressed) break;
-        }
-        return end - pos;
-    }
-
-    Result<ReadStatus> truncated(std::string why) {
-        notice = recording_named(path) + " " + why +
-                 format(" after %" PRIu64 " complete records (the recorder did not finish: "
-                        "replayed up to the last complete record)",
-                        records);
-        ended = true;
-        return ReadStatus::Truncated;
-    }
-};
-
 Result<RecordingReader> RecordingReader::open(const std::string& path) {
-    auto state = std::make_unique<State>();
-    state->path = path;
-    state->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (state->fd < 0) return Error::from_errno(errno, "opening " + recording_named(path));
-    struct stat st {};
-    if (::fstat(state->fd, &st) != 0)
-        return Error::from_errno(errno, "examining " + recording_named(path));
-    state->file_bytes = static_cast<std::uint64_t>(st.st_size);
-    RecordingFileHeader& header = state->header;
-    ssize_t n = ::read(state->fd, &header, sizeof header);
-    if (n < 0) return Error::from_errno(errno, "reading " + recording_named(path));
-    if (static_cast<std::size_t>(n) < sizeof header || header.magic != kRecordingMagic)
-        return Error(EINVAL, "'" + path + "' is not an evring recording (no EVRECORD header)");
-    if (header.version != kRecordingVersion)
-        return Error(EINVAL, recording_named(path) +
-                                 format(" has format version %u; this evring reads version %u",
-                                        unsigned{header.version}, unsigned{kRecordingVersion}));
-    if ((header.flags & ~kRecordingZstd) != 0)
-        return Error(EINVAL, recording_named(path) +
-                                 format(" has unknown flags 0x%x", unsigned{header.flags}));
-    if ((header.flags & kRecordingZstd) != 0) {
-        state->dctx = ZSTD_createDCtx();
-        if (state->dctx == nullptr) return Error(ENOMEM, "allocating a zstd decompression context");
-    }
-    return RecordingReader(std::move(state));
+    auto decoder = open_decoder(path);
+    if (!decoder) return std::move(decoder).error();
+    return RecordingReader(std::move(*decoder));
 }
 
-RecordingReader::RecordingReader(std::unique_ptr<State> state) : state_(std::move(state)) {}
+RecordingReader::RecordingReader(std::unique_ptr<Decoder> decoder) : decoder_(std::move(decoder)) {}
 RecordingReader::RecordingReader(RecordingReader&&) noexcept = default;
 RecordingReader& RecordingReader::operator=(RecordingReader&&) noexcept = default;
 RecordingReader::~RecordingReader() = default;
 
-const RecordingFileHeader& RecordingReader::header() const noexcept { return state_->header; }
-const std::string& RecordingReader::path() const noexcept { return state_->path; }
-std::uint64_t RecordingReader::file_bytes() const noexcept { return state_->file_bytes; }
-const std::string& RecordingReader::notice() const noexcept { return state_->notice; }
+const RecordingFileHeader& RecordingReader::header() const noexcept { return decoder_->header; }
+bool RecordingReader::header_trusted() const noexcept { return decoder_->header_trusted; }
+const std::string& RecordingReader::path() const noexcept { return decoder_->path; }
+std::uint64_t RecordingReader::file_bytes() const noexcept { return decoder_->file_bytes; }
+std::span<const std::byte> RecordingReader::schema() const noexcept { return decoder_->schema; }
+const std::string& RecordingReader::notice() const noexcept { return decoder_->notice; }
+const ReplayTotals& RecordingReader::totals() const noexcept { return decoder_->totals; }
 
-Result<ReadStatus> RecordingReader::next(Record& record) {
-    State& s = *state_;
-    if (s.ended) return s.notice.empty() ? ReadStatus::CleanEnd : ReadStatus::Truncated;
-    auto have = s.available(sizeof(RecordHeader));
-    if (!have) return std::move(have).error();
-    if (*have == 0) return s.truncated("ends without an end marker");
-    if (*have < sizeof(RecordHeader)) return s.truncated("ends inside a record header");
-    RecordHeader head;
-    std::memcpy(&head, s.buf.data() + s.pos, sizeof head);
-    const auto kind = static_cast<RecordKind>(head.kind);
-    const std::uint64_t fixed = body_size_of(kind);
-    // No event can carry more than the recorded ring's payload buffer, so a
-    // corrupt size cannot make the reader buffer gigabytes of a zstd bomb.
-    const std::uint64_t max_body =
-        std::min<std::uint64_t>(kMaxBody, sizeof(EventDescriptor) + s.header.ring_size.payload_buf_size);
-    const bool bad_size = head.body_size > max_body ||
-                          (fixed != 0 && head.body_size != fixed) ||
-                          (kind == RecordKind::Event && head.body_size < sizeof(EventDescriptor));
-    if (bad_size)
-        return Error(EINVAL, recording_named(s.path) +
-                                 format(": record %" PRIu64 " (kind %u) has an impossible size of "
-                                        "%" PRIu64 " bytes; the file is corrupt",
-                                        s.records + 1, unsigned{head.kind}, head.body_size));
-    const std::size_t total = sizeof head + static_cast<std::size_t>(head.body_size);
-    have = s.available(total);
-    if (!have) return std::move(have).error();
-    if (*have < total) return s.truncated(format("ends inside record %" PRIu64, s.records + 1));
-    const std::byte* body = s.buf.data() + s.pos + sizeof head;
-    s.pos += total;
-    ++s.records;
-    record.kind = kind;
-    record.payload = {};
-    switch (kind) {
-    case RecordKind::Event:
-    case RecordKind::ExpiredPayload:
-        std::memcpy(&record.event, body, sizeof record.event);
-        if (kind == RecordKind::Event) {
-            if (head.body_size != sizeof(EventDescriptor) + record.event.payload_size)
-                return Error(EINVAL, recording_named(s.path) +
-                                         format(": event record %" PRIu64 " (seqno %" PRIu64
-                                                ") holds %" PRIu64 " payload bytes but its "
-                                                "descriptor says %u; the file is corrupt",
-                                                s.records, record.event.seqno,
-                                                head.body_size - sizeof(EventDescriptor),
-                                                unsigned{record.event.payload_size}));
-            record.payload = {body + sizeof(EventDescriptor), record.event.payload_size};
-        }
-        break;
-    case RecordKind::Gap:
-        std::memcpy(&record.gap, body, sizeof record.gap);
-        break;
-    case RecordKind::End:
-        std::memcpy(&record.end, body, sizeof record.end);
-        s.ended = true;
-        break;
-    default:
-        return next(record);  // a newer minor record kind: skipped by size
-    }
-    return ReadStatus::Record;
+Result<ReadStatus> RecordingReader::next(Record& record) { return decoder_->next(record); }
+
+Result<bool> is_recording_file(const std::string& path) {
+    auto fd = detail::open_regular_file(path, "'" + path + "'");
+    if (!fd) return std::move(fd).error();
+    char magic[8] = {};
+    auto n = detail::read_at(*fd, 0, magic, sizeof magic, "'" + path + "'");
+    ::close(*fd);
+    if (!n) return std::move(n).error();
+    return *n == sizeof magic && std::memcmp(magic, kRecordingMagic.data(), sizeof magic) == 0;
 }
 
 }  // namespace evring

@@ -145,7 +145,8 @@ int describe_recording(Input& input, bool json) {
             return kExitRuntime;
         }
         if (*status == ReadStatus::CleanEnd) break;
-        if (*status == ReadStatus::Truncated) {
+        if (*status == ReadStatus::Truncated || *status == ReadStatus::DamagedEnd) {
+            if (*status == ReadStatus::DamagedEnd) ending = "damaged";
             notice = reader.notice();
             break;
         }
@@ -168,6 +169,7 @@ int describe_recording(Input& input, bool json) {
             ending = "clean";
             continued = record.end.flags & kEndContinued;
             break;
+        case RecordKind::Damage: break;  // counted by reader.totals()
         }
     }
     const std::string next_file = next_recording_path(input.path, h.file_index);
@@ -192,6 +194,9 @@ int describe_recording(Input& input, bool json) {
             .number("last_seqno", last_seqno)
             .number("first_event_nanos", first_nanos)
             .number("last_event_nanos", last_nanos)
+            .number("schema_bytes", reader.schema().size())
+            .number("damage_reports", reader.totals().damage_reports)
+            .number("records_lost_to_damage", reader.totals().lost_to_damage)
             .string("end", ending);
         if (continued) o.string("continued_in", next_file);
         std::printf("%s\n", o.text().c_str());
@@ -216,8 +221,13 @@ int describe_recording(Input& input, bool json) {
         l.add("time span", utc_time(first_nanos) + " .. " + utc_time(last_nanos));
     l.add("expired payloads", std::to_string(expired));
     l.add("gaps", std::to_string(gaps) + " (" + std::to_string(lost) + " events lost)");
+    if (!reader.schema().empty()) l.add("schema", std::to_string(reader.schema().size()) + " bytes embedded");
+    if (reader.totals().damage_reports > 0)
+        l.add("damage", std::to_string(reader.totals().damage_reports) + " damaged part(s), at least " +
+                            std::to_string(reader.totals().lost_to_damage) +
+                            " records lost (evring watch names each)");
     l.add("end", ending == "clean" ? (continued ? "clean, continued in " + next_file : "clean")
-                                   : "truncated: " + notice);
+                                   : ending + ": " + notice);
     std::fputs(l.text.c_str(), stdout);
     return kExitOk;
 }

@@ -29,6 +29,35 @@ bool position_recording_start(Iterator& it, const Position& from) {
     }
 }
 
+// Consecutive sequence numbers that will never be committed, recorded as one
+// gap marker.
+struct HoleRun {
+    std::uint64_t first = 0, count = 0;
+    GapReason reason = GapReason::NeverCommitted;
+
+    Status add(RecordingWriter& writer, std::uint64_t seqno, GapReason why) {
+        if (count != 0 && (seqno != first + count || why != reason))
+            if (auto s = flush(writer); !s) return s;
+        if (count == 0) {
+            first = seqno;
+            reason = why;
+        }
+        ++count;
+        return {};
+    }
+
+    Status flush(RecordingWriter& writer) {
+        if (count == 0) return {};
+        std::fprintf(stderr, "evring: seqno %" PRIu64 "..%" PRIu64 " %s; a gap marker was recorded\n", first,
+                     first + count - 1,
+                     reason == GapReason::WriterGone ? "were reserved by a writer that exited without committing them"
+                                                     : "were never committed");
+        const std::uint64_t n = count;
+        count = 0;
+        return writer.append_gap(first, n, reason);
+    }
+};
+
 }  // namespace
 
 int run_record(const RecordOptions& options) {
@@ -44,7 +73,8 @@ int run_record(const RecordOptions& options) {
         return kExitRuntime;
     }
     const MappedRing& ring = *input->ring();
-    RecordingOptions recording_options{!options.no_compress, options.level, options.rotate_size};
+    // The schema work passes the ring's embedded schema as the last member.
+    RecordingOptions recording_options{!options.no_compress, options.level, options.rotate_size, {}};
     auto writer = RecordingWriter::create(options.output, ring.header(), recording_options);
     if (!writer) {
         report_error(writer.error().message());
@@ -54,6 +84,8 @@ int run_record(const RecordOptions& options) {
     Iterator it(ring);
     position_recording_start(it, *from);
     bool live = input->live && input->live->writer_alive();
+    const bool writer_seen = live;  // holes left at the end are then the exited writer's
+    HoleRun holes;
     std::optional<WriterWatch> watch;
     if (live) watch.emplace(*input->live);
     std::fprintf(stderr, "evring: recording %s from seqno %" PRIu64 " into %s\n", input->path.c_str(),
@@ -74,6 +106,7 @@ int run_record(const RecordOptions& options) {
         switch (it.try_next(event)) {
         case NextResult::Success: {
             follow.made_progress();
+            if (!(status = holes.flush(*writer))) break;
             if (!payload_in_bounds(ring, event)) {
                 // A size that cannot fit the ring: keep the descriptor only.
                 EventDescriptor clipped = event;
@@ -98,19 +131,21 @@ int run_record(const RecordOptions& options) {
             break;
         }
         case NextResult::Gap: {
+            if (status) status = holes.flush(*writer);
             const std::uint64_t lost = it.last_gap_lost();
             std::fprintf(stderr, "evring: lost %" PRIu64 " events (seqno %" PRIu64 "..%" PRIu64
                                  "): the recorder fell behind; a gap marker was recorded\n",
                          lost, it.next_seqno() - lost, it.next_seqno() - 1);
-            status = writer->append_gap(it.next_seqno() - lost, lost);
+            if (status) status = writer->append_gap(it.next_seqno() - lost, lost, GapReason::FellBehind);
             dirty = true;
             break;
         }
         case NextResult::Abandoned:
             // Reserved but never committed: recorded as a gap of one event.
+            if (status) status = holes.flush(*writer);
             std::fprintf(stderr, "evring: seqno %" PRIu64 " was never committed (its writer abandoned it)\n",
                          it.last_abandoned_seqno());
-            status = writer->append_gap(it.last_abandoned_seqno(), 1);
+            if (status) status = writer->append_gap(it.last_abandoned_seqno(), 1, GapReason::Abandoned);
             dirty = true;
             break;
         case NextResult::NotReady:
@@ -127,7 +162,12 @@ int run_record(const RecordOptions& options) {
                 if (it.next_seqno() > it.newest_seqno()) {
                     ended = "end of the ring";
                 } else {
-                    it.seek(it.next_seqno() + 1);  // never committed
+                    // Never committed, and nobody will: a gap marker, not a
+                    // seamless replay.
+                    status = holes.add(*writer, it.next_seqno(),
+                                       writer_seen ? GapReason::WriterGone : GapReason::NeverCommitted);
+                    it.seek(it.next_seqno() + 1);
+                    dirty = true;
                 }
                 break;
             }
@@ -135,6 +175,7 @@ int run_record(const RecordOptions& options) {
             break;
         }
     }
+    if (status) status = holes.flush(*writer);
     if (status) status = writer->finish();
     if (!status) {
         report_error(status.error().message());

@@ -86,21 +86,32 @@ int watch_recording(Input& input, const WatchPlan& plan) {
             ended = "end of the recording";
             break;
         }
-        if (*status == ReadStatus::Truncated) {
+        if (*status == ReadStatus::Truncated || *status == ReadStatus::DamagedEnd) {
             out.flush();
             std::fprintf(stderr, "evring: %s\n", reader.notice().c_str());
-            ended = "end of the truncated recording";
+            ended = *status == ReadStatus::Truncated ? "end of the truncated recording"
+                                                     : "end of the recording (damaged at its end)";
             break;
         }
         if (record.kind == RecordKind::Gap) {
             out.flush();
             std::fprintf(stderr,
-                         "evring: the recording lost %" PRIu64 " events (seqno %" PRIu64 "..%" PRIu64
-                         "): the recorder fell behind the writer\n",
+                         "evring: the recording lost %" PRIu64 " events (seqno %" PRIu64 "..%" PRIu64 "): %s\n",
                          record.gap.lost_count, record.gap.first_lost_seqno,
-                         record.gap.first_lost_seqno + record.gap.lost_count - 1);
-            summary.lost += record.gap.lost_count;
-            ++summary.gaps;
+                         record.gap.first_lost_seqno + record.gap.lost_count - 1,
+                         std::string(describe(record.gap.reason)).c_str());
+            // Counted as `watch` on the ring would: lapped as lost, the rest as never committed.
+            if (record.gap.reason == GapReason::FellBehind || record.gap.reason == GapReason::Unrecorded) {
+                summary.lost += record.gap.lost_count;
+                ++summary.gaps;
+            } else {
+                summary.missing += record.gap.lost_count;
+            }
+            continue;
+        }
+        if (record.kind == RecordKind::Damage) {
+            out.flush();
+            std::fprintf(stderr, "evring: %s\n", record.damage.message.c_str());
             continue;
         }
         if (record.kind == RecordKind::End) {
@@ -133,6 +144,9 @@ int watch_recording(Input& input, const WatchPlan& plan) {
     }
     out.flush();
     if (out.failed()) return output_failure(out.error());
+    if (reader.totals().damage_reports > 0)
+        ended += " (" + std::to_string(reader.totals().damage_reports) + " damaged part(s), at least " +
+                 std::to_string(reader.totals().lost_to_damage) + " records lost to damage)";
     print_summary(summary, ended);
     return kExitOk;
 }

@@ -1,0 +1,69 @@
+// Private to lib/: the version 2 recording decoder (recording_decoder_v2.cpp
+// walks the blocks; recording_decoder_v2_end.cpp resynchronises after a
+// damaged header and checks the end). docs/recording-format.md, "Reading,
+// damage and resynchronisation", describes the walk.
+//
+// Thread safety: one thread at a time (the RecordingReader's).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "byte_buffer.hpp"
+#include "recording_block.hpp"
+#include "recording_decoder.hpp"
+
+namespace evring::detail {
+
+inline constexpr std::uint64_t kBlockHeaderSize = sizeof(RecordingBlockHeader);
+
+class DecoderV2 final : public RecordingReader::Decoder {
+public:
+    Status start() override;
+
+protected:
+    Result<bool> produce(Record& record) override;
+
+private:
+    // The block being handed out.
+    struct Cursor {
+        RecordingBlockHeader header{};
+        std::uint64_t offset = 0;
+        std::span<const std::byte> content;
+        std::size_t pos = 0;
+    };
+
+    Status load_next_block();
+    Status resynchronise(std::uint64_t at, const std::string& problem);
+    Result<bool> find_block(std::uint64_t from, std::uint64_t& found, RecordingBlockHeader& out);
+    Status load_block(const RecordingBlockHeader& h, std::uint64_t at);
+    void lose_block(DamageKind kind, const RecordingBlockHeader& h, std::uint64_t at, std::string_view why);
+    void take_schema(const RecordingBlockHeader& h, std::uint64_t at, std::span<const std::byte> content);
+    Status after_end();
+    void check_totals();
+    std::string block_named(const RecordingBlockHeader& h, std::uint64_t at) const;
+    // First sequence number not yet replayed or reported (0: none seen yet).
+    std::uint64_t next_uncovered() const { return covered_ == 0 ? 0 : covered_ + 1; }
+    void cover(std::uint64_t last) { covered_ = std::max(covered_, last); }
+
+    std::uint64_t series_id_ = 0;  // 0 until known
+    std::uint64_t offset_ = sizeof(RecordingFileHeader);
+    std::uint32_t expected_block_ = 0;
+    bool expected_known_ = true;
+    std::uint64_t covered_ = 0;    // highest seqno replayed or reported lost
+    bool unknown_loss_ = false;    // damage whose record count is unknown
+    bool schema_reported_ = false;
+    Cursor cursor_;
+    bool end_seen_ = false;
+    EndRecord end_{};
+    std::uint64_t end_block_offset_ = 0;
+    std::uint32_t end_block_number_ = 0;
+    std::uint64_t records_after_end_ = 0;
+    std::vector<std::string> end_problems_;
+    detail::ByteBuffer stored_;
+    detail::BlockDecoder codec_;
+};
+
+
+}  // namespace evring::detail

@@ -1,0 +1,118 @@
+#include "recording_sink.hpp"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace evring::detail {
+namespace {
+
+std::string recording_named(const std::string& path) { return "recording '" + path + "'"; }
+
+// Writes the block header and its stored bytes, retrying short writes. One
+// writev, so a block is usually one write(2) and a kill leaves at most one
+// block cut short.
+Status write_block(int fd, const RecordingBlockHeader& header, std::span<const std::byte> stored,
+                   const std::string& path) {
+    iovec iov[2] = {{const_cast<RecordingBlockHeader*>(&header), sizeof header},
+                    {const_cast<std::byte*>(stored.data()), stored.size()}};
+    int first = 0;
+    while (first < 2) {
+        const ssize_t n = ::writev(fd, iov + first, 2 - first);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return Error::from_errno(errno, "writing " + recording_named(path));
+        }
+        auto left = static_cast<std::size_t>(n);
+        while (first < 2 && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+        if (first < 2) {
+            iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+            iov[first].iov_len -= left;
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+RecordingSink::RecordingSink(bool compress, int level) : encoder_(compress, level) {
+    worker_ = std::thread([this] { run(); });
+}
+
+RecordingSink::~RecordingSink() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        work_.notify_one();
+    }
+    if (worker_.joinable()) worker_.join();
+}
+
+Status RecordingSink::submit(Job job) {
+    std::unique_lock lock(mutex_);
+    // An empty queue always takes a job, however big, so a huge event cannot
+    // wait forever.
+    room_.wait(lock, [&] { return queue_.empty() || queued_bytes_ + job.size <= kMaxQueuedBytes || error_; });
+    if (error_) return *error_;
+    queued_bytes_ += job.size;
+    queue_.push_back(std::move(job));
+    work_.notify_one();
+    return {};
+}
+
+ByteBuffer RecordingSink::spare_buffer() {
+    std::lock_guard lock(mutex_);
+    if (spares_.empty()) return ByteBuffer(2 * kBlockTarget);
+    ByteBuffer buffer = std::move(spares_.back());
+    spares_.pop_back();
+    return buffer;
+}
+
+Status RecordingSink::drain() {
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [&] { return (queue_.empty() && !busy_) || error_; });
+    if (error_) return *error_;
+    return {};
+}
+
+void RecordingSink::run() {
+    for (;;) {
+        Job job;
+        {
+            std::unique_lock lock(mutex_);
+            work_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+            if (queue_.empty()) return;  // stopping, and nothing left
+            job = std::move(queue_.front());
+            queue_.pop_front();
+            busy_ = true;
+        }
+        Status status = process(job);
+        std::lock_guard lock(mutex_);
+        if (!status && !error_) error_ = std::move(status).error();
+        queued_bytes_ -= job.size;
+        // Keep a few ordinary buffers for staging; give back a huge one.
+        if (spares_.size() < kMaxSpares && job.content.capacity() <= 4 * kBlockTarget)
+            spares_.push_back(std::move(job.content));
+        busy_ = false;
+        room_.notify_one();
+        idle_.notify_all();
+    }
+}
+
+Status RecordingSink::process(Job& job) {
+    Status status;
+    {
+        std::lock_guard lock(mutex_);
+        if (error_) status = *error_;  // after a failed write, later blocks would leave a hole
+    }
+    if (status) {
+        encoder_.encode({job.content.data(), job.size}, job.meta, job.series_id);
+        status = write_block(job.fd, encoder_.header(), encoder_.stored(), job.path);
+    }
+    if (job.close_after && ::close(job.fd) != 0 && status)
+        status = Error::from_errno(errno, "closing " + recording_named(job.path));
+    return status;
+}
+
+}  // namespace evring::detail
