@@ -7,41 +7,6 @@
 #include <fmt/format.h>
 
 namespace evring::detail {
-namespace {
-
-const char* file_type(mode_t mode) {
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
-}
-
-}  // namespace
-
-Result<int> open_regular_file(const std::string& path, std::string_view what) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        // A socket cannot be opened at all (ENXIO): say what it is instead.
-        const int err = errno;
-        struct stat st {};
-        if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-            return Error(EINVAL, fmt::format("{} is {}, not a regular file", what, file_type(st.st_mode)));
-        return Error::from_errno(err, fmt::format("opening {}", what));
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        const int err = errno;
-        ::close(fd);
-        return Error::from_errno(err, fmt::format("examining {}", what));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        return Error(EINVAL, fmt::format("{} is {}, not a regular file", what, file_type(st.st_mode)));
-    }
-    return fd;
-}
 
 Result<std::size_t> read_at(int fd, std::uint64_t offset, void* dst, std::size_t size, std::string_view what) {
     std::size_t done = 0;

@@ -8,13 +8,11 @@
 #include <string>
 
 #include "evring/error.hpp"
+#include "regular_file.hpp"
 
 namespace evring::detail {
 
-// Opens `path` read-only without blocking (a FIFO would block open(2)) and
-// checks with fstat that it is a regular file; anything else is an error
-// naming the path and what it is ("a FIFO", "a directory", ...).
-Result<int> open_regular_file(const std::string& path, std::string_view what);
+// Files are opened with open_regular_file (regular_file.hpp).
 
 // Reads up to `size` bytes at `offset`, fewer only at the end of the file.
 Result<std::size_t> read_at(int fd, std::uint64_t offset, void* dst, std::size_t size, std::string_view what);

@@ -29,7 +29,15 @@ Status check_regular_file(int fd, std::string_view what) {
 
 Result<int> open_regular_file(const std::string& path, std::string_view what) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return Error::from_errno(errno, fmt::format("opening {}", what));
+    if (fd < 0) {
+        // A socket cannot be opened at all (ENXIO): say what it is instead.
+        const int err = errno;
+        struct stat st {};
+        if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+            return Error(S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
+                         fmt::format("{} is {}, not a regular file", what, file_type_name(st.st_mode)));
+        return Error::from_errno(err, fmt::format("opening {}", what));
+    }
     if (auto s = check_regular_file(fd, what); !s) {
         ::close(fd);
         return std::move(s).error();
