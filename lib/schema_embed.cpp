@@ -28,13 +28,16 @@ void store(std::byte* p, T v) noexcept {
     std::memcpy(p, &v, sizeof v);
 }
 
-// SHA-256 of the header's first 56 bytes followed by the body.
+// SHA-256 of the 128-byte header with its checksum field zeroed, then the body.
 std::optional<SchemaHash> blob_checksum(const std::byte* header, const std::byte* body, std::size_t body_length) {
+    std::array<std::byte, kSchemaBlobHeaderSize> copy;
+    std::memcpy(copy.data(), header, copy.size());
+    std::memset(copy.data() + kChecksumAt, 0, sizeof(SchemaHash));
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     SchemaHash digest{};
     unsigned int length = 0;
     if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-        EVP_DigestUpdate(ctx.get(), header, kChecksumAt) != 1 ||
+        EVP_DigestUpdate(ctx.get(), copy.data(), copy.size()) != 1 ||
         EVP_DigestUpdate(ctx.get(), body, body_length) != 1 ||
         EVP_DigestFinal_ex(ctx.get(), digest.data(), &length) != 1)
         return std::nullopt;

@@ -279,6 +279,7 @@ void TypeBuilder::build(std::uint32_t index, int depth) {
             if (offset > kMaxSize) ctx_.fail(field, fmt::format("{} is larger than 2^32-1 bytes", what));
             continue;
         }
+        ctx_.check_keys(field, {"name", "type", "doc", "offset", "size", "align"}, "a field");
         const TypeExpr expr = parse_type_expr(ctx_.required(field, "type", "a field"));
         if (expr.suffix == TypeExpr::Suffix::Count) {
             add_trailing(out, field, expr, fields, i, depth);

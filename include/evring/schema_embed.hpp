@@ -15,8 +15,8 @@
 //   12      4     encoding, 1 = the schema's source text (evring schema language, UTF-8)
 //   16      8     body length in bytes
 //   24      32    the schema's hash (SHA-256 of its canonical form)
-//   56      32    checksum: SHA-256 of bytes [0, 56) followed by the body
-//   88      40    reserved, zero
+//   56      32    checksum: SHA-256 of bytes [0, 128) with this field zeroed, then the body
+//   88      40    reserved, zero (covered by the checksum)
 //   128     ...   body
 //
 // Trust rule: a reader uses an embedded schema only when the blob is intact
