@@ -44,21 +44,6 @@ std::optional<SchemaHash> blob_checksum(const std::byte* header, const std::byte
     return digest;
 }
 
-constexpr std::size_t kFeaturesAt = kRingExtensionOffset + offsetof(RingExtension, features);
-
-bool has_extension(std::span<const std::byte> section) noexcept {
-    if (section.size() < kRingExtensionOffset + sizeof(RingExtension)) return false;
-    return std::memcmp(section.data() + kRingExtensionOffset, kRingExtensionMagic.data(),
-                       kRingExtensionMagic.size()) == 0;
-}
-
-std::uint64_t features_of(std::span<const std::byte> section) noexcept {
-    if (section.size() < kRingExtensionOffset + sizeof(RingExtension)) return 0;
-    RingExtension extension;
-    std::memcpy(&extension, section.data() + kRingExtensionOffset, sizeof extension);
-    return ring_features(extension);
-}
-
 }  // namespace
 
 std::vector<std::byte> serialize_schema_blob(const Schema& schema) {
@@ -113,8 +98,8 @@ bool schema_describes_ring(const Schema& schema, std::uint16_t content_type, con
 }
 
 Status embed_schema(std::span<std::byte> header_section, const Schema& schema) {
-    if (header_section.size() < sizeof(RingHeader) || !has_extension(header_section))
-        return Error(0, "embedding a schema: the ring has no evring extension block");
+    if (header_section.size() < sizeof(RingHeader))
+        return Error(0, "embedding a schema: the header section is shorter than a RING01 header");
     RingHeader header;
     std::memcpy(&header, header_section.data(), sizeof header);
     if (!schema_describes_ring(schema, header.content_type, header.schema_hash))
@@ -122,57 +107,45 @@ Status embed_schema(std::span<std::byte> header_section, const Schema& schema) {
                                     "a ring of content type {} with schema hash {}",
                                     schema.content_name(), schema.content_type(), schema.hash_hex(),
                                     header.content_type, schema_hash_hex(header.schema_hash)));
-    const std::vector<std::byte> blob = serialize_schema_blob(schema);
-    const std::uint64_t room = std::min<std::uint64_t>(kEmbeddedSchemaMaxSize,
-                                                       header_section.size() - std::min<std::uint64_t>(
-                                                           header_section.size(), kEmbeddedSchemaOffset));
-    if (blob.size() > room)
-        return Error(0, fmt::format("embedding a schema: its blob is {} bytes, more than the {} bytes available in "
-                                    "the header section",
-                                    blob.size(), room));
-    std::memcpy(header_section.data() + kEmbeddedSchemaOffset, blob.data(), blob.size());
-    // memcpy, not a RingExtension*: the caller's buffer need not be 64-byte aligned.
-    store<std::uint64_t>(header_section.data() + kFeaturesAt,
-                         load<std::uint64_t>(header_section.data() + kFeaturesAt) | kRingFeatureEmbeddedSchema);
-    return {};
+    return write_schema_blob(header_section, serialize_schema_blob(schema));
 }
 
-std::span<const std::byte> embedded_schema_blob(std::span<const std::byte> header_section) noexcept {
-    if ((features_of(header_section) & kRingFeatureEmbeddedSchema) == 0) return {};
-    if (header_section.size() < kEmbeddedSchemaOffset + kSchemaBlobHeaderSize) return {};
-    const std::uint64_t room = std::min<std::uint64_t>(kEmbeddedSchemaMaxSize, header_section.size() - kEmbeddedSchemaOffset);
-    const auto length = load<std::uint64_t>(header_section.data() + kEmbeddedSchemaOffset + kLengthAt);
-    if (length > room - kSchemaBlobHeaderSize) return {};
-    return header_section.subspan(kEmbeddedSchemaOffset, kSchemaBlobHeaderSize + length);
-}
-
-EmbeddedSchema read_embedded_schema(std::span<const std::byte> header_section) {
+EmbeddedSchema trusted_schema_blob(std::span<const std::byte> blob, std::uint16_t content_type,
+                                   const SchemaHash& schema_hash) {
     EmbeddedSchema out;
-    if ((features_of(header_section) & kRingFeatureEmbeddedSchema) == 0) return out;
     out.status = EmbeddedSchemaStatus::Damaged;
-    if (header_section.size() < kEmbeddedSchemaOffset + kSchemaBlobHeaderSize) {
-        out.problem = "embedded schema: the header section is cut short before the schema blob";
-        return out;
-    }
-    const std::uint64_t room = std::min<std::uint64_t>(kEmbeddedSchemaMaxSize, header_section.size() - kEmbeddedSchemaOffset);
-    auto schema = parse_schema_blob(header_section.subspan(kEmbeddedSchemaOffset, room));
+    auto schema = parse_schema_blob(blob);
     if (!schema) {
         out.problem = "embedded schema ignored: " + schema.error().message();
         return out;
     }
-    RingHeader header;
-    std::memcpy(&header, header_section.data(), sizeof header);
-    if (!schema_describes_ring(*schema, header.content_type, header.schema_hash)) {
+    if (!schema_describes_ring(*schema, content_type, schema_hash)) {
         out.status = EmbeddedSchemaStatus::Mismatch;
         out.problem = fmt::format("embedded schema ignored: it is schema '{}' (content type {}, hash {}), but the "
                                   "ring has content type {} and schema hash {}",
-                                  schema->content_name(), schema->content_type(), schema->hash_hex(),
-                                  header.content_type, schema_hash_hex(header.schema_hash));
+                                  schema->content_name(), schema->content_type(), schema->hash_hex(), content_type,
+                                  schema_hash_hex(schema_hash));
         return out;
     }
     out.status = EmbeddedSchemaStatus::Trusted;
     out.schema = std::move(schema).value();
     return out;
+}
+
+EmbeddedSchema read_embedded_schema(std::span<const std::byte> header_section) {
+    EmbeddedSchema out;
+    if ((detail::section_features(header_section) & kRingFeatureEmbeddedSchema) == 0) return out;
+    if (header_section.size() < kEmbeddedSchemaOffset + kSchemaBlobHeaderSize) {
+        out.status = EmbeddedSchemaStatus::Damaged;
+        out.problem = "embedded schema ignored: the header section is cut short before the schema blob";
+        return out;
+    }
+    RingHeader header;
+    std::memcpy(&header, header_section.data(), sizeof header);
+    const std::uint64_t room =
+        std::min<std::uint64_t>(kEmbeddedSchemaMaxSize, header_section.size() - kEmbeddedSchemaOffset);
+    return trusted_schema_blob(header_section.subspan(kEmbeddedSchemaOffset, room), header.content_type,
+                               header.schema_hash);
 }
 
 }  // namespace evring

@@ -3,14 +3,14 @@
 #include "evring/schema_embed.hpp"
 
 #include <openssl/sha.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstring>
+#include <memory>
 
 #include <gtest/gtest.h>
 
 #include "evring/ring.hpp"
+#include "support/temp_ring.hpp"
 #include "evring/schema_builtin.hpp"
 #include "support/schema_payload.hpp"
 
@@ -22,24 +22,23 @@ const Schema& orders() {
     return schema;
 }
 
-// A ring in a memfd whose header names `content_type` and `hash`, mapped read-write.
-MappedRing make_ring(std::uint16_t content_type, const SchemaHash& hash) {
-    const int fd = ::memfd_create("evring-schema-embed-test", MFD_CLOEXEC);
-    EXPECT_GE(fd, 0);
-    RingParams params;
-    params.content_type = content_type;
-    params.schema_hash = hash;
-    params.descriptor_shift = kMinDescriptorShift;
-    params.payload_buf_shift = kMinPayloadBufShift;
-    EXPECT_TRUE(initialize_ring_file(fd, params, "memfd").ok());
-    auto ring = MappedRing::map(fd, Access::ReadWrite, "memfd");
-    ::close(fd);
-    if (!ring) std::abort();
-    return std::move(ring).value();
-}
+// The first 2 MiB of a ring file: a RING01 header naming `content_type` and
+// `hash`, and evring's extension block.
+struct alignas(64) Section {
+    std::array<std::byte, kSectionAlignment> bytes{};
+    std::span<std::byte> span() { return bytes; }
+    RingExtension& extension() { return *extension_in(bytes.data()); }
+};
 
-std::span<std::byte> header_section(MappedRing& ring) {
-    return {reinterpret_cast<std::byte*>(&ring.header()), kSectionAlignment};
+std::unique_ptr<Section> make_section(std::uint16_t content_type, const SchemaHash& hash, bool extension = true) {
+    auto section = std::make_unique<Section>();
+    RingHeader header{};
+    header.magic = kRingMagic;
+    header.content_type = content_type;
+    header.schema_hash = hash;
+    std::memcpy(section->bytes.data(), &header, sizeof header);
+    if (extension) write_ring_extension(section->bytes.data(), kRingFeatureDoorbell);
+    return section;
 }
 
 TEST(SchemaBlob, RoundTripsTheSchemaWithItsSource) {
@@ -100,55 +99,68 @@ TEST(SchemaBlob, AnIntactBlobWhoseRecordedHashDisagreesIsRefused) {
 }
 
 TEST(SchemaEmbed, AnEmbeddedSchemaIsTrustedWhenItDescribesTheRing) {
-    MappedRing ring = make_ring(orders().content_type(), orders().hash());
-    EXPECT_EQ(read_embedded_schema(header_section(ring)).status, EmbeddedSchemaStatus::Absent);
-    ASSERT_TRUE(embed_schema(header_section(ring), orders()).ok());
-    const EmbeddedSchema found = read_embedded_schema(header_section(ring));
+    auto section = make_section(orders().content_type(), orders().hash());
+    EXPECT_EQ(read_embedded_schema(section->span()).status, EmbeddedSchemaStatus::Absent);
+    ASSERT_TRUE(embed_schema(section->span(), orders()).ok());
+    const EmbeddedSchema found = read_embedded_schema(section->span());
     ASSERT_EQ(found.status, EmbeddedSchemaStatus::Trusted) << found.problem;
     EXPECT_EQ(found.schema->hash(), orders().hash());
     // The extension block announces it and keeps its other features.
-    const RingExtension* extension = extension_in(&ring.header());
-    EXPECT_EQ(ring_features(*extension) & kRingFeatureEmbeddedSchema, kRingFeatureEmbeddedSchema);
-    // The raw blob can be copied elsewhere (a recording) and parsed there.
-    const auto blob = embedded_schema_blob(header_section(ring));
+    EXPECT_EQ(ring_features(section->extension()), kRingFeatureDoorbell | kRingFeatureEmbeddedSchema);
+    // The raw blob can be copied elsewhere (a recording) and trusted there.
+    const auto blob = embedded_schema_blob(section->span());
     ASSERT_EQ(blob.size(), kSchemaBlobHeaderSize + orders().source().size());
-    EXPECT_TRUE(parse_schema_blob(blob).ok());
+    EXPECT_EQ(trusted_schema_blob(blob, orders().content_type(), orders().hash()).status,
+              EmbeddedSchemaStatus::Trusted);
+    EXPECT_EQ(trusted_schema_blob(blob, 2, orders().hash()).status, EmbeddedSchemaStatus::Mismatch);
 }
 
 TEST(SchemaEmbed, AForeignHashTheSchemaDescribesIsTrustedToo) {
     const Schema v1 = builtin_schema("monad-exec-v1").value();
-    MappedRing ring = make_ring(2, v1.describes().front());
-    ASSERT_TRUE(embed_schema(header_section(ring), v1).ok());
-    const EmbeddedSchema found = read_embedded_schema(header_section(ring));
+    auto section = make_section(2, v1.describes().front());
+    ASSERT_TRUE(embed_schema(section->span(), v1).ok());
+    const EmbeddedSchema found = read_embedded_schema(section->span());
     EXPECT_EQ(found.status, EmbeddedSchemaStatus::Trusted) << found.problem;
+}
+
+TEST(SchemaEmbed, WorksOnTheHeaderSectionOfAMappedRing) {
+    test::RingPair rings;  // content type and schema hash as the test support sets them
+    const RingHeader& header = rings.writer->header();
+    auto schema = Schema::parse("content_type = " + std::to_string(header.content_type) +
+                                "\ncontent_name = \"t\"\ndescribes = [\"" + schema_hash_hex(header.schema_hash) +
+                                "\"]\n[[event]]\nnumber = 2\nname = \"E\"\n");
+    ASSERT_TRUE(schema.ok()) << schema.error().message();
+    std::span<std::byte> writable(reinterpret_cast<std::byte*>(&rings.writer->header()), kSectionAlignment);
+    ASSERT_TRUE(embed_schema(writable, *schema).ok());
+    std::span<const std::byte> readable(reinterpret_cast<const std::byte*>(&rings.reader->header()), kSectionAlignment);
+    const EmbeddedSchema found = read_embedded_schema(readable);
+    ASSERT_EQ(found.status, EmbeddedSchemaStatus::Trusted) << found.problem;
+    EXPECT_EQ(found.schema->hash(), schema->hash());
 }
 
 TEST(SchemaEmbed, ASchemaForAnotherHashOrContentTypeIsNeitherEmbeddedNorTrusted) {
     SchemaHash other{};
     other[0] = 1;
-    MappedRing ring = make_ring(orders().content_type(), other);
-    auto refused = embed_schema(header_section(ring), orders());
+    auto section = make_section(orders().content_type(), other);
+    auto refused = embed_schema(section->span(), orders());
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.error().message().find("does not describe"), std::string::npos);
-    MappedRing wrong_type = make_ring(static_cast<std::uint16_t>(orders().content_type() + 1), orders().hash());
-    EXPECT_FALSE(embed_schema(header_section(wrong_type), orders()).ok());
+    auto wrong_type = make_section(static_cast<std::uint16_t>(orders().content_type() + 1), orders().hash());
+    EXPECT_FALSE(embed_schema(wrong_type->span(), orders()).ok());
 
-    // A blob placed by hand (a writer that ignored the rule) is read but not trusted.
-    MappedRing placed = make_ring(orders().content_type(), other);
-    const auto blob = serialize_schema_blob(orders());
-    std::memcpy(header_section(placed).data() + kEmbeddedSchemaOffset, blob.data(), blob.size());
-    extension_in(&placed.header())->features |= kRingFeatureEmbeddedSchema;
-    const EmbeddedSchema found = read_embedded_schema(header_section(placed));
+    // A blob placed without the check (a writer that ignored the rule) is read but not trusted.
+    ASSERT_TRUE(write_schema_blob(section->span(), serialize_schema_blob(orders())).ok());
+    const EmbeddedSchema found = read_embedded_schema(section->span());
     EXPECT_EQ(found.status, EmbeddedSchemaStatus::Mismatch);
     EXPECT_FALSE(found.schema.has_value());
     EXPECT_NE(found.problem.find(schema_hash_hex(other)), std::string::npos) << found.problem;
 }
 
 TEST(SchemaEmbed, ADamagedBlobIsIgnoredWithOneProblemLine) {
-    MappedRing ring = make_ring(orders().content_type(), orders().hash());
-    ASSERT_TRUE(embed_schema(header_section(ring), orders()).ok());
-    header_section(ring)[kEmbeddedSchemaOffset + kSchemaBlobHeaderSize + 10] ^= std::byte{0x20};
-    const EmbeddedSchema found = read_embedded_schema(header_section(ring));
+    auto section = make_section(orders().content_type(), orders().hash());
+    ASSERT_TRUE(embed_schema(section->span(), orders()).ok());
+    section->bytes[kEmbeddedSchemaOffset + kSchemaBlobHeaderSize + 10] ^= std::byte{0x20};
+    const EmbeddedSchema found = read_embedded_schema(section->span());
     EXPECT_EQ(found.status, EmbeddedSchemaStatus::Damaged);
     EXPECT_FALSE(found.schema.has_value());
     EXPECT_NE(found.problem.find("checksum"), std::string::npos) << found.problem;
@@ -156,28 +168,30 @@ TEST(SchemaEmbed, ADamagedBlobIsIgnoredWithOneProblemLine) {
 }
 
 TEST(SchemaEmbed, NeedsTheExtensionBlockAndRoomInTheSection) {
-    std::vector<std::byte> bare(kSectionAlignment);
-    RingHeader header{};
-    header.content_type = orders().content_type();
-    header.schema_hash = orders().hash();
-    std::memcpy(bare.data(), &header, sizeof header);
-    auto refused = embed_schema(bare, orders());
+    auto bare = make_section(orders().content_type(), orders().hash(), false);
+    auto refused = embed_schema(bare->span(), orders());
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.error().message().find("no evring extension block"), std::string::npos);
+    EXPECT_EQ(read_embedded_schema(bare->span()).status, EmbeddedSchemaStatus::Absent);
 
-    write_ring_extension(bare.data(), kRingFeatureDoorbell);
-    auto small = embed_schema(std::span(bare).first(kEmbeddedSchemaOffset + 100), orders());
+    auto section = make_section(orders().content_type(), orders().hash());
+    auto small = embed_schema(section->span().first(kEmbeddedSchemaOffset + 100), orders());
     ASSERT_FALSE(small.ok());
     EXPECT_NE(small.error().message().find("more than the 100 bytes available"), std::string::npos);
+    const std::byte not_a_blob[200] = {};
+    EXPECT_FALSE(write_schema_blob(section->span(), not_a_blob).ok());
     // An unaligned caller buffer works: the feature word is written by memcpy.
     std::vector<std::byte> shifted(kSectionAlignment + 1);
-    std::memcpy(shifted.data() + 1, bare.data(), bare.size());
-    std::span<std::byte> section(shifted.data() + 1, kSectionAlignment);
-    ASSERT_TRUE(embed_schema(section, orders()).ok());
-    EXPECT_EQ(read_embedded_schema(section).status, EmbeddedSchemaStatus::Trusted);
-    // A section cut short before the blob's header is reported, not read past.
-    EXPECT_EQ(read_embedded_schema(section.first(kEmbeddedSchemaOffset + 10)).status, EmbeddedSchemaStatus::Damaged);
-    EXPECT_TRUE(embedded_schema_blob(section.first(kEmbeddedSchemaOffset + 200)).empty());
+    std::memcpy(shifted.data() + 1, section->bytes.data(), kSectionAlignment);
+    std::span<std::byte> unaligned(shifted.data() + 1, kSectionAlignment);
+    ASSERT_TRUE(embed_schema(unaligned, orders()).ok());
+    EXPECT_EQ(read_embedded_schema(unaligned).status, EmbeddedSchemaStatus::Trusted);
+    // A section cut short before the blob is reported, never read past.
+    EXPECT_EQ(read_embedded_schema(unaligned.first(kEmbeddedSchemaOffset + 10)).status, EmbeddedSchemaStatus::Damaged);
+    EXPECT_TRUE(embedded_schema_blob(unaligned.first(kEmbeddedSchemaOffset + 200)).empty());
+    const auto cut = read_embedded_schema(unaligned.first(kEmbeddedSchemaOffset + 200));
+    EXPECT_EQ(cut.status, EmbeddedSchemaStatus::Damaged);
+    EXPECT_NE(cut.problem.find("only 72 bytes follow its header"), std::string::npos) << cut.problem;
 }
 
 }  // namespace
