@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -56,5 +57,8 @@ public:
 private:
     std::string source_name_;
 };
+
+// "LINE:COLUMN: reason" for the first control character TOML does not allow.
+std::optional<std::string> control_character(std::string_view text);
 
 }  // namespace evring::detail

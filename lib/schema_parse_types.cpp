@@ -77,12 +77,18 @@ void TypeBuilder::add_enums(const toml::table& enums) {
         if (!scalar || !is_integer_scalar(*scalar))
             ctx_.fail(type_node, fmt::format("{} has type '{}'; an enum's type is u8..u64 or i8..i64", what, type));
         e.underlying = *scalar;
+        // TOML integers are 64-bit signed, so u64 values stop at 2^63-1.
         const unsigned bits = scalar_size(*scalar) * 8;
         const bool is_signed = e.is_signed();
-        const std::int64_t min = is_signed ? -(std::int64_t{1} << (bits - 1)) : 0;
-        const std::int64_t max = bits == 64 ? std::numeric_limits<std::int64_t>::max()
-                                            : (is_signed ? (std::int64_t{1} << (bits - 1)) - 1
-                                                         : (std::int64_t{1} << bits) - 1);
+        std::int64_t min = 0, max = std::numeric_limits<std::int64_t>::max();
+        if (is_signed && bits < 64) {
+            max = (std::int64_t{1} << (bits - 1)) - 1;
+            min = -max - 1;
+        } else if (is_signed) {
+            min = std::numeric_limits<std::int64_t>::min();
+        } else if (bits < 64) {
+            max = (std::int64_t{1} << bits) - 1;
+        }
         const toml::table& values = ctx_.as_table(ctx_.required(table, "values", what), "an enum's values");
         if (values.empty()) ctx_.fail(table, fmt::format("{} has no values", what));
         std::map<std::int64_t, std::string> seen;

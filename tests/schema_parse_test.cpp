@@ -303,6 +303,21 @@ TEST(SchemaErrors, TopLevelValuesAreChecked) {
     EXPECT_NE(missing.find("t.toml:1:1: the schema has no 'content_type'"), std::string::npos) << missing;
 }
 
+TEST(SchemaErrors, ControlCharactersAreRefusedWhereTheyAre) {
+    EXPECT_EQ(error_of(kHeader + "[[\x01]]\n"), "t.toml:3:3: control character U+0001 (TOML allows only tab, CR and LF)");
+    EXPECT_EQ(error_of(kHeader + "# caf\xc3\xa9 \x7f\n"), "t.toml:3:8: control character U+007F (TOML allows only tab, CR and LF)");
+    EXPECT_EQ(error_of(std::string("content_type = 1\0", 17)), "t.toml:1:17: control character U+0000 (TOML allows only tab, CR and LF)");
+}
+
+TEST(SchemaLayout, SixtyFourBitEnumsTakeTheWholeSignedRange) {
+    const Schema s = parse_ok("[enum.e]\ntype = \"i64\"\nvalues = { MIN = -9223372036854775808, MAX = 9223372036854775807 }\n"
+                              "[enum.u]\ntype = \"u64\"\nvalues = { TOP = 9223372036854775807 }\n");
+    EXPECT_EQ(s.find_enum("e")->name_of(0x8000000000000000ull), "MIN");
+    EXPECT_EQ(s.find_enum("e")->values.front().name, "MIN");  // by numeric value
+    EXPECT_EQ(s.find_enum("u")->name_of(0x7fffffffffffffffull), "TOP");
+    expect_error("[enum.e]\ntype = \"i8\"\nvalues = { A = -129 }\n", 5, 16, "out of range (-128..127)");
+}
+
 TEST(SchemaErrors, TomlSyntaxErrorsKeepTheirPosition) {
     const std::string message = error_of(kHeader + "[[event]]\nnumber = = 2\n");
     EXPECT_EQ(message.substr(0, 11), "t.toml:4:10") << message;
