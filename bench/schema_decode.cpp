@@ -8,6 +8,7 @@
 // appends one jsonl line (seqno, type, type_name, flow tags, fields) to a
 // buffer written to FILE (default /dev/null) every 1 MiB. Prints events/s
 // and output MB/s per snapshot and in total, and the same for text lines.
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -33,8 +34,8 @@ struct Totals {
 
 void append_number(std::string& out, std::uint64_t v) {
     char text[24];
-    const int n = std::snprintf(text, sizeof text, "%llu", static_cast<unsigned long long>(v));
-    out.append(text, static_cast<std::size_t>(n));
+    const auto end = std::to_chars(text, text + sizeof text, v).ptr;
+    out.append(text, static_cast<std::size_t>(end - text));
 }
 
 // One pass over the ring; returns the events read.

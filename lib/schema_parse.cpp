@@ -18,25 +18,6 @@ constexpr std::size_t kMaxSchemaBytes = std::size_t{1} << 20;
 
 }  // namespace
 
-// TOML allows no control characters but tab, CR and LF, anywhere (strings
-// spell them as escapes). Refusing them before toml++ sees the text gives a
-// clear position and keeps odd bytes away from its debug assertions.
-std::optional<std::string> control_character(std::string_view text) {
-    unsigned line = 1, column = 1;
-    for (char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if ((u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7f)
-            return fmt::format("{}:{}: control character U+{:04X} (TOML allows only tab, CR and LF)", line, column, u);
-        if (c == '\n') {
-            ++line;
-            column = 1;
-        } else if ((u & 0xc0) != 0x80) {  // count characters, not UTF-8 continuation bytes
-            ++column;
-        }
-    }
-    return std::nullopt;
-}
-
 namespace {
 
 class SchemaParser {
@@ -230,7 +211,7 @@ Result<Schema> Schema::parse(std::string_view text, std::string_view source_name
                                     detail::kMaxSchemaBytes, text.size()));
     auto data = std::make_unique<detail::SchemaData>();
     detail::ParseContext context(name);
-    if (auto bad = detail::control_character(text)) return Error(0, fmt::format("{}:{}", name, *bad));
+    if (auto bad = detail::check_characters(text)) return Error(0, fmt::format("{}:{}", name, *bad));
     try {
         const toml::table root = toml::parse(text, name);
         detail::SchemaParser(context, *data).parse(root);

@@ -58,7 +58,9 @@ private:
     std::string source_name_;
 };
 
-// "LINE:COLUMN: reason" for the first control character TOML does not allow.
-std::optional<std::string> control_character(std::string_view text);
+// "LINE:COLUMN: reason" for the first character TOML does not allow where it
+// is (schema_characters.cpp): a control character other than tab, CR and LF
+// anywhere, or a non-ASCII character outside strings and comments.
+std::optional<std::string> check_characters(std::string_view text);
 
 }  // namespace evring::detail

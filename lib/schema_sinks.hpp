@@ -3,10 +3,13 @@
 //
 // Two sinks with the same interface: SpanSink writes into a caller's buffer
 // and keeps counting past its end (so a caller learns the exact size needed);
-// StringSink appends to a std::string through a small stack buffer, so a
-// string reused across events stops allocating once it is large enough.
+// StringSink appends to a std::string through a stack buffer, so a string
+// reused across events stops allocating once it is large enough. Both hand
+// out room for up to kSinkChunk characters at once (claim, then commit), so
+// long values are formatted straight into place.
 #pragma once
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -18,9 +21,22 @@
 
 namespace evring::detail {
 
+inline constexpr std::size_t kSinkChunk = 1024;
+
 class SpanSink {
 public:
     explicit SpanSink(std::span<char> out) noexcept : p_(out.data()), end_(out.data() + out.size()) {}
+    // Room for n <= kSinkChunk characters: in place, or a scratch area whose
+    // characters are copied as far as they fit.
+    char* claim(std::size_t n) noexcept { return static_cast<std::size_t>(end_ - p_) >= n ? p_ : scratch_; }
+    void commit(const char* claimed, std::size_t n) noexcept {
+        if (claimed == p_) {
+            p_ += n;
+            total_ += n;
+        } else {
+            write(claimed, n);
+        }
+    }
     void put(char c) noexcept {
         if (p_ < end_) *p_++ = c;
         ++total_;
@@ -39,6 +55,7 @@ private:
     char* p_;
     char* end_;
     std::size_t total_ = 0;
+    char scratch_[kSinkChunk];
 };
 
 class StringSink {
@@ -50,6 +67,11 @@ public:
         if (n_ == sizeof buffer_) flush();
         buffer_[n_++] = c;
     }
+    char* claim(std::size_t n) {
+        if (n > sizeof buffer_ - n_) flush();
+        return buffer_ + n_;
+    }
+    void commit(const char*, std::size_t n) noexcept { n_ += n; }
     void write(const char* s, std::size_t n) {
         if (n > sizeof buffer_ - n_) {
             flush();
@@ -69,7 +91,7 @@ public:
 
 private:
     std::string& out_;
-    char buffer_[2048];
+    char buffer_[4 * kSinkChunk];
     std::size_t n_ = 0;
 };
 
@@ -106,22 +128,28 @@ void put_float(Sink& out, double v, bool is_f32, bool quote_words) {
 
 inline constexpr char kHexDigits[] = "0123456789abcdef";
 
+// "00" "01" ... "ff": two characters per byte value.
+inline constexpr auto kHexPairs = [] {
+    std::array<char, 512> pairs{};
+    for (int b = 0; b < 256; ++b) {
+        pairs[2 * b] = kHexDigits[b >> 4];
+        pairs[2 * b + 1] = kHexDigits[b & 15];
+    }
+    return pairs;
+}();
+
 // "0x" and two digits per byte, in byte order.
 template <class Sink>
 void put_hex_bytes(Sink& out, const std::byte* p, std::size_t n) {
     out.write("0x", 2);
-    char chunk[128];
-    std::size_t k = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        const auto b = static_cast<unsigned>(p[i]);
-        chunk[k++] = kHexDigits[b >> 4];
-        chunk[k++] = kHexDigits[b & 15];
-        if (k == sizeof chunk) {
-            out.write(chunk, k);
-            k = 0;
-        }
+    while (n > 0) {
+        const std::size_t k = n < kSinkChunk / 2 ? n : kSinkChunk / 2;
+        char* dst = out.claim(2 * k);
+        for (std::size_t i = 0; i < k; ++i) std::memcpy(dst + 2 * i, &kHexPairs[2 * static_cast<unsigned>(p[i])], 2);
+        out.commit(dst, 2 * k);
+        p += k;
+        n -= k;
     }
-    out.write(chunk, k);
 }
 
 // A little-endian integer as "0x" and its hex digits, no leading zeros ("0x0" for zero).

@@ -309,6 +309,21 @@ TEST(SchemaErrors, ControlCharactersAreRefusedWhereTheyAre) {
     EXPECT_EQ(error_of(std::string("content_type = 1\0", 17)), "t.toml:1:17: control character U+0000 (TOML allows only tab, CR and LF)");
 }
 
+TEST(SchemaErrors, NonAsciiIsAllowedInStringsAndCommentsOnly) {
+    // Descriptions in every string form, with quotes, escapes and # inside them.
+    const Schema s = parse_ok("# caf\xc3\xa9 comment\ndescription = \"pr\xc3\xa9 \\\"#\\\" \xe2\x82\xac\"  # \xc3\xa9\n"
+                              "[[event]]\nnumber = 2\nname = \"E\"\ndescription = '\xc3\xa9 # \"'\n"
+                              "[[event]]\nnumber = 3\nname = \"F\"\ndescription = \"\"\n"
+                              "[enum.e]\ntype = \"u8\"\ndescription = \"\"\"caf\xc3\xa9 \"quoted\"\"\"\"\"\n"
+                              "values = { A = 1 }\n[enum.f]\ntype = \"u8\"\ndescription = '''x''y'''''\nvalues = { B = 1 }\n");
+    EXPECT_EQ(s.description(), "pr\xc3\xa9 \"#\" \xe2\x82\xac");
+    EXPECT_EQ(s.find_enum("e")->doc, "caf\xc3\xa9 \"quoted\"\"");
+    EXPECT_EQ(s.find_enum("f")->doc, "x''y''");
+    EXPECT_EQ(error_of(kHeader + "x = \xcb\x89\n"), "t.toml:3:5: a non-ASCII character outside a string or comment");
+    EXPECT_EQ(error_of(kHeader + "[[ev\xc3\xa9nt]]\n"), "t.toml:3:5: a non-ASCII character outside a string or comment");
+    EXPECT_EQ(error_of(kHeader + "d = \"\xc3\xa9\" \xc3\xa9\n"), "t.toml:3:9: a non-ASCII character outside a string or comment");
+}
+
 TEST(SchemaLayout, SixtyFourBitEnumsTakeTheWholeSignedRange) {
     const Schema s = parse_ok("[enum.e]\ntype = \"i64\"\nvalues = { MIN = -9223372036854775808, MAX = 9223372036854775807 }\n"
                               "[enum.u]\ntype = \"u64\"\nvalues = { TOP = 9223372036854775807 }\n");
