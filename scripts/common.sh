@@ -5,7 +5,8 @@ EVRING_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Debian packages the build and tests need.
 EVRING_PACKAGES=(g++ meson ninja-build pkg-config python3 jq libhugetlbfs-dev libcli11-dev
-                 libgtest-dev libbenchmark-dev libzstd-dev zstd libboost-dev util-linux)
+                 libgtest-dev libbenchmark-dev libzstd-dev zstd libboost-dev util-linux
+                 libtomlplusplus-dev libssl-dev libfmt-dev)
 
 log() { printf '== %s\n' "$*" >&2; }
 
