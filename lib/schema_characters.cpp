@@ -30,6 +30,12 @@ std::size_t run_of(std::string_view text, std::size_t i, char quote) {
 std::optional<std::string> check_characters(std::string_view text) {
     Where where = Where::Outside;
     unsigned line = 1, column = 1;
+    // The last character outside strings and comments other than a space or
+    // tab ('\n' at the start of a line). A string can only start after one of
+    // "\n=[,{." (a key, a value, an array element, a dotted key part); a quote
+    // anywhere else is invalid TOML, and is refused here so that this scan and
+    // toml++ always agree on where strings are.
+    char last = '\n';
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         const auto u = static_cast<unsigned char>(c);
@@ -40,8 +46,11 @@ std::optional<std::string> check_characters(std::string_view text) {
         std::size_t skip = 0;  // further bytes that belong to this token
         switch (where) {
         case Where::Outside:
-            if (c == '#') where = Where::Comment;
-            else if (c == '"' || c == '\'') {
+            if (c == '#') {
+                where = Where::Comment;
+            } else if ((c == '"' || c == '\'') && std::string_view("\n=[,{.").find(last) == std::string_view::npos) {
+                return fmt::format("{}:{}: a quote where no string can start", line, column);
+            } else if (c == '"' || c == '\'') {
                 const std::size_t n = run_of(text, i, c);
                 if (n >= 3) where = c == '"' ? Where::MultiBasic : Where::MultiLiteral, skip = 2;
                 else if (n == 2) skip = 1;  // an empty string
@@ -49,7 +58,7 @@ std::optional<std::string> check_characters(std::string_view text) {
             }
             break;
         case Where::Comment:
-            if (c == '\n') where = Where::Outside;
+            if (c == '\n') where = Where::Outside, last = '\n';
             break;
         case Where::Basic:
             if (c == '\\') skip = 1;
@@ -72,6 +81,7 @@ std::optional<std::string> check_characters(std::string_view text) {
             break;
         }
         }
+        if (where == Where::Outside && c != ' ' && c != '\t' && c != '\r') last = c;
         for (std::size_t k = 0; k <= skip && i < text.size(); ++k, ++i) {
             const auto b = static_cast<unsigned char>(text[i]);
             if (k > 0 && ((b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7f))

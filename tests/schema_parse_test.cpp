@@ -324,6 +324,18 @@ TEST(SchemaErrors, NonAsciiIsAllowedInStringsAndCommentsOnly) {
     EXPECT_EQ(error_of(kHeader + "d = \"\xc3\xa9\" \xc3\xa9\n"), "t.toml:3:9: a non-ASCII character outside a string or comment");
 }
 
+TEST(SchemaErrors, AQuoteWhereNoStringCanStartIsRefused) {
+    EXPECT_EQ(error_of(kHeader + "x = 0\"a\xef\xbb\xbb\"\n"), "t.toml:3:6: a quote where no string can start");
+    EXPECT_EQ(error_of(kHeader + "x = \"a\"\"b\"\n"), "t.toml:3:8: a quote where no string can start");
+    // Quoted keys, dotted keys, arrays over lines with comments and inline tables are strings.
+    const Schema s = parse_ok("\"description\" = \"d\"\nflow_tags = [ # first\n  \"a\",\n  'b' ]\n"
+                              "[[event]]\nnumber = 2\nname = \"E\"\nfields = [{ \"name\" = \"x\", type = \"u8\" }]\n"
+                              "[ struct . \"s\" ]\nfields = [{ name = \"a\", type = \"u8\" }]\n");
+    EXPECT_EQ(s.description(), "d");
+    EXPECT_EQ(s.flow_tags()[1], "b");
+    EXPECT_NE(s.find_struct("s"), nullptr);
+}
+
 TEST(SchemaLayout, SixtyFourBitEnumsTakeTheWholeSignedRange) {
     const Schema s = parse_ok("[enum.e]\ntype = \"i64\"\nvalues = { MIN = -9223372036854775808, MAX = 9223372036854775807 }\n"
                               "[enum.u]\ntype = \"u64\"\nvalues = { TOP = 9223372036854775807 }\n");
