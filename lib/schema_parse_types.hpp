@@ -19,6 +19,14 @@
 
 namespace evring::detail {
 
+inline constexpr std::uint64_t kMaxSize = UINT32_MAX;  // sizes, offsets and lengths: the payload_size field
+inline constexpr std::uint32_t kMaxAlign = 4096;
+
+inline std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
+    return (value + alignment - 1) / alignment * alignment;
+}
+inline bool is_unsigned_integer(Scalar s) { return s <= Scalar::U64; }
+
 // A struct before its layout is known: a [struct.NAME] table, or the fields
 // an event declares inline.
 struct StructDecl {
