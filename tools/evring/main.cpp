@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "schema_cmd.hpp"
 
 namespace {
 
@@ -103,6 +104,8 @@ int main(int argc, char** argv) {
     record_cmd->add_option("--level", record.level, "zstd level (default 1)")
         ->check(CLI::Range(1, 19));
 
+    auto schema = add_schema_command(app);
+
     std::vector<std::string> args = join_negative_values(argc, argv);
     std::reverse(args.begin(), args.end());  // CLI11 takes the vector in reverse order
     try {
@@ -116,5 +119,6 @@ int main(int argc, char** argv) {
     if (*watch_cmd) return run_watch(watch);
     if (*snapshot_cmd) return run_snapshot(snapshot);
     if (*record_cmd) return run_record(record);
+    if (schema->chosen()) return run_schema_command(*schema);
     return kExitUsage;
 }

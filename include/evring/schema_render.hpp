@@ -1,0 +1,66 @@
+// evring/schema_render.hpp — a decoded payload as JSON or as one line of text.
+//
+// How to turn events into JSON lines without allocating per event:
+//
+//     std::string line;                      // reused: its capacity stays
+//     for (each event) {
+//         line.clear();
+//         auto e = evring::append_fields_json(schema, event.event_type, payload, line);
+//         if (!e.ok()) line = "{\"decode_error\":...}";   // describe_decode_error(schema, e)
+//     }
+//
+// JSON rules (docs/schema.md): the payload is one object; nested structs are
+// objects, arrays are arrays, enums are their value's name (or the number
+// when the value has no name), integers up to 64 bits are JSON numbers, u128,
+// u256 are "0x..." strings of their value (no leading zeros), byte arrays are
+// "0x..." strings of their bytes in order. bool is true/false (any other
+// byte value is written as its number); f32/f64 use the shortest form that
+// reads back exactly, and "nan", "inf", "-inf" as strings.
+//
+// Text: "TYPE_NAME field=value ..." with nested struct fields as dotted paths
+// (block_tag.block_number=5), arrays as [a,b], structs inside arrays as
+// {x=1 y=2}, and byte arrays longer than TextOptions::max_bytes cut short
+// ("0x0011...(256 bytes)"). An empty payload prints the name alone.
+//
+// Contract: these functions check the payload first (check_payload in
+// schema_decode.hpp) and leave the output untouched on a DecodeError. The
+// std::string overloads append; the span overloads write from the start and,
+// when the buffer is too small, return OutputTooSmall with `needed` set to the
+// exact size. No allocation beyond growing the caller's string.
+//
+// Thread safety: free functions.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "evring/schema.hpp"
+#include "evring/schema_decode.hpp"
+
+namespace evring {
+
+DecodeError append_fields_json(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
+                               std::string& out);
+DecodeError write_fields_json(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
+                              std::span<char> out, std::size_t& written) noexcept;
+
+struct TextOptions {
+    std::size_t max_bytes = 32;  // longer byte arrays are cut short; 0: never
+};
+
+DecodeError append_event_text(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
+                              std::string& out, const TextOptions& options = {});
+DecodeError write_event_text(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
+                             std::span<char> out, std::size_t& written, const TextOptions& options = {}) noexcept;
+
+// The schema itself as one JSON object: content type, hash, described hashes,
+// flow tags, payload alignment, events (with fixed sizes), structs (with
+// offsets and sizes), enums and spans. For `evring schema show --json`, the
+// Python package and the relay.
+std::string schema_to_json(const Schema& schema);
+
+// The JSON string literal of `text` (quotes included, escapes as needed).
+std::string json_string_literal(std::string_view text);
+
+}  // namespace evring

@@ -1,0 +1,165 @@
+// generate_cpp_header: constants, enums and structs (the publish helpers are
+// in schema_codegen_publish.cpp).
+#include <fmt/format.h>
+
+#include "evring/schema_codegen.hpp"
+#include "schema_codegen_names.hpp"
+#include "schema_data.hpp"
+
+namespace evring {
+
+namespace {
+
+using detail::CppNames;
+
+std::string enumerator_value(const SchemaEnum& e, std::uint64_t bits) {
+    if (!e.is_signed()) return std::to_string(bits);
+    const auto v = static_cast<std::int64_t>(bits);
+    if (v == INT64_MIN) return "(-9223372036854775807 - 1)";  // the literal alone would not fit
+    return std::to_string(v);
+}
+
+std::string comment(std::string_view text) { return text.empty() ? std::string() : "  // " + std::string(text); }
+
+void append_enum(std::string& out, const SchemaEnum& e, const std::string& cpp) {
+    if (!e.doc.empty()) out += fmt::format("// {}\n", e.doc);
+    out += fmt::format("enum class {} : std::{}int{}_t {{\n", cpp, e.is_signed() ? "" : "u",
+                       scalar_size(e.underlying) * 8);
+    for (const auto& v : e.values)
+        out += fmt::format("    {} = {},\n", CppNames::member(v.name), enumerator_value(e, v.bits));
+    out += "};\n\n";
+}
+
+void append_struct(std::string& out, const Schema& schema, const SchemaStruct& s, const CppNames& names,
+                   const std::string& cpp) {
+    std::uint32_t natural_align = 1;
+    for (const auto& f : s.fields) natural_align = std::max(natural_align, schema.type(f.type).align);
+    if (!s.doc.empty()) out += fmt::format("// {}\n", s.doc);
+    out += s.align > natural_align ? fmt::format("struct alignas({}) {} {{\n", s.align, cpp)
+                                   : fmt::format("struct {} {{\n", cpp);
+    std::uint64_t end = 0;
+    int pads = 0;
+    for (const auto& f : s.fields) {
+        const SchemaType& t = schema.type(f.type);
+        const std::uint64_t natural = (end + t.align - 1) / t.align * t.align;
+        if (f.offset > natural)  // a { padding = N } gap C rules would not leave
+            out += fmt::format("    std::array<std::uint8_t, {}> reserved_padding_{}_;\n", f.offset - end, pads++);
+        out += fmt::format("    {} {};{}\n", names.type(f.type), CppNames::member(f.name), comment(f.doc));
+        end = f.offset + t.size;
+    }
+    const std::uint64_t natural_size = (end + s.align - 1) / s.align * s.align;
+    if (s.size > natural_size)
+        out += fmt::format("    std::array<std::uint8_t, {}> reserved_padding_{}_;\n", s.size - end, pads++);
+    for (const auto& t : s.trailing)
+        out += fmt::format("    // then trailing {}: {}[{}]{}\n", t.name, names.element_type(t), t.count_path,
+                           t.doc.empty() ? "" : " -- " + t.doc);
+    out += "};\n";
+    out += fmt::format("static_assert(sizeof({0}) == {1}, \"{0}: size differs from the schema\");\n", cpp, s.size);
+    out += fmt::format("static_assert(alignof({0}) == {1}, \"{0}: alignment differs from the schema\");\n", cpp,
+                       s.align);
+    for (const auto& f : s.fields)
+        out += fmt::format("static_assert(offsetof({0}, {1}) == {2}, \"{0}::{1}: offset differs from the schema\");\n",
+                           cpp, CppNames::member(f.name), f.offset);
+    out += fmt::format("static_assert(std::is_trivially_copyable_v<{0}> && std::is_standard_layout_v<{0}>);\n\n", cpp);
+}
+
+// Structs in an order where every struct comes after those it contains.
+void append_structs(std::string& out, const Schema& schema, const CppNames& names) {
+    std::vector<char> done(schema.structs().size(), 0);
+    auto visit = [&](auto&& self, std::uint32_t index) -> void {
+        if (done[index]) return;
+        done[index] = 1;
+        const SchemaStruct& s = schema.structs()[index];
+        auto contained = [&](TypeId id) {
+            while (schema.type(id).kind == TypeKind::Array) id = schema.type(id).element;
+            if (schema.type(id).kind == TypeKind::Struct) self(self, schema.type(id).index);
+        };
+        for (const auto& f : s.fields) contained(f.type);
+        for (const auto& t : s.trailing) contained(t.element);
+        append_struct(out, schema, s, names, names.struct_name(index));
+    };
+    for (std::uint32_t i = 0; i < schema.structs().size(); ++i) visit(visit, i);
+}
+
+void append_constants(std::string& out, const Schema& schema, const CppNames& names) {
+    out += fmt::format("inline constexpr std::uint16_t kContentType = {};\n", schema.content_type());
+    out += fmt::format("inline constexpr std::string_view kContentName = \"{}\";\n", schema.content_name());
+    out += fmt::format("inline constexpr std::uint32_t kPayloadAlignment = {};\n", schema.payload_alignment());
+    auto bytes = [](const SchemaHash& h) {
+        std::string text;
+        for (std::size_t i = 0; i < h.size(); ++i) text += fmt::format("{}0x{:02x}", i ? ", " : "", h[i]);
+        return text;
+    };
+    out += "// SHA-256 of the schema's canonical form (docs/schema.md); the ring header's schema_hash.\n";
+    out += fmt::format("inline constexpr std::array<std::uint8_t, 32> kSchemaHash = {{{}}};\n", bytes(schema.hash()));
+    out += fmt::format("inline constexpr std::string_view kSchemaHashHex = \"{}\";\n", schema.hash_hex());
+    out += "// Foreign schema hashes this schema describes (rings of other implementations).\n";
+    out += fmt::format("inline constexpr std::array<std::array<std::uint8_t, 32>, {}> kDescribedHashes = {{{{",
+                       schema.describes().size());
+    for (std::size_t i = 0; i < schema.describes().size(); ++i)
+        out += fmt::format("{}{{{}}}", i ? ", " : "", bytes(schema.describes()[i]));
+    out += "}};\n\n";
+    out += "// The flow tags, content_ext[0..3] of the descriptor.\nstruct Flow {\n";
+    for (std::size_t i = 0; i < 4; ++i)
+        out += fmt::format("    std::uint64_t {} = 0;  // content_ext[{}]\n", names.flow_member(i), i);
+    out += fmt::format("    constexpr std::array<std::uint64_t, 4> tags() const noexcept {{ return {{{}, {}, {}, {}}}; }}\n",
+                       names.flow_member(0), names.flow_member(1), names.flow_member(2), names.flow_member(3));
+    out += "};\n\n";
+}
+
+void append_event_types(std::string& out, const Schema& schema, const CppNames& names) {
+    out += "enum class EventType : std::uint16_t {\n";
+    for (const auto& e : schema.events())
+        out += fmt::format("    {} = {},{}\n", CppNames::member(e.name), e.number, comment(e.description));
+    out += "};\n\nconstexpr std::string_view event_name(EventType type) noexcept {\n    switch (type) {\n";
+    for (const auto& e : schema.events())
+        out += fmt::format("    case EventType::{}: return \"{}\";\n", CppNames::member(e.name), e.name);
+    out += "    }\n    return {};\n}\n\n";
+    out += "// EventInfo<EventType::X>::Payload is the fixed part of X's payload (void when empty).\n";
+    out += "template <EventType> struct EventInfo;\n";
+    for (const auto& e : schema.events()) {
+        const SchemaStruct* s = schema.payload_of(e);
+        out += fmt::format("template <> struct EventInfo<EventType::{}> {{ using Payload = {}; static constexpr "
+                           "std::uint32_t kFixedSize = {}; static constexpr bool kHasTrailing = {}; }};\n",
+                           CppNames::member(e.name), s ? names.struct_name(e.payload) : "void", schema.fixed_size(e),
+                           s && !s->trailing.empty() ? "true" : "false");
+    }
+    out += "\n";
+}
+
+}  // namespace
+
+Result<std::string> generate_cpp_header(const Schema& schema, const CodegenOptions& options) {
+    auto names = CppNames::make(schema);
+    if (!names) return std::move(names).error();
+    const std::string ns = options.namespace_name.empty() ? schema.content_name() : options.namespace_name;
+    std::string_view rest = ns;
+    while (true) {
+        const std::size_t sep = rest.find("::");
+        const std::string_view part = rest.substr(0, sep);
+        if (!detail::is_identifier(part) || CppNames::member(part) != part)
+            return Error(0, fmt::format("'{}' is not a C++ namespace name", ns));
+        if (sep == std::string_view::npos) break;
+        rest.remove_prefix(sep + 2);
+    }
+    std::string out = fmt::format(
+        "// Generated by `evring schema compile` from {}. Do not edit: change the schema and rebuild.\n"
+        "// Schema '{}', content type {}, hash {}.\n"
+        "#pragma once\n\n"
+        "#include <array>\n#include <cstddef>\n#include <cstdint>\n#include <span>\n#include <string_view>\n"
+        "#include <type_traits>\n\n#include <evring/schema_types.hpp>\n"
+        "#if __has_include(<evring/typed_publish.hpp>)\n#include <evring/typed_publish.hpp>\n#endif\n\n"
+        "namespace {} {{\n\n",
+        options.source_label.empty() ? schema.source_name() : options.source_label, schema.content_name(),
+        schema.content_type(), schema.hash_hex(), ns);
+    append_constants(out, schema, *names);
+    for (std::uint32_t i = 0; i < schema.enums().size(); ++i)
+        append_enum(out, schema.enums()[i], names->enum_name(i));
+    append_structs(out, schema, *names);
+    append_event_types(out, schema, *names);
+    detail::append_publish_helpers(out, schema, *names);
+    out += fmt::format("}}  // namespace {}\n", ns);
+    return out;
+}
+
+}  // namespace evring

@@ -1,0 +1,44 @@
+// lib/schema_codegen_names.hpp — C++ names for a schema's types, fields and
+// events in a generated header (private to schema_codegen*.cpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "evring/error.hpp"
+#include "evring/schema.hpp"
+
+namespace evring::detail {
+
+class CppNames {
+public:
+    // Fails when two names collide once spelled for C++.
+    static Result<CppNames> make(const Schema& schema);
+
+    const std::string& struct_name(std::uint32_t index) const { return structs_[index]; }
+    const std::string& enum_name(std::uint32_t index) const { return enums_[index]; }
+    const std::string& flow_member(std::size_t slot) const { return flow_[slot]; }
+    // The C++ spelling of a type ("std::uint64_t", "std::array<std::uint8_t, 20>", "BlockTag").
+    std::string type(TypeId id) const;
+    // The element type of a trailing array.
+    std::string element_type(const SchemaTrailing& t) const;
+    // A field, enumerator or parameter name that is not a C++ keyword.
+    static std::string member(std::string_view name);
+    // "publish_" + the event name in lower case.
+    static std::string helper(std::string_view event_name);
+
+private:
+    explicit CppNames(const Schema& schema) : schema_(&schema) {}
+    const Schema* schema_;
+    std::vector<std::string> structs_;
+    std::vector<std::string> enums_;
+    std::array<std::string, 4> flow_;
+};
+
+std::string camel_case(std::string_view snake);
+
+// Appends the publish_<event> helpers (schema_codegen_publish.cpp).
+void append_publish_helpers(std::string& out, const Schema& schema, const CppNames& names);
+
+}  // namespace evring::detail

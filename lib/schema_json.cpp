@@ -1,0 +1,137 @@
+// A checked payload written as one JSON object (rules in schema_render.hpp).
+#include "evring/schema_render.hpp"
+#include "schema_sinks.hpp"
+#include "schema_walk.hpp"
+
+namespace evring {
+
+namespace {
+
+template <class Sink>
+class JsonVisitor {
+public:
+    explicit JsonVisitor(Sink& out) noexcept : out_(out) {}
+
+    void begin_struct(std::string_view name, const SchemaStruct*) {
+        before(name);
+        out_.put('{');
+        comma_ = false;
+    }
+    void end_struct() {
+        out_.put('}');
+        comma_ = true;
+    }
+    void begin_array(std::string_view name, std::uint64_t) {
+        before(name);
+        out_.put('[');
+        comma_ = false;
+    }
+    void end_array() {
+        out_.put(']');
+        comma_ = true;
+    }
+    void scalar(std::string_view name, const ScalarValue& v) {
+        before(name);
+        switch (v.type) {
+        case Scalar::Bool:
+            if (v.u <= 1) out_.write(v.u ? std::string_view("true") : std::string_view("false"));
+            else detail::put_unsigned(out_, v.u);
+            break;
+        case Scalar::I8: case Scalar::I16: case Scalar::I32: case Scalar::I64: detail::put_signed(out_, v.i); break;
+        case Scalar::F32: case Scalar::F64: detail::put_float(out_, v.f, v.type == Scalar::F32, true); break;
+        default: detail::put_unsigned(out_, v.u); break;
+        }
+        comma_ = true;
+    }
+    void enumeration(std::string_view name, const SchemaEnum& e, const ScalarValue& v, std::string_view value_name) {
+        before(name);
+        if (!value_name.empty()) {
+            out_.put('"');
+            out_.write(value_name);  // a name: no character needs escaping
+            out_.put('"');
+        } else if (e.is_signed()) {
+            detail::put_signed(out_, v.i);
+        } else {
+            detail::put_unsigned(out_, v.u);
+        }
+        comma_ = true;
+    }
+    void bytes(std::string_view name, std::span<const std::byte> b) {
+        before(name);
+        out_.put('"');
+        detail::put_hex_bytes(out_, b.data(), b.size());
+        out_.put('"');
+        comma_ = true;
+    }
+    void wide_integer(std::string_view name, Scalar, std::span<const std::byte> le) {
+        before(name);
+        out_.put('"');
+        detail::put_hex_integer(out_, le.data(), le.size());
+        out_.put('"');
+        comma_ = true;
+    }
+
+private:
+    void before(std::string_view name) {
+        if (comma_) out_.put(',');
+        if (name.empty()) return;
+        out_.put('"');
+        out_.write(name);  // field names are identifiers: nothing to escape
+        out_.write("\":", 2);
+    }
+
+    Sink& out_;
+    bool comma_ = false;
+};
+
+}  // namespace
+
+DecodeError append_fields_json(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
+                               std::string& out) {
+    DecodeError e = check_payload(schema, event_type, payload);
+    if (!e.ok()) return e;
+    detail::StringSink sink(out);
+    JsonVisitor<detail::StringSink> visitor(sink);
+    detail::PayloadWalker<JsonVisitor<detail::StringSink>>(schema, visitor)
+        .payload(*schema.event(event_type), payload.data());
+    return e;
+}
+
+DecodeError write_fields_json(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
+                              std::span<char> out, std::size_t& written) noexcept {
+    written = 0;
+    DecodeError e = check_payload(schema, event_type, payload);
+    if (!e.ok()) return e;
+    detail::SpanSink sink(out);
+    JsonVisitor<detail::SpanSink> visitor(sink);
+    detail::PayloadWalker<JsonVisitor<detail::SpanSink>>(schema, visitor)
+        .payload(*schema.event(event_type), payload.data());
+    if (sink.total() > out.size()) {
+        e.status = DecodeStatus::OutputTooSmall;
+        e.needed = sink.total();
+        return e;
+    }
+    written = sink.total();
+    return e;
+}
+
+std::string json_string_literal(std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20) {
+            out += "\\u00";
+            out += detail::kHexDigits[u >> 4];
+            out += detail::kHexDigits[u & 15];
+        } else {
+            out += c;
+        }
+    }
+    out += '"';
+    return out;
+}
+
+}  // namespace evring

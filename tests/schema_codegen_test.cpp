@@ -1,0 +1,219 @@
+// The C++ header generated from tests/schemas/orders.toml at build time (by
+// `evring schema compile`, through the meson snippet of docs/schema.md):
+// it compiles with the project's warnings, its static_asserts hold, and what
+// its publish helpers write decodes with the schema to the values put in.
+#include "orders_schema.hpp"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "evring/format.hpp"
+#include "evring/schema_codegen.hpp"
+#include "evring/schema_render.hpp"
+#include "support/schema_payload.hpp"
+#if __has_include(<evring/typed_publish.hpp>)
+#include "evring/iterator.hpp"
+#include "evring/payload.hpp"
+#include "evring/publisher.hpp"
+#include "support/temp_ring.hpp"
+#endif
+
+// A publisher standing in for evring::Publisher: the helpers reach `publish`
+// by argument-dependent lookup, and reserve/commit for empty payloads.
+namespace mock {
+
+struct Published {
+    std::uint16_t type = 0;
+    std::array<std::uint64_t, 4> flow{};
+    std::vector<std::byte> payload;
+};
+
+struct Reservation {
+    evring::EventDescriptor staged{};
+    explicit operator bool() const { return true; }
+    evring::EventDescriptor& descriptor() { return staged; }
+    std::uint64_t seqno() const { return staged.seqno; }
+};
+
+struct Publisher {
+    std::vector<Published> events;
+    Reservation reserve(std::uint64_t size) {
+        Reservation r;
+        r.staged.payload_size = static_cast<std::uint32_t>(size);
+        r.staged.seqno = events.size() + 1;
+        return r;
+    }
+    void commit(const Reservation& r) {
+        events.push_back({r.staged.event_type, r.staged.content_ext, {}});
+    }
+};
+
+template <class T, class... Trailing>
+std::uint64_t publish(Publisher& p, std::uint16_t type, const std::array<std::uint64_t, 4>& flow, const T& value,
+                      const Trailing&... trailing) {
+    Published e{type, flow, {}};
+    const auto* bytes = reinterpret_cast<const std::byte*>(&value);
+    e.payload.assign(bytes, bytes + sizeof value);
+    (e.payload.insert(e.payload.end(), std::as_bytes(std::span(trailing)).begin(),
+                      std::as_bytes(std::span(trailing)).end()),
+     ...);
+    p.events.push_back(std::move(e));
+    return p.events.size();
+}
+
+}  // namespace mock
+
+namespace evring {
+namespace {
+
+const Schema& schema() {
+    static const Schema s = test::load_test_schema("orders.toml");
+    return s;
+}
+
+std::string decoded(const mock::Published& e) {
+    std::string out;
+    const DecodeError error = append_fields_json(schema(), e.type, e.payload, out);
+    EXPECT_TRUE(error.ok()) << describe_decode_error(schema(), error);
+    return out;
+}
+
+TEST(SchemaCodegen, ConstantsMatchTheSchema) {
+    static_assert(orders::kContentType == 1001);
+    static_assert(orders::kPayloadAlignment == 16);
+    static_assert(static_cast<std::uint16_t>(orders::EventType::FILL) == 4);
+    static_assert(orders::event_name(orders::EventType::BOOK_SNAPSHOT) == "BOOK_SNAPSHOT");
+    static_assert(std::is_same_v<orders::EventInfo<orders::EventType::FILL>::Payload, orders::Fill>);
+    static_assert(orders::EventInfo<orders::EventType::FILL>::kHasTrailing);
+    static_assert(std::is_void_v<orders::EventInfo<orders::EventType::HEARTBEAT>::Payload>);
+    static_assert(orders::EventInfo<orders::EventType::ORDER_NEW>::kFixedSize == sizeof(orders::OrderNew));
+    static_assert(alignof(orders::Fill) == 16 && sizeof(orders::Fill) == 112);
+    static_assert(offsetof(orders::BookSnapshot, sequence) == 112);  // after the explicit padding
+    static_assert(orders::kDescribedHashes.empty());
+    EXPECT_EQ(orders::kSchemaHash, schema().hash());
+    EXPECT_EQ(orders::kSchemaHashHex, schema().hash_hex());
+    EXPECT_EQ(orders::kContentName, "orders");
+    constexpr orders::Flow flow{.symbol = 5, .order = 9};
+    EXPECT_EQ(flow.tags(), (std::array<std::uint64_t, 4>{5, 9, 0, 0}));
+}
+
+TEST(SchemaCodegen, PublishedStructsDecodeToTheValuesPutIn) {
+    mock::Publisher publisher;
+    orders::OrderNew order{};
+    order.order_id = 42;
+    order.price = {-12345, -2};
+    order.quantity = 100;
+    order.side = orders::Side::SELL;
+    order.trader.fill(0xab);
+    order.tags = {7, 8, 9};
+    order.note_length = 999;  // the helper sets it from the span
+    const std::string note = "hello";
+    const std::vector<std::uint8_t> note_bytes(note.begin(), note.end());
+    ASSERT_EQ(orders::publish_order_new(publisher, order, note_bytes, {.symbol = 5, .order = 42}), 1u);
+    ASSERT_EQ(publisher.events.size(), 1u);
+    EXPECT_EQ(publisher.events[0].type, 2);
+    EXPECT_EQ(publisher.events[0].flow, (std::array<std::uint64_t, 4>{5, 42, 0, 0}));
+    EXPECT_EQ(decoded(publisher.events[0]),
+              R"({"order_id":42,"price":{"mantissa":-12345,"exponent":-2},"quantity":100,"side":"SELL",)"
+              R"("trader":"0xabababababababababababababababababababab","tags":[7,8,9],"note_length":5,)"
+              R"("note":"0x68656c6c6f"})");
+
+    orders::Fill fill{};
+    fill.order_id = 1;
+    fill.is_final = true;
+    fill.fee_ratio = 0.5f;
+    fill.notional = Uint128{{5, 1}};
+    fill.venue_fees = Uint256::from(255);
+    const orders::Leg legs[] = {{1, 10, 1.5}, {2, 20, -0.5}};
+    ASSERT_EQ(orders::publish_fill(publisher, fill, legs), 2u);
+    EXPECT_EQ(decoded(publisher.events[1]),
+              R"({"order_id":1,"price":{"mantissa":0,"exponent":0},"quantity":0,"is_final":true,"fee_ratio":0.5,)"
+              R"("notional":"0x10000000000000005","venue_fees":"0xff","legs_count":2,)"
+              R"("legs":[{"venue":1,"quantity":10,"rate":1.5},{"venue":2,"quantity":20,"rate":-0.5}]})");
+
+    orders::BookSnapshot book{};
+    book.levels[3].size = 7;
+    book.checksum = {1, 2, 3, 4};
+    book.sequence = 77;
+    ASSERT_EQ(orders::publish_book_snapshot(publisher, book), 3u);
+    EXPECT_NE(decoded(publisher.events[2]).find(R"("size":7}],"checksum":"0x01020304","sequence":77})"),
+              std::string::npos);
+
+    orders::OrderCancel cancel{};
+    cancel.reason = orders::CancelReason::NO_FUNDS;
+    ASSERT_EQ(orders::publish_order_cancel(publisher, cancel), 4u);
+    EXPECT_EQ(decoded(publisher.events[3]), R"({"order_id":0,"reason":"NO_FUNDS"})");
+
+    ASSERT_EQ(orders::publish_heartbeat(publisher, {.symbol = 3}), 5u);  // empty: reserve(0) + commit
+    EXPECT_EQ(publisher.events[4].type, 5);
+    EXPECT_EQ(publisher.events[4].flow[0], 3u);
+    EXPECT_EQ(decoded(publisher.events[4]), "{}");
+}
+
+TEST(SchemaCodegen, HelpersRefuseSpansTooLongForTheirCountField) {
+    mock::Publisher publisher;
+    const std::vector<orders::Leg> legs(256);  // legs_count is a u8
+    EXPECT_EQ(orders::publish_fill(publisher, orders::Fill{}, legs), 0u);
+    EXPECT_TRUE(publisher.events.empty());
+}
+
+Schema parse(const std::string& body) {
+    auto s = Schema::parse("content_type = 7\ncontent_name = \"g\"\n" + body, "g.toml");
+    if (!s) {
+        ADD_FAILURE() << s.error().message();
+        std::abort();
+    }
+    return std::move(s).value();
+}
+
+TEST(SchemaCodegen, NamesThatCollideInCppAreRefused) {
+    const Schema camel = parse("[struct.a_b]\nfields = [{ name = \"x\", type = \"u8\" }]\n"
+                               "[struct.aB]\nfields = [{ name = \"x\", type = \"u8\" }]\n");
+    auto header = generate_cpp_header(camel);
+    ASSERT_FALSE(header.ok());
+    EXPECT_NE(header.error().message().find("would both be named AB in C++"), std::string::npos)
+        << header.error().message();
+    const Schema reserved = parse("[struct.flow]\nfields = [{ name = \"x\", type = \"u8\" }]\n");
+    EXPECT_FALSE(generate_cpp_header(reserved).ok());
+    const Schema ok = parse("[[event]]\nnumber = 2\nname = \"E\"\nfields = [{ name = \"class\", type = \"u8\" }]\n");
+    auto named = generate_cpp_header(ok, {"not a namespace", ""});
+    ASSERT_FALSE(named.ok());
+    auto good = generate_cpp_header(ok, {"outer::inner", "g.toml"});
+    ASSERT_TRUE(good.ok()) << good.error().message();
+    EXPECT_NE(good->find("std::uint8_t class_;"), std::string::npos);  // keywords get a trailing _
+    EXPECT_NE(good->find("namespace outer::inner {"), std::string::npos);
+}
+
+#if __has_include(<evring/typed_publish.hpp>)
+// With evring's own publisher (evring/typed_publish.hpp), into a real ring.
+TEST(SchemaCodegen, HelpersPublishThroughEvringsPublisher) {
+    test::RingPair rings;
+    Publisher publisher(*rings.writer);
+    orders::OrderNew order{};
+    order.order_id = 5;
+    const std::uint8_t note[] = {'h', 'i'};
+    const std::uint64_t seqno = orders::publish_order_new(publisher, order, note, {.symbol = 1});
+    ASSERT_NE(seqno, 0u);
+    ASSERT_EQ(orders::publish_heartbeat(publisher, {.order = 2}), seqno + 1);
+    Iterator it(*rings.reader);
+    EventDescriptor event{};
+    ASSERT_TRUE(it.read_descriptor(seqno, event));
+    EXPECT_EQ(event.content_ext[0], 1u);
+    std::vector<std::byte> payload(event.payload_size);
+    ASSERT_EQ(copy_payload(*rings.reader, event, payload.data(), payload.size()), PayloadResult::Ok);
+    std::string json;
+    ASSERT_TRUE(append_fields_json(schema(), event.event_type, payload, json).ok());
+    EXPECT_NE(json.find(R"("order_id":5,)"), std::string::npos) << json;
+    EXPECT_NE(json.find(R"("note_length":2,"note":"0x6869"})"), std::string::npos) << json;
+    ASSERT_TRUE(it.read_descriptor(seqno + 1, event));
+    EXPECT_EQ(event.event_type, static_cast<std::uint16_t>(orders::EventType::HEARTBEAT));
+    EXPECT_EQ(event.payload_size, 0u);
+    EXPECT_EQ(event.content_ext[1], 2u);
+}
+#endif
+
+}  // namespace
+}  // namespace evring

@@ -1,0 +1,186 @@
+// `evring schema check|show|compile` (docs/schema.md, docs/cli.md).
+#include "schema_cmd.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "commands.hpp"
+#include "evring/schema.hpp"
+#include "evring/schema_builtin.hpp"
+#include "evring/schema_codegen.hpp"
+#include "evring/schema_render.hpp"
+
+namespace evring::cli {
+
+namespace {
+
+// A schema file, or the name of a built-in schema when no such file exists.
+Result<Schema> load(const std::string& file) {
+    struct stat st;
+    if (::stat(file.c_str(), &st) != 0) {
+        for (const auto& b : builtin_schemas())
+            if (b.name == file) return builtin_schema(file);
+    }
+    return Schema::parse_file(file);
+}
+
+// Writes `text` to `path` through a temporary file renamed over it, so a
+// build never sees half a header.
+Status write_file(const std::string& path, const std::string& text) {
+    const std::string temp = fmt::format("{}.tmp.{}", path, ::getpid());
+    {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        if (!out) return Error::from_errno(errno, fmt::format("creating '{}'", temp));
+        out << text;
+        out.flush();
+        if (!out) {
+            std::remove(temp.c_str());
+            return Error::from_errno(errno, fmt::format("writing '{}'", temp));
+        }
+    }
+    if (std::rename(temp.c_str(), path.c_str()) != 0) {
+        const int saved = errno;
+        std::remove(temp.c_str());
+        return Error::from_errno(saved, fmt::format("renaming '{}' to '{}'", temp, path));
+    }
+    return {};
+}
+
+std::string flow_tags_text(const Schema& schema) {
+    std::string out;
+    for (std::size_t i = 0; i < 4; ++i)
+        if (!schema.flow_tags()[i].empty()) out += fmt::format(" content_ext[{}]={}", i, schema.flow_tags()[i]);
+    return out.empty() ? " (none named)" : out;
+}
+
+void print_struct(const Schema& schema, const SchemaStruct& s) {
+    std::printf("  %s: %u bytes, align %u%s%s\n", s.name.c_str(), s.size, s.align, s.doc.empty() ? "" : " -- ",
+                s.doc.c_str());
+    std::uint32_t end = 0;
+    for (const auto& f : s.fields) {
+        if (f.offset > end) std::printf("    %5u %4u  (padding)\n", end, f.offset - end);
+        const std::uint32_t size = schema.type(f.type).size;
+        std::printf("    %5u %4u  %-28s %s%s%s\n", f.offset, size, f.name.c_str(), schema.type_name(f.type).c_str(),
+                    f.doc.empty() ? "" : "  -- ", f.doc.c_str());
+        end = f.offset + size;
+    }
+    if (s.size > end) std::printf("    %5u %4u  (padding)\n", end, s.size - end);
+    for (const auto& t : s.trailing)
+        std::printf("    then  %-33s %s[%s]%s%s\n", t.name.c_str(),
+                    t.bytes ? "bytes" : schema.type_name(t.element).c_str(), t.count_path.c_str(),
+                    t.doc.empty() ? "" : "  -- ", t.doc.c_str());
+}
+
+void print_schema(const Schema& schema) {
+    std::printf("schema %s (content type %u) from %s\n", schema.content_name().c_str(), schema.content_type(),
+                schema.source_name().c_str());
+    if (!schema.description().empty()) std::printf("  %s\n", schema.description().c_str());
+    std::printf("  hash              %s\n", schema.hash_hex().c_str());
+    for (const auto& h : schema.describes()) std::printf("  describes         %s\n", schema_hash_hex(h).c_str());
+    std::printf("  payload alignment %u\n  flow tags        %s\n\nevents\n", schema.payload_alignment(),
+                flow_tags_text(schema).c_str());
+    for (const auto& e : schema.events()) {
+        const SchemaStruct* s = schema.payload_of(e);
+        const std::string size = s == nullptr ? "empty"
+                                              : fmt::format("{} {}{}", s->name, s->size, s->trailing.empty() ? "" : "+");
+        std::printf("  %5u %-28s %-30s %s\n", e.number, e.name.c_str(), size.c_str(), e.description.c_str());
+    }
+    std::printf("\nstructs (offset, size, field, type)\n");
+    for (const auto& s : schema.structs()) print_struct(schema, s);
+    if (!schema.enums().empty()) std::printf("\nenums\n");
+    for (const auto& e : schema.enums()) {
+        std::string values;
+        for (const auto& v : e.values)
+            values += fmt::format(" {}={}", v.name,
+                                  e.is_signed() ? std::to_string(static_cast<std::int64_t>(v.bits)) : std::to_string(v.bits));
+        std::printf("  %s (%s):%s\n", e.name.c_str(), std::string(scalar_name(e.underlying)).c_str(), values.c_str());
+    }
+    if (!schema.spans().empty()) std::printf("\nspans\n");
+    for (const auto& s : schema.spans()) {
+        auto names = [&schema](const std::vector<std::uint16_t>& numbers) {
+            std::string out;
+            for (auto n : numbers) out += (out.empty() ? "" : "|") + schema.event(n)->name;
+            return out;
+        };
+        std::string key;
+        for (auto k : s.key) key += (key.empty() ? "" : ",") + schema.flow_tags()[k];
+        std::printf("  %s: %s .. %s, matched by %s\n", s.name.c_str(), names(s.begin).c_str(), names(s.end).c_str(),
+                    key.empty() ? "(nothing)" : key.c_str());
+    }
+}
+
+int run_check(const SchemaCommand& c) {
+    auto schema = load(c.file);
+    if (!schema) {
+        report_error(schema.error().message());
+        return kExitRuntime;
+    }
+    std::printf("%s: ok: schema %s, content type %u, %zu event types, hash %s\n", c.file.c_str(),
+                schema->content_name().c_str(), schema->content_type(), schema->events().size(),
+                schema->hash_hex().c_str());
+    return kExitOk;
+}
+
+int run_show(const SchemaCommand& c) {
+    auto schema = load(c.file);
+    if (!schema) {
+        report_error(schema.error().message());
+        return kExitRuntime;
+    }
+    if (c.json) std::printf("%s\n", schema_to_json(*schema).c_str());
+    else print_schema(*schema);
+    return kExitOk;
+}
+
+int run_compile(const SchemaCommand& c) {
+    auto schema = load(c.file);
+    if (!schema) {
+        report_error(schema.error().message());
+        return kExitRuntime;
+    }
+    auto header = generate_cpp_header(*schema, {c.namespace_name, c.file});
+    if (!header) {
+        report_error(fmt::format("{}: {}", c.file, header.error().message()));
+        return kExitRuntime;
+    }
+    if (auto s = write_file(c.output, *header); !s) {
+        report_error(s.error().message());
+        return kExitRuntime;
+    }
+    return kExitOk;
+}
+
+}  // namespace
+
+bool SchemaCommand::chosen() const { return command != nullptr && command->parsed(); }
+
+std::unique_ptr<SchemaCommand> add_schema_command(CLI::App& app) {
+    auto c = std::make_unique<SchemaCommand>();
+    c->command = app.add_subcommand("schema", "Check, show or compile an event schema (docs/schema.md)");
+    c->command->require_subcommand(1);
+    c->check = c->command->add_subcommand("check", "Validate a schema file");
+    c->check->add_option("FILE", c->file, "Schema file")->required();
+    c->show = c->command->add_subcommand("show", "Print a schema: events, layouts, hash");
+    c->show->add_option("FILE", c->file, "Schema file, or a built-in schema's name (monad-exec-v1)")->required();
+    c->show->add_flag("--json", c->json, "Print one JSON object");
+    c->compile = c->command->add_subcommand("compile", "Generate a C++ header from a schema file");
+    c->compile->add_option("FILE", c->file, "Schema file")->required();
+    c->compile->add_option("-o,--output", c->output, "Header to write")->required();
+    c->compile->add_option("--namespace", c->namespace_name, "C++ namespace (default: the schema's content_name)");
+    return c;
+}
+
+int run_schema_command(const SchemaCommand& c) {
+    if (c.check->parsed()) return run_check(c);
+    if (c.show->parsed()) return run_show(c);
+    if (c.compile->parsed()) return run_compile(c);
+    return kExitUsage;
+}
+
+}  // namespace evring::cli
