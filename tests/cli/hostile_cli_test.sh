@@ -164,6 +164,9 @@ every_command() {
         "snapshot $file -o $WORK/copy.zst --force"
         "record $file --from oldest -o $WORK/copy.evrec"
     )
+    # A refusal happens when the file is opened, the same for every position
+    # and format: refused files get one watch run of the four.
+    [[ $expect == refused ]] && cmds=("${cmds[@]:0:3}" "${cmds[@]:8}")
     local c
     for c in "${cmds[@]}"; do
         rm -f "$WORK/copy.evrec"*
