@@ -3,11 +3,13 @@
 //   consumer <ring-config> [--from latest|oldest] [--symbol NAME] [--trades-only]
 //            [--count N] [--print N]
 //
-// Filters on flow tags (the symbol) and event types without touching the
-// payloads of events it skips, verifies every payload it reads, counts lost
-// events exactly, and stops at --count, on Ctrl-C, or once the writer has
-// exited and everything it wrote has been read.
-#include <poll.h>
+// Built on the library's follow loop (evring/follow.hpp): it filters on flow
+// tags (the symbol) and event types without touching the payloads of events
+// it skips, verifies every payload it reads, counts lost events exactly, and
+// stops at --count, on Ctrl-C, or once the writer has exited and everything
+// it wrote has been read. When it has caught up it sleeps on the ring's
+// doorbell, so an idle consumer costs no CPU (tests/cli/cli_test.sh,
+// consumer_is_idle_when_no_events_come, measures it).
 #include <signal.h>
 #include <time.h>
 
@@ -18,10 +20,10 @@
 #include <CLI/CLI.hpp>
 
 #include "demo_events.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/flow_filter.hpp"
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
+#include "evring/config.hpp"
+#include "evring/follow.hpp"
+#include "evring/ring.hpp"
+#include "evring/source_open.hpp"
 
 namespace {
 
@@ -29,50 +31,63 @@ std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop.store(true, std::memory_order_relaxed); }
 
 struct Tally {
-    std::uint64_t received = 0;  // events read, before filtering
     std::uint64_t matched = 0;   // passed the filter
     std::uint64_t verified = 0;  // payload copied and checksum right
     std::uint64_t expired = 0;   // payload overwritten before it could be read
     std::uint64_t bad = 0;       // payload copied intact but wrong: a bug
-    std::uint64_t gaps = 0;
 };
 
-bool writer_gone(const evring::RingReader& reader) {
-    if (int fd = reader.writer_exit_fd(); fd >= 0) {
-        pollfd p{fd, POLLIN, 0};
-        return ::poll(&p, 1, 0) > 0;
-    }
-    return !reader.writer_alive();
-}
+// Checks each tick the loop hands over (its payload already copied and
+// checked against the writer's window by the event source).
+class TickChecker final : public evring::FollowSink {
+public:
+    TickChecker(Tally& tally, std::uint64_t print_limit) : tally_(tally), print_limit_(print_limit) {}
 
-void check_tick(const evring::MappedRing& ring, const evring::EventDescriptor& event, Tally& tally,
-                std::uint64_t print_limit) {
-    alignas(16) unsigned char buffer[sizeof(demo::Tick) + 64];
-    const auto result = evring::copy_payload(ring, event, buffer, sizeof buffer);
-    if (result == evring::PayloadResult::Expired) {
-        ++tally.expired;
-        return;
+    bool event(const evring::SourceEvent& event) override {
+        ++tally_.matched;
+        if (event.payload_state == evring::PayloadState::Expired) {
+            ++tally_.expired;
+            return true;
+        }
+        const evring::EventDescriptor& d = event.descriptor;
+        demo::Tick tick{};
+        if (event.payload_state != evring::PayloadState::Ok || d.payload_size < sizeof tick) {
+            ++tally_.bad;
+            return true;
+        }
+        std::memcpy(&tick, event.payload.data(), sizeof tick);
+        const std::string_view name(reinterpret_cast<const char*>(event.payload.data()) + sizeof tick,
+                                    d.payload_size - sizeof tick);
+        if (tick.name_length != name.size() || tick.checksum != demo::tick_checksum(tick, name)) {
+            ++tally_.bad;
+            return true;
+        }
+        ++tally_.verified;
+        if (tally_.verified <= print_limit_)
+            std::printf("%llu %s %.*s %u @ %.4f (venue %llu)\n", static_cast<unsigned long long>(d.seqno),
+                        d.event_type == demo::kTrade ? "TRADE" : "quote", static_cast<int>(name.size()), name.data(),
+                        tick.quantity, static_cast<double>(tick.price) / 1e4,
+                        static_cast<unsigned long long>(d.content_ext[demo::kFlowVenue]));
+        return true;
     }
-    demo::Tick tick{};
-    if (result != evring::PayloadResult::Ok || event.payload_size < sizeof tick) {
-        ++tally.bad;
-        return;
+    bool gap(const evring::SourceGap& gap) override {
+        std::fprintf(stderr, "consumer: lost %llu events (seqno %llu..): %.*s\n",
+                     static_cast<unsigned long long>(gap.count), static_cast<unsigned long long>(gap.first_seqno),
+                     static_cast<int>(evring::describe(gap.reason).size()), evring::describe(gap.reason).data());
+        return true;
     }
-    std::memcpy(&tick, buffer, sizeof tick);
-    const std::string_view name(reinterpret_cast<const char*>(buffer) + sizeof tick,
-                                event.payload_size - sizeof tick);
-    if (tick.name_length != name.size() || tick.checksum != demo::tick_checksum(tick, name)) {
-        ++tally.bad;
-        return;
+    void notice(std::string_view text) override {
+        std::fprintf(stderr, "consumer: %.*s\n", static_cast<int>(text.size()), text.data());
     }
-    ++tally.verified;
-    if (tally.verified <= print_limit)
-        std::printf("%llu %s %.*s %u @ %.4f (venue %llu)\n",
-                    static_cast<unsigned long long>(event.seqno),
-                    event.event_type == demo::kTrade ? "TRADE" : "quote", static_cast<int>(name.size()),
-                    name.data(), tick.quantity, static_cast<double>(tick.price) / 1e4,
-                    static_cast<unsigned long long>(event.content_ext[demo::kFlowVenue]));
-}
+    bool idle() override {
+        std::fflush(stdout);
+        return true;
+    }
+
+private:
+    Tally& tally_;
+    std::uint64_t print_limit_;
+};
 
 }  // namespace
 
@@ -109,62 +124,47 @@ int main(int argc, char** argv) {
     }
     if (trades_only) filter.types.add(demo::kTrade);
 
-    auto reader = evring::RingReader::open(config->name_or_path);
-    for (double waited = 0; !reader && waited < wait_seconds; waited += 0.05) {
+    auto source = evring::open_source(config->name_or_path, {});
+    for (double waited = 0; !source && waited < wait_seconds; waited += 0.05) {
         timespec pause{0, 50'000'000};
         ::nanosleep(&pause, nullptr);
-        reader = evring::RingReader::open(config->name_or_path);
+        source = evring::open_source(config->name_or_path, {});
     }
-    if (!reader) {
-        std::fprintf(stderr, "consumer: %s\n", reader.error().message().c_str());
+    if (!source) {
+        std::fprintf(stderr, "consumer: %s\n", source.error().message().c_str());
         return 1;
     }
-    const evring::MappedRing& ring = reader->ring();
-    if (auto s = ring.check_content_type(demo::kContentType, demo::kSchemaHash); !s) {
+    const evring::MappedRing* ring = (*source)->ring();
+    if (ring == nullptr) {
+        std::fprintf(stderr, "consumer: '%s' is not a ring\n", config->name_or_path.c_str());
+        return 1;
+    }
+    if (auto s = ring->check_content_type(demo::kContentType, demo::kSchemaHash); !s) {
         std::fprintf(stderr, "consumer: %s\n", s.error().message().c_str());
         return 1;
     }
     ::signal(SIGINT, on_signal);
     ::signal(SIGTERM, on_signal);
 
-    evring::Iterator it(ring);
-    if (from == "oldest") it.seek(it.oldest_seqno());
+    evring::FollowOptions options;
+    options.start = from == "oldest" ? evring::Position::oldest() : evring::Position::latest();
+    options.filter = filter;  // decided from the descriptor alone
+    options.count = count;
+    options.payloads = evring::PayloadRead::Copy;
+    options.stop_flag = &g_stop;
     Tally tally;
-    evring::EventDescriptor event{};
-    unsigned idle_polls = 0;
-    while (!g_stop.load(std::memory_order_relaxed) && (count == 0 || tally.matched < count)) {
-        switch (it.try_next(event)) {
-        case evring::NextResult::Success:
-            idle_polls = 0;
-            ++tally.received;
-            if (!filter.matches(event)) continue;  // decided from the descriptor alone
-            ++tally.matched;
-            check_tick(ring, event, tally, print_limit);
-            continue;
-        case evring::NextResult::Gap:
-            ++tally.gaps;
-            std::fprintf(stderr, "consumer: fell behind, lost %llu events\n",
-                         static_cast<unsigned long long>(it.last_gap_lost()));
-            continue;
-        case evring::NextResult::Abandoned:
-            std::fprintf(stderr, "consumer: event %llu was reserved but never committed (writer died?)\n",
-                         static_cast<unsigned long long>(it.last_abandoned_seqno()));
-            continue;
-        case evring::NextResult::NotReady:
-            break;
-        }
-        // Nothing new: spin briefly, then sleep a little; every ~100 polls
-        // see whether the writer is still there.
-        if (++idle_polls < 256) continue;
-        if (idle_polls % 100 == 0 && writer_gone(*reader) && it.next_seqno() > it.newest_seqno()) break;
-        timespec pause{0, 100'000};
-        ::nanosleep(&pause, nullptr);
+    TickChecker checker(tally, print_limit);
+    auto result = evring::follow(*source, options, checker);
+    if (!result) {
+        std::fprintf(stderr, "consumer: %s\n", result.error().message().c_str());
+        return 1;
     }
+    const evring::SourceCounters& c = result->counters;
     std::printf("consumer: %llu events received, %llu matched the filter, %llu verified, "
                 "%llu lost in %llu gaps, %llu expired, %llu bad\n",
-                static_cast<unsigned long long>(tally.received), static_cast<unsigned long long>(tally.matched),
-                static_cast<unsigned long long>(tally.verified), static_cast<unsigned long long>(it.total_lost()),
-                static_cast<unsigned long long>(tally.gaps), static_cast<unsigned long long>(tally.expired),
+                static_cast<unsigned long long>(c.events), static_cast<unsigned long long>(tally.matched),
+                static_cast<unsigned long long>(tally.verified), static_cast<unsigned long long>(c.lost),
+                static_cast<unsigned long long>(c.gaps), static_cast<unsigned long long>(tally.expired),
                 static_cast<unsigned long long>(tally.bad));
     return tally.bad == 0 ? 0 : 1;
 }

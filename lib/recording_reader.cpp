@@ -17,6 +17,8 @@ std::string_view describe(GapReason reason) noexcept {
     case GapReason::Abandoned: return "reserved but never committed while a writer lived (abandoned)";
     case GapReason::NeverCommitted: return "never committed (holes in a ring nobody writes, or in a snapshot)";
     case GapReason::WriterGone: return "reserved by a writer that exited before committing them";
+    case GapReason::LostToDamage: return "lost in a damaged part of the recording";
+    case GapReason::RingReplaced: return "a new ring under the same name overwrote them before it was opened";
     }
     return "an unknown reason";
 }

@@ -154,15 +154,17 @@ Result<SnapshotStats> copy_consistent(const MappedRing& ring, std::byte* copy) {
 }
 
 Status compress_to(const std::byte* data, std::uint64_t size, int out_fd, std::string_view out_path,
-                   int level, std::uint64_t& written) {
+                   const SnapshotWriteOptions& options, std::uint64_t& written) {
     std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
     if (!cctx) return Error(ENOMEM, "allocating a zstd compression context");
-    ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_compressionLevel, options.compression_level);
     ZSTD_CCtx_setParameter(cctx.get(), ZSTD_c_checksumFlag, 1);
     ZSTD_CCtx_setPledgedSrcSize(cctx.get(), size);
     std::vector<char> out_buf(ZSTD_CStreamOutSize());
     std::uint64_t offset = 0;
     for (;;) {
+        if (options.stop != nullptr && options.stop->load(std::memory_order_relaxed))
+            return Error(ECANCELED, "writing " + snapshot_named(out_path) + ": interrupted");
         const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, size - offset));
         const bool last = offset + take == size;
         ZSTD_inBuffer in{data + offset, take, 0};
@@ -196,8 +198,7 @@ Result<SnapshotStats> write_snapshot(const MappedRing& ring, int out_fd, std::st
     auto copied = copy_consistent(ring, copy.bytes());
     if (!copied) return std::move(copied).error();
     SnapshotStats stats = *copied;
-    if (auto s = compress_to(copy.bytes(), size, out_fd, out_path, options.compression_level,
-                             stats.compressed_bytes);
+    if (auto s = compress_to(copy.bytes(), size, out_fd, out_path, options, stats.compressed_bytes);
         !s)
         return std::move(s).error();
     return stats;

@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "evring/format.hpp"
+#include "evring/gap_reason.hpp"
 
 namespace evring {
 
@@ -122,19 +123,7 @@ struct RecordHeader {
 };
 static_assert(sizeof(RecordHeader) == 8);
 
-// Why sequence numbers were not captured.
-enum class GapReason : std::uint32_t {
-    Unrecorded = 0,      // a version 1 recording, which did not say
-    FellBehind = 1,      // the recorder was lapped: overwritten before it read them
-    Abandoned = 2,       // reserved and never committed while a writer lived (the abandon bound)
-    NeverCommitted = 3,  // holes in a ring nobody writes any more, or in a snapshot
-    WriterGone = 4,      // reserved by a writer that exited before committing them
-};
-inline constexpr std::uint32_t kMaxGapReason = 4;
-
-// "the recorder fell behind the writer (lapped)" and so on; unknown values
-// (a newer writer's) read "an unknown reason".
-std::string_view describe(GapReason reason) noexcept;
+// Why sequence numbers were not captured: GapReason, in gap_reason.hpp.
 
 struct GapRecord {
     std::uint64_t first_lost_seqno;

@@ -39,6 +39,7 @@
 // Thread safety: plain functions; the returned ring is immutable.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -96,6 +97,9 @@ struct SnapshotStats {
 
 struct SnapshotWriteOptions {
     int compression_level = 3;
+    // When set and it becomes true (a signal handler's flag), writing stops
+    // between two 1 MiB chunks with an ECANCELED error: a long copy ends promptly.
+    const std::atomic<bool>* stop = nullptr;
 };
 
 // Writes a snapshot of `ring` (see the contract) to the open file `out_fd`;

@@ -1,5 +1,6 @@
-// The CLI's parts that need no process: --from/--until parsing, finding a
-// time in a ring whose timestamps are out of order, and the event formats.
+// The CLI's parts that need no process: the event formats, option values and
+// escaping. (Positions and the time search are the library's:
+// tests/event_source_test.cpp.)
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,103 +9,12 @@
 #include <gtest/gtest.h>
 
 #include "event_format.hpp"
-#include "evring/publisher.hpp"
+#include "escape.hpp"
 #include "output.hpp"
-#include "position.hpp"
-#include "support/temp_ring.hpp"
+#include "values.hpp"
 
 namespace evring::cli {
 namespace {
-
-TEST(ParseFrom, AcceptsEveryDocumentedForm) {
-    EXPECT_EQ(parse_from("latest")->kind, Position::Kind::Latest);
-    EXPECT_EQ(parse_from("oldest")->kind, Position::Kind::Oldest);
-    auto seqno = parse_from("12345");
-    EXPECT_EQ(seqno->kind, Position::Kind::Seqno);
-    EXPECT_EQ(seqno->value, 12345u);
-    auto back = parse_from("-10");
-    EXPECT_EQ(back->kind, Position::Kind::Back);
-    EXPECT_EQ(back->value, 10u);
-    auto relative = parse_from("-250ms");
-    EXPECT_EQ(relative->kind, Position::Kind::RelativeTime);
-    EXPECT_EQ(relative->value, 250'000'000u);
-    EXPECT_EQ(parse_from("-3m")->value, 180'000'000'000u);
-    auto iso = parse_from("2026-11-22T01:45:00.5Z");
-    EXPECT_EQ(iso->kind, Position::Kind::AbsoluteTime);
-    EXPECT_EQ(iso->value, 1795311900'500000000u);
-    EXPECT_EQ(parse_from("@1795311900.5")->value, 1795311900'500000000u);
-    EXPECT_EQ(parse_from("@1795311900.000000001")->value, 1795311900'000000001u);
-}
-
-TEST(ParseFrom, RejectsNonsenseNamingWhatWasTyped) {
-    for (const char* bad : {"", "yesterday", "-", "-0", "-5parsecs", "2026-13-01T00:00:00Z",
-                            "2026-11-22T01:45:00.1234567891Z", "@abc", "12x"}) {
-        auto parsed = parse_from(bad);
-        ASSERT_FALSE(parsed.ok()) << bad;
-        EXPECT_NE(parsed.error().message().find(std::string("'") + bad + "'"), std::string::npos)
-            << parsed.error().message();
-    }
-    EXPECT_FALSE(parse_until("-5").ok());  // -N only means something for --from
-    EXPECT_TRUE(parse_until("-5s").ok());
-}
-
-TEST(ResolveTime, RelativeTimesCountBackFromTheBase) {
-    EXPECT_EQ(resolve_time(Position{Position::Kind::RelativeTime, 100}, 1000), 900u);
-    EXPECT_EQ(resolve_time(Position{Position::Kind::RelativeTime, 5000}, 1000), 0u);
-    EXPECT_EQ(resolve_time(Position{Position::Kind::AbsoluteTime, 7}, 1000), 7u);
-}
-
-// A ring whose events carry the given timestamps, in seqno order.
-struct StampedRing {
-    explicit StampedRing(const std::vector<std::uint64_t>& stamps) : rings(test::small_params(10, 16)) {
-        Publisher publisher(*rings.writer);
-        for (std::uint64_t stamp : stamps) {
-            Reservation r = publisher.reserve(8);
-            r.descriptor().event_type = 2;
-            // Test-only: overwrite the timestamp reserve() took, before publishing.
-            r.descriptor().record_epoch_nanos = stamp;
-            publisher.commit(r);
-        }
-    }
-    test::RingPair rings;
-};
-
-TEST(SeekTime, FindsTheFirstEventAtOrAfterTheTarget) {
-    StampedRing ring({10, 20, 30, 40, 50, 60});
-    Iterator it(*ring.rings.reader);
-    EXPECT_EQ(seek_time(it, 0), 1u);
-    EXPECT_EQ(seek_time(it, 10), 1u);
-    EXPECT_EQ(seek_time(it, 11), 2u);
-    EXPECT_EQ(seek_time(it, 60), 6u);
-    EXPECT_EQ(seek_time(it, 61), 7u);  // none yet: the next one to be written
-}
-
-TEST(SeekTime, DoesNotSkipAnEventStampedLaterButSequencedEarlier) {
-    // Two writers: seqno 3 was stamped at 100, after seqnos 4..6 were.
-    StampedRing ring({10, 20, 100, 40, 50, 60, 70, 110, 120});
-    Iterator it(*ring.rings.reader);
-    EXPECT_EQ(seek_time(it, 65), 3u);  // 3 (stamped 100) comes before 7 (stamped 70)
-    EXPECT_EQ(seek_time(it, 105), 8u);
-}
-
-TEST(SeekTime, StepsOverHolesLeftByUncommittedReservations) {
-    test::RingPair rings(test::small_params(10, 16));
-    Publisher publisher(*rings.writer);
-    std::vector<Reservation> stalled;
-    for (std::uint64_t i = 1; i <= 200; ++i) {
-        Reservation r = publisher.reserve(8);
-        r.descriptor().record_epoch_nanos = i * 10;
-        if (i >= 90 && i <= 130) {
-            stalled.push_back(r);  // never committed: a hole around the middle
-            continue;
-        }
-        publisher.commit(r);
-    }
-    Iterator it(*rings.reader);
-    EXPECT_EQ(seek_time(it, 1500), 150u);
-    EXPECT_EQ(seek_time(it, 1000), 131u);  // 100..130 are holes: the first readable at/after
-    EXPECT_EQ(seek_time(it, 500), 50u);
-}
 
 std::string printed(Format format, const EventDescriptor& event, const PayloadView& payload) {
     int fds[2];
@@ -161,6 +71,51 @@ TEST(EventTypes, RecordErrorByNameAndOtherTypesByNumber) {
     EXPECT_EQ(parse_event_type(2, "17"), 17);
     EXPECT_FALSE(parse_event_type(2, "BLOCK_START").has_value());
     EXPECT_FALSE(parse_event_type(2, "70000").has_value());
+}
+
+TEST(Values, CountsRefuseSignsOverflowAndJunkNamingOptionAndValue) {
+    EXPECT_EQ(parse_count("--count", "0").value(), 0u);
+    EXPECT_EQ(parse_count("--count", "18446744073709551615").value(), 18446744073709551615u);
+    for (const char* bad : {"-5", "18446744073709551616", "", "5x", "+5", " 5", "0x10"}) {
+        auto parsed = parse_count("--count", bad);
+        ASSERT_FALSE(parsed.ok()) << bad;
+        EXPECT_EQ(parsed.error().message().rfind(std::string("bad --count '") + bad + "': ", 0), 0u)
+            << parsed.error().message();
+    }
+    EXPECT_NE(parse_count("--count", "-5").error().message().find("negative"), std::string::npos);
+}
+
+TEST(Values, SizesLevelsAndChoices) {
+    EXPECT_EQ(parse_size("--rotate-size", "64K").value(), 65536u);
+    EXPECT_EQ(parse_size("--rotate-size", "4G").value(), std::uint64_t{4} << 30);
+    EXPECT_EQ(parse_size("--rotate-size", "1000").value(), 1000u);
+    for (const char* bad : {"-1M", "5Q", "", "M", "99999999999999999999999"})
+        EXPECT_FALSE(parse_size("--rotate-size", bad).ok()) << bad;
+    EXPECT_EQ(parse_int_in("--level", "19", 1, 19).value(), 19);
+    EXPECT_FALSE(parse_int_in("--level", "0", 1, 19).ok());
+    EXPECT_FALSE(parse_int_in("--level", "-3", 1, 19).ok());
+    EXPECT_NE(parse_choice("--format", "xml", {"text", "jsonl"}).error().message().find("bad --format 'xml'"),
+              std::string::npos);
+    FlowFilter filter;
+    EXPECT_TRUE(add_flow(filter, "1=42").ok());
+    EXPECT_FALSE(add_flow(filter, "4=1").ok());
+    EXPECT_FALSE(add_flow(filter, "1=").ok());
+    EXPECT_FALSE(add_flow(filter, "1=99999999999999999999").ok());
+}
+
+TEST(Escape, ControlCharactersAndInvalidUtf8AreNeverShownRaw) {
+    EXPECT_EQ(printable("ring"), "ring");
+    EXPECT_EQ(printable("r\x1bing"), "r\\x1bing");
+    EXPECT_EQ(printable(std::string("a\x1b[31mb\n\x7f", 9)), "a\\x1b[31mb\\x0a\\x7f");
+    EXPECT_EQ(printable("caf\xc3\xa9"), "caf\xc3\xa9");      // valid UTF-8 stays
+    EXPECT_EQ(printable("bad\xff\xc3"), "bad\\xff\\xc3");  // invalid bytes, a cut sequence
+    EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a UTF-16 surrogate is not UTF-8
+}
+
+TEST(Escape, JsonStringsAreValidUtf8WhateverTheBytes) {
+    std::string out;
+    append_json_string(out, std::string("a\"b\\c\n\x01\xff\xc3\xa9", 10));
+    EXPECT_EQ(out, "\"a\\\"b\\\\c\\u000a\\u0001\\ufffd\xc3\xa9\"");
 }
 
 }  // namespace

@@ -1,15 +1,19 @@
 // tools/evring/commands.hpp — the subcommands of `evring` and their options.
 //
 // Each run_* returns the process exit code: 0 success, 1 runtime error
-// (missing ring, unreadable file, write failure), 2 usage error (bad option
-// values). Errors go to stderr as one line starting with "evring: ".
+// (missing ring, unreadable or damaged input: everything readable is still
+// shown; a failed write), 2 usage error (bad option values). Errors go to
+// stderr as one line starting with "evring: " (report_error), naming the
+// option or file, the value and the reason; names are shown through
+// printable() (escape.hpp). Option values arrive as the text typed and are
+// checked by values.hpp.
 #pragma once
 
-#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "evring/snapshot.hpp"
+#include "evring/error.hpp"
 
 namespace evring::cli {
 
@@ -25,24 +29,25 @@ struct LsOptions {
 struct InfoOptions {
     std::string ring;
     bool json = false;
-    std::uint64_t max_snapshot_size = kDefaultMaxSnapshotSize;
+    std::optional<std::string> max_snapshot_size;
 };
 
 struct WatchOptions {
     std::string ring;
     std::string from = "latest";
-    std::string until;
-    std::uint64_t count = 0;  // 0: no limit
+    std::optional<std::string> until;
+    std::optional<std::string> count;
     std::vector<std::string> types;
     std::vector<std::string> flows;
     std::string format = "text";
-    std::uint64_t max_snapshot_size = kDefaultMaxSnapshotSize;
+    std::optional<std::string> max_snapshot_size;
+    bool follow_name = false;
 };
 
 struct SnapshotOptions {
     std::string ring;
     std::string output;
-    int level = 3;
+    std::optional<std::string> level;
     bool force = false;
 };
 
@@ -50,10 +55,11 @@ struct RecordOptions {
     std::string ring;
     std::string output;
     std::string from = "latest";
-    std::uint64_t count = 0;
-    std::uint64_t rotate_size = 0;
+    std::optional<std::string> until;
+    std::optional<std::string> count;
+    std::optional<std::string> rotate_size;
     bool no_compress = false;
-    int level = 1;
+    std::optional<std::string> level;
 };
 
 int run_ls(const LsOptions& options);
@@ -62,7 +68,10 @@ int run_watch(const WatchOptions& options);
 int run_snapshot(const SnapshotOptions& options);
 int run_record(const RecordOptions& options);
 
-// Prints "evring: <message>" to stderr.
-void report_error(const std::string& message);
+// Prints "evring: <message>" to stderr, control characters escaped.
+void report_error(std::string_view message);
+// A usage error (exit 2) or a runtime error (exit 1), reported.
+int usage_error(const Error& error);
+int runtime_error(const Error& error);
 
 }  // namespace evring::cli

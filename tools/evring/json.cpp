@@ -1,24 +1,13 @@
 #include "json.hpp"
 
+#include "escape.hpp"
+
 namespace evring::cli {
 
 std::string json_quote(std::string_view text) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string out = "\"";
-    for (char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (u < 0x20) {
-            out += "\\u00";
-            out += kDigits[u >> 4];
-            out += kDigits[u & 15];
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
+    std::string out;
+    append_json_string(out, text);
+    return out;
 }
 
 void JsonObject::key(std::string_view name) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "escape.hpp"
 #include "event_format.hpp"
 #include "evring/ring_directory.hpp"
 #include "evring/ring_list.hpp"
@@ -48,7 +49,7 @@ int run_ls(const LsOptions& options) {
     OutputBuffer out(1);
     if (!options.json) {
         out.put("# ");
-        out.put(directory);
+        out.put(printable(directory));
         out.put('\n');
         out.put(fmt::format("{:<24} {:<12} {:>11} {:>10} {:>12} {:<12} {}\n", "NAME", "CONTENT",
                             "DESCRIPTORS", "PAYLOAD", "NEWEST", "WRITERS", "ALIVE"));
@@ -75,14 +76,14 @@ int run_ls(const LsOptions& options) {
             continue;
         }
         if (!ring.header) {
-            out.put(fmt::format("{:<24} not a ring: {}\n", name_of(ring.path), ring.error));
+            out.put(fmt::format("{:<24} not a ring: {}\n", printable(name_of(ring.path)), printable(ring.error)));
             continue;
         }
         const RingHeader& h = *ring.header;
         const std::string_view name = content_type_name(h.content_type);
         const std::string content =
             std::to_string(h.content_type) + (name == "application-defined" ? "" : " " + std::string(name));
-        out.put(fmt::format("{:<24} {:<12} {:>11} {:>10} {:>12} {:<12} {}\n", name_of(ring.path), content,
+        out.put(fmt::format("{:<24} {:<12} {:>11} {:>10} {:>12} {:<12} {}\n", printable(name_of(ring.path)), content,
                             h.size.descriptor_capacity, human_bytes(h.size.payload_buf_size),
                             h.control.last_seqno, pids_text(ring.writer_pids),
                             ring.writer_alive ? "yes" : "no"));
@@ -90,7 +91,5 @@ int run_ls(const LsOptions& options) {
     out.flush();
     return out.failed() ? kExitRuntime : kExitOk;
 }
-
-void report_error(const std::string& message) { fmt::print(stderr, "evring: {}\n", message); }
 
 }  // namespace evring::cli

@@ -50,25 +50,6 @@ void OutputBuffer::put_hex(std::span<const std::byte> bytes) {
     used_ += bytes.size() * 2;
 }
 
-void OutputBuffer::put_json_string(std::string_view text) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    put('"');
-    for (char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            put('\\');
-            put(c);
-        } else if (u < 0x20) {
-            put("\\u00");
-            put(kDigits[u >> 4]);
-            put(kDigits[u & 15]);
-        } else {
-            put(c);
-        }
-    }
-    put('"');
-}
-
 void put_utc_time(OutputBuffer& out, std::uint64_t epoch_nanos) {
     const auto seconds = static_cast<std::time_t>(epoch_nanos / 1'000'000'000u);
     std::tm tm {};

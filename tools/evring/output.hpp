@@ -45,8 +45,6 @@ public:
     void put_uint_padded(std::uint64_t value, int width);
     // Lower-case hex digits of the bytes, no separators.
     void put_hex(std::span<const std::byte> bytes);
-    // A JSON string literal (quotes and escapes included).
-    void put_json_string(std::string_view text);
 
     // Writes the buffer out when it is over the flush threshold.
     void maybe_flush() {

@@ -1,192 +1,182 @@
-// evring record: follow a ring and write every event to a recording.
+// evring record: the library's follow loop with a sink that writes every
+// event, and a gap marker with its reason for every sequence number it did
+// not capture, into a recording.
 //
-// The loop copies each committed event's descriptor and payload straight into
-// the recording's staging buffer (no formatting), checks the payload was
-// intact after the copy, and only flushes the file when idle (at most every
-// 50 ms) or every second when busy, so it keeps up with fast writers.
+// The sink copies each event's descriptor and payload straight into the
+// recording's staging buffer (no formatting) and ends a block only when idle
+// (at most every 50 ms) or once a second when busy, so it keeps up with fast
+// writers; zstd and write(2) run on the recording writer's own thread.
+#include <fmt/format.h>
+
 #include <chrono>
-#include <cinttypes>
-#include <cstdio>
+#include <cstring>
 
 #include "commands.hpp"
-#include "evring/payload.hpp"
-#include "follow.hpp"
-#include "input.hpp"
-#include "position.hpp"
+#include "escape.hpp"
+#include "evring/follow.hpp"
+#include "evring/recording_writer.hpp"
+#include "open.hpp"
+#include "stop.hpp"
+#include "values.hpp"
 
 namespace evring::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-bool position_recording_start(Iterator& it, const Position& from) {
-    switch (from.kind) {
-    case Position::Kind::Latest:
-    case Position::Kind::None: it.reset(); return true;
-    case Position::Kind::Oldest: it.seek(it.oldest_seqno()); return true;
-    case Position::Kind::Seqno: it.seek(std::max(from.value, it.oldest_seqno())); return true;
-    default: return false;
+struct RecordPlan {
+    FollowOptions follow;
+    RecordingOptions recording;
+};
+
+Result<RecordPlan> plan_record(const RecordOptions& options) {
+    RecordPlan plan;
+    auto start = parse_start(options.from, "--from");
+    if (!start) return std::move(start).error();
+    plan.follow.start = *start;
+    if (options.until) {
+        auto stop = parse_stop(*options.until, "--until");
+        if (!stop) return std::move(stop).error();
+        plan.follow.stop = *stop;
     }
+    if (options.count) {
+        auto count = parse_count("--count", *options.count);
+        if (!count) return std::move(count).error();
+        plan.follow.count = *count;
+    }
+    if (options.rotate_size) {
+        auto size = parse_size("--rotate-size", *options.rotate_size);
+        if (!size) return std::move(size).error();
+        plan.recording.rotate_bytes = *size;
+    }
+    if (options.level) {
+        auto level = parse_int_in("--level", *options.level, 1, 19);
+        if (!level) return std::move(level).error();
+        plan.recording.compression_level = *level;
+    }
+    plan.recording.compress = !options.no_compress;
+    plan.follow.payloads = PayloadRead::Copy;
+    plan.follow.stop_flag = &stop_flag();
+    return plan;
 }
 
-// Consecutive sequence numbers that will never be committed, recorded as one
-// gap marker.
-struct HoleRun {
-    std::uint64_t first = 0, count = 0;
-    GapReason reason = GapReason::NeverCommitted;
+// What a recording's file header records about its source.
+RingHeader source_header(const SourceIdentity& id) {
+    RingHeader header{};
+    header.magic = kRingMagic;
+    header.content_type = id.content_type;
+    header.schema_hash = id.schema_hash;
+    header.size = id.ring_size;
+    return header;
+}
 
-    Status add(RecordingWriter& writer, std::uint64_t seqno, GapReason why) {
-        if (count != 0 && (seqno != first + count || why != reason))
-            if (auto s = flush(writer); !s) return s;
-        if (count == 0) {
-            first = seqno;
-            reason = why;
+class RecordSink final : public FollowSink {
+public:
+    RecordSink(RecordingWriter& writer, std::string output) : writer_(writer), output_(std::move(output)) {}
+
+    void started(const EventSource& source) override {
+        kind_ = source.kind();
+        const std::uint64_t from = source.next_seqno();
+        fmt::print(stderr, "evring: recording {}{} into {}\n", printable(source.identity().path),
+                   from != 0 ? fmt::format(" from seqno {}", from) : std::string(), printable(output_));
+    }
+
+    bool event(const SourceEvent& event) override {
+        EventDescriptor descriptor = event.descriptor;
+        if (event.payload_state == PayloadState::Invalid) descriptor.payload_size = 0;  // cannot fit: descriptor only
+        std::byte* dst = writer_.begin_event(descriptor);
+        const bool intact = event.payload_state == PayloadState::Ok;
+        if (intact && descriptor.payload_size > 0) std::memcpy(dst, event.payload.data(), descriptor.payload_size);
+        if (!keep(writer_.end_event(intact))) return false;
+        dirty_ = true;
+        if (++since_clock_check_ == 4096) {
+            since_clock_check_ = 0;
+            if (Clock::now() - last_flush_ > std::chrono::seconds(1)) return flush();
         }
-        ++count;
-        return {};
+        return true;
     }
 
-    Status flush(RecordingWriter& writer) {
-        if (count == 0) return {};
-        std::fprintf(stderr, "evring: seqno %" PRIu64 "..%" PRIu64 " %s; a gap marker was recorded\n", first,
-                     first + count - 1,
-                     reason == GapReason::WriterGone ? "were reserved by a writer that exited without committing them"
-                                                     : "were never committed");
-        const std::uint64_t n = count;
-        count = 0;
-        return writer.append_gap(first, n, reason);
+    bool gap(const SourceGap& gap) override {
+        const std::string range = gap.count == 1 ? fmt::format("seqno {}", gap.first_seqno)
+                                                 : fmt::format("seqno {}..{}", gap.first_seqno, gap.last_seqno());
+        const std::string why = gap.reason == GapReason::FellBehind && kind_ != SourceKind::Recording
+                                    ? std::string("the recorder fell behind")
+                                    : std::string(describe(gap.reason));
+        fmt::print(stderr, "evring: {} not captured ({} events): {}; a gap marker was recorded\n", range, gap.count,
+                   why);
+        if (!gap.detail.empty()) fmt::print(stderr, "evring: {}\n", printable(gap.detail));
+        dirty_ = true;
+        return keep(writer_.append_gap(gap.first_seqno, gap.count, gap.reason));
     }
+
+    void notice(std::string_view text) override { fmt::print(stderr, "evring: {}\n", printable(text)); }
+
+    bool idle() override {
+        if (dirty_ && Clock::now() - last_flush_ > std::chrono::milliseconds(50)) return flush();
+        return true;
+    }
+
+    const Status& status() const { return status_; }
+
+private:
+    bool flush() {
+        dirty_ = false;
+        last_flush_ = Clock::now();
+        return keep(writer_.flush());
+    }
+    bool keep(Status status) {
+        if (!status) status_ = std::move(status);
+        return status_.ok();
+    }
+
+    RecordingWriter& writer_;
+    std::string output_;
+    SourceKind kind_ = SourceKind::Ring;
+    Status status_;
+    Clock::time_point last_flush_ = Clock::now();
+    bool dirty_ = false;
+    std::uint32_t since_clock_check_ = 0;
 };
+
+std::string record_ended(const FollowResult& result) {
+    switch (result.end) {
+    case FollowEnd::Count: return "reached --count";
+    case FollowEnd::Stop: return "reached --until";
+    case FollowEnd::Stopped: return "interrupted";
+    case FollowEnd::Sink: return "writing the recording failed";
+    case FollowEnd::End: break;
+    }
+    return result.why;
+}
 
 }  // namespace
 
 int run_record(const RecordOptions& options) {
-    auto from = parse_from(options.from);
-    if (!from || from->kind == Position::Kind::Back || is_time(*from)) {
-        report_error(from ? "bad --from '" + options.from + "': record starts at latest, oldest or a sequence number"
-                          : from.error().message());
-        return kExitUsage;
-    }
-    auto input = open_input(options.ring, {kDefaultMaxSnapshotSize, false});
-    if (!input) {
-        report_error(input.error().message());
-        return kExitRuntime;
-    }
-    const MappedRing& ring = *input->ring();
-    // The schema work passes the ring's embedded schema as the last member.
-    RecordingOptions recording_options{!options.no_compress, options.level, options.rotate_size, {}};
-    auto writer = RecordingWriter::create(options.output, ring.header(), recording_options);
-    if (!writer) {
-        report_error(writer.error().message());
-        return kExitRuntime;
-    }
+    auto plan = plan_record(options);
+    if (!plan) return usage_error(plan.error());
+    auto source = open_for_command(options.ring, {});
+    if (!source) return runtime_error(source.error());
+    // The schema blob the source carries goes into every file of the recording.
+    plan->recording.schema = (*source)->schema();
+    auto writer = RecordingWriter::create(options.output, source_header((*source)->identity()), plan->recording);
+    if (!writer) return runtime_error(writer.error());
     install_stop_handlers();
-    Iterator it(ring);
-    position_recording_start(it, *from);
-    bool live = input->live && input->live->writer_alive();
-    const bool writer_seen = live;  // holes left at the end are then the exited writer's
-    HoleRun holes;
-    std::optional<WriterWatch> watch;
-    if (live) watch.emplace(*input->live);
-    std::fprintf(stderr, "evring: recording %s from seqno %" PRIu64 " into %s\n", input->path.c_str(),
-                 it.next_seqno(), options.output.c_str());
-
-    FollowState follow;
-    Clock::time_point last_flush = Clock::now();
-    bool dirty = false;
-    std::uint64_t since_clock_check = 0;
-    std::string ended;
-    EventDescriptor event;
-    Status status;
-    while (ended.empty() && status) {
-        if (stop_requested()) {
-            ended = "interrupted";
-            break;
-        }
-        switch (it.try_next(event)) {
-        case NextResult::Success: {
-            follow.made_progress();
-            if (!(status = holes.flush(*writer))) break;
-            if (!payload_in_bounds(ring, event)) {
-                // A size that cannot fit the ring: keep the descriptor only.
-                EventDescriptor clipped = event;
-                clipped.payload_size = 0;
-                (void)writer->begin_event(clipped);
-                status = writer->end_event(false);
-            } else {
-                std::byte* dst = writer->begin_event(event);
-                const PayloadResult copied = copy_payload(ring, event, dst, event.payload_size);
-                status = writer->end_event(copied == PayloadResult::Ok);
-            }
-            dirty = true;
-            if (options.count != 0 && writer->totals().events + writer->totals().expired >= options.count)
-                ended = "reached --count";
-            if (++since_clock_check == 4096) {
-                since_clock_check = 0;
-                if (Clock::now() - last_flush > std::chrono::seconds(1)) {
-                    status = writer->flush();
-                    last_flush = Clock::now();
-                }
-            }
-            break;
-        }
-        case NextResult::Gap: {
-            if (status) status = holes.flush(*writer);
-            const std::uint64_t lost = it.last_gap_lost();
-            std::fprintf(stderr, "evring: lost %" PRIu64 " events (seqno %" PRIu64 "..%" PRIu64
-                                 "): the recorder fell behind; a gap marker was recorded\n",
-                         lost, it.next_seqno() - lost, it.next_seqno() - 1);
-            if (status) status = writer->append_gap(it.next_seqno() - lost, lost, GapReason::FellBehind);
-            dirty = true;
-            break;
-        }
-        case NextResult::Abandoned:
-            // Reserved but never committed: recorded as a gap of one event.
-            if (status) status = holes.flush(*writer);
-            std::fprintf(stderr, "evring: seqno %" PRIu64 " was never committed (its writer abandoned it)\n",
-                         it.last_abandoned_seqno());
-            if (status) status = writer->append_gap(it.last_abandoned_seqno(), 1, GapReason::Abandoned);
-            dirty = true;
-            break;
-        case NextResult::NotReady:
-            if (dirty && Clock::now() - last_flush > std::chrono::milliseconds(50)) {
-                status = writer->flush();
-                last_flush = Clock::now();
-                dirty = false;
-            }
-            if (live && watch->writer_gone()) {
-                live = false;
-                std::fputs("evring: the writer exited\n", stderr);
-            }
-            if (!live) {
-                if (it.next_seqno() > it.newest_seqno()) {
-                    ended = "end of the ring";
-                } else {
-                    // Never committed, and nobody will: a gap marker, not a
-                    // seamless replay.
-                    status = holes.add(*writer, it.next_seqno(),
-                                       writer_seen ? GapReason::WriterGone : GapReason::NeverCommitted);
-                    it.seek(it.next_seqno() + 1);
-                    dirty = true;
-                }
-                break;
-            }
-            wait_for_more(it, follow);
-            break;
-        }
-    }
-    if (status) status = holes.flush(*writer);
+    RecordSink sink(*writer, options.output);
+    auto result = follow(*source, plan->follow, sink);
+    Status status = sink.status();
     if (status) status = writer->finish();
-    if (!status) {
-        report_error(status.error().message());
+    if (!result) return runtime_error(result.error());
+    if (!status) return runtime_error(status.error());
+    const RecordingTotals& t = writer->totals();
+    fmt::print(stderr,
+               "evring: recorded {} events, {} expired payloads, {} lost in {} gaps, in {} file(s) (last: {}); {}\n",
+               t.events, t.expired, t.lost, t.gaps, t.files, printable(writer->current_path()),
+               printable(record_ended(*result)));
+    if (result->damaged) {
+        report_error(fmt::format("'{}' is damaged: everything readable was recorded, with a gap marker for what "
+                                 "was lost", (*source)->identity().path));
         return kExitRuntime;
     }
-    const RecordingTotals& t = writer->totals();
-    std::fprintf(stderr,
-                 "evring: recorded %" PRIu64 " events, %" PRIu64 " expired payloads, %" PRIu64
-                 " lost in %" PRIu64 " gaps, in %u file(s) (last: %s); %s\n",
-                 t.events, t.expired, t.lost, t.gaps, t.files, writer->current_path().c_str(),
-                 ended.c_str());
     return kExitOk;
 }
 

@@ -1,96 +1,87 @@
-// evring watch: option handling; the loops are in watch_ring.cpp and
-// watch_recording.cpp.
-#include "watch.hpp"
-
-#include <charconv>
-#include <cinttypes>
-#include <cstdio>
-#include <cstring>
+// evring watch: options, then the library's follow loop with WatchSink.
+#include <fmt/format.h>
 
 #include "commands.hpp"
-#include "follow.hpp"
+#include "escape.hpp"
+#include "evring/source_open.hpp"
+#include "open.hpp"
+#include "stop.hpp"
+#include "values.hpp"
+#include "watch.hpp"
 
 namespace evring::cli {
 namespace {
 
-Status add_flow(FlowFilter& filter, const std::string& text) {
-    const auto eq = text.find('=');
-    std::uint64_t index = 0, value = 0;
-    const char* begin = text.data();
-    const char* end = text.data() + text.size();
-    bool ok = eq != std::string::npos;
-    if (ok) {
-        auto r1 = std::from_chars(begin, begin + eq, index);
-        auto r2 = std::from_chars(begin + eq + 1, end, value);
-        ok = eq > 0 && r1.ec == std::errc() && r1.ptr == begin + eq && r2.ec == std::errc() &&
-             r2.ptr == end && eq + 1 < text.size();
+struct WatchPlan {
+    Format format = Format::Text;
+    FollowOptions follow;
+    SourceOptions source;
+};
+
+// Everything the options say, checked before anything is opened.
+Result<WatchPlan> plan_watch(const WatchOptions& options) {
+    WatchPlan plan;
+    auto format = parse_choice("--format", options.format, {"text", "hex", "jsonl"});
+    if (!format) return std::move(format).error();
+    plan.format = *parse_format(*format);
+    auto start = parse_start(options.from, "--from");
+    if (!start) return std::move(start).error();
+    plan.follow.start = *start;
+    if (options.until) {
+        auto stop = parse_stop(*options.until, "--until");
+        if (!stop) return std::move(stop).error();
+        plan.follow.stop = *stop;
     }
-    if (!ok) return Error(EINVAL, "bad --flow '" + text + "': expected INDEX=VALUE, e.g. 1=42");
-    if (index > 3) return Error(EINVAL, "bad --flow '" + text + "': INDEX is 0 to 3 (content_ext has 4 words)");
-    if (!filter.require_flow(index, value))
-        return Error(EINVAL, "bad --flow '" + text + "': at most 8 --flow conditions");
-    return {};
+    if (options.count) {
+        auto count = parse_count("--count", *options.count);
+        if (!count) return std::move(count).error();
+        plan.follow.count = *count;
+    }
+    for (const auto& flow : options.flows)
+        if (auto s = add_flow(plan.follow.filter, flow); !s) return std::move(s).error();
+    for (const auto& type : options.types) {
+        auto parsed = parse_event_type(0, type);
+        if (!parsed)
+            return Error(EINVAL, fmt::format("bad --type '{}': expected an event type number (0-65535) or "
+                                             "RECORD_ERROR", printable(type)));
+        plan.follow.filter.types.add(*parsed);
+    }
+    if (options.max_snapshot_size) {
+        auto size = parse_size("--max-snapshot-size", *options.max_snapshot_size);
+        if (!size) return std::move(size).error();
+        plan.source.max_snapshot_size = *size;
+    }
+    plan.follow.payloads = format_reads_payloads(plan.format) ? PayloadRead::Copy : PayloadRead::None;
+    plan.follow.follow_name = options.follow_name;
+    plan.follow.reopen = plan.source;
+    plan.follow.stop_flag = &stop_flag();
+    return plan;
 }
 
 }  // namespace
 
-void print_summary(const WatchSummary& s, const std::string& ended) {
-    std::fprintf(stderr,
-                 "evring: %" PRIu64 " events printed (%" PRIu64 " read), %" PRIu64
-                 " lost in %" PRIu64 " gaps, %" PRIu64 " expired payloads, %" PRIu64
-                 " never-committed seqnos; %s\n",
-                 s.printed, s.read, s.lost, s.gaps, s.expired, s.missing, ended.c_str());
-}
-
-int output_failure(int error) {
-    if (error == EPIPE) return kExitOk;
-    report_error(std::string("writing the output: ") + std::strerror(error));
-    return kExitRuntime;
-}
-
 int run_watch(const WatchOptions& options) {
-    WatchPlan plan;
-    plan.format = *parse_format(options.format);  // CLI11 checked the value
-    plan.count = options.count;
-    auto from = parse_from(options.from);
-    if (!from) {
-        report_error(from.error().message());
-        return kExitUsage;
-    }
-    plan.from = *from;
-    if (!options.until.empty()) {
-        auto until = parse_until(options.until);
-        if (!until) {
-            report_error(until.error().message());
-            return kExitUsage;
-        }
-        plan.until = *until;
-    }
-    for (const auto& flow : options.flows) {
-        if (auto s = add_flow(plan.filter, flow); !s) {
-            report_error(s.error().message());
-            return kExitUsage;
-        }
-    }
-    auto input = open_input(options.ring, {options.max_snapshot_size, true});
-    if (!input) {
-        report_error(input.error().message());
+    auto plan = plan_watch(options);
+    if (!plan) return usage_error(plan.error());
+    auto source = open_for_command(options.ring, plan->source);
+    if (!source) return runtime_error(source.error());
+    if (options.follow_name && (*source)->kind() != SourceKind::Ring)
+        return usage_error(Error(EINVAL, fmt::format("--follow-name follows a ring by name; '{}' is a {}",
+                                                     options.ring, describe((*source)->kind()))));
+    install_stop_handlers();
+    OutputBuffer out(1);
+    WatchSink sink(plan->format, out);
+    auto result = follow(*source, plan->follow, sink);
+    out.flush();
+    if (out.failed()) return output_failure(out.error());
+    if (!result) return runtime_error(result.error());
+    print_summary(sink, *result, ended_words(*result));
+    if (result->damaged) {
+        report_error(fmt::format("'{}' is damaged: everything readable was shown, and the lines above say what "
+                                 "was lost", (*source)->identity().path));
         return kExitRuntime;
     }
-    const std::uint16_t content_type = input->ring() ? input->ring()->content_type()
-                                                     : input->recording->header().content_type;
-    for (const auto& type : options.types) {
-        auto parsed = parse_event_type(content_type, type);
-        if (!parsed) {
-            report_error("bad --type '" + type +
-                         "': expected an event type number (0-65535) or RECORD_ERROR");
-            return kExitUsage;
-        }
-        plan.filter.types.add(*parsed);
-    }
-    install_stop_handlers();
-    if (input->kind == InputKind::Recording) return watch_recording(*input, plan);
-    return watch_ring(*input, plan);
+    return kExitOk;
 }
 
 }  // namespace evring::cli

@@ -1,46 +1,55 @@
-// tools/evring/watch.hpp — the pieces of `evring watch` shared by its ring
-// and recording loops.
+// tools/evring/watch.hpp — what `evring watch` does with what the follow loop
+// hands it (evring/follow.hpp): events to stdout in the chosen format,
+// everything else to stderr.
 //
 // Stderr, never stdout, carries everything that is not an event: one line per
-// gap ("evring: lost N events (seqno A..B) ..."), one per expired payload or
-// never-committed sequence number, and a final summary line.
+// gap ("evring: lost N events (seqno A..B): the reader fell behind the
+// writer"), per expired payload, per notice (the writer exited, a ring
+// replaced, a recording's damage), and a final summary line.
+//
+// Thread safety: one thread.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "event_format.hpp"
-#include "evring/flow_filter.hpp"
-#include "input.hpp"
-#include "position.hpp"
+#include "evring/follow.hpp"
+#include "output.hpp"
 
 namespace evring::cli {
 
-struct WatchPlan {
-    Format format = Format::Text;
-    FlowFilter filter;
-    Position from;
-    Position until;
-    std::uint64_t count = 0;
+class WatchSink final : public FollowSink {
+public:
+    WatchSink(Format format, OutputBuffer& out) : format_(format), out_(out) {}
+
+    void started(const EventSource& source) override { kind_ = source.kind(); }
+    bool event(const SourceEvent& event) override;
+    bool gap(const SourceGap& gap) override;
+    void notice(std::string_view text) override;
+    bool idle() override;
+
+    std::uint64_t printed() const noexcept { return printed_; }
+    std::uint64_t expired() const noexcept { return expired_; }
+
+private:
+    void say(const std::string& line);  // flushes stdout first, to keep a terminal in order
+
+    Format format_;
+    OutputBuffer& out_;
+    SourceKind kind_ = SourceKind::Ring;
+    std::uint64_t printed_ = 0;
+    std::uint64_t expired_ = 0;
 };
 
-struct WatchSummary {
-    std::uint64_t printed = 0;
-    std::uint64_t read = 0;     // events read, before filtering
-    std::uint64_t lost = 0;     // sequence numbers skipped by gaps
-    std::uint64_t gaps = 0;
-    std::uint64_t expired = 0;  // printed events whose payload was gone
-    std::uint64_t missing = 0;  // never-committed sequence numbers in a static ring
-};
-
-// Prints the summary line to stderr; `ended` says why watching stopped.
-void print_summary(const WatchSummary& summary, const std::string& ended);
-
-// Both return an exit code (commands.hpp).
-int watch_ring(Input& input, const WatchPlan& plan);
-int watch_recording(Input& input, const WatchPlan& plan);
+// "evring: 3 events printed (3 read), 0 lost in 0 gaps, 0 expired payloads,
+// 0 never-committed seqnos; reached --count" on stderr.
+void print_summary(const WatchSink& sink, const FollowResult& result, const std::string& ended);
 
 // Exit code for a failed stdout: a closed pipe is a normal way to stop.
 int output_failure(int error);
+
+// The words for why following ended ("reached --count", "end of the ring").
+std::string ended_words(const FollowResult& result);
 
 }  // namespace evring::cli

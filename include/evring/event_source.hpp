@@ -1,0 +1,238 @@
+// evring/event_source.hpp — one interface over everything that yields events.
+//
+// How to read any source (a live ring, a snapshot, a recording, and through
+// source_open.hpp's scheme table a remote stream):
+//
+//     auto source = evring::open_source("demo", {});           // source_open.hpp
+//     if (!source) fail(source.error().message());
+//     (*source)->seek(evring::Position::oldest());
+//     evring::SourceItem item;
+//     for (;;) {
+//         switch ((*source)->next(item, evring::PayloadRead::Copy)) {
+//         case evring::SourceStep::Event:    use(item.event); break;
+//         case evring::SourceStep::Gap:      note(item.gap); break;       // exact range, reason
+//         case evring::SourceStep::Notice:   log(item.notice); break;
+//         case evring::SourceStep::NotReady: (*source)->wait(100ms); break; // the doorbell
+//         case evring::SourceStep::End:      return;
+//         case evring::SourceStep::Failed:   fail((*source)->error().message());
+//         }
+//     }
+//
+// follow.hpp wraps exactly this loop with filters, positions, a stop flag and
+// re-opening by name; commands, exporters, relays and bindings use it.
+//
+// Contract:
+// - Events come in sequence order. Every sequence number between two events
+//   that was not handed out is accounted for by exactly one Gap with its
+//   reason (gap_reason.hpp): lapped (FellBehind), Abandoned, NeverCommitted
+//   and WriterGone holes, LostToDamage, RingReplaced. A gap's range is exact;
+//   a loss whose range is not known (a damaged recording losing "seqno N and
+//   after") comes as a Notice instead.
+// - Notice: something a person should be told that is not a gap (the writer
+//   exited, a recording continues in its next file, damage that lost no
+//   known sequence number). Text only; it names the file.
+// - NotReady: nothing to read now (a live ring caught up). wait(timeout)
+//   sleeps until something may be ready: the ring's doorbell (doorbell.hpp),
+//   never a spin. Sources that cannot block return at once.
+// - End: nothing more will come (a snapshot or recording read to its end, a
+//   ring whose writer exited, read to its newest event). Repeats.
+// - Failed: the source cannot go on (a ring file truncated under the reader:
+//   reads run under the SIGBUS guard, sigbus_guard.hpp; an I/O error);
+//   error() says why, naming the file. Repeats.
+// - Payloads: with PayloadRead::Copy an event comes with its payload bytes
+//   (valid until the next call on the source) and a PayloadState: Ok, Expired
+//   (overwritten before it could be read; no bytes), Invalid (the descriptor's
+//   size cannot fit the ring; no bytes). With PayloadRead::None the state is
+//   NotRead and descriptors are all that is touched. Ring sources also expose
+//   ring() for zero-copy peeks (payload.hpp: peek, then payload_valid).
+// - counters() count what next() and next_batch() handed out; for a ring,
+//   lost, gaps and abandoned equal Iterator::total_lost(), the number of Gap
+//   results and Iterator::total_abandoned() over the same reads.
+//
+// Thread safety: a source is used by one thread at a time. Sources over one
+// ring in any number of threads or processes are independent.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "evring/error.hpp"
+#include "evring/format.hpp"
+#include "evring/gap_reason.hpp"
+#include "evring/position.hpp"
+
+namespace evring {
+
+class FlowFilter;
+class MappedRing;
+
+enum class SourceKind : std::uint8_t { Ring, Snapshot, Recording, Stream };
+
+// "ring file", "snapshot", "recording", "stream".
+std::string_view describe(SourceKind kind) noexcept;
+
+// What a source is. Fixed once opened.
+struct SourceIdentity {
+    SourceKind kind = SourceKind::Ring;
+    std::string location;  // as given to open_source
+    std::string path;      // the file (or URL) it resolved to
+    std::uint16_t content_type = 0;
+    std::array<std::uint8_t, 32> schema_hash{};
+    RingSize ring_size{};  // of the ring (for a recording or stream: the ring it came from)
+    // The ring instance: equal for every source over the same ring as long as
+    // its file exists (also across processes and restarts), different for a
+    // ring re-created under the same name. Rings: a digest of the file's
+    // device, inode and birth time; snapshots: a digest of their header and
+    // newest event; recordings: the series id (the same in every rotated file).
+    std::uint64_t instance = 0;
+    // The file's device and inode (0, 0 when it is not a file).
+    std::uint64_t device = 0;
+    std::uint64_t inode = 0;
+};
+
+enum class SourceStep : std::uint8_t { Event, Gap, Notice, NotReady, End, Failed };
+
+enum class PayloadRead : std::uint8_t { None, Copy };
+
+enum class PayloadState : std::uint8_t {
+    NotRead,  // PayloadRead::None
+    Ok,       // `payload` holds the bytes, read intact
+    Expired,  // overwritten before (or while) it was read
+    Invalid,  // the descriptor's payload_size cannot fit the ring
+};
+
+struct SourceEvent {
+    EventDescriptor descriptor{};
+    PayloadState payload_state = PayloadState::NotRead;
+    std::span<const std::byte> payload;  // Ok only; valid until the next call
+};
+
+struct SourceGap {
+    std::uint64_t first_seqno = 0;
+    std::uint64_t count = 0;  // at least 1
+    GapReason reason = GapReason::FellBehind;
+    // The source's own words when it has more to say (a recording's damage
+    // report naming the file, offset and reason); empty otherwise. Valid until
+    // the next call.
+    std::string_view detail;
+    std::uint64_t last_seqno() const noexcept { return first_seqno + (count - 1); }
+};
+
+struct SourceItem {
+    SourceEvent event;        // Event
+    SourceGap gap;            // Gap
+    std::string_view notice;  // Notice; valid until the next call
+};
+
+struct SourceCounters {
+    std::uint64_t events = 0;           // Event results
+    std::uint64_t lost = 0;             // seqnos lost to lapping: FellBehind (and v1 Unrecorded) gaps
+    std::uint64_t gaps = 0;             // how many such gaps
+    std::uint64_t abandoned = 0;        // seqnos of Abandoned gaps
+    std::uint64_t never_committed = 0;  // seqnos of NeverCommitted and WriterGone gaps
+    std::uint64_t damaged = 0;          // seqnos of LostToDamage gaps
+    std::uint64_t replaced = 0;         // seqnos of RingReplaced gaps
+    std::uint64_t damage_reports = 0;   // damaged parts of the input (recordings)
+    std::uint64_t records_lost_to_damage = 0;  // records known lost in them (a lower bound)
+    void count_gap(const SourceGap& gap) noexcept;
+};
+
+// What next_batch did.
+struct Batch {
+    std::size_t events = 0;       // descriptors written to the front of `out`
+    std::uint64_t gaps = 0;       // gaps passed over while filling (every reason)
+    std::uint64_t skipped = 0;    // sequence numbers in them
+    // Why it stopped: Event when `out` is full; NotReady, End or Failed as for
+    // next(); Notice when a notice is waiting (the next call to next() returns it).
+    SourceStep stopped = SourceStep::Event;
+};
+
+class EventSource {
+public:
+    EventSource() = default;
+    EventSource(const EventSource&) = delete;
+    EventSource& operator=(const EventSource&) = delete;
+    virtual ~EventSource();
+
+    // The next item (see the contract).
+    SourceStep next(SourceItem& item, PayloadRead payload = PayloadRead::None) {
+        if (pending_) return take_pending(item);
+        const SourceStep step = read(item, payload);
+        if (step == SourceStep::Event) ++counters_.events;
+        else if (step == SourceStep::Gap) counters_.count_gap(item.gap);
+        return step;
+    }
+    // Descriptors only, many at a time, without a virtual call per event:
+    // fills `out` with the next events, passing over gaps (counted in the
+    // result and in counters()), and stops early at anything else.
+    Batch next_batch(std::span<EventDescriptor> out);
+
+    // Positions the source (position.hpp). Returns a notice for the user when
+    // the start moved ("seqno 5 is no longer in the ring; starting at the
+    // oldest, 900"), empty otherwise; an error when the position cannot be
+    // reached (past the end of a snapshot or recording). Call before reading.
+    virtual Result<std::string> seek(const Position& start) = 0;
+    // A stop position as a sequence number or time bound.
+    virtual Result<StopAt> resolve_stop(const Position& stop);
+
+    // Sleeps until something may be ready, at most `timeout` (see the contract).
+    virtual void wait(std::chrono::nanoseconds timeout) = 0;
+    // True while a writer is known to be alive (a live ring); the source may
+    // then still produce events after NotReady.
+    virtual bool live() const = 0;
+    // "Now" for relative times: the wall clock for a live ring, the newest
+    // event's time otherwise.
+    virtual Result<std::uint64_t> now_nanos() = 0;
+    // The sequence number the next event should have (0 when not known).
+    virtual std::uint64_t next_seqno() const = 0;
+
+    const SourceIdentity& identity() const noexcept { return identity_; }
+    SourceKind kind() const noexcept { return identity_.kind; }
+    // The ring behind a ring or snapshot source, for zero-copy payload peeks
+    // (payload.hpp); nullptr for other sources.
+    virtual const MappedRing* ring() const { return nullptr; }
+    // The schema blob the source carries (a recording's; rings get theirs in
+    // a later version); empty when it has none. Opaque bytes (schema_embed.hpp).
+    virtual std::span<const std::byte> schema() const { return {}; }
+    // Why the source ended, in words: "end of the snapshot", "end of the
+    // truncated recording", ...
+    virtual std::string end_text() const;
+    // True once the source met damaged input (everything readable is still
+    // handed out; the notices say what was lost).
+    virtual bool damaged() const { return counters_.damage_reports > 0; }
+    // The failure after SourceStep::Failed.
+    const Error& error() const noexcept { return error_; }
+
+    // A hint that only events `filter` would keep are wanted: a remote source
+    // may filter on its server. Callers still filter; the default ignores it.
+    virtual void narrow(const FlowFilter& filter);
+
+    const SourceCounters& counters() const noexcept { return counters_; }
+
+protected:
+    virtual SourceStep read(SourceItem& item, PayloadRead payload) = 0;
+    // The batch loop; the default calls read() per event. Implementations
+    // count what they hand out in counters_.
+    virtual Batch read_batch(std::span<EventDescriptor> out);
+    // Keeps a Notice for the next call to next() (batch readers stop at one).
+    void hold(const SourceItem& item);
+    SourceStep fail(Error error);
+
+    SourceIdentity identity_;
+    SourceCounters counters_;
+    Error error_{0, {}};
+
+private:
+    SourceStep take_pending(SourceItem& item);
+
+    std::optional<std::string> pending_;
+    std::string held_text_;
+};
+
+}  // namespace evring

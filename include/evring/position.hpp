@@ -1,0 +1,72 @@
+// evring/position.hpp — where reading starts and stops, as a user writes it.
+//
+//   start: latest | oldest | SEQNO | -N | TIME
+//   stop:  SEQNO | TIME
+//   TIME:  2026-11-22T01:45:00[.fraction][Z]   (UTC; the date must exist)
+//          @1700000000[.fraction]              (seconds since the Unix epoch)
+//          -5s -250ms -10us -3m -1h -100ns     (relative: before "now", which is the
+//                                               wall clock for a live ring and the
+//                                               newest event for anything else)
+//
+// Parsing is pure; every event source resolves a Position itself
+// (EventSource::seek and EventSource::resolve_until in event_source.hpp):
+// a ring by binary search on timestamps, a recording by its block headers'
+// sequence ranges and a scan, a stream by its server's start positions.
+// Sequence numbers past kMaxSeqno (2^62), which no ring reaches, and times
+// past 2^64 nanoseconds (the year 2554) are refused, so no resolution can
+// wrap.
+//
+// Errors name the option (`option`, e.g. "--from") and the value:
+// "bad --from '2026-02-30': February 2026 has 28 days".
+//
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+#include "evring/error.hpp"
+
+namespace evring {
+
+struct Position {
+    enum class Kind : std::uint8_t {
+        None,          // not given: a start means Latest, a stop means never
+        Latest,        // the newest event
+        Oldest,        // the oldest event still held
+        Seqno,         // value: a sequence number
+        Back,          // value: N, that many events back from the newest
+        AbsoluteTime,  // value: nanoseconds since the Unix epoch
+        RelativeTime,  // value: nanoseconds before the source's "now"
+    };
+    Kind kind = Kind::None;
+    std::uint64_t value = 0;
+
+    static Position latest() noexcept { return {Kind::Latest, 0}; }
+    static Position oldest() noexcept { return {Kind::Oldest, 0}; }
+    static Position seqno(std::uint64_t s) noexcept { return {Kind::Seqno, s}; }
+
+    bool is_time() const noexcept { return kind == Kind::AbsoluteTime || kind == Kind::RelativeTime; }
+    // The time in nanoseconds since the epoch; a relative time counts back from `now_nanos`.
+    std::uint64_t time_at(std::uint64_t now_nanos) const noexcept {
+        if (kind == Kind::RelativeTime) return now_nanos > value ? now_nanos - value : 0;
+        return value;
+    }
+};
+
+// A start position (all forms above). `option` names the option in errors.
+Result<Position> parse_start(std::string_view text, std::string_view option = "--from");
+// A stop position: a sequence number or a time.
+Result<Position> parse_stop(std::string_view text, std::string_view option = "--until");
+
+// Where a resolved stop position ends reading: after the event `seqno`, or at
+// the first event stamped after `nanos`. kNever means no bound.
+struct StopAt {
+    static constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+    std::uint64_t seqno = kNever;
+    std::uint64_t nanos = kNever;
+    bool bounded() const noexcept { return seqno != kNever || nanos != kNever; }
+};
+
+}  // namespace evring

@@ -1,0 +1,108 @@
+// evring/recording_source.hpp — a recording (or a rotated series) as an event source.
+//
+// The EventSource (event_source.hpp) over RecordingReader
+// (recording_reader.hpp). open_source (source_open.hpp) makes these.
+//
+// Contract, beyond event_source.hpp:
+// - A rotated recording FILE, FILE.1, FILE.2, ... (recording_writer.hpp) is
+//   replayed as one stream: when a file's end record says it continues, the
+//   next file is opened (it must belong to the same series) and a Notice says
+//   so. A missing or foreign continuation is damage: a Notice, then End.
+//   With `series` false only the named file is read.
+// - Gap records come back as Gaps with their recorded reason. A damaged part
+//   whose lost sequence numbers are known is a LostToDamage Gap whose detail
+//   is the reader's report (naming the file, the offset and the reason); any
+//   other damage report, a truncated end and an end that does not check out
+//   are Notices. damaged() is then true: everything readable was still
+//   handed out.
+// - An ExpiredPayload record is an Event whose payload state is Expired.
+// - Positions: oldest is the first event; a sequence number starts at the
+//   first event at or past it; latest, -N and relative times cost one extra
+//   pass over the series to count its events (-N is the last N events); an
+//   absolute time starts at the first event stamped at or after it and shows
+//   everything after that. Gaps before the start are not handed out; damage
+//   always is.
+// - Never NotReady: a recording is read to its end; wait() returns at once.
+//
+// Thread safety: as event_source.hpp (one thread at a time).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evring/event_source.hpp"
+#include "evring/recording_reader.hpp"
+
+namespace evring {
+
+// The file a rotated recording continues in: FILE -> FILE.1, FILE.1 -> FILE.2
+// (`file_index` is the index in the current file's header).
+std::string next_recording_path(const std::string& path, std::uint32_t file_index);
+
+class RecordingSource final : public EventSource {
+public:
+    static Result<std::unique_ptr<RecordingSource>> open(const std::string& path, std::string location,
+                                                         bool series = true);
+    ~RecordingSource() override;
+
+    Result<std::string> seek(const Position& start) override;
+    void wait(std::chrono::nanoseconds) override {}
+    bool live() const override { return false; }
+    // The newest event's time (an extra pass over the series, done once).
+    Result<std::uint64_t> now_nanos() override;
+    std::uint64_t next_seqno() const override { return 0; }
+    std::span<const std::byte> schema() const override { return first_schema_; }
+    std::string end_text() const override;
+    bool damaged() const override { return damaged_ || EventSource::damaged(); }
+
+    // The file being read now.
+    const RecordingReader& reader() const noexcept { return *reader_; }
+    // How the current file's replay ended (nullopt while it goes on).
+    std::optional<ReadStatus> file_status() const noexcept { return status_; }
+    // The current file's end record says the recording continues.
+    bool continued() const noexcept { return continued_; }
+    // Files opened so far.
+    std::uint32_t files() const noexcept { return files_; }
+
+protected:
+    SourceStep read(SourceItem& item, PayloadRead payload) override;
+
+private:
+    enum class Phase { Reading, FileEnded, Done };
+    struct Scan {
+        std::uint64_t events = 0;
+        std::uint64_t last_nanos = 0;
+    };
+
+    RecordingSource(RecordingReader reader, bool series);
+    SourceStep from_record(SourceItem& item, PayloadRead payload, bool& handed_out);
+    SourceStep damage(SourceItem& item);
+    SourceStep next_file(SourceItem& item);
+    bool before_start(const EventDescriptor& event);
+    Result<Scan> scan();
+
+    std::optional<RecordingReader> reader_;
+    bool series_;
+    Record record_;
+    Phase phase_ = Phase::Reading;
+    std::optional<ReadStatus> status_;
+    bool continued_ = false;
+    bool damaged_ = false;
+    std::uint32_t files_ = 1;
+    std::uint64_t series_id_ = 0;
+    std::vector<std::byte> first_schema_;
+    std::string notice_;
+    std::string ended_;
+    std::optional<Scan> scan_;
+    // The start position (seek).
+    std::uint64_t skip_events_ = 0;  // events to pass over, by index
+    std::uint64_t min_seqno_ = 0;
+    std::uint64_t min_nanos_ = 0;
+    bool started_ = true;            // a time start passes everything after its first match
+    std::uint64_t index_ = 0;        // events seen so far
+};
+
+}  // namespace evring

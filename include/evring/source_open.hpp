@@ -1,0 +1,68 @@
+// evring/source_open.hpp — opening whatever the user named as an event source.
+//
+//     auto source = evring::open_source("demo", {});       // a ring name
+//     auto replay = evring::open_source("x.evrec", {});    // a recording (and FILE.1, ...)
+//     auto remote = evring::open_source("nats://host:4222/STREAM", {});  // when registered
+//
+// What a location names, in this order:
+//   - SCHEME://... : the opener registered for SCHEME (register_source_scheme).
+//     The core library registers none; a library that provides one (the NATS
+//     stream reader) registers it when its program asks it to, so the core
+//     never links that library.
+//   - a pure name (no '/'): the ring file of that name in the default ring
+//     directory (ring_directory.hpp) when it exists there, else a file of
+//     that name in the working directory;
+//   - otherwise a path used as written.
+// The file is then a snapshot when it starts with the zstd magic, a recording
+// when it starts with "EVRECORD", and a ring file otherwise (ring_source.hpp,
+// recording_source.hpp). Only regular files are opened, without blocking (a
+// FIFO, device, socket or directory is refused by name). Errors say what was
+// given and what it resolved to.
+//
+// Thread safety: open_source may be called from any thread; registering
+// schemes is serialised (a mutex) and normally done once at start-up.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "evring/error.hpp"
+#include "evring/event_source.hpp"
+#include "evring/ring_directory.hpp"
+#include "evring/snapshot.hpp"
+
+namespace evring {
+
+struct SourceOptions {
+    // Snapshots whose ring is larger are refused (EFBIG).
+    std::uint64_t max_snapshot_size = kDefaultMaxSnapshotSize;
+    // A recording continues into FILE.1, FILE.2, ... (recording_source.hpp).
+    bool recording_series = true;
+    // How a pure name is resolved.
+    DirectoryOptions directory;
+};
+
+Result<std::unique_ptr<EventSource>> open_source(std::string_view location, const SourceOptions& options);
+
+// Makes a source for `location` (the whole text, scheme included).
+using SourceOpener =
+    std::function<Result<std::unique_ptr<EventSource>>(std::string_view location, const SourceOptions& options)>;
+
+// Registers `opener` for locations starting with "<scheme>://" (lower case
+// letters, digits, '+', '-', '.'); replaces an earlier opener of that scheme.
+void register_source_scheme(std::string_view scheme, SourceOpener opener);
+// The registered schemes, sorted.
+std::vector<std::string> source_schemes();
+
+// The scheme of "scheme://rest", or "" when `location` has none.
+std::string_view location_scheme(std::string_view location) noexcept;
+
+// What a location resolves to without opening it: the path of a ring name or
+// path (see above), or the location itself for a scheme. Errors as open_source.
+Result<std::string> resolve_location(std::string_view location, const DirectoryOptions& directory);
+
+}  // namespace evring

@@ -1,0 +1,102 @@
+// The parts every event source shares (event_source.hpp): counting, held
+// notices, the default batch loop and stop resolution.
+#include "evring/event_source.hpp"
+
+#include "evring/flow_filter.hpp"
+
+namespace evring {
+
+std::string_view describe(SourceKind kind) noexcept {
+    switch (kind) {
+    case SourceKind::Ring: return "ring file";
+    case SourceKind::Snapshot: return "snapshot";
+    case SourceKind::Recording: return "recording";
+    case SourceKind::Stream: return "stream";
+    }
+    return "source";
+}
+
+void SourceCounters::count_gap(const SourceGap& gap) noexcept {
+    switch (gap.reason) {
+    case GapReason::Unrecorded:
+    case GapReason::FellBehind:
+        lost += gap.count;
+        ++gaps;
+        return;
+    case GapReason::Abandoned: abandoned += gap.count; return;
+    case GapReason::NeverCommitted:
+    case GapReason::WriterGone: never_committed += gap.count; return;
+    case GapReason::LostToDamage: damaged += gap.count; return;
+    case GapReason::RingReplaced: replaced += gap.count; return;
+    }
+    never_committed += gap.count;  // a reason from a newer writer
+}
+
+EventSource::~EventSource() = default;
+
+Batch EventSource::next_batch(std::span<EventDescriptor> out) {
+    if (pending_) return Batch{0, 0, 0, SourceStep::Notice};
+    return read_batch(out);
+}
+
+Batch EventSource::read_batch(std::span<EventDescriptor> out) {
+    Batch batch;
+    SourceItem item;
+    while (batch.events < out.size()) {
+        const SourceStep step = read(item, PayloadRead::None);
+        switch (step) {
+        case SourceStep::Event:
+            ++counters_.events;
+            out[batch.events++] = item.event.descriptor;
+            continue;
+        case SourceStep::Gap:
+            counters_.count_gap(item.gap);
+            ++batch.gaps;
+            batch.skipped += item.gap.count;
+            continue;
+        case SourceStep::Notice:
+            hold(item);
+            batch.stopped = step;
+            return batch;
+        case SourceStep::NotReady:
+        case SourceStep::End:
+        case SourceStep::Failed:
+            batch.stopped = step;
+            return batch;
+        }
+    }
+    return batch;
+}
+
+Result<StopAt> EventSource::resolve_stop(const Position& stop) {
+    StopAt at;
+    if (stop.kind == Position::Kind::Seqno) at.seqno = stop.value;
+    if (stop.kind == Position::Kind::AbsoluteTime) at.nanos = stop.value;
+    if (stop.kind == Position::Kind::RelativeTime) {
+        auto now = now_nanos();
+        if (!now) return std::move(now).error();
+        at.nanos = stop.time_at(*now);
+    }
+    return at;
+}
+
+std::string EventSource::end_text() const { return "end of the " + std::string(describe(kind())); }
+
+void EventSource::narrow(const FlowFilter&) {}
+
+void EventSource::hold(const SourceItem& item) { pending_ = std::string(item.notice); }
+
+SourceStep EventSource::fail(Error error) {
+    error_ = std::move(error);
+    return SourceStep::Failed;
+}
+
+SourceStep EventSource::take_pending(SourceItem& item) {
+    // The held text moves into a member that lives until the next call.
+    held_text_ = std::move(*pending_);
+    pending_.reset();
+    item.notice = held_text_;
+    return SourceStep::Notice;
+}
+
+}  // namespace evring

@@ -1,0 +1,121 @@
+// The follow loop (follow.hpp). Re-opening a ring by name is in
+// follow_name.cpp.
+#include "evring/follow.hpp"
+
+#include <fmt/format.h>
+
+#include "evring/clock.hpp"
+#include "follow_loop.hpp"
+
+namespace evring {
+
+void add_counters(SourceCounters& total, const SourceCounters& more) noexcept {
+    total.events += more.events;
+    total.lost += more.lost;
+    total.gaps += more.gaps;
+    total.abandoned += more.abandoned;
+    total.never_committed += more.never_committed;
+    total.damaged += more.damaged;
+    total.replaced += more.replaced;
+    total.damage_reports += more.damage_reports;
+    total.records_lost_to_damage += more.records_lost_to_damage;
+}
+
+namespace detail {
+
+FollowLoop::FollowLoop(std::unique_ptr<EventSource>& source, const FollowOptions& options, FollowSink& sink)
+    : source_(source), options_(options), sink_(sink) {}
+
+bool FollowLoop::stop_requested() const noexcept {
+    return options_.stop_flag != nullptr && options_.stop_flag->load(std::memory_order_relaxed);
+}
+
+Status FollowLoop::position(const Position& start) {
+    auto notice = source_->seek(start);
+    if (!notice) return std::move(notice).error();
+    if (!notice->empty()) sink_.notice(*notice);
+    if (options_.stop.kind != Position::Kind::None && !stop_resolved_) {
+        auto at = source_->resolve_stop(options_.stop);
+        if (!at) return std::move(at).error();
+        stop_at_ = *at;
+        stop_resolved_ = true;  // a stop time stays the same across rings
+    }
+    sink_.started(*source_);
+    return {};
+}
+
+std::optional<FollowEnd> FollowLoop::on_event(const SourceEvent& event) {
+    const EventDescriptor& d = event.descriptor;
+    if (d.seqno > stop_at_.seqno || d.record_epoch_nanos > stop_at_.nanos) return FollowEnd::Stop;
+    if (options_.filter.matches(d)) {
+        if (!sink_.event(event)) return FollowEnd::Sink;
+        ++result_.handed_out;
+        if (options_.count != 0 && result_.handed_out >= options_.count) return FollowEnd::Count;
+    }
+    if (d.seqno == stop_at_.seqno) return FollowEnd::Stop;
+    return std::nullopt;
+}
+
+std::optional<FollowEnd> FollowLoop::on_gap(const SourceGap& gap) {
+    if (gap.first_seqno > stop_at_.seqno) return FollowEnd::Stop;
+    if (!sink_.gap(gap)) return FollowEnd::Sink;
+    if (gap.last_seqno() >= stop_at_.seqno) return FollowEnd::Stop;
+    return std::nullopt;
+}
+
+// Caught up. Returns why to stop, or nullopt after sleeping.
+std::optional<FollowEnd> FollowLoop::on_idle() {
+    if (stop_at_.nanos != StopAt::kNever && wall_clock_nanos() > stop_at_.nanos) return FollowEnd::Stop;
+    if (!sink_.idle()) return FollowEnd::Sink;
+    if (options_.follow_name && name_moved()) return std::nullopt;  // switched; read the new ring
+    source_->wait(options_.max_sleep);
+    return std::nullopt;
+}
+
+Result<FollowResult> FollowLoop::run() {
+    if (auto s = position(options_.start); !s) return std::move(s).error();
+    SourceItem item;
+    for (;;) {
+        if (stop_requested()) return finish(FollowEnd::Stopped);
+        std::optional<FollowEnd> end;
+        switch (source_->next(item, options_.payloads)) {
+        case SourceStep::Event: end = on_event(item.event); break;
+        case SourceStep::Gap: end = on_gap(item.gap); break;
+        case SourceStep::Notice: sink_.notice(item.notice); break;
+        case SourceStep::NotReady: end = on_idle(); break;
+        case SourceStep::End: {
+            if (!options_.follow_name || source_->kind() != SourceKind::Ring) return finish(FollowEnd::End);
+            auto next = wait_for_new_ring();
+            if (!next) return std::move(next).error();
+            end = *next;
+            break;
+        }
+        case SourceStep::Failed: return source_->error();
+        }
+        if (end) return finish(*end);
+    }
+}
+
+FollowResult FollowLoop::finish(FollowEnd end) {
+    result_.end = end;
+    add_counters(result_.counters, source_->counters());
+    add_counters(result_.counters, extra_);
+    result_.damaged = result_.damaged || source_->damaged();
+    switch (end) {
+    case FollowEnd::Count: result_.why = "reached the count"; break;
+    case FollowEnd::Stop: result_.why = "reached the stop position"; break;
+    case FollowEnd::End: result_.why = source_->end_text(); break;
+    case FollowEnd::Stopped: result_.why = "interrupted"; break;
+    case FollowEnd::Sink: result_.why = "the output stopped"; break;
+    }
+    return result_;
+}
+
+}  // namespace detail
+
+Result<FollowResult> follow(std::unique_ptr<EventSource>& source, const FollowOptions& options, FollowSink& sink) {
+    detail::FollowLoop loop(source, options, sink);
+    return loop.run();
+}
+
+}  // namespace evring

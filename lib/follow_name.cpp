@@ -1,0 +1,98 @@
+// follow_name: keep following a ring name across writer restarts, like
+// `tail -F` (follow.hpp). The old ring is read to its end first (its writer
+// exited), or, when the name now leads to another ring file while ours still
+// has a writer, up to what that writer committed.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include <fmt/format.h>
+
+#include "follow_loop.hpp"
+
+namespace evring::detail {
+namespace {
+
+void sleep_for(std::chrono::nanoseconds interval) {
+    const auto ns = interval.count();
+    timespec pause{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    ::nanosleep(&pause, nullptr);
+}
+
+}  // namespace
+
+std::unique_ptr<EventSource> FollowLoop::try_reopen(std::string& problem) {
+    const SourceIdentity& old = source_->identity();
+    auto path = resolve_location(old.location, options_.reopen.directory);
+    if (!path) return nullptr;
+    struct stat st {};
+    if (::stat(path->c_str(), &st) != 0) return nullptr;  // not created yet
+    const std::uint64_t device = (std::uint64_t{major(st.st_dev)} << 32) | minor(st.st_dev);
+    if (static_cast<std::uint64_t>(st.st_ino) == old.inode && device == old.device) return nullptr;  // still ours
+    auto fresh = open_source(old.location, options_.reopen);
+    if (!fresh) {
+        problem = fresh.error().message();
+        return nullptr;
+    }
+    if ((*fresh)->kind() != SourceKind::Ring) {
+        problem = fmt::format("'{}' is now a {}, not a ring", old.location, describe((*fresh)->kind()));
+        return nullptr;
+    }
+    return std::move(fresh).value();
+}
+
+Result<std::optional<FollowEnd>> FollowLoop::wait_for_new_ring() {
+    if (!sink_.idle()) return std::optional<FollowEnd>(FollowEnd::Sink);
+    sink_.notice(fmt::format("waiting for a new ring named '{}'", source_->identity().location));
+    std::string last_problem;
+    for (;;) {
+        if (stop_requested()) return std::optional<FollowEnd>(FollowEnd::Stopped);
+        std::string problem;
+        std::unique_ptr<EventSource> fresh = try_reopen(problem);
+        if (fresh) {
+            if (auto s = switch_to(std::move(fresh)); !s) return std::move(s).error();
+            return std::optional<FollowEnd>();
+        }
+        // Said once per distinct problem, not every poll.
+        if (!problem.empty() && problem != last_problem) sink_.notice(problem + "; still waiting");
+        last_problem = problem;
+        sleep_for(options_.max_sleep);
+    }
+}
+
+bool FollowLoop::name_moved() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_name_check_ || source_->kind() != SourceKind::Ring) return false;
+    next_name_check_ = now + std::chrono::seconds(1);
+    std::string problem;
+    std::unique_ptr<EventSource> fresh = try_reopen(problem);
+    if (!fresh) return false;
+    sink_.notice(fmt::format("'{}' now names another ring file while the writer of the one followed still runs; "
+                             "following the new one", source_->identity().location));
+    if (auto s = switch_to(std::move(fresh)); !s) {
+        sink_.notice(s.error().message());
+        return false;
+    }
+    return true;
+}
+
+Status FollowLoop::switch_to(std::unique_ptr<EventSource> fresh) {
+    add_counters(result_.counters, source_->counters());
+    result_.damaged = result_.damaged || source_->damaged();
+    sink_.replaced(*source_, *fresh);
+    source_ = std::move(fresh);
+    ++result_.rings;
+    sink_.notice(fmt::format("a new writer created ring '{}' ({}): following it from its oldest event",
+                             source_->identity().location, source_->identity().path));
+    if (auto s = position(Position::oldest()); !s) return s;
+    // What the new writer wrote and overwrote before we got here.
+    const std::uint64_t oldest = source_->next_seqno();
+    if (oldest > 1) {
+        const SourceGap gap{1, oldest - 1, GapReason::RingReplaced, {}};
+        extra_.count_gap(gap);
+        if (!sink_.gap(gap)) return Error(EPIPE, "the output stopped");
+    }
+    return {};
+}
+
+}  // namespace evring::detail

@@ -1,0 +1,217 @@
+// RecordingSource: a recording, or a rotated series of them, as an event
+// source (recording_source.hpp).
+#include "evring/recording_source.hpp"
+
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include "evring/recording_writer.hpp"
+#include "source_identity.hpp"
+
+namespace evring {
+
+std::string next_recording_path(const std::string& path, std::uint32_t file_index) {
+    const std::string suffix = "." + std::to_string(file_index);
+    const bool rotated = file_index > 0 && path.size() > suffix.size() &&
+                         path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+    const std::string base = rotated ? path.substr(0, path.size() - suffix.size()) : path;
+    return rotated_path(base, file_index + 1);
+}
+
+RecordingSource::RecordingSource(RecordingReader reader, bool series) : reader_(std::move(reader)), series_(series) {}
+RecordingSource::~RecordingSource() = default;
+
+Result<std::unique_ptr<RecordingSource>> RecordingSource::open(const std::string& path, std::string location,
+                                                               bool series) {
+    auto reader = RecordingReader::open(path);
+    if (!reader) return std::move(reader).error();
+    std::unique_ptr<RecordingSource> source(new RecordingSource(std::move(reader).value(), series));
+    const RecordingFileHeader& h = source->reader_->header();
+    SourceIdentity& id = source->identity_;
+    id.kind = SourceKind::Recording;
+    id.location = std::move(location);
+    id.path = path;
+    id.content_type = h.content_type;
+    id.schema_hash = h.schema_hash;
+    id.ring_size = h.ring_size;
+    detail::file_identity(path, id);
+    source->series_id_ = h.series_id;
+    // The series id is the same in every file of a rotated recording; version
+    // 1 files have none: their file and start time stand in.
+    id.instance = h.series_id != 0 ? h.series_id : detail::mix64(id.instance, h.start_epoch_nanos);
+    const auto schema = source->reader_->schema();
+    source->first_schema_.assign(schema.begin(), schema.end());
+    return source;
+}
+
+std::string RecordingSource::end_text() const {
+    if (!ended_.empty()) return ended_;
+    if (status_ == ReadStatus::Truncated) return "end of the truncated recording";
+    if (status_ == ReadStatus::DamagedEnd) return "end of the recording (damaged at its end)";
+    return "end of the recording";
+}
+
+SourceStep RecordingSource::read(SourceItem& item, PayloadRead payload) {
+    for (;;) {
+        if (phase_ == Phase::Done) return SourceStep::End;
+        if (phase_ == Phase::FileEnded) {
+            if (continued_ && series_ && status_ != ReadStatus::Truncated) return next_file(item);
+            phase_ = Phase::Done;
+            return SourceStep::End;
+        }
+        auto status = reader_->next(record_);
+        if (!status) return fail(std::move(status).error());
+        if (*status == ReadStatus::Record) {
+            bool handed_out = false;
+            const SourceStep step = from_record(item, payload, handed_out);
+            if (handed_out) return step;
+            continue;
+        }
+        status_ = *status;
+        phase_ = Phase::FileEnded;
+        if (*status == ReadStatus::CleanEnd) continue;
+        damaged_ = true;
+        notice_ = reader_->notice();
+        item.notice = notice_;
+        return SourceStep::Notice;
+    }
+}
+
+SourceStep RecordingSource::from_record(SourceItem& item, PayloadRead payload, bool& handed_out) {
+    handed_out = false;
+    switch (record_.kind) {
+    case RecordKind::Event:
+    case RecordKind::ExpiredPayload: {
+        if (before_start(record_.event)) return SourceStep::Event;
+        SourceEvent& event = item.event;
+        event.descriptor = record_.event;
+        event.payload = {};
+        if (record_.kind == RecordKind::ExpiredPayload) {
+            event.payload_state = PayloadState::Expired;
+        } else if (payload == PayloadRead::Copy) {
+            event.payload_state = PayloadState::Ok;
+            event.payload = record_.payload;
+        } else {
+            event.payload_state = PayloadState::NotRead;
+        }
+        handed_out = true;
+        return SourceStep::Event;
+    }
+    case RecordKind::Gap: {
+        const GapRecord& g = record_.gap;
+        // Before the start: not the reader's concern.
+        if (skip_events_ > index_ || !started_ || g.first_lost_seqno + (g.lost_count - 1) < min_seqno_)
+            return SourceStep::Gap;
+        item.gap = SourceGap{g.first_lost_seqno, g.lost_count, g.reason, {}};
+        handed_out = true;
+        return SourceStep::Gap;
+    }
+    case RecordKind::Damage:
+        handed_out = true;
+        return damage(item);
+    case RecordKind::End:
+        continued_ = (record_.end.flags & kEndContinued) != 0;
+        return SourceStep::Notice;
+    }
+    return SourceStep::Notice;  // a kind from a newer reader: passed over
+}
+
+SourceStep RecordingSource::damage(SourceItem& item) {
+    const DamageReport& d = record_.damage;
+    ++counters_.damage_reports;
+    counters_.records_lost_to_damage += d.lost_records;
+    if (d.first_lost_seqno != 0 && d.last_lost_seqno >= d.first_lost_seqno) {
+        item.gap = SourceGap{d.first_lost_seqno, d.last_lost_seqno - d.first_lost_seqno + 1, GapReason::LostToDamage,
+                             d.message};
+        return SourceStep::Gap;
+    }
+    item.notice = d.message;
+    return SourceStep::Notice;
+}
+
+SourceStep RecordingSource::next_file(SourceItem& item) {
+    const std::string current = reader_->path();
+    const std::string next = next_recording_path(current, reader_->header().file_index);
+    auto reader = RecordingReader::open(next);
+    if (!reader) {
+        damaged_ = true;
+        phase_ = Phase::Done;
+        ended_ = fmt::format("end of the recording ('{}' cannot be read)", next);
+        notice_ = fmt::format("recording '{}' continues in '{}', which cannot be read: {}", current, next,
+                              reader.error().message());
+    } else if (series_id_ != 0 && reader->header().series_id != series_id_) {
+        damaged_ = true;
+        phase_ = Phase::Done;
+        ended_ = fmt::format("end of the recording ('{}' is another recording)", next);
+        notice_ = fmt::format("recording '{}' continues in '{}', but that file belongs to another recording "
+                              "(series {:016x}, not {:016x})", current, next, reader->header().series_id, series_id_);
+    } else {
+        reader_.emplace(std::move(reader).value());
+        ++files_;
+        status_.reset();
+        continued_ = false;
+        phase_ = Phase::Reading;
+        notice_ = fmt::format("recording '{}' continues in '{}'", current, next);
+    }
+    item.notice = notice_;
+    return SourceStep::Notice;
+}
+
+bool RecordingSource::before_start(const EventDescriptor& event) {
+    if (index_++ < skip_events_ || event.seqno < min_seqno_) return true;
+    if (!started_ && event.record_epoch_nanos < min_nanos_) return true;
+    started_ = true;
+    return false;
+}
+
+Result<RecordingSource::Scan> RecordingSource::scan() {
+    if (scan_) return *scan_;
+    auto counter = RecordingSource::open(identity_.path, identity_.location, series_);
+    if (!counter) return std::move(counter).error();
+    Scan totals;
+    SourceItem item;
+    for (;;) {
+        const SourceStep step = (*counter)->next(item);
+        if (step == SourceStep::Failed) return (*counter)->error();
+        if (step == SourceStep::End) break;
+        if (step != SourceStep::Event) continue;
+        ++totals.events;
+        totals.last_nanos = item.event.descriptor.record_epoch_nanos;
+    }
+    scan_ = totals;
+    return totals;
+}
+
+Result<std::uint64_t> RecordingSource::now_nanos() {
+    auto totals = scan();
+    if (!totals) return std::move(totals).error();
+    return totals->last_nanos;
+}
+
+Result<std::string> RecordingSource::seek(const Position& start) {
+    switch (start.kind) {
+    case Position::Kind::Oldest: return std::string();
+    case Position::Kind::Seqno: min_seqno_ = start.value; return std::string();
+    case Position::Kind::AbsoluteTime:
+        min_nanos_ = start.value;
+        started_ = false;
+        return std::string();
+    case Position::Kind::None:
+    case Position::Kind::Latest:
+    case Position::Kind::Back:
+    case Position::Kind::RelativeTime: break;
+    }
+    auto totals = scan();
+    if (!totals) return std::move(totals).error();
+    if (start.kind == Position::Kind::RelativeTime) {
+        min_nanos_ = start.time_at(totals->last_nanos);
+        started_ = false;
+        return std::string();
+    }
+    const std::uint64_t keep = start.kind == Position::Kind::Back ? start.value : 1;
+    skip_events_ = totals->events > keep ? totals->events - keep : 0;
+    return std::string();
+}
+
+}  // namespace evring

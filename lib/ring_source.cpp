@@ -1,0 +1,212 @@
+// RingSource: a live ring or a snapshot as an event source (ring_source.hpp).
+// Positions are resolved in ring_source_seek.cpp.
+#include "evring/ring_source.hpp"
+
+#include <poll.h>
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <vector>
+
+#include "evring/clock.hpp"
+#include "evring/doorbell.hpp"
+#include "evring/payload.hpp"
+#include "evring/ring_reader.hpp"
+#include "evring/sigbus_guard.hpp"
+#include "evring/snapshot.hpp"
+#include "ring_source_state.hpp"
+#include "source_identity.hpp"
+
+namespace evring {
+
+RingSource::RingSource(std::unique_ptr<State> state) : state_(std::move(state)) {}
+RingSource::~RingSource() = default;
+
+Result<std::unique_ptr<RingSource>> RingSource::open_live(RingReader reader, std::string location) {
+    if (auto s = install_sigbus_handler(); !s) return std::move(s).error();
+    auto state = std::make_unique<State>();
+    state->reader.emplace(std::move(reader));
+    state->ring = &state->reader->ring();
+    std::unique_ptr<RingSource> source(new RingSource(std::move(state)));
+    source->identity_.kind = SourceKind::Ring;
+    source->identity_.location = std::move(location);
+    source->identity_.path = source->state_->reader->path();
+    detail::file_identity(source->identity_.path, source->identity_);
+    source->start();
+    // The doorbell maps the header section on its own; attached now, while
+    // the file was just checked whole (attaching reads it outside any guard).
+    source->state_->doorbell.emplace(Doorbell::attach(*source->state_->ring));
+    source->live_ = source->state_->reader->writer_alive();
+    source->writer_seen_ = source->live_;
+    return source;
+}
+
+Result<std::unique_ptr<RingSource>> RingSource::open_snapshot(LoadedSnapshot snapshot, std::string location) {
+    if (auto s = install_sigbus_handler(); !s) return std::move(s).error();
+    auto state = std::make_unique<State>();
+    state->snapshot.emplace(std::move(snapshot));
+    state->ring = &state->snapshot->ring;
+    std::unique_ptr<RingSource> source(new RingSource(std::move(state)));
+    source->identity_.kind = SourceKind::Snapshot;
+    source->identity_.location = std::move(location);
+    source->identity_.path = source->state_->ring->path();
+    detail::file_identity(source->identity_.path, source->identity_);
+    source->start();
+    // A snapshot is the same events wherever its file is: identified by its
+    // contents (the header and its newest event), not by the file.
+    const RingHeader& h = source->state_->ring->header();
+    std::uint64_t digest = detail::mix64(h.content_type, h.size.descriptor_capacity);
+    for (std::uint8_t b : h.schema_hash) digest = detail::mix64(digest, b);
+    digest = detail::mix64(digest, h.control.last_seqno);
+    EventDescriptor newest{};
+    if (source->it_->read_descriptor(source->it_->newest_seqno(), newest))
+        digest = detail::mix64(digest, newest.record_epoch_nanos);
+    source->identity_.instance = digest;
+    return source;
+}
+
+void RingSource::start() {
+    detail::ring_identity(state_->ring->header(), identity_);
+    state_->it.emplace(*state_->ring);
+    it_ = &*state_->it;
+}
+
+const MappedRing* RingSource::ring() const { return state_->ring; }
+const RingReader* RingSource::reader() const noexcept { return state_->reader ? &*state_->reader : nullptr; }
+const LoadedSnapshot* RingSource::snapshot() const noexcept {
+    return state_->snapshot ? &*state_->snapshot : nullptr;
+}
+
+std::string RingSource::end_text() const {
+    return state_->snapshot ? "end of the snapshot" : "end of the ring";
+}
+
+SourceStep RingSource::read(SourceItem& item, PayloadRead payload) {
+    NextResult result = NextResult::NotReady;
+    SourceEvent& event = item.event;
+    if (!state_->guard([&] { result = it_->try_next(event.descriptor); }, "reading a descriptor"))
+        return fail(std::move(state_->fault));
+    switch (result) {
+    case NextResult::Success:
+        if (payload == PayloadRead::Copy) return read_payload(item);
+        event.payload_state = PayloadState::NotRead;
+        event.payload = {};
+        return SourceStep::Event;
+    case NextResult::Gap: {
+        const std::uint64_t lost = it_->last_gap_lost();
+        item.gap = SourceGap{it_->next_seqno() - lost, lost, GapReason::FellBehind, {}};
+        return SourceStep::Gap;
+    }
+    case NextResult::Abandoned:
+        item.gap = SourceGap{it_->last_abandoned_seqno(), 1, GapReason::Abandoned, {}};
+        return SourceStep::Gap;
+    case NextResult::NotReady: break;
+    }
+    return not_ready(item);
+}
+
+SourceStep RingSource::read_payload(SourceItem& item) {
+    SourceEvent& event = item.event;
+    const EventDescriptor& d = event.descriptor;
+    event.payload = {};
+    if (!payload_in_bounds(*state_->ring, d)) {
+        event.payload_state = PayloadState::Invalid;
+        return SourceStep::Event;
+    }
+    // Sized outside the guard: nothing may allocate inside one.
+    if (state_->scratch.size() < d.payload_size) state_->scratch.resize(d.payload_size);
+    PayloadResult copied = PayloadResult::Invalid;
+    if (!state_->guard([&] { copied = copy_payload(*state_->ring, d, state_->scratch.data(), d.payload_size); },
+                       "copying a payload"))
+        return fail(std::move(state_->fault));
+    switch (copied) {
+    case PayloadResult::Ok:
+        event.payload_state = PayloadState::Ok;
+        event.payload = {state_->scratch.data(), d.payload_size};
+        break;
+    case PayloadResult::Expired: event.payload_state = PayloadState::Expired; break;
+    case PayloadResult::Invalid: event.payload_state = PayloadState::Invalid; break;
+    }
+    return SourceStep::Event;
+}
+
+SourceStep RingSource::not_ready(SourceItem& item) {
+    if (live_) {
+        if (!writer_gone()) return SourceStep::NotReady;
+        live_ = false;  // read what is left, then end
+        notice_ = fmt::format("{} '{}': the writer exited", describe(kind()), identity_.path);
+        item.notice = notice_;
+        return SourceStep::Notice;
+    }
+    return hole_or_end(item);
+}
+
+// A ring nobody writes: the expected sequence number is a hole nobody will
+// fill, or the end.
+SourceStep RingSource::hole_or_end(SourceItem& item) {
+    const std::uint64_t first = it_->next_seqno();
+    const std::uint64_t capacity = state_->ring->layout().size.descriptor_capacity;
+    std::uint64_t newest = 0, run = 0;
+    EventDescriptor probe{};
+    const bool whole = state_->guard(
+        [&] {
+            newest = it_->newest_seqno();
+            // Bounded by the capacity: only that many slots can hold a hole.
+            while (first + run <= newest && run < capacity && !it_->read_descriptor(first + run, probe)) ++run;
+        },
+        "looking for the next committed event");
+    if (!whole) return fail(std::move(state_->fault));
+    if (first > newest) {
+        ended_ = true;
+        return SourceStep::End;
+    }
+    if (run == 0) return SourceStep::NotReady;  // committed meanwhile: read it next time
+    it_->seek(first + run);
+    item.gap = SourceGap{first, run, writer_seen_ ? GapReason::WriterGone : GapReason::NeverCommitted, {}};
+    return SourceStep::Gap;
+}
+
+bool RingSource::writer_gone() {
+    const RingReader& reader = *state_->reader;
+    if (const int pidfd = reader.writer_exit_fd(); pidfd >= 0) {
+        pollfd p{pidfd, POLLIN, 0};
+        return ::poll(&p, 1, 0) > 0;
+    }
+    // The lock probe costs a few system calls: at most every 100 ms.
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_writer_check_) return false;
+    next_writer_check_ = now + std::chrono::milliseconds(100);
+    return !reader.writer_alive();
+}
+
+void RingSource::wait(std::chrono::nanoseconds timeout) {
+    if (!live_ || !state_->doorbell) return;
+    const std::uint64_t next = it_->next_seqno();
+    // The doorbell re-checks the expected slot before sleeping: a read of the mapping.
+    if (!state_->guard([&] { (void)state_->doorbell->wait(next, timeout); }, "waiting on the doorbell")) {
+        // Reported by the next read, which faults the same way.
+        live_ = false;
+    }
+}
+
+Result<std::uint64_t> RingSource::now_nanos() {
+    if (live_) return wall_clock_nanos();
+    std::uint64_t nanos = 0;
+    bool found = false;
+    if (!state_->guard(
+            [&] {
+                EventDescriptor newest{};
+                const std::uint64_t last = it_->newest_seqno();
+                for (std::uint64_t s = last; s >= 1 && s + 64 > last && !found; --s)
+                    if (it_->read_descriptor(s, newest)) {
+                        nanos = newest.record_epoch_nanos;
+                        found = true;
+                    }
+            },
+            "finding the newest event"))
+        return std::move(state_->fault);
+    return found ? nanos : wall_clock_nanos();
+}
+
+}  // namespace evring

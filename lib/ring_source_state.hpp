@@ -1,0 +1,40 @@
+// Private to lib/: what a RingSource owns (ring_source.cpp, ring_source_batch.cpp,
+// ring_source_seek.cpp).
+//
+// Thread safety: one thread at a time (the source's).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "evring/doorbell.hpp"
+#include "evring/iterator.hpp"
+#include "evring/ring_reader.hpp"
+#include "evring/ring_source.hpp"
+#include "evring/sigbus_guard.hpp"
+#include "evring/snapshot.hpp"
+
+namespace evring {
+
+struct RingSource::State {
+    std::optional<RingReader> reader;        // a live ring file
+    std::optional<LoadedSnapshot> snapshot;  // or a snapshot
+    const MappedRing* ring = nullptr;        // the one of the two
+    std::optional<Iterator> it;
+    std::optional<Doorbell> doorbell;
+    std::vector<std::byte> scratch;          // payload copies
+    Error fault{0, {}};                      // set when a guarded read faulted
+
+    // Runs `read` under the SIGBUS guard; false (with `fault` set) when the
+    // file was truncated under it. `read` must not allocate (sigbus_guard.hpp).
+    template <class F>
+    bool guard(F&& read, const char* what) {
+        const void* address = nullptr;
+        if (detail::run_under_sigbus_frame(std::forward<F>(read), address)) return true;
+        fault = detail::truncated_error(*ring, address, what);
+        return false;
+    }
+};
+
+}  // namespace evring

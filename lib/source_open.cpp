@@ -1,0 +1,132 @@
+// open_source: from what a user typed to an event source (source_open.hpp).
+#include "evring/source_open.hpp"
+
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "evring/recording_reader.hpp"
+#include "evring/recording_source.hpp"
+#include "evring/ring_reader.hpp"
+#include "evring/ring_source.hpp"
+
+namespace evring {
+namespace {
+
+struct SchemeTable {
+    std::mutex mutex;
+    std::map<std::string, SourceOpener, std::less<>> openers;
+};
+
+SchemeTable& schemes() {
+    static SchemeTable table;
+    return table;
+}
+
+bool exists(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+Result<std::unique_ptr<EventSource>> open_scheme(std::string_view location, std::string_view scheme,
+                                                 const SourceOptions& options) {
+    SourceOpener opener;
+    std::string known;
+    {
+        SchemeTable& table = schemes();
+        std::lock_guard<std::mutex> lock(table.mutex);
+        if (auto it = table.openers.find(scheme); it != table.openers.end()) opener = it->second;
+        for (const auto& [name, unused] : table.openers) known += (known.empty() ? "" : ", ") + name;
+    }
+    if (!opener)
+        return Error(EPROTONOSUPPORT,
+                     fmt::format("'{}': this program reads no '{}://' sources (it knows: {})", location, scheme,
+                                 known.empty() ? "ring names and files only" : known));
+    return opener(location, options);
+}
+
+// "'demo' (resolved to /dev/shm/event-rings/demo)" or "'x.zst'".
+std::string where(std::string_view typed, const std::string& path) {
+    return typed == path ? fmt::format("'{}'", path) : fmt::format("'{}' (resolved to {})", typed, path);
+}
+
+Result<std::unique_ptr<EventSource>> open_file(std::string_view typed, const std::string& path,
+                                               const SourceOptions& options) {
+    const std::string named = where(typed, path);
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return Error::from_errno(errno, "opening " + named);
+    if (S_ISDIR(st.st_mode)) return Error(EISDIR, "opening " + named + ": it is a directory");
+    auto zstd = is_zstd_file(path);
+    if (!zstd) return std::move(zstd).context("opening " + named).error();
+    if (*zstd) {
+        auto loaded = load_snapshot(path, {options.max_snapshot_size});
+        if (!loaded) return std::move(loaded).context("opening " + named).error();
+        auto source = RingSource::open_snapshot(std::move(loaded).value(), std::string(typed));
+        if (!source) return std::move(source).error();
+        return std::unique_ptr<EventSource>(std::move(source).value());
+    }
+    auto recording = is_recording_file(path);
+    if (!recording) return std::move(recording).context("opening " + named).error();
+    if (*recording) {
+        auto source = RecordingSource::open(path, std::string(typed), options.recording_series);
+        if (!source) return std::move(source).context("opening " + named).error();
+        return std::unique_ptr<EventSource>(std::move(source).value());
+    }
+    auto reader = RingReader::open(path);
+    if (!reader) return std::move(reader).context("opening " + named).error();
+    auto source = RingSource::open_live(std::move(reader).value(), std::string(typed));
+    if (!source) return std::move(source).error();
+    return std::unique_ptr<EventSource>(std::move(source).value());
+}
+
+}  // namespace
+
+std::string_view location_scheme(std::string_view location) noexcept {
+    const auto colon = location.find("://");
+    if (colon == std::string_view::npos || colon == 0) return {};
+    const std::string_view scheme = location.substr(0, colon);
+    if (scheme[0] < 'a' || scheme[0] > 'z') return {};
+    for (char c : scheme)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.')) return {};
+    return scheme;
+}
+
+Result<std::string> resolve_location(std::string_view location, const DirectoryOptions& directory) {
+    const std::string text(location);
+    if (text.empty()) return Error(EINVAL, "the ring name is empty");
+    if (!location_scheme(location).empty() || text.find('/') != std::string::npos) return text;
+    auto in_directory = resolve_ring_path(location, directory);
+    if (in_directory && exists(*in_directory)) return in_directory;
+    if (exists(text)) return "./" + text;
+    if (!in_directory)
+        return std::move(in_directory).context(fmt::format("no file '{}' here, and resolving it as a ring name", text)).error();
+    return Error(ENOENT, fmt::format("no ring '{}': neither {} nor ./{} exists", text, *in_directory, text));
+}
+
+Result<std::unique_ptr<EventSource>> open_source(std::string_view location, const SourceOptions& options) {
+    if (const std::string_view scheme = location_scheme(location); !scheme.empty())
+        return open_scheme(location, scheme, options);
+    auto path = resolve_location(location, options.directory);
+    if (!path) return std::move(path).error();
+    return open_file(location, *path, options);
+}
+
+void register_source_scheme(std::string_view scheme, SourceOpener opener) {
+    SchemeTable& table = schemes();
+    std::lock_guard<std::mutex> lock(table.mutex);
+    table.openers.insert_or_assign(std::string(scheme), std::move(opener));
+}
+
+std::vector<std::string> source_schemes() {
+    SchemeTable& table = schemes();
+    std::lock_guard<std::mutex> lock(table.mutex);
+    std::vector<std::string> names;
+    for (const auto& [name, unused] : table.openers) names.push_back(name);
+    return names;
+}
+
+}  // namespace evring

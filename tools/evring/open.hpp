@@ -1,0 +1,19 @@
+// tools/evring/open.hpp — opening RING arguments for the commands.
+//
+// open_source (evring/source_open.hpp) with the CLI's hint added to a
+// snapshot over the size limit ("raise it with --max-snapshot-size").
+//
+// Thread safety: as open_source.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "evring/event_source.hpp"
+#include "evring/source_open.hpp"
+
+namespace evring::cli {
+
+Result<std::unique_ptr<EventSource>> open_for_command(std::string_view ring, const SourceOptions& options);
+
+}  // namespace evring::cli

@@ -1,0 +1,29 @@
+// Errors on stderr and opening RING arguments (commands.hpp, open.hpp).
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "escape.hpp"
+#include "open.hpp"
+
+namespace evring::cli {
+
+void report_error(std::string_view message) { fmt::print(stderr, "evring: {}\n", printable(message)); }
+
+int usage_error(const Error& error) {
+    report_error(error.message());
+    return kExitUsage;
+}
+
+int runtime_error(const Error& error) {
+    report_error(error.message());
+    return kExitRuntime;
+}
+
+Result<std::unique_ptr<EventSource>> open_for_command(std::string_view ring, const SourceOptions& options) {
+    auto source = open_source(ring, options);
+    if (!source && source.error().errno_value() == EFBIG)
+        return Error(EFBIG, source.error().message() + " (raise it with --max-snapshot-size)");
+    return source;
+}
+
+}  // namespace evring::cli

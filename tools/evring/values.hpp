@@ -1,0 +1,32 @@
+// tools/evring/values.hpp — option values, checked with messages that name
+// the option, the value and the reason.
+//
+// CLI11 only splits the command line; every value is parsed here, so each
+// refusal is one line: "bad --count '-5': a count cannot be negative". Each
+// returns an error with errno EINVAL (a usage error, exit 2).
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "evring/error.hpp"
+#include "evring/flow_filter.hpp"
+
+namespace evring::cli {
+
+// A count: decimal digits, 0 to 2^64 - 1.
+Result<std::uint64_t> parse_count(std::string_view option, std::string_view text);
+// An integer in [low, high] (a compression level).
+Result<int> parse_int_in(std::string_view option, std::string_view text, int low, int high);
+// A size with an optional binary unit: 4096, 64K, 512M, 4G, 64KiB (CLI11's parser).
+Result<std::uint64_t> parse_size(std::string_view option, std::string_view text);
+// One of `choices` (comma-separated in the message).
+Result<std::string> parse_choice(std::string_view option, std::string_view text,
+                                 std::initializer_list<std::string_view> choices);
+// --flow INDEX=VALUE into `filter`.
+Status add_flow(FlowFilter& filter, std::string_view text);
+
+}  // namespace evring::cli
