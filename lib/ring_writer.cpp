@@ -106,6 +106,10 @@ Result<Owned> create_exclusive(int dirfd, const std::string& name, const RingPar
 // without a schema joins either kind.
 Status check_same_schema(const MappedRing& ring, const RingContent& content, std::string_view path) {
     if (content.schema_blob.empty()) return {};
+    // The joiner's blob is checked as a creator's would be (and is then long
+    // enough to compare).
+    if (auto s = check_schema_blob_for_ring(content.schema_blob, content.schema_hash); !s)
+        return std::move(s).context(fmt::format("joining shared ring '{}'", path));
     const std::span<const std::byte> have = embedded_schema_blob(ring.header_section());
     if (have.empty())
         return Error(EPROTO, fmt::format("shared ring '{}' carries no embedded schema, but this writer has "

@@ -157,6 +157,12 @@ TEST(RingSchema, SharedWritersJoinWithTheSameSchemaOrWithout) {
     bare.schema_hash = orders().hash();
     auto without = create(path, bare, WriterMode::Shared);
     EXPECT_TRUE(without.ok()) << without.error().message();
+    RingContent short_blob = bare;
+    short_blob.schema_blob.assign(20, std::byte{0x45});  // not a blob: refused, never read past its end
+    auto malformed = create(path, short_blob, WriterMode::Shared);
+    ASSERT_FALSE(malformed.ok());
+    EXPECT_NE(malformed.error().message().find("not a schema blob"), std::string::npos)
+        << malformed.error().message();
 
     // A ring created without a schema cannot gain one: its readers may already be reading.
     const std::string plain = dir.file("plain");
