@@ -1,38 +1,38 @@
 // The events the producer and consumer examples exchange: a made-up market
-// feed. Both sides include this header; the schema hash below stands for
-// "this exact payload layout and numbering" and changes whenever they change.
+// feed described by schemas/demo.toml. The build generates demo_schema.hpp
+// from that file (examples/meson.build, the snippet of docs/schema.md): the
+// payload struct demo::Tick with its layout checked, the content type, the
+// schema hash, the embedded schema (ring_content()) and the typed helpers
+// publish_quote / publish_trade. This header adds what a schema does not say:
+// the symbols' names and the checksum the consumer verifies.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
+
+#include "demo_schema.hpp"
 
 namespace demo {
 
-inline constexpr std::uint16_t kContentType = 0x4445;  // "DE": demo events, not a standard type
-inline constexpr std::array<std::uint8_t, 32> kSchemaHash = {
-    0x64, 0x65, 0x6d, 0x6f, 0x2d, 0x66, 0x65, 0x65, 0x64, 0x2d, 0x76, 0x31, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01};
+// Event types, as numbers (the schema's EventType).
+inline constexpr std::uint16_t kQuote = static_cast<std::uint16_t>(EventType::QUOTE);
+inline constexpr std::uint16_t kTrade = static_cast<std::uint16_t>(EventType::TRADE);
 
-// Event types.
-inline constexpr std::uint16_t kQuote = 2;
-inline constexpr std::uint16_t kTrade = 3;
-
-// Flow tags (content_ext indices).
+// Flow tags (content_ext indices; the schema names them symbol and venue).
 inline constexpr std::size_t kFlowSymbol = 0;  // symbol index + 1
 inline constexpr std::size_t kFlowVenue = 1;   // venue number
 
 inline constexpr std::array<std::string_view, 4> kSymbols = {"ACME", "GLOBEX", "INITECH", "UMBRELLA"};
 
-// Payload of both event types; the symbol's name follows it.
-struct Tick {
-    std::uint64_t counter;   // per-producer event number
-    std::int64_t price;      // in 1e-4 units
-    std::uint32_t quantity;
-    std::uint32_t name_length;
-    std::uint64_t checksum;  // of the fields above and the name
-};
+// A symbol's name as the bytes of Tick's trailing `name`.
+inline std::span<const std::uint8_t> name_bytes(std::string_view name) noexcept {
+    return {reinterpret_cast<const std::uint8_t*>(name.data()), name.size()};
+}
 
+// Tick::checksum: of the fields before it and the name.
 inline std::uint64_t tick_checksum(const Tick& t, std::string_view name) {
     std::uint64_t h = 1469598103934665603ull;
     auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };

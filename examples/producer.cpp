@@ -1,4 +1,4 @@
-// producer: creates a ring and records a synthetic market feed into it.
+// producer: creates a ring and publishes a synthetic market feed into it.
 //
 //   producer <ring-config> [--count N] [--rate N] [--keep]
 //
@@ -6,6 +6,12 @@
 // quotes and trades until stopped (Ctrl-C, SIGTERM), until --count events, at
 // most --rate events per second when asked. Removes the ring on exit unless
 // --keep is given.
+//
+// The events are those of schemas/demo.toml, through the header the build
+// generates from it (demo_schema.hpp): the ring embeds the schema
+// (demo::ring_content()), so any reader decodes it by name with no other file,
+// and each event goes out through its typed helper (demo::publish_quote,
+// demo::publish_trade).
 #include <signal.h>
 #include <unistd.h>
 #include <time.h>
@@ -74,7 +80,7 @@ int main(int argc, char** argv) {
     }
     evring::CreateOptions options;
     options.keep_on_close = keep;
-    auto writer = evring::RingWriter::create({*config, {demo::kContentType, demo::kSchemaHash}}, options);
+    auto writer = evring::RingWriter::create({*config, demo::ring_content()}, options);
     if (!writer) {
         std::fprintf(stderr, "producer: %s\n", writer.error().message().c_str());
         return 1;
@@ -99,9 +105,9 @@ int main(int argc, char** argv) {
                         static_cast<std::uint32_t>(1 + (state >> 32) % 1000),
                         static_cast<std::uint32_t>(name.size()), 0};
         tick.checksum = demo::tick_checksum(tick, name);
-        const std::uint16_t type = (state >> 60) == 0 ? demo::kTrade : demo::kQuote;
-        evring::FlowTags flow{symbol + 1, 1 + (state >> 40) % 3, 0, 0};
-        evring::publish(publisher, type, flow, tick, evring::as_bytes(name));
+        const demo::Flow flow{.symbol = symbol + 1, .venue = 1 + (state >> 40) % 3};
+        if ((state >> 60) == 0) demo::publish_trade(publisher, tick, demo::name_bytes(name), flow);
+        else demo::publish_quote(publisher, tick, demo::name_bytes(name), flow);
         ++written;
         pacer.wait_for(written);
     }

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "evring/ring_extension.hpp"
+#include "evring/schema_blob.hpp"
 
 namespace evring {
 namespace {
@@ -114,6 +115,10 @@ Status initialize_ring_file(int fd, const RingParams& params, std::string_view p
     const RingSize size = params.size();
     if (auto s = validate_ring_size(size, backing->page_size); !s)
         return std::move(s).context("creating " + in_file(path));
+    const std::span<const std::byte> blob = params.content.schema_blob;
+    if (!blob.empty())
+        if (auto s = check_schema_blob_for_ring(blob, params.content.schema_hash); !s)
+            return std::move(s).context("creating " + in_file(path));
     const RingLayout layout = RingLayout::of(size);
 
     if (int err = ::posix_fallocate(fd, 0, static_cast<off_t>(layout.file_size)); err != 0)
@@ -133,6 +138,14 @@ Status initialize_ring_file(int fd, const RingParams& params, std::string_view p
     header->size = size;
     // evring's extension block (ring_extension.hpp): our writers ring the doorbell.
     write_ring_extension(bytes, kRingFeatureDoorbell);
+    // The embedded schema (schema_blob.hpp), after the extension block that
+    // announces it and, like it, before the magic: immutable once readers can
+    // see the ring.
+    if (!blob.empty())
+        if (auto s = write_schema_blob({bytes, kHeaderSectionSize}, blob); !s) {
+            ::munmap(p, prefix);
+            return std::move(s).context("creating " + in_file(path));
+        }
     // The magic goes last: a file with a valid magic has a complete header.
     std::memcpy(header->magic.data(), kRingMagic.data(), kRingMagic.size());
     ::munmap(p, prefix);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "evring/doorbell.hpp"
 #include "evring/payload.hpp"
 #include "evring/ring_reader.hpp"
+#include "evring/schema_blob.hpp"
 #include "evring/sigbus_guard.hpp"
 #include "evring/snapshot.hpp"
 #include "ring_source_state.hpp"
@@ -70,7 +72,24 @@ void RingSource::start() {
     detail::ring_identity(state_->ring->header(), identity_);
     state_->it.emplace(*state_->ring);
     it_ = &*state_->it;
+    copy_schema_blob();
 }
+
+// The embedded schema is written once before the ring's magic (schema_blob.hpp),
+// so one copy at open is the ring's for good. Read under the guard: the file
+// may be cut short under us like any other part of the mapping; then the
+// source has no schema and its next read reports the truncation.
+void RingSource::copy_schema_blob() {
+    std::span<const std::byte> found;
+    if (!state_->guard([&] { found = embedded_schema_blob(state_->ring->header_section()); }, "the embedded schema"))
+        return;
+    state_->schema_blob.resize(found.size());  // bounded by the 2 MiB header section
+    if (!state_->guard([&] { std::memcpy(state_->schema_blob.data(), found.data(), found.size()); },
+                       "the embedded schema"))
+        state_->schema_blob.clear();
+}
+
+std::span<const std::byte> RingSource::schema() const { return state_->schema_blob; }
 
 const MappedRing* RingSource::ring() const { return state_->ring; }
 const RingReader* RingSource::reader() const noexcept { return state_->reader ? &*state_->reader : nullptr; }

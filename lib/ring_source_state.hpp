@@ -24,6 +24,7 @@ struct RingSource::State {
     std::optional<Iterator> it;
     std::optional<Doorbell> doorbell;
     std::vector<std::byte> scratch;          // payload copies
+    std::vector<std::byte> schema_blob;      // the embedded schema, copied at open
     Error fault{0, {}};                      // set when a guarded read faulted
 
     // Runs `read` under the SIGBUS guard; false (with `fault` set) when the

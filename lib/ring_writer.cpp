@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "evring/ring_writer.hpp"
+#include "evring/schema_blob.hpp"
 #include "ring_locks.hpp"
 #include "ring_open.hpp"
 #include "ring_temp.hpp"
@@ -97,6 +98,29 @@ Result<Owned> create_exclusive(int dirfd, const std::string& name, const RingPar
     }
 }
 
+// A writer joining with a schema needs the ring to carry that schema: the
+// blob is written once at creation (schema_blob.hpp) and cannot be added to a
+// ring others already read. The headers' hashes already agree, and the
+// creator's blob records the header's hash, so an intact blob with that hash
+// is the same schema (its source text may differ in comments). A joiner
+// without a schema joins either kind.
+Status check_same_schema(const MappedRing& ring, const RingContent& content, std::string_view path) {
+    if (content.schema_blob.empty()) return {};
+    // The joiner's blob is checked as a creator's would be (and is then long
+    // enough to compare).
+    if (auto s = check_schema_blob_for_ring(content.schema_blob, content.schema_hash); !s)
+        return std::move(s).context(fmt::format("joining shared ring '{}'", path));
+    const std::span<const std::byte> have = embedded_schema_blob(ring.header_section());
+    if (have.empty())
+        return Error(EPROTO, fmt::format("shared ring '{}' carries no embedded schema, but this writer has "
+                                         "one: the ring was created by a writer without a schema",
+                                         path));
+    if (std::memcmp(have.data() + kSchemaBlobHashOffset, content.schema_blob.data() + kSchemaBlobHashOffset,
+                    content.schema_hash.size()) != 0)
+        return Error(EPROTO, fmt::format("shared ring '{}' embeds a schema other than this writer's", path));
+    return {};
+}
+
 Status check_same_params(const MappedRing& ring, const RingParams& params, std::string_view path) {
     if (auto s = ring.check_content_type(params.content.content_type, params.content.schema_hash); !s)
         return s;
@@ -111,7 +135,7 @@ Status check_same_params(const MappedRing& ring, const RingParams& params, std::
                                          have.context_area_size, want.descriptor_capacity,
                                          want.payload_buf_size, want.context_area_size));
     }
-    return {};
+    return check_same_schema(ring, params.content, path);
 }
 
 Result<Owned> join_shared(int dirfd, const std::string& name, const RingParams& params,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "evring/schema_codegen.hpp"
+#include "evring/schema_embed.hpp"
 #include "schema_codegen_names.hpp"
 #include "schema_data.hpp"
 
@@ -107,6 +108,31 @@ void append_constants(std::string& out, const Schema& schema, const CppNames& na
     out += "};\n\n";
 }
 
+// The blob a ring embeds (schema_blob.hpp) as a constant, and the RingContent
+// made of it: a program embeds its schema with no schema library at run time,
+// and content type, hash and blob come from one schema, so they agree.
+void append_embedding(std::string& out, const Schema& schema) {
+    const std::vector<std::byte> blob = serialize_schema_blob(schema);
+    out += "// The schema as a ring embeds it (evring/schema_blob.hpp): what evring::serialize_schema_blob makes.\n";
+    out += fmt::format("inline constexpr std::array<std::uint8_t, {}> kSchemaBlob = {{", blob.size());
+    for (std::size_t i = 0; i < blob.size(); ++i)
+        out += fmt::format("{}0x{:02x}", i == 0 ? "\n    " : i % 16 == 0 ? ",\n    " : ", ",
+                           static_cast<unsigned>(blob[i]));
+    out += "};\n\n";
+    out += "#if __has_include(<evring/config.hpp>)\n"
+           "// What RingWriter::create needs to write a ring of this schema that describes itself:\n"
+           "//     evring::RingWriter::create({config, ring_content()});\n"
+           "inline evring::RingContent ring_content() {\n"
+           "    evring::RingContent content;\n"
+           "    content.content_type = kContentType;\n"
+           "    content.schema_hash = kSchemaHash;\n"
+           "    content.schema_blob.resize(kSchemaBlob.size());\n"
+           "    for (std::size_t i = 0; i < kSchemaBlob.size(); ++i) content.schema_blob[i] = std::byte{kSchemaBlob[i]};\n"
+           "    return content;\n"
+           "}\n"
+           "#endif\n\n";
+}
+
 void append_event_types(std::string& out, const Schema& schema, const CppNames& names) {
     out += "enum class EventType : std::uint16_t {\n";
     for (const auto& e : schema.events())
@@ -148,11 +174,13 @@ Result<std::string> generate_cpp_header(const Schema& schema, const CodegenOptio
         "#pragma once\n\n"
         "#include <array>\n#include <cstddef>\n#include <cstdint>\n#include <span>\n#include <string_view>\n"
         "#include <type_traits>\n\n#include <evring/schema_types.hpp>\n"
-        "#if __has_include(<evring/typed_publish.hpp>)\n#include <evring/typed_publish.hpp>\n#endif\n\n"
+        "#if __has_include(<evring/typed_publish.hpp>)\n#include <evring/typed_publish.hpp>\n#endif\n"
+        "#if __has_include(<evring/config.hpp>)\n#include <evring/config.hpp>\n#endif\n\n"
         "namespace {} {{\n\n",
         options.source_label.empty() ? schema.source_name() : options.source_label, schema.content_name(),
         schema.content_type(), schema.hash_hex(), ns);
     append_constants(out, schema, *names);
+    append_embedding(out, schema);
     for (std::uint32_t i = 0; i < schema.enums().size(); ++i)
         append_enum(out, schema.enums()[i], names->enum_name(i));
     append_structs(out, schema, *names);

@@ -60,6 +60,14 @@ std::vector<std::byte> serialize_schema_blob(const Schema& schema) {
     return blob;
 }
 
+RingContent ring_content(const Schema& schema) {
+    RingContent content;
+    content.content_type = schema.content_type();
+    content.schema_hash = schema.hash();
+    content.schema_blob = serialize_schema_blob(schema);
+    return content;
+}
+
 Result<Schema> parse_schema_blob(std::span<const std::byte> blob) {
     if (blob.size() < kSchemaBlobHeaderSize)
         return Error(0, fmt::format("schema blob is {} bytes, shorter than its {}-byte header", blob.size(),

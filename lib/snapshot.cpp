@@ -15,6 +15,8 @@
 
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
+#include "evring/ring_extension.hpp"
+#include "evring/schema_blob.hpp"
 #include "evring/shared_word.hpp"
 #include "snapshot_support.hpp"
 
@@ -135,6 +137,20 @@ Status check_copied_control(const CopiedRing& seen, const MappedRing& ring) {
     return {};
 }
 
+// The rest of the header section that is written once at creation and
+// immutable afterwards: evring's extension block up to the doorbell line
+// (magic and feature bits; the doorbell word itself changes and means nothing
+// in a snapshot) and the embedded schema blob, so that a snapshot describes
+// itself as its ring did. Everything else in the section is zero in a ring
+// and stays zero in the copy.
+void copy_header_extras(const MappedRing& ring, std::byte* copy) {
+    const std::span<const std::byte> section = ring.header_section();
+    std::memcpy(copy + kRingExtensionOffset, section.data() + kRingExtensionOffset,
+                offsetof(RingExtension, doorbell));
+    const std::span<const std::byte> blob = embedded_schema_blob(section);
+    if (!blob.empty()) std::memcpy(copy + kEmbeddedSchemaOffset, blob.data(), blob.size());
+}
+
 // Copies `ring` into `copy` (laid out like the file) and fixes the copy up.
 Result<SnapshotStats> copy_consistent(const MappedRing& ring, std::byte* copy) {
     const RingLayout& layout = ring.layout();
@@ -142,6 +158,7 @@ Result<SnapshotStats> copy_consistent(const MappedRing& ring, std::byte* copy) {
     stats.ring_bytes = layout.file_size;
     // The immutable part of the header: magic, content type, hash, sizes.
     std::memcpy(copy, &ring.header(), offsetof(RingHeader, control));
+    copy_header_extras(ring, copy);
     auto* slots = reinterpret_cast<DescriptorSlot*>(copy + layout.descriptors_offset);
     Iterator it(ring);
     CopiedRing seen;

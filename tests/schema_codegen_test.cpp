@@ -12,6 +12,7 @@
 
 #include "evring/format.hpp"
 #include "evring/schema_codegen.hpp"
+#include "evring/schema_embed.hpp"
 #include "evring/schema_render.hpp"
 #include "support/schema_payload.hpp"
 #if __has_include(<evring/typed_publish.hpp>)
@@ -98,6 +99,19 @@ TEST(SchemaCodegen, ConstantsMatchTheSchema) {
     EXPECT_EQ(orders::kContentName, "orders");
     constexpr orders::Flow flow{.symbol = 5, .order = 9};
     EXPECT_EQ(flow.tags(), (std::array<std::uint64_t, 4>{5, 9, 0, 0}));
+}
+
+TEST(SchemaCodegen, TheEmbeddedBlobIsTheSchemasAndRingContentDerivesFromIt) {
+    const std::vector<std::byte> blob = evring::serialize_schema_blob(schema());
+    ASSERT_EQ(orders::kSchemaBlob.size(), blob.size());
+    EXPECT_EQ(std::memcmp(orders::kSchemaBlob.data(), blob.data(), blob.size()), 0);
+    const evring::RingContent content = orders::ring_content();
+    EXPECT_EQ(content.content_type, orders::kContentType);
+    EXPECT_EQ(content.schema_hash, orders::kSchemaHash);
+    EXPECT_EQ(content.schema_blob, blob);
+    auto parsed = evring::parse_schema_blob(content.schema_blob);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+    EXPECT_EQ(parsed->hash(), schema().hash());
 }
 
 TEST(SchemaCodegen, PublishedStructsDecodeToTheValuesPutIn) {

@@ -14,10 +14,12 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
@@ -60,10 +62,19 @@ Status validate_ring_size(const RingSize& size, std::uint64_t page_size);
 // What a ring carries: set by its creator, checked by readers
 // (MappedRing::check_content_type) and by writers joining a shared ring.
 struct RingContent {
+    RingContent() = default;
+    RingContent(std::uint16_t type, const std::array<std::uint8_t, 32>& hash, std::vector<std::byte> blob = {})
+        : content_type(type), schema_hash(hash), schema_blob(std::move(blob)) {}
+
     std::uint16_t content_type = static_cast<std::uint16_t>(ContentType::Test);
     std::array<std::uint8_t, 32> schema_hash{};
-    // (The schema work adds the ring's embedded schema here: an opaque byte
-    // blob that initialize_ring_file writes where RING01 readers never look.)
+    // The ring's schema, embedded where RING01 readers never look
+    // (schema_blob.hpp), or empty. Set all three fields at once from a Schema
+    // with evring::ring_content(schema) (schema_embed.hpp), which derives the
+    // content type and hash from the schema so that they cannot disagree;
+    // initialize_ring_file refuses a blob that is malformed, does not fit the
+    // header section, or records a hash other than schema_hash.
+    std::vector<std::byte> schema_blob;
 };
 
 // A ring file's sizes and content: what initialize_ring_file lays out. It
@@ -86,7 +97,8 @@ struct RingParams {
 // what it carries.
 //
 //     auto config = evring::parse_ring_config("feed:20:28").value();
-//     auto writer = evring::RingWriter::create({config, {kMyContentType, kMySchemaHash}});
+//     auto writer = evring::RingWriter::create({config, evring::ring_content(schema)});   // schema_embed.hpp
+//     auto bare = evring::RingWriter::create({config, {kMyContentType, kMySchemaHash}});
 struct RingSpec {
     RingSpec(RingConfig ring_config, RingContent ring_content)
         : config(std::move(ring_config)), content(std::move(ring_content)) {}

@@ -197,8 +197,9 @@ public:
     // The ring behind a ring or snapshot source, for zero-copy payload peeks
     // (payload.hpp); nullptr for other sources.
     virtual const MappedRing* ring() const { return nullptr; }
-    // The schema blob the source carries (a recording's; rings get theirs in
-    // a later version); empty when it has none. Opaque bytes (schema_embed.hpp).
+    // The schema blob the source carries: a ring's or snapshot's embedded
+    // schema, a recording's schema block; empty when it has none. Opaque,
+    // unverified bytes: schema_resolve.hpp turns them into a trusted Schema.
     virtual std::span<const std::byte> schema() const { return {}; }
     // Why the source ended, in words: "end of the snapshot", "end of the
     // truncated recording", ...

@@ -73,6 +73,13 @@ public:
     ~MappedRing();
 
     RingHeader& header() const noexcept { return *header_; }
+    // The whole 2 MiB header section from the file's first byte: the RING01
+    // header, evring's extension block (ring_extension.hpp) and the embedded
+    // schema (schema_blob.hpp). Read-only: beyond the header, only the
+    // doorbell word changes after creation.
+    std::span<const std::byte> header_section() const noexcept {
+        return {reinterpret_cast<const std::byte*>(header_), kHeaderSectionSize};
+    }
     DescriptorSlot* descriptors() const noexcept { return descriptors_; }
     // Valid for [0, 2 * payload_buf_size): the second half aliases the first.
     std::byte* payload_buffer() const noexcept { return payload_; }

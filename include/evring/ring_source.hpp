@@ -33,6 +33,7 @@
 
 #include <chrono>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "evring/event_source.hpp"
@@ -56,6 +57,10 @@ public:
     Result<std::uint64_t> now_nanos() override;
     std::uint64_t next_seqno() const override { return it_->next_seqno(); }
     const MappedRing* ring() const override;
+    // The schema blob embedded in the ring's header section (schema_blob.hpp),
+    // copied at open; empty when the ring has none. Not verified: see
+    // schema_embed.hpp and schema_resolve.hpp.
+    std::span<const std::byte> schema() const override;
     std::string end_text() const override;
 
     // The live ring's reader (writer pids, liveness); nullptr for a snapshot.
@@ -78,6 +83,7 @@ protected:
 private:
     explicit RingSource(std::unique_ptr<State> state);
     void start();
+    void copy_schema_blob();
     SourceStep read_payload(SourceItem& item);
     SourceStep not_ready(SourceItem& item);
     SourceStep hole_or_end(SourceItem& item);

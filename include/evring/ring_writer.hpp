@@ -19,7 +19,10 @@
 //   reclaiming one zombie exactly one wins. A file at the name that is not a
 //   ring, a directory or a symbolic link is refused, never replaced.
 // - Shared writers join an existing ring only when its content type, schema
-//   hash and sizes are the ones they asked for (EPROTO otherwise).
+//   hash and sizes are the ones they asked for, and, when they were given a
+//   schema to embed (RingContent::schema_blob), when the ring embeds that
+//   schema (EPROTO otherwise). A ring's embedded schema is written once, by
+//   its creator; a shared writer without one joins either kind.
 // - A writer's destructor removes the file when the file at the path is still
 //   the one it wrote (same device and inode), unless keep_on_close; among
 //   shared writers the last one to close removes it.

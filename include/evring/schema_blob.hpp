@@ -29,6 +29,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cerrno>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +50,7 @@ inline constexpr std::array<char, 8> kSchemaBlobMagic = {'E', 'V', 'R', 'G', 'S'
 inline constexpr std::uint32_t kSchemaBlobVersion = 1;
 inline constexpr std::uint32_t kSchemaBlobSourceEncoding = 1;
 inline constexpr std::size_t kSchemaBlobLengthOffset = 16;
+inline constexpr std::size_t kSchemaBlobHashOffset = 24;
 
 // Extension feature bit: the header section holds a schema blob at kEmbeddedSchemaOffset.
 inline constexpr std::uint64_t kRingFeatureEmbeddedSchema = 2;
@@ -71,6 +73,39 @@ inline std::uint64_t section_features(std::span<const std::byte> section) noexce
     return features;
 }
 }  // namespace detail
+
+// Checks, without parsing, a blob a writer is about to embed in a ring whose
+// header carries `schema_hash`: a blob header with the magic, version and
+// encoding, a body length equal to what follows, a size that fits the header
+// section, and a recorded schema hash equal to `schema_hash` (the blob's
+// checksum and the schema inside are the reader's to verify: serialize_schema_blob
+// makes them right). This is what keeps a writer from embedding a schema that
+// is not the one its header names.
+inline Status check_schema_blob_for_ring(std::span<const std::byte> blob, const std::array<std::uint8_t, 32>& schema_hash) {
+    if (blob.size() > kEmbeddedSchemaMaxSize)
+        return Error(EFBIG, "embedding a schema: its blob is " + std::to_string(blob.size()) +
+                                " bytes, more than the " + std::to_string(kEmbeddedSchemaMaxSize) +
+                                " bytes the ring's header section has room for (2 MiB - " +
+                                std::to_string(kEmbeddedSchemaOffset) + ")");
+    if (blob.size() < kSchemaBlobHeaderSize || std::memcmp(blob.data(), kSchemaBlobMagic.data(), 8) != 0)
+        return Error(EINVAL, "embedding a schema: the bytes given are not a schema blob (no EVRGSCH1 header)");
+    std::uint32_t version, encoding;
+    std::uint64_t length;
+    std::memcpy(&version, blob.data() + 8, sizeof version);
+    std::memcpy(&encoding, blob.data() + 12, sizeof encoding);
+    std::memcpy(&length, blob.data() + kSchemaBlobLengthOffset, sizeof length);
+    if (version != kSchemaBlobVersion || encoding != kSchemaBlobSourceEncoding)
+        return Error(EINVAL, "embedding a schema: blob version " + std::to_string(version) + ", encoding " +
+                                 std::to_string(encoding) + " is not one this evring writes");
+    if (length != blob.size() - kSchemaBlobHeaderSize)
+        return Error(EINVAL, "embedding a schema: the blob's header claims a " + std::to_string(length) +
+                                 "-byte body, but " + std::to_string(blob.size() - kSchemaBlobHeaderSize) +
+                                 " bytes follow it");
+    if (std::memcmp(blob.data() + kSchemaBlobHashOffset, schema_hash.data(), schema_hash.size()) != 0)
+        return Error(EINVAL, "embedding a schema: the blob is of another schema than the ring header's schema "
+                             "hash names (make the content with evring::ring_content(schema))");
+    return {};
+}
 
 // Copies `blob` (made by serialize_schema_blob) into a ring file's header
 // section (`header_section` is the file from offset 0, at least

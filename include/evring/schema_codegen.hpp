@@ -5,6 +5,10 @@
 // the namespace chosen (by default the schema's content_name):
 // - kContentType, kSchemaHash, kPayloadAlignment, and a Flow struct with one
 //   member per flow tag (content_ext[0..3]) and tags() for the descriptor;
+// - kSchemaBlob, the schema as a ring embeds it (serialize_schema_blob's
+//   bytes), and ring_content(): the evring::RingContent that creates a ring
+//   embedding it (RingWriter::create({config, ring_content()})), with no
+//   schema library needed at run time;
 // - `enum class EventType : std::uint16_t` and event_name(EventType);
 // - every enum as an `enum class`, every struct with the schema's layout, a
 //   static_assert on each field's offset and on each struct's size and
@@ -18,7 +22,8 @@
 //
 // Contract: the generated header depends on <array>, <cstdint>, <span>,
 // <string_view>, evring/schema_types.hpp, and includes evring/typed_publish.hpp
-// when it exists. Structs are standard-layout and trivially copyable.
+// and evring/config.hpp when they exist (ring_content() only with the latter).
+// Structs are standard-layout and trivially copyable.
 // generate_cpp_header fails (Error) when a schema name cannot be a C++ name
 // (two structs whose CamelCase names collide, a name the header itself uses).
 //

@@ -2,14 +2,16 @@
 //
 // How a writer embeds its schema, and a reader finds it:
 //
-//     evring::embed_schema(header_section, schema);          // at ring creation
-//     evring::EmbeddedSchema e = evring::read_embedded_schema(header_section);
+//     RingWriter::create({config, evring::ring_content(schema)});   // at ring creation
+//     evring::EmbeddedSchema e = evring::read_embedded_schema(ring.header_section());
 //     if (e.status == evring::EmbeddedSchemaStatus::Trusted) use(*e.schema);
 //     else if (!e.problem.empty()) warn(e.problem);          // damaged or not this ring's
 //
 // The blob's byte layout and where it lives are in schema_blob.hpp (and
 // docs/schema.md). `header_section` is a ring file from offset 0: a mapped
-// ring's header (2 MiB), or the same bytes taken from a snapshot.
+// ring's header (2 MiB, MappedRing::header_section), or the same bytes taken
+// from a snapshot. Most readers want schema_resolve.hpp, which also looks at
+// a --schema file and the built-in schemas.
 //
 // Trust rule: a reader uses an embedded schema only when the blob is intact
 // (magic, version, length within bounds, checksum, the body parses, its hash
@@ -31,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "evring/config.hpp"
 #include "evring/error.hpp"
 #include "evring/schema.hpp"
 #include "evring/schema_blob.hpp"
@@ -39,6 +42,16 @@ namespace evring {
 
 // The blob for `schema` (its source text as the body; the layout in schema_blob.hpp).
 std::vector<std::byte> serialize_schema_blob(const Schema& schema);
+
+// What a writer puts in RingContent to create a ring that embeds `schema`:
+// the schema's content type, its own hash (derived, so the header and the
+// blob cannot disagree) and its blob.
+//
+//     auto writer = evring::RingWriter::create({config, evring::ring_content(schema)});
+//
+// A schema too large for the header section (a blob over
+// kEmbeddedSchemaMaxSize) is refused by RingWriter::create with EFBIG.
+RingContent ring_content(const Schema& schema);
 
 // Verifies a blob (it may be followed by other bytes, which are ignored) and
 // parses the schema it carries. The error says what is wrong with it.
