@@ -3,7 +3,13 @@
 // gaps, announcements, the schema; streams it must refuse.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "evring/nats_publisher.hpp"
 #include "support/nats_relay.hpp"
@@ -221,6 +227,75 @@ TEST_F(NatsPublisher, BatchesCarryManyEventsPerMessageInOrder) {
     auto resume = publisher.resume_point();
     ASSERT_TRUE(resume.ok());
     EXPECT_EQ(resume->next_seqno, 1007u);
+}
+
+// The relay the next test kills: run in a process of its own (this test
+// binary again, started with EVRING_NATS_CHILD_RELAY=URL), since a process
+// forked from one that already used libnats lacks libnats' threads.
+TEST(NatsPublisherChild, PublishesUntilKilled) {
+    const char* url_text = std::getenv("EVRING_NATS_CHILD_RELAY");
+    if (url_text == nullptr) GTEST_SKIP() << "the relay process of the test below; runs only when it starts it";
+    auto url = parse_url(url_text);
+    ASSERT_TRUE(url.ok());
+    auto connection = Connection::connect(*url);
+    ASSERT_TRUE(connection.ok()) << connection.error().message();
+    auto publisher = test::open_publisher(*connection, test::publisher_options("KILL", test::test_ring_identity()));
+    ASSERT_EQ(publisher.announce_ring(1), PublishStatus::Ok);
+    const auto deadline = std::chrono::steady_clock::now() + 60s;  // killed long before
+    for (std::uint64_t s = 1; std::chrono::steady_clock::now() < deadline; ++s) ASSERT_TRUE(publish_test_event(publisher, s, 24));
+}
+
+TEST_F(NatsPublisher, ARelayKilledMidStreamAndRestartedLeavesNoDuplicateAndNoMissingSequenceNumber) {
+    const std::string url = server_.url();
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::setenv("EVRING_NATS_CHILD_RELAY", url.c_str(), 1);
+        ::execl("/proc/self/exe", "nats_publisher_test", "--gtest_filter=NatsPublisherChild.PublishesUntilKilled",
+                static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    struct Reaper {  // kills the child relay on every way out of the test
+        pid_t pid;
+        ~Reaper() {
+            if (pid > 0) {
+                ::kill(pid, SIGKILL);
+                ::waitpid(pid, nullptr, 0);
+            }
+        }
+    } reaper{child};
+    auto connection = test::connect_to(server_);
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    for (;;) {  // until the child's relay is well under way
+        auto info = connection.stream_info("KILL");
+        if (info && info->messages >= 3000) break;
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the child relay published too little";
+        std::this_thread::sleep_for(10ms);
+    }
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    reaper.pid = 0;
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the child relay exited with " << WEXITSTATUS(status);
+    // What the dead relay had sent lands (or not) before its replacement starts.
+    std::uint64_t last = 0;
+    for (;;) {
+        std::this_thread::sleep_for(200ms);
+        auto info = connection.stream_info("KILL");
+        ASSERT_TRUE(info.ok());
+        if (info->last_sequence == last) break;
+        last = info->last_sequence;
+    }
+
+    auto publisher = test::open_publisher(connection, test::publisher_options("KILL", test::test_ring_identity()));
+    auto resume = publisher.resume_point();
+    ASSERT_TRUE(resume.ok()) << resume.error().message();
+    ASSERT_EQ(resume->state, ResumeState::ThisInstance);
+    ASSERT_GT(resume->next_seqno, 2000u);
+    const std::uint64_t end = resume->next_seqno + 999;
+    for (std::uint64_t s = resume->next_seqno; s <= end; ++s) ASSERT_TRUE(publish_test_event(publisher, s, 24));
+    ASSERT_TRUE(publisher.flush(10s).ok());
+    EXPECT_EQ(stored_event_seqnos(stored_messages(connection, "KILL")), iota_seqnos(1, end));
 }
 
 }  // namespace
