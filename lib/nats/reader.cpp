@@ -194,7 +194,7 @@ ReadStep StreamReader::next(ReadItem& item) {
         auto taken = r.take_next();
         if (!taken) return r.fail(std::move(taken).error());
         if (!*taken) {
-            if (auto s = r.drain(0); !s) return r.fail(std::move(s).error());
+            if (auto s = r.drain(); !s) return r.fail(std::move(s).error());
             taken = r.take_next();
             if (!taken) return r.fail(std::move(taken).error());
             if (!*taken) return r.check_stream();

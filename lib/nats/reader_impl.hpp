@@ -78,8 +78,10 @@ struct StreamReader::Impl {
 
     ~Impl();
     ReadStep fail(Error e);
-    // Takes what the subscriptions hold into the lanes (at most a bound per lane).
-    Status drain(std::int64_t wait_millis);
+    // Takes what a subscription holds into its lane (at most a bound),
+    // waiting at most `wait_millis` for the first message.
+    Status receive(ReaderLane& lane, std::int64_t wait_millis);
+    Status drain();  // every lane, without waiting
     // The next message in stream order, or nullopt when none can be handed out yet.
     Result<bool> take_next();
     Status confirm(ReaderLane& lane);

@@ -23,37 +23,40 @@ ReadStep StreamReader::Impl::fail(Error e) {
     return ReadStep::Failed;
 }
 
-Status StreamReader::Impl::drain(std::int64_t wait_millis) {
-    for (ReaderLane& lane : lanes) {
-        while (lane.buffered.size() < kLaneBuffer) {
-            natsMsg* raw = nullptr;
-            natsStatus s = natsSubscription_NextMsg(&raw, lane.subscription, wait_millis);
-            wait_millis = 0;  // wait once at most
-            if (s == NATS_TIMEOUT) break;
-            if (s == NATS_MISMATCH || s == NATS_MISSED_HEARTBEAT || s == NATS_SLOW_CONSUMER) {
-                // libnats re-creates the ordered consumer; the stream check
-                // tells whether the stream itself went.
-                idle_since = {};
-                break;
-            }
-            if (s != NATS_OK) {
-                if (connection_handle->state() != ConnectionState::Connected) break;  // an outage: wait
-                return detail::nats_error(s, fmt::format("reading stream '{}' on {}", options.stream,
-                                                         connection->where()));
-            }
-            ReceivedMessage received;
-            received.message.reset(raw);
-            jsMsgMetaData* meta = nullptr;
-            if (natsMsg_GetMetaData(&meta, raw) != NATS_OK) continue;  // not a stream message (a status)
-            received.sequence = meta->Sequence.Stream;
-            received.time_nanos = meta->Timestamp;
-            jsMsgMetaData_Destroy(meta);
-            if (received.sequence <= lane.last_received) continue;  // re-delivered after a consumer reset
-            lane.last_received = received.sequence;
-            max_received = std::max(max_received, received.sequence);
-            lane.buffered.push_back(std::move(received));
+Status StreamReader::Impl::receive(ReaderLane& lane, std::int64_t wait_millis) {
+    while (lane.buffered.size() < kLaneBuffer) {
+        natsMsg* raw = nullptr;
+        natsStatus s = natsSubscription_NextMsg(&raw, lane.subscription, wait_millis);
+        wait_millis = 0;  // wait once at most
+        if (s == NATS_TIMEOUT) break;
+        if (s == NATS_MISMATCH || s == NATS_MISSED_HEARTBEAT || s == NATS_SLOW_CONSUMER) {
+            // libnats re-creates the ordered consumer; the stream check
+            // tells whether the stream itself went.
+            idle_since = {};
+            break;
         }
+        if (s != NATS_OK) {
+            if (connection_handle->state() != ConnectionState::Connected) break;  // an outage: wait
+            return detail::nats_error(s, fmt::format("reading stream '{}' on {}", options.stream, connection->where()));
+        }
+        ReceivedMessage received;
+        received.message.reset(raw);
+        jsMsgMetaData* meta = nullptr;
+        if (natsMsg_GetMetaData(&meta, raw) != NATS_OK) continue;  // not a stream message (a status)
+        received.sequence = meta->Sequence.Stream;
+        received.time_nanos = meta->Timestamp;
+        jsMsgMetaData_Destroy(meta);
+        if (received.sequence <= lane.last_received) continue;  // re-delivered after a consumer reset
+        lane.last_received = received.sequence;
+        max_received = std::max(max_received, received.sequence);
+        lane.buffered.push_back(std::move(received));
     }
+    return {};
+}
+
+Status StreamReader::Impl::drain() {
+    for (ReaderLane& lane : lanes)
+        if (auto s = receive(lane, 0); !s) return s;
     return {};
 }
 
@@ -120,11 +123,14 @@ ReadStep StreamReader::Impl::check_stream() {
 void StreamReader::wait(std::chrono::nanoseconds timeout) {
     Impl& r = *impl_;
     if (r.failed || r.have_current) return;
-    for (const ReaderLane& lane : r.lanes)
-        if (!lane.buffered.empty()) return;
+    // Block on a lane with nothing buffered: with two lanes, one may hold
+    // messages that wait for the other's (see reader_impl.hpp).
+    ReaderLane* empty = nullptr;
+    for (ReaderLane& lane : r.lanes)
+        if (lane.buffered.empty() && empty == nullptr) empty = &lane;
+    if (empty == nullptr) return;
     const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count();
-    // One lane blocks; with two, the control lane is drained without waiting.
-    if (auto s = r.drain(std::max<std::int64_t>(millis, 1)); !s) r.fail(std::move(s).error());
+    if (auto s = r.receive(*empty, std::max<std::int64_t>(millis, 1)); !s) r.fail(std::move(s).error());
 }
 
 }  // namespace evring::nats
