@@ -7,7 +7,8 @@ EVRING_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # libhugetlbfs0 is loaded with dlopen when present (no -dev package needed);
 # libssl-dev provides libcrypto for the schema hashes.
 EVRING_PACKAGES=(g++ meson ninja-build pkg-config python3 jq libhugetlbfs0 libcli11-dev libfmt-dev
-                 libssl-dev libtomlplusplus-dev libgtest-dev libbenchmark-dev libzstd-dev zstd libboost-dev util-linux)
+                 libssl-dev libtomlplusplus-dev libgtest-dev libbenchmark-dev libzstd-dev zstd libboost-dev util-linux
+                 libnats-dev nats-server)
 
 log() { printf '== %s\n' "$*" >&2; }
 

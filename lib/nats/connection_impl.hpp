@@ -1,0 +1,74 @@
+// The libnats side of nats::Connection, shared by the publisher and the
+// stream reader, and small helpers over libnats' C types.
+#pragma once
+
+#include <nats/nats.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "evring/error.hpp"
+#include "evring/nats_connection.hpp"
+#include "evring/nats_encoding.hpp"
+
+namespace evring::nats {
+
+// What libnats' callbacks report, from its own threads. Allocated apart
+// from the Impl because libnats may call back until the connection's closed
+// callback has run; the Impl frees it only after that (or leaks it when
+// that never comes, rather than risk a use after free).
+struct ConnectionEvents {
+    std::atomic<ConnectionState> state{ConnectionState::Connected};
+    std::atomic<std::uint64_t> disconnects{0};
+    std::atomic<std::uint64_t> reconnects{0};
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool closed = false;           // guarded by mutex
+    std::string last_async_error;  // guarded by mutex
+    std::chrono::milliseconds wait_min{100}, wait_max{5000};
+};
+
+struct Connection::Impl {
+    Url url;
+    ConnectOptions options;
+    natsConnection* connection = nullptr;
+    jsCtx* jetstream = nullptr;
+    ConnectionEvents* events = nullptr;
+
+    ~Impl();
+    std::int64_t request_millis() const { return options.request_timeout.count(); }
+    // "nats://host:port: " for messages.
+    std::string where() const { return url.display(); }
+};
+
+namespace detail {
+
+struct MessageDeleter {
+    void operator()(natsMsg* message) const { natsMsg_Destroy(message); }
+};
+using MessagePtr = std::unique_ptr<natsMsg, MessageDeleter>;
+
+// An error for a failed libnats call: "what: <status text> (<detail>)",
+// with the JetStream error code when there is one.
+Error nats_error(natsStatus status, std::string_view what, jsErrCode code = static_cast<jsErrCode>(0));
+
+// The header values and body of a received message, for decode_message.
+// The views live as long as `message`.
+WireMessage wire_view(natsMsg* message);
+
+// Publishes one encoded message with `reply` (nullptr: no reply wanted) and,
+// when `expected_last_sequence` is not zero, the chain header.
+natsStatus publish(natsConnection* connection, const OutgoingMessage& message, const char* reply,
+                   std::uint64_t expected_last_sequence);
+
+// The stream's message at `sequence` (ENOENT when there is none, deleted
+// or past the end).
+Result<MessagePtr> get_message(const Connection::Impl& connection, std::string_view stream,
+                               std::uint64_t sequence);
+
+}  // namespace detail
+}  // namespace evring::nats

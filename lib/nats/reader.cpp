@@ -1,0 +1,213 @@
+// Handing out a stream's messages as events, gaps and notices in source
+// sequence order. See nats_reader.hpp for the contract.
+#include <fmt/format.h>
+
+#include <cerrno>
+
+#include "reader_impl.hpp"
+
+namespace evring::nats {
+namespace {
+
+std::string_view kind_text(MessageKind kind) { return describe(kind); }
+
+}  // namespace
+
+ReadStep StreamReader::Impl::hole(std::uint64_t first, std::uint64_t count, std::string detail, ReadItem& item) {
+    text = std::move(detail);
+    item.gap = StreamGap{first, count, kGapNotInStream, text};
+    expected = first + count;
+    ++stats.gaps;
+    stats.lost += count;
+    return ReadStep::Gap;
+}
+
+// One event (whole): a hole before it, a copy to drop, or the event itself.
+// `consumed` says whether the event was used up (false: a hole came first).
+ReadStep StreamReader::Impl::event_item(const EventDescriptor& event, std::span<const std::byte> payload,
+                                        ReadItem& item, bool& consumed) {
+    consumed = true;
+    if (expected != 0 && event.seqno < expected) {
+        if (event.seqno >= start_floor) ++stats.duplicates;  // below it: before the start asked for
+        return ReadStep::NotReady;  // dropped: the caller goes on
+    }
+    if (expected != 0 && event.seqno > expected && !filtered) {
+        consumed = false;
+        return hole(expected, event.seqno - expected,
+                    fmt::format("sequence numbers {} to {} are not in stream '{}' (deleted, discarded by its "
+                                "limits, or before its start)",
+                                expected, event.seqno - 1, options.stream),
+                    item);
+    }
+    expected = event.seqno + 1;
+    item.event.descriptor = event;
+    item.event.payload = payload;
+    item.event.stream_sequence = current.sequence;
+    item.event.stored_nanos = current.time_nanos;
+    ++stats.events;
+    return ReadStep::Event;
+}
+
+// Hands out the next item of `current`; NotReady when it holds nothing more.
+ReadStep StreamReader::Impl::process(ReadItem& item) {
+    if (decoded.instance != instance) {
+        // Another ring instance (or the first message seen): its sequence
+        // numbers start where its announcement, or its first message, says.
+        const bool first = instance.empty();
+        instance = std::string(decoded.instance);
+        if (decoded.kind != MessageKind::Announcement && !first) expected = 0;
+        if (decoded.kind != MessageKind::Announcement && first && expected == 0) expected = decoded.first_seqno();
+    }
+    switch (decoded.kind) {
+    case MessageKind::Announcement: {
+        have_current = false;
+        ++stats.announcements;
+        const Announcement& a = decoded.announcement;
+        const bool same_start = expected != 0 && ring && ring->ring.instance == a.ring.instance;
+        if (!same_start) expected = a.first_seqno;
+        filtered = !options.event_subject.empty() || (a.flags & kAnnounceFiltered) != 0;
+        ring = a;
+        text = fmt::format("ring '{}' (instance {}) relayed from sequence number {}{}", a.ring.name,
+                           a.ring.instance, a.first_seqno, (a.flags & kAnnounceFiltered) ? ", filtered" : "");
+        item.notice = text;
+        return ReadStep::Notice;
+    }
+    case MessageKind::Schema: {
+        have_current = false;
+        if (decoded.chunk == 0) {
+            schema_assembly.clear();
+            schema_chunks_seen = 0;
+        } else if (decoded.chunk != schema_chunks_seen) {
+            schema_assembly.clear();  // a chunk went missing: this copy of the schema is lost
+            schema_chunks_seen = 0;
+            return ReadStep::NotReady;
+        }
+        schema_assembly.insert(schema_assembly.end(), decoded.part.begin(), decoded.part.end());
+        if (++schema_chunks_seen == decoded.chunk_count && schema_assembly.size() == decoded.schema_size) {
+            schema = std::move(schema_assembly);
+            schema_assembly = {};
+            schema_chunks_seen = 0;
+        }
+        return ReadStep::NotReady;
+    }
+    case MessageKind::Gap: {
+        const std::uint64_t first = decoded.gap.first_lost_seqno, last = decoded.last_seqno();
+        if (expected != 0 && last < expected) {
+            have_current = false;
+            return ReadStep::NotReady;  // already accounted for
+        }
+        if (expected != 0 && first > expected && !filtered)
+            return hole(expected, first - expected,
+                        fmt::format("sequence numbers {} to {} are not in stream '{}'", expected, first - 1,
+                                    options.stream),
+                        item);
+        have_current = false;
+        const std::uint64_t from = expected != 0 ? std::max(first, expected) : first;
+        item.gap = StreamGap{from, last - from + 1, decoded.gap.reason, {}};
+        expected = last + 1;
+        ++stats.gaps;
+        stats.lost += item.gap.count;
+        return ReadStep::Gap;
+    }
+    case MessageKind::Batch: {
+        if (!batch) batch.emplace(decoded);
+        for (;;) {
+            BatchCursor saved = *batch;
+            EventDescriptor event;
+            std::span<const std::byte> payload;
+            if (!batch->next(event, payload)) {
+                have_current = false;
+                batch.reset();
+                return ReadStep::NotReady;
+            }
+            bool consumed = true;
+            ReadStep step = event_item(event, payload, item, consumed);
+            if (!consumed) *batch = saved;  // the hole first, then this event
+            if (step != ReadStep::NotReady) return step;
+        }
+    }
+    case MessageKind::Event: break;
+    }
+    // A single event, or one chunk of a large one.
+    if (decoded.chunk_count == 1) {
+        bool consumed = true;
+        ReadStep step = event_item(decoded.event, decoded.part, item, consumed);
+        if (consumed) have_current = false;
+        return step;
+    }
+    if (decoded.chunk == 0) {
+        chunked_event = decoded.event;
+        chunk_count = decoded.chunk_count;
+        chunks_seen = 0;
+        chunk_sequence = current.sequence;
+        chunk_time = current.time_nanos;
+        assembly.clear();
+    } else if (chunks_seen == 0 || decoded.chunk != chunks_seen || decoded.event.seqno != chunked_event.seqno) {
+        have_current = false;
+        chunks_seen = 0;
+        return ReadStep::NotReady;  // a chunk without its start: the start said nothing was lost yet
+    }
+    if (assembly.size() + decoded.part.size() > options.max_chunked_event)
+        return fail(Error(EFBIG, fmt::format("event {} of stream '{}' is larger than {} bytes", decoded.event.seqno,
+                                             options.stream, options.max_chunked_event)));
+    assembly.insert(assembly.end(), decoded.part.begin(), decoded.part.end());
+    have_current = false;
+    if (++chunks_seen < chunk_count) return ReadStep::NotReady;
+    chunks_seen = 0;
+    if (assembly.size() != chunked_event.payload_size)
+        return hole(chunked_event.seqno, 1,
+                    fmt::format("event {} arrived in chunks of {} bytes in all, not {}", chunked_event.seqno,
+                                assembly.size(), chunked_event.payload_size),
+                    item);
+    bool consumed = true;
+    current.sequence = chunk_sequence;
+    current.time_nanos = chunk_time;
+    ReadStep step = event_item(chunked_event, assembly, item, consumed);
+    if (!consumed) {
+        // The hole goes first; the whole event next time, from the assembly.
+        have_current = true;
+        decoded.kind = MessageKind::Event;
+        decoded.chunk_count = 1;
+        decoded.event = chunked_event;
+        decoded.part = assembly;
+    }
+    return step;
+}
+
+ReadStep StreamReader::next(ReadItem& item) {
+    Impl& r = *impl_;
+    if (r.failed) return ReadStep::Failed;
+    for (;;) {
+        if (r.have_current) {
+            // An event cut short (chunks missing) is a gap before anything else.
+            if (r.chunks_seen != 0 && (r.decoded.kind != MessageKind::Event || r.decoded.chunk == 0)) {
+                const std::uint64_t lost = r.chunked_event.seqno;
+                r.chunks_seen = 0;
+                if (r.expected == 0 || lost >= r.expected)
+                    return r.hole(lost, 1, fmt::format("event {} lost chunks in stream '{}'", lost, r.options.stream),
+                                  item);
+            }
+            ReadStep step = r.process(item);
+            if (step != ReadStep::NotReady) return step;
+            continue;
+        }
+        auto taken = r.take_next();
+        if (!taken) return r.fail(std::move(taken).error());
+        if (!*taken) {
+            if (auto s = r.drain(); !s) return r.fail(std::move(s).error());
+            taken = r.take_next();
+            if (!taken) return r.fail(std::move(taken).error());
+            if (!*taken) return r.check_stream();
+        }
+        r.idle_since = std::chrono::steady_clock::now();
+        ++r.stats.messages;
+        r.wire = detail::wire_view(r.current.message.get());
+        if (auto s = decode_message(r.wire, r.decoded); !s)
+            return r.fail(Error(EBADMSG, fmt::format("message {} of stream '{}' is not a valid evring message ({}): {}",
+                                                     r.current.sequence, r.options.stream, kind_text(r.decoded.kind),
+                                                     s.error().message())));
+        r.have_current = true;
+    }
+}
+
+}  // namespace evring::nats

@@ -1,0 +1,100 @@
+// The state behind nats::StreamReader.
+//
+// A reader has one or two lanes: ordered push consumers that libnats keeps
+// in order (re-creating them after an outage from the next stream sequence).
+// With an event subject filter, the event lane carries the filtered events
+// and the control lane `PREFIX._evring.>`; their messages are merged by stream
+// sequence. A lane's head may be handed out while the other lane is empty
+// only when the other lane is known complete up to it: `confirmed_through`
+// is a stream sequence such that every message of the lane at or below it
+// has been received. It is learnt by asking the stream for the lane's last
+// message (a message get): if the lane has received it, the lane is complete
+// up to whatever stream sequence any lane had received before the question.
+//
+// Only the caller's thread touches any of this (sync subscriptions).
+#pragma once
+
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "connection_impl.hpp"
+#include "evring/nats_reader.hpp"
+
+namespace evring::nats {
+
+struct ReceivedMessage {
+    detail::MessagePtr message;
+    std::uint64_t sequence = 0;
+    std::int64_t time_nanos = 0;
+};
+
+struct ReaderLane {
+    std::string filter;
+    natsSubscription* subscription = nullptr;
+    std::deque<ReceivedMessage> buffered;
+    std::uint64_t last_received = 0;      // stream sequence of the newest message received
+    std::uint64_t confirmed_through = 0;  // see the file comment
+};
+
+struct StreamReader::Impl {
+    const Connection::Impl* connection = nullptr;
+    const Connection* connection_handle = nullptr;
+    ReaderOptions options;
+    std::int64_t stream_created_nanos = 0;
+    std::deque<ReaderLane> lanes;  // [0] events (or everything), [1] control (a deque: lanes never move)
+    std::uint64_t max_received = 0;
+    Error error{0, {}};
+    bool failed = false;
+
+    // The message being handed out (a batch's events one at a time).
+    ReceivedMessage current;
+    WireMessage wire;
+    DecodedMessage decoded;
+    std::optional<BatchCursor> batch;
+    bool have_current = false;
+
+    // Where the source's sequence numbers are.
+    std::string instance;
+    std::uint64_t expected = 0;  // the next source seqno (0: not known yet)
+    std::uint64_t start_floor = 0;  // a source seqno start: what is below it is not wanted
+    bool filtered = false;       // holes between events are not losses
+    std::optional<Announcement> ring;
+
+    // Reassembly of chunked events and schemas.
+    EventDescriptor chunked_event{};
+    std::uint32_t chunks_seen = 0, chunk_count = 0;
+    std::uint64_t chunk_sequence = 0;
+    std::int64_t chunk_time = 0;
+    std::vector<std::byte> assembly;
+    std::vector<std::byte> schema_assembly;
+    std::uint32_t schema_chunks_seen = 0;
+    std::vector<std::byte> schema;
+
+    std::string text;  // notices and gap details handed out
+    std::chrono::steady_clock::time_point idle_since{};
+    ReaderStats stats;
+
+    ~Impl();
+    ReadStep fail(Error e);
+    // Takes what a subscription holds into its lane (at most a bound),
+    // waiting at most `wait_millis` for the first message.
+    Status receive(ReaderLane& lane, std::int64_t wait_millis);
+    Status drain();  // every lane, without waiting
+    // The next message in stream order, or nullopt when none can be handed out yet.
+    Result<bool> take_next();
+    Status confirm(ReaderLane& lane);
+    ReadStep check_stream();  // NotReady while the stream is as it was
+    // Handing out items from `current`.
+    ReadStep process(ReadItem& item);
+    ReadStep event_item(const EventDescriptor& event, std::span<const std::byte> payload, ReadItem& item,
+                        bool& consumed);
+    ReadStep hole(std::uint64_t first, std::uint64_t count, std::string detail, ReadItem& item);
+};
+
+// Stream sequence to start at for the first event at or after source seqno `seqno`.
+Result<std::uint64_t> locate_source_seqno(const Connection::Impl& connection, const StreamInfo& info,
+                                          std::uint64_t seqno);
+
+}  // namespace evring::nats

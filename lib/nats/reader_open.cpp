@@ -1,0 +1,179 @@
+// Opening a StreamReader: the stream, the start position and the ordered
+// consumers. See nats_reader.hpp and reader_impl.hpp.
+#include <fmt/format.h>
+
+#include <cerrno>
+
+#include "reader_impl.hpp"
+#include "stream_inspect.hpp"
+
+namespace evring::nats {
+namespace {
+
+// How many messages a source seqno bisection may probe past one that
+// carries no sequence number (announcements, schema chunks, deleted ones).
+constexpr std::uint64_t kProbeAhead = 64;
+
+// The prefix of a stream made by a relay: its one subject, PREFIX.>.
+Result<std::string> prefix_of(const StreamInfo& info) {
+    for (const std::string& subject : info.subjects)
+        if (subject.size() > 2 && subject.ends_with(".>")) return subject.substr(0, subject.size() - 2);
+    return Error(EINVAL, fmt::format("stream '{}' captures no subjects of the form PREFIX.>: name the relay's "
+                                     "subject prefix",
+                                     info.name));
+}
+
+// The first source seqno carried at or after stream sequence `sequence`
+// (probing a few messages ahead); 0 when none within reach.
+Result<std::uint64_t> seqno_at(const Connection::Impl& connection, const StreamInfo& info, std::uint64_t sequence,
+                               std::uint64_t& found_at) {
+    const std::uint64_t end = std::min(info.last_sequence, sequence + kProbeAhead);
+    for (std::uint64_t s = sequence; s <= end; ++s) {
+        auto fetched = detail::fetch_message(connection, info.name, s);
+        if (!fetched) {
+            if (fetched.error().errno_value() == ENOENT) continue;
+            return std::move(fetched).error();
+        }
+        if (!fetched->valid()) continue;
+        if (std::uint64_t last = fetched->decoded.last_seqno(); last != 0) {
+            found_at = s;
+            return last;
+        }
+    }
+    return std::uint64_t{0};
+}
+
+Status subscribe(const Connection::Impl& connection, const ReaderOptions& options, std::uint64_t start_sequence,
+                 ReaderLane& lane) {
+    jsSubOptions sub_options;
+    jsSubOptions_Init(&sub_options);
+    sub_options.Stream = options.stream.c_str();
+    sub_options.Ordered = true;
+    jsConsumerConfig& config = sub_options.Config;
+    switch (options.start.kind) {
+    case StartKind::Oldest: config.DeliverPolicy = js_DeliverAll; break;
+    case StartKind::New: config.DeliverPolicy = js_DeliverNew; break;
+    case StartKind::Time:
+        config.DeliverPolicy = js_DeliverByStartTime;
+        config.OptStartTime = static_cast<std::int64_t>(options.start.value);
+        break;
+    case StartKind::StreamSequence:
+    case StartKind::SourceSeqno:
+        config.DeliverPolicy = js_DeliverByStartSequence;
+        config.OptStartSeq = start_sequence;
+        break;
+    }
+    jsErrCode code = static_cast<jsErrCode>(0);
+    natsStatus s = js_SubscribeSync(&lane.subscription, connection.jetstream, lane.filter.c_str(), nullptr,
+                                    &sub_options, &code);
+    if (s == NATS_OK) s = natsSubscription_SetPendingLimits(lane.subscription, 1 << 18, 256 << 20);
+    if (s != NATS_OK)
+        return detail::nats_error(s, fmt::format("consuming '{}' from stream '{}' on {}", lane.filter,
+                                                 options.stream, connection.where()),
+                                  code);
+    return {};
+}
+
+}  // namespace
+
+Result<std::uint64_t> locate_source_seqno(const Connection::Impl& connection, const StreamInfo& info,
+                                          std::uint64_t seqno) {
+    if (info.messages == 0) return info.last_sequence + 1;
+    // The smallest stream sequence whose message carries seqnos reaching `seqno`.
+    std::uint64_t low = info.first_sequence, high = info.last_sequence + 1;
+    while (low < high) {
+        const std::uint64_t middle = low + (high - low) / 2;
+        std::uint64_t found_at = 0;
+        auto last = seqno_at(connection, info, middle, found_at);
+        if (!last) return std::move(last).error();
+        if (*last == 0 || *last >= seqno)
+            high = middle;
+        else
+            low = found_at + 1;
+    }
+    return low;
+}
+
+StreamReader::Impl::~Impl() {
+    for (ReaderLane& lane : lanes)
+        if (lane.subscription != nullptr) {
+            natsSubscription_Unsubscribe(lane.subscription);
+            natsSubscription_Destroy(lane.subscription);
+        }
+}
+
+Result<StreamReader> StreamReader::open(const Connection& connection, ReaderOptions options) {
+    if (auto s = validate_stream_name(options.stream); !s) return std::move(s).error();
+    auto info = connection.stream_info(options.stream);
+    if (!info) return std::move(info).error();
+    if (options.prefix.empty()) {
+        auto prefix = prefix_of(*info);
+        if (!prefix) return std::move(prefix).error();
+        options.prefix = std::move(*prefix);
+    }
+    SubjectLayout layout;
+    layout.prefix = options.prefix;
+    if (auto s = validate_subject_layout(layout); !s) return std::move(s).error();
+    if (!options.event_subject.empty() && !options.event_subject.starts_with(options.prefix + "."))
+        return Error(EINVAL, fmt::format("event subject '{}' is not under the stream's prefix '{}'",
+                                         options.event_subject, options.prefix));
+
+    auto impl = std::make_unique<Impl>();
+    impl->connection = &connection.impl();
+    impl->connection_handle = &connection;
+    impl->stream_created_nanos = info->created_nanos;
+    impl->filtered = !options.event_subject.empty();
+    auto announced = detail::latest_announcement(connection.impl(), options.stream, options.prefix);
+    if (!announced) return std::move(announced).error();
+    impl->ring = *announced;
+
+    std::uint64_t start_sequence = options.start.value;
+    if (options.start.kind == StartKind::StreamSequence && start_sequence == 0) start_sequence = 1;
+    if (options.start.kind == StartKind::SourceSeqno) {
+        auto located = locate_source_seqno(connection.impl(), *info, options.start.value);
+        if (!located) return std::move(located).error().context("finding where to start");
+        start_sequence = std::max<std::uint64_t>(*located, 1);
+        impl->expected = options.start.value;
+        impl->start_floor = options.start.value;
+    }
+    impl->lanes.resize(options.event_subject.empty() ? 1 : 2);
+    impl->lanes[0].filter = options.event_subject.empty() ? stream_subject(options.prefix) : options.event_subject;
+    if (impl->lanes.size() == 2) impl->lanes[1].filter = control_filter(options.prefix);
+    impl->options = std::move(options);
+    for (ReaderLane& lane : impl->lanes)
+        if (auto s = subscribe(connection.impl(), impl->options, start_sequence, lane); !s)
+            return std::move(s).error();
+    impl->idle_since = std::chrono::steady_clock::now();
+    return StreamReader(std::move(impl));
+}
+
+StreamReader::StreamReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+StreamReader::StreamReader(StreamReader&&) noexcept = default;
+StreamReader& StreamReader::operator=(StreamReader&&) noexcept = default;
+StreamReader::~StreamReader() = default;
+
+const Error& StreamReader::error() const { return impl_->error; }
+const ReaderOptions& StreamReader::options() const { return impl_->options; }
+const std::optional<Announcement>& StreamReader::ring() const { return impl_->ring; }
+std::span<const std::byte> StreamReader::schema() const { return impl_->schema; }
+std::uint64_t StreamReader::next_seqno() const { return impl_->expected; }
+ReaderStats StreamReader::stats() const { return impl_->stats; }
+
+Result<std::uint64_t> StreamReader::newest_source_seqno() const {
+    auto info = impl_->connection_handle->stream_info(impl_->options.stream);
+    if (!info) return std::move(info).error();
+    const std::uint64_t stop = info->last_sequence > 256 ? info->last_sequence - 256 : 0;
+    for (std::uint64_t s = info->last_sequence; s > stop && s >= info->first_sequence && s > 0; --s) {
+        auto fetched = detail::fetch_message(*impl_->connection, info->name, s);
+        if (!fetched) {
+            if (fetched.error().errno_value() == ENOENT) continue;
+            return std::move(fetched).error();
+        }
+        if (fetched->valid() && fetched->decoded.last_seqno() != 0 &&
+            fetched->decoded.kind != MessageKind::Gap)
+            return fetched->decoded.last_seqno();
+    }
+    return std::uint64_t{0};
+}
+
+}  // namespace evring::nats
