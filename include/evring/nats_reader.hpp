@@ -70,7 +70,7 @@ namespace evring::nats {
 // The reason given to sequence numbers the stream does not hold: the value
 // gap_reason.hpp names LostToDamage (5; evring's gap reasons are one
 // vocabulary, and that header arrives with the event source).
-inline constexpr GapReason kGapNotInStream = static_cast<GapReason>(5);
+inline constexpr GapReason kGapNotInStream = GapReason::LostToDamage;
 
 enum class StartKind : std::uint8_t { Oldest, New, StreamSequence, SourceSeqno, Time };
 
