@@ -10,7 +10,9 @@
 //   flag (no allocation, no system call), and nothing touches the slot again.
 #include "evring/reader_registration.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -50,6 +52,25 @@ Result<mode_t> registry_mode(int ring_fd, const RegistryFileOptions& options) {
     struct stat st {};
     if (::fstat(ring_fd, &st) != 0) return Error::from_errno(errno, "examining the ring file");
     return static_cast<mode_t>(st.st_mode & 0666);
+}
+
+// A reader of an old instance (the ring was removed or re-created under its
+// name since the reader opened it) is not registered: it would replace the
+// registry that listers of the ring at that name now use with one bound to
+// its own, gone, instance.
+Status check_ring_at_its_path(std::string_view ring_path, const RingIdentity& ring) {
+    const std::string path(ring_path);
+    struct statx at_path {};
+    const bool same =
+        ::statx(AT_FDCWD, path.c_str(), 0, STATX_INO | STATX_BTIME, &at_path) == 0 &&
+        makedev(at_path.stx_dev_major, at_path.stx_dev_minor) == ring.device && at_path.stx_ino == ring.inode &&
+        ((at_path.stx_mask & STATX_BTIME) == 0 ? ring.birth_sec == 0 && ring.birth_nsec == 0
+                                               : at_path.stx_btime.tv_sec == ring.birth_sec &&
+                                                     at_path.stx_btime.tv_nsec == ring.birth_nsec);
+    if (same) return {};
+    return Error(ESTALE, fmt::format("ring '{}' was removed or re-created since this reader opened it; a reader "
+                                     "of the old instance is not registered",
+                                     ring_path));
 }
 
 // Takes a slot: first one that looks free (a dead reader's entry stays
@@ -168,6 +189,7 @@ Result<ReaderRegistration> ReaderRegistration::register_reader(std::string_view 
                                          options.registry.capacity, kRegistryMaxCapacity));
     auto identity = detail::ring_identity_of(ring_fd, ring.header());
     if (!identity) return std::move(identity).context(fmt::format("registering a reader of '{}'", ring_path)).error();
+    if (auto s = check_ring_at_its_path(ring_path, *identity); !s) return std::move(s).error();
     auto mode = registry_mode(ring_fd, options.registry);
     if (!mode) return std::move(mode).error();
     if (auto s = install_sigbus_handler(); !s) return std::move(s).error();

@@ -171,6 +171,25 @@ TEST(OtherRingInstance, ARecreatedRingDoesNotInheritTheOldEntries) {
     EXPECT_EQ(listing.readers[0].name, "fresh");
 }
 
+TEST(OtherRingInstance, AReaderOfTheOldInstanceIsNotRegisteredAndLeavesTheNewRegistryAlone) {
+    RegistryRing ring;
+    auto old_ring = RingReader::open(ring.path);  // still reads the old instance after it is replaced
+    ASSERT_TRUE(old_ring);
+    ring.recreate();
+    ReaderRegistration fresh = attach(ring, "fresh");
+    ASSERT_TRUE(fresh.registered()) << fresh.warning();
+    ReaderRegistration late = ReaderRegistration::attach(*old_ring, reader_info("late"), quiet());
+    EXPECT_FALSE(late.registered());
+    EXPECT_TRUE(contains(late.warning(), "re-created since this reader opened it")) << late.warning();
+    const ReaderListing listing = listing_of(ring);
+    EXPECT_EQ(listing.state, RegistryState::Valid);
+    ASSERT_EQ(listing.readers.size(), 1u);
+    EXPECT_EQ(listing.readers[0].name, "fresh");
+
+    ::unlink(ring.path.c_str());  // removed, not re-created: not registered either
+    EXPECT_FALSE(attach(ring, "orphan").registered());
+}
+
 TEST(FilesInTheWay, AFileThatIsNotARegistryIsNeverTouched) {
     RegistryRing ring;
     const std::string text = "my notes, not a registry\n";

@@ -24,7 +24,8 @@
 // - Opt-in, and never in the reader's way. attach() never fails: when the
 //   reader cannot be registered (no write permission on the registry or its
 //   directory, a read-only file system, a full registry, a file in the way,
-//   a full huge page pool) the registration is inert: registered() is false,
+//   a full huge page pool, a ring removed or re-created since the reader
+//   opened it) the registration is inert: registered() is false,
 //   every call below does nothing, warning() says why, and that reason is
 //   printed once per registry path per process on stderr (unless
 //   print_warning is false). register_reader() is the same with the reason
