@@ -26,19 +26,23 @@ struct WriterRing {
 Result<WriterRing> writer_ring(const RingWriter& writer) {
     WriterRing ring;
     ring.fd.reset(::open(writer.path().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    if (ring.fd.get() < 0) return Error::from_errno(errno, fmt::format("opening ring '{}'", writer.path()));
+    if (ring.fd.get() < 0)
+        return Error::from_errno(errno, fmt::format("opening ring '{}'", writer.path()));
     const RingHeader& mapped = writer.ring().header();
     RingHeader on_disk{};
-    if (::pread(ring.fd.get(), &on_disk, sizeof on_disk, 0) != static_cast<ssize_t>(sizeof on_disk) ||
+    if (::pread(ring.fd.get(), &on_disk, sizeof on_disk, 0) !=
+            static_cast<ssize_t>(sizeof on_disk) ||
         on_disk.content_type != mapped.content_type || on_disk.schema_hash != mapped.schema_hash ||
         on_disk.size.descriptor_capacity != mapped.size.descriptor_capacity ||
         on_disk.size.payload_buf_size != mapped.size.payload_buf_size)
-        return Error(ESTALE, fmt::format("the file at '{}' is no longer this writer's ring", writer.path()));
+        return Error(
+            ESTALE, fmt::format("the file at '{}' is no longer this writer's ring", writer.path()));
     auto identity = detail::ring_identity_of(ring.fd.get(), mapped);
     if (!identity) return std::move(identity).error();
     ring.identity = *identity;
     struct stat st {};
-    if (::fstat(ring.fd.get(), &st) != 0) return Error::from_errno(errno, "examining the ring file");
+    if (::fstat(ring.fd.get(), &st) != 0)
+        return Error::from_errno(errno, "examining the ring file");
     ring.mode = static_cast<mode_t>(st.st_mode & 0666);
     return ring;
 }
@@ -47,13 +51,20 @@ Result<WriterRing> writer_ring(const RingWriter& writer) {
 
 const char* to_string(RegistryState state) noexcept {
     switch (state) {
-    case RegistryState::Missing: return "missing";
-    case RegistryState::Valid: return "valid";
-    case RegistryState::NotARegistry: return "not-a-registry";
-    case RegistryState::UnsupportedVersion: return "unsupported-version";
-    case RegistryState::Damaged: return "damaged";
-    case RegistryState::OtherRing: return "other-ring";
-    case RegistryState::Unreadable: return "unreadable";
+    case RegistryState::Missing:
+        return "missing";
+    case RegistryState::Valid:
+        return "valid";
+    case RegistryState::NotARegistry:
+        return "not-a-registry";
+    case RegistryState::UnsupportedVersion:
+        return "unsupported-version";
+    case RegistryState::Damaged:
+        return "damaged";
+    case RegistryState::OtherRing:
+        return "other-ring";
+    case RegistryState::Unreadable:
+        return "unreadable";
     }
     return "damaged";
 }
@@ -66,11 +77,12 @@ std::string reader_registry_path(std::string_view ring_path) {
 
 Status create_reader_registry(const RingWriter& writer, const RegistryFileOptions& options) {
     if (options.capacity == 0 || options.capacity > kRegistryMaxCapacity)
-        return Error(EINVAL, fmt::format("reader registry capacity {} is outside 1 to {}", options.capacity,
-                                         kRegistryMaxCapacity));
+        return Error(EINVAL, fmt::format("reader registry capacity {} is outside 1 to {}",
+                                         options.capacity, kRegistryMaxCapacity));
     auto ring = writer_ring(writer);
     if (!ring) return std::move(ring).context("creating the reader registry").error();
-    const std::string path = options.path.empty() ? reader_registry_path(writer.path()) : options.path;
+    const std::string path =
+        options.path.empty() ? reader_registry_path(writer.path()) : options.path;
     const mode_t mode = options.file_mode != 0 ? options.file_mode & 07777 : ring->mode;
     std::string notice;
     auto file = detail::attach_registry(path, ring->identity, {options.capacity, mode}, notice);
@@ -81,7 +93,8 @@ Status create_reader_registry(const RingWriter& writer, const RegistryFileOption
 Status remove_reader_registry(const RingWriter& writer, std::string_view registry_path) {
     auto ring = writer_ring(writer);
     if (!ring) return std::move(ring).context("removing the reader registry").error();
-    const std::string path = registry_path.empty() ? reader_registry_path(writer.path()) : std::string(registry_path);
+    const std::string path =
+        registry_path.empty() ? reader_registry_path(writer.path()) : std::string(registry_path);
     return detail::remove_registry(path, ring->identity);
 }
 

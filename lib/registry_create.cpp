@@ -43,34 +43,40 @@ struct TempRegistry {
 
 // Opens <name>.<pid> exclusively, removing a leftover of a dead process that
 // had our pid (one that nobody holds locked).
-Result<int> create_temp_file(const RegistryLocation& at, const std::string& temp_name, mode_t mode) {
+Result<int> create_temp_file(const RegistryLocation& at, const std::string& temp_name,
+                             mode_t mode) {
     for (int attempt = 0; attempt < 2; ++attempt) {
         const int fd = ::openat(at.dir.get(), temp_name.c_str(),
                                 O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
         if (fd >= 0) return fd;
         if (errno != EEXIST)
-            return Error::from_errno(errno, fmt::format("creating reader registry '{}' (as '{}')", at.path,
-                                                        temp_name));
-        UniqueFd old(::openat(at.dir.get(), temp_name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+            return Error::from_errno(
+                errno, fmt::format("creating reader registry '{}' (as '{}')", at.path, temp_name));
+        UniqueFd old(::openat(at.dir.get(), temp_name.c_str(),
+                              O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
         if (old.get() < 0 || ::flock(old.get(), LOCK_EX | LOCK_NB) != 0)
-            return Error(EBUSY, fmt::format("temporary reader registry '{}' is in use by another process "
-                                            "with pid {} (in another pid namespace)",
-                                            temp_name, ::getpid()));
+            return Error(EBUSY,
+                         fmt::format("temporary reader registry '{}' is in use by another process "
+                                     "with pid {} (in another pid namespace)",
+                                     temp_name, ::getpid()));
         ::unlinkat(at.dir.get(), temp_name.c_str(), 0);
     }
-    return Error(EEXIST, fmt::format("temporary reader registry '{}' keeps reappearing", temp_name));
+    return Error(EEXIST,
+                 fmt::format("temporary reader registry '{}' keeps reappearing", temp_name));
 }
 
 Status allocate(int fd, std::uint64_t size, const std::string& path, const BackingPages& backing) {
     if (::ftruncate(fd, static_cast<off_t>(size)) != 0)
-        return Error::from_errno(errno, fmt::format("sizing reader registry '{}' to {} bytes", path, size));
+        return Error::from_errno(
+            errno, fmt::format("sizing reader registry '{}' to {} bytes", path, size));
     // Allocated now, so a full huge page pool fails here and never as a
     // SIGBUS when a slot is first written.
     if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(size)); err != 0) {
         if (err == ENOSPC && backing.hugetlbfs)
-            return Error(err, fmt::format("creating reader registry '{}': no free {}-byte huge page for it "
-                                          "(the pool is used up; see docs/hugepages.md)",
-                                          path, backing.page_size));
+            return Error(
+                err, fmt::format("creating reader registry '{}': no free {}-byte huge page for it "
+                                 "(the pool is used up; see docs/hugepages.md)",
+                                 path, backing.page_size));
         return Error::from_errno(err, fmt::format("allocating reader registry '{}'", path));
     }
     return {};
@@ -90,13 +96,15 @@ Status build_temp(TempRegistry& temp, const RegistryLocation& at, const RingIden
         return Status(std::move(error));
     };
     if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0)
-        return fail(Error::from_errno(errno, fmt::format("locking temporary reader registry '{}'", temp.name)));
+        return fail(Error::from_errno(
+            errno, fmt::format("locking temporary reader registry '{}'", temp.name)));
     if (::fchmod(fd.get(), making.mode) != 0)  // the mode exactly, whatever the umask
         return fail(Error::from_errno(errno, fmt::format("setting the mode of '{}'", temp.name)));
     auto backing = backing_pages_of(fd.get(), at.path);
     if (!backing) return fail(std::move(backing).error());
     const RegistryHeader header = fresh_registry_header(ring, making.capacity, backing->page_size);
-    if (auto s = allocate(fd.get(), header.file_size, at.path, *backing); !s) return fail(std::move(s).error());
+    if (auto s = allocate(fd.get(), header.file_size, at.path, *backing); !s)
+        return fail(std::move(s).error());
     auto file = RegistryFile::map(fd.release(), header, /*writable=*/true, at.path);
     if (!file) return fail(std::move(file).error());
     temp.file = std::move(file).value();
@@ -109,7 +117,8 @@ Status build_temp(TempRegistry& temp, const RegistryLocation& at, const RingIden
 
 // Moves the temp to the name if nothing is there: true when placed.
 Result<bool> place_new(TempRegistry& temp, const RegistryLocation& at) {
-    if (::renameat2(at.dir.get(), temp.name.c_str(), at.dir.get(), at.name.c_str(), RENAME_NOREPLACE) == 0)
+    if (::renameat2(at.dir.get(), temp.name.c_str(), at.dir.get(), at.name.c_str(),
+                    RENAME_NOREPLACE) == 0)
         return temp.placed = true;
     if (errno == EEXIST) return false;
     if (errno != EINVAL)
@@ -157,13 +166,15 @@ Result<RegistryFile> attach_registry(const std::string& path, const RingIdentity
         UniqueFd held(*opened);
         auto read = read_registry_header(held.get(), path);
         if (!read) return std::move(read).error();
-        const RegistryVerdict verdict =
-            judge_registry_header(read->header, read->bytes_read, read->file_size, read->page_size, ring);
+        const RegistryVerdict verdict = judge_registry_header(
+            read->header, read->bytes_read, read->file_size, read->page_size, ring);
         if (verdict.state == RegistryState::Valid)
             return RegistryFile::map(held.release(), read->header, /*writable=*/true, path);
         if (!may_replace(verdict.state))
-            return Error(EEXIST, fmt::format("'{}' is in the way of the reader registry and is left alone: {}",
-                                             path, verdict.reason));
+            return Error(
+                EEXIST,
+                fmt::format("'{}' is in the way of the reader registry and is left alone: {}", path,
+                            verdict.reason));
         // Damaged, or another ring instance's: replace it, holding its flock
         // while it is still the file at the name.
         if (::flock(held.get(), LOCK_EX | LOCK_NB) != 0) {
@@ -181,7 +192,8 @@ Result<RegistryFile> attach_registry(const std::string& path, const RingIdentity
         notice = fmt::format("replaced reader registry '{}': {}", path, verdict.reason);
         return finish(temp);  // `held` closes after the rename: the old file's lock goes last
     }
-    return Error(EAGAIN, fmt::format("reader registry '{}' kept changing while being opened", path));
+    return Error(EAGAIN,
+                 fmt::format("reader registry '{}' kept changing while being opened", path));
 }
 
 Status remove_registry(const std::string& path, const RingIdentity& ring) {
@@ -195,8 +207,8 @@ Status remove_registry(const std::string& path, const RingIdentity& ring) {
     UniqueFd held(*opened);
     auto read = read_registry_header(held.get(), path);
     if (!read) return std::move(read).error();
-    const RegistryVerdict verdict =
-        judge_registry_header(read->header, read->bytes_read, read->file_size, read->page_size, ring);
+    const RegistryVerdict verdict = judge_registry_header(read->header, read->bytes_read,
+                                                          read->file_size, read->page_size, ring);
     if (verdict.state != RegistryState::Valid) return {};  // not this ring's: leave it
     if (!still_at_path(located->dir.get(), located->name, held.get())) return {};
     if (::unlinkat(located->dir.get(), located->name.c_str(), 0) != 0 && errno != ENOENT)

@@ -41,7 +41,8 @@ public:
     ~RegistryFile();
 
     // Maps `fd` (which it takes over) with the validated `header`.
-    static Result<RegistryFile> map(int fd, const RegistryHeader& header, bool writable, std::string path);
+    static Result<RegistryFile> map(int fd, const RegistryHeader& header, bool writable,
+                                    std::string path);
 
     bool is_open() const noexcept { return fd_ >= 0; }
     int fd() const noexcept { return fd_; }
@@ -54,7 +55,8 @@ public:
     std::byte* base() const noexcept { return static_cast<std::byte*>(map_); }
     // `index` < capacity(). Writable only through a read-write mapping.
     RegistrySlot& slot(std::uint32_t index) const noexcept {
-        return *reinterpret_cast<RegistrySlot*>(static_cast<std::byte*>(map_) + registry_slot_offset(index));
+        return *reinterpret_cast<RegistrySlot*>(static_cast<std::byte*>(map_) +
+                                                registry_slot_offset(index));
     }
 
 private:
@@ -94,7 +96,8 @@ struct OpenedRegistry {
     RegistryVerdict verdict;
     RegistryFile file;
 };
-Result<OpenedRegistry> open_registry(const std::string& path, const RingIdentity& ring, bool want_write);
+Result<OpenedRegistry> open_registry(const std::string& path, const RingIdentity& ring,
+                                     bool want_write);
 
 // How to make a registry, when we are the ones to make it.
 struct RegistryMaking {

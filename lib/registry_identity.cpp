@@ -27,7 +27,8 @@ Result<RingIdentity> ring_identity_of(int ring_fd, const RingHeader& header) {
     // system reuses inode numbers (ext4); tmpfs records it too. hugetlbfs
     // does not, but numbers its inodes from an ever-growing counter.
     struct statx sx {};
-    if (::statx(ring_fd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) == 0 && (sx.stx_mask & STATX_BTIME) != 0) {
+    if (::statx(ring_fd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) == 0 &&
+        (sx.stx_mask & STATX_BTIME) != 0) {
         identity.birth_sec = sx.stx_btime.tv_sec;
         identity.birth_nsec = sx.stx_btime.tv_nsec;
     }
@@ -39,24 +40,29 @@ Result<RingIdentity> ring_identity_of(int ring_fd, const RingHeader& header) {
 
 std::string identity_mismatch(const RingIdentity& registry, const RingIdentity& ring) {
     auto differs = [](std::string_view field, auto in_registry, auto in_ring) {
-        return fmt::format("ring {} is {} in the registry, {} for the ring", field, in_registry, in_ring);
+        return fmt::format("ring {} is {} in the registry, {} for the ring", field, in_registry,
+                           in_ring);
     };
     if (registry.device != ring.device) return differs("device", registry.device, ring.device);
     if (registry.inode != ring.inode) return differs("inode", registry.inode, ring.inode);
     if (registry.birth_sec != ring.birth_sec || registry.birth_nsec != ring.birth_nsec)
         return fmt::format("ring birth time is {}.{:09} in the registry, {}.{:09} for the ring",
-                           registry.birth_sec, registry.birth_nsec, ring.birth_sec, ring.birth_nsec);
+                           registry.birth_sec, registry.birth_nsec, ring.birth_sec,
+                           ring.birth_nsec);
     if (registry.content_type != ring.content_type)
         return differs("content type", registry.content_type, ring.content_type);
     if (registry.size.descriptor_capacity != ring.size.descriptor_capacity)
         return differs("descriptor capacity", registry.size.descriptor_capacity,
                        ring.size.descriptor_capacity);
     if (registry.size.payload_buf_size != ring.size.payload_buf_size)
-        return differs("payload buffer size", registry.size.payload_buf_size, ring.size.payload_buf_size);
+        return differs("payload buffer size", registry.size.payload_buf_size,
+                       ring.size.payload_buf_size);
     if (registry.size.context_area_size != ring.size.context_area_size)
-        return differs("context area size", registry.size.context_area_size, ring.size.context_area_size);
+        return differs("context area size", registry.size.context_area_size,
+                       ring.size.context_area_size);
     if (registry.schema_hash != ring.schema_hash)
-        return differs("schema hash", hex_string(registry.schema_hash), hex_string(ring.schema_hash));
+        return differs("schema hash", hex_string(registry.schema_hash),
+                       hex_string(ring.schema_hash));
     return {};
 }
 
@@ -88,8 +94,10 @@ ProcessIdentity this_process() {
     self.pid = static_cast<std::uint64_t>(::getpid());
     self.uid = static_cast<std::uint32_t>(::getuid());
     struct stat ns {};
-    if (::stat("/proc/self/ns/pid", &ns) == 0) self.pid_namespace = static_cast<std::uint64_t>(ns.st_ino);
-    if (auto stat_text = read_text_file("/proc/self/stat")) self.start_ticks = start_ticks_from_stat(*stat_text);
+    if (::stat("/proc/self/ns/pid", &ns) == 0)
+        self.pid_namespace = static_cast<std::uint64_t>(ns.st_ino);
+    if (auto stat_text = read_text_file("/proc/self/stat"))
+        self.start_ticks = start_ticks_from_stat(*stat_text);
     return self;
 }
 

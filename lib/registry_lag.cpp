@@ -11,11 +11,13 @@ RingHead ring_head(const MappedRing& ring) noexcept {
     head.newest_seqno = it.newest_seqno();
     head.oldest_seqno = it.oldest_seqno();
     EventDescriptor newest{};
-    if (head.newest_seqno != 0 && it.read_descriptor(it.next_seqno(), newest)) head.newest_committed = newest;
+    if (head.newest_seqno != 0 && it.read_descriptor(it.next_seqno(), newest))
+        head.newest_committed = newest;
     return head;
 }
 
-ReaderLag reader_lag(const MappedRing& ring, const RingHead& head, std::uint64_t next_seqno) noexcept {
+ReaderLag reader_lag(const MappedRing& ring, const RingHead& head,
+                     std::uint64_t next_seqno) noexcept {
     ReaderLag lag;
     if (next_seqno > head.newest_seqno + 1) {
         lag.ahead = true;
@@ -42,7 +44,8 @@ ReaderLag reader_lag(const MappedRing& ring, const RingHead& head, std::uint64_t
     const EventDescriptor& newest = *head.newest_committed;
     // Offsets come from the ring and are bounded only in a sound one: no
     // arithmetic here may wrap.
-    if (newest.payload_buf_offset <= kMaxPayloadOffset && next.payload_buf_offset <= newest.payload_buf_offset)
+    if (newest.payload_buf_offset <= kMaxPayloadOffset &&
+        next.payload_buf_offset <= newest.payload_buf_offset)
         lag.bytes = newest.payload_buf_offset + newest.payload_size - next.payload_buf_offset;
     lag.nanos = newest.record_epoch_nanos >= next.record_epoch_nanos
                     ? newest.record_epoch_nanos - next.record_epoch_nanos

@@ -33,8 +33,9 @@ constexpr std::uint64_t kMaxUint32 = std::numeric_limits<std::uint32_t>::max();
 std::string read_entry(const RegistrySlot& copy, ReaderEntry& entry) {
     entry.generation = copy.generation;
     entry.kind_value = copy.kind;
-    entry.kind = copy.kind <= static_cast<std::uint64_t>(ReaderKind::Export) ? static_cast<ReaderKind>(copy.kind)
-                                                                            : ReaderKind::Application;
+    entry.kind = copy.kind <= static_cast<std::uint64_t>(ReaderKind::Export)
+                     ? static_cast<ReaderKind>(copy.kind)
+                     : ReaderKind::Application;
     entry.pid = copy.pid;
     entry.pid_namespace = copy.pid_namespace;
     entry.start_ticks = copy.start_ticks;
@@ -50,16 +51,22 @@ std::string read_entry(const RegistrySlot& copy, ReaderEntry& entry) {
     entry.name = detail::unpack_text(copy.name, name_ends);
     entry.detail = detail::unpack_text(copy.detail, detail_ends);
 
-    if (copy.state != kSlotActive) return fmt::format("state is {}, neither free (0) nor active (1)", copy.state);
+    if (copy.state != kSlotActive)
+        return fmt::format("state is {}, neither free (0) nor active (1)", copy.state);
     if (copy.generation == 0) return "generation is 0 in an active slot";
-    if (copy.pid == 0 || copy.pid > kMaxPid) return fmt::format("pid is {}, outside 1 to {}", copy.pid, kMaxPid);
+    if (copy.pid == 0 || copy.pid > kMaxPid)
+        return fmt::format("pid is {}, outside 1 to {}", copy.pid, kMaxPid);
     if (copy.uid > kMaxUint32) return fmt::format("uid is {}, larger than 32 bits", copy.uid);
     if (copy.kind > kMaxUint32) return fmt::format("kind is {}, larger than 32 bits", copy.kind);
-    if (copy.next_seqno > kMaxSeqno + 1) return fmt::format("next_seqno is {}, beyond any ring", copy.next_seqno);
+    if (copy.next_seqno > kMaxSeqno + 1)
+        return fmt::format("next_seqno is {}, beyond any ring", copy.next_seqno);
     if (copy.lost > kMaxSeqno) return fmt::format("lost is {}, beyond any ring", copy.lost);
-    if (copy.abandoned > kMaxSeqno) return fmt::format("abandoned is {}, beyond any ring", copy.abandoned);
-    if (!name_ends) return fmt::format("name has no terminating NUL within its {} bytes", kReaderNameBytes);
-    if (!detail_ends) return fmt::format("detail has no terminating NUL within its {} bytes", kReaderDetailBytes);
+    if (copy.abandoned > kMaxSeqno)
+        return fmt::format("abandoned is {}, beyond any ring", copy.abandoned);
+    if (!name_ends)
+        return fmt::format("name has no terminating NUL within its {} bytes", kReaderNameBytes);
+    if (!detail_ends)
+        return fmt::format("detail has no terminating NUL within its {} bytes", kReaderDetailBytes);
     if (copy.reserved0 != 0 || copy.reserved1 != 0) return "reserved words are not zero";
     return {};
 }
@@ -90,8 +97,8 @@ struct ListingContext {
 
 // One slot: nothing when free, else its entry. `truncated` when the
 // registry faulted under us.
-std::optional<ReaderEntry> list_slot(const ListingContext& c, ReaderListing& listing, std::uint32_t index,
-                                     bool& truncated) {
+std::optional<ReaderEntry> list_slot(const ListingContext& c, ReaderListing& listing,
+                                     std::uint32_t index, bool& truncated) {
     RegistrySlot copy{};
     bool consistent = false;
     if (!guard_sigbus([&] { consistent = detail::copy_slot(c.file.slot(index), copy); })) {
@@ -105,17 +112,20 @@ std::optional<ReaderEntry> list_slot(const ListingContext& c, ReaderListing& lis
     if (consistent) {
         entry.problem = read_entry(copy, entry);
         entry.heartbeat_age_ns = c.now > entry.heartbeat_ns ? c.now - entry.heartbeat_ns : 0;
-        entry.pid_in_our_namespace = entry.pid_namespace != 0 && entry.pid_namespace == c.our_pid_namespace;
+        entry.pid_in_our_namespace =
+            entry.pid_namespace != 0 && entry.pid_namespace == c.our_pid_namespace;
     }
     auto alive = detail::slot_owner_alive(c.file.fd(), index);
     if (alive && *alive) {
         // Without a stable copy there is no heartbeat to trust: its owner
         // stopped in the middle of a rewrite.
-        entry.liveness = !consistent || entry.heartbeat_age_ns > c.stale_after_ns ? ReaderLiveness::Stale
-                                                                                  : ReaderLiveness::Alive;
+        entry.liveness = !consistent || entry.heartbeat_age_ns > c.stale_after_ns
+                             ? ReaderLiveness::Stale
+                             : ReaderLiveness::Alive;
     } else {
         entry.liveness = ReaderLiveness::Dead;
-        if (alive && c.options.reclaim_dead && c.file.writable()) entry.reclaimed = reclaim(c.file, index);
+        if (alive && c.options.reclaim_dead && c.file.writable())
+            entry.reclaimed = reclaim(c.file, index);
     }
     if (consistent && entry.problem.empty() && entry.next_seqno != 0)
         entry.lag = reader_lag(c.ring, listing.head, entry.next_seqno);
@@ -126,9 +136,12 @@ std::optional<ReaderEntry> list_slot(const ListingContext& c, ReaderListing& lis
 
 const char* to_string(ReaderLiveness liveness) noexcept {
     switch (liveness) {
-    case ReaderLiveness::Alive: return "alive";
-    case ReaderLiveness::Stale: return "stale";
-    case ReaderLiveness::Dead: return "dead";
+    case ReaderLiveness::Alive:
+        return "alive";
+    case ReaderLiveness::Stale:
+        return "stale";
+    case ReaderLiveness::Dead:
+        return "dead";
     }
     return "dead";
 }
@@ -143,12 +156,16 @@ Result<ReaderListing> list_readers(std::string_view ring_path, int ring_fd, cons
     listing.registry_path =
         options.registry_path.empty() ? reader_registry_path(ring_path) : options.registry_path;
     auto identity = detail::ring_identity_of(ring_fd, ring.header());
-    if (!identity) return std::move(identity).context(fmt::format("listing the readers of '{}'", ring_path)).error();
+    if (!identity)
+        return std::move(identity)
+            .context(fmt::format("listing the readers of '{}'", ring_path))
+            .error();
     auto opened = detail::open_registry(listing.registry_path, *identity, options.reclaim_dead);
     if (!opened) return std::move(opened).error();
     listing.state = opened->verdict.state;
     if (listing.state != RegistryState::Valid && listing.state != RegistryState::Missing)
-        listing.problem = fmt::format("reader registry '{}': {}", listing.registry_path, opened->verdict.reason);
+        listing.problem =
+            fmt::format("reader registry '{}': {}", listing.registry_path, opened->verdict.reason);
     listing.listed_at_ns = wall_clock_nanos();
     listing.head = ring_head(ring);
     if (listing.state != RegistryState::Valid) return listing;
@@ -157,9 +174,11 @@ Result<ReaderListing> list_readers(std::string_view ring_path, int ring_fd, cons
     const detail::RegistryFile& file = opened->file;
     listing.capacity = file.capacity();
     listing.writable = file.writable();
-    const auto stale_after_ns = static_cast<std::uint64_t>(std::max<std::int64_t>(options.stale_after.count(), 0));
-    const ListingContext context{file, ring, options, listing.listed_at_ns, stale_after_ns,
-                                 detail::this_process().pid_namespace};
+    const auto stale_after_ns =
+        static_cast<std::uint64_t>(std::max<std::int64_t>(options.stale_after.count(), 0));
+    const ListingContext context{file,           ring,
+                                 options,        listing.listed_at_ns,
+                                 stale_after_ns, detail::this_process().pid_namespace};
     for (std::uint32_t i = 0; i < file.capacity(); ++i) {
         bool truncated = false;
         std::optional<ReaderEntry> entry = list_slot(context, listing, i, truncated);

@@ -63,14 +63,17 @@ Status check_ring_at_its_path(std::string_view ring_path, const RingIdentity& ri
     struct statx at_path {};
     const bool same =
         ::statx(AT_FDCWD, path.c_str(), 0, STATX_INO | STATX_BTIME, &at_path) == 0 &&
-        makedev(at_path.stx_dev_major, at_path.stx_dev_minor) == ring.device && at_path.stx_ino == ring.inode &&
+        makedev(at_path.stx_dev_major, at_path.stx_dev_minor) == ring.device &&
+        at_path.stx_ino == ring.inode &&
         ((at_path.stx_mask & STATX_BTIME) == 0 ? ring.birth_sec == 0 && ring.birth_nsec == 0
                                                : at_path.stx_btime.tv_sec == ring.birth_sec &&
                                                      at_path.stx_btime.tv_nsec == ring.birth_nsec);
     if (same) return {};
-    return Error(ESTALE, fmt::format("ring '{}' was removed or re-created since this reader opened it; a reader "
-                                     "of the old instance is not registered",
-                                     ring_path));
+    return Error(
+        ESTALE,
+        fmt::format("ring '{}' was removed or re-created since this reader opened it; a reader "
+                    "of the old instance is not registered",
+                    ring_path));
 }
 
 // Takes a slot: first one that looks free (a dead reader's entry stays
@@ -89,8 +92,9 @@ Result<std::uint32_t> claim_slot(const detail::RegistryFile& file) {
             if (*claimed) return i;
         }
     }
-    return Error(ENOSPC, fmt::format("reader registry '{}' is full: all {} slots belong to live readers",
-                                     file.path(), file.capacity()));
+    return Error(ENOSPC,
+                 fmt::format("reader registry '{}' is full: all {} slots belong to live readers",
+                             file.path(), file.capacity()));
 }
 
 // Writes a claimed slot's whole entry (E1..E4).
@@ -121,20 +125,29 @@ bool write_entry(RegistrySlot& slot, const ReaderInfo& info, const detail::Proce
 
 const char* to_string(ReaderKind kind) noexcept {
     switch (kind) {
-    case ReaderKind::Application: return "application";
-    case ReaderKind::Watch: return "watch";
-    case ReaderKind::Record: return "record";
-    case ReaderKind::Relay: return "relay";
-    case ReaderKind::Mirror: return "mirror";
-    case ReaderKind::Python: return "python";
-    case ReaderKind::Export: return "export";
+    case ReaderKind::Application:
+        return "application";
+    case ReaderKind::Watch:
+        return "watch";
+    case ReaderKind::Record:
+        return "record";
+    case ReaderKind::Relay:
+        return "relay";
+    case ReaderKind::Mirror:
+        return "mirror";
+    case ReaderKind::Python:
+        return "python";
+    case ReaderKind::Export:
+        return "export";
     }
     return "unknown";
 }
 
 ReaderRegistration::ReaderRegistration() noexcept { reset_pacing(); }
 
-ReaderRegistration::ReaderRegistration(ReaderRegistration&& other) noexcept { *this = std::move(other); }
+ReaderRegistration::ReaderRegistration(ReaderRegistration&& other) noexcept {
+    *this = std::move(other);
+}
 
 ReaderRegistration& ReaderRegistration::operator=(ReaderRegistration&& other) noexcept {
     if (this != &other) {
@@ -167,8 +180,9 @@ ReaderRegistration ReaderRegistration::attach(const RingReader& ring, const Read
     return attach(ring.path(), ring.fd(), ring.ring(), info, options);
 }
 
-ReaderRegistration ReaderRegistration::attach(std::string_view ring_path, int ring_fd, const MappedRing& ring,
-                                              const ReaderInfo& info, const RegistrationOptions& options) {
+ReaderRegistration ReaderRegistration::attach(std::string_view ring_path, int ring_fd,
+                                              const MappedRing& ring, const ReaderInfo& info,
+                                              const RegistrationOptions& options) {
     auto registered = register_reader(ring_path, ring_fd, ring, info, options);
     if (registered) return std::move(registered).value();
     ReaderRegistration inert;
@@ -179,8 +193,9 @@ ReaderRegistration ReaderRegistration::attach(std::string_view ring_path, int ri
     return inert;
 }
 
-Result<ReaderRegistration> ReaderRegistration::register_reader(std::string_view ring_path, int ring_fd,
-                                                               const MappedRing& ring, const ReaderInfo& info,
+Result<ReaderRegistration> ReaderRegistration::register_reader(std::string_view ring_path,
+                                                               int ring_fd, const MappedRing& ring,
+                                                               const ReaderInfo& info,
                                                                const RegistrationOptions& options) {
     const std::string path =
         options.registry.path.empty() ? reader_registry_path(ring_path) : options.registry.path;
@@ -188,27 +203,33 @@ Result<ReaderRegistration> ReaderRegistration::register_reader(std::string_view 
         return Error(EINVAL, fmt::format("reader registry capacity {} is outside 1 to {}",
                                          options.registry.capacity, kRegistryMaxCapacity));
     auto identity = detail::ring_identity_of(ring_fd, ring.header());
-    if (!identity) return std::move(identity).context(fmt::format("registering a reader of '{}'", ring_path)).error();
+    if (!identity)
+        return std::move(identity)
+            .context(fmt::format("registering a reader of '{}'", ring_path))
+            .error();
     if (auto s = check_ring_at_its_path(ring_path, *identity); !s) return std::move(s).error();
     auto mode = registry_mode(ring_fd, options.registry);
     if (!mode) return std::move(mode).error();
     if (auto s = install_sigbus_handler(); !s) return std::move(s).error();
 
     ReaderRegistration registration;
-    auto file = detail::attach_registry(path, *identity, {options.registry.capacity, *mode}, registration.notice_);
+    auto file = detail::attach_registry(path, *identity, {options.registry.capacity, *mode},
+                                        registration.notice_);
     if (!file) return std::move(file).error();
     auto index = claim_slot(*file);
     if (!index) return std::move(index).error();
     const std::uint64_t now = wall_clock_nanos();
     if (!write_entry(file->slot(*index), info, detail::this_process(), now))
-        return Error(EIO, fmt::format("reader registry '{}' was truncated while registering", path));
+        return Error(EIO,
+                     fmt::format("reader registry '{}' was truncated while registering", path));
     registration.file_ = std::make_unique<detail::RegistryFile>(std::move(file).value());
     registration.slot_ = &registration.file_->slot(*index);
     registration.index_ = *index;
     registration.owner_pid_ = ::getpid();
     registration.registry_path_ = path;
     registration.every_events_ = std::max<std::uint32_t>(options.update_every_events, 1);
-    registration.every_ns_ = static_cast<std::uint64_t>(std::max<std::int64_t>(options.update_every.count(), 0));
+    registration.every_ns_ =
+        static_cast<std::uint64_t>(std::max<std::int64_t>(options.update_every.count(), 0));
     registration.countdown_ = registration.every_events_;
     registration.due_event_ns_ = 0;  // the first event publishes
     registration.published_at_ns_ = now;
@@ -217,8 +238,9 @@ Result<ReaderRegistration> ReaderRegistration::register_reader(std::string_view 
 
 std::string ReaderRegistration::warning() const {
     if (truncated_)
-        return fmt::format("reader registry '{}' was truncated under this reader, which stopped publishing",
-                           registry_path_);
+        return fmt::format(
+            "reader registry '{}' was truncated under this reader, which stopped publishing",
+            registry_path_);
     return warning_;
 }
 
@@ -236,7 +258,8 @@ void ReaderRegistration::publish_for_event(const Iterator& it, std::uint64_t eve
     due_event_ns_ = event_ns > kNever - every_ns_ ? kNever : event_ns + every_ns_;
 }
 
-void ReaderRegistration::update(std::uint64_t next_seqno, std::uint64_t lost, std::uint64_t abandoned) noexcept {
+void ReaderRegistration::update(std::uint64_t next_seqno, std::uint64_t lost,
+                                std::uint64_t abandoned) noexcept {
     if (slot_ == nullptr) return;
     const std::uint64_t now = wall_clock_nanos();
     RegistrySlot& slot = *slot_;
@@ -253,7 +276,9 @@ void ReaderRegistration::update(std::uint64_t next_seqno, std::uint64_t lost, st
     published_at_ns_ = now;
 }
 
-void ReaderRegistration::heartbeat() noexcept { update(published_next_, published_lost_, published_abandoned_); }
+void ReaderRegistration::heartbeat() noexcept {
+    update(published_next_, published_lost_, published_abandoned_);
+}
 
 void ReaderRegistration::on_idle(const Iterator& it) noexcept {
     if (slot_ == nullptr) return;

@@ -26,7 +26,7 @@ bool finish_slot_copy(const RegistrySlot& slot, std::uint64_t version, RegistryS
     const std::uint64_t* from = words_of(slot);
     std::uint64_t copy[kSlotWords];
     for (std::size_t i = 0; i < kSlotWords; ++i) copy[i] = shared::load_relaxed(from[i]);  // e2
-    shared::fence_acquire();  // e3, pairs with E2 [B]
+    shared::fence_acquire();                                          // e3, pairs with E2 [B]
     if (shared::load_relaxed(slot.version) != version) return false;  // e4
     std::memcpy(static_cast<void*>(&out), copy, sizeof copy);
     return true;

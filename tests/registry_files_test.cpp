@@ -37,7 +37,9 @@ ReaderRegistration attach(const RegistryRing& ring, const std::string& name,
     return ReaderRegistration::attach(*ring.reader, reader_info(name), options);
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 // Runs `body` in a child process, as an unprivileged user when we are root
 // (permissions do not bind root). Returns its exit code.
@@ -68,9 +70,10 @@ TEST(DamagedRegistry, EachHeaderFieldIsReportedAndTheNextRegistrantReplacesTheFi
         {"capacity", offsetof(RegistryHeader, capacity), 5000, "capacity is 5000"},
         {"file size", offsetof(RegistryHeader, file_size), 4096, "file_size says 4096"},
         {"reserved", offsetof(RegistryHeader, reserved1), 1, "reserved header bytes"},
-        {"ring inode", offsetof(RegistryHeader, ring) + offsetof(RingIdentity, inode), 1, "ring inode"},
-        {"ring content type", offsetof(RegistryHeader, ring) + offsetof(RingIdentity, content_type), 9,
-         "content type"},
+        {"ring inode", offsetof(RegistryHeader, ring) + offsetof(RingIdentity, inode), 1,
+         "ring inode"},
+        {"ring content type", offsetof(RegistryHeader, ring) + offsetof(RingIdentity, content_type),
+         9, "content type"},
     };
     for (const HeaderDamage& c : cases) {
         SCOPED_TRACE(c.what);
@@ -78,7 +81,8 @@ TEST(DamagedRegistry, EachHeaderFieldIsReportedAndTheNextRegistrantReplacesTheFi
         { ReaderRegistration first = attach(ring, "first"); }
         test::poke_value(ring.registry_path(), c.offset, c.value);
         const ReaderListing listing = listing_of(ring);
-        EXPECT_TRUE(listing.state == RegistryState::Damaged || listing.state == RegistryState::OtherRing);
+        EXPECT_TRUE(listing.state == RegistryState::Damaged ||
+                    listing.state == RegistryState::OtherRing);
         EXPECT_TRUE(contains(listing.problem, c.named)) << listing.problem;
         EXPECT_TRUE(contains(listing.problem, ring.registry_path())) << listing.problem;
         EXPECT_TRUE(listing.readers.empty());
@@ -133,12 +137,14 @@ TEST(DamagedRegistry, EachEntryFieldOutOfRangeIsReportedAndNotUsed) {
         seen.update(2, 0, 0);
         if (c.offset == offsetof(RegistrySlot, name) + 40) {  // fill the whole name
             for (std::uint64_t at = 0; at < kReaderNameBytes; at += 8)
-                test::poke_value(ring.registry_path(), registry_slot_offset(0) + offsetof(RegistrySlot, name) + at,
+                test::poke_value(ring.registry_path(),
+                                 registry_slot_offset(0) + offsetof(RegistrySlot, name) + at,
                                  c.value);
         } else if (c.offset == offsetof(RegistrySlot, detail) + 72) {
             for (std::uint64_t at = 0; at < kReaderDetailBytes; at += 8)
                 test::poke_value(ring.registry_path(),
-                                 registry_slot_offset(0) + offsetof(RegistrySlot, detail) + at, c.value);
+                                 registry_slot_offset(0) + offsetof(RegistrySlot, detail) + at,
+                                 c.value);
         } else {
             test::poke_value(ring.registry_path(), registry_slot_offset(0) + c.offset, c.value);
         }
@@ -173,14 +179,16 @@ TEST(OtherRingInstance, ARecreatedRingDoesNotInheritTheOldEntries) {
 
 TEST(OtherRingInstance, AReaderOfTheOldInstanceIsNotRegisteredAndLeavesTheNewRegistryAlone) {
     RegistryRing ring;
-    auto old_ring = RingReader::open(ring.path);  // still reads the old instance after it is replaced
+    auto old_ring =
+        RingReader::open(ring.path);  // still reads the old instance after it is replaced
     ASSERT_TRUE(old_ring);
     ring.recreate();
     ReaderRegistration fresh = attach(ring, "fresh");
     ASSERT_TRUE(fresh.registered()) << fresh.warning();
     ReaderRegistration late = ReaderRegistration::attach(*old_ring, reader_info("late"), quiet());
     EXPECT_FALSE(late.registered());
-    EXPECT_TRUE(contains(late.warning(), "re-created since this reader opened it")) << late.warning();
+    EXPECT_TRUE(contains(late.warning(), "re-created since this reader opened it"))
+        << late.warning();
     const ReaderListing listing = listing_of(ring);
     EXPECT_EQ(listing.state, RegistryState::Valid);
     ASSERT_EQ(listing.readers.size(), 1u);
@@ -262,8 +270,10 @@ TEST(Permissions, AReaderThatCannotCreateTheRegistryStillReadsAndWarnsOnce) {
         auto reader = RingReader::open(ring.path);
         if (!reader) return 10;
         RegistrationOptions options;  // prints its warning
-        ReaderRegistration first = ReaderRegistration::attach(*reader, reader_info("nobody"), options);
-        ReaderRegistration second = ReaderRegistration::attach(*reader, reader_info("nobody"), options);
+        ReaderRegistration first =
+            ReaderRegistration::attach(*reader, reader_info("nobody"), options);
+        ReaderRegistration second =
+            ReaderRegistration::attach(*reader, reader_info("nobody"), options);
         if (first.registered() || second.registered()) return 11;
         if (!contains(first.warning(), "Permission denied")) return 12;
         Iterator it(reader->ring());
@@ -279,11 +289,14 @@ TEST(Permissions, AReaderThatCannotCreateTheRegistryStillReadsAndWarnsOnce) {
     ::close(err_pipe[1]);
     std::string err;
     char buf[512];
-    for (ssize_t n; (n = ::read(err_pipe[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<std::size_t>(n));
+    for (ssize_t n; (n = ::read(err_pipe[0], buf, sizeof buf)) > 0;)
+        err.append(buf, static_cast<std::size_t>(n));
     ::close(err_pipe[0]);
     EXPECT_EQ(code, 0);
     EXPECT_NE(err.find("evring: reader not registered: "), std::string::npos) << err;
-    EXPECT_EQ(err.find("evring: reader not registered: "), err.rfind("evring: reader not registered: ")) << err;
+    EXPECT_EQ(err.find("evring: reader not registered: "),
+              err.rfind("evring: reader not registered: "))
+        << err;
     EXPECT_NE(::access(ring.registry_path().c_str(), F_OK), 0);
     ::chmod(ring.dir.path().c_str(), 0700);  // so it can be removed
 }
@@ -299,7 +312,8 @@ TEST(Permissions, AReaderThatCannotWriteTheRegistryIsUnregisteredAndListsReadOnl
     const int code = run_unprivileged([&] {
         auto reader = RingReader::open(ring.path);
         if (!reader) return 10;
-        ReaderRegistration seen = ReaderRegistration::attach(*reader, reader_info("nobody"), quiet());
+        ReaderRegistration seen =
+            ReaderRegistration::attach(*reader, reader_info("nobody"), quiet());
         if (seen.registered()) return 11;
         if (!contains(seen.warning(), "to write")) return 12;
         auto listing = list_readers(*reader);
@@ -374,8 +388,10 @@ TEST(WriterPart, ReplacesAnEarlierInstancesRegistryButNeverAForeignFile) {
 std::string hugetlbfs_directory(std::string& why) {
     for (const char* mount : {"/dev/hugepages", "/mnt/huge"}) {
         struct statfs fs {};
-        if (::statfs(mount, &fs) != 0 || static_cast<unsigned long>(fs.f_type) != HUGETLBFS_MAGIC) continue;
-        std::string dir = std::string(mount) + "/evring-registry-test-" + std::to_string(::getpid());
+        if (::statfs(mount, &fs) != 0 || static_cast<unsigned long>(fs.f_type) != HUGETLBFS_MAGIC)
+            continue;
+        std::string dir =
+            std::string(mount) + "/evring-registry-test-" + std::to_string(::getpid());
         if (::mkdir(dir.c_str(), 0700) == 0) return dir;
         why = std::string("cannot create a directory on ") + mount + ": " + std::strerror(errno);
         return {};

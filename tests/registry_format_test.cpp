@@ -75,7 +75,7 @@ TEST(RegistrySeqlock, ACopyStartedDuringARewriteIsRefused) {
 TEST(RegistrySeqlock, ARewriteBetweenTheTwoVersionChecksIsDetected) {
     RegistrySlot slot{};
     std::uint64_t version = 0;
-    ASSERT_TRUE(detail::begin_slot_copy(slot, version));  // e1
+    ASSERT_TRUE(detail::begin_slot_copy(slot, version));       // e1
     const std::uint64_t odd = detail::begin_slot_write(slot);  // E1..E4 while the copy runs
     detail::store_progress(slot, 5, 0, 0, 1);
     detail::end_slot_write(slot, odd);
@@ -100,7 +100,9 @@ TEST(RegistrySeqlock, ANewOwnerContinuesFromAVersionADeadOwnerLeftOdd) {
 
 TEST(RegistryText, IsCutToItsFieldAndSanitised) {
     std::array<std::uint64_t, kReaderNameBytes / 8> words{};
-    detail::pack_text(words, std::string("risk\x01" "engine\xff\n", 13));
+    detail::pack_text(words, std::string("risk\x01"
+                                         "engine\xff\n",
+                                         13));
     bool terminated = false;
     EXPECT_EQ(detail::unpack_text(words, terminated), "risk?engine??");
     EXPECT_TRUE(terminated);
@@ -109,7 +111,8 @@ TEST(RegistryText, IsCutToItsFieldAndSanitised) {
     detail::pack_text(words, long_name);
     EXPECT_EQ(detail::unpack_text(words, terminated), std::string(kReaderNameBytes - 1, 'x'));
     EXPECT_TRUE(terminated);
-    EXPECT_EQ(detail::sanitise_reader_text(long_name, kReaderNameBytes), std::string(kReaderNameBytes - 1, 'x'));
+    EXPECT_EQ(detail::sanitise_reader_text(long_name, kReaderNameBytes),
+              std::string(kReaderNameBytes - 1, 'x'));
 }
 
 TEST(RegistryText, AnEmbeddedNulDoesNotCutTheName) {
@@ -214,7 +217,8 @@ TEST_F(JudgeHeader, EachIdentityFieldTellsAnotherRing) {
     for (const Case& c : cases) {
         RingIdentity other = ring;
         c.changes(other);
-        const detail::RegistryVerdict v = detail::judge_registry_header(header, sizeof header, file_size, 4096, other);
+        const detail::RegistryVerdict v =
+            detail::judge_registry_header(header, sizeof header, file_size, 4096, other);
         EXPECT_EQ(v.state, RegistryState::OtherRing) << c.field;
         EXPECT_NE(v.reason.find(c.field), std::string::npos) << c.field << ": " << v.reason;
     }
@@ -238,7 +242,8 @@ TEST(RingIdentityOf, DiffersBetweenTwoRingsWithTheSameContentAndSizes) {
 }
 
 TEST(ProcessIdentity, ParsesTheStartTimeAfterACommandWithSpacesAndParentheses) {
-    const std::string stat = "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 10";
+    const std::string stat =
+        "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 10";
     EXPECT_EQ(detail::start_ticks_from_stat(stat), 123456u);
     EXPECT_EQ(detail::start_ticks_from_stat("garbage"), 0u);
     EXPECT_EQ(detail::start_ticks_from_stat("1 (x) S 1 2"), 0u);

@@ -56,11 +56,12 @@ struct Pipe {
         if (::write(write_end, &value, sizeof value) != sizeof value) ::_exit(99);
     }
     // False at end of file.
-    bool receive(std::uint64_t& value) const { return ::read(read_end, &value, sizeof value) == sizeof value; }
+    bool receive(std::uint64_t& value) const {
+        return ::read(read_end, &value, sizeof value) == sizeof value;
+    }
     void wait_for_close() const {
         char c;
-        while (::read(read_end, &c, 1) > 0) {
-        }
+        while (::read(read_end, &c, 1) > 0) {}
     }
 };
 
@@ -96,8 +97,10 @@ TEST(RacingRegistrants, ThreadsReleasedTogetherGetDistinctSlotsUntilTheRegistryI
     std::set<std::uint32_t> slots;
     int full = 0;
     for (const ReaderRegistration& r : registrations) {
-        if (r.registered()) slots.insert(r.slot());
-        else if (r.warning().find("is full") != std::string::npos) ++full;
+        if (r.registered())
+            slots.insert(r.slot());
+        else if (r.warning().find("is full") != std::string::npos)
+            ++full;
     }
     EXPECT_EQ(slots.size(), kCapacity);
     EXPECT_EQ(full, kThreads - static_cast<int>(kCapacity));
@@ -109,7 +112,8 @@ std::set<std::string> names_in(const std::string& directory) {
     DIR* dir = ::opendir(directory.c_str());
     if (dir == nullptr) return names;
     while (dirent* entry = ::readdir(dir))
-        if (std::string(entry->d_name) != "." && std::string(entry->d_name) != "..") names.insert(entry->d_name);
+        if (std::string(entry->d_name) != "." && std::string(entry->d_name) != "..")
+            names.insert(entry->d_name);
     ::closedir(dir);
     return names;
 }
@@ -126,8 +130,8 @@ TEST(RacingRegistrants, ProcessesRacingToCreateTheRegistryAllEndUpInOneFile) {
                 hold.close_write();
                 report.close_read();
                 start.wait_for_close();
-                ReaderRegistration seen =
-                    ReaderRegistration::attach(*ring.reader, reader_info("p" + std::to_string(i)), quiet());
+                ReaderRegistration seen = ReaderRegistration::attach(
+                    *ring.reader, reader_info("p" + std::to_string(i)), quiet());
                 if (!seen.registered()) return 1;
                 report.send(seen.slot());
                 report.close_write();
@@ -158,7 +162,8 @@ pid_t registered_child(const RegistryRing& ring, const std::string& name, Pipe& 
                        std::uint32_t capacity = kRegistryDefaultCapacity) {
     const pid_t pid = spawn([&] {
         report.close_read();
-        ReaderRegistration seen = ReaderRegistration::attach(*ring.reader, reader_info(name), quiet(capacity));
+        ReaderRegistration seen =
+            ReaderRegistration::attach(*ring.reader, reader_info(name), quiet(capacity));
         if (!seen.registered()) return 1;
         seen.update(1, 0, 0);
         report.send(seen.slot());
@@ -195,10 +200,12 @@ TEST(KilledReader, ItsSlotGoesToTheNextRegistrantOfAFullRegistry) {
     const pid_t child = registered_child(ring, "doomed", report, 1);
     std::uint64_t slot = 0;
     ASSERT_TRUE(report.receive(slot));
-    EXPECT_FALSE(ReaderRegistration::attach(*ring.reader, reader_info("waiting"), quiet(1)).registered());
+    EXPECT_FALSE(
+        ReaderRegistration::attach(*ring.reader, reader_info("waiting"), quiet(1)).registered());
     ::kill(child, SIGKILL);
     exit_code_of(child);
-    ReaderRegistration heir = ReaderRegistration::attach(*ring.reader, reader_info("heir"), quiet(1));
+    ReaderRegistration heir =
+        ReaderRegistration::attach(*ring.reader, reader_info("heir"), quiet(1));
     ASSERT_TRUE(heir.registered()) << heir.warning();
     EXPECT_EQ(heir.slot(), 0u);
     const ReaderListing listing = listing_of(ring);
@@ -208,7 +215,8 @@ TEST(KilledReader, ItsSlotGoesToTheNextRegistrantOfAFullRegistry) {
 }
 
 TEST(PidNamespaces, AReaderInAnotherPidNamespaceIsAliveThenDeadByItsLock) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a pid namespace (unshare --pid --fork)";
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs root to make a pid namespace (unshare --pid --fork)";
     RegistryRing ring;
     Pipe outer_report, inner_report;
     // As `unshare --pid --fork` does: the child unshares, its own child is
@@ -218,7 +226,8 @@ TEST(PidNamespaces, AReaderInAnotherPidNamespaceIsAliveThenDeadByItsLock) {
         inner_report.close_read();
         if (::unshare(CLONE_NEWPID) != 0) return 90;
         const pid_t inner = spawn([&] {
-            ReaderRegistration seen = ReaderRegistration::attach(*ring.reader, reader_info("contained"), quiet());
+            ReaderRegistration seen =
+                ReaderRegistration::attach(*ring.reader, reader_info("contained"), quiet());
             if (!seen.registered()) return 1;
             inner_report.send(static_cast<std::uint64_t>(::getpid()));  // 1, in its namespace
             inner_report.send(seen.slot());
@@ -232,7 +241,8 @@ TEST(PidNamespaces, AReaderInAnotherPidNamespaceIsAliveThenDeadByItsLock) {
     outer_report.close_write();
     inner_report.close_write();
     std::uint64_t outer_pid = 0, inner_pid = 0, slot = 0;
-    ASSERT_TRUE(outer_report.receive(outer_pid)) << "unshare(CLONE_NEWPID) failed: exit " << exit_code_of(child);
+    ASSERT_TRUE(outer_report.receive(outer_pid))
+        << "unshare(CLONE_NEWPID) failed: exit " << exit_code_of(child);
     ASSERT_TRUE(inner_report.receive(inner_pid));
     ASSERT_TRUE(inner_report.receive(slot));
     EXPECT_EQ(inner_pid, 1u);
@@ -272,7 +282,8 @@ void check_consistent(const ReaderListing& listing, int& checked) {
 
 TEST(TornEntries, AListerNeverSeesAHalfWrittenEntryFromAnotherThread) {
     RegistryRing ring;
-    ReaderRegistration seen = ReaderRegistration::attach(*ring.reader, reader_info("busy"), quiet());
+    ReaderRegistration seen =
+        ReaderRegistration::attach(*ring.reader, reader_info("busy"), quiet());
     ASSERT_TRUE(seen.registered());
     seen.update(1, 2, 3);
     std::atomic<bool> done{false};
@@ -295,7 +306,8 @@ TEST(TornEntries, AListerNeverSeesAHalfWrittenEntryFromAnotherProcess) {
     const pid_t child = spawn([&] {
         ready.close_read();
         stop.close_write();
-        ReaderRegistration seen = ReaderRegistration::attach(*ring.reader, reader_info("busy"), quiet());
+        ReaderRegistration seen =
+            ReaderRegistration::attach(*ring.reader, reader_info("busy"), quiet());
         if (!seen.registered()) return 1;
         seen.update(1, 2, 3);
         ready.send(1);
@@ -323,7 +335,8 @@ TEST(ReclaimRace, ListersReclaimingDeadSlotsNeverTouchLiveReaders) {
     constexpr std::uint32_t kCapacity = 4;
     std::vector<ReaderRegistration> live;
     for (int i = 0; i < 2; ++i)
-        live.push_back(ReaderRegistration::attach(*ring.reader, reader_info("live"), quiet(kCapacity)));
+        live.push_back(
+            ReaderRegistration::attach(*ring.reader, reader_info("live"), quiet(kCapacity)));
     for (int round = 0; round < 20; ++round) {
         Pipe report;
         const pid_t doomed = registered_child(ring, "doomed", report, kCapacity);
@@ -336,7 +349,8 @@ TEST(ReclaimRace, ListersReclaimingDeadSlotsNeverTouchLiveReaders) {
         ReaderRegistration newcomer;
         std::thread registrant([&] {
             while (!go.load()) std::this_thread::yield();
-            newcomer = ReaderRegistration::attach(*ring.reader, reader_info("newcomer"), quiet(kCapacity));
+            newcomer =
+                ReaderRegistration::attach(*ring.reader, reader_info("newcomer"), quiet(kCapacity));
         });
         std::thread lister([&] {
             while (!go.load()) std::this_thread::yield();

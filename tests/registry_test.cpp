@@ -24,12 +24,14 @@ using test::RegistryRing;
 
 ReaderRegistration attach(const RegistryRing& ring, const std::string& name,
                           const RegistrationOptions& options = quiet()) {
-    return ReaderRegistration::attach(*ring.reader, reader_info(name, ReaderKind::Watch, "to the terminal"), options);
+    return ReaderRegistration::attach(
+        *ring.reader, reader_info(name, ReaderKind::Watch, "to the terminal"), options);
 }
 
 // Writes a complete, consistent entry into slot `index` of the registry
 // file, as a reader that then died would leave it (no lock held).
-void plant_entry(const std::string& registry, std::uint32_t index, std::uint64_t pid, std::uint64_t next) {
+void plant_entry(const std::string& registry, std::uint32_t index, std::uint64_t pid,
+                 std::uint64_t next) {
     RegistrySlot slot{};
     slot.version = 2;
     slot.state = kSlotActive;
@@ -178,7 +180,8 @@ TEST(ReaderRegistration, SetDetailRewritesTheDetail) {
 TEST(ReaderListing, AnOldHeartbeatMarksALiveReaderStale) {
     RegistryRing ring;
     ReaderRegistration seen = attach(ring, "stopped");
-    test::poke_value(ring.registry_path(), registry_slot_offset(0) + offsetof(RegistrySlot, heartbeat_ns),
+    test::poke_value(ring.registry_path(),
+                     registry_slot_offset(0) + offsetof(RegistrySlot, heartbeat_ns),
                      std::uint64_t{1});
     const ReaderListing listing = listing_of(ring);
     ASSERT_EQ(listing.readers.size(), 1u);
@@ -189,7 +192,8 @@ TEST(ReaderListing, AnOldHeartbeatMarksALiveReaderStale) {
 TEST(ReaderListing, AnEntryItCannotCopyStablyIsStaleWhileItsOwnerLives) {
     RegistryRing ring;
     ReaderRegistration seen = attach(ring, "mid-update");
-    test::poke_value(ring.registry_path(), registry_slot_offset(0), std::uint64_t{7});  // odd version
+    test::poke_value(ring.registry_path(), registry_slot_offset(0),
+                     std::uint64_t{7});  // odd version
     const ReaderListing listing = listing_of(ring);
     ASSERT_EQ(listing.readers.size(), 1u);
     EXPECT_FALSE(listing.readers[0].consistent);
@@ -223,7 +227,8 @@ TEST(ReaderListing, ReclaimsTheSlotOfADeadReader) {
 TEST(ReaderListing, ADeadReaderLeftMidUpdateIsReclaimedToo) {
     RegistryRing ring;
     { ReaderRegistration gone = attach(ring, "gone"); }
-    test::poke_value(ring.registry_path(), registry_slot_offset(0), std::uint64_t{9});  // died mid-rewrite
+    test::poke_value(ring.registry_path(), registry_slot_offset(0),
+                     std::uint64_t{9});  // died mid-rewrite
     ReaderListing listing = listing_of(ring);
     ASSERT_EQ(listing.readers.size(), 1u);
     EXPECT_FALSE(listing.readers[0].consistent);
@@ -252,10 +257,11 @@ TEST(ReaderRegistration, AFullRegistryLeavesTheReaderUnregisteredAndSaysWhy) {
     EXPECT_NE(a.slot(), b.slot());
     ReaderRegistration c = attach(ring, "c", quiet(2));
     EXPECT_FALSE(c.registered());
-    EXPECT_NE(c.warning().find("is full: all 2 slots belong to live readers"), std::string::npos) << c.warning();
+    EXPECT_NE(c.warning().find("is full: all 2 slots belong to live readers"), std::string::npos)
+        << c.warning();
     c.update(1, 2, 3);  // inert: does nothing, costs nothing
-    auto strict = ReaderRegistration::register_reader(ring.path, ring.reader->fd(), ring.reader->ring(),
-                                                      reader_info("d"), quiet(2));
+    auto strict = ReaderRegistration::register_reader(
+        ring.path, ring.reader->fd(), ring.reader->ring(), reader_info("d"), quiet(2));
     ASSERT_FALSE(strict.ok());
     EXPECT_EQ(strict.error().errno_value(), ENOSPC);
     a.unregister();

@@ -53,7 +53,8 @@ struct RegistryBench {
         options.print_warning = false;
         options.update_every_events = every_events;
         const evring::ReaderInfo info{name, evring::ReaderKind::Application, {}};
-        auto registration = evring::ReaderRegistration::register_reader(ring.path(), fd, reader, info, options);
+        auto registration =
+            evring::ReaderRegistration::register_reader(ring.path(), fd, reader, info, options);
         if (!registration) evring::bench::die(registration.error().message());
         return std::move(registration).value();
     }
@@ -101,7 +102,8 @@ BENCHMARK(BM_ReadLoopRegistered);
 // timestamp does not move, so only the count triggers publications.
 void BM_OnEventAmortised(benchmark::State& state) {
     RegistryBench bench;
-    evring::ReaderRegistration seen = bench.attach("bench", static_cast<std::uint32_t>(state.range(0)));
+    evring::ReaderRegistration seen =
+        bench.attach("bench", static_cast<std::uint32_t>(state.range(0)));
     evring::Iterator it(bench.reader);
     evring::EventDescriptor event{};
     it.seek(1);

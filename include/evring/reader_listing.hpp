@@ -89,9 +89,10 @@ struct ReaderLag {
     // is about to read is than the newest one.
     std::optional<std::uint64_t> nanos;
     bool lapped = false;  // its next event left the ring: it will report a gap
-    bool ahead = false;   // it claims a position past the newest event (another instance, or damage)
+    bool ahead = false;  // it claims a position past the newest event (another instance, or damage)
 };
-ReaderLag reader_lag(const MappedRing& ring, const RingHead& head, std::uint64_t next_seqno) noexcept;
+ReaderLag reader_lag(const MappedRing& ring, const RingHead& head,
+                     std::uint64_t next_seqno) noexcept;
 
 struct ReaderEntry {
     std::uint32_t slot = 0;
@@ -115,8 +116,8 @@ struct ReaderEntry {
     std::uint64_t lost = 0;
     std::uint64_t abandoned = 0;
     std::uint64_t updates = 0;
-    std::uint64_t registered_ns = 0;  // wall clock
-    std::uint64_t heartbeat_ns = 0;   // wall clock
+    std::uint64_t registered_ns = 0;     // wall clock
+    std::uint64_t heartbeat_ns = 0;      // wall clock
     std::uint64_t heartbeat_age_ns = 0;  // at the listing (0 when the heartbeat is in the future)
     // Absent when it has no position yet, or the entry is not consistent or has a problem.
     std::optional<ReaderLag> lag;
@@ -127,7 +128,7 @@ struct ReaderListing {
     RegistryState state = RegistryState::Missing;
     std::string problem;  // why, when state is neither Valid nor Missing
     std::uint32_t capacity = 0;
-    bool writable = false;  // the lister could reclaim
+    bool writable = false;           // the lister could reclaim
     std::uint64_t listed_at_ns = 0;  // wall clock
     RingHead head;
     std::vector<ReaderEntry> readers;  // active slots (dead ones included), by slot

@@ -106,7 +106,8 @@ const char* to_string(ReaderKind kind) noexcept;
 struct ReaderInfo {
     std::string name;  // e.g. "watch", "risk-engine"
     ReaderKind kind = ReaderKind::Application;
-    std::string detail;  // what it does with the events: "-> /data/feed.evrec", "nats://h:4222 FEED"
+    std::string
+        detail;  // what it does with the events: "-> /data/feed.evrec", "nats://h:4222 FEED"
 };
 
 struct RegistrationOptions {
@@ -135,11 +136,13 @@ public:
                                      const RegistrationOptions& options = {});
     // The same for a ring mapped by other means: its path, an open descriptor
     // of the ring file (which identifies the ring instance; not kept) and its mapping.
-    static ReaderRegistration attach(std::string_view ring_path, int ring_fd, const MappedRing& ring,
-                                     const ReaderInfo& info, const RegistrationOptions& options = {});
+    static ReaderRegistration attach(std::string_view ring_path, int ring_fd,
+                                     const MappedRing& ring, const ReaderInfo& info,
+                                     const RegistrationOptions& options = {});
     // Like attach, with the reason as an Error and nothing printed.
     static Result<ReaderRegistration> register_reader(std::string_view ring_path, int ring_fd,
-                                                      const MappedRing& ring, const ReaderInfo& info,
+                                                      const MappedRing& ring,
+                                                      const ReaderInfo& info,
                                                       const RegistrationOptions& options = {});
 
     bool registered() const noexcept { return slot_ != nullptr; }

@@ -65,7 +65,7 @@ std::string reader_registry_path(std::string_view ring_path);
 
 // How a registry is made when the caller is the one to create it.
 struct RegistryFileOptions {
-    std::string path;  // empty: reader_registry_path(ring path)
+    std::string path;                                   // empty: reader_registry_path(ring path)
     std::uint32_t capacity = kRegistryDefaultCapacity;  // slots, 1..kRegistryMaxCapacity
     mode_t file_mode = 0;  // 0: the ring file's permission bits without execute
 };

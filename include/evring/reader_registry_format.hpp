@@ -84,15 +84,15 @@ static_assert(offsetof(RingIdentity, schema_hash) == 64);
 // Written once by the registry's creator before the file appears at its name;
 // read (copied, then validated) by everyone else.
 struct RegistryHeader {
-    std::array<char, 8> magic;    // kRegistryMagic
-    std::uint32_t version;        // kRegistryVersion
-    std::uint32_t header_size;    // kRegistryHeaderSize
-    std::uint32_t slot_size;      // kRegistrySlotSize
-    std::uint32_t capacity;       // slots, 1..kRegistryMaxCapacity
-    std::uint64_t file_size;      // header + slots, rounded up to the file system's page
-    std::uint64_t created_ns;     // wall clock when created (informational)
+    std::array<char, 8> magic;               // kRegistryMagic
+    std::uint32_t version;                   // kRegistryVersion
+    std::uint32_t header_size;               // kRegistryHeaderSize
+    std::uint32_t slot_size;                 // kRegistrySlotSize
+    std::uint32_t capacity;                  // slots, 1..kRegistryMaxCapacity
+    std::uint64_t file_size;                 // header + slots, rounded up to the file system's page
+    std::uint64_t created_ns;                // wall clock when created (informational)
     std::array<std::uint64_t, 3> reserved0;  // zero
-    RingIdentity ring;            // the ring instance this registry belongs to
+    RingIdentity ring;                       // the ring instance this registry belongs to
     std::array<std::uint64_t, 12> reserved1;  // zero
 };
 static_assert(sizeof(RegistryHeader) == kRegistryHeaderSize);
@@ -121,12 +121,12 @@ struct alignas(64) RegistrySlot {
     std::uint64_t reserved0;
     // line 1: who the reader is
     alignas(64) std::uint64_t generation;  // how many times this slot was claimed
-    std::uint64_t registered_ns;  // wall clock when claimed
-    std::uint64_t pid;            // in the reader's own pid namespace
-    std::uint64_t pid_namespace;  // inode of its /proc/self/ns/pid (0: unknown)
-    std::uint64_t start_ticks;    // its start time, clock ticks after boot (/proc/self/stat)
+    std::uint64_t registered_ns;           // wall clock when claimed
+    std::uint64_t pid;                     // in the reader's own pid namespace
+    std::uint64_t pid_namespace;           // inode of its /proc/self/ns/pid (0: unknown)
+    std::uint64_t start_ticks;  // its start time, clock ticks after boot (/proc/self/stat)
     std::uint64_t uid;
-    std::uint64_t kind;           // a ReaderKind (reader_registration.hpp)
+    std::uint64_t kind;  // a ReaderKind (reader_registration.hpp)
     std::uint64_t reserved1;
     // lines 2..3: what it says about itself
     alignas(64) std::array<std::uint64_t, kReaderNameBytes / 8> name;

@@ -24,7 +24,8 @@ namespace evring::test {
 
 class RegistryRing {
 public:
-    explicit RegistryRing(const RingParams& params = small_params(8, 16)) : path(dir.file("ring")), params_(params) {
+    explicit RegistryRing(const RingParams& params = small_params(8, 16))
+        : path(dir.file("ring")), params_(params) {
         create();
     }
 
@@ -40,7 +41,8 @@ public:
 
     // Publishes `count` events of 8 bytes; returns the last seqno. With a
     // non-zero `first_ns`, event i is stamped first_ns + i * step_ns.
-    std::uint64_t publish(std::uint64_t count, std::uint64_t first_ns = 0, std::uint64_t step_ns = 0) {
+    std::uint64_t publish(std::uint64_t count, std::uint64_t first_ns = 0,
+                          std::uint64_t step_ns = 0) {
         std::uint64_t last = 0;
         for (std::uint64_t i = 0; i < count; ++i) {
             Reservation r = publisher->reserve(8);
@@ -96,7 +98,8 @@ inline std::string file_bytes(const std::string& path) {
 }
 
 // Overwrites `size` bytes at `offset` of the file at `path`.
-inline void poke(const std::string& path, std::uint64_t offset, const void* bytes, std::size_t size) {
+inline void poke(const std::string& path, std::uint64_t offset, const void* bytes,
+                 std::size_t size) {
     std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
     file.seekp(static_cast<std::streamoff>(offset));
     file.write(static_cast<const char*>(bytes), static_cast<std::streamsize>(size));
