@@ -249,12 +249,13 @@ void ReaderRegistration::reset_pacing() noexcept {
     due_event_ns_ = kNever;
 }
 
-void ReaderRegistration::publish_for_event(const Iterator& it, std::uint64_t event_ns) noexcept {
+void ReaderRegistration::publish_for_event(std::uint64_t event_ns, std::uint64_t next_seqno,
+                                           std::uint64_t lost, std::uint64_t abandoned) noexcept {
     if (slot_ == nullptr) {
         reset_pacing();
         return;
     }
-    update(it);
+    update(next_seqno, lost, abandoned);
     due_event_ns_ = event_ns > kNever - every_ns_ ? kNever : event_ns + every_ns_;
 }
 
@@ -280,11 +281,12 @@ void ReaderRegistration::heartbeat() noexcept {
     update(published_next_, published_lost_, published_abandoned_);
 }
 
-void ReaderRegistration::on_idle(const Iterator& it) noexcept {
+void ReaderRegistration::on_idle(std::uint64_t next_seqno, std::uint64_t lost,
+                                 std::uint64_t abandoned) noexcept {
     if (slot_ == nullptr) return;
-    if (it.next_seqno() != published_next_ || it.total_lost() != published_lost_ ||
-        it.total_abandoned() != published_abandoned_)
-        return update(it);
+    if (next_seqno != published_next_ || lost != published_lost_ ||
+        abandoned != published_abandoned_)
+        return update(next_seqno, lost, abandoned);
     if (wall_clock_nanos() - published_at_ns_ >= every_ns_) heartbeat();
 }
 

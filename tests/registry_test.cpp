@@ -170,6 +170,30 @@ TEST(ReaderRegistration, OnIdlePublishesAChangedPositionAndOtherwiseOnlyTheDueHe
     EXPECT_EQ(listing_of(ring).readers.at(1).updates, 2u);
 }
 
+TEST(ReaderRegistration, TheIteratorFreeEntryPointsPaceAndPublishTheSame) {
+    RegistryRing ring;
+    ring.publish(20);
+    RegistrationOptions options = quiet();
+    options.update_every_events = 3;
+    options.update_every = std::chrono::hours(1);
+    ReaderRegistration seen = attach(ring, "source", options);
+    std::vector<std::uint64_t> published;
+    for (std::uint64_t next = 2; next <= 8; ++next) {
+        seen.on_event(1'000, next, next / 2, 1);
+        published.push_back(listing_of(ring).readers.at(0).next_seqno);
+    }
+    // The first event publishes at once, then every third.
+    EXPECT_EQ(published, (std::vector<std::uint64_t>{2, 2, 2, 5, 5, 5, 8}));
+    EXPECT_EQ(listing_of(ring).readers.at(0).lost, 4u);
+    seen.on_idle(9, 4, 2);  // a changed count publishes
+    const ReaderEntry entry = listing_of(ring).readers.at(0);
+    EXPECT_EQ(entry.next_seqno, 9u);
+    EXPECT_EQ(entry.abandoned, 2u);
+    EXPECT_EQ(entry.updates, 4u);
+    seen.on_idle(9, 4, 2);  // nothing changed, heartbeat not due
+    EXPECT_EQ(listing_of(ring).readers.at(0).updates, 4u);
+}
+
 TEST(ReaderRegistration, SetDetailRewritesTheDetail) {
     RegistryRing ring;
     ReaderRegistration seen = attach(ring, "relay");

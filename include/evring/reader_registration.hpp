@@ -157,10 +157,22 @@ public:
     // Per event, after try_next returned Success (see the contract).
     void on_event(const Iterator& it, const EventDescriptor& event) noexcept {
         if (--countdown_ != 0 && event.record_epoch_nanos < due_event_ns_) return;
-        publish_for_event(it, event.record_epoch_nanos);
+        publish_for_event(event.record_epoch_nanos, it.next_seqno(), it.total_lost(),
+                          it.total_abandoned());
     }
     // When try_next found nothing to read (see the contract).
-    void on_idle(const Iterator& it) noexcept;
+    void on_idle(const Iterator& it) noexcept {
+        on_idle(it.next_seqno(), it.total_lost(), it.total_abandoned());
+    }
+    // The same two for a reader without an Iterator (one reading through an
+    // event source, say): the event's timestamp, then the reader's position
+    // and counts after it.
+    void on_event(std::uint64_t event_ns, std::uint64_t next_seqno, std::uint64_t lost,
+                  std::uint64_t abandoned) noexcept {
+        if (--countdown_ != 0 && event_ns < due_event_ns_) return;
+        publish_for_event(event_ns, next_seqno, lost, abandoned);
+    }
+    void on_idle(std::uint64_t next_seqno, std::uint64_t lost, std::uint64_t abandoned) noexcept;
     // Publishes the position and counts now.
     void update(std::uint64_t next_seqno, std::uint64_t lost, std::uint64_t abandoned) noexcept;
     void update(const Iterator& it) noexcept {
@@ -174,7 +186,8 @@ public:
     void unregister() noexcept;
 
 private:
-    void publish_for_event(const Iterator& it, std::uint64_t event_ns) noexcept;
+    void publish_for_event(std::uint64_t event_ns, std::uint64_t next_seqno, std::uint64_t lost,
+                           std::uint64_t abandoned) noexcept;
     void lose_registry() noexcept;
     void reset_pacing() noexcept;
 
