@@ -1,4 +1,5 @@
-// Proof that the write and read paths neither allocate nor make system calls.
+// Proof that the write and read paths, a registered reader's publications
+// included, neither allocate nor make system calls.
 //
 // Allocation: this binary replaces the global operator new/delete and malloc
 // family with counting versions; the loop runs with counting switched on.
@@ -6,6 +7,7 @@
 // turns every system call except the few needed to leave (exit, exit_group,
 // rt_sigreturn) into SIGSYS; the handler counts them in shared memory and the
 // parent checks the count. Each detector is first shown to detect.
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -29,6 +31,8 @@
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
 #include "evring/publisher.hpp"
+#include "evring/reader_listing.hpp"
+#include "evring/reader_registration.hpp"
 #include "evring/typed_publish.hpp"
 #include "support/temp_ring.hpp"
 
@@ -98,11 +102,30 @@ struct Sample {
     std::uint64_t a, b, c;
 };
 
+// A reader of `rings` registered in the registry beside the ring file, which
+// publishes every 64 events so that the proofs cover many publications.
+ReaderRegistration registered_reader_of(const RingPair& rings) {
+    const int fd = ::open(rings.path.c_str(), O_RDONLY | O_CLOEXEC);
+    RegistrationOptions options;
+    options.update_every_events = 64;
+    options.print_warning = false;
+    const ReaderInfo info{"hot-path", ReaderKind::Application, {}};
+    auto seen = ReaderRegistration::register_reader(rings.path, fd, *rings.reader, info, options);
+    ::close(fd);
+    if (!seen) {
+        ADD_FAILURE() << seen.error().message();
+        return {};
+    }
+    return std::move(seen).value();
+}
+
 // The hot paths, exercised broadly: raw and typed writes, a reader that keeps
-// up (Success, NotReady), one that is lapped (Gap, Expired), payload copies,
-// flow filters, and enough wrapping to advance the payload window many times.
-// Returns a checksum so nothing is optimised away.
-std::uint64_t exercise_hot_paths(Publisher& publisher, const MappedRing& reader_ring, int rounds) {
+// up (Success, NotReady) and is registered (on_event, on_idle), one that is
+// lapped (Gap, Expired), payload copies, flow filters, and enough wrapping to
+// advance the payload window many times. Returns a checksum so nothing is
+// optimised away.
+std::uint64_t exercise_hot_paths(Publisher& publisher, const MappedRing& reader_ring,
+                                 ReaderRegistration& seen, int rounds) {
     Iterator keeping_up(reader_ring);
     Iterator lagging(reader_ring);
     FlowFilter filter;
@@ -123,7 +146,11 @@ std::uint64_t exercise_hot_paths(Publisher& publisher, const MappedRing& reader_
         checksum += publish(publisher, 9, {0, 3, 0, 0}, sample, std::span<const std::byte>(source, 8));
         for (;;) {
             const NextResult result = keeping_up.try_next(event);
-            if (result == NextResult::NotReady) break;
+            if (result == NextResult::NotReady) {
+                seen.on_idle(keeping_up);
+                break;
+            }
+            if (result == NextResult::Success) seen.on_event(keeping_up, event);
             if (result == NextResult::Success && filter.matches(event) &&
                 copy_payload(reader_ring, event, buffer, sizeof buffer) == PayloadResult::Ok)
                 checksum += buffer[0] == std::byte{0} ? 1 : 0;
@@ -155,13 +182,23 @@ TEST(HotPath, WritingAndReadingAllocateNothing) {
                         "the release build runs this proof";
     RingPair rings(test::small_params(8, 16));
     Publisher publisher(*rings.writer);
-    exercise_hot_paths(publisher, *rings.reader, 1000);  // warm-up: clock calibration etc.
+    ReaderRegistration seen = registered_reader_of(rings);
+    ASSERT_TRUE(seen.registered());
+    exercise_hot_paths(publisher, *rings.reader, seen, 1000);  // warm-up: clock calibration etc.
     g_counting.store(true);
     const long before = g_allocations.load();
-    const std::uint64_t checksum = exercise_hot_paths(publisher, *rings.reader, 400'000);
+    const std::uint64_t checksum = exercise_hot_paths(publisher, *rings.reader, seen, 400'000);
     g_counting.store(false);
     EXPECT_EQ(g_allocations.load() - before, 0);
     EXPECT_GT(checksum, 0u);
+    // The registration did publish during the proof (every 64th of 800,000
+    // events, and whenever the reader found nothing new after progress).
+    const int fd = ::open(rings.path.c_str(), O_RDONLY | O_CLOEXEC);
+    auto listing = list_readers(rings.path, fd, *rings.reader);
+    ::close(fd);
+    ASSERT_TRUE(listing) << listing.error().message();
+    ASSERT_EQ(listing->readers.size(), 1u);
+    EXPECT_GT(listing->readers[0].updates, 12'000u);
 }
 
 // Shared between the filtered child and the parent.
@@ -236,11 +273,14 @@ TEST(HotPath, SyscallTrapSeesASystemCall) {
 void expect_no_syscalls_in_hot_paths() {
     RingPair rings(test::small_params(8, 16));
     Publisher publisher(*rings.writer);
-    exercise_hot_paths(publisher, *rings.reader, 1000);  // warm-up: clock calibration etc.
+    ReaderRegistration seen = registered_reader_of(rings);
+    ASSERT_TRUE(seen.registered());
+    exercise_hot_paths(publisher, *rings.reader, seen, 1000);  // warm-up: clock calibration etc.
     long first = -1;
     const long made = syscalls_made_by(
         [&] {
-            volatile std::uint64_t sink = exercise_hot_paths(publisher, *rings.reader, 400'000);
+            volatile std::uint64_t sink =
+                exercise_hot_paths(publisher, *rings.reader, seen, 400'000);
             (void)sink;
         },
         &first);

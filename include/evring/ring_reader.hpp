@@ -46,6 +46,9 @@ public:
 
     const MappedRing& ring() const noexcept { return *ring_; }
     const std::string& path() const noexcept { return path_; }
+    // The open ring file (read-only), which identifies this ring instance
+    // (the reader registry binds itself to it). Owned by the reader.
+    int fd() const noexcept { return fd_; }
 
     // Pids holding an flock on the ring (from /proc/locks), exclusive holder
     // first; empty when the writers' pids are not visible in this pid namespace.
