@@ -83,6 +83,7 @@ void RingSource::copy_schema_blob() {
     std::span<const std::byte> found;
     if (!state_->guard([&] { found = embedded_schema_blob(state_->ring->header_section()); }, "the embedded schema"))
         return;
+    if (found.empty()) return;  // no schema: nothing to copy (and no memcpy from null)
     state_->schema_blob.resize(found.size());  // bounded by the 2 MiB header section
     if (!state_->guard([&] { std::memcpy(state_->schema_blob.data(), found.data(), found.size()); },
                        "the embedded schema"))
