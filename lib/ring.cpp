@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "evring/ring_extension.hpp"
+#include "evring/schema_blob.hpp"
 
 namespace evring {
 namespace {
@@ -133,6 +134,13 @@ Status initialize_ring_file(int fd, const RingParams& params, std::string_view p
     header->size = size;
     // evring's extension block (ring_extension.hpp): our writers ring the doorbell.
     write_ring_extension(bytes, kRingFeatureDoorbell);
+    if (!params.schema_blob.empty()) {
+        auto s = write_schema_blob({bytes, prefix}, params.schema_blob);
+        if (!s) {
+            ::munmap(p, prefix);
+            return std::move(s).context("creating " + in_file(path));
+        }
+    }
     // The magic goes last: a file with a valid magic has a complete header.
     std::memcpy(header->magic.data(), kRingMagic.data(), kRingMagic.size());
     ::munmap(p, prefix);

@@ -14,10 +14,12 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
@@ -62,8 +64,8 @@ Status validate_ring_size(const RingSize& size, std::uint64_t page_size);
 struct RingContent {
     std::uint16_t content_type = static_cast<std::uint16_t>(ContentType::Test);
     std::array<std::uint8_t, 32> schema_hash{};
-    // (The schema work adds the ring's embedded schema here: an opaque byte
-    // blob that initialize_ring_file writes where RING01 readers never look.)
+    // (The ring's embedded schema travels beside it, in RingSpec::schema_blob,
+    // so that `{content_type, schema_hash}` stays a complete initializer.)
 };
 
 // A ring file's sizes and content: what initialize_ring_file lays out. It
@@ -73,6 +75,8 @@ struct RingParams {
     unsigned payload_buf_shift = kDefaultPayloadBufShift;
     std::uint64_t context_area_pages = 0;  // in units of kSectionAlignment (2 MiB)
     RingContent content;
+    // The embedded schema (RingSpec::schema_blob), or empty.
+    std::vector<std::byte> schema_blob;
 
     RingSize size() const {
         return RingSize{std::uint64_t{1} << descriptor_shift, std::uint64_t{1} << payload_buf_shift,
@@ -93,11 +97,16 @@ struct RingSpec {
 
     RingConfig config;
     RingContent content;
+    // The ring's embedded schema (schema_blob.hpp; made by serialize_schema_blob
+    // in schema_embed.hpp), or empty: opaque bytes that initialize_ring_file
+    // writes where RING01 readers never look, before the magic, so no reader
+    // ever sees the ring without it.
+    std::vector<std::byte> schema_blob;
 
     // The sizes of `config` with `content`.
     RingParams params() const {
         return RingParams{config.descriptor_shift, config.payload_buf_shift,
-                          config.context_area_pages, content};
+                          config.context_area_pages, content, schema_blob};
     }
 };
 
