@@ -255,7 +255,7 @@ int evring_source_payload_copy(const evring_source* source, const evring_descrip
  * `out` with its NUL; EVRING_E_TOO_SMALL sets *needed (NUL included).
  * EVRING_E_NO_SCHEMA when the source has none. */
 int evring_source_schema_json(evring_source* source, char* out, size_t out_size, size_t* needed);
-/* Where the schema came from: "embedded", "recording", "built-in monad-exec-v1",
+/* Where the schema came from: "embedded", "recording", "built-in schema monad-exec-v1",
  * a file path; "" when there is none. */
 const char* evring_source_schema_origin(const evring_source* source);
 /* The event type's name, or NULL when the schema has no such type (or no schema). */

@@ -59,7 +59,7 @@ Result<SourceSchema> find_source_schema(const EventSource& source, const std::st
     }
     found.warning = std::move(carried.problem);
     if (auto builtin = find_builtin_schema(id.content_type, id.schema_hash)) {
-        found.origin = fmt::format("built-in {}", builtin->source_name());
+        found.origin = builtin->source_name();  // "built-in schema monad-exec-v1"
         found.schema = std::move(builtin);
     }
     return found;

@@ -23,7 +23,7 @@ namespace evring::bindings {
 
 struct SourceSchema {
     std::optional<Schema> schema;
-    std::string origin;   // "embedded", "recording", "built-in NAME", a file path; "" without one
+    std::string origin;   // "embedded", "recording", "built-in schema NAME", a file path; "" without one
     std::string warning;  // a carried schema that was not trusted, and why
 };
 
