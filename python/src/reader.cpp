@@ -45,6 +45,7 @@ bool wait_for_more(IteratorObject* it, EventSource& source, std::chrono::steady_
         slice = std::min(slice, std::chrono::duration_cast<std::chrono::nanoseconds>(left));
     }
     {
+        Reader::Busy busy(*it->reader);
         py::gil_scoped_release unlocked;
         source.wait(slice);
     }
@@ -65,6 +66,7 @@ PyObject* make_event(Reader& reader, const SourceEvent& e) {
 // nullptr without an error set: the iteration is over.
 PyObject* next_event(IteratorObject* it) {
     if (it->done || it->reader->closed()) return nullptr;
+    it->reader->check_not_busy();
     EventSource& source = it->reader->source();
     auto idle_since = std::chrono::steady_clock::time_point{};
     SourceItem item;
@@ -164,6 +166,15 @@ void raise_error(const std::string& message) {
 Reader::Reader(std::unique_ptr<evring_source> handle) : handle_(std::move(handle)) {
     context_ = make_context_capsule(DecodeContext{handle_->schema.schema});
     if (!handle_->schema.warning.empty()) note(handle_->schema.warning);
+}
+
+void Reader::check_not_busy() const {
+    if (busy_ > 0) raise_error("the reader is in use by another thread (follow or read_batch): use one reader per thread");
+}
+
+void Reader::close() {
+    check_not_busy();
+    handle_.reset();
 }
 
 evring_source& Reader::handle() {

@@ -36,7 +36,23 @@ public:
     // Positions the source ("oldest", "latest", a seqno, "-N", a time); None: stay.
     void seek(const py::object& start);
     void note(std::string_view notice) { notices_.append(py::str(notice.data(), notice.size())); }
-    void close() { handle_.reset(); }
+    // Refused while another thread waits in follow() or reads a batch with
+    // the GIL released: the source must outlive that call.
+    void close();
+    // Raises evring.Error when another thread is inside a call on this reader
+    // (a source is used by one thread at a time: event_source.hpp).
+    void check_not_busy() const;
+    // Held around every stretch that runs without the GIL.
+    class Busy {
+    public:
+        explicit Busy(Reader& r) : reader_(r) { ++reader_.busy_; }
+        ~Busy() { --reader_.busy_; }
+        Busy(const Busy&) = delete;
+        Busy& operator=(const Busy&) = delete;
+
+    private:
+        Reader& reader_;
+    };
     bool closed() const { return !handle_; }
     py::list notices() const { return notices_; }
 
@@ -44,6 +60,7 @@ private:
     std::unique_ptr<evring_source> handle_;
     py::object context_;
     py::list notices_;
+    int busy_ = 0;  // changed only under the GIL
 };
 
 // The Python error evring.Error, raised with the library's message.

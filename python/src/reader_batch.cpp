@@ -66,6 +66,7 @@ Filled fill_from_ring(Reader& reader, EventSource& source, std::byte* out, std::
         const std::size_t n = std::min(max_events - f.events, staging.size());
         Batch b;
         {
+            Reader::Busy busy(reader);
             py::gil_scoped_release unlocked;
             b = source.next_batch({staging.data(), n});
         }
@@ -88,6 +89,7 @@ Filled fill_from_ring(Reader& reader, EventSource& source, std::byte* out, std::
 
 py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
     EventSource& source = reader.source();
+    reader.check_not_busy();
     py::array descriptors(py::dtype::from_args(descriptor_dtype()),
                           std::vector<py::ssize_t>{static_cast<py::ssize_t>(max_events)});
     auto* out = static_cast<std::byte*>(descriptors.mutable_data());
@@ -111,6 +113,7 @@ py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
             ring_data = py::array_t<std::uint8_t>(static_cast<py::ssize_t>(total));
             from_ring = true;
             auto* dst = ring_data.mutable_data();
+            Reader::Busy busy(reader);
             py::gil_scoped_release unlocked;
             std::uint64_t at = 0;
             for (std::size_t i = 0; i < f.events; ++i) {

@@ -137,3 +137,24 @@ def test_a_recording_of_a_python_ring_replays_to_its_end(ring_path, evring_bin, 
     events = list(reader.replay())
     assert [e.seqno for e in events] == list(range(1, 101))
     assert events[-1].fields["count"] == 100 and events[-1].type_name == "TICK"
+
+
+def test_a_reader_waiting_in_another_thread_cannot_be_closed_under_it(ring_path):
+    with evring.create(ring_path, descriptor_shift=6, payload_shift=16):
+        reader = evring.open(ring_path)
+        waiting = threading.Event()
+
+        def follow():
+            waiting.set()
+            list(reader.follow(timeout=1.0))
+
+        thread = threading.Thread(target=follow)
+        thread.start()
+        waiting.wait()
+        time.sleep(0.2)   # the follower is asleep on the doorbell, without the GIL
+        with pytest.raises(evring.Error, match="another thread"):
+            reader.close()
+        with pytest.raises(evring.Error, match="another thread"):
+            reader.read_batch(10)
+        thread.join()
+        reader.close()    # and once it returned, closing works
