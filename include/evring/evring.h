@@ -1,0 +1,326 @@
+/* evring/evring.h — the C ABI: evring from C and from any language with a C FFI.
+ *
+ * How to read any source (a ring name or path, a snapshot, a recording):
+ *
+ *     evring_source* src = evring_source_open("demo", NULL);
+ *     if (src == NULL) { fprintf(stderr, "%s\n", evring_last_error()); exit(1); }
+ *     evring_source_seek(src, "oldest");
+ *     evring_item item;
+ *     for (;;) {
+ *         switch (evring_source_next(src, &item, EVRING_READ_PAYLOAD)) {
+ *         case EVRING_STEP_EVENT:     use(&item.event, item.payload, item.payload_size); break;
+ *         case EVRING_STEP_GAP:       note(item.gap_first_seqno, item.gap_count, item.gap_reason); break;
+ *         case EVRING_STEP_NOTICE:    log(item.text); break;
+ *         case EVRING_STEP_NOT_READY: evring_source_wait(src, 100000000); break;  // the doorbell
+ *         case EVRING_STEP_END:       goto done;
+ *         default:                    fail(evring_source_error(src));
+ *         }
+ *     }
+ *     done: evring_source_close(src);
+ *
+ * and how to write (examples/c_reader_writer.c does both):
+ *
+ *     evring_writer_options o; evring_writer_options_init(&o);
+ *     o.name = "demo"; o.descriptor_shift = 10; o.payload_shift = 20;
+ *     evring_writer* w = evring_writer_create(&o);
+ *     evring_reservation r;
+ *     if (evring_writer_reserve(w, 16, &r) == EVRING_OK) {
+ *         memcpy(r.payload, bytes, 16); r.event_type = 7; r.content_ext[0] = 42;
+ *         evring_writer_commit(w, &r);
+ *     }
+ *
+ * Contract:
+ * - The C++ library (the headers beside this one) does the work: sources are the
+ *   event sources of event_source.hpp and source_open.hpp (the same sequence
+ *   order, exact gaps with their reasons, notices and counters), writers are
+ *   RingWriter + Publisher. No C++ type or exception crosses this header:
+ *   handles are opaque, plain structs are fixed-layout, and every function
+ *   catches what the C++ side throws (an allocation failure) and returns
+ *   EVRING_E_NOMEM.
+ * - Errors: functions return an evring_status (0 is success, negative values
+ *   are errors) or NULL. The message of the last failure on a handle is
+ *   evring_source_error / evring_writer_error; a failure that leaves no handle
+ *   (open, create) sets this thread's evring_last_error. Messages name the
+ *   file or value and the reason, as the C++ library's errors do.
+ * - Pointers a call returns into a handle (item.payload, item.text, error
+ *   messages, type names) stay valid until the next call on that handle.
+ * - Hot paths (next, next_batch, peek, copy, reserve, commit) neither
+ *   allocate nor make system calls, except that next on a recording reads
+ *   the file.
+ *
+ * Thread safety: a source handle is used by one thread at a time; any number
+ * of handles over one ring, in any threads or processes, are independent. A
+ * writer handle may be used by any number of threads at once (reserve,
+ * commit, abort, record), except close. evring_last_error is per thread.
+ */
+#ifndef EVRING_EVRING_H
+#define EVRING_EVRING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#define EVRING_ALIGNAS(n) alignas(n)
+#else
+#define EVRING_ALIGNAS(n) _Alignas(n)
+#endif
+
+#define EVRING_ABI_VERSION 1
+
+/* "0.1.0": the library's version. */
+const char* evring_version(void);
+
+typedef enum evring_status {
+    EVRING_OK = 0,
+    EVRING_E_INVALID = -1,     /* a bad argument or value (the message names it) */
+    EVRING_E_SYSTEM = -2,      /* a system call failed (evring_*_errno says which errno) */
+    EVRING_E_FORMAT = -3,      /* a file is not what it claims, or is damaged */
+    EVRING_E_NOMEM = -4,       /* out of memory */
+    EVRING_E_TOO_SMALL = -5,   /* the caller's buffer is too small (*needed says how large) */
+    EVRING_E_NO_SCHEMA = -6,   /* the source has no schema */
+    EVRING_E_DECODE = -7,      /* the payload does not match its event type's layout */
+    EVRING_E_EXPIRED = -8,     /* the payload was overwritten before it was read */
+    EVRING_E_UNSUPPORTED = -9, /* not possible for this kind of source */
+    EVRING_E_FAILED = -10,     /* the source failed (a ring truncated under the reader) */
+    EVRING_E_TOO_LARGE = -11   /* the payload is larger than the ring allows */
+} evring_status;
+
+/* "invalid argument", ... for a status. */
+const char* evring_status_name(int status);
+
+/* The message of this thread's last failed open or create. */
+const char* evring_last_error(void);
+
+/* A RING01 event descriptor, byte for byte (64 bytes). */
+typedef struct evring_descriptor {
+    uint64_t seqno;
+    uint16_t event_type;
+    uint16_t reserved;
+    uint32_t payload_size;
+    uint64_t record_epoch_nanos;
+    uint64_t payload_buf_offset;
+    uint64_t content_ext[4];
+} evring_descriptor;
+
+/* ---- Sources ------------------------------------------------------------ */
+
+typedef struct evring_source evring_source;
+
+typedef enum evring_source_kind {
+    EVRING_KIND_RING = 0,
+    EVRING_KIND_SNAPSHOT = 1,
+    EVRING_KIND_RECORDING = 2,
+    EVRING_KIND_STREAM = 3
+} evring_source_kind;
+
+typedef struct evring_open_options {
+    uint32_t struct_size;        /* sizeof(evring_open_options): set by _init */
+    const char* schema_path;     /* a schema file to decode with, or NULL: the
+                                    source's own (embedded), else a built-in one */
+    uint64_t max_snapshot_size;  /* larger snapshots are refused; 0: the default */
+    int recording_series;        /* a recording continues into FILE.1, ...; default 1 */
+} evring_open_options;
+
+void evring_open_options_init(evring_open_options* options);
+
+/* Opens what `location` names, as the CLI does (source_open.hpp); the schema
+ * is found then (see evring_source_schema_json). NULL on failure:
+ * evring_last_error says why. `options` may be NULL. */
+evring_source* evring_source_open(const char* location, const evring_open_options* options);
+void evring_source_close(evring_source* source);
+
+const char* evring_source_error(const evring_source* source);
+int evring_source_errno(const evring_source* source);
+
+typedef struct evring_source_info {
+    int kind;                      /* an evring_source_kind */
+    int live;                      /* a live ring with a writer */
+    uint16_t content_type;
+    uint8_t schema_hash[32];
+    uint64_t descriptor_capacity;  /* of the ring (a recording's: the ring it came from) */
+    uint64_t payload_buf_size;
+    const char* path;              /* the file it resolved to; valid while open */
+} evring_source_info;
+
+int evring_source_get_info(const evring_source* source, evring_source_info* info);
+
+typedef enum evring_step {
+    EVRING_STEP_EVENT = 0,
+    EVRING_STEP_GAP = 1,
+    EVRING_STEP_NOTICE = 2,
+    EVRING_STEP_NOT_READY = 3,
+    EVRING_STEP_END = 4,
+    EVRING_STEP_FAILED = 5
+} evring_step;
+
+typedef enum evring_payload_state {
+    EVRING_PAYLOAD_NOT_READ = 0,
+    EVRING_PAYLOAD_OK = 1,
+    EVRING_PAYLOAD_EXPIRED = 2,
+    EVRING_PAYLOAD_INVALID = 3
+} evring_payload_state;
+
+/* Gap reasons: the values of gap_reason.hpp (and of the recording format). */
+typedef enum evring_gap_reason {
+    EVRING_GAP_UNRECORDED = 0,
+    EVRING_GAP_FELL_BEHIND = 1,
+    EVRING_GAP_ABANDONED = 2,
+    EVRING_GAP_NEVER_COMMITTED = 3,
+    EVRING_GAP_WRITER_GONE = 4,
+    EVRING_GAP_LOST_TO_DAMAGE = 5,
+    EVRING_GAP_RING_REPLACED = 6
+} evring_gap_reason;
+
+/* "the reader fell behind the writer (lapped)", ... */
+const char* evring_gap_reason_text(uint32_t reason);
+
+typedef struct evring_item {
+    evring_descriptor event;  /* EVENT */
+    int payload_state;        /* EVENT: an evring_payload_state */
+    const void* payload;      /* EVENT with EVRING_READ_PAYLOAD and state OK */
+    size_t payload_size;
+    uint64_t gap_first_seqno; /* GAP */
+    uint64_t gap_count;
+    uint32_t gap_reason;      /* an evring_gap_reason */
+    const char* text;         /* NOTICE: the notice; GAP: the source's detail or "" */
+} evring_item;
+
+#define EVRING_READ_DESCRIPTOR 0
+#define EVRING_READ_PAYLOAD 1 /* copy the payload; item.payload until the next call */
+
+/* The next item (event_source.hpp's contract); an evring_step. FAILED: see
+ * evring_source_error. */
+int evring_source_next(evring_source* source, evring_item* item, int flags);
+
+typedef struct evring_batch {
+    size_t events;     /* descriptors written to the front of the array */
+    uint64_t gaps;     /* gaps passed over while filling */
+    uint64_t skipped;  /* sequence numbers in them */
+    int stopped;       /* an evring_step: EVENT when the array is full */
+} evring_batch;
+
+/* Up to `capacity` descriptors into `out`, passing over gaps (counted).
+ * Returns EVRING_OK, or EVRING_E_FAILED when the source failed. */
+int evring_source_next_batch(evring_source* source, evring_descriptor* out, size_t capacity,
+                             evring_batch* batch);
+
+/* Positions the source: "oldest", "latest", a sequence number, "-N" (N back
+ * from the newest), or a time (position.hpp: "@1700000000", "-5s",
+ * "2026-11-22T01:45:00Z"). A start that had to move leaves a note in
+ * evring_source_notice. */
+int evring_source_seek(evring_source* source, const char* position);
+int evring_source_seek_seqno(evring_source* source, uint64_t seqno);
+/* The newest event (the iterator's reset) and the oldest one still held. */
+int evring_source_reset(evring_source* source);
+int evring_source_oldest(evring_source* source);
+/* The note the last seek left ("" when none). */
+const char* evring_source_notice(const evring_source* source);
+/* The sequence number the next event should have (0 when not known). */
+uint64_t evring_source_next_seqno(const evring_source* source);
+
+/* Sleeps until something may be ready (the ring's doorbell), at most
+ * `timeout_nanos`. Returns at once for sources that cannot block. */
+void evring_source_wait(evring_source* source, uint64_t timeout_nanos);
+
+typedef struct evring_counters {
+    uint64_t events;
+    uint64_t lost;             /* lapped: equals the C++ Iterator::total_lost() */
+    uint64_t gaps;             /* how many lapped gaps */
+    uint64_t abandoned;
+    uint64_t never_committed;
+    uint64_t damaged;
+    uint64_t replaced;
+    uint64_t damage_reports;
+} evring_counters;
+
+int evring_source_get_counters(const evring_source* source, evring_counters* counters);
+
+/* ---- Payloads of ring and snapshot sources (zero-copy) ------------------ */
+
+/* The payload bytes in place, or NULL (out of bounds, or not a ring source).
+ * Read them, then check evring_source_payload_valid. */
+const void* evring_source_payload_peek(const evring_source* source, const evring_descriptor* event);
+/* 1 while the payload has not been overwritten; 0 otherwise. */
+int evring_source_payload_valid(const evring_source* source, const evring_descriptor* event);
+/* Copies the payload: EVRING_OK, EVRING_E_EXPIRED, EVRING_E_TOO_SMALL (the
+ * destination), EVRING_E_INVALID (the size cannot fit the ring) or
+ * EVRING_E_UNSUPPORTED (a recording: payloads come with evring_source_next). */
+int evring_source_payload_copy(const evring_source* source, const evring_descriptor* event, void* dst,
+                               size_t dst_size);
+
+/* ---- Schemas ------------------------------------------------------------ */
+
+/* The schema as one JSON object (schema_render.hpp's schema_to_json) into
+ * `out` with its NUL; EVRING_E_TOO_SMALL sets *needed (NUL included).
+ * EVRING_E_NO_SCHEMA when the source has none. */
+int evring_source_schema_json(evring_source* source, char* out, size_t out_size, size_t* needed);
+/* Where the schema came from: "embedded", "recording", "built-in schema monad-exec-v1",
+ * a file path; "" when there is none. */
+const char* evring_source_schema_origin(const evring_source* source);
+/* The event type's name, or NULL when the schema has no such type (or no schema). */
+const char* evring_source_type_name(const evring_source* source, uint16_t event_type);
+/* The payload's fields as one JSON object, NUL-terminated, into `out`.
+ * EVRING_E_DECODE: evring_source_error gives the reason ("size mismatch:
+ * ..."); EVRING_E_TOO_SMALL: *needed. */
+int evring_source_decode_json(evring_source* source, uint16_t event_type, const void* payload,
+                              size_t payload_size, char* out, size_t out_size, size_t* needed);
+
+/* ---- Writers ------------------------------------------------------------ */
+
+typedef struct evring_writer evring_writer;
+
+typedef struct evring_writer_options {
+    uint32_t struct_size;       /* sizeof(evring_writer_options): set by _init */
+    const char* name;           /* a ring name (in the ring directory) or a path */
+    unsigned descriptor_shift;  /* 2^shift descriptors; default 20 */
+    unsigned payload_shift;     /* 2^shift payload bytes; default 28 */
+    uint16_t content_type;      /* default 1 (Test); with a schema: the schema's */
+    const char* schema_path;    /* a schema file to embed (its hash goes in the header), or NULL */
+    const char* schema_text;    /* the same as text, or NULL */
+    int shared;                 /* join a ring other writers share; default 0 (exclusive) */
+    int keep;                   /* leave the file when the writer closes; default 0 */
+    uint32_t file_mode;         /* default 0664 */
+} evring_writer_options;
+
+void evring_writer_options_init(evring_writer_options* options);
+
+/* Creates (or, shared, joins) a ring. NULL on failure: evring_last_error. */
+evring_writer* evring_writer_create(const evring_writer_options* options);
+/* Removes the ring file unless `keep` (shared: the last writer removes it). */
+void evring_writer_close(evring_writer* writer);
+const char* evring_writer_error(const evring_writer* writer);
+const char* evring_writer_path(const evring_writer* writer);
+/* The largest payload one event may carry. */
+uint64_t evring_writer_max_payload(const evring_writer* writer);
+
+#define EVRING_RESERVATION_PRIVATE_SIZE 192
+
+/* A reserved event: fill payload, event_type and content_ext, then commit or
+ * abort it exactly once. */
+typedef struct evring_reservation {
+    void* payload;          /* out: payload_size writable bytes, 16-byte aligned */
+    uint64_t seqno;         /* out */
+    uint64_t payload_size;  /* out */
+    uint16_t event_type;    /* in */
+    uint64_t content_ext[4];/* in: the flow tags */
+    EVRING_ALIGNAS(64) unsigned char private_[EVRING_RESERVATION_PRIVATE_SIZE];
+} evring_reservation;
+
+/* EVRING_E_TOO_LARGE when the payload is larger than the ring allows
+ * (nothing is reserved). */
+int evring_writer_reserve(evring_writer* writer, uint64_t payload_size, evring_reservation* reservation);
+int evring_writer_commit(evring_writer* writer, evring_reservation* reservation);
+/* Publishes a RECORD_ERROR in the reservation's place (Publisher::abort). */
+int evring_writer_abort(evring_writer* writer, evring_reservation* reservation);
+/* Reserve, copy, commit in one call; `flow` may be NULL. A payload too
+ * large records a RECORD_ERROR instead and returns EVRING_E_TOO_LARGE.
+ * *seqno (may be NULL) receives the event's sequence number. */
+int evring_writer_record(evring_writer* writer, uint16_t event_type, const void* payload, uint64_t payload_size,
+                         const uint64_t flow[4], uint64_t* seqno);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EVRING_EVRING_H */

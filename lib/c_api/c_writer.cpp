@@ -1,0 +1,162 @@
+// The C ABI's writers: create, reserve, commit, abort, record (evring.h).
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "evring/typed_publish.hpp"
+#include "writer_handle.hpp"
+
+using evring::bindings::guard;
+
+namespace {
+
+// The C++ reservation lives in the C struct's private bytes; it is trivially
+// copyable, so the caller may copy the C struct around before committing.
+static_assert(std::is_trivially_copyable_v<evring::Reservation>);
+static_assert(sizeof(evring::Reservation) <= EVRING_RESERVATION_PRIVATE_SIZE);
+static_assert(alignof(evring::Reservation) <= 64);
+
+evring::Reservation& held(evring_reservation* r) noexcept {
+    return *std::launder(reinterpret_cast<evring::Reservation*>(r->private_));
+}
+
+// The caller's event type and flow tags into the staged descriptor.
+void stage(evring_reservation* r) noexcept {
+    evring::EventDescriptor& d = held(r).descriptor();
+    d.event_type = r->event_type;
+    for (std::size_t i = 0; i < 4; ++i) d.content_ext[i] = r->content_ext[i];
+}
+
+int writer_error(evring_writer* writer, int status, const char* message) noexcept {
+    try {
+        writer->error = message;
+    } catch (...) {
+        writer->error.clear();  // out of memory: the status still says what failed
+    }
+    return status;
+}
+
+int too_large(evring_writer* writer, uint64_t size, const char* tail) noexcept {
+    char message[256];
+    std::snprintf(message, sizeof message, "a payload of %llu bytes is larger than this ring allows (%llu)%s",
+                  static_cast<unsigned long long>(size),
+                  static_cast<unsigned long long>(writer->publisher.max_payload_size()), tail);
+    return writer_error(writer, EVRING_E_TOO_LARGE, message);
+}
+
+}  // namespace
+
+extern "C" {
+
+void evring_writer_options_init(evring_writer_options* options) {
+    if (options == nullptr) return;
+    *options = evring_writer_options{};
+    options->struct_size = sizeof(evring_writer_options);
+    options->descriptor_shift = evring::kDefaultDescriptorShift;
+    options->payload_shift = evring::kDefaultPayloadBufShift;
+    options->file_mode = 0664;
+}
+
+evring_writer* evring_writer_create(const evring_writer_options* options) {
+    using evring::bindings::set_last_error;
+    if (options == nullptr || options->struct_size < sizeof(evring_writer_options)) {
+        set_last_error(evring::Error(EINVAL, "evring_writer_create: options not initialised "
+                                             "(call evring_writer_options_init)"));
+        return nullptr;
+    }
+    return guard(
+        [&]() -> evring_writer* {
+            evring::bindings::WriterSettings settings;
+            if (options->name != nullptr) settings.name = options->name;
+            settings.descriptor_shift = options->descriptor_shift;
+            settings.payload_shift = options->payload_shift;
+            if (options->content_type != 0) settings.content_type = options->content_type;
+            if (options->schema_path != nullptr && options->schema_text != nullptr) {
+                set_last_error(evring::Error(EINVAL, "evring_writer_create: give schema_path or schema_text, not both"));
+                return nullptr;
+            }
+            if (options->schema_path != nullptr) settings.schema = options->schema_path;
+            if (options->schema_text != nullptr) {
+                settings.schema = options->schema_text;
+                if (settings.schema.find('\n') == std::string::npos) settings.schema += '\n';
+            }
+            settings.shared = options->shared != 0;
+            settings.keep = options->keep != 0;
+            settings.file_mode = static_cast<mode_t>(options->file_mode);
+            auto writer = evring::bindings::create_writer_handle(settings);
+            if (!writer) {
+                set_last_error(writer.error());
+                return nullptr;
+            }
+            return writer->release();
+        },
+        [&](int, const char* message) -> evring_writer* {
+            set_last_error(evring::Error(ENOMEM, message));
+            return nullptr;
+        });
+}
+
+void evring_writer_close(evring_writer* writer) { delete writer; }
+
+const char* evring_writer_error(const evring_writer* writer) {
+    return writer == nullptr ? "no writer (NULL handle)" : writer->error.c_str();
+}
+
+const char* evring_writer_path(const evring_writer* writer) {
+    return writer == nullptr ? "" : writer->writer.path().c_str();
+}
+
+uint64_t evring_writer_max_payload(const evring_writer* writer) {
+    return writer == nullptr ? 0 : writer->publisher.max_payload_size();
+}
+
+int evring_writer_reserve(evring_writer* writer, uint64_t payload_size, evring_reservation* reservation) {
+    if (writer == nullptr || reservation == nullptr) return EVRING_E_INVALID;
+    std::memset(reservation, 0, sizeof *reservation);
+    evring::Reservation& r = *new (reservation->private_) evring::Reservation(writer->publisher.reserve(payload_size));
+    if (!r) {
+        return too_large(writer, payload_size, "");
+    }
+    reservation->payload = r.payload();
+    reservation->seqno = r.seqno();
+    reservation->payload_size = r.descriptor().payload_size;
+    return EVRING_OK;
+}
+
+int evring_writer_commit(evring_writer* writer, evring_reservation* reservation) {
+    if (writer == nullptr || reservation == nullptr) return EVRING_E_INVALID;
+    if (!held(reservation)) return writer_error(writer, EVRING_E_INVALID, "commit: the reservation is empty");
+    stage(reservation);
+    writer->publisher.commit(held(reservation));
+    held(reservation) = evring::Reservation();  // a second commit or abort does nothing
+    return EVRING_OK;
+}
+
+int evring_writer_abort(evring_writer* writer, evring_reservation* reservation) {
+    if (writer == nullptr || reservation == nullptr) return EVRING_E_INVALID;
+    if (!held(reservation)) return writer_error(writer, EVRING_E_INVALID, "abort: the reservation is empty");
+    stage(reservation);
+    writer->publisher.abort(held(reservation));
+    return EVRING_OK;
+}
+
+int evring_writer_record(evring_writer* writer, uint16_t event_type, const void* payload, uint64_t payload_size,
+                         const uint64_t flow[4], uint64_t* seqno) {
+    if (writer == nullptr || (payload == nullptr && payload_size > 0)) return EVRING_E_INVALID;
+    evring::FlowTags tags{};
+    if (flow != nullptr) std::memcpy(tags.data(), flow, sizeof tags);
+    evring::Reservation r = writer->publisher.reserve(payload_size);
+    if (!r) {
+        evring::detail::publish_oversized(writer->publisher, event_type, payload_size, payload, payload_size, tags);
+        if (seqno != nullptr) *seqno = 0;
+        return too_large(writer, payload_size, "; a RECORD_ERROR was recorded instead");
+    }
+    r.descriptor().event_type = event_type;
+    r.descriptor().content_ext = tags;
+    if (payload_size > 0) std::memcpy(r.payload(), payload, payload_size);
+    writer->publisher.commit(r);
+    if (seqno != nullptr) *seqno = r.seqno();
+    return EVRING_OK;
+}
+
+}  // extern "C"

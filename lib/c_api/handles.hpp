@@ -1,0 +1,73 @@
+// lib/c_api/handles.hpp — what the C ABI's opaque handles hold, and the error plumbing.
+//
+// Each C entry point converts: C++ errors (evring::Error) become a status
+// plus the handle's message; exceptions (std::bad_alloc) are caught at the
+// boundary (guard()) and become EVRING_E_NOMEM. Nothing C++ escapes.
+//
+// Thread safety: as evring.h (a source by one thread at a time; a writer's
+// publishing calls from any thread, its message is then the last one set).
+#pragma once
+
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evring/error.hpp"
+#include "evring/evring.h"
+#include "evring/event_source.hpp"
+#include "evring/publisher.hpp"
+#include "evring/ring_writer.hpp"
+#include "source_schema.hpp"
+
+struct evring_source {
+    std::unique_ptr<evring::EventSource> source;
+    evring::bindings::SourceSchema schema;
+    std::string error;
+    int error_errno = 0;
+    std::string notice;     // of the last seek
+    std::string item_text;  // NUL-terminated copy of an item's text
+    std::string schema_json;
+    std::string decoded;    // a decode's JSON before it is copied out
+    // next_batch's staging area: EventDescriptor is 64-byte aligned, the
+    // caller's array need not be.
+    std::vector<evring::EventDescriptor> batch;
+};
+
+struct evring_writer {
+    evring::RingWriter writer;
+    evring::Publisher publisher;
+    std::string error;
+    evring_writer(evring::RingWriter w, evring::WriterSharing sharing)
+        : writer(std::move(w)), publisher(writer.ring(), sharing) {}
+};
+
+namespace evring::bindings {
+
+// The C status for a C++ error (its errno decides).
+int status_of(const Error& error) noexcept;
+// This thread's last open/create failure ("" when none).
+const char* last_error_text() noexcept;
+// Keeps `error` as this thread's last error; returns its status.
+int set_last_error(const Error& error) noexcept;
+// Keeps `error` as the handle's message; returns its status.
+int set_error(evring_source* source, const Error& error) noexcept;
+int set_error(evring_source* source, int status, std::string message) noexcept;
+
+// Runs `body`; an exception becomes EVRING_E_NOMEM (std::bad_alloc) or
+// EVRING_E_INVALID, and its message goes to `on_error`.
+template <class Body, class OnError>
+auto guard(Body&& body, OnError&& on_error) noexcept -> decltype(body()) {
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        return on_error(EVRING_E_NOMEM, "out of memory");
+    } catch (const std::exception& e) {
+        return on_error(EVRING_E_INVALID, e.what());
+    } catch (...) {
+        return on_error(EVRING_E_INVALID, "an unexpected C++ exception");
+    }
+}
+
+}  // namespace evring::bindings

@@ -1,0 +1,31 @@
+// Opening a source with its schema (source_handle.hpp).
+#include "source_handle.hpp"
+
+#include <fmt/format.h>
+
+#include "evring/position.hpp"
+
+namespace evring::bindings {
+
+Result<std::unique_ptr<evring_source>> open_source_handle(const std::string& location,
+                                                          const OpenSettings& settings) {
+    auto source = open_source(location, settings.source);
+    if (!source) return std::move(source).error();
+    auto schema = find_source_schema(**source, settings.schema_path);
+    if (!schema) return std::move(schema).error().context(fmt::format("opening '{}'", location));
+    auto handle = std::make_unique<evring_source>();
+    handle->source = std::move(*source);
+    handle->schema = std::move(*schema);
+    return handle;
+}
+
+Status seek_source(evring_source& handle, const std::string& position) {
+    auto start = parse_start(position, "position");
+    if (!start) return std::move(start).error();
+    auto notice = handle.source->seek(*start);
+    if (!notice) return std::move(notice).error();
+    handle.notice = std::move(*notice);
+    return {};
+}
+
+}  // namespace evring::bindings

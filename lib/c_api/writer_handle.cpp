@@ -1,0 +1,47 @@
+// Creating a ring writer with its schema (writer_handle.hpp).
+#include "writer_handle.hpp"
+
+#include <fmt/format.h>
+
+#include "evring/schema_embed.hpp"
+#include "source_schema.hpp"
+
+namespace evring::bindings {
+namespace {
+
+Result<RingContent> content_for(const WriterSettings& settings) {
+    if (settings.schema.empty()) {
+        RingContent content;
+        if (settings.content_type) content.content_type = *settings.content_type;
+        return content;
+    }
+    auto schema = load_schema(settings.schema);
+    if (!schema) return std::move(schema).error();
+    if (settings.content_type && *settings.content_type != schema->content_type())
+        return Error(EINVAL, fmt::format("content type {} differs from the schema's, {} ({})",
+                                         *settings.content_type, schema->content_type(), schema->source_name()));
+    return ring_content(*schema);  // type, hash and blob from one schema: they cannot disagree
+}
+
+}  // namespace
+
+Result<std::unique_ptr<evring_writer>> create_writer_handle(const WriterSettings& settings) {
+    if (settings.name.empty()) return Error(EINVAL, "creating a ring: no name given");
+    auto content = content_for(settings);
+    if (!content) return std::move(content).error().context(fmt::format("creating ring '{}'", settings.name));
+    RingConfig config;
+    config.name_or_path = settings.name;
+    config.descriptor_shift = settings.descriptor_shift;
+    config.payload_buf_shift = settings.payload_shift;
+    CreateOptions options;
+    options.mode = settings.shared ? WriterMode::Shared : WriterMode::Exclusive;
+    options.keep_on_close = settings.keep;
+    options.file_mode = settings.file_mode;
+    RingSpec spec(std::move(config), std::move(*content));
+    auto writer = RingWriter::create(spec, options);
+    if (!writer) return std::move(writer).error();
+    return std::make_unique<evring_writer>(std::move(*writer),
+                                           settings.shared ? WriterSharing::Shared : WriterSharing::Exclusive);
+}
+
+}  // namespace evring::bindings

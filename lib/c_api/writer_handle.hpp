@@ -1,0 +1,37 @@
+// lib/c_api/writer_handle.hpp — creating a ring writer with its schema, for
+// the C ABI and the Python package alike.
+//
+// A writer given a schema gets the schema's content type and hash in the
+// ring header and the schema embedded in the ring (schema_blob.hpp), written
+// before the ring's magic so no reader ever sees the ring without it.
+//
+// Thread safety: free functions.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "evring/config.hpp"
+#include "evring/error.hpp"
+#include "handles.hpp"
+
+namespace evring::bindings {
+
+struct WriterSettings {
+    std::string name;
+    unsigned descriptor_shift = kDefaultDescriptorShift;
+    unsigned payload_shift = kDefaultPayloadBufShift;
+    std::optional<std::uint16_t> content_type;  // default: the schema's, else Test (1)
+    std::string schema;  // a schema file, or schema text (with a newline); empty: none
+    bool shared = false;
+    bool keep = false;
+    mode_t file_mode = 0664;
+};
+
+Result<std::unique_ptr<evring_writer>> create_writer_handle(const WriterSettings& settings);
+
+}  // namespace evring::bindings

@@ -1,0 +1,91 @@
+"""evring: shared-memory event rings from Python.
+
+    import evring
+
+    with evring.open("feed") as reader:               # ring name or path, snapshot, recording
+        for event in reader.replay(start="oldest"):    # ends at the newest event (end of a file)
+            print(event.seqno, event.type_name, event.fields)
+        print(reader.lost, reader.gaps)                # exactly what the C++ iterator counts
+
+    for event in evring.open("feed").follow(timeout=5.0):   # waits (GIL released), ends after 5 s idle
+        ...
+
+    batch = reader.read_batch(100_000)                 # numpy structured array, no object per event
+    batch.events["seqno"], batch.payload(0)
+
+    with evring.create("/dev/shm/mine", descriptor_shift=16, payload_shift=24, schema="orders.toml") as w:
+        w.record("ORDER_NEW", payload_bytes, flow=(symbol, order_id))
+
+Errors raise evring.Error with the library's message. docs/python.md has the rest.
+"""
+
+import os as _os
+
+from ._evring import Error, Event, Reader, Writer, __version__
+from ._evring import create as _create
+from ._evring import open as _open
+
+__all__ = ["Batch", "Error", "Event", "Reader", "Writer", "create", "open", "DESCRIPTOR_DTYPE"]
+
+
+def open(source, schema=None, max_snapshot_size=0):
+    """Opens a ring (a name in the ring directory, or a path), a snapshot or a
+    recording, as the evring CLI does. `schema`: a schema file to decode with
+    (it must describe the source's header); by default the source's own
+    embedded schema, else a built-in one."""
+    if schema is not None:
+        schema = _os.fspath(schema)
+    return _open(_os.fspath(source), schema, max_snapshot_size)
+
+
+def create(name, descriptor_shift=20, payload_shift=28, content_type=None, schema=None, shared=False, keep=False):
+    """Creates a ring and returns its Writer. `name`: a name in the ring
+    directory, or a path. Sizes are 2**descriptor_shift descriptors and
+    2**payload_shift payload bytes. `schema`: a schema file path or schema
+    text; it sets the content type and hash and is embedded in the ring.
+    The file is removed when the writer closes unless keep=True."""
+    if schema is not None and not isinstance(schema, str):
+        schema = _os.fspath(schema)
+    return _create(_os.fspath(name), descriptor_shift, payload_shift, content_type, schema, shared, keep)
+
+
+class Batch:
+    """What Reader.read_batch returns: `events` (a numpy array of
+    DESCRIPTOR_DTYPE), the payloads as one uint8 array `payload_data` with
+    `payload_offsets` (event i's bytes are data[offsets[i]:offsets[i+1]]) and
+    `payload_states` (1 ok, 2 expired, 3 invalid), why it stopped (`stopped`:
+    "full", "not_ready", "end") and the gaps it passed over."""
+
+    __slots__ = ("events", "payload_data", "payload_offsets", "payload_states", "stopped", "gaps", "skipped")
+
+    def __init__(self, events, data, offsets, states, stopped, gaps, skipped):
+        self.events = events
+        self.payload_data = data
+        self.payload_offsets = offsets
+        self.payload_states = states
+        self.stopped = stopped
+        self.gaps = gaps
+        self.skipped = skipped
+
+    def __len__(self):
+        return len(self.events)
+
+    def payload(self, i):
+        """Event i's payload as a numpy view (empty when it expired)."""
+        return self.payload_data[self.payload_offsets[i]:self.payload_offsets[i + 1]]
+
+
+def _read_batch(self, max_events, payloads=True):
+    """Up to `max_events` events available now, as a Batch."""
+    return Batch(*self._read_batch(max_events, payloads))
+
+
+Reader._read_batch = Reader.read_batch
+Reader.read_batch = _read_batch
+
+import numpy as _numpy  # noqa: E402  (after the module: the dtype matches the C++ one)
+
+DESCRIPTOR_DTYPE = _numpy.dtype([
+    ("seqno", "<u8"), ("event_type", "<u2"), ("reserved", "<u2"), ("payload_size", "<u4"),
+    ("record_epoch_nanos", "<u8"), ("payload_buf_offset", "<u8"), ("content_ext", "<u8", (4,)),
+])

@@ -1,0 +1,240 @@
+// evring.Reader and its iterators (reader.hpp).
+#include "reader.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "evring/ring.hpp"
+#include "evring/schema_render.hpp"
+#include "source_handle.hpp"
+
+namespace evring::python {
+namespace {
+
+// evring.Error; a strong reference never released (the interpreter outlives its use).
+PyObject* g_error_type = nullptr;
+
+constexpr auto kMaxSleep = std::chrono::milliseconds(100);
+
+// One pass over a reader: replay (ends when nothing more is ready now) or
+// follow (waits for more; ends at the source's end or after `idle_timeout`
+// with no event). A plain CPython type with tp_iternext, like Event: the
+// per-event call must not go through pybind11's dispatcher.
+struct IteratorObject {
+    PyObject_HEAD
+    PyObject* reader_object;  // the Reader (owned), which keeps `reader` alive
+    Reader* reader;
+    bool follow;
+    bool done;
+    bool has_timeout;
+    std::int64_t idle_timeout_nanos;
+};
+
+PyTypeObject* g_iterator_type = nullptr;
+
+// Sleeps on the doorbell without the GIL; false once the idle timeout passed.
+bool wait_for_more(IteratorObject* it, EventSource& source, std::chrono::steady_clock::time_point& idle_since) {
+    const auto now = std::chrono::steady_clock::now();
+    if (idle_since == std::chrono::steady_clock::time_point{}) idle_since = now;
+    std::chrono::nanoseconds slice = kMaxSleep;
+    if (it->has_timeout) {
+        const auto left = std::chrono::nanoseconds(it->idle_timeout_nanos) - (now - idle_since);
+        if (left <= std::chrono::nanoseconds::zero()) return false;
+        slice = std::min(slice, std::chrono::duration_cast<std::chrono::nanoseconds>(left));
+    }
+    {
+        Reader::Busy busy(*it->reader);
+        py::gil_scoped_release unlocked;
+        source.wait(slice);
+    }
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    return true;
+}
+
+PyObject* make_event(Reader& reader, const SourceEvent& e) {
+    if (e.payload_state != PayloadState::Ok) return new_event(e.descriptor, Py_None, reader.context());
+    PyObject* payload = PyBytes_FromStringAndSize(reinterpret_cast<const char*>(e.payload.data()),
+                                                  static_cast<Py_ssize_t>(e.payload.size()));
+    if (payload == nullptr) return nullptr;
+    PyObject* event = new_event(e.descriptor, payload, reader.context());
+    Py_DECREF(payload);
+    return event;
+}
+
+// nullptr without an error set: the iteration is over.
+PyObject* next_event(IteratorObject* it) {
+    if (it->done || it->reader->closed()) return nullptr;
+    it->reader->check_not_busy();
+    EventSource& source = it->reader->source();
+    auto idle_since = std::chrono::steady_clock::time_point{};
+    SourceItem item;
+    for (;;) {
+        switch (source.next(item, PayloadRead::Copy)) {
+        case SourceStep::Event: return make_event(*it->reader, item.event);
+        case SourceStep::Gap: break;  // counted by the source
+        case SourceStep::Notice: it->reader->note(item.notice); break;
+        case SourceStep::NotReady:
+            if (it->follow && wait_for_more(it, source, idle_since)) break;
+            it->done = true;
+            return nullptr;
+        case SourceStep::End: it->done = true; return nullptr;
+        case SourceStep::Failed: it->done = true; raise_error(source.error().message());
+        }
+    }
+}
+
+PyObject* iterator_next(PyObject* self) {
+    try {
+        return next_event(reinterpret_cast<IteratorObject*>(self));
+    } catch (py::error_already_set& e) {
+        e.restore();
+    } catch (const std::exception& e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+    return nullptr;
+}
+
+void iterator_dealloc(PyObject* self) {
+    Py_XDECREF(reinterpret_cast<IteratorObject*>(self)->reader_object);
+    PyTypeObject* type = Py_TYPE(self);
+    type->tp_free(self);
+    Py_DECREF(type);
+}
+
+PyType_Slot iterator_slots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(iterator_dealloc)},
+    {Py_tp_iter, reinterpret_cast<void*>(PyObject_SelfIter)},
+    {Py_tp_iternext, reinterpret_cast<void*>(iterator_next)},
+    {Py_tp_doc, const_cast<char*>("Events of a Reader (Reader.replay, Reader.follow).")},
+    {0, nullptr},
+};
+
+PyType_Spec iterator_spec = {"evring.EventIterator", sizeof(IteratorObject), 0, Py_TPFLAGS_DEFAULT, iterator_slots};
+
+py::object new_iterator(const py::object& reader_object, bool follow,
+                         std::optional<std::chrono::nanoseconds> idle_timeout) {
+    auto* it = PyObject_New(IteratorObject, g_iterator_type);
+    if (it == nullptr) throw py::error_already_set();
+    it->reader_object = reader_object.inc_ref().ptr();
+    it->reader = &reader_object.cast<Reader&>();
+    it->follow = follow;
+    it->done = false;
+    it->has_timeout = idle_timeout.has_value();
+    it->idle_timeout_nanos = idle_timeout ? idle_timeout->count() : 0;
+    return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(it));
+}
+
+std::optional<std::chrono::nanoseconds> timeout_of(const py::object& timeout) {
+    if (timeout.is_none()) return std::nullopt;
+    const double seconds = timeout.cast<double>();
+    if (!(seconds >= 0) || !std::isfinite(seconds))
+        raise_error(fmt::format("bad timeout {}: give seconds, 0 or more, or None to wait forever", seconds));
+    return std::chrono::nanoseconds(static_cast<std::int64_t>(seconds * 1e9));
+}
+
+py::dict counters_of(Reader& r) {
+    const SourceCounters& c = r.source().counters();
+    py::dict d;
+    d["events"] = c.events;
+    d["lost"] = c.lost;
+    d["gaps"] = c.gaps;
+    d["abandoned"] = c.abandoned;
+    d["never_committed"] = c.never_committed;
+    d["damaged"] = c.damaged;
+    d["replaced"] = c.replaced;
+    d["damage_reports"] = c.damage_reports;
+    return d;
+}
+
+py::object schema_json(Reader& r) {
+    const auto& schema = r.handle().schema.schema;
+    if (!schema) return py::none();
+    return py::module_::import("json").attr("loads")(schema_to_json(*schema));
+}
+
+}  // namespace
+
+void set_error_type(py::object type) { g_error_type = type.release().ptr(); }
+
+void raise_error(const std::string& message) {
+    PyErr_SetString(g_error_type, message.c_str());
+    throw py::error_already_set();
+}
+
+Reader::Reader(std::unique_ptr<evring_source> handle) : handle_(std::move(handle)) {
+    context_ = make_context_capsule(DecodeContext{handle_->schema.schema});
+    if (!handle_->schema.warning.empty()) note(handle_->schema.warning);
+}
+
+void Reader::check_not_busy() const {
+    if (busy_ > 0) raise_error("the reader is in use by another thread (follow or read_batch): use one reader per thread");
+}
+
+void Reader::close() {
+    check_not_busy();
+    handle_.reset();
+}
+
+evring_source& Reader::handle() {
+    if (!handle_) raise_error("the reader is closed");
+    return *handle_;
+}
+
+EventSource& Reader::source() { return *handle().source; }
+
+void Reader::seek(const py::object& start) {
+    if (start.is_none()) return;
+    std::string position = py::isinstance<py::int_>(start) ? std::to_string(start.cast<std::int64_t>())
+                                                            : start.cast<std::string>();
+    if (auto s = bindings::seek_source(handle(), position); !s) raise_error(s.error().message());
+    if (!handle_->notice.empty()) note(handle_->notice);
+}
+
+void register_reader(py::module_& m) {
+    PyObject* type = PyType_FromSpec(&iterator_spec);
+    if (type == nullptr) throw py::error_already_set();
+    g_iterator_type = reinterpret_cast<PyTypeObject*>(type);  // kept for the module's life
+    m.attr("EventIterator") = py::reinterpret_borrow<py::object>(type);
+
+    py::class_<Reader>(m, "Reader", "Events of a ring, snapshot or recording (evring.open).")
+        .def(
+            "replay",
+            [](py::object self, py::object start) {
+                self.cast<Reader&>().seek(start);
+                return new_iterator(self, false, std::nullopt);
+            },
+            py::arg("start") = "oldest",
+            "Events from `start` (\"oldest\", \"latest\", a seqno, \"-N\", a time; None: where the "
+            "reader is) to the newest one there now: the end of a snapshot or recording.")
+        .def(
+            "follow",
+            [](py::object self, py::object start, py::object timeout) {
+                auto idle = timeout_of(timeout);
+                self.cast<Reader&>().seek(start);
+                return new_iterator(self, true, idle);
+            },
+            py::arg("start") = "latest", py::arg("timeout") = py::none(),
+            "Events from `start`, waiting for new ones (the GIL is released while waiting) until the "
+            "source ends (a ring's writer exited) or, with `timeout`, no event came for that many seconds.")
+        .def("read_batch", &read_batch, py::arg("max_events"), py::arg("payloads") = true)
+        .def("seek", &Reader::seek, py::arg("start"))
+        .def_property_readonly("lost", [](Reader& r) { return r.source().counters().lost; })
+        .def_property_readonly("gaps", [](Reader& r) { return r.source().counters().gaps; })
+        .def_property_readonly("counters", &counters_of)
+        .def_property_readonly("notices", &Reader::notices)
+        .def_property_readonly("next_seqno", [](Reader& r) { return r.source().next_seqno(); })
+        .def_property_readonly("kind", [](Reader& r) { return std::string(describe(r.source().kind())); })
+        .def_property_readonly("path", [](Reader& r) { return r.source().identity().path; })
+        .def_property_readonly("live", [](Reader& r) { return r.source().live(); })
+        .def_property_readonly("content_type", [](Reader& r) { return r.source().identity().content_type; })
+        .def_property_readonly("schema_hash", [](Reader& r) { return hex_string(r.source().identity().schema_hash); })
+        .def_property_readonly("schema", &schema_json, "the schema as a dict (schema_to_json), or None")
+        .def_property_readonly("schema_origin", [](Reader& r) { return r.handle().schema.origin; })
+        .def("close", &Reader::close)
+        .def("__enter__", [](py::object self) { return self; })
+        .def("__exit__", [](Reader& r, py::args) { r.close(); });
+}
+
+}  // namespace evring::python

@@ -1,0 +1,74 @@
+// python/src/reader.hpp — evring.Reader: any source, iterated or in batches.
+//
+// replay() and follow() yield Event objects in sequence order; gaps are not
+// yielded but counted exactly (lost, gaps, counters: the C++ source's
+// counters, equal to what the C++ iterator counts), notices are kept in
+// `notices`. follow() sleeps on the ring's doorbell with the GIL released,
+// in slices of at most 100 ms so Ctrl-C (KeyboardInterrupt) is seen.
+// read_batch() hands out descriptors as a numpy structured array and
+// payloads as one byte array plus offsets: no Python object per event.
+//
+// Thread safety: a Reader is used by one thread at a time (the GIL, and
+// the source's own contract: event_source.hpp).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "event.hpp"
+#include "handles.hpp"
+
+namespace evring::python {
+
+namespace py = pybind11;
+
+class Reader {
+public:
+    explicit Reader(std::unique_ptr<evring_source> handle);
+
+    EventSource& source();
+    // The capsule every event of this reader references (event.hpp).
+    PyObject* context() const { return context_.ptr(); }
+    evring_source& handle();
+    // Positions the source ("oldest", "latest", a seqno, "-N", a time); None: stay.
+    void seek(const py::object& start);
+    void note(std::string_view notice) { notices_.append(py::str(notice.data(), notice.size())); }
+    // Refused while another thread waits in follow() or reads a batch with
+    // the GIL released: the source must outlive that call.
+    void close();
+    // Raises evring.Error when another thread is inside a call on this reader
+    // (a source is used by one thread at a time: event_source.hpp).
+    void check_not_busy() const;
+    // Held around every stretch that runs without the GIL.
+    class Busy {
+    public:
+        explicit Busy(Reader& r) : reader_(r) { ++reader_.busy_; }
+        ~Busy() { --reader_.busy_; }
+        Busy(const Busy&) = delete;
+        Busy& operator=(const Busy&) = delete;
+
+    private:
+        Reader& reader_;
+    };
+    bool closed() const { return !handle_; }
+    py::list notices() const { return notices_; }
+
+private:
+    std::unique_ptr<evring_source> handle_;
+    py::object context_;
+    py::list notices_;
+    int busy_ = 0;  // changed only under the GIL
+};
+
+// The Python error evring.Error, raised with the library's message.
+[[noreturn]] void raise_error(const std::string& message);
+void set_error_type(py::object type);
+
+void register_reader(py::module_& m);
+// read_batch (reader_batch.cpp).
+py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads);
+
+}  // namespace evring::python

@@ -1,0 +1,171 @@
+// Reader.read_batch: descriptors as a numpy structured array, payloads as one
+// byte array plus offsets (reader.hpp).
+//
+// Ring and snapshot sources go through EventSource::next_batch (descriptors
+// only, no virtual call per event) and copy each payload with copy_payload;
+// recordings, whose payloads come only with next(), go event by event. No
+// Python object is made per event either way, and the GIL is released while
+// a ring batch is read.
+#include <pybind11/numpy.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "evring/payload.hpp"
+#include "reader.hpp"
+
+namespace evring::python {
+namespace {
+
+constexpr std::size_t kStaging = 1024;
+
+// The numpy dtype of one descriptor: RING01's 64 bytes, field by field.
+py::object descriptor_dtype() {
+    // Never destroyed: it would be released after the interpreter is gone.
+    static py::object* dtype = new py::object([] {
+        py::list fields;
+        fields.append(py::make_tuple("seqno", "<u8"));
+        fields.append(py::make_tuple("event_type", "<u2"));
+        fields.append(py::make_tuple("reserved", "<u2"));
+        fields.append(py::make_tuple("payload_size", "<u4"));
+        fields.append(py::make_tuple("record_epoch_nanos", "<u8"));
+        fields.append(py::make_tuple("payload_buf_offset", "<u8"));
+        fields.append(py::make_tuple("content_ext", "<u8", py::make_tuple(4)));
+        py::object d = py::module_::import("numpy").attr("dtype")(fields);
+        if (d.attr("itemsize").cast<std::size_t>() != sizeof(EventDescriptor))
+            throw std::logic_error("descriptor dtype is not 64 bytes");
+        return d;
+    }());
+    return *dtype;
+}
+
+const char* stop_name(SourceStep step) {
+    switch (step) {
+    case SourceStep::Event: return "full";
+    case SourceStep::NotReady: return "not_ready";
+    case SourceStep::End: return "end";
+    default: return "other";
+    }
+}
+
+struct Filled {
+    std::size_t events = 0;
+    std::uint64_t gaps = 0;
+    std::uint64_t skipped = 0;
+    SourceStep stopped = SourceStep::Event;
+};
+
+// Descriptors of a ring source, straight into `out` through an aligned
+// staging area (the numpy buffer need not be 64-byte aligned). Notices met on
+// the way are handed to the reader.
+Filled fill_from_ring(Reader& reader, EventSource& source, std::byte* out, std::size_t max_events) {
+    Filled f;
+    std::vector<EventDescriptor> staging(std::min(max_events, kStaging));
+    while (f.events < max_events) {
+        const std::size_t n = std::min(max_events - f.events, staging.size());
+        Batch b;
+        {
+            Reader::Busy busy(reader);
+            py::gil_scoped_release unlocked;
+            b = source.next_batch({staging.data(), n});
+        }
+        std::memcpy(out + f.events * sizeof(EventDescriptor), staging.data(), b.events * sizeof(EventDescriptor));
+        f.events += b.events;
+        f.gaps += b.gaps;
+        f.skipped += b.skipped;
+        f.stopped = b.stopped;
+        if (b.stopped == SourceStep::Notice) {
+            SourceItem item;
+            if (source.next(item) == SourceStep::Notice) reader.note(item.notice);
+            continue;
+        }
+        if (b.stopped != SourceStep::Event) break;
+    }
+    return f;
+}
+
+}  // namespace
+
+py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
+    EventSource& source = reader.source();
+    reader.check_not_busy();
+    py::array descriptors(py::dtype::from_args(descriptor_dtype()),
+                          std::vector<py::ssize_t>{static_cast<py::ssize_t>(max_events)});
+    auto* out = static_cast<std::byte*>(descriptors.mutable_data());
+    std::vector<std::uint8_t> states;
+    std::vector<std::uint64_t> offsets{0};
+    std::string data;              // a recording's payloads
+    py::array_t<std::uint8_t> ring_data;  // a ring's payloads, copied straight in
+    bool from_ring = false;
+    Filled f;
+    if (const MappedRing* ring = source.ring()) {
+        f = fill_from_ring(reader, source, out, max_events);
+        if (payloads) {
+            states.resize(f.events);
+            offsets.resize(f.events + 1);
+            std::uint64_t total = 0;
+            for (std::size_t i = 0; i < f.events; ++i) {
+                EventDescriptor d;
+                std::memcpy(&d, out + i * sizeof d, sizeof d);
+                if (payload_in_bounds(*ring, d)) total += d.payload_size;
+            }
+            ring_data = py::array_t<std::uint8_t>(static_cast<py::ssize_t>(total));
+            from_ring = true;
+            auto* dst = ring_data.mutable_data();
+            Reader::Busy busy(reader);
+            py::gil_scoped_release unlocked;
+            std::uint64_t at = 0;
+            for (std::size_t i = 0; i < f.events; ++i) {
+                EventDescriptor d;
+                std::memcpy(&d, out + i * sizeof d, sizeof d);
+                const PayloadResult r = copy_payload(*ring, d, dst + at, total - at);
+                states[i] = r == PayloadResult::Ok ? 1 : r == PayloadResult::Expired ? 2 : 3;
+                if (r == PayloadResult::Ok) at += d.payload_size;
+                offsets[i + 1] = at;
+            }
+        }
+    } else {
+        // A recording: event by event, payloads with them.
+        SourceItem item;
+        while (f.events < max_events) {
+            const SourceStep step = source.next(item, payloads ? PayloadRead::Copy : PayloadRead::None);
+            f.stopped = step;
+            if (step == SourceStep::Event) {
+                std::memcpy(out + f.events * sizeof(EventDescriptor), &item.event.descriptor, sizeof(EventDescriptor));
+                ++f.events;
+                if (payloads) {
+                    const bool ok = item.event.payload_state == PayloadState::Ok;
+                    states.push_back(ok ? 1 : item.event.payload_state == PayloadState::Expired ? 2 : 3);
+                    if (ok) data.append(reinterpret_cast<const char*>(item.event.payload.data()), item.event.payload.size());
+                    offsets.push_back(data.size());
+                }
+                f.stopped = SourceStep::Event;
+            } else if (step == SourceStep::Gap) {
+                ++f.gaps;
+                f.skipped += item.gap.count;
+            } else if (step == SourceStep::Notice) {
+                reader.note(item.notice);
+            } else {
+                break;
+            }
+        }
+    }
+    if (f.stopped == SourceStep::Failed) raise_error(source.error().message());
+    py::object used = descriptors[py::slice(0, static_cast<py::ssize_t>(f.events), 1)];
+    if (!payloads) return py::make_tuple(used, py::none(), py::none(), py::none(), stop_name(f.stopped), f.gaps, f.skipped);
+    py::object payload_data = ring_data;
+    if (!from_ring) {
+        py::array_t<std::uint8_t> copied(static_cast<py::ssize_t>(data.size()));
+        if (!data.empty()) std::memcpy(copied.mutable_data(), data.data(), data.size());
+        payload_data = copied;
+    } else if (offsets.back() < static_cast<std::uint64_t>(ring_data.size())) {
+        payload_data = ring_data[py::slice(0, static_cast<py::ssize_t>(offsets.back()), 1)];  // expired ones left room
+    }
+    py::array_t<std::uint64_t> payload_offsets(static_cast<py::ssize_t>(offsets.size()), offsets.data());
+    py::array_t<std::uint8_t> payload_states(static_cast<py::ssize_t>(states.size()), states.data());
+    return py::make_tuple(used, payload_data, payload_offsets, payload_states, stop_name(f.stopped), f.gaps,
+                          f.skipped);
+}
+
+}  // namespace evring::python

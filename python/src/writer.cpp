@@ -1,0 +1,118 @@
+// evring.Writer: creating a ring and recording events into it (module.hpp).
+//
+// record() copies the payload (any bytes-like object) into a reservation and
+// commits it; a payload larger than the ring allows raises evring.Error
+// after recording a RECORD_ERROR in its place, as typed_publish.hpp does.
+//
+// Thread safety: a Writer may be used from several Python threads (the
+// Publisher is shared-safe); close() must not race with record().
+#include <pybind11/pybind11.h>
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "evring/typed_publish.hpp"
+#include "module.hpp"
+#include "reader.hpp"
+#include "writer_handle.hpp"
+
+namespace evring::python {
+namespace {
+
+class Writer {
+public:
+    explicit Writer(std::unique_ptr<evring_writer> handle, std::optional<Schema> schema)
+        : handle_(std::move(handle)), schema_(std::move(schema)) {}
+
+    std::uint64_t record(const py::object& event_type, const py::buffer& payload, const py::tuple& flow) {
+        evring_writer& w = handle();
+        const std::uint16_t type = type_number(event_type);
+        FlowTags tags{};
+        if (flow.size() > 4) raise_error(fmt::format("flow has {} tags; a ring carries at most 4", flow.size()));
+        for (std::size_t i = 0; i < flow.size(); ++i) tags[i] = flow[i].cast<std::uint64_t>();
+        const py::buffer_info info = payload.request();
+        if (info.ndim > 1 && !PyBuffer_IsContiguous(info.view(), 'C'))
+            raise_error("the payload must be a contiguous buffer");
+        const auto size = static_cast<std::uint64_t>(info.size * info.itemsize);
+        Reservation r = w.publisher.reserve(size);
+        if (!r) {
+            detail::publish_oversized(w.publisher, type, size, info.ptr, size, tags);
+            raise_error(fmt::format("a payload of {} bytes is larger than ring {} allows ({}); a RECORD_ERROR "
+                                    "was recorded instead",
+                                    size, w.writer.path(), w.publisher.max_payload_size()));
+        }
+        r.descriptor().event_type = type;
+        r.descriptor().content_ext = tags;
+        if (size > 0) std::memcpy(r.payload(), info.ptr, size);
+        w.publisher.commit(r);
+        return r.seqno();
+    }
+
+    evring_writer& handle() {
+        if (!handle_) raise_error("the writer is closed");
+        return *handle_;
+    }
+    void close() { handle_.reset(); }
+
+private:
+    std::uint16_t type_number(const py::object& event_type) const {
+        if (py::isinstance<py::str>(event_type)) {
+            const std::string name = event_type.cast<std::string>();
+            if (!schema_) raise_error(fmt::format("event type '{}' given by name, but the ring has no schema", name));
+            const SchemaEvent* e = schema_->event(name);
+            if (e == nullptr) raise_error(fmt::format("the schema has no event type named '{}'", name));
+            return e->number;
+        }
+        const auto number = event_type.cast<std::int64_t>();
+        if (number < 0 || number > 0xffff) raise_error(fmt::format("event type {} is not in 0..65535", number));
+        return static_cast<std::uint16_t>(number);
+    }
+
+    std::unique_ptr<evring_writer> handle_;
+    std::optional<Schema> schema_;
+};
+
+Writer create(const std::string& name, unsigned descriptor_shift, unsigned payload_shift,
+              const py::object& content_type, const py::object& schema, bool shared, bool keep) {
+    bindings::WriterSettings settings;
+    settings.name = name;
+    settings.descriptor_shift = descriptor_shift;
+    settings.payload_shift = payload_shift;
+    if (!content_type.is_none()) {
+        const auto type = content_type.cast<std::int64_t>();
+        if (type <= 0 || type > 0xffff) raise_error(fmt::format("content type {} is not in 1..65535", type));
+        settings.content_type = static_cast<std::uint16_t>(type);
+    }
+    std::optional<Schema> parsed;
+    if (!schema.is_none()) {
+        settings.schema = py::str(schema).cast<std::string>();
+        auto loaded = bindings::load_schema(settings.schema);
+        if (!loaded) raise_error(loaded.error().message());
+        parsed = std::move(*loaded);
+    }
+    settings.shared = shared;
+    settings.keep = keep;
+    auto handle = bindings::create_writer_handle(settings);
+    if (!handle) raise_error(handle.error().message());
+    return Writer(std::move(*handle), std::move(parsed));
+}
+
+}  // namespace
+
+void register_writer(py::module_& m) {
+    py::class_<Writer>(m, "Writer", "A ring this process writes (evring.create).")
+        .def("record", &Writer::record, py::arg("event_type"), py::arg("payload"), py::arg("flow") = py::tuple(),
+             "Records one event (event_type: a number, or a name from the schema); returns its seqno.")
+        .def_property_readonly("path", [](Writer& w) { return w.handle().writer.path(); })
+        .def_property_readonly("max_payload", [](Writer& w) { return w.handle().publisher.max_payload_size(); })
+        .def("close", &Writer::close, "Closes the ring; its file is removed unless keep=True.")
+        .def("__enter__", [](py::object self) { return self; })
+        .def("__exit__", [](Writer& w, py::args) { w.close(); });
+    m.def("create", &create, py::arg("name"), py::arg("descriptor_shift") = kDefaultDescriptorShift,
+          py::arg("payload_shift") = kDefaultPayloadBufShift, py::arg("content_type") = py::none(),
+          py::arg("schema") = py::none(), py::arg("shared") = false, py::arg("keep") = false,
+          "Creates a ring (a name in the ring directory, or a path) and returns its Writer.");
+}
+
+}  // namespace evring::python
