@@ -158,7 +158,21 @@ case_untrusted_embedded_schema_is_ignored_with_one_warning() {
     ok untrusted_embedded_schema_is_ignored_with_one_warning
 }
 
+case_consumer_example_decodes_both_ways() {
+    local consumer_bin; consumer_bin="$(dirname "$PRODUCER_BIN")/consumer"
+    [[ -x $consumer_bin ]] || { echo "skip consumer_example_decodes_both_ways (no consumer example)"; return; }
+    "$consumer_bin" feed --from oldest --trades-only --count 3 --print 3 > "$WORK/c1.out" 2>&1 || { fail consumer "$(cat "$WORK/c1.out")"; return; }
+    "$consumer_bin" feed --from oldest --trades-only --count 3 --print 3 --generic > "$WORK/c2.out" 2>&1 || { fail consumer "$(cat "$WORK/c2.out")"; return; }
+    [[ $(grep -Ec '^[0-9]+ TRADE [A-Z]+ [0-9]+ @ [0-9.]+ \(venue [1-3]\)$' "$WORK/c1.out") == 3 ]] || { fail consumer "generated: $(cat "$WORK/c1.out")"; return; }
+    [[ $(grep -Ec '^[0-9]+ TRADE counter=[0-9]+ price=[0-9]+ quantity=[0-9]+ name_length=[0-9]+ checksum=[0-9]+ name=0x[0-9a-f]+$' "$WORK/c2.out") == 3 ]] ||
+        { fail consumer "generic: $(cat "$WORK/c2.out")"; return; }
+    # The same events, by seqno, both ways.
+    [[ $(cut -d' ' -f1 "$WORK/c1.out" | head -3) == $(cut -d' ' -f1 "$WORK/c2.out" | head -3) ]] || { fail consumer "different events"; return; }
+    ok consumer_example_decodes_both_ways
+}
+
 case_real_snapshots_decode_every_event_by_name
+case_consumer_example_decodes_both_ways
 case_producer_ring_decodes_through_its_embedded_schema
 case_schema_file_mismatch_names_both_hashes
 case_type_and_flow_accept_schema_names
