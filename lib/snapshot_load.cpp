@@ -187,12 +187,14 @@ Result<RingLayout> read_ring_header(FrameReader& reader, RingHeader& header, std
 // costs what its events occupy.
 void copy_nonzero_pages(std::byte* target, std::uint64_t offset, std::span<const std::byte> bytes) {
     static constexpr std::uint64_t kPage = 4096;
-    static const std::byte kZeros[kPage] = {};
+    // All zero: the first byte is, and each byte equals the next (libc's
+    // vectorised memcmp; a loop here is what the profile showed).
+    auto all_zero = [](const std::byte* p, std::uint64_t n) { return p[0] == std::byte{0} && std::memcmp(p, p + 1, n - 1) == 0; };
     std::uint64_t at = 0;
     while (at < bytes.size()) {
         const std::uint64_t page_end = ((offset + at) / kPage + 1) * kPage;
         const std::uint64_t n = std::min<std::uint64_t>(page_end - (offset + at), bytes.size() - at);
-        if (std::memcmp(bytes.data() + at, kZeros, n) != 0) std::memcpy(target + offset + at, bytes.data() + at, n);
+        if (!all_zero(bytes.data() + at, n)) std::memcpy(target + offset + at, bytes.data() + at, n);
         at += n;
     }
 }
