@@ -1,7 +1,7 @@
 // consumer: reads the producer's market feed from another process.
 //
 //   consumer <ring-config> [--from latest|oldest] [--symbol NAME] [--trades-only]
-//            [--count N] [--print N]
+//            [--count N] [--print N] [--generic]
 //
 // Built on the library's follow loop (evring/follow.hpp): it filters on flow
 // tags (the symbol) and event types without touching the payloads of events
@@ -10,12 +10,20 @@
 // it wrote has been read. When it has caught up it sleeps on the ring's
 // doorbell, so an idle consumer costs no CPU (tests/cli/cli_test.sh,
 // consumer_is_idle_when_no_events_come, measures it).
+//
+// Decoding, two ways: by default with the header the build generates from
+// schemas/demo.toml (demo::Tick, demo::event_name, the schema hash checked
+// against the ring's); with --generic, the events it prints are decoded by
+// the library's generic decoder with the schema the ring embeds, found by
+// evring::resolve_schema as `evring watch` finds it (no generated code).
 #include <signal.h>
 #include <time.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -23,6 +31,8 @@
 #include "evring/config.hpp"
 #include "evring/follow.hpp"
 #include "evring/ring.hpp"
+#include "evring/schema_render.hpp"
+#include "evring/schema_resolve.hpp"
 #include "evring/source_open.hpp"
 
 namespace {
@@ -41,7 +51,9 @@ struct Tally {
 // checked against the writer's window by the event source).
 class TickChecker final : public evring::FollowSink {
 public:
-    TickChecker(Tally& tally, std::uint64_t print_limit) : tally_(tally), print_limit_(print_limit) {}
+    // `generic`: print with this schema's generic decoder instead of the generated struct.
+    TickChecker(Tally& tally, std::uint64_t print_limit, const evring::Schema* generic)
+        : tally_(tally), print_limit_(print_limit), generic_(generic) {}
 
     bool event(const evring::SourceEvent& event) override {
         ++tally_.matched;
@@ -63,11 +75,19 @@ public:
             return true;
         }
         ++tally_.verified;
-        if (tally_.verified <= print_limit_)
-            std::printf("%llu %s %.*s %u @ %.4f (venue %llu)\n", static_cast<unsigned long long>(d.seqno),
-                        d.event_type == demo::kTrade ? "TRADE" : "quote", static_cast<int>(name.size()), name.data(),
-                        tick.quantity, static_cast<double>(tick.price) / 1e4,
-                        static_cast<unsigned long long>(d.content_ext[demo::kFlowVenue]));
+        if (tally_.verified > print_limit_) return true;
+        if (generic_ != nullptr) {
+            line_.clear();  // reused: no allocation once it has grown
+            const evring::DecodeError e = evring::append_event_text(*generic_, d.event_type, event.payload, line_);
+            if (!e.ok()) line_ = evring::describe_decode_error(*generic_, e);
+            std::printf("%llu %s\n", static_cast<unsigned long long>(d.seqno), line_.c_str());
+            return true;
+        }
+        const std::string_view type = demo::event_name(static_cast<demo::EventType>(d.event_type));
+        std::printf("%llu %.*s %.*s %u @ %.4f (venue %llu)\n", static_cast<unsigned long long>(d.seqno),
+                    static_cast<int>(type.size()), type.data(), static_cast<int>(name.size()), name.data(),
+                    tick.quantity, static_cast<double>(tick.price) / 1e4,
+                    static_cast<unsigned long long>(d.content_ext[demo::kFlowVenue]));
         return true;
     }
     bool gap(const evring::SourceGap& gap) override {
@@ -87,6 +107,8 @@ public:
 private:
     Tally& tally_;
     std::uint64_t print_limit_;
+    const evring::Schema* generic_;
+    std::string line_;
 };
 
 }  // namespace
@@ -94,7 +116,7 @@ private:
 int main(int argc, char** argv) {
     CLI::App app{"Reads the producer's market feed from an event ring."};
     std::string config_text, from = "latest", symbol;
-    bool trades_only = false;
+    bool trades_only = false, generic = false;
     std::uint64_t count = 0, print_limit = 0;
     double wait_seconds = 0;
     app.add_option("ring", config_text, "<name-or-path>[:...] as given to the producer")->required();
@@ -103,6 +125,7 @@ int main(int argc, char** argv) {
     app.add_flag("--trades-only", trades_only, "only trades (an event-type filter)");
     app.add_option("--count", count, "stop after N matching events");
     app.add_option("--print", print_limit, "print the first N matching events");
+    app.add_flag("--generic", generic, "print with the generic decoder and the ring's embedded schema");
     app.add_option("--wait", wait_seconds, "wait up to this many seconds for the ring to appear");
     CLI11_PARSE(app, argc, argv);
 
@@ -143,6 +166,16 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "consumer: %s\n", s.error().message().c_str());
         return 1;
     }
+    std::optional<evring::Schema> schema;
+    if (generic) {
+        auto found = evring::resolve_schema(**source);  // the ring embeds schemas/demo.toml
+        if (!found || !found->schema) {
+            std::fprintf(stderr, "consumer: no schema for '%s': %s\n", config->name_or_path.c_str(),
+                         found ? found->warning.c_str() : found.error().message().c_str());
+            return 1;
+        }
+        schema = std::move(found->schema);
+    }
     ::signal(SIGINT, on_signal);
     ::signal(SIGTERM, on_signal);
 
@@ -153,7 +186,7 @@ int main(int argc, char** argv) {
     options.payloads = evring::PayloadRead::Copy;
     options.stop_flag = &g_stop;
     Tally tally;
-    TickChecker checker(tally, print_limit);
+    TickChecker checker(tally, print_limit, schema ? &*schema : nullptr);
     auto result = evring::follow(*source, options, checker);
     if (!result) {
         std::fprintf(stderr, "consumer: %s\n", result.error().message().c_str());

@@ -29,6 +29,7 @@ struct LsOptions {
 struct InfoOptions {
     std::string ring;
     bool json = false;
+    std::string schema_file;  // --schema FILE; empty: none
     std::optional<std::string> max_snapshot_size;
 };
 
@@ -42,6 +43,7 @@ struct WatchOptions {
     std::string format = "text";
     std::optional<std::string> max_snapshot_size;
     bool follow_name = false;
+    std::string schema_file;  // --schema FILE; empty: none
 };
 
 struct SnapshotOptions {

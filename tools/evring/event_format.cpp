@@ -131,4 +131,23 @@ void print_event(OutputBuffer& out, Format format, const EventDescriptor& event,
     out.maybe_flush();
 }
 
+void EventPrinter::print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
+    if (schema_ == nullptr) {
+        print_event(out, format_, event, payload);
+        return;
+    }
+    switch (format_) {
+    case Format::Text: put_decoded_text(out, event, payload); break;
+    case Format::Hex:
+        put_decoded_text(out, event, payload);
+        if (payload.state == PayloadView::State::Ok)
+            put_hexdump(out, payload.bytes);
+        else if (payload.state == PayloadView::State::Expired)
+            out.put("  (payload expired: overwritten before it could be read)\n");
+        break;
+    case Format::Jsonl: put_decoded_json(out, event, payload); break;
+    }
+    out.maybe_flush();
+}
+
 }  // namespace evring::cli

@@ -9,9 +9,18 @@
 //          payload_size, record_epoch_nanos, content_ext (4 numbers) and
 //          payload (lower-case hex, or null when the payload was lost).
 //
-// Event type names: RECORD_ERROR (1) in every content type; every other type
-// is shown and accepted as a number (the execution-event numbering depends on
-// the schema and is not part of the public description).
+// With a schema (schema_resolve.hpp found one), EventPrinter decodes payloads:
+//   text   time, seq=, then "TYPE_NAME field=value ..." (schema_render.hpp),
+//          then " ext.NAME=v" for each non-zero flow tag (ext[i]= when the
+//          schema leaves the tag unnamed); an event that does not decode shows
+//          type=, size= and decode_error="reason" instead of the fields;
+//   hex    that line, then the hexdump;
+//   jsonl  today's keys plus type_name (null for a type the schema lacks)
+//          and fields (an object), or decode_error (the reason) when the
+//          payload does not decode or was lost; payload stays as always.
+//
+// Event type names without a schema: RECORD_ERROR (1) in every content type;
+// every other type is shown and accepted as a number.
 //
 // Thread safety: one thread per printer.
 #pragma once
@@ -22,7 +31,10 @@
 #include <string>
 #include <string_view>
 
+#include "evring/error.hpp"
 #include "evring/format.hpp"
+#include "evring/schema.hpp"
+#include "evring/schema_decode.hpp"
 #include "output.hpp"
 
 namespace evring::cli {
@@ -44,10 +56,37 @@ inline bool format_reads_payloads(Format format) { return format != Format::Text
 void print_event(OutputBuffer& out, Format format, const EventDescriptor& event,
                  const PayloadView& payload);
 
+// Prints events in one format, decoded with `schema` when it is not null (the
+// schema must outlive the printer). Its scratch buffer is reused: once it has
+// grown to the longest line, printing allocates nothing.
+class EventPrinter {
+public:
+    EventPrinter(Format format, const Schema* schema) : format_(format), schema_(schema) {}
+
+    // Whether the follow loop must copy payloads for this printer.
+    bool reads_payloads() const noexcept { return schema_ != nullptr || format_reads_payloads(format_); }
+    void print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload);
+
+private:
+    void put_decoded_text(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload);
+    void put_decoded_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload);
+    // The reason an event does not decode, into reason_ (no allocation).
+    std::string_view decode_reason(const EventDescriptor& event, const PayloadView& payload, DecodeError& error);
+
+    Format format_;
+    const Schema* schema_;
+    std::string scratch_;
+    char reason_[256] = {};
+};
+
 // Event type names (see above): the name for a number, and a number for a
 // name or a decimal number; nullopt when the text is neither.
 std::string event_type_name(std::uint16_t content_type, std::uint16_t event_type);
 std::optional<std::uint16_t> parse_event_type(std::uint16_t content_type, std::string_view text);
+// --type with a schema: a name of the schema (exact, else case-insensitive), a
+// number; else an error listing the schema's names. Without a schema, as
+// parse_event_type.
+Result<std::uint16_t> parse_type_option(const Schema* schema, std::string_view text);
 
 // "test", "execution", ... or "application-defined".
 std::string_view content_type_name(std::uint16_t content_type);

@@ -13,6 +13,26 @@ void Lines::add(const char* label, const std::string& value) {
     text += fmt::format("{:<20} {}\n", label, printable(value));
 }
 
+void add_schema(Lines& lines, const ResolvedSchema& found) {
+    if (!found.schema) {
+        lines.add("schema", "none: events show as raw bytes");
+        return;
+    }
+    lines.add("schema", fmt::format("{}, {} event types, from {}", found.schema->content_name(),
+                                    found.schema->events().size(), found.from));
+}
+
+void add_schema(JsonObject& o, const ResolvedSchema& found) {
+    o.string("schema_origin", describe(found.origin)).string("schema_from", found.from);
+    if (!found.schema) {
+        o.null("schema_name");
+        return;
+    }
+    o.string("schema_name", found.schema->content_name())
+        .string("schema_own_hash", found.schema->hash_hex())
+        .number("schema_event_types", found.schema->events().size());
+}
+
 int run_info(const InfoOptions& options) {
     SourceOptions source_options;
     source_options.recording_series = false;  // info describes the file named
@@ -23,8 +43,12 @@ int run_info(const InfoOptions& options) {
     }
     auto source = open_for_command(options.ring, source_options);
     if (!source) return runtime_error(source.error());
-    if (auto* recording = dynamic_cast<RecordingSource*>(source->get())) return describe_recording(*recording, options.json);
-    if (auto* ring = dynamic_cast<RingSource*>(source->get())) return describe_ring(*ring, options.json);
+    auto found = resolve_schema(**source, {.schema_file = options.schema_file});
+    if (!found) return runtime_error(found.error());
+    if (!found->warning.empty()) report_error(found->warning);
+    if (auto* recording = dynamic_cast<RecordingSource*>(source->get()))
+        return describe_recording(*recording, options.json, *found);
+    if (auto* ring = dynamic_cast<RingSource*>(source->get())) return describe_ring(*ring, options.json, *found);
     return runtime_error(Error(EINVAL, fmt::format("info cannot describe a {} yet", describe((*source)->kind()))));
 }
 

@@ -8,17 +8,26 @@
 
 #include "evring/recording_source.hpp"
 #include "evring/ring_source.hpp"
+#include "evring/schema_resolve.hpp"
+#include "json.hpp"
 
 namespace evring::cli {
 
-// Both return an exit code (commands.hpp) after printing to stdout.
-int describe_ring(RingSource& source, bool json);
-int describe_recording(RecordingSource& source, bool json);
+// Both return an exit code (commands.hpp) after printing to stdout; `schema`
+// is what schema_resolve.hpp found for the source.
+int describe_ring(RingSource& source, bool json, const ResolvedSchema& schema);
+int describe_recording(RecordingSource& source, bool json, const ResolvedSchema& schema);
 
 // Label-aligned "label   value" lines for the text renderers.
 struct Lines {
     std::string text;
     void add(const char* label, const std::string& value);
 };
+
+// Which schema decodes the events and where it came from: one "schema" line,
+// or the keys schema_origin, schema_from, schema_name (null when none),
+// schema_own_hash (the schema file's own hash) and schema_event_types.
+void add_schema(Lines& lines, const ResolvedSchema& schema);
+void add_schema(JsonObject& object, const ResolvedSchema& schema);
 
 }  // namespace evring::cli

@@ -63,7 +63,8 @@ Result<RecordingFacts> gather_recording(RecordingSource& source) {
     }
 }
 
-void render_json(const RecordingSource& source, const RecordingFacts& f, const std::string& next_file) {
+void render_json(const RecordingSource& source, const RecordingFacts& f, const std::string& next_file,
+                 const ResolvedSchema& schema) {
     const RecordingReader& reader = source.reader();
     const RecordingFileHeader& h = reader.header();
     const SourceIdentity& id = source.identity();
@@ -75,8 +76,9 @@ void render_json(const RecordingSource& source, const RecordingFacts& f, const s
         .number("file_size", reader.file_bytes())
         .number("content_type", h.content_type)
         .string("content_type_name", content_type_name(h.content_type))
-        .string("schema_hash", hex_string(h.schema_hash))
-        .number("descriptor_capacity", h.ring_size.descriptor_capacity)
+        .string("schema_hash", hex_string(h.schema_hash));
+    add_schema(o, schema);
+    o.number("descriptor_capacity", h.ring_size.descriptor_capacity)
         .number("payload_buf_size", h.ring_size.payload_buf_size)
         .number("start_epoch_nanos", h.start_epoch_nanos)
         .number("events", f.events)
@@ -95,7 +97,8 @@ void render_json(const RecordingSource& source, const RecordingFacts& f, const s
     std::printf("%s\n", o.text().c_str());
 }
 
-void render_text(const RecordingSource& source, const RecordingFacts& f, const std::string& next_file) {
+void render_text(const RecordingSource& source, const RecordingFacts& f, const std::string& next_file,
+                 const ResolvedSchema& schema) {
     const RecordingReader& reader = source.reader();
     const RecordingFileHeader& h = reader.header();
     Lines l;
@@ -106,6 +109,8 @@ void render_text(const RecordingSource& source, const RecordingFacts& f, const s
     l.add("started", utc_time(h.start_epoch_nanos));
     l.add("content type", fmt::format("{} ({})", h.content_type, content_type_name(h.content_type)));
     l.add("schema hash", hex_string(h.schema_hash));
+    add_schema(l, schema);
+    if (!reader.schema().empty()) l.add("schema block", fmt::format("{} bytes", reader.schema().size()));
     l.add("source ring", fmt::format("{} descriptors, {} payload buffer", h.ring_size.descriptor_capacity,
                                      human_bytes(h.ring_size.payload_buf_size)));
     l.add("events", std::to_string(f.events) +
@@ -113,7 +118,6 @@ void render_text(const RecordingSource& source, const RecordingFacts& f, const s
     if (f.events + f.expired) l.add("time span", utc_time(f.first_nanos) + " .. " + utc_time(f.last_nanos));
     l.add("expired payloads", std::to_string(f.expired));
     l.add("gaps", fmt::format("{} ({} events lost)", f.gaps, f.lost));
-    if (!reader.schema().empty()) l.add("schema", fmt::format("{} bytes embedded", reader.schema().size()));
     if (reader.totals().damage_reports > 0)
         l.add("damage", fmt::format("{} damaged part(s), at least {} records lost (evring watch names each)",
                                     reader.totals().damage_reports, reader.totals().lost_to_damage));
@@ -124,14 +128,14 @@ void render_text(const RecordingSource& source, const RecordingFacts& f, const s
 
 }  // namespace
 
-int describe_recording(RecordingSource& source, bool json) {
+int describe_recording(RecordingSource& source, bool json, const ResolvedSchema& schema) {
     auto facts = gather_recording(source);
     if (!facts) return runtime_error(facts.error());
     const std::string next_file = next_recording_path(source.identity().path, source.reader().header().file_index);
     if (json)
-        render_json(source, *facts, next_file);
+        render_json(source, *facts, next_file, schema);
     else
-        render_text(source, *facts, next_file);
+        render_text(source, *facts, next_file, schema);
     if (!source.damaged()) return kExitOk;
     std::fflush(stdout);
     for (const std::string& line : facts->damage) report_error(line);

@@ -61,7 +61,7 @@ std::string pids_text(const std::vector<pid_t>& pids) {
     return text;
 }
 
-void render_json(const RingSource& source, const RingFacts& f, const WriterFacts& w) {
+void render_json(const RingSource& source, const RingFacts& f, const WriterFacts& w, const ResolvedSchema& schema) {
     const MappedRing& ring = *source.ring();
     const RingHeader& h = ring.header();
     const SourceIdentity& id = source.identity();
@@ -69,8 +69,9 @@ void render_json(const RingSource& source, const RingFacts& f, const WriterFacts
     o.string("typed", id.location).string("path", id.path).string("kind", describe(id.kind));
     o.number("content_type", h.content_type)
         .string("content_type_name", content_type_name(h.content_type))
-        .string("schema_hash", hex_string(h.schema_hash))
-        .number("descriptor_capacity", h.size.descriptor_capacity)
+        .string("schema_hash", hex_string(h.schema_hash));
+    add_schema(o, schema);
+    o.number("descriptor_capacity", h.size.descriptor_capacity)
         .number("payload_buf_size", h.size.payload_buf_size)
         .number("context_area_size", h.size.context_area_size)
         .number("file_size", ring.layout().file_size)
@@ -95,7 +96,7 @@ void render_json(const RingSource& source, const RingFacts& f, const WriterFacts
     std::printf("%s\n", o.text().c_str());
 }
 
-void render_text(const RingSource& source, const RingFacts& f, const WriterFacts& w) {
+void render_text(const RingSource& source, const RingFacts& f, const WriterFacts& w, const ResolvedSchema& schema) {
     const MappedRing& ring = *source.ring();
     const RingHeader& h = ring.header();
     const LoadedSnapshot* snapshot = source.snapshot();
@@ -111,6 +112,7 @@ void render_text(const RingSource& source, const RingFacts& f, const WriterFacts
     }
     l.add("content type", fmt::format("{} ({})", h.content_type, content_type_name(h.content_type)));
     l.add("schema hash", hex_string(h.schema_hash));
+    add_schema(l, schema);
     l.add("descriptors", fmt::format("{} ({})", h.size.descriptor_capacity,
                                      human_bytes(h.size.descriptor_capacity * sizeof(EventDescriptor))));
     l.add("payload buffer", human_bytes(h.size.payload_buf_size));
@@ -140,7 +142,7 @@ void render_text(const RingSource& source, const RingFacts& f, const WriterFacts
 
 }  // namespace
 
-int describe_ring(RingSource& source, bool json) {
+int describe_ring(RingSource& source, bool json, const ResolvedSchema& schema) {
     auto facts = gather_ring(*source.ring());
     if (!facts) return runtime_error(facts.error());
     WriterFacts writer;
@@ -150,9 +152,9 @@ int describe_ring(RingSource& source, bool json) {
         writer.alive = reader->writer_alive();
     }
     if (json)
-        render_json(source, *facts, writer);
+        render_json(source, *facts, writer, schema);
     else
-        render_text(source, *facts, writer);
+        render_text(source, *facts, writer, schema);
     return kExitOk;
 }
 

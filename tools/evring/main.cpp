@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
     auto* info_cmd = app.add_subcommand("info", "Describe a ring, snapshot or recording");
     info_cmd->add_option("RING", info.ring, "Ring name or path, snapshot or recording")->required();
     info_cmd->add_flag("--json", info.json, "Print one JSON object");
+    info_cmd->add_option("--schema", info.schema_file,
+                         "Schema file describing the source, when it carries none (docs/schema.md)")
+        ->type_name("FILE");
     add_value(info_cmd, "--max-snapshot-size", info.max_snapshot_size,
               "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)", "SIZE");
 
@@ -81,10 +84,13 @@ int main(int argc, char** argv) {
     add_value(watch_cmd, "--count", watch.count, "Stop after printing N events", "N");
     watch_cmd->add_option("--type", watch.types, "Only this event type (name or number; repeatable)")
         ->allow_extra_args(false);
-    watch_cmd->add_option("--flow", watch.flows, "Only events with content_ext[INDEX] == VALUE (repeatable)")
+    watch_cmd->add_option("--flow", watch.flows, "Only events with content_ext[INDEX] == VALUE; INDEX may be a flow tag's name (repeatable)")
         ->type_name("INDEX=VALUE")
         ->allow_extra_args(false);
     watch_cmd->add_option("--format", watch.format, "text (default), hex or jsonl");
+    watch_cmd->add_option("--schema", watch.schema_file,
+                          "Decode with this schema file when the source carries none (docs/schema.md)")
+        ->type_name("FILE");
     add_value(watch_cmd, "--max-snapshot-size", watch.max_snapshot_size,
               "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)", "SIZE");
     watch_cmd->add_flag("--follow-name", watch.follow_name,

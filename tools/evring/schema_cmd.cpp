@@ -7,14 +7,20 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "commands.hpp"
+#include "escape.hpp"
+#include "evring/format.hpp"
 #include "evring/schema.hpp"
 #include "evring/schema_builtin.hpp"
 #include "evring/schema_codegen.hpp"
 #include "evring/schema_render.hpp"
+#include "evring/schema_resolve.hpp"
+#include "open.hpp"
 
 namespace evring::cli {
 
@@ -28,6 +34,51 @@ Result<Schema> load(const std::string& file) {
             if (b.name == file) return builtin_schema(file);
     }
     return Schema::parse_file(file);
+}
+
+// Whether `file` starts like an event source (a ring file, a zstd snapshot or
+// a recording) rather than schema text.
+bool looks_like_source(const std::string& file) {
+    std::FILE* f = std::fopen(file.c_str(), "rb");
+    if (f == nullptr) return false;
+    unsigned char head[8] = {};
+    const std::size_t n = std::fread(head, 1, sizeof head, f);
+    std::fclose(f);
+    static constexpr unsigned char kZstd[4] = {0x28, 0xb5, 0x2f, 0xfd};
+    return (n >= 4 && std::memcmp(head, kZstd, 4) == 0) || (n >= 6 && std::memcmp(head, kRingMagic.data(), 6) == 0) ||
+           (n >= 8 && std::memcmp(head, "EVRECORD", 8) == 0);
+}
+
+// What `schema show ARG` shows: the schema in use for a source (ring name or
+// path, snapshot, recording), or a schema file, or a built-in schema by name.
+Result<ResolvedSchema> find_for_show(const std::string& arg) {
+    struct stat st;
+    const bool is_file = ::stat(arg.c_str(), &st) == 0;
+    if (is_file ? !looks_like_source(arg) : std::any_of(builtin_schemas().begin(), builtin_schemas().end(),
+                                                         [&](const auto& b) { return b.name == arg; })) {
+        auto schema = load(arg);
+        if (!schema) return std::move(schema).error();
+        ResolvedSchema found;
+        found.origin = is_file ? SchemaOrigin::File : SchemaOrigin::Builtin;
+        found.from = is_file ? fmt::format("schema file '{}'", arg) : fmt::format("built-in schema {}", arg);
+        found.schema = std::move(*schema);
+        return found;
+    }
+    SourceOptions options;
+    options.recording_series = false;
+    auto source = open_for_command(arg, options);
+    if (!source) return std::move(source).error();
+    auto found = resolve_schema(**source);
+    if (!found) return std::move(found).error();
+    if (!found->warning.empty()) report_error(found->warning);
+    if (!found->schema) {
+        const SourceIdentity& id = (*source)->identity();
+        return Error(ENOENT, fmt::format("{} {} carries no schema, and no built-in schema describes content type {} "
+                                         "with schema hash {}: its events show as raw bytes (give one with watch "
+                                         "--schema FILE)", describe(id.kind), printable(id.path), id.content_type,
+                                         schema_hash_hex(id.schema_hash)));
+    }
+    return found;
 }
 
 // Writes `text` to `path` through a temporary file renamed over it, so a
@@ -128,13 +179,22 @@ int run_check(const SchemaCommand& c) {
 }
 
 int run_show(const SchemaCommand& c) {
-    auto schema = load(c.file);
-    if (!schema) {
-        report_error(schema.error().message());
+    auto found = find_for_show(c.file);
+    if (!found) {
+        report_error(found.error().message());
         return kExitRuntime;
     }
-    if (c.json) std::printf("%s\n", schema_to_json(*schema).c_str());
-    else print_schema(*schema);
+    if (c.json) {
+        // The schema's own object with the origin first: {"origin":...,"from":...,<schema keys>}.
+        const std::string schema = schema_to_json(*found->schema);
+        std::string from;
+        append_json_string(from, found->from);
+        std::printf("{\"origin\":\"%s\",\"from\":%s,%s\n", std::string(describe(found->origin)).c_str(), from.c_str(),
+                    schema.c_str() + 1);
+    } else {
+        std::printf("in use: %s\n", printable(found->from).c_str());
+        print_schema(*found->schema);
+    }
     return kExitOk;
 }
 
@@ -166,8 +226,11 @@ std::unique_ptr<SchemaCommand> add_schema_command(CLI::App& app) {
     c->command->require_subcommand(1);
     c->check = c->command->add_subcommand("check", "Validate a schema file");
     c->check->add_option("FILE", c->file, "Schema file")->required();
-    c->show = c->command->add_subcommand("show", "Print a schema: events, layouts, hash");
-    c->show->add_option("FILE", c->file, "Schema file, or a built-in schema's name (monad-exec-v1)")->required();
+    c->show = c->command->add_subcommand("show", "Print a schema (events, layouts, hash) and where it came from");
+    c->show->add_option("SOURCE", c->file,
+                        "Ring name or path, snapshot or recording (the schema in use), schema file, or a built-in "
+                        "schema's name (monad-exec-v1)")
+        ->required();
     c->show->add_flag("--json", c->json, "Print one JSON object");
     c->compile = c->command->add_subcommand("compile", "Generate a C++ header from a schema file");
     c->compile->add_option("FILE", c->file, "Schema file")->required();

@@ -2,9 +2,10 @@
 //
 // main.cpp registers the command with add_schema_command and, when one of its
 // subcommands was chosen, returns run_schema_command's exit code (0 success,
-// 1 an invalid schema or an unwritable output, 2 usage). Showing the schema
-// of a ring comes with the ring-side integration; today `show` takes a schema
-// file or the name of a built-in schema.
+// 1 an invalid schema, a source without a schema or an unwritable output,
+// 2 usage). `show` takes a source (ring, snapshot, recording: the schema
+// schema_resolve.hpp finds for it, and its origin), a schema file or the name
+// of a built-in schema.
 #pragma once
 
 #include <memory>

@@ -75,16 +75,42 @@ Result<std::string> parse_choice(std::string_view option, std::string_view text,
     return bad(option, text, "expected one of " + listed);
 }
 
-Status add_flow(FlowFilter& filter, std::string_view text) {
+namespace {
+
+// The content_ext index a --flow names: digits, or a flow tag of the schema.
+Result<std::uint64_t> flow_index(std::string_view option_text, std::string_view name, const Schema* schema) {
+    if (digits_only(name)) {
+        std::uint64_t index = 0;
+        auto r = std::from_chars(name.data(), name.data() + name.size(), index);
+        if (r.ec != std::errc() || index > 3) return bad("--flow", option_text, "INDEX is 0 to 3 (content_ext has 4 words)");
+        return index;
+    }
+    if (schema == nullptr)
+        return bad("--flow", option_text, "expected INDEX=VALUE, e.g. 1=42 (no schema describes this source, so "
+                                          "flow tags have no names)");
+    if (auto index = schema->flow_tag(name)) return *index;
+    std::string names;
+    for (const std::string& tag : schema->flow_tags())
+        if (!tag.empty()) names += (names.empty() ? "" : ", ") + tag;
+    return bad("--flow", option_text,
+               names.empty() ? fmt::format("schema {} names no flow tags; expected INDEX=VALUE, e.g. 1=42",
+                                           schema->content_name())
+                             : fmt::format("not a flow tag of schema {}; expected INDEX=VALUE or NAME=VALUE with "
+                                           "NAME one of {}", schema->content_name(), names));
+}
+
+}  // namespace
+
+Status add_flow(FlowFilter& filter, std::string_view text, const Schema* schema) {
     const auto eq = text.find('=');
-    if (eq == std::string_view::npos || !digits_only(text.substr(0, eq)) || !digits_only(text.substr(eq + 1)))
-        return bad("--flow", text, "expected INDEX=VALUE, e.g. 1=42");
-    std::uint64_t index = 0, value = 0;
-    auto r1 = std::from_chars(text.data(), text.data() + eq, index);
+    if (eq == std::string_view::npos || eq == 0 || !digits_only(text.substr(eq + 1)))
+        return bad("--flow", text, schema ? "expected NAME=VALUE or INDEX=VALUE, e.g. 1=42" : "expected INDEX=VALUE, e.g. 1=42");
+    auto index = flow_index(text, text.substr(0, eq), schema);
+    if (!index) return std::move(index).error();
+    std::uint64_t value = 0;
     auto r2 = std::from_chars(text.data() + eq + 1, text.data() + text.size(), value);
-    if (r1.ec != std::errc() || r2.ec != std::errc()) return bad("--flow", text, "a number is too large");
-    if (index > 3) return bad("--flow", text, "INDEX is 0 to 3 (content_ext has 4 words)");
-    if (!filter.require_flow(index, value)) return bad("--flow", text, "at most 8 --flow conditions");
+    if (r2.ec != std::errc()) return bad("--flow", text, "a number is too large");
+    if (!filter.require_flow(*index, value)) return bad("--flow", text, "at most 8 --flow conditions");
     return {};
 }
 

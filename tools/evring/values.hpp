@@ -14,6 +14,7 @@
 
 #include "evring/error.hpp"
 #include "evring/flow_filter.hpp"
+#include "evring/schema.hpp"
 
 namespace evring::cli {
 
@@ -26,7 +27,8 @@ Result<std::uint64_t> parse_size(std::string_view option, std::string_view text)
 // One of `choices` (comma-separated in the message).
 Result<std::string> parse_choice(std::string_view option, std::string_view text,
                                  std::initializer_list<std::string_view> choices);
-// --flow INDEX=VALUE into `filter`.
-Status add_flow(FlowFilter& filter, std::string_view text);
+// --flow INDEX=VALUE into `filter`; with a schema also NAME=VALUE, NAME one
+// of its flow tags (an unknown name is refused with the names it has).
+Status add_flow(FlowFilter& filter, std::string_view text, const Schema* schema = nullptr);
 
 }  // namespace evring::cli

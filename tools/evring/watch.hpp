@@ -21,7 +21,7 @@ namespace evring::cli {
 
 class WatchSink final : public FollowSink {
 public:
-    WatchSink(Format format, OutputBuffer& out) : format_(format), out_(out) {}
+    WatchSink(EventPrinter& printer, OutputBuffer& out) : printer_(printer), out_(out) {}
 
     void started(const EventSource& source) override { kind_ = source.kind(); }
     bool event(const SourceEvent& event) override;
@@ -35,7 +35,7 @@ public:
 private:
     void say(const std::string& line);  // flushes stdout first, to keep a terminal in order
 
-    Format format_;
+    EventPrinter& printer_;
     OutputBuffer& out_;
     SourceKind kind_ = SourceKind::Ring;
     std::uint64_t printed_ = 0;

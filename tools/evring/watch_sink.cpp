@@ -33,7 +33,7 @@ bool WatchSink::event(const SourceEvent& event) {
         say(fmt::format("seqno {}: payload size {} does not fit the ring; not shown", d.seqno, d.payload_size));
         break;
     }
-    print_event(out_, format_, d, payload);
+    printer_.print(out_, d, payload);
     ++printed_;
     return !out_.failed();
 }

@@ -1,0 +1,160 @@
+// How `watch` shows events decoded with a schema (event_format.hpp), and
+// --type NAME. The line is built in the printer's scratch string and the
+// decode error in its fixed buffer, so nothing is allocated per event.
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "escape.hpp"
+#include "event_format.hpp"
+#include "evring/schema_render.hpp"
+
+namespace evring::cli {
+namespace {
+
+void put_flow_tags(OutputBuffer& out, const Schema& schema, const EventDescriptor& event) {
+    for (std::size_t i = 0; i < 4; ++i) {
+        if (event.content_ext[i] == 0) continue;
+        const std::string& name = schema.flow_tags()[i];
+        if (name.empty()) {
+            out.put(" ext[");
+            out.put(static_cast<char>('0' + i));
+            out.put("]=");
+        } else {
+            out.put(" ext.");
+            out.put(name);
+            out.put('=');
+        }
+        out.put_uint(event.content_ext[i]);
+    }
+}
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+}  // namespace
+
+std::string_view EventPrinter::decode_reason(const EventDescriptor& event, const PayloadView& payload,
+                                             DecodeError& error) {
+    if (payload.state == PayloadView::State::Expired) return "payload expired (overwritten before it was read)";
+    if (payload.state == PayloadView::State::NotRead) return "payload not read";
+    error = check_payload(*schema_, event.event_type, payload.bytes);
+    if (error.ok()) return {};
+    return {reason_, format_decode_error(*schema_, error, reason_)};
+}
+
+void EventPrinter::put_decoded_text(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
+    put_utc_time(out, event.record_epoch_nanos);
+    out.put(" seq=");
+    out.put_uint(event.seqno);
+    out.put(' ');
+    scratch_.clear();
+    DecodeError error;
+    std::string_view reason = decode_reason(event, payload, error);
+    if (reason.empty()) {
+        error = append_event_text(*schema_, event.event_type, payload.bytes, scratch_);
+        if (!error.ok()) reason = {reason_, format_decode_error(*schema_, error, reason_)};
+    }
+    if (reason.empty()) {
+        out.put(scratch_);
+    } else {
+        if (const SchemaEvent* type = schema_->event(event.event_type)) {
+            out.put(type->name);
+        } else {
+            out.put("type=");
+            out.put_uint(event.event_type);
+        }
+        out.put(" size=");
+        out.put_uint(event.payload_size);
+        if (payload.state == PayloadView::State::Expired) {
+            out.put(" payload=expired");
+        } else {
+            out.put(" decode_error=");
+            scratch_.clear();
+            append_json_string(scratch_, reason);
+            out.put(scratch_);
+        }
+    }
+    put_flow_tags(out, *schema_, event);
+    out.put('\n');
+}
+
+void EventPrinter::put_decoded_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
+    out.put("{\"seqno\":");
+    out.put_uint(event.seqno);
+    out.put(",\"event_type\":");
+    out.put_uint(event.event_type);
+    out.put(",\"type_name\":");
+    if (const SchemaEvent* type = schema_->event(event.event_type)) {
+        out.put('"');
+        out.put(type->name);  // an identifier: nothing to escape
+        out.put('"');
+    } else {
+        out.put("null");
+    }
+    out.put(",\"payload_size\":");
+    out.put_uint(event.payload_size);
+    out.put(",\"record_epoch_nanos\":");
+    out.put_uint(event.record_epoch_nanos);
+    out.put(",\"content_ext\":[");
+    for (std::size_t i = 0; i < 4; ++i) {
+        if (i > 0) out.put(',');
+        out.put_uint(event.content_ext[i]);
+    }
+    out.put(']');
+    scratch_.clear();
+    DecodeError error;
+    std::string_view reason = decode_reason(event, payload, error);
+    if (reason.empty()) {
+        scratch_ = ",\"fields\":";
+        error = append_fields_json(*schema_, event.event_type, payload.bytes, scratch_);
+        if (!error.ok()) reason = {reason_, format_decode_error(*schema_, error, reason_)};
+    }
+    if (!reason.empty()) {
+        scratch_ = ",\"decode_error\":";
+        append_json_string(scratch_, reason);
+    }
+    out.put(scratch_);
+    out.put(",\"payload\":");
+    if (payload.state == PayloadView::State::Ok) {
+        out.put('"');
+        out.put_hex(payload.bytes);
+        out.put('"');
+    } else {
+        out.put("null");
+    }
+    out.put("}\n");
+}
+
+Result<std::uint16_t> parse_type_option(const Schema* schema, std::string_view text) {
+    if (schema == nullptr) {
+        if (auto parsed = parse_event_type(0, text)) return *parsed;
+        return Error(EINVAL, fmt::format("bad --type '{}': expected an event type number (0-65535) or RECORD_ERROR "
+                                         "(no schema describes this source, so there are no other names)",
+                                         printable(text)));
+    }
+    if (const SchemaEvent* type = schema->event(text)) return type->number;
+    const SchemaEvent* found = nullptr;
+    for (const SchemaEvent& e : schema->events()) {
+        if (!equal_ignoring_case(e.name, text)) continue;
+        if (found != nullptr) {
+            found = nullptr;  // ambiguous without case: refuse
+            break;
+        }
+        found = &e;
+    }
+    if (found != nullptr) return found->number;
+    if (!text.empty() && text[0] >= '0' && text[0] <= '9')
+        if (auto number = parse_event_type(0, text)) return *number;
+    std::string names;
+    for (const SchemaEvent& e : schema->events()) names += (names.empty() ? "" : ", ") + e.name;
+    return Error(EINVAL, fmt::format("bad --type '{}': not an event type of schema {}; expected a number (0-65535) "
+                                     "or one of {}", printable(text), schema->content_name(), names));
+}
+
+}  // namespace evring::cli
