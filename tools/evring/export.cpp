@@ -101,15 +101,24 @@ Status apply_schema(ExportPlan& plan, const ExportOptions& options, const Schema
                                      "source's schema", printable(tag)));
 }
 
-// Creates (or truncates) an output; never the source itself.
+// Creates (or truncates) an output; never the source itself: the file is
+// opened without truncating, compared with the source's file, and only then
+// emptied.
 Result<int> open_output(const std::string& path, const SourceIdentity& source) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && source.inode != 0 && static_cast<std::uint64_t>(st.st_dev) == source.device &&
-        static_cast<std::uint64_t>(st.st_ino) == source.inode)
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return Error(errno, fmt::format("cannot create '{}': {}", printable(path), std::strerror(errno)));
+    struct stat out {}, in {};
+    if (::fstat(fd, &out) == 0 && !source.path.empty() && ::stat(source.path.c_str(), &in) == 0 &&
+        out.st_dev == in.st_dev && out.st_ino == in.st_ino) {
+        ::close(fd);
         return Error(EINVAL, fmt::format("refusing to write the trace '{}' over the source it is read from",
                                          printable(path)));
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return Error(errno, fmt::format("cannot create '{}': {}", printable(path), std::strerror(errno)));
+    }
+    if (S_ISREG(out.st_mode) && ::ftruncate(fd, 0) != 0) {
+        const int error = errno;
+        ::close(fd);
+        return Error(error, fmt::format("cannot truncate '{}': {}", printable(path), std::strerror(error)));
+    }
     return fd;
 }
 
