@@ -432,6 +432,20 @@ TEST(Timeline, TracksByFlowTagValue) {
                                                                   "instant txn 3 NOTE @30"}));
 }
 
+TEST(Timeline, FlowValuesPastTheCapShareOneTrack) {
+    CallLog log;
+    TimelineOptions options;
+    options.track_by = TimelineOptions::TrackBy::Flow;
+    Timeline timeline({&log}, nullptr, 7, options);
+    for (std::uint64_t v = 1; v <= kMaxFlowTracks + 10; ++v) ASSERT_TRUE(timeline.event(make_event(v, 9, v, v, 0)));
+    ASSERT_TRUE(timeline.finish());
+    // root, two counters, kMaxFlowTracks value tracks, one shared track.
+    EXPECT_EQ(timeline.stats().tracks, 3 + kMaxFlowTracks + 1);
+    EXPECT_EQ(log.matching("track other ext0 values").size(), 1u);
+    EXPECT_EQ(log.calls.back().rfind("counter", 0), 0u);
+    EXPECT_EQ(log.matching("instant other ext0 values").size(), 10u);
+}
+
 TEST(ExportOptions, DurationsNeedAUnitAndStayWithinAnHour) {
     auto nanos = [](const char* text) {
         auto r = parse_duration_nanos("--rate-interval", text);

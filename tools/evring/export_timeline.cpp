@@ -63,13 +63,21 @@ const std::string& Timeline::event_name(std::uint16_t type) {
 std::uint64_t Timeline::event_track(const EventDescriptor& d) {
     const bool by_flow = options_.track_by == TimelineOptions::TrackBy::Flow;
     const std::uint64_t value = by_flow ? d.content_ext[options_.flow_index] : d.event_type;
-    auto [it, inserted] = event_tracks_.try_emplace(value, 0);
-    if (!inserted) return it->second;
-    it->second = next_uuid_++;
+    if (auto it = event_tracks_.find(value); it != event_tracks_.end()) return it->second;
+    const std::string& tag = flow_names_[options_.flow_index];
+    if (by_flow && event_tracks_.size() >= kMaxFlowTracks) {
+        // Past the cap every new value shares one track, so memory stays bounded.
+        if (overflow_track_ == 0) {
+            overflow_track_ = next_uuid_++;
+            declare(TrackInfo{overflow_track_, root_, TrackInfo::Kind::Events, fmt::format("other {} values", tag), {}});
+        }
+        return overflow_track_;
+    }
+    auto [it, inserted] = event_tracks_.try_emplace(value, next_uuid_++);
     std::string name;
     if (!by_flow) name = event_name(d.event_type);
-    else if (value == 0) name = fmt::format("no {}", flow_names_[options_.flow_index]);
-    else name = fmt::format("{} {}", flow_names_[options_.flow_index], value);
+    else if (value == 0) name = fmt::format("no {}", tag);
+    else name = fmt::format("{} {}", tag, value);
     declare(TrackInfo{it->second, root_, TrackInfo::Kind::Events, std::move(name), {}});
     return it->second;
 }

@@ -20,7 +20,8 @@
 // - counter tracks: "event rate" (events/s of the exported events per
 //   rate interval, a zero after an empty interval) and "lost events" (the
 //   sequence numbers in gaps so far, any reason).
-// Memory: what is open (spans, lanes) and one entry per track; nothing per
+// Memory: what is open (spans, lanes) and one entry per track (at most
+// kMaxFlowTracks flow-value tracks; later values share one); nothing per
 // event. Open spans are capped (kMaxOpenSpans per span) so a stream of begins
 // without ends cannot grow it: past the cap begins are counted, not drawn.
 //
@@ -66,6 +67,8 @@ struct TimelineStats {
 
 inline constexpr std::size_t kMaxOpenSpans = 65536;
 inline constexpr std::size_t kMaxLanes = 4096;
+// --track-by flow: values past this many share the track "other TAG values".
+inline constexpr std::size_t kMaxFlowTracks = 65536;
 
 class Timeline final : public FollowSink {
 public:
@@ -124,6 +127,7 @@ private:
     std::uint64_t rate_track_ = 2;
     std::uint64_t lost_track_ = 3;
     std::uint64_t next_uuid_ = 16;
+    std::uint64_t overflow_track_ = 0;
     std::unordered_map<std::uint64_t, std::uint64_t> event_tracks_;
     std::unordered_map<std::uint16_t, std::string> names_;  // type or flow value -> uuid
     std::vector<SpanState> spans_;
