@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "escape.hpp"
+#include "export_cmd.hpp"
 #include "schema_cmd.hpp"
 
 namespace {
@@ -116,6 +117,7 @@ int main(int argc, char** argv) {
     add_value(record_cmd, "--level", record.level, "zstd level, 1 to 19 (default 1)", "LEVEL");
 
     auto schema = add_schema_command(app);
+    auto export_cmd = add_export_command(app);
 
     std::vector<std::string> args = join_negative_values(argc, argv);
     std::reverse(args.begin(), args.end());  // CLI11 takes the vector in reverse order
@@ -131,5 +133,6 @@ int main(int argc, char** argv) {
     if (*snapshot_cmd) return run_snapshot(snapshot);
     if (*record_cmd) return run_record(record);
     if (schema->chosen()) return run_schema_command(*schema);
+    if (export_cmd->chosen()) return run_export(*export_cmd);
     return kExitUsage;
 }

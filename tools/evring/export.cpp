@@ -1,0 +1,261 @@
+// evring export: options, the source and its schema, the writers, then the
+// library's follow loop with the Timeline as its sink.
+#include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "commands.hpp"
+#include "escape.hpp"
+#include "event_format.hpp"
+#include "evring/schema_resolve.hpp"
+#include "export_chrome.hpp"
+#include "export_cmd.hpp"
+#include "export_perfetto.hpp"
+#include "export_timeline.hpp"
+#include "open.hpp"
+#include "stop.hpp"
+#include "values.hpp"
+
+namespace evring::cli {
+namespace {
+
+struct ExportPlan {
+    FollowOptions follow;
+    SourceOptions source;
+    TimelineOptions timeline;
+    std::string track_flow;  // --track-by flow:NAME, resolved once the schema is known
+};
+
+Result<ExportPlan> plan_export(const ExportOptions& options) {
+    ExportPlan plan;
+    if (options.perfetto.empty() && options.chrome_json.empty())
+        return Error(EINVAL, "export needs an output: --perfetto FILE and/or --chrome-json FILE");
+    if (options.perfetto == options.chrome_json)
+        return Error(EINVAL, fmt::format("--perfetto and --chrome-json both name '{}'", printable(options.perfetto)));
+    auto start = parse_start(options.from, "--from");
+    if (!start) return std::move(start).error();
+    plan.follow.start = *start;
+    if (options.until) {
+        auto stop = parse_stop(*options.until, "--until");
+        if (!stop) return std::move(stop).error();
+        plan.follow.stop = *stop;
+    }
+    if (options.count) {
+        auto count = parse_count("--count", *options.count);
+        if (!count) return std::move(count).error();
+        plan.follow.count = *count;
+    }
+    for (const auto& flow : options.flows)
+        if (auto s = add_flow(plan.follow.filter, flow); !s) return std::move(s).error();
+    if (options.track_by == "type") {
+        plan.timeline.track_by = TimelineOptions::TrackBy::Type;
+    } else if (options.track_by.starts_with("flow:") && options.track_by.size() > 5) {
+        plan.timeline.track_by = TimelineOptions::TrackBy::Flow;
+        plan.track_flow = options.track_by.substr(5);
+    } else {
+        return Error(EINVAL, fmt::format("bad --track-by '{}': expected type or flow:N (N a flow tag index 0-3 "
+                                         "or its name in the schema)", printable(options.track_by)));
+    }
+    auto interval = parse_duration_nanos("--rate-interval", options.rate_interval);
+    if (!interval) return std::move(interval).error();
+    plan.timeline.rate_interval_nanos = *interval;
+    if (options.max_snapshot_size) {
+        auto size = parse_size("--max-snapshot-size", *options.max_snapshot_size);
+        if (!size) return std::move(size).error();
+        plan.source.max_snapshot_size = *size;
+    }
+    plan.follow.payloads = PayloadRead::Copy;
+    plan.follow.stop_flag = &stop_flag();
+    return plan;
+}
+
+// What needs the schema: --type names and --track-by flow:NAME.
+Status apply_schema(ExportPlan& plan, const ExportOptions& options, const Schema* schema, std::uint16_t content_type) {
+    for (const auto& type : options.types) {
+        std::optional<std::uint16_t> number = parse_event_type(content_type, type);
+        if (!number && schema != nullptr)
+            if (const SchemaEvent* e = schema->event(type)) number = e->number;
+        if (!number)
+            return Error(EINVAL, fmt::format("bad --type '{}': expected an event type number (0-65535), RECORD_ERROR "
+                                             "or an event name of the source's schema{}", printable(type),
+                                             schema == nullptr ? " (it has none)" : ""));
+        plan.follow.filter.types.add(*number);
+    }
+    if (plan.timeline.track_by != TimelineOptions::TrackBy::Flow) return {};
+    const std::string& tag = plan.track_flow;
+    if (tag.size() == 1 && tag[0] >= '0' && tag[0] <= '3') {
+        plan.timeline.flow_index = static_cast<std::size_t>(tag[0] - '0');
+        return {};
+    }
+    if (schema != nullptr)
+        if (auto index = schema->flow_tag(tag)) {
+            plan.timeline.flow_index = *index;
+            return {};
+        }
+    return Error(EINVAL, fmt::format("bad --track-by 'flow:{}': not a flow tag index 0-3 nor a flow tag of the "
+                                     "source's schema", printable(tag)));
+}
+
+// Creates (or truncates) an output; never the source itself: the file is
+// opened without truncating, compared with the source's file, and only then
+// emptied.
+Result<int> open_output(const std::string& path, const SourceIdentity& source) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return Error(errno, fmt::format("cannot create '{}': {}", printable(path), std::strerror(errno)));
+    struct stat out {}, in {};
+    if (::fstat(fd, &out) == 0 && !source.path.empty() && ::stat(source.path.c_str(), &in) == 0 &&
+        out.st_dev == in.st_dev && out.st_ino == in.st_ino) {
+        ::close(fd);
+        return Error(EINVAL, fmt::format("refusing to write the trace '{}' over the source it is read from",
+                                         printable(path)));
+    }
+    if (S_ISREG(out.st_mode) && ::ftruncate(fd, 0) != 0) {
+        const int error = errno;
+        ::close(fd);
+        return Error(error, fmt::format("cannot truncate '{}': {}", printable(path), std::strerror(error)));
+    }
+    return fd;
+}
+
+struct Outputs {
+    std::vector<int> fds;
+    std::vector<std::string> paths;
+    std::vector<std::unique_ptr<TraceWriter>> writers;
+    ~Outputs() {
+        writers.clear();
+        for (int fd : fds) ::close(fd);
+    }
+    void remove_files() {
+        for (const auto& p : paths) ::unlink(p.c_str());
+    }
+};
+
+std::string summary(const TimelineStats& s, const ExportOptions& options, const Outputs& outputs, double seconds) {
+    std::string text = fmt::format(
+        "exported {} events in {:.3f} s ({:.0f} events/s): {} tracks, {} slices ({} unfinished, {} ends without a "
+        "begin{}), {} counter samples, {} lost",
+        s.events, seconds, seconds > 0 ? static_cast<double>(s.events) / seconds : 0.0, s.tracks, s.slices,
+        s.unfinished, s.ends_without_begin,
+        s.spans_over_cap != 0 ? fmt::format(", {} over the open-span cap", s.spans_over_cap) : std::string(),
+        s.counter_samples, s.lost);
+    std::size_t i = 0;
+    if (!options.perfetto.empty()) {
+        text += fmt::format("; perfetto '{}' ({} packets, {} bytes)", printable(options.perfetto),
+                            outputs.writers[i]->records(), outputs.writers[i]->bytes());
+        ++i;
+    }
+    if (!options.chrome_json.empty())
+        text += fmt::format("; chrome-json '{}' ({} trace events, {} bytes)", printable(options.chrome_json),
+                            outputs.writers[i]->records(), outputs.writers[i]->bytes());
+    return text;
+}
+
+}  // namespace
+
+Result<std::uint64_t> parse_duration_nanos(std::string_view option, std::string_view text) {
+    std::size_t digits = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+    const std::string_view unit = text.substr(digits);
+    std::uint64_t scale = 0;
+    if (unit == "ns") scale = 1;
+    else if (unit == "us") scale = 1000;
+    else if (unit == "ms") scale = 1000000;
+    else if (unit == "s") scale = 1000000000;
+    auto bad = [&](std::string_view why) {
+        return Error(EINVAL, fmt::format("bad {} '{}': {}", option, printable(text), why));
+    };
+    if (digits == 0 || scale == 0) return bad("expected a number and a unit: ns, us, ms or s (10ms)");
+    if (digits > 12) return bad("longer than an hour");
+    std::uint64_t value = 0;
+    for (std::size_t i = 0; i < digits; ++i) value = value * 10 + static_cast<std::uint64_t>(text[i] - '0');
+    const std::uint64_t nanos = value * scale;
+    if (nanos == 0) return bad("must be more than zero");
+    if (nanos > 3600ull * 1000000000ull) return bad("longer than an hour");
+    return nanos;
+}
+
+bool ExportOptions::chosen() const { return command != nullptr && command->parsed(); }
+
+std::unique_ptr<ExportOptions> add_export_command(CLI::App& app) {
+    auto options = std::make_unique<ExportOptions>();
+    ExportOptions& o = *options;
+    auto* c = app.add_subcommand("export", "Write a timeline of a ring, snapshot or recording for trace viewers");
+    o.command = c;
+    c->add_option("SOURCE", o.source, "Ring name or path, snapshot or recording")->required();
+    c->add_option("--perfetto", o.perfetto, "Perfetto trace (protobuf) to write")->type_name("FILE");
+    c->add_option("--chrome-json", o.chrome_json, "Chrome JSON trace to write")->type_name("FILE");
+    c->add_option("--from", o.from, "oldest (default), latest, SEQNO, -N, or a time (2026-11-22T01:45:00Z, @EPOCH, -5s)");
+    c->add_option("--until", o.until, "Stop after this SEQNO or TIME")->type_name("SEQNO|TIME");
+    c->add_option("--count", o.count, "Stop after N events")->type_name("N");
+    c->add_option("--type", o.types, "Only this event type (name, number; repeatable)")->allow_extra_args(false);
+    c->add_option("--flow", o.flows, "Only events with content_ext[INDEX] == VALUE (repeatable)")
+        ->type_name("INDEX=VALUE")
+        ->allow_extra_args(false);
+    c->add_option("--track-by", o.track_by, "type (default: a track per event type) or flow:N (per value of "
+                                            "flow tag N, an index 0-3 or the schema's name)");
+    c->add_option("--schema", o.schema_file, "Schema file for a source without one")->type_name("FILE");
+    c->add_option("--rate-interval", o.rate_interval, "Bucket of the event-rate counter (default 10ms)")
+        ->type_name("DURATION");
+    c->add_option("--max-snapshot-size", o.max_snapshot_size,
+                  "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)")
+        ->type_name("SIZE");
+    return options;
+}
+
+int run_export(const ExportOptions& options) {
+    auto plan = plan_export(options);
+    if (!plan) return usage_error(plan.error());
+    auto source = open_for_command(options.source, plan->source);
+    if (!source) return runtime_error(source.error());
+    const SourceIdentity& identity = (*source)->identity();
+    auto schema = resolve_schema(**source, SchemaResolveOptions{options.schema_file});
+    if (!schema) return runtime_error(schema.error());
+    if (!schema->warning.empty()) report_error(schema->warning);
+    const Schema* decoder = schema->schema ? &*schema->schema : nullptr;
+    if (auto s = apply_schema(*plan, options, decoder, identity.content_type); !s) return usage_error(s.error());
+
+    Outputs outputs;
+    for (const std::string* path : {&options.perfetto, &options.chrome_json}) {
+        if (path->empty()) continue;
+        auto fd = open_output(*path, identity);
+        if (!fd) {
+            outputs.remove_files();
+            return runtime_error(fd.error());
+        }
+        outputs.fds.push_back(*fd);
+        outputs.paths.push_back(*path);
+        outputs.writers.push_back(path == &options.perfetto ? make_perfetto_writer(*fd, *path)
+                                                            : make_chrome_json_writer(*fd, *path));
+    }
+    std::vector<TraceWriter*> writers;
+    for (auto& w : outputs.writers) writers.push_back(w.get());
+    plan->timeline.root_name = fmt::format("evring {} ({})", identity.path, schema->from);
+    plan->timeline.stop_when_caught_up = true;
+
+    install_stop_handlers();
+    const auto began = std::chrono::steady_clock::now();
+    Timeline timeline(std::move(writers), decoder, identity.content_type, plan->timeline);
+    auto result = follow(*source, plan->follow, timeline);
+    if (!result) {
+        outputs.remove_files();
+        return runtime_error(result.error());
+    }
+    if (auto s = timeline.finish(); !s) {
+        outputs.remove_files();
+        return runtime_error(s.error());
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    report_error(summary(timeline.stats(), options, outputs, seconds));
+    if (result->damaged) {
+        report_error(fmt::format("'{}' is damaged: everything readable was exported", identity.path));
+        return kExitRuntime;
+    }
+    return kExitOk;
+}
+
+}  // namespace evring::cli
