@@ -15,6 +15,11 @@
 #include "escape.hpp"
 #include "schema_cmd.hpp"
 
+#ifdef EVRING_HAVE_NATS
+#include "evring/nats_source.hpp"
+#include "nats_cmd.hpp"
+#endif
+
 namespace {
 
 using namespace evring::cli;
@@ -110,6 +115,12 @@ int main(int argc, char** argv) {
     add_value(record_cmd, "--level", record.level, "zstd level, 1 to 19 (default 1)", "LEVEL");
 
     auto schema = add_schema_command(app);
+#ifdef EVRING_HAVE_NATS
+    // nats://HOST:PORT/STREAM is a source for watch and info (evring/nats_source.hpp).
+    evring::nats::register_nats_source_scheme();
+    NatsCommands nats_commands;
+    add_nats_commands(app, nats_commands);
+#endif
 
     std::vector<std::string> args = join_negative_values(argc, argv);
     std::reverse(args.begin(), args.end());  // CLI11 takes the vector in reverse order
@@ -125,5 +136,9 @@ int main(int argc, char** argv) {
     if (*snapshot_cmd) return run_snapshot(snapshot);
     if (*record_cmd) return run_record(record);
     if (schema->chosen()) return run_schema_command(*schema);
+#ifdef EVRING_HAVE_NATS
+    if (*nats_commands.relay) return run_relay_command(nats_commands.relay_options);
+    if (*nats_commands.mirror) return run_mirror(nats_commands.mirror_options);
+#endif
     return kExitUsage;
 }
