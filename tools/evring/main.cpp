@@ -16,6 +16,11 @@
 #include "export_cmd.hpp"
 #include "schema_cmd.hpp"
 
+#ifdef EVRING_HAVE_NATS
+#include "evring/nats_source.hpp"
+#include "nats_cmd.hpp"
+#endif
+
 namespace {
 
 using namespace evring::cli;
@@ -118,6 +123,12 @@ int main(int argc, char** argv) {
 
     auto schema = add_schema_command(app);
     auto export_cmd = add_export_command(app);
+#ifdef EVRING_HAVE_NATS
+    // nats://HOST:PORT/STREAM is a source for watch and info (evring/nats_source.hpp).
+    evring::nats::register_nats_source_scheme();
+    NatsCommands nats_commands;
+    add_nats_commands(app, nats_commands);
+#endif
 
     std::vector<std::string> args = join_negative_values(argc, argv);
     std::reverse(args.begin(), args.end());  // CLI11 takes the vector in reverse order
@@ -134,5 +145,9 @@ int main(int argc, char** argv) {
     if (*record_cmd) return run_record(record);
     if (schema->chosen()) return run_schema_command(*schema);
     if (export_cmd->chosen()) return run_export(*export_cmd);
+#ifdef EVRING_HAVE_NATS
+    if (*nats_commands.relay) return run_relay_command(nats_commands.relay_options);
+    if (*nats_commands.mirror) return run_mirror(nats_commands.mirror_options);
+#endif
     return kExitUsage;
 }

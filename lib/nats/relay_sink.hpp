@@ -1,0 +1,66 @@
+// The relay's follow sink: events, gaps and new ring instances from the
+// follow loop into a StreamPublisher (include/evring/nats_relay.hpp has the
+// contract). Private to lib/nats.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "evring/follow.hpp"
+#include "evring/nats_publisher.hpp"
+#include "evring/nats_relay.hpp"
+
+namespace evring::nats::detail {
+
+class RelaySink final : public FollowSink {
+public:
+    RelaySink(StreamPublisher& publisher, const RelayOptions& options) : publisher_(publisher), options_(options) {}
+
+    // What started() does on the first source: a resumed relay checks that
+    // the ring still holds `resume_next` (else a gap covers the missing
+    // range); a fresh one announces the instance and its schema.
+    void set_resume(std::optional<std::uint64_t> resume_next) { resume_next_ = resume_next; }
+
+    void started(const EventSource& source) override;
+    bool event(const SourceEvent& event) override;
+    bool gap(const SourceGap& gap) override;
+    void notice(std::string_view text) override;
+    bool idle() override;
+    void replaced(const EventSource& old_source, const EventSource& new_source) override;
+
+    // Publishes what is held back (a merged gap) and waits for every
+    // acknowledgement, at most options.flush_timeout.
+    Status finish();
+
+    const Error* failure() const { return failure_ ? &*failure_ : nullptr; }
+    std::uint64_t first_seqno() const { return first_seqno_; }
+    std::uint64_t resume_gap() const { return resume_gap_; }
+    std::uint64_t outages() const { return outages_; }
+
+private:
+    template <class Publish>
+    bool publish_waiting(Publish publish);
+    bool announce(const EventSource& source);
+    bool hold_gap(std::uint64_t first, std::uint64_t count, GapReason reason);
+    bool release_gap();
+    void log(std::string_view text) const;
+
+    StreamPublisher& publisher_;
+    const RelayOptions& options_;
+    std::optional<std::uint64_t> resume_next_;
+    bool first_start_ = true;
+    std::uint64_t first_seqno_ = 0;
+    std::uint64_t resume_gap_ = 0;
+    std::uint64_t outages_ = 0;
+    bool in_outage_ = false;
+    std::optional<Error> failure_;
+    // A gap not yet published: consecutive lost payloads are merged into one message.
+    struct HeldGap {
+        std::uint64_t first = 0;
+        std::uint64_t count = 0;
+        GapReason reason = GapReason::FellBehind;
+    };
+    std::optional<HeldGap> held_gap_;
+};
+
+}  // namespace evring::nats::detail

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# End-to-end tests of `evring relay`, `evring watch nats://...` and `evring
+# mirror` against a real `nats-server -js` on 127.0.0.1 (a port the server
+# picks, a temporary store), with the producer example as the ring's writer.
+# Needs EVRING_BIN and PRODUCER_BIN; exit 77 (skipped) without nats-server or jq.
+set -u
+: "${EVRING_BIN:?set EVRING_BIN to the evring binary}"
+: "${PRODUCER_BIN:?set PRODUCER_BIN to the producer example}"
+command -v jq >/dev/null || { echo "skipped: jq is not installed"; exit 77; }
+command -v nats-server >/dev/null || { echo "skipped: nats-server is not installed (apt-get install nats-server)"; exit 77; }
+[[ -x $PRODUCER_BIN ]] || { echo "skipped: no producer example at $PRODUCER_BIN"; exit 77; }
+"$EVRING_BIN" relay --help >/dev/null 2>&1 || { echo "skipped: evring built without libnats"; exit 77; }
+
+WORK=$(mktemp -d /dev/shm/evring-nats-cli-XXXXXX)
+export EVRING_RING_DIR="$WORK/rings"
+mkdir -p "$EVRING_RING_DIR" "$WORK/store" "$WORK/ports"
+FAILED=0
+PIDS=()
+SERVER_PID=
+PORT=
+cleanup() {
+    for pid in "${PIDS[@]}" $SERVER_PID; do kill -CONT "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+ok() { echo "ok $1"; }
+fail() { echo "FAIL $1: $2"; FAILED=1; }
+evring() { timeout 60 "$EVRING_BIN" "$@"; }
+
+# Starts the server (on $PORT when set, else a port it picks) and waits for it.
+start_server() {
+    rm -f "$WORK"/ports/*
+    nats-server -js -a 127.0.0.1 -p "${PORT:--1}" -sd "$WORK/store" --ports_file_dir "$WORK/ports" \
+        >"$WORK/server.log" 2>&1 &
+    SERVER_PID=$!
+    for _ in $(seq 1500); do
+        local f
+        f=$(ls "$WORK"/ports/*.ports 2>/dev/null | head -1)
+        if [[ -n $f ]] && jq -e '.nats[0]' "$f" >/dev/null 2>&1; then
+            PORT=$(jq -r '.nats[0]' "$f" | sed 's/.*://')
+            return 0
+        fi
+        sleep 0.01
+    done
+    echo "nats-server did not start: $(cat "$WORK/server.log")"; exit 1
+}
+stop_server() { kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=; }
+
+start_producer() {  # ring config, then producer options
+    local ring=${1%%:*}
+    "$PRODUCER_BIN" "$@" --keep 2>"$WORK/producer-$ring.err" &
+    PRODUCER_PID=$!
+    PIDS+=("$PRODUCER_PID")
+    for _ in $(seq 1000); do [[ -e $EVRING_RING_DIR/$ring ]] && return 0; sleep 0.01; done
+    echo "producer did not create $ring"; return 1
+}
+start_relay() {  # ring stream, then options
+    local ring=$1 stream=$2; shift 2
+    "$EVRING_BIN" relay "$ring" --to "nats://127.0.0.1:$PORT" --stream "$stream" "$@" \
+        2>>"$WORK/relay-$stream.err" &
+    RELAY_PID=$!
+    PIDS+=("$RELAY_PID")
+}
+# The event lines of a jsonl file without what differs between a ring and its copies.
+events_of() { jq -c 'select(.seqno != null and .gap == null) | del(.ring, .source, .path)' "$1"; }
+# Reads the stream from the oldest event until N events came.
+read_stream() { evring watch "nats://127.0.0.1:$PORT/$1" --from oldest --format jsonl --count "$2"; }
+# Waits until stream $1 holds the source's last seqno $2 (via watch --from latest).
+wait_stream_at() {
+    for _ in $(seq 600); do
+        local last
+        last=$(timeout 10 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/$1" --from latest --count 1 --format jsonl \
+            2>/dev/null | jq -r '.seqno // empty' | tail -1)
+        [[ -n $last && $last -ge $2 ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+check_contiguous() {  # file first last: events exactly first..last, in order
+    jq -e --argjson f "$2" --argjson l "$3" -s \
+        '[.[] | select(.seqno != null and .gap == null)] | length == ($l - $f + 1) and ([.[].seqno] == [range($f; $l + 1)])' \
+        "$1" >/dev/null
+}
+
+start_server
+
+case_relay_watch_and_mirror_carry_every_event_identically() {
+    start_producer feed:12:20 --count 3000 --rate 20000 || { fail identical "no ring"; return; }
+    start_relay feed FEED
+    wait "$PRODUCER_PID"
+    wait_stream_at FEED 3000 || { fail identical "stream never reached 3000: $(cat "$WORK/relay-FEED.err")"; return; }
+    evring watch feed --from oldest --format jsonl --count 3000 >"$WORK/ring.jsonl" 2>/dev/null
+    read_stream FEED 3000 >"$WORK/stream.jsonl" 2>"$WORK/stream.err" ||
+        { fail identical "watch nats://: $(cat "$WORK/stream.err")"; return; }
+    check_contiguous "$WORK/stream.jsonl" 1 3000 || { fail identical "stream not 1..3000"; return; }
+    [[ $(events_of "$WORK/ring.jsonl" | sha256sum) == $(events_of "$WORK/stream.jsonl" | sha256sum) ]] ||
+        { fail identical "watch nats:// differs from the ring: $(diff <(events_of "$WORK/ring.jsonl") <(events_of "$WORK/stream.jsonl") | head -3)"; return; }
+    timeout 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/FEED" --to mirror1 --count 3000 --keep \
+        2>"$WORK/mirror.err" || { fail identical "mirror: $(cat "$WORK/mirror.err")"; return; }
+    evring watch mirror1 --from oldest --format jsonl --count 3000 >"$WORK/mirror.jsonl" 2>/dev/null
+    [[ $(events_of "$WORK/ring.jsonl" | sha256sum) == $(events_of "$WORK/mirror.jsonl" | sha256sum) ]] ||
+        { fail identical "mirror differs: $(diff <(events_of "$WORK/ring.jsonl") <(events_of "$WORK/mirror.jsonl") | head -3)"; return; }
+    # --type becomes a subject filter (one message per event) or a client filter (batches): same events.
+    read_stream FEED 3000 | jq -c 'select(.type == 1)' >/dev/null
+    kill "$RELAY_PID"; wait "$RELAY_PID"
+    ok relay_watch_and_mirror_carry_every_event_identically
+}
+
+case_relay_killed_and_restarted_duplicates_and_misses_nothing() {
+    start_producer kill1:14:22 --count 40000 --rate 20000 || { fail kill "no ring"; return; }
+    start_relay kill1 KILL1
+    sleep 0.7
+    kill -KILL "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
+    start_relay kill1 KILL1
+    sleep 0.5
+    kill -KILL "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
+    start_relay kill1 KILL1
+    wait "$PRODUCER_PID"
+    wait_stream_at KILL1 40000 || { fail kill "stream never reached 40000: $(cat "$WORK/relay-KILL1.err")"; return; }
+    read_stream KILL1 40000 >"$WORK/kill.jsonl" 2>/dev/null
+    check_contiguous "$WORK/kill.jsonl" 1 40000 || { fail kill "not exactly 1..40000 once each"; return; }
+    grep -q "resuming" "$WORK/relay-KILL1.err" || { fail kill "no resume: $(cat "$WORK/relay-KILL1.err")"; return; }
+    kill "$RELAY_PID"; wait "$RELAY_PID"
+    ok relay_killed_and_restarted_duplicates_and_misses_nothing
+}
+
+case_server_restarted_mid_stream_loses_nothing() {
+    start_producer srv1:14:22 --count 30000 --rate 15000 || { fail server "no ring"; return; }
+    start_relay srv1 SRV1
+    sleep 0.7
+    stop_server
+    sleep 0.5
+    start_server
+    wait "$PRODUCER_PID"
+    wait_stream_at SRV1 30000 || { fail server "stream never reached 30000: $(cat "$WORK/relay-SRV1.err")"; return; }
+    read_stream SRV1 30000 >"$WORK/srv.jsonl" 2>/dev/null
+    check_contiguous "$WORK/srv.jsonl" 1 30000 || { fail server "not exactly 1..30000 once each"; return; }
+    kill "$RELAY_PID"; wait "$RELAY_PID"
+    ok server_restarted_mid_stream_loses_nothing
+}
+
+case_paused_relay_lapped_publishes_one_exact_gap() {
+    # 256 descriptors: the writer laps a relay held with SIGSTOP.
+    start_producer lap2:8:20 --count 5000 --rate 5000 || { fail lap "no ring"; return; }
+    start_relay lap2 LAP2
+    wait_stream_at LAP2 300 || { fail lap "relay never started: $(cat "$WORK/relay-LAP2.err")"; return; }
+    kill -STOP "$RELAY_PID"
+    wait "$PRODUCER_PID"
+    kill -CONT "$RELAY_PID"
+    wait_stream_at LAP2 5000 || { fail lap "no 5000: $(cat "$WORK/relay-LAP2.err")"; return; }
+    timeout 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/LAP2" --from oldest --format jsonl --until 5000 \
+        >"$WORK/lap.jsonl" 2>"$WORK/lap.err"
+    local gaps
+    gaps=$(grep -c 'overwritten before the relay read them' "$WORK/relay-LAP2.err")
+    [[ $gaps == 1 ]] || { fail lap "$gaps gap lines in the relay's log: $(cat "$WORK/relay-LAP2.err")"; return; }
+    # Every seqno from the stream's first to 5000 is an event or inside the one gap, exactly once.
+    {
+        local range first last events start
+        # The relay started at the ring's oldest event when it attached: the stream's first.
+        start=$(jq -s '[.[] | select(.seqno != null and .gap == null) | .seqno] | first' "$WORK/lap.jsonl")
+        range=$(grep -o 'seqno [0-9]*\.\.[0-9]* overwritten' "$WORK/relay-LAP2.err" | grep -o '[0-9]*\.\.[0-9]*')
+        first=${range%%..*}; last=${range##*..}
+        events=$(jq -s '[.[] | select(.seqno != null and .gap == null) | .seqno] | length' "$WORK/lap.jsonl")
+        [[ $((events + last - first + 1)) == $((5000 - start + 1)) ]] ||
+            { fail lap "events $events + gap $range != 5000 ($(head -3 "$WORK/lap.err"))"; return; }
+        jq -e -s --argjson s "$start" --argjson f "$first" --argjson l "$last" \
+            '[.[] | select(.seqno != null and .gap == null) | .seqno] == ([range($s; $f)] + [range($l + 1; 5001)])' \
+            "$WORK/lap.jsonl" >/dev/null || { fail lap "events around the gap $range are not exact"; return; }
+    }
+    kill "$RELAY_PID"; wait "$RELAY_PID"
+    ok paused_relay_lapped_publishes_one_exact_gap
+}
+
+case_bad_input_is_refused_clearly() {
+    start_producer bad1:10:20 --count 10 || { fail bad "no ring"; return; }
+    wait "$PRODUCER_PID"
+    # Nothing listens on port 1.
+    evring relay bad1 --to nats://127.0.0.1:1 --stream B 2>"$WORK/e1"; local a=$?
+    [[ $a == 1 ]] && grep -q "^evring: .*127.0.0.1:1" "$WORK/e1" || { fail bad "unreachable: exit $a $(cat "$WORK/e1")"; return; }
+    evring relay bad1 --to http://x --stream B 2>"$WORK/e2"; local b=$?
+    [[ $b == 2 ]] && grep -q "^evring: bad --to" "$WORK/e2" || { fail bad "url: exit $b $(cat "$WORK/e2")"; return; }
+    evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream 'a.b' 2>"$WORK/e3"; local c=$?
+    [[ $c == 2 ]] || { fail bad "stream name: exit $c $(cat "$WORK/e3")"; return; }
+    evring watch "nats://127.0.0.1:$PORT" --count 1 2>"$WORK/e4"; local d=$?
+    [[ $d == 1 ]] && grep -q "names no stream" "$WORK/e4" || { fail bad "no stream: exit $d $(cat "$WORK/e4")"; return; }
+    evring watch "nats://127.0.0.1:$PORT/NOSUCH" --count 1 2>"$WORK/e5"; local e=$?
+    [[ $e == 1 ]] && grep -q "NOSUCH" "$WORK/e5" || { fail bad "missing stream: exit $e $(cat "$WORK/e5")"; return; }
+    # A stream holding another ring's events (FEED carries 'feed').
+    evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream FEED --subject evring.FEED 2>"$WORK/e6"; local f=$?
+    [[ $f == 1 ]] && grep -qi "another ring\|other ring\|feed" "$WORK/e6" || { fail bad "other ring: exit $f $(cat "$WORK/e6")"; return; }
+    ok bad_input_is_refused_clearly
+}
+
+case_relay_watch_and_mirror_carry_every_event_identically
+case_relay_killed_and_restarted_duplicates_and_misses_nothing
+case_server_restarted_mid_stream_loses_nothing
+case_paused_relay_lapped_publishes_one_exact_gap
+case_bad_input_is_refused_clearly
+exit $FAILED

@@ -1,0 +1,158 @@
+// evring mirror: a relayed stream (the NATS event source) through the
+// library's follow loop into a new local ring, so local programs read it
+// with the ordinary reader API and CLI.
+//
+// Sequence numbers: the mirror ring numbers its events itself, from 1, one
+// after another; source gaps take no sequence numbers in it. Mirror seqno M
+// is therefore source seqno M + OFFSET, where OFFSET changes only at a gap
+// (or a new source ring instance); the mirror prints each "mirror seqno M =
+// source seqno S" line on stderr, and with --seqno-tag INDEX each event also
+// carries its source seqno in content_ext[INDEX] (docs/distributed.md).
+#include <fmt/format.h>
+
+#include <bit>
+#include <cstring>
+
+#include "commands.hpp"
+#include "escape.hpp"
+#include "evring/follow.hpp"
+#include "evring/publisher.hpp"
+#include "evring/ring_writer.hpp"
+#include "nats_cmd.hpp"
+#include "open.hpp"
+#include "stop.hpp"
+#include "values.hpp"
+
+namespace evring::cli {
+namespace {
+
+struct MirrorPlan {
+    FollowOptions follow;
+    RingConfig ring;
+    bool sizes_given = false;
+    int seqno_tag = -1;
+};
+
+Result<MirrorPlan> plan_mirror(const MirrorOptions& options) {
+    MirrorPlan plan;
+    auto start = parse_start(options.from, "--from");
+    if (!start) return std::move(start).error();
+    plan.follow.start = *start;
+    if (options.count) {
+        auto count = parse_count("--count", *options.count);
+        if (!count) return std::move(count).error();
+        plan.follow.count = *count;
+    }
+    if (options.seqno_tag) {
+        auto index = parse_int_in("--seqno-tag", *options.seqno_tag, 0, 3);
+        if (!index) return std::move(index).error();
+        plan.seqno_tag = *index;
+    }
+    auto config = parse_ring_config(options.to);
+    if (!config) return Error(EINVAL, fmt::format("bad --to '{}': {}", printable(options.to), config.error().message()));
+    plan.ring = *config;
+    plan.sizes_given = options.to.find(':') != std::string::npos;
+    plan.follow.payloads = PayloadRead::Copy;
+    plan.follow.stop_flag = &stop_flag();
+    return plan;
+}
+
+unsigned shift_of(std::uint64_t power_of_two, unsigned fallback) {
+    return std::has_single_bit(power_of_two) ? static_cast<unsigned>(std::countr_zero(power_of_two)) : fallback;
+}
+
+// The mirror ring: the source ring's sizes unless given, its content type,
+// schema hash and (when it embeds cleanly) its schema.
+Result<RingWriter> create_mirror(const MirrorPlan& plan, const EventSource& source, bool keep) {
+    RingConfig config = plan.ring;
+    const SourceIdentity& id = source.identity();
+    if (!plan.sizes_given && id.ring_size.descriptor_capacity != 0) {
+        config.descriptor_shift = shift_of(id.ring_size.descriptor_capacity, config.descriptor_shift);
+        config.payload_buf_shift = shift_of(id.ring_size.payload_buf_size, config.payload_buf_shift);
+    }
+    CreateOptions create;
+    create.keep_on_close = keep;
+    const auto blob = source.schema();
+    RingContent content(id.content_type, id.schema_hash, {blob.begin(), blob.end()});
+    auto writer = RingWriter::create(RingSpec(config, content), create);
+    if (writer || blob.empty()) return writer;
+    // A schema that does not embed (damaged, or another hash): the ring without it.
+    fmt::print(stderr, "evring: the stream's schema cannot be embedded ({}); the mirror ring has none\n",
+               printable(writer.error().message()));
+    return RingWriter::create(RingSpec(config, RingContent(id.content_type, id.schema_hash)), create);
+}
+
+class MirrorSink final : public FollowSink {
+public:
+    MirrorSink(const MappedRing& ring, int seqno_tag) : publisher_(ring, WriterSharing::Exclusive), tag_(seqno_tag) {}
+
+    bool event(const SourceEvent& event) override {
+        const EventDescriptor& d = event.descriptor;
+        Reservation r = publisher_.reserve(d.payload_size);
+        if (!r) {
+            status_ = Error(EFBIG, fmt::format("source seqno {}: a {}-byte payload does not fit the mirror ring "
+                                               "(at most {}): give --to NAME:DESC_SHIFT:PAYLOAD_SHIFT",
+                                               d.seqno, d.payload_size, publisher_.max_payload_size()));
+            return false;
+        }
+        EventDescriptor& staged = r.descriptor();
+        staged.event_type = d.event_type;
+        staged.record_epoch_nanos = d.record_epoch_nanos;
+        staged.content_ext = d.content_ext;
+        if (tag_ >= 0) staged.content_ext[static_cast<std::size_t>(tag_)] = d.seqno;
+        if (d.payload_size > 0) std::memcpy(r.payload(), event.payload.data(), d.payload_size);
+        if (d.seqno != last_source_ + 1)
+            fmt::print(stderr, "evring: mirror seqno {} = source seqno {}\n", r.seqno(), d.seqno);
+        last_source_ = d.seqno;
+        publisher_.commit(r);
+        ++events_;
+        return true;
+    }
+
+    bool gap(const SourceGap& gap) override {
+        fmt::print(stderr, "evring: source seqno {}..{} ({} events) not in the mirror: {}\n", gap.first_seqno,
+                   gap.last_seqno(), gap.count, describe(gap.reason));
+        if (!gap.detail.empty()) fmt::print(stderr, "evring: {}\n", printable(gap.detail));
+        return true;
+    }
+
+    void notice(std::string_view text) override {
+        fmt::print(stderr, "evring: {}\n", printable(text));
+        last_source_ = 0;  // a new ring instance numbers from its own start
+    }
+
+    const Status& status() const { return status_; }
+    std::uint64_t events() const { return events_; }
+
+private:
+    Publisher publisher_;
+    int tag_;
+    std::uint64_t last_source_ = 0;
+    std::uint64_t events_ = 0;
+    Status status_;
+};
+
+}  // namespace
+
+int run_mirror(const MirrorOptions& options) {
+    auto plan = plan_mirror(options);
+    if (!plan) return usage_error(plan.error());
+    if (location_scheme(options.stream) != "nats")
+        return usage_error(Error(EINVAL, fmt::format("bad STREAM '{}': expected nats://HOST[:PORT]/STREAM",
+                                                     printable(options.stream))));
+    auto source = open_for_command(options.stream, {});
+    if (!source) return runtime_error(source.error());
+    auto writer = create_mirror(*plan, **source, options.keep);
+    if (!writer) return runtime_error(writer.error());
+    fmt::print(stderr, "evring: mirroring {} into ring file {}\n", printable((*source)->identity().path),
+               printable(writer->path()));
+    install_stop_handlers();
+    MirrorSink sink(writer->ring(), plan->seqno_tag);
+    auto result = follow(*source, plan->follow, sink);
+    if (!result) return runtime_error(result.error());
+    if (!sink.status()) return runtime_error(sink.status().error());
+    fmt::print(stderr, "evring: mirrored {} events\n", sink.events());
+    return kExitOk;
+}
+
+}  // namespace evring::cli

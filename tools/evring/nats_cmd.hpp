@@ -1,0 +1,53 @@
+// tools/evring/nats_cmd.hpp — `evring relay` and `evring mirror`: rings
+// through NATS JetStream (docs/distributed.md, docs/cli.md). Built when the
+// NATS library is (EVRING_HAVE_NATS); `evring watch nats://...` needs only
+// register_nats_source_scheme() at start-up (evring/nats_source.hpp).
+//
+// Exit codes and error lines as commands.hpp.
+//
+// Thread safety: called once from main.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace evring::cli {
+
+struct RelayCommandOptions {
+    std::string ring;
+    std::string to;
+    std::string stream;
+    std::optional<std::string> subject;
+    std::string from = "oldest";
+    std::vector<std::string> types;
+    std::vector<std::string> flows;
+    std::optional<std::string> flow_subject;
+    std::optional<std::string> batch;
+    bool allow_other_ring = false;
+};
+
+struct MirrorOptions {
+    std::string stream;
+    std::string to;
+    std::string from = "oldest";
+    std::optional<std::string> count;
+    std::optional<std::string> seqno_tag;
+    bool keep = false;
+};
+
+// Adds the subcommands; the returned pointers tell main which one was chosen.
+struct NatsCommands {
+    CLI::App* relay = nullptr;
+    CLI::App* mirror = nullptr;
+    RelayCommandOptions relay_options;
+    MirrorOptions mirror_options;
+};
+void add_nats_commands(CLI::App& app, NatsCommands& commands);
+
+int run_relay_command(const RelayCommandOptions& options);
+int run_mirror(const MirrorOptions& options);
+
+}  // namespace evring::cli
