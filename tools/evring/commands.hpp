@@ -42,6 +42,7 @@ struct WatchOptions {
     std::string format = "text";
     std::optional<std::string> max_snapshot_size;
     bool follow_name = false;
+    bool no_register = false;  // stay out of the ring's reader registry
 };
 
 struct SnapshotOptions {
@@ -60,6 +61,7 @@ struct RecordOptions {
     std::optional<std::string> rotate_size;
     bool no_compress = false;
     std::optional<std::string> level;
+    bool no_register = false;
 };
 
 int run_ls(const LsOptions& options);

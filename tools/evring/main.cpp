@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "escape.hpp"
+#include "ops_cmd.hpp"
 #include "schema_cmd.hpp"
 
 namespace {
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
               "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)", "SIZE");
     watch_cmd->add_flag("--follow-name", watch.follow_name,
                         "Keep following the ring's name when its writer exits and a new one creates it (like tail -F)");
+    watch_cmd->add_flag("--no-register", watch.no_register, "Do not announce this reader in the ring's reader registry");
 
     SnapshotOptions snapshot;
     auto* snapshot_cmd = app.add_subcommand("snapshot", "Write a zstd-compressed copy of a ring");
@@ -108,8 +110,10 @@ int main(int argc, char** argv) {
               "Start FILE.1, FILE.2, ... when a file reaches SIZE (binary units: 64K, 512M, 4G)", "SIZE");
     record_cmd->add_flag("--no-compress", record.no_compress, "Write records without zstd");
     add_value(record_cmd, "--level", record.level, "zstd level, 1 to 19 (default 1)", "LEVEL");
+    record_cmd->add_flag("--no-register", record.no_register, "Do not announce this reader in the ring's reader registry");
 
     auto schema = add_schema_command(app);
+    auto ops = add_ops_commands(app);
 
     std::vector<std::string> args = join_negative_values(argc, argv);
     std::reverse(args.begin(), args.end());  // CLI11 takes the vector in reverse order
@@ -125,5 +129,6 @@ int main(int argc, char** argv) {
     if (*snapshot_cmd) return run_snapshot(snapshot);
     if (*record_cmd) return run_record(record);
     if (schema->chosen()) return run_schema_command(*schema);
+    if (ops->chosen()) return run_ops_command(*ops);
     return kExitUsage;
 }

@@ -5,6 +5,7 @@
 #include "escape.hpp"
 #include "evring/source_open.hpp"
 #include "open.hpp"
+#include "register_sink.hpp"
 #include "stop.hpp"
 #include "values.hpp"
 #include "watch.hpp"
@@ -71,7 +72,9 @@ int run_watch(const WatchOptions& options) {
     install_stop_handlers();
     OutputBuffer out(1);
     WatchSink sink(plan->format, out);
-    auto result = follow(*source, plan->follow, sink);
+    RegisteringSink seen(sink, {"watch", ReaderKind::Watch, fmt::format("--format {}", options.format)},
+                         !options.no_register);
+    auto result = follow(*source, plan->follow, seen);
     out.flush();
     if (out.failed()) return output_failure(out.error());
     if (!result) return runtime_error(result.error());
