@@ -8,7 +8,7 @@ EVRING_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # libssl-dev provides libcrypto for the schema hashes.
 EVRING_PACKAGES=(g++ meson ninja-build pkg-config python3 jq libhugetlbfs0 libcli11-dev libfmt-dev
                  libssl-dev libtomlplusplus-dev libgtest-dev libbenchmark-dev libzstd-dev zstd libboost-dev util-linux
-                 libnats-dev nats-server)
+                 libnats-dev nats-server prometheus tmux)
 
 log() { printf '== %s\n' "$*" >&2; }
 
