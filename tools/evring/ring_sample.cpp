@@ -47,8 +47,9 @@ void RingSampler::scan(RingSample& s, std::uint64_t since, std::uint64_t from, s
         } else if (seqno < it.oldest_seqno()) {
             continue;  // overwritten while we scanned: counted in the totals, not by type
         } else {
-            if (uncommitted_run == 0 && seqno == pending_seqno_) {
-                ++abandoned_;  // still empty a whole sample later: its writer gave it up
+            if (uncommitted_run == 0 && seqno == pending_seqno_ &&
+                s.wall_ns - pending_since_ns_ >= static_cast<std::uint64_t>(Iterator::kDefaultAbandonAfter.count())) {
+                ++abandoned_;  // still empty abandon_after later (the iterator's bound): its writer gave it up
                 continue;
             }
             ++uncommitted_run;
@@ -57,7 +58,9 @@ void RingSampler::scan(RingSample& s, std::uint64_t since, std::uint64_t from, s
     // Come back for a trailing run of reservations not committed yet; what
     // was not committed in the middle of the range is passed now.
     const std::uint64_t counted_to = to - uncommitted_run;
-    pending_seqno_ = uncommitted_run > 0 ? counted_to + 1 : 0;
+    const std::uint64_t pending = uncommitted_run > 0 ? counted_to + 1 : 0;
+    if (pending != pending_seqno_) pending_since_ns_ = s.wall_ns;
+    pending_seqno_ = pending;
     next_ = counted_to + 1;
     s.scanned = read;
     const std::uint64_t counted = counted_to >= since ? counted_to - since + 1 : 0;

@@ -11,8 +11,8 @@
 // what is in the ring.
 //
 // A descriptor not yet committed is looked at again next sample; one still
-// not committed a sample later (at least abandon_after after it was first
-// seen) is counted as an abandoned reservation and passed.
+// not committed Iterator::kDefaultAbandonAfter (1 s) after it was first seen
+// is counted as an abandoned reservation and passed.
 //
 // Every read runs under the SIGBUS guard; a truncated ring file is an error.
 //
@@ -69,7 +69,8 @@ private:
     bool first_ = true;
     std::uint64_t next_ = 0;  // the first sequence number not yet counted
     std::uint64_t last_bytes_ = 0;
-    std::uint64_t pending_seqno_ = 0;  // an uncommitted descriptor seen last sample
+    std::uint64_t pending_seqno_ = 0;  // the first uncommitted descriptor seen last sample
+    std::uint64_t pending_since_ns_ = 0;  // when it was first seen uncommitted
     std::uint64_t abandoned_ = 0;
     std::uint64_t estimated_samples_ = 0;
     std::map<std::uint16_t, TypeTally> totals_;
