@@ -54,6 +54,7 @@ test_readers_live_then_dead() {
     evring readers feed --no-reclaim | grep -qE " $watcher .*dead" || { fail readers_dead "not shown dead"; return; }
     evring readers feed | grep -qE " $watcher .*dead, reclaimed" || { fail readers_dead "not reclaimed"; return; }
     evring readers feed | grep -q " $watcher " && { fail readers_dead "still listed after reclaiming"; return; }
+    evring ls | grep -q "feed.readers" && { fail ls_skips_registry "ls lists the registry as a ring"; return; }
     ok readers_live_then_dead_and_reclaimed
 }
 
