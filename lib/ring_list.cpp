@@ -1,12 +1,15 @@
 // Listing a ring directory. See ring_list.hpp for the contract.
 #include "evring/ring_list.hpp"
 
+#include "evring/reader_registry_format.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <charconv>
 
 #include "evring/ring.hpp"
@@ -53,7 +56,10 @@ RingFileInfo describe(int dirfd, const std::string& name, const std::string& pat
     info.writer_alive = detail::any_writer_alive(fd);
     RingHeader header{};
     ssize_t n = ::pread(fd, &header, sizeof header, 0);
-    if (n < 0) {
+    if (n >= static_cast<ssize_t>(kRegistryMagic.size()) &&
+        std::memcmp(&header, kRegistryMagic.data(), kRegistryMagic.size()) == 0) {
+        skip = true;  // a ring's reader registry (P.readers): `evring readers P` shows it
+    } else if (n < 0) {
         info.error = Error::from_errno(errno, "reading the header").message();
     } else if (static_cast<std::size_t>(n) < sizeof header) {
         info.error = "file is " + std::to_string(n) + " bytes, too short for a ring header";

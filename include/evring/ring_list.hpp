@@ -6,7 +6,8 @@
 // its header when it is a valid ring, or why it is not; plus the pids
 // holding its locks (/proc/locks, this pid namespace only) and whether a
 // writer lives (the lock probes of ring_reader.hpp). A live writer's
-// temporary file (<name>.<its pid>) is not listed. Nothing is mapped and no
+// temporary file (<name>.<its pid>) is not listed, nor a ring's reader
+// registry (<name>.readers, recognised by its magic; reader_registry.hpp). Nothing is mapped and no
 // lock is taken. Entries are sorted by path.
 //
 // Thread safety: a plain function; no shared state.

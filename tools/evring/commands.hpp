@@ -44,6 +44,7 @@ struct WatchOptions {
     std::optional<std::string> max_snapshot_size;
     bool follow_name = false;
     std::string schema_file;  // --schema FILE; empty: none
+    bool no_register = false;  // stay out of the ring's reader registry
 };
 
 struct SnapshotOptions {
@@ -62,6 +63,7 @@ struct RecordOptions {
     std::optional<std::string> rotate_size;
     bool no_compress = false;
     std::optional<std::string> level;
+    bool no_register = false;
 };
 
 int run_ls(const LsOptions& options);

@@ -3,17 +3,20 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "commands.hpp"
 #include "event_format.hpp"
 #include "evring/iterator.hpp"
+#include "evring/reader_listing.hpp"
 #include "evring/ring_reader.hpp"
 #include "evring/shared_word.hpp"
 #include "evring/sigbus_guard.hpp"
 #include "evring/snapshot.hpp"
 #include "info.hpp"
 #include "json.hpp"
+#include "ops_cmd.hpp"
 #include "output.hpp"
 
 namespace evring::cli {
@@ -31,6 +34,7 @@ struct WriterFacts {
     bool live_file = false;
     std::vector<pid_t> pids;
     bool alive = false;
+    std::optional<ReaderListing> readers;  // the reader registry, listed without reclaiming
 };
 
 Result<RingFacts> gather_ring(const MappedRing& ring) {
@@ -89,6 +93,7 @@ void render_json(const RingSource& source, const RingFacts& f, const WriterFacts
         std::vector<std::uint64_t> p(w.pids.begin(), w.pids.end());
         o.numbers("writer_pids", p).boolean("writer_alive", w.alive);
     }
+    if (w.readers) o.string("readers", readers_summary(*w.readers));
     if (const LoadedSnapshot* s = source.snapshot())
         o.number("compressed_size", s->compressed_size)
             .number("decompressed_size", s->decompressed_size)
@@ -137,6 +142,7 @@ void render_text(const RingSource& source, const RingFacts& f, const WriterFacts
     if (w.live_file)
         l.add("writers", w.pids.empty() ? std::string("none") + (w.alive ? " listed (but a lock is held)" : "")
                                         : pids_text(w.pids) + (w.alive ? " (alive)" : " (gone)"));
+    if (w.readers) l.add("readers", readers_summary(*w.readers) + " (evring readers RING)");
     std::fputs(l.text.c_str(), stdout);
 }
 
@@ -150,6 +156,10 @@ int describe_ring(RingSource& source, bool json, const ResolvedSchema& schema) {
         writer.live_file = true;
         writer.pids = reader->writer_pids();
         writer.alive = reader->writer_alive();
+        // info only looks: dead readers are shown, their slots left for `evring readers`.
+        ListingOptions look;
+        look.reclaim_dead = false;
+        if (auto listing = list_readers(*reader, look)) writer.readers = std::move(*listing);
     }
     if (json)
         render_json(source, *facts, writer, schema);

@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "escape.hpp"
 #include "export_cmd.hpp"
+#include "ops_cmd.hpp"
 #include "schema_cmd.hpp"
 
 #ifdef EVRING_HAVE_NATS
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
               "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)", "SIZE");
     watch_cmd->add_flag("--follow-name", watch.follow_name,
                         "Keep following the ring's name when its writer exits and a new one creates it (like tail -F)");
+    watch_cmd->add_flag("--no-register", watch.no_register, "Do not announce this reader in the ring's reader registry");
 
     SnapshotOptions snapshot;
     auto* snapshot_cmd = app.add_subcommand("snapshot", "Write a zstd-compressed copy of a ring");
@@ -120,6 +122,7 @@ int main(int argc, char** argv) {
               "Start FILE.1, FILE.2, ... when a file reaches SIZE (binary units: 64K, 512M, 4G)", "SIZE");
     record_cmd->add_flag("--no-compress", record.no_compress, "Write records without zstd");
     add_value(record_cmd, "--level", record.level, "zstd level, 1 to 19 (default 1)", "LEVEL");
+    record_cmd->add_flag("--no-register", record.no_register, "Do not announce this reader in the ring's reader registry");
 
     auto schema = add_schema_command(app);
     auto export_cmd = add_export_command(app);
@@ -129,6 +132,7 @@ int main(int argc, char** argv) {
     NatsCommands nats_commands;
     add_nats_commands(app, nats_commands);
 #endif
+    auto ops = add_ops_commands(app);
 
     std::vector<std::string> args = join_negative_values(argc, argv);
     std::reverse(args.begin(), args.end());  // CLI11 takes the vector in reverse order
@@ -149,5 +153,6 @@ int main(int argc, char** argv) {
     if (*nats_commands.relay) return run_relay_command(nats_commands.relay_options);
     if (*nats_commands.mirror) return run_mirror(nats_commands.mirror_options);
 #endif
+    if (ops->chosen()) return run_ops_command(*ops);
     return kExitUsage;
 }

@@ -16,6 +16,7 @@
 #include "evring/follow.hpp"
 #include "evring/recording_writer.hpp"
 #include "open.hpp"
+#include "register_sink.hpp"
 #include "stop.hpp"
 #include "values.hpp"
 
@@ -162,7 +163,8 @@ int run_record(const RecordOptions& options) {
     if (!writer) return runtime_error(writer.error());
     install_stop_handlers();
     RecordSink sink(*writer, options.output);
-    auto result = follow(*source, plan->follow, sink);
+    RegisteringSink seen(sink, {"record", ReaderKind::Record, "-> " + options.output}, !options.no_register);
+    auto result = follow(*source, plan->follow, seen);
     Status status = sink.status();
     if (status) status = writer->finish();
     if (!result) return runtime_error(result.error());

@@ -7,6 +7,7 @@
 #include "evring/schema_resolve.hpp"
 #include "evring/source_open.hpp"
 #include "open.hpp"
+#include "register_sink.hpp"
 #include "stop.hpp"
 #include "values.hpp"
 #include "watch.hpp"
@@ -104,7 +105,9 @@ int run_watch(const WatchOptions& options) {
     install_stop_handlers();
     OutputBuffer out(1);
     WatchSink sink(printer, out);
-    auto result = follow(*source, plan->follow, sink);
+    RegisteringSink seen(sink, {"watch", ReaderKind::Watch, fmt::format("--format {}", options.format)},
+                         !options.no_register);
+    auto result = follow(*source, plan->follow, seen);
     out.flush();
     if (out.failed()) return output_failure(out.error());
     if (!result) return runtime_error(result.error());

@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# End-to-end tests of the operations commands (docs/operations.md): watch and
+# record registering, `readers`, `metrics` (stdout, promtool, HTTP), `top`
+# (under tmux and piped). Needs EVRING_BIN and PRODUCER_BIN. Each case prints
+# "ok <name>", "skip <name>: <why>" or "FAIL <name>: <why>"; exits 1 if any failed.
+set -u
+: "${EVRING_BIN:?set EVRING_BIN to the evring binary}"
+: "${PRODUCER_BIN:?set PRODUCER_BIN to the producer example}"
+[[ -x $PRODUCER_BIN ]] || { echo "skipped: no producer example at $PRODUCER_BIN (-Dexamples=false?)"; exit 77; }
+
+WORK=$(mktemp -d /dev/shm/evring-ops-test-XXXXXX)
+export EVRING_RING_DIR="$WORK/rings"
+mkdir -p "$EVRING_RING_DIR"
+TMUX_SOCKET="evring-ops-test-$$"
+FAILED=0
+PIDS=()
+cleanup() {
+    tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null
+    for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ok() { echo "ok $1"; }
+skip() { echo "skip $1: $2"; }
+fail() { echo "FAIL $1: $2"; FAILED=1; }
+evring() { timeout 30 "$EVRING_BIN" "$@"; }
+
+# A producer writing 2000 events/s into a 4096-slot ring, for the whole test.
+"$PRODUCER_BIN" feed:12:20 --rate 2000 2>"$WORK/producer.err" &
+PIDS+=($!)
+for _ in $(seq 300); do evring info feed >/dev/null 2>&1 && break; sleep 0.02; done
+evring info feed >/dev/null 2>&1 || { echo "FAIL setup: the producer did not create the ring"; exit 1; }
+
+# Polls (up to 10 s) until `evring readers feed` output matches $1.
+wait_readers() {
+    for _ in $(seq 200); do
+        evring readers feed --no-reclaim 2>/dev/null | grep -qE "$1" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+test_readers_live_then_dead() {
+    "$EVRING_BIN" watch feed >/dev/null 2>&1 &
+    local watcher=$!
+    PIDS+=("$watcher")
+    wait_readers "watch +watch +$watcher .* alive" || { fail readers_live "watch $watcher not listed alive"; return; }
+    evring readers feed --json | jq -e "select(.pid == $watcher) | .kind == \"watch\" and .lag_events != null" \
+        >/dev/null || { fail readers_live "--json lacks the watch or its lag"; return; }
+    evring info feed | grep -q "^readers .*1 alive" || { fail readers_live "info shows no readers summary"; return; }
+    kill -9 "$watcher"; wait "$watcher" 2>/dev/null
+    evring readers feed --no-reclaim | grep -qE " $watcher .*dead" || { fail readers_dead "not shown dead"; return; }
+    evring readers feed | grep -qE " $watcher .*dead, reclaimed" || { fail readers_dead "not reclaimed"; return; }
+    evring readers feed | grep -q " $watcher " && { fail readers_dead "still listed after reclaiming"; return; }
+    evring ls | grep -q "feed.readers" && { fail ls_skips_registry "ls lists the registry as a ring"; return; }
+    ok readers_live_then_dead_and_reclaimed
+}
+
+test_record_registers_and_no_register() {
+    "$EVRING_BIN" record feed -o "$WORK/feed.evrec" 2>/dev/null &
+    local recorder=$!
+    "$EVRING_BIN" watch feed --no-register >/dev/null 2>&1 &
+    local quiet=$!
+    PIDS+=("$recorder" "$quiet")
+    wait_readers "record +record +$recorder .*-> $WORK/feed.evrec" || { fail record_registers "not listed"; return; }
+    grep -q "$EVRING_RING_DIR/feed" "/proc/$quiet/maps" || sleep 0.5
+    evring readers feed | grep -q " $quiet " && { fail no_register "watch --no-register is listed"; return; }
+    kill "$recorder" "$quiet"; wait "$recorder" "$quiet" 2>/dev/null
+    evring readers feed | grep -q " $recorder " && { fail record_registers "left its entry after a clean exit"; return; }
+    ok record_registers_and_no_register_stays_out
+}
+
+test_metrics_stdout() {
+    "$EVRING_BIN" watch feed >/dev/null 2>&1 &
+    local watcher=$!
+    PIDS+=("$watcher")
+    wait_readers "watch +watch +$watcher .* alive" || { fail metrics_stdout "watch not registered"; return; }
+    evring metrics feed >"$WORK/metrics.txt" || { fail metrics_stdout "exit $?"; return; }
+    for want in '^# TYPE evring_events_total counter$' '^evring_type_events_total\{ring="feed",type="QUOTE",type_number="2"\} [0-9]' \
+        '^evring_writer_alive\{ring="feed"\} 1$' "^evring_reader_lag_events\\{ring=\"feed\",reader=\"watch\",kind=\"watch\",pid=\"$watcher\"" \
+        '^evring_reader_lost_events_total\{' '^evring_payload_window_ratio\{ring="feed"\} 0\.'; do
+        grep -qE "$want" "$WORK/metrics.txt" || { fail metrics_stdout "no line matching $want"; return; }
+    done
+    kill "$watcher"; wait "$watcher" 2>/dev/null
+    ok metrics_stdout
+    if command -v promtool >/dev/null; then
+        promtool check metrics <"$WORK/metrics.txt" >"$WORK/promtool.out" 2>&1 \
+            && ok metrics_promtool || fail metrics_promtool "$(head -3 "$WORK/promtool.out")"
+    else
+        skip metrics_promtool "promtool is not installed (apt-get install prometheus)"
+    fi
+}
+
+test_metrics_label_escaping_and_missing_ring() {
+    local odd='we"ird\ring'
+    evring metrics feed "$odd" >"$WORK/m2.txt" 2>"$WORK/m2.err"
+    local rc=$?
+    [[ $rc == 1 ]] || { fail metrics_missing "exit $rc, want 1"; return; }
+    grep -qF 'evring_up{ring="we\"ird\\ring"} 0' "$WORK/m2.txt" || { fail metrics_escaping "label not escaped"; return; }
+    grep -qF 'evring_up{ring="feed"} 1' "$WORK/m2.txt" || { fail metrics_missing "the good ring is missing"; return; }
+    grep -q "^evring: no ring" "$WORK/m2.err" || { fail metrics_missing "no message: $(cat "$WORK/m2.err")"; return; }
+    if command -v promtool >/dev/null; then
+        promtool check metrics <"$WORK/m2.txt" >/dev/null 2>&1 || { fail metrics_escaping "promtool refuses it"; return; }
+    fi
+    ok metrics_label_escaping_and_missing_ring
+}
+
+# GET $2 from 127.0.0.1:$1 over bash's /dev/tcp (no curl needed).
+http_get() {
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+    printf 'GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n' "$2" >&3
+    timeout 10 cat <&3
+    exec 3<&-
+}
+
+test_metrics_http() {
+    "$EVRING_BIN" metrics feed --listen 127.0.0.1:0 2>"$WORK/serve.err" &
+    local server=$!
+    PIDS+=("$server")
+    local port=""
+    for _ in $(seq 200); do
+        port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$WORK/serve.err")
+        [[ -n $port ]] && break
+        sleep 0.05
+    done
+    [[ -n $port ]] || { fail metrics_http "server did not say its port: $(cat "$WORK/serve.err")"; return; }
+    http_get "$port" /metrics >"$WORK/scrape.txt"
+    head -1 "$WORK/scrape.txt" | grep -q "^HTTP/1.0 200" || { fail metrics_http "$(head -1 "$WORK/scrape.txt")"; return; }
+    grep -q '^evring_events_total{ring="feed"} [1-9]' "$WORK/scrape.txt" || { fail metrics_http "no events_total"; return; }
+    http_get "$port" /nothing | head -1 | grep -q "^HTTP/1.0 404" || { fail metrics_http "/nothing is not 404"; return; }
+    # A client that connects and says nothing does not wedge the server (2 s read timeout).
+    exec 4<>"/dev/tcp/127.0.0.1/$port"
+    http_get "$port" /metrics | head -1 | grep -q "^HTTP/1.0 200" || { fail metrics_http "silent client wedged it"; return; }
+    exec 4<&-
+    # The same port again: a clear error, exit 1.
+    evring metrics feed --listen "127.0.0.1:$port" 2>"$WORK/inuse.err"
+    local rc=$?
+    [[ $rc == 1 ]] && grep -q "cannot listen on 127.0.0.1:$port: Address already in use" "$WORK/inuse.err" \
+        || { fail metrics_port_in_use "exit $rc: $(cat "$WORK/inuse.err")"; return; }
+    kill -TERM "$server"; wait "$server"
+    local src=$?
+    [[ $src == 0 ]] || { fail metrics_http "server exit $src on SIGTERM"; return; }
+    evring metrics feed --listen "nonsense" 2>/dev/null; [[ $? == 2 ]] || { fail metrics_http "bad --listen not a usage error"; return; }
+    ok metrics_http_scrape_404_timeout_port_in_use
+}
+
+test_missing_ring() {
+    for cmd in readers top metrics; do
+        evring "$cmd" no-such-ring >/dev/null 2>"$WORK/missing.err"
+        local rc=$?
+        [[ $rc == 1 ]] && grep -qE "^evring: (no ring 'no-such-ring'|ring file '.*/no-such-ring' does not exist)" "$WORK/missing.err" \
+            || { fail missing_ring "$cmd: exit $rc: $(cat "$WORK/missing.err")"; return; }
+    done
+    ok missing_ring_is_a_clear_error
+}
+
+test_top_piped() {
+    "$EVRING_BIN" watch feed >/dev/null 2>&1 &
+    local watcher=$!
+    PIDS+=("$watcher")
+    wait_readers "watch +watch +$watcher .* alive" || { fail top_piped "watch not registered"; return; }
+    evring top feed --count 3 >"$WORK/top.txt" || { fail top_piped "exit $?"; return; }
+    kill "$watcher"; wait "$watcher" 2>/dev/null
+    [[ $(wc -l <"$WORK/top.txt") == 2 ]] || { fail top_piped "want 2 lines: $(cat "$WORK/top.txt")"; return; }
+    grep -q $'\e' "$WORK/top.txt" && { fail top_piped "escape sequences in piped output"; return; }
+    grep -qE '^[0-9T:.-]+Z feed: [0-9.kM]+ ev/s .* writer alive, readers [1-9] alive' "$WORK/top.txt" \
+        || { fail top_piped "unexpected line: $(head -1 "$WORK/top.txt")"; return; }
+    ok top_piped_prints_summary_lines
+}
+
+test_top_tmux() {
+    command -v tmux >/dev/null || { skip top_tmux "tmux is not installed (apt-get install tmux)"; return; }
+    "$EVRING_BIN" watch feed >/dev/null 2>&1 &
+    local watcher=$!
+    PIDS+=("$watcher")
+    wait_readers "watch +watch +$watcher .* alive" || { fail top_tmux "watch not registered"; return; }
+    tmux -L "$TMUX_SOCKET" -f /dev/null new-session -d -x 120 -y 30 \
+        "EVRING_RING_DIR='$EVRING_RING_DIR' '$EVRING_BIN' top feed; echo top-exited-\$?; sleep 30"
+    local screen=""
+    for _ in $(seq 100); do
+        screen=$(tmux -L "$TMUX_SOCKET" capture-pane -p)
+        grep -q "QUOTE .*%" <<<"$screen" && grep -qE "watch +watch +$watcher +alive" <<<"$screen" && break
+        sleep 0.1
+    done
+    grep -q "QUOTE .*%" <<<"$screen" || { fail top_tmux "no QUOTE rate: $screen"; return; }
+    grep -q "TRADE" <<<"$screen" || { fail top_tmux "no TRADE: $screen"; return; }
+    grep -qE "watch +watch +$watcher +alive" <<<"$screen" || { fail top_tmux "no reader row: $screen"; return; }
+    grep -q "writer alive" <<<"$screen" || { fail top_tmux "no writer: $screen"; return; }
+    # A narrow terminal: a short message instead of wrapped garbage.
+    tmux -L "$TMUX_SOCKET" resize-window -x 20 -y 10 2>/dev/null
+    sleep 1.5
+    tmux -L "$TMUX_SOCKET" capture-pane -p | grep -q "too narrow" || { fail top_tmux "narrow: $(tmux -L "$TMUX_SOCKET" capture-pane -p)"; return; }
+    tmux -L "$TMUX_SOCKET" send-keys q
+    for _ in $(seq 50); do
+        tmux -L "$TMUX_SOCKET" capture-pane -p | grep -q "top-exited-0" && break
+        sleep 0.1
+    done
+    tmux -L "$TMUX_SOCKET" capture-pane -p | grep -q "top-exited-0" || { fail top_tmux "q did not quit"; return; }
+    tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null
+    kill "$watcher"; wait "$watcher" 2>/dev/null
+    ok top_under_tmux_shows_types_and_readers_and_q_quits
+}
+
+test_damaged_registry() {
+    "$PRODUCER_BIN" damaged:12:20 --rate 100 2>/dev/null &
+    PIDS+=($!)
+    for _ in $(seq 300); do evring info damaged >/dev/null 2>&1 && break; sleep 0.02; done
+    head -c 4096 /dev/urandom >"$EVRING_RING_DIR/damaged.readers"
+    printf 'EVRGREGS' | dd of="$EVRING_RING_DIR/damaged.readers" conv=notrunc status=none
+    evring readers damaged >/dev/null 2>"$WORK/damaged.err"
+    local rc=$?
+    [[ $rc == 1 ]] && grep -qE "^evring: cannot list the readers of '.*damaged': registry '.*damaged.readers' is (damaged|unsupported-version): ." \
+        "$WORK/damaged.err" || { fail damaged_registry "exit $rc: $(cat "$WORK/damaged.err")"; return; }
+    evring metrics damaged | grep -q '^evring_registry_ok{ring="damaged"} 0$' || { fail damaged_registry "metrics"; return; }
+    evring info damaged | grep -q "^readers .*registry" || { fail damaged_registry "info says nothing"; return; }
+    ok damaged_registry_is_a_clear_error
+}
+
+test_readers_live_then_dead
+test_record_registers_and_no_register
+test_metrics_stdout
+test_metrics_label_escaping_and_missing_ring
+test_metrics_http
+test_missing_ring
+test_top_piped
+test_top_tmux
+test_damaged_registry
+exit $FAILED

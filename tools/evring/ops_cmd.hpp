@@ -1,0 +1,67 @@
+// tools/evring/ops_cmd.hpp — the commands for the person on call
+// (docs/operations.md): `evring readers`, `evring top`, `evring metrics`.
+//
+// main.cpp registers them with add_ops_commands and, when one was chosen,
+// returns run_ops_command's exit code (0 success, 1 a missing ring, a
+// damaged registry, a port in use, a failed write; 2 usage).
+//
+// Thread safety: one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace evring {
+struct ReaderListing;
+}
+
+namespace evring::cli {
+
+struct ReadersOptions {
+    std::string ring;
+    bool json = false;
+    bool no_reclaim = false;  // list dead readers, but leave their slots
+};
+
+struct TopOptions {
+    std::string ring;
+    std::optional<std::string> interval;  // seconds between refreshes (default 1)
+    std::optional<std::string> count;     // stop after N refreshes (default: until q / Ctrl-C)
+};
+
+struct MetricsOptions {
+    std::vector<std::string> rings;
+    std::string listen;  // empty: print once to stdout; else HOST:PORT
+};
+
+struct OpsCommands {
+    CLI::App* readers_cmd = nullptr;
+    CLI::App* top_cmd = nullptr;
+    CLI::App* metrics_cmd = nullptr;
+    ReadersOptions readers;
+    TopOptions top;
+    MetricsOptions metrics;
+
+    bool chosen() const;
+};
+
+std::unique_ptr<OpsCommands> add_ops_commands(CLI::App& app);
+int run_ops_command(const OpsCommands& commands);
+
+int run_readers(const ReadersOptions& options);
+int run_top(const TopOptions& options);
+int run_metrics(const MetricsOptions& options);
+
+// "2 registered: 1 alive, 1 dead; most behind: record, 12 events" (for info).
+std::string readers_summary(const ReaderListing& listing);
+// "850 ms", "12.3 s", "4.0 min": a duration for people.
+std::string duration_text(std::uint64_t nanos);
+
+}  // namespace evring::cli

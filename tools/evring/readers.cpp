@@ -1,0 +1,134 @@
+// evring readers: a ring's reader registry as a table or JSON lines.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "commands.hpp"
+#include "escape.hpp"
+#include "evring/reader_listing.hpp"
+#include "evring/ring_reader.hpp"
+#include "json.hpp"
+#include "ops_cmd.hpp"
+
+namespace evring::cli {
+namespace {
+
+std::string lag_events(const ReaderEntry& r) {
+    if (!r.lag) return "-";
+    if (r.lag->ahead) return "ahead";
+    return std::to_string(r.lag->events) + (r.lag->lapped ? " (lapped)" : "");
+}
+
+std::string lag_bytes(const ReaderEntry& r) {
+    return r.lag && r.lag->bytes ? std::to_string(*r.lag->bytes) : "-";
+}
+
+std::string lag_time(const ReaderEntry& r) {
+    return r.lag && r.lag->nanos ? duration_text(*r.lag->nanos) : "-";
+}
+
+std::string state_text(const ReaderEntry& r) {
+    std::string text = to_string(r.liveness);
+    if (r.reclaimed) text += ", reclaimed";
+    if (!r.consistent) text += ", inconsistent";
+    if (!r.problem.empty()) text += ", bad: " + r.problem;
+    return text;
+}
+
+void print_table(const ReaderListing& listing) {
+    fmt::print("registry {} ({}, {} slots{})\n", printable(listing.registry_path), to_string(listing.state),
+               listing.capacity, listing.writable ? "" : ", read-only: dead entries are left");
+    if (listing.readers.empty()) {
+        std::puts("no readers registered");
+        return;
+    }
+    fmt::print("{:>4}  {:<16} {:<11} {:>8}  {:>12} {:>12} {:>9} {:>8} {:>9}  {:<8} {}\n", "SLOT", "NAME", "KIND",
+               "PID", "LAG-EVENTS", "LAG-BYTES", "LAG-TIME", "LOST", "ABANDONED", "STATE", "DETAIL");
+    for (const ReaderEntry& r : listing.readers) {
+        const std::string pid = r.pid_in_our_namespace ? std::to_string(r.pid) : fmt::format("{}*", r.pid);
+        fmt::print("{:>4}  {:<16} {:<11} {:>8}  {:>12} {:>12} {:>9} {:>8} {:>9}  {:<8} {}\n", r.slot,
+                   printable(r.name), to_string(r.kind), pid, lag_events(r), lag_bytes(r), lag_time(r), r.lost,
+                   r.abandoned, state_text(r), printable(r.detail));
+    }
+    if (std::any_of(listing.readers.begin(), listing.readers.end(),
+                    [](const ReaderEntry& r) { return !r.pid_in_our_namespace; }))
+        std::puts("* pid in another pid namespace");
+}
+
+void print_json(const ReaderEntry& r) {
+    JsonObject o;
+    o.number("slot", r.slot).string("name", r.name).string("kind", to_string(r.kind)).string("detail", r.detail);
+    o.number("pid", r.pid).boolean("pid_in_our_namespace", r.pid_in_our_namespace).number("uid", r.uid);
+    o.string("liveness", to_string(r.liveness)).boolean("reclaimed", r.reclaimed).boolean("consistent", r.consistent);
+    if (!r.problem.empty()) o.string("problem", r.problem);
+    o.number("next_seqno", r.next_seqno).number("lost", r.lost).number("abandoned", r.abandoned);
+    o.number("heartbeat_ns", r.heartbeat_ns).number("heartbeat_age_ns", r.heartbeat_age_ns);
+    o.number("registered_ns", r.registered_ns);
+    if (r.lag) {
+        o.number("lag_events", r.lag->events).boolean("lapped", r.lag->lapped).boolean("ahead", r.lag->ahead);
+        if (r.lag->bytes) o.number("lag_bytes", *r.lag->bytes);
+        else o.null("lag_bytes");
+        if (r.lag->nanos) o.number("lag_ns", *r.lag->nanos);
+        else o.null("lag_ns");
+    } else {
+        o.null("lag_events");
+    }
+    std::printf("%s\n", o.text().c_str());
+}
+
+bool registry_usable(RegistryState state) {
+    return state == RegistryState::Valid || state == RegistryState::Missing;
+}
+
+}  // namespace
+
+std::string duration_text(std::uint64_t nanos) {
+    if (nanos < 1000) return fmt::format("{} ns", nanos);
+    if (nanos < 1'000'000) return fmt::format("{:.0f} us", static_cast<double>(nanos) / 1e3);
+    if (nanos < 1'000'000'000) return fmt::format("{:.0f} ms", static_cast<double>(nanos) / 1e6);
+    if (nanos < 120'000'000'000ULL) return fmt::format("{:.1f} s", static_cast<double>(nanos) / 1e9);
+    if (nanos < 7'200'000'000'000ULL) return fmt::format("{:.1f} min", static_cast<double>(nanos) / 60e9);
+    return fmt::format("{:.1f} h", static_cast<double>(nanos) / 3600e9);
+}
+
+std::string readers_summary(const ReaderListing& listing) {
+    if (!registry_usable(listing.state))
+        return fmt::format("registry {} ({})", to_string(listing.state), listing.problem);
+    if (listing.readers.empty()) return "none registered";
+    std::size_t alive = 0, stale = 0, dead = 0;
+    const ReaderEntry* behind = nullptr;
+    for (const ReaderEntry& r : listing.readers) {
+        (r.liveness == ReaderLiveness::Alive ? alive : r.liveness == ReaderLiveness::Stale ? stale : dead)++;
+        if (r.liveness != ReaderLiveness::Dead && r.lag && (behind == nullptr || r.lag->events > behind->lag->events))
+            behind = &r;
+    }
+    std::string text = fmt::format("{} registered: {} alive, {} stale, {} dead", listing.readers.size(), alive, stale,
+                                   dead);
+    if (behind != nullptr)
+        text += fmt::format("; most behind: {} (pid {}), {} events", behind->name, behind->pid, behind->lag->events);
+    return text;
+}
+
+int run_readers(const ReadersOptions& options) {
+    auto ring = RingReader::open(options.ring);
+    if (!ring) return runtime_error(ring.error());
+    ListingOptions listing_options;
+    listing_options.reclaim_dead = !options.no_reclaim;
+    auto listing = list_readers(*ring, listing_options);
+    if (!listing) return runtime_error(listing.error());
+    if (!registry_usable(listing->state)) {
+        report_error(fmt::format("cannot list the readers of '{}': registry '{}' is {}: {}", ring->path(),
+                                 listing->registry_path, to_string(listing->state), listing->problem));
+        return kExitRuntime;
+    }
+    if (options.json) {
+        for (const ReaderEntry& r : listing->readers) print_json(r);
+    } else {
+        print_table(*listing);
+    }
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) return kExitRuntime;
+    return kExitOk;
+}
+
+}  // namespace evring::cli

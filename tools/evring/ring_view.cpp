@@ -1,0 +1,65 @@
+// RingView: open a live ring once, then refresh its numbers.
+#include "ring_view.hpp"
+
+#include <fmt/format.h>
+
+#include "evring/ring_reader.hpp"
+#include "evring/ring_source.hpp"
+#include "evring/schema_resolve.hpp"
+#include "open.hpp"
+
+namespace evring::cli {
+
+Result<std::unique_ptr<RingView>> RingView::open(const std::string& location) {
+    auto source = open_for_command(location, {});
+    if (!source) return std::move(source).error();
+    auto* ring_source = dynamic_cast<RingSource*>(source->get());
+    if (ring_source == nullptr || ring_source->reader() == nullptr)
+        return Error(EINVAL, fmt::format("'{}' is a {}, not a live ring: nothing moves in it (evring info describes "
+                                         "it)", location, describe((*source)->kind())));
+    std::unique_ptr<RingView> view(new RingView());
+    view->location_ = location;
+    view->reader_ = ring_source->reader();
+    view->sampler_ = std::make_unique<RingSampler>(*ring_source->ring());
+    // Names are a convenience: without a usable schema, types show as numbers.
+    if (auto found = resolve_schema(**source)) {
+        view->schema_ = std::move(found->schema);
+        view->schema_from_ = found->from;
+    }
+    view->source_ = std::move(*source);
+    return view;
+}
+
+const std::string& RingView::path() const noexcept { return reader_->path(); }
+
+const MappedRing& RingView::ring() const noexcept { return *source_->ring(); }
+
+std::string RingView::type_name(std::uint16_t type) const {
+    if (type == kRecordErrorEventType) return "RECORD_ERROR";
+    if (schema_)
+        if (const SchemaEvent* event = schema_->event(type)) return event->name;
+    return std::to_string(type);
+}
+
+Result<RingRefresh> RingView::refresh() {
+    RingRefresh r;
+    auto sample = sampler_->sample();
+    if (!sample) return std::move(sample).error();
+    r.sample = std::move(*sample);
+    r.writer_alive = reader_->writer_alive();
+    r.writer_pids = reader_->writer_pids().size();
+    ListingOptions look;
+    look.reclaim_dead = false;  // top and metrics only look; `evring readers` reclaims
+    auto listing = list_readers(*reader_, look);
+    if (!listing) {
+        r.registry_problem = listing.error().message();
+    } else {
+        if (listing->state != RegistryState::Valid && listing->state != RegistryState::Missing)
+            r.registry_problem = fmt::format("registry '{}' is {}: {}", listing->registry_path,
+                                             to_string(listing->state), listing->problem);
+        r.readers = std::move(*listing);
+    }
+    return r;
+}
+
+}  // namespace evring::cli

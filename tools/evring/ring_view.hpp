@@ -1,0 +1,62 @@
+// tools/evring/ring_view.hpp — one live ring as `top` and `metrics` see it:
+// the ring, its traffic sampler (ring_sample.hpp), its event type names (from
+// the schema resolve_schema finds, else numbers) and, each refresh, its
+// writers and its reader registry (reader_listing.hpp, without reclaiming:
+// these commands only look).
+//
+// Only live rings: a snapshot or recording is refused with a message saying
+// so (nothing moves in them; `evring info` describes them).
+//
+// Thread safety: one thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "evring/event_source.hpp"
+#include "evring/reader_listing.hpp"
+#include "evring/schema.hpp"
+#include "ring_sample.hpp"
+
+namespace evring {
+class RingReader;
+}
+
+namespace evring::cli {
+
+struct RingRefresh {
+    RingSample sample;
+    bool writer_alive = false;
+    std::size_t writer_pids = 0;
+    std::optional<ReaderListing> readers;  // absent: listing failed (registry_problem says why)
+    std::string registry_problem;          // also set when the registry is damaged, another ring's, ...
+};
+
+class RingView {
+public:
+    static Result<std::unique_ptr<RingView>> open(const std::string& location);
+
+    Result<RingRefresh> refresh();
+
+    const std::string& location() const noexcept { return location_; }
+    const std::string& path() const noexcept;
+    const MappedRing& ring() const noexcept;
+    const RingReader& reader() const noexcept { return *reader_; }
+    const RingSampler& sampler() const noexcept { return *sampler_; }
+    // The schema's name for `type`, or its number.
+    std::string type_name(std::uint16_t type) const;
+    const std::string& schema_from() const noexcept { return schema_from_; }
+
+private:
+    RingView() = default;
+
+    std::string location_;
+    std::unique_ptr<EventSource> source_;
+    const RingReader* reader_ = nullptr;
+    std::unique_ptr<RingSampler> sampler_;
+    std::optional<Schema> schema_;
+    std::string schema_from_;
+};
+
+}  // namespace evring::cli

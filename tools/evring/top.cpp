@@ -1,0 +1,225 @@
+// evring top: a live view of one ring, redrawn every interval with plain ANSI
+// (home, clear, lines cut to the terminal's width and height), or one summary
+// line per interval when stdout is not a terminal.
+//
+// On a terminal, stdin (when it is one) is put in non-canonical, no-echo mode
+// so `q` quits without Enter; Ctrl-C still raises SIGINT (ISIG stays on),
+// which the stop handlers turn into a flag. The terminal's modes and cursor
+// are restored on every way out.
+#include <sys/ioctl.h>
+#include <poll.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "escape.hpp"
+#include "ops_cmd.hpp"
+#include "output.hpp"
+#include "ring_view.hpp"
+#include "stop.hpp"
+#include "values.hpp"
+
+namespace evring::cli {
+namespace {
+
+constexpr int kMinColumns = 40;
+
+class RawInput {
+public:
+    RawInput() {
+        if (::isatty(STDIN_FILENO) == 0 || ::tcgetattr(STDIN_FILENO, &saved_) != 0) return;
+        termios raw = saved_;
+        raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+        raw.c_cc[VMIN] = 0;
+        raw.c_cc[VTIME] = 0;
+        active_ = ::tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+    }
+    RawInput(const RawInput&) = delete;
+    RawInput& operator=(const RawInput&) = delete;
+    ~RawInput() {
+        if (active_) ::tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
+    }
+    bool active() const { return active_; }
+
+private:
+    termios saved_{};
+    bool active_ = false;
+};
+
+std::string rate_text(double per_second) {
+    if (per_second >= 1e6) return fmt::format("{:.2f}M", per_second / 1e6);
+    if (per_second >= 1e4) return fmt::format("{:.1f}k", per_second / 1e3);
+    return fmt::format("{:.0f}", per_second);
+}
+
+double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+struct Rates {
+    double seconds = 0;
+    double events = 0;
+    double bytes = 0;
+};
+
+Rates rates_of(const RingSample& s, std::uint64_t previous_ns) {
+    Rates r;
+    r.seconds = previous_ns == 0 ? 0 : static_cast<double>(s.wall_ns - previous_ns) / 1e9;
+    if (r.seconds <= 0) return r;
+    r.events = static_cast<double>(s.new_events) / r.seconds;
+    r.bytes = static_cast<double>(s.new_bytes) / r.seconds;
+    return r;
+}
+
+std::string readers_count(const RingRefresh& r) {
+    if (!r.readers) return "readers ?";
+    std::size_t alive = 0, stale = 0, dead = 0;
+    for (const ReaderEntry& e : r.readers->readers)
+        (e.liveness == ReaderLiveness::Alive ? alive : e.liveness == ReaderLiveness::Stale ? stale : dead)++;
+    return fmt::format("readers {} alive {} stale {} dead", alive, stale, dead);
+}
+
+std::string summary_line(const RingView& view, const RingRefresh& r, const Rates& rates) {
+    const RingSize& size = view.ring().header().size;
+    std::uint64_t max_lag = 0, lost = 0;
+    if (r.readers)
+        for (const ReaderEntry& e : r.readers->readers) {
+            if (e.lag && e.liveness != ReaderLiveness::Dead) max_lag = std::max(max_lag, e.lag->events);
+            lost += e.lost;
+        }
+    return fmt::format("{} {}: {} ev/s {:.2f} MiB/s, seqno {}, window {:.1f}%, writer {}, {}, max lag {} events, "
+                       "readers lost {}, abandoned {}{}",
+                       utc_time(static_cast<std::uint64_t>(std::time(nullptr)) * 1'000'000'000ULL),
+                       printable(view.location()), rate_text(rates.events), mib(rates.bytes), r.sample.newest_seqno,
+                       size.payload_buf_size == 0 ? 0.0 : 100.0 * static_cast<double>(r.sample.payload_in_use) /
+                                                              static_cast<double>(size.payload_buf_size),
+                       r.writer_alive ? "alive" : "gone", readers_count(r), max_lag, lost,
+                       view.sampler().abandoned(), r.registry_problem.empty() ? "" : " (registry unusable)");
+}
+
+std::vector<std::string> frame_lines(const RingView& view, const RingRefresh& r, const Rates& rates) {
+    const RingSample& s = r.sample;
+    const RingSize& size = view.ring().header().size;
+    std::vector<std::string> l;
+    l.push_back(fmt::format("evring top - {} ({})   q quits", printable(view.location()), printable(view.path())));
+    l.push_back(fmt::format("writer {} ({} pid{})   seqno {}   descriptors {} of {}   payload window {} of {} "
+                            "({:.1f}%)",
+                            r.writer_alive ? "alive" : "gone", r.writer_pids, r.writer_pids == 1 ? "" : "s",
+                            s.newest_seqno, s.events_in_ring, size.descriptor_capacity, human_bytes(s.payload_in_use),
+                            human_bytes(size.payload_buf_size),
+                            size.payload_buf_size == 0 ? 0.0 : 100.0 * static_cast<double>(s.payload_in_use) /
+                                                                   static_cast<double>(size.payload_buf_size)));
+    l.push_back(fmt::format("total {} ev/s  {:.3f} MiB/s   abandoned reservations {}{}", rate_text(rates.events),
+                            mib(rates.bytes), view.sampler().abandoned(),
+                            s.estimated ? "   (by type: sampled from the newest descriptors)" : ""));
+    l.push_back("");
+    l.push_back(fmt::format("{:<24} {:>10} {:>10} {:>7}", "TYPE", "EV/S", "MIB/S", "SHARE"));
+    std::vector<std::pair<std::uint16_t, TypeTally>> types(s.types.begin(), s.types.end());
+    std::sort(types.begin(), types.end(), [](const auto& a, const auto& b) { return a.second.events > b.second.events; });
+    const double total = std::max(1.0, static_cast<double>(s.new_events));
+    for (const auto& [type, tally] : types)
+        l.push_back(fmt::format("{:<24} {:>10} {:>10.3f} {:>6.1f}%", printable(view.type_name(type)),
+                                rate_text(rates.seconds > 0 ? tally.events / rates.seconds : 0),
+                                rates.seconds > 0 ? mib(tally.bytes / rates.seconds) : 0.0,
+                                100.0 * tally.events / total));
+    if (types.empty()) l.push_back(rates.seconds > 0 ? "(no events this interval)" : "(measuring...)");
+    l.push_back("");
+    if (!r.registry_problem.empty()) l.push_back("readers: " + printable(r.registry_problem));
+    if (r.readers) {
+        l.push_back(fmt::format("READERS ({} registered)", r.readers->readers.size()));
+        l.push_back(fmt::format("{:<16} {:<8} {:>8} {:<6} {:>10} {:>9} {:>8} {:>9}", "NAME", "KIND", "PID", "STATE",
+                                "LAG-EV", "LAG-TIME", "LOST", "ABANDONED"));
+        for (const ReaderEntry& e : r.readers->readers)
+            l.push_back(fmt::format("{:<16} {:<8} {:>8} {:<6} {:>10} {:>9} {:>8} {:>9}", printable(e.name),
+                                    to_string(e.kind), e.pid, to_string(e.liveness),
+                                    e.lag ? std::to_string(e.lag->events) + (e.lag->lapped ? "!" : "") : "-",
+                                    e.lag && e.lag->nanos ? duration_text(*e.lag->nanos) : "-", e.lost, e.abandoned));
+    }
+    return l;
+}
+
+void draw(const std::vector<std::string>& lines) {
+    winsize ws{};
+    int columns = 80, rows = 24;
+    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+        columns = ws.ws_col;
+        rows = ws.ws_row;
+    }
+    std::string out = "\x1b[H\x1b[2J";
+    if (columns < kMinColumns) {
+        out += fmt::format("too narrow ({} col)", columns).substr(0, static_cast<std::size_t>(columns));
+    } else {
+        for (int i = 0; i < static_cast<int>(lines.size()) && i < rows; ++i) {
+            if (i > 0) out += "\r\n";
+            out += lines[static_cast<std::size_t>(i)].substr(0, static_cast<std::size_t>(columns));
+        }
+    }
+    std::fputs(out.c_str(), stdout);
+    std::fflush(stdout);
+}
+
+// Sleeps until the next refresh; false when the user asked to quit.
+bool wait_for_key(int timeout_ms, bool keys) {
+    pollfd p{STDIN_FILENO, POLLIN, 0};
+    const int ready = ::poll(&p, keys ? 1 : 0, timeout_ms);
+    if (stop_requested()) return false;
+    if (keys && ready > 0) {
+        char c = 0;
+        while (::read(STDIN_FILENO, &c, 1) == 1)
+            if (c == 'q' || c == 'Q') return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+int run_top(const TopOptions& options) {
+    int interval_ms = 1000;
+    if (options.interval) {
+        auto value = parse_int_in("--interval", *options.interval, 1, 3600);
+        if (!value) return usage_error(value.error());
+        interval_ms = *value * 1000;
+    }
+    std::uint64_t count = 0;
+    if (options.count) {
+        auto value = parse_count("--count", *options.count);
+        if (!value) return usage_error(value.error());
+        count = *value;
+    }
+    auto view = RingView::open(options.ring);
+    if (!view) return runtime_error(view.error());
+    install_stop_handlers();
+    const bool terminal = ::isatty(STDOUT_FILENO) != 0;
+    RawInput input;
+    if (terminal) std::fputs("\x1b[?25l", stdout);  // hide the cursor while drawing
+    std::uint64_t previous_ns = 0;
+    int code = kExitOk;
+    for (std::uint64_t refresh = 0; count == 0 || refresh < count; ++refresh) {
+        auto r = (*view)->refresh();
+        if (!r) {
+            code = runtime_error(r.error());
+            break;
+        }
+        const Rates rates = rates_of(r->sample, previous_ns);
+        previous_ns = r->sample.wall_ns;
+        if (terminal) {
+            draw(frame_lines(**view, *r, rates));
+        } else if (refresh > 0 || count == 1) {  // the first sample only sets the baseline
+            std::string line = summary_line(**view, *r, rates) + "\n";
+            if (std::fputs(line.c_str(), stdout) < 0 || std::fflush(stdout) != 0) break;  // a closed pipe ends it
+        }
+        if (count != 0 && refresh + 1 == count) break;
+        if (!wait_for_key(interval_ms, input.active())) break;
+    }
+    if (terminal) std::fputs("\x1b[?25h\r\n", stdout);
+    std::fflush(stdout);
+    return code;
+}
+
+}  // namespace evring::cli
