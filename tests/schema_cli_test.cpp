@@ -87,8 +87,10 @@ TEST_F(SchemaCli, ShowPrintsLayoutsWithPaddingOrJson) {
     EXPECT_NE(text.out.find("order: ORDER_NEW .. ORDER_CANCEL, matched by symbol,order"), std::string::npos);
     const Outcome json = run("schema show --json '" + orders() + "'");
     EXPECT_EQ(json.code, 0);
-    const std::string start = R"({"content_type":1001,"content_name":"orders",)";
-    EXPECT_EQ(json.out.substr(0, start.size()), start);
+    // Where the schema came from first, then the schema itself.
+    const std::string start = R"({"origin":"file","from":"schema file ')";
+    EXPECT_EQ(json.out.substr(0, start.size()), start) << json.out;
+    EXPECT_NE(json.out.find(R"(,"content_type":1001,"content_name":"orders",)"), std::string::npos) << json.out;
     EXPECT_NE(json.out.find(R"("fields":[{"name":"order_id","type":"u64","offset":0,"size":8,"doc":""})"),
               std::string::npos)
         << json.out;

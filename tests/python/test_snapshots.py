@@ -1,6 +1,7 @@
 """The three real execution-ring snapshots read from Python: the same events,
 byte for byte, as `evring watch --format jsonl`, every one decoded by name."""
 import hashlib
+import json
 import os
 import subprocess
 
@@ -11,18 +12,29 @@ import evring
 from conftest import SNAPSHOTS
 
 
-def jsonl_line(event):
-    """The line `evring watch --format jsonl` prints for an event."""
-    ext = ",".join(str(x) for x in event.content_ext)
-    payload = '"' + event.payload.hex() + '"' if event.payload is not None else "null"
-    return (f'{{"seqno":{event.seqno},"event_type":{event.event_type},"payload_size":{event.payload_size},'
-            f'"record_epoch_nanos":{event.record_epoch_nanos},"content_ext":[{ext}],"payload":{payload}}}\n')
+def canonical(seqno, event_type, type_name, payload_size, nanos, ext, payload_hex):
+    """One event's identity as both sides see it: the CLI's jsonl keys, parsed."""
+    return f"{seqno} {event_type} {type_name} {payload_size} {nanos} {list(ext)} {payload_hex}\n"
+
+
+def event_line(event):
+    payload = event.payload.hex() if event.payload is not None else None
+    return canonical(event.seqno, event.event_type, event.type_name, event.payload_size,
+                     event.record_epoch_nanos, event.content_ext, payload)
 
 
 def cli_digest(evring_bin, path):
+    """Count and digest of `evring watch --format jsonl`, read with Python's exact integers."""
     out = subprocess.run([evring_bin, "watch", path, "--from", "oldest", "--format", "jsonl"],
                          check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=300).stdout
-    return out.count(b"\n"), hashlib.sha256(out).hexdigest()
+    digest = hashlib.sha256()
+    count = 0
+    for line in out.splitlines():
+        o = json.loads(line)
+        digest.update(canonical(o["seqno"], o["event_type"], o.get("type_name"), o["payload_size"],
+                                o["record_epoch_nanos"], o["content_ext"], o["payload"]).encode())
+        count += 1
+    return count, digest.hexdigest()
 
 
 @pytest.mark.parametrize("name", SNAPSHOTS)
@@ -35,7 +47,7 @@ def test_replay_equals_the_cli_jsonl_and_decodes_every_event(name, snapshot_dir,
     count = 0
     undecoded = []
     for event in reader.replay(start="oldest"):
-        digest.update(jsonl_line(event).encode())
+        digest.update(event_line(event).encode())
         count += 1
         assert event.type_name is not None
         if event.fields is None:
