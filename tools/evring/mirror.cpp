@@ -1,6 +1,8 @@
 // evring mirror: a relayed stream (the NATS event source) through the
 // library's follow loop into a new local ring, so local programs read it
-// with the ordinary reader API and CLI.
+// with the ordinary reader API and CLI. The source is opened like every
+// command's (open_source: a registered scheme such as nats://, or a ring,
+// snapshot or recording).
 //
 // Sequence numbers: the mirror ring numbers its events itself, from 1, one
 // after another; source gaps take no sequence numbers in it. Mirror seqno M
@@ -137,9 +139,6 @@ private:
 int run_mirror(const MirrorOptions& options) {
     auto plan = plan_mirror(options);
     if (!plan) return usage_error(plan.error());
-    if (location_scheme(options.stream) != "nats")
-        return usage_error(Error(EINVAL, fmt::format("bad STREAM '{}': expected nats://HOST[:PORT]/STREAM",
-                                                     printable(options.stream))));
     auto source = open_for_command(options.stream, {});
     if (!source) return runtime_error(source.error());
     auto writer = create_mirror(*plan, **source, options.keep);

@@ -82,8 +82,10 @@ void add_nats_commands(CLI::App& app, NatsCommands& c) {
     c.relay->add_flag("--allow-other-ring", r.allow_other_ring, "Relay into a stream holding another ring's events");
 
     MirrorOptions& m = c.mirror_options;
-    c.mirror = app.add_subcommand("mirror", "Write a relayed JetStream stream into a local ring");
-    c.mirror->add_option("STREAM", m.stream, "nats://HOST[:PORT]/STREAM")->required();
+    c.mirror = app.add_subcommand("mirror", "Write a relayed JetStream stream (or any source) into a local ring");
+    c.mirror->add_option("SOURCE", m.stream,
+                         "nats://HOST[:PORT]/STREAM, or a ring name or path, a snapshot or a recording")
+        ->required();
     c.mirror->add_option("--to", m.to, "Ring to create: NAME or PATH, optionally NAME:DESC_SHIFT:PAYLOAD_SHIFT")
         ->required();
     c.mirror->add_option("--from", m.from, "oldest (default), latest, SEQNO, -N or a time");
