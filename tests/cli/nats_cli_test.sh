@@ -192,7 +192,45 @@ case_bad_input_is_refused_clearly() {
     ok bad_input_is_refused_clearly
 }
 
+# Polls (up to 10 s) until `evring readers $1` matches $2.
+wait_readers() {
+    for _ in $(seq 200); do
+        evring readers "$1" --no-reclaim 2>/dev/null | grep -qE "$2" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+case_relay_and_mirror_are_registered_readers_while_they_run() {
+    start_producer seen:12:20 --rate 2000 || { fail registered "no ring"; return; }
+    local producer=$PRODUCER_PID
+    start_relay seen SEEN
+    local relay=$RELAY_PID
+    wait_readers seen "relay +relay +$relay .* alive .*-> .*127.0.0.1:$PORT.* SEEN" ||
+        { fail registered "relay $relay not listed: $(evring readers seen 2>&1)"; return; }
+    evring readers seen --json | jq -e "select(.pid == $relay) | .kind == \"relay\" and .lag_events != null" \
+        >/dev/null || { fail registered "--json lacks the relay"; return; }
+    # mirror reads any source through open_source; from a live ring it is that ring's reader.
+    "$EVRING_BIN" mirror seen --to seencopy 2>"$WORK/mirror-seen.err" &
+    local mirror=$!
+    PIDS+=("$mirror")
+    wait_readers seen "mirror +mirror +$mirror .* alive" ||
+        { fail registered "mirror $mirror not listed: $(cat "$WORK/mirror-seen.err")"; return; }
+    # --no-register: relaying, yet not listed.
+    start_relay seen SEENQUIET --no-register
+    local quiet=$RELAY_PID
+    wait_stream_at SEENQUIET 1 || { fail registered "quiet relay relayed nothing"; return; }
+    evring readers seen --no-reclaim | grep -q " $quiet " && { fail registered "relay --no-register is listed"; return; }
+    kill "$relay" "$mirror" "$quiet"; wait "$relay" "$mirror" "$quiet" 2>/dev/null
+    local after; after=$(evring readers seen --no-reclaim)
+    grep -qE " ($relay|$mirror) " <<<"$after" && { fail registered "left entries after a clean exit: $after"; return; }
+    grep -q "mirroring .* into ring file" "$WORK/mirror-seen.err" || { fail registered "mirror: $(cat "$WORK/mirror-seen.err")"; return; }
+    kill "$producer"; wait "$producer" 2>/dev/null
+    ok relay_and_mirror_are_registered_readers_while_they_run
+}
+
 case_relay_watch_and_mirror_carry_every_event_identically
+case_relay_and_mirror_are_registered_readers_while_they_run
 case_relay_killed_and_restarted_duplicates_and_misses_nothing
 case_server_restarted_mid_stream_loses_nothing
 case_paused_relay_lapped_publishes_one_exact_gap

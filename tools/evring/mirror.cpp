@@ -2,7 +2,7 @@
 // library's follow loop into a new local ring, so local programs read it
 // with the ordinary reader API and CLI. The source is opened like every
 // command's (open_source: a registered scheme such as nats://, or a ring,
-// snapshot or recording).
+// snapshot or recording); a live ring source registers the mirror as its reader.
 //
 // Sequence numbers: the mirror ring numbers its events itself, from 1, one
 // after another; source gaps take no sequence numbers in it. Mirror seqno M
@@ -19,6 +19,7 @@
 #include "escape.hpp"
 #include "evring/follow.hpp"
 #include "evring/publisher.hpp"
+#include "evring/registering_sink.hpp"
 #include "evring/ring_writer.hpp"
 #include "nats_cmd.hpp"
 #include "open.hpp"
@@ -147,7 +148,9 @@ int run_mirror(const MirrorOptions& options) {
                printable(writer->path()));
     install_stop_handlers();
     MirrorSink sink(writer->ring(), plan->seqno_tag);
-    auto result = follow(*source, plan->follow, sink);
+    RegisteringSink seen(sink, {"mirror", ReaderKind::Mirror, fmt::format("-> {}", writer->path())},
+                         !options.no_register);
+    auto result = follow(*source, plan->follow, seen);
     if (!result) return runtime_error(result.error());
     if (!sink.status()) return runtime_error(sink.status().error());
     fmt::print(stderr, "evring: mirrored {} events\n", sink.events());
