@@ -18,6 +18,10 @@
 // - The position published is the source's: events the loop's filter drops
 //   still move it (published when idle), so a filtered reader is not shown
 //   as lagging.
+// - The per-event cost is the registration's (a decrement and two compares;
+//   a publication every so many events): the position is the event's own
+//   sequence number plus one, taken from the event the loop hands over, so
+//   no virtual call is made per event.
 //
 // Thread safety: one thread, the follow loop's.
 #pragma once
@@ -37,9 +41,13 @@ public:
 
     void started(const EventSource& source) override;
     bool event(const SourceEvent& event) override {
-        if (source_ != nullptr)
-            registration_.on_event(event.descriptor.record_epoch_nanos, source_->next_seqno(),
-                                   source_->counters().lost, source_->counters().abandoned);
+        // The loop hands out events of the registered source only, in order:
+        // after this one the source stands at its seqno + 1.
+        if (source_ != nullptr) {
+            const SourceCounters& c = source_->counters();
+            registration_.on_event(event.descriptor.record_epoch_nanos, event.descriptor.seqno + 1, c.lost,
+                                   c.abandoned);
+        }
         return inner_.event(event);
     }
     bool gap(const SourceGap& gap) override { return inner_.gap(gap); }
