@@ -217,9 +217,13 @@ EventSource& Reader::source() { return *handle().source; }
 
 void Reader::seek(const py::object& start) {
     if (start.is_none()) return;
-    std::string position = py::isinstance<py::int_>(start) ? std::to_string(start.cast<std::int64_t>())
-                                                            : start.cast<std::string>();
-    if (auto s = bindings::seek_source(handle(), position); !s) raise_error(s.error().message());
+    // An int is spelled out (any size: the resolver refuses what no ring reaches); everything
+    // else must be a str, resolved by the one position resolver (position.hpp) as the CLI's --from.
+    if (!py::isinstance<py::str>(start) && (!py::isinstance<py::int_>(start) || py::isinstance<py::bool_>(start)))
+        raise_error(fmt::format("bad start {}: give \"oldest\", \"latest\", a seqno, \"-N\" or a time",
+                                py::repr(start).cast<std::string>()));
+    const std::string position = py::str(start).cast<std::string>();
+    if (auto s = bindings::seek_source(handle(), position, "start"); !s) raise_error(s.error().message());
     if (!handle_->notice.empty()) note(handle_->notice);
     publish_position();
 }
