@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Hostile and damaged files against the evring binary (issue 10): rings,
+# Hostile and damaged files against the evring binary (issues 10, 13): rings,
 # snapshots and recordings crafted here from real ones (overflowing and
 # inconsistent headers, descriptor bit flips, a wrapped sequence number,
 # truncations, zstd bombs, damaged recordings of both kinds), FIFOs, devices,
-# directories and sockets. Every command that reads a file runs on each under
+# directories and sockets. Every command that reads a file (info, watch,
+# snapshot, record, export) runs on each under
 # a memory limit and a timeout: it must exit 0, 1 or 2 (never a signal, a
 # hang or a sanitizer report), a refused file must give exit 1 and one
 # `evring:` line naming the file, and damage that is read must say so.
@@ -163,15 +164,21 @@ every_command() {
         "watch $file --from 1 --until 100000"
         "snapshot $file -o $WORK/copy.zst --force"
         "record $file --from oldest -o $WORK/copy.evrec"
+        "export $file --perfetto $WORK/copy.pftrace"
+        "export $file --chrome-json $WORK/copy.json --from -10 --track-by flow:0"
     )
     # A refusal happens when the file is opened, the same for every position
     # and format: refused files get one watch run of the four.
     [[ $expect == refused ]] && cmds=("${cmds[@]:0:3}" "${cmds[@]:8}")
     local c
     for c in "${cmds[@]}"; do
-        rm -f "$WORK/copy.evrec"*
+        rm -f "$WORK/copy.evrec"* "$WORK/copy.pftrace" "$WORK/copy.json"
         # shellcheck disable=SC2086
         check "$label" "$file" $c || return
+        # An export that succeeded, or read a damaged file as far as it could, leaves a trace.
+        if [[ $c == export* && $expect != refused && $RC != 2 ]] && [[ ! -s $WORK/copy.pftrace && ! -s $WORK/copy.json ]]; then
+            fail "$label" "evring $c: exit $RC and no trace written: $(head -c 300 "$WORK/err")"; return
+        fi
         if [[ $expect == refused && $RC != 1 ]]; then
             fail "$label" "evring $c: exit $RC, expected a refusal (1): $(head -c 300 "$WORK/err")"; return
         fi
