@@ -10,7 +10,7 @@ namespace {
 template <class Sink>
 class JsonVisitor {
 public:
-    explicit JsonVisitor(Sink& out) noexcept : out_(out) {}
+    JsonVisitor(Sink& out, const JsonOptions& options) noexcept : out_(out), options_(options) {}
 
     void begin_struct(std::string_view name, const SchemaStruct*) {
         before(name);
@@ -59,7 +59,7 @@ public:
     void bytes(std::string_view name, std::span<const std::byte> b) {
         before(name);
         out_.put('"');
-        detail::put_hex_bytes(out_, b.data(), b.size());
+        detail::put_shown_bytes(out_, b.data(), b.size(), options_.max_bytes);
         out_.put('"');
         comma_ = true;
     }
@@ -81,17 +81,18 @@ private:
     }
 
     Sink& out_;
+    const JsonOptions& options_;
     bool comma_ = false;
 };
 
 }  // namespace
 
 DecodeError append_fields_json(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
-                               std::string& out) {
+                               std::string& out, const JsonOptions& options) {
     DecodeError e = check_payload(schema, event_type, payload);
     if (!e.ok()) return e;
     detail::StringSink sink(out);
-    JsonVisitor<detail::StringSink> visitor(sink);
+    JsonVisitor<detail::StringSink> visitor(sink, options);
     detail::PayloadWalker<JsonVisitor<detail::StringSink>>(schema, visitor)
         .payload(*schema.event(event_type), payload.data());
     return e;
@@ -103,7 +104,8 @@ DecodeError write_fields_json(const Schema& schema, std::uint16_t event_type, st
     DecodeError e = check_payload(schema, event_type, payload);
     if (!e.ok()) return e;
     detail::SpanSink sink(out);
-    JsonVisitor<detail::SpanSink> visitor(sink);
+    const JsonOptions options;
+    JsonVisitor<detail::SpanSink> visitor(sink, options);
     detail::PayloadWalker<JsonVisitor<detail::SpanSink>>(schema, visitor)
         .payload(*schema.event(event_type), payload.data());
     if (sink.total() > out.size()) {
@@ -113,6 +115,11 @@ DecodeError write_fields_json(const Schema& schema, std::uint16_t event_type, st
     }
     written = sink.total();
     return e;
+}
+
+void append_shown_bytes(std::string& out, std::span<const std::byte> bytes, std::size_t max_bytes) {
+    detail::StringSink sink(out);
+    detail::put_shown_bytes(sink, bytes.data(), bytes.size(), max_bytes);
 }
 
 std::string json_string_literal(std::string_view text) {

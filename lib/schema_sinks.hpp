@@ -152,6 +152,19 @@ void put_hex_bytes(Sink& out, const std::byte* p, std::size_t n) {
     }
 }
 
+// Bytes as "0x" and their hex, cut after `max_bytes` of them (0: never) with
+// the full size: "0x0011...(4096 bytes)". The one rule for shortened byte
+// arrays (schema_render.hpp: text, JSON with JsonOptions, append_shown_bytes).
+template <class Sink>
+void put_shown_bytes(Sink& out, const std::byte* p, std::size_t n, std::size_t max_bytes) {
+    const bool cut = max_bytes != 0 && n > max_bytes;
+    put_hex_bytes(out, p, cut ? max_bytes : n);
+    if (!cut) return;
+    out.write("...(", 4);
+    put_unsigned(out, n);
+    out.write(" bytes)", 7);
+}
+
 // A little-endian integer as "0x" and its hex digits, no leading zeros ("0x0" for zero).
 template <class Sink>
 void put_hex_integer(Sink& out, const std::byte* le, std::size_t n) {

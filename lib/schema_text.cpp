@@ -66,12 +66,7 @@ public:
     }
     void bytes(std::string_view name, std::span<const std::byte> b) {
         before(name);
-        const bool cut = options_.max_bytes != 0 && b.size() > options_.max_bytes;
-        detail::put_hex_bytes(out_, b.data(), cut ? options_.max_bytes : b.size());
-        if (!cut) return;
-        out_.write("...(", 4);
-        detail::put_unsigned(out_, b.size());
-        out_.write(" bytes)", 7);
+        detail::put_shown_bytes(out_, b.data(), b.size(), options_.max_bytes);
     }
     void wide_integer(std::string_view name, Scalar, std::span<const std::byte> le) {
         before(name);

@@ -5,12 +5,16 @@
 
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "evring/follow.hpp"
 #include "evring/iterator.hpp"
 #include "evring/reader_listing.hpp"
 #include "evring/reader_registration.hpp"
+#include "evring/registering_sink.hpp"
+#include "evring/source_open.hpp"
 #include "registry_slot.hpp"
 #include "support/registry_ring.hpp"
 
@@ -385,6 +389,60 @@ TEST(ReaderListing, AMissingRegistryListsNothingAndCreatesNothing) {
     EXPECT_EQ(listing.problem, "");
     EXPECT_TRUE(listing.readers.empty());
     EXPECT_NE(::access(ring.registry_path().c_str(), F_OK), 0);
+}
+
+// The follow loop's readers (watch, record, relay, mirror): registered while
+// the loop runs, each event published as its seqno + 1 (taken from the event,
+// not asked of the source), freed when the sink goes.
+TEST(RegisteringSink, PublishesEachEventsSeqnoPlusOneWhileTheLoopRuns) {
+    RegistryRing ring;
+    // A second apart: every event is due for publication (update_every is 100 ms).
+    ring.publish(5, 1'700'000'000'000'000'000ULL, 1'000'000'000);
+    struct Inner final : FollowSink {
+        const RegistryRing* ring = nullptr;
+        std::vector<std::uint64_t> published;  // the registry's next_seqno as each event arrives
+        bool event(const SourceEvent&) override {
+            const ReaderListing listing = listing_of(*ring);
+            published.push_back(listing.readers.size() == 1 ? listing.readers[0].next_seqno : 0);
+            return true;
+        }
+    } inner;
+    inner.ring = &ring;
+    auto source = open_source(ring.path, {});
+    ASSERT_TRUE(source) << source.error().message();
+    FollowOptions options;
+    options.start = Position::oldest();
+    options.count = 5;
+    {
+        RegisteringSink seen(inner, reader_info("follower", ReaderKind::Watch, "test"));
+        auto result = follow(*source, options, seen);
+        ASSERT_TRUE(result) << result.error().message();
+        EXPECT_TRUE(seen.registered());
+        EXPECT_EQ(inner.published, (std::vector<std::uint64_t>{2, 3, 4, 5, 6}));
+        const ReaderListing listing = listing_of(ring);
+        ASSERT_EQ(listing.readers.size(), 1u);
+        EXPECT_EQ(listing.readers[0].name, "follower");
+    }
+    EXPECT_TRUE(listing_of(ring).readers.empty());
+}
+
+TEST(RegisteringSink, DisabledItOnlyPassesEventsOn) {
+    RegistryRing ring;
+    ring.publish(3);
+    struct Inner final : FollowSink {
+        std::uint64_t events = 0;
+        bool event(const SourceEvent&) override { return ++events > 0; }
+    } inner;
+    auto source = open_source(ring.path, {});
+    ASSERT_TRUE(source) << source.error().message();
+    FollowOptions options;
+    options.start = Position::oldest();
+    options.count = 3;
+    RegisteringSink seen(inner, reader_info("quiet"), false);
+    ASSERT_TRUE(follow(*source, options, seen));
+    EXPECT_EQ(inner.events, 3u);
+    EXPECT_FALSE(seen.registered());
+    EXPECT_TRUE(listing_of(ring).readers.empty());
 }
 
 TEST(ReaderKindNames, AreStable) {

@@ -19,6 +19,9 @@
 #include "evring/publisher.hpp"
 #include "evring/reader_listing.hpp"
 #include "evring/reader_registration.hpp"
+#include "evring/registering_sink.hpp"
+#include "evring/ring_reader.hpp"
+#include "evring/ring_source.hpp"
 #include "support/bench_ring.hpp"
 
 namespace {
@@ -115,6 +118,41 @@ void BM_OnEventAmortised(benchmark::State& state) {
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(BM_OnEventAmortised)->Arg(1024)->Arg(64)->Arg(1);
+
+// RegisteringSink::event (what watch, record, relay and mirror pay per event
+// through the follow loop) around a sink that does nothing, against that sink
+// called directly: the difference is the registration's per-event price with
+// the position taken from the event (no call into the source).
+struct NullSink final : evring::FollowSink {
+    bool event(const evring::SourceEvent& e) override {
+        benchmark::DoNotOptimize(e.descriptor.seqno);
+        return true;
+    }
+};
+
+void sink_loop(benchmark::State& state, bool registered) {
+    RegistryBench bench;
+    auto reader = evring::RingReader::open(bench.ring.path());
+    if (!reader) evring::bench::die(reader.error().message());
+    auto source = evring::RingSource::open_live(std::move(*reader), bench.ring.path());
+    if (!source) evring::bench::die(source.error().message());
+    NullSink inner;
+    evring::RegisteringSink sink(inner, {"bench", evring::ReaderKind::Application, {}}, registered);
+    sink.started(**source);
+    if (sink.registered() != registered) evring::bench::die("the sink did not register");
+    evring::FollowSink& through = sink;  // called through the base, as the follow loop does
+    evring::SourceEvent event;
+    event.descriptor.seqno = 1;
+    for (auto _ : state) {
+        through.event(event);
+        ++event.descriptor.seqno;
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+void BM_SinkEventUnregistered(benchmark::State& state) { sink_loop(state, false); }
+BENCHMARK(BM_SinkEventUnregistered);
+void BM_SinkEventRegistered(benchmark::State& state) { sink_loop(state, true); }
+BENCHMARK(BM_SinkEventRegistered);
 
 // One publication: the seqlock rewrite of the slot's progress line and the
 // heartbeat's clock read, paid once per update_every_events events.

@@ -31,6 +31,8 @@
 // - Batching: events_per_message (default 64) events travel per message,
 //   which is what makes small events fast (docs/distributed.md, "Figures");
 //   1 gives one message per event, with subjects the server can filter.
+// - Seen: on a live ring the relay is a registered reader (register_reader),
+//   so `evring readers` shows how far behind the ring it is.
 // - Returns when the stop flag is set (after flushing, at most flush_timeout),
 //   when a non-live source (snapshot, recording) ends, or with an error when
 //   the publisher fails for good (stream deleted or re-created, refused
@@ -75,6 +77,11 @@ struct RelayOptions {
     std::chrono::milliseconds flush_timeout{5000};
     // Progress and warnings for people, one line each (nothing when empty).
     std::function<void(std::string_view)> log;
+    // A live ring's relay announces itself in the ring's reader registry
+    // (registering_sink.hpp) under this name, kind Relay, with the server and
+    // stream as its detail; false stays out of it (`evring relay --no-register`).
+    bool register_reader = true;
+    std::string reader_name = "relay";
 };
 
 struct RelayResult {

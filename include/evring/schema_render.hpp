@@ -13,7 +13,8 @@
 // objects, arrays are arrays, enums are their value's name (or the number
 // when the value has no name), integers up to 64 bits are JSON numbers, u128,
 // u256 are "0x..." strings of their value (no leading zeros), byte arrays are
-// "0x..." strings of their bytes in order. bool is true/false (any other
+// "0x..." strings of their bytes in order (cut short past JsonOptions::max_bytes
+// as in text; by default never). bool is true/false (any other
 // byte value is written as its number); f32/f64 use the shortest form that
 // reads back exactly, and "nan", "inf", "-inf" as strings.
 //
@@ -40,14 +41,23 @@
 
 namespace evring {
 
+struct JsonOptions {
+    std::size_t max_bytes = 0;  // longer byte arrays are cut short as in text; 0: never
+};
+
 DecodeError append_fields_json(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
-                               std::string& out);
+                               std::string& out, const JsonOptions& options = {});
 DecodeError write_fields_json(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
                               std::span<char> out, std::size_t& written) noexcept;
 
 struct TextOptions {
     std::size_t max_bytes = 32;  // longer byte arrays are cut short; 0: never
 };
+
+// The one rule for byte arrays cut short (text, JSON with max_bytes, and
+// whoever shows raw payloads the same way): "0x" and the hex of at most
+// `max_bytes` bytes (0: all), then "...(N bytes)" with the full size when cut.
+void append_shown_bytes(std::string& out, std::span<const std::byte> bytes, std::size_t max_bytes);
 
 DecodeError append_event_text(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
                               std::string& out, const TextOptions& options = {});

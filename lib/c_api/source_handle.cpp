@@ -19,8 +19,8 @@ Result<std::unique_ptr<evring_source>> open_source_handle(const std::string& loc
     return handle;
 }
 
-Status seek_source(evring_source& handle, const std::string& position) {
-    auto start = parse_start(position, "position");
+Status seek_source(evring_source& handle, const std::string& position, std::string_view option) {
+    auto start = parse_start(position, option);
     if (!start) return std::move(start).error();
     auto notice = handle.source->seek(*start);
     if (!notice) return std::move(notice).error();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "evring/error.hpp"
 #include "evring/source_open.hpp"
@@ -22,8 +23,9 @@ struct OpenSettings {
 // open_source, then find_source_schema; errors say what was given.
 Result<std::unique_ptr<evring_source>> open_source_handle(const std::string& location, const OpenSettings& settings);
 
-// Positions the handle's source at a start position as a user writes it
-// (position.hpp); keeps the notice in handle.notice.
-Status seek_source(evring_source& handle, const std::string& position);
+// Positions the handle's source at a start position as a user writes it,
+// through the one resolver (position.hpp: the CLI's --from); errors name
+// `option` ("bad position '...': ..."). Keeps the notice in handle.notice.
+Status seek_source(evring_source& handle, const std::string& position, std::string_view option = "position");
 
 }  // namespace evring::bindings

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 
+#include "evring/registering_sink.hpp"
 #include "evring/source_open.hpp"
 #include "relay_sink.hpp"
 
@@ -100,7 +101,11 @@ Result<RelayResult> run_relay(const RelayOptions& options) {
 
     detail::RelaySink sink(*publisher, options);
     sink.set_resume(plan->resume_next);
-    auto followed = follow(source, follow_options, sink);
+    RegisteringSink seen(sink,
+                         {options.reader_name, ReaderKind::Relay,
+                          fmt::format("-> {} {}", options.url.display(), options.stream)},
+                         options.register_reader);
+    auto followed = follow(source, follow_options, seen);
     Status finished = sink.finish();
     result.publisher = publisher->stats();
     result.first_seqno = sink.first_seqno();

@@ -28,14 +28,22 @@ from ._evring import open as _open
 __all__ = ["Batch", "Error", "Event", "Reader", "Writer", "create", "open", "DESCRIPTOR_DTYPE"]
 
 
-def open(source, schema=None, max_snapshot_size=0):
+def open(source, schema=None, max_snapshot_size=0, register=True, name="python", detail=None):
     """Opens a ring (a name in the ring directory, or a path), a snapshot or a
     recording, as the evring CLI does. `schema`: a schema file to decode with
     (it must describe the source's header); by default the source's own
-    embedded schema, else a built-in one."""
+    embedded schema, else a built-in one.
+
+    A reader of a live ring announces itself in the ring's reader registry
+    (`evring readers RING` lists it with its lag) as `name`, with `detail`
+    (default: the program, sys.argv[0]); register=False stays out of it. When
+    it cannot register, it reads anyway and says why in `reader.notices`."""
     if schema is not None:
         schema = _os.fspath(schema)
-    return _open(_os.fspath(source), schema, max_snapshot_size)
+    if detail is None:
+        import sys as _sys
+        detail = _os.path.basename(_sys.argv[0]) if _sys.argv and _sys.argv[0] else ""
+    return _open(_os.fspath(source), schema, max_snapshot_size, bool(register), str(name), str(detail))
 
 
 def create(name, descriptor_shift=20, payload_shift=28, content_type=None, schema=None, shared=False, keep=False):

@@ -18,13 +18,16 @@ namespace py = pybind11;
 namespace evring::python {
 namespace {
 
-Reader open(const std::string& location, const py::object& schema, std::uint64_t max_snapshot_size) {
+Reader open(const std::string& location, const py::object& schema, std::uint64_t max_snapshot_size,
+            bool register_reader, const std::string& name, const std::string& detail) {
     bindings::OpenSettings settings;
     if (!schema.is_none()) settings.schema_path = py::str(schema).cast<std::string>();
     if (max_snapshot_size != 0) settings.source.max_snapshot_size = max_snapshot_size;
     auto handle = bindings::open_source_handle(location, settings);
     if (!handle) raise_error(handle.error().message());
-    return Reader(std::move(*handle));
+    Reader reader(std::move(*handle));
+    if (register_reader) reader.register_as({name, ReaderKind::Python, detail});
+    return reader;
 }
 
 }  // namespace
@@ -42,6 +45,7 @@ PYBIND11_MODULE(_evring, m) {
     register_reader(m);
     register_writer(m);
     m.def("open", &open, py::arg("source"), py::arg("schema") = py::none(), py::arg("max_snapshot_size") = 0,
+          py::arg("register") = true, py::arg("name") = "python", py::arg("detail") = "",
           "Opens a ring (name or path), a snapshot or a recording, as the evring CLI does.");
     m.attr("__version__") = EVRING_VERSION_STRING;
 }

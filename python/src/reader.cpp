@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "evring/ring.hpp"
+#include "evring/ring_source.hpp"
 #include "evring/schema_render.hpp"
 #include "source_handle.hpp"
 
@@ -72,10 +73,13 @@ PyObject* next_event(IteratorObject* it) {
     SourceItem item;
     for (;;) {
         switch (source.next(item, PayloadRead::Copy)) {
-        case SourceStep::Event: return make_event(*it->reader, item.event);
+        case SourceStep::Event:
+            it->reader->on_event(item.event.descriptor);
+            return make_event(*it->reader, item.event);
         case SourceStep::Gap: break;  // counted by the source
         case SourceStep::Notice: it->reader->note(item.notice); break;
         case SourceStep::NotReady:
+            it->reader->on_idle();
             if (it->follow && wait_for_more(it, source, idle_since)) break;
             it->done = true;
             return nullptr;
@@ -168,12 +172,39 @@ Reader::Reader(std::unique_ptr<evring_source> handle) : handle_(std::move(handle
     if (!handle_->schema.warning.empty()) note(handle_->schema.warning);
 }
 
+void Reader::register_as(const ReaderInfo& info) {
+    const auto* ring_source = dynamic_cast<const RingSource*>(handle().source.get());
+    const RingReader* ring = ring_source != nullptr ? ring_source->reader() : nullptr;
+    if (ring == nullptr) return;  // snapshots and recordings: nobody falls behind
+    RegistrationOptions options;
+    options.print_warning = false;  // kept in `notices` instead
+    registration_ = ReaderRegistration::attach(*ring, info, options);
+    if (!registration_.registered()) {
+        note(fmt::format("not registered in the ring's reader registry: {}", registration_.warning()));
+        return;
+    }
+    if (!registration_.notice().empty()) note(registration_.notice());
+    publish_position();
+}
+
+void Reader::on_idle() noexcept {
+    const EventSource& s = *handle_->source;
+    registration_.on_idle(s.next_seqno(), s.counters().lost, s.counters().abandoned);
+}
+
+void Reader::publish_position() noexcept {
+    if (!registration_.registered()) return;
+    const EventSource& s = *handle_->source;
+    registration_.update(s.next_seqno(), s.counters().lost, s.counters().abandoned);
+}
+
 void Reader::check_not_busy() const {
     if (busy_ > 0) raise_error("the reader is in use by another thread (follow or read_batch): use one reader per thread");
 }
 
 void Reader::close() {
     check_not_busy();
+    registration_.unregister();
     handle_.reset();
 }
 
@@ -186,10 +217,15 @@ EventSource& Reader::source() { return *handle().source; }
 
 void Reader::seek(const py::object& start) {
     if (start.is_none()) return;
-    std::string position = py::isinstance<py::int_>(start) ? std::to_string(start.cast<std::int64_t>())
-                                                            : start.cast<std::string>();
-    if (auto s = bindings::seek_source(handle(), position); !s) raise_error(s.error().message());
+    // An int is spelled out (any size: the resolver refuses what no ring reaches); everything
+    // else must be a str, resolved by the one position resolver (position.hpp) as the CLI's --from.
+    if (!py::isinstance<py::str>(start) && (!py::isinstance<py::int_>(start) || py::isinstance<py::bool_>(start)))
+        raise_error(fmt::format("bad start {}: give \"oldest\", \"latest\", a seqno, \"-N\" or a time",
+                                py::repr(start).cast<std::string>()));
+    const std::string position = py::str(start).cast<std::string>();
+    if (auto s = bindings::seek_source(handle(), position, "start"); !s) raise_error(s.error().message());
     if (!handle_->notice.empty()) note(handle_->notice);
+    publish_position();
 }
 
 void register_reader(py::module_& m) {
@@ -228,6 +264,8 @@ void register_reader(py::module_& m) {
         .def_property_readonly("kind", [](Reader& r) { return std::string(describe(r.source().kind())); })
         .def_property_readonly("path", [](Reader& r) { return r.source().identity().path; })
         .def_property_readonly("live", [](Reader& r) { return r.source().live(); })
+        .def_property_readonly("registered", &Reader::registered,
+                               "whether the reader is listed in the ring's reader registry (evring readers)")
         .def_property_readonly("content_type", [](Reader& r) { return r.source().identity().content_type; })
         .def_property_readonly("schema_hash", [](Reader& r) { return hex_string(r.source().identity().schema_hash); })
         .def_property_readonly("schema", &schema_json, "the schema as a dict (schema_to_json), or None")

@@ -8,6 +8,12 @@
 // read_batch() hands out descriptors as a numpy structured array and
 // payloads as one byte array plus offsets: no Python object per event.
 //
+// A reader of a live ring registers in the ring's reader registry
+// (reader_registration.hpp, docs/operations.md) unless opened with
+// register=False, so `evring readers` shows it; it publishes its position
+// every so many events and when it finds nothing new, and frees its slot
+// when closed (or collected).
+//
 // Thread safety: a Reader is used by one thread at a time (the GIL, and
 // the source's own contract: event_source.hpp).
 #pragma once
@@ -19,6 +25,7 @@
 #include <string>
 
 #include "event.hpp"
+#include "evring/reader_registration.hpp"
 #include "handles.hpp"
 
 namespace evring::python {
@@ -28,6 +35,16 @@ namespace py = pybind11;
 class Reader {
 public:
     explicit Reader(std::unique_ptr<evring_source> handle);
+    // Announces the reader when its source is a live ring (see above).
+    void register_as(const ReaderInfo& info);
+    bool registered() const noexcept { return registration_.registered(); }
+    // The registry's view of the reader after an event, or when idle.
+    void on_event(const EventDescriptor& event) noexcept {
+        const SourceCounters& c = handle_->source->counters();
+        registration_.on_event(event.record_epoch_nanos, event.seqno + 1, c.lost, c.abandoned);
+    }
+    void on_idle() noexcept;
+    void publish_position() noexcept;
 
     EventSource& source();
     // The capsule every event of this reader references (event.hpp).
@@ -60,6 +77,7 @@ private:
     std::unique_ptr<evring_source> handle_;
     py::object context_;
     py::list notices_;
+    ReaderRegistration registration_;  // inert unless registered (register_as)
     int busy_ = 0;  // changed only under the GIL
 };
 

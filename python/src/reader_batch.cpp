@@ -152,6 +152,7 @@ py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
         }
     }
     if (f.stopped == SourceStep::Failed) raise_error(source.error().message());
+    reader.publish_position();  // once per batch: the registry's view of how far it has read
     py::object used = descriptors[py::slice(0, static_cast<py::ssize_t>(f.events), 1)];
     if (!payloads) return py::make_tuple(used, py::none(), py::none(), py::none(), stop_name(f.stopped), f.gaps, f.skipped);
     py::object payload_data = ring_data;

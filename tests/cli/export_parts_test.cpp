@@ -174,6 +174,15 @@ number = 6
 name = "NOTE"
 description = "something else"
 
+[[event]]
+number = 7
+name = "BLOB"
+description = "a long byte field"
+fields = [
+  { name = "size", type = "u32" },
+  { name = "data", type = "bytes[size]" },
+]
+
 [enum.kind]
 type = "u8"
 values = { FULL = 1 }
@@ -329,6 +338,84 @@ TEST(ChromeJsonWriter, WritesOneTraceEventPerCallWithMicrosecondsSinceTheFirst) 
     EXPECT_NE(text.find(R"({"ph":"C","name":"event rate","pid":1,"tid":0,"ts":1.500,"args":{"value":100}})"),
               std::string::npos);
     EXPECT_NE(text.find("\"origin_epoch_nanos\":5000000000"), std::string::npos);
+}
+
+// One rule for both formats: a byte field or raw payload longer than
+// kMaxShownBytes shows its first kMaxShownBytes bytes and its size; shorter
+// ones in full. Both writers show exactly the same text for the same event.
+std::vector<std::byte> blob_payload(std::uint32_t size) {
+    std::vector<std::byte> p(4 + size);
+    std::memcpy(p.data(), &size, 4);
+    for (std::uint32_t i = 0; i < size; ++i) p[4 + i] = std::byte(i & 0xff);
+    return p;
+}
+
+std::string hex_of(std::size_t n) {
+    std::string text = "0x";
+    for (std::size_t i = 0; i < n; ++i) text += fmt::format("{:02x}", i & 0xff);
+    return text;
+}
+
+// The "data" annotation's string in the Perfetto trace, and the args text of the Chrome JSON trace.
+std::string perfetto_data(const SourceEvent& e, const Schema* schema, std::string_view key) {
+    MemoryFile file;
+    auto writer = make_perfetto_writer(file.fd, "mem");
+    const std::array<std::string, 4> names{"block", "txn", "ext2", "ext3"};
+    writer->instant(16, 1, "BLOB", EventArgs{&e, schema, &names, {}});
+    EXPECT_TRUE(writer->finish());
+    for (const auto& packet : parse(file.bytes())) {
+        const auto fields = parse(packet.bytes);
+        const Field* event = find(fields, 11);
+        if (event == nullptr) continue;
+        for (const auto& f : parse(event->bytes))
+            if (f.number == 4) {
+                auto annotation = parse(f.bytes);
+                if (find(annotation, 10)->text() == key) return find(annotation, 6)->text();
+            }
+    }
+    return "(none)";
+}
+
+std::string chrome_args(const SourceEvent& e, const Schema* schema) {
+    MemoryFile file;
+    auto writer = make_chrome_json_writer(file.fd, "mem");
+    const std::array<std::string, 4> names{"block", "txn", "ext2", "ext3"};
+    writer->instant(16, 1, "BLOB", EventArgs{&e, schema, &names, {}});
+    EXPECT_TRUE(writer->finish());
+    const auto bytes = file.bytes();
+    return std::string(bytes.begin(), bytes.end());
+}
+
+TEST(ExportBytes, LongByteFieldsAreCutTheSameWayInPerfettoAndChromeJson) {
+    const Schema schema = test_schema();
+    for (const std::size_t size : {kMaxShownBytes - 1, kMaxShownBytes, kMaxShownBytes + 1, std::size_t{5000}}) {
+        SCOPED_TRACE(size);
+        const auto payload = blob_payload(static_cast<std::uint32_t>(size));
+        const SourceEvent e = make_event(1, 7, 1, 0, 0, payload);
+        const std::string expected = size > kMaxShownBytes
+                                         ? fmt::format("{}...({} bytes)", hex_of(kMaxShownBytes), size)
+                                         : hex_of(size);
+        EXPECT_EQ(perfetto_data(e, &schema, "data"), expected);
+        EXPECT_NE(chrome_args(e, &schema).find(fmt::format(R"("size":{},"data":"{}")", size, expected)),
+                  std::string::npos);
+    }
+}
+
+TEST(ExportBytes, RawPayloadsWithoutASchemaFollowTheSameRule) {
+    std::vector<std::byte> payload(1000);
+    for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = std::byte(i & 0xff);
+    const SourceEvent e = make_event(1, 9, 1, 0, 0, payload);
+    const std::string expected = fmt::format("{}...(1000 bytes)", hex_of(kMaxShownBytes));
+    EXPECT_EQ(perfetto_data(e, nullptr, "payload"), expected);
+    EXPECT_NE(chrome_args(e, nullptr).find(fmt::format(R"("payload":"{}")", expected)), std::string::npos);
+}
+
+TEST(ExportBytes, WatchJsonStillShowsByteFieldsInFull) {
+    const Schema schema = test_schema();
+    const auto payload = blob_payload(5000);
+    std::string json;
+    ASSERT_TRUE(append_fields_json(schema, 7, payload, json).ok());
+    EXPECT_EQ(json, fmt::format(R"({{"size":5000,"data":"{}"}})", hex_of(5000)));
 }
 
 // Records what the timeline asks a writer to do, one line per call.

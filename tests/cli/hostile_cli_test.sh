@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Hostile and damaged files against the evring binary (issue 10): rings,
+# Hostile and damaged files against the evring binary (issues 10, 13): rings,
 # snapshots and recordings crafted here from real ones (overflowing and
 # inconsistent headers, descriptor bit flips, a wrapped sequence number,
 # truncations, zstd bombs, damaged recordings of both kinds), FIFOs, devices,
-# directories and sockets. Every command that reads a file runs on each under
+# directories and sockets. Every command that reads a file (info, watch,
+# snapshot, record, export) runs on each under
 # a memory limit and a timeout: it must exit 0, 1 or 2 (never a signal, a
 # hang or a sanitizer report), a refused file must give exit 1 and one
 # `evring:` line naming the file, and damage that is read must say so.
@@ -17,6 +18,7 @@ set -u
 : "${PRODUCER_BIN:?set PRODUCER_BIN to the producer example}"
 [[ -x $PRODUCER_BIN ]] || { echo "skipped: no producer example at $PRODUCER_BIN (-Dexamples=false?)"; exit 77; }
 command -v zstd >/dev/null || { echo "skipped: the zstd program is not installed (apt-get install zstd)"; exit 77; }
+command -v jq >/dev/null || { echo "skipped: jq is not installed (apt-get install jq)"; exit 77; }
 PY=/usr/bin/python3
 [[ -x $PY ]] || { echo "skipped: no /usr/bin/python3"; exit 77; }
 
@@ -163,15 +165,27 @@ every_command() {
         "watch $file --from 1 --until 100000"
         "snapshot $file -o $WORK/copy.zst --force"
         "record $file --from oldest -o $WORK/copy.evrec"
+        "export $file --perfetto $WORK/copy.pftrace"
+        "export $file --chrome-json $WORK/copy.json --from -10 --track-by flow:0"
     )
     # A refusal happens when the file is opened, the same for every position
     # and format: refused files get one watch run of the four.
     [[ $expect == refused ]] && cmds=("${cmds[@]:0:3}" "${cmds[@]:8}")
     local c
     for c in "${cmds[@]}"; do
-        rm -f "$WORK/copy.evrec"*
+        rm -f "$WORK/copy.evrec"* "$WORK/copy.pftrace" "$WORK/copy.json"
         # shellcheck disable=SC2086
         check "$label" "$file" $c || return
+        # An export of a file read as far as it is readable leaves its (partial) trace: the file,
+        # and for Chrome JSON a complete JSON document (possibly without events).
+        if [[ $c == export* && $expect != refused ]]; then
+            if [[ ! -e $WORK/copy.pftrace && ! -e $WORK/copy.json ]]; then
+                fail "$label" "evring $c: exit $RC and no trace written: $(head -c 300 "$WORK/err")"; return
+            fi
+            if [[ -e $WORK/copy.json ]] && ! jq -e '.traceEvents | type == "array"' "$WORK/copy.json" >/dev/null 2>&1; then
+                fail "$label" "evring $c: exit $RC and the Chrome JSON trace does not parse"; return
+            fi
+        fi
         if [[ $expect == refused && $RC != 1 ]]; then
             fail "$label" "evring $c: exit $RC, expected a refusal (1): $(head -c 300 "$WORK/err")"; return
         fi

@@ -101,8 +101,6 @@ case_relay_watch_and_mirror_carry_every_event_identically() {
     evring watch mirror1 --from oldest --format jsonl --count 3000 >"$WORK/mirror.jsonl" 2>/dev/null
     [[ $(events_of "$WORK/ring.jsonl" | sha256sum) == $(events_of "$WORK/mirror.jsonl" | sha256sum) ]] ||
         { fail identical "mirror differs: $(diff <(events_of "$WORK/ring.jsonl") <(events_of "$WORK/mirror.jsonl") | head -3)"; return; }
-    # --type becomes a subject filter (one message per event) or a client filter (batches): same events.
-    read_stream FEED 3000 | jq -c 'select(.type == 1)' >/dev/null
     kill "$RELAY_PID"; wait "$RELAY_PID"
     ok relay_watch_and_mirror_carry_every_event_identically
 }
@@ -192,7 +190,105 @@ case_bad_input_is_refused_clearly() {
     ok bad_input_is_refused_clearly
 }
 
+# Polls (up to 10 s) until `evring readers $1` matches $2.
+wait_readers() {
+    for _ in $(seq 200); do
+        evring readers "$1" --no-reclaim 2>/dev/null | grep -qE "$2" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+case_relay_and_mirror_are_registered_readers_while_they_run() {
+    start_producer seen:12:20 --rate 2000 || { fail registered "no ring"; return; }
+    local producer=$PRODUCER_PID
+    start_relay seen SEEN
+    local relay=$RELAY_PID
+    wait_readers seen "relay +relay +$relay .* alive .*-> .*127.0.0.1:$PORT.* SEEN" ||
+        { fail registered "relay $relay not listed: $(evring readers seen 2>&1)"; return; }
+    evring readers seen --json | jq -e "select(.pid == $relay) | .kind == \"relay\" and .lag_events != null" \
+        >/dev/null || { fail registered "--json lacks the relay"; return; }
+    # mirror reads any source through open_source; from a live ring it is that ring's reader.
+    "$EVRING_BIN" mirror seen --to seencopy 2>"$WORK/mirror-seen.err" &
+    local mirror=$!
+    PIDS+=("$mirror")
+    wait_readers seen "mirror +mirror +$mirror .* alive" ||
+        { fail registered "mirror $mirror not listed: $(cat "$WORK/mirror-seen.err")"; return; }
+    # --no-register: relaying, yet not listed.
+    start_relay seen SEENQUIET --no-register
+    local quiet=$RELAY_PID
+    wait_stream_at SEENQUIET 1 || { fail registered "quiet relay relayed nothing"; return; }
+    evring readers seen --no-reclaim | grep -q " $quiet " && { fail registered "relay --no-register is listed"; return; }
+    kill "$relay" "$mirror" "$quiet"; wait "$relay" "$mirror" "$quiet" 2>/dev/null
+    local after; after=$(evring readers seen --no-reclaim)
+    grep -qE " ($relay|$mirror) " <<<"$after" && { fail registered "left entries after a clean exit: $after"; return; }
+    grep -q "mirroring .* into ring file" "$WORK/mirror-seen.err" || { fail registered "mirror: $(cat "$WORK/mirror-seen.err")"; return; }
+    kill "$producer"; wait "$producer" 2>/dev/null
+    ok relay_and_mirror_are_registered_readers_while_they_run
+}
+
+case_watch_nats_decodes_the_relayed_schema_by_name() {
+    # The producer's ring embeds schemas/demo.toml; the relay publishes it to the stream.
+    start_producer typed:12:20 --count 2000 --rate 20000 || { fail decoded "no ring"; return; }
+    start_relay typed TYPED
+    wait "$PRODUCER_PID"
+    wait_stream_at TYPED 2000 || { fail decoded "stream never reached 2000: $(cat "$WORK/relay-TYPED.err")"; return; }
+    read_stream TYPED 2000 >"$WORK/typed.jsonl" 2>"$WORK/typed.err" || { fail decoded "watch: $(cat "$WORK/typed.err")"; return; }
+    jq -e -s 'length == 2000 and all(.[]; (.type_name == "QUOTE" or .type_name == "TRADE")
+              and (.fields.counter | type) == "number" and .fields.counter == .seqno - 1
+              and .fields.name_length * 2 + 2 == (.fields.name | length) and (has("decode_error") | not))' \
+        "$WORK/typed.jsonl" >/dev/null || { fail decoded "fields by name: $(head -1 "$WORK/typed.jsonl")"; return; }
+    # The stream's fields equal the ring's own decoding, event for event.
+    evring watch typed --from oldest --format jsonl --count 2000 2>/dev/null |
+        jq -c '{seqno, type_name, fields}' >"$WORK/typed-ring.fields"
+    jq -c '{seqno, type_name, fields}' "$WORK/typed.jsonl" >"$WORK/typed-stream.fields"
+    cmp -s "$WORK/typed-ring.fields" "$WORK/typed-stream.fields" ||
+        { fail decoded "stream fields differ from the ring's: $(diff "$WORK/typed-ring.fields" "$WORK/typed-stream.fields" | head -3)"; return; }
+    # Text names the type and its fields too.
+    timeout 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/TYPED" --from oldest --count 1 2>/dev/null |
+        grep -Eq '^[0-9T:.-]+Z seq=1 (QUOTE|TRADE) counter=0 price=[0-9]+ ' ||
+        { fail decoded "text: $(timeout 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/TYPED" --from oldest --count 1 2>&1)"; return; }
+    kill "$RELAY_PID"; wait "$RELAY_PID"
+    ok watch_nats_decodes_the_relayed_schema_by_name
+}
+
+# --type NAME on a nats:// source: by the schema's name, only that type, every one of it. One
+# message per event (--batch 1) lets the server filter by subject; batches are filtered by the reader.
+case_watch_nats_type_name_prints_only_that_type() {
+    start_producer only:12:20 --count 2000 --rate 20000 || { fail type_filter "no ring"; return; }
+    start_relay only ONLY1 --batch 1
+    local relay1=$RELAY_PID
+    start_relay only ONLYB
+    local relayb=$RELAY_PID
+    wait "$PRODUCER_PID"
+    evring watch only --from oldest --format jsonl --count 2000 >"$WORK/only-ring.jsonl" 2>/dev/null
+    local trades expected
+    trades=$(jq -s '[.[] | select(.type_name == "TRADE")] | length' "$WORK/only-ring.jsonl")
+    [[ $trades -gt 0 && $trades -lt 2000 ]] || { fail type_filter "the ring holds $trades TRADE events of 2000"; return; }
+    expected=$(jq -c 'select(.type_name == "TRADE") | {seqno, type_name, fields}' "$WORK/only-ring.jsonl")
+    for stream in ONLY1 ONLYB; do
+        wait_stream_at "$stream" 2000 || { fail type_filter "$stream never reached 2000"; return; }
+        timeout 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/$stream" --from oldest --format jsonl --type TRADE \
+            --count "$trades" >"$WORK/only-$stream.jsonl" 2>"$WORK/only-$stream.err" ||
+            { fail type_filter "$stream: $(cat "$WORK/only-$stream.err")"; return; }
+        jq -e -s --argjson n "$trades" '[.[] | select(.seqno != null and .gap == null)] | length == $n and
+               all(.[]; .type_name == "TRADE")' "$WORK/only-$stream.jsonl" >/dev/null ||
+            { fail type_filter "$stream: not exactly the $trades TRADE events: $(head -2 "$WORK/only-$stream.jsonl")"; return; }
+        [[ $(jq -c 'select(.seqno != null and .gap == null) | {seqno, type_name, fields}' "$WORK/only-$stream.jsonl") == "$expected" ]] ||
+            { fail type_filter "$stream: TRADE events differ from the ring's"; return; }
+    done
+    timeout 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/ONLY1" --from oldest --type NO_SUCH_TYPE --count 1 \
+        2>"$WORK/only-bad.err"; local rc=$?
+    [[ $rc == 2 || $rc == 1 ]] && grep -q "^evring: .*NO_SUCH_TYPE" "$WORK/only-bad.err" ||
+        { fail type_filter "unknown type name: exit $rc $(cat "$WORK/only-bad.err")"; return; }
+    kill "$relay1" "$relayb"; wait "$relay1" "$relayb" 2>/dev/null
+    ok watch_nats_type_name_prints_only_that_type
+}
+
 case_relay_watch_and_mirror_carry_every_event_identically
+case_relay_and_mirror_are_registered_readers_while_they_run
+case_watch_nats_decodes_the_relayed_schema_by_name
+case_watch_nats_type_name_prints_only_that_type
 case_relay_killed_and_restarted_duplicates_and_misses_nothing
 case_server_restarted_mid_stream_loses_nothing
 case_paused_relay_lapped_publishes_one_exact_gap

@@ -129,7 +129,7 @@ private:
         if (e.payload_state != PayloadState::Ok) return;
         if (args.schema != nullptr) {
             fields_.clear();
-            const DecodeError error = append_fields_json(*args.schema, e.descriptor.event_type, e.payload, fields_);
+            const DecodeError error = append_fields_json(*args.schema, e.descriptor.event_type, e.payload, fields_, kExportJson);
             if (error.ok()) {
                 // fields_ is one object: splice its members in.
                 if (fields_.size() > 2) {

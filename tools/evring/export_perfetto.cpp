@@ -253,18 +253,6 @@ private:
 
 }  // namespace
 
-void append_shown_bytes(std::string& out, std::span<const std::byte> bytes) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    const std::size_t shown = std::min(bytes.size(), kMaxShownBytes);
-    out += "0x";
-    for (std::size_t i = 0; i < shown; ++i) {
-        const auto v = std::to_integer<unsigned>(bytes[i]);
-        out += kDigits[v >> 4];
-        out += kDigits[v & 15];
-    }
-    if (shown < bytes.size()) out += fmt::format("...({} bytes)", bytes.size());
-}
-
 std::unique_ptr<TraceWriter> make_perfetto_writer(int fd, std::string path) {
     return std::make_unique<PerfettoWriter>(fd, std::move(path));
 }

@@ -22,6 +22,7 @@
 #include "evring/error.hpp"
 #include "evring/event_source.hpp"
 #include "evring/schema.hpp"
+#include "evring/schema_render.hpp"
 
 namespace evring::cli {
 
@@ -62,12 +63,16 @@ public:
     virtual std::uint64_t records() const = 0;
 };
 
-// Longest byte field or raw payload shown in full; longer ones are cut short
-// with their size ("0x0011...(4096 bytes)"), so one huge payload does not
-// swell the trace.
+// The one rule of both trace formats (docs/operations.md, "Export"): a
+// decoded byte field or a raw payload longer than kMaxShownBytes is cut short
+// with its size ("0x0011...(4096 bytes)"), so one huge payload does not swell
+// the trace; Perfetto and Chrome JSON show the same text.
 inline constexpr std::size_t kMaxShownBytes = 256;
+inline constexpr JsonOptions kExportJson{kMaxShownBytes};
 
 // "0x" and the hex of at most kMaxShownBytes bytes, then "...(N bytes)" when cut.
-void append_shown_bytes(std::string& out, std::span<const std::byte> bytes);
+inline void append_shown_bytes(std::string& out, std::span<const std::byte> bytes) {
+    ::evring::append_shown_bytes(out, bytes, kMaxShownBytes);
+}
 
 }  // namespace evring::cli

@@ -1,6 +1,8 @@
 // evring mirror: a relayed stream (the NATS event source) through the
 // library's follow loop into a new local ring, so local programs read it
-// with the ordinary reader API and CLI.
+// with the ordinary reader API and CLI. The source is opened like every
+// command's (open_source: a registered scheme such as nats://, or a ring,
+// snapshot or recording); a live ring source registers the mirror as its reader.
 //
 // Sequence numbers: the mirror ring numbers its events itself, from 1, one
 // after another; source gaps take no sequence numbers in it. Mirror seqno M
@@ -17,6 +19,7 @@
 #include "escape.hpp"
 #include "evring/follow.hpp"
 #include "evring/publisher.hpp"
+#include "evring/registering_sink.hpp"
 #include "evring/ring_writer.hpp"
 #include "nats_cmd.hpp"
 #include "open.hpp"
@@ -137,9 +140,6 @@ private:
 int run_mirror(const MirrorOptions& options) {
     auto plan = plan_mirror(options);
     if (!plan) return usage_error(plan.error());
-    if (location_scheme(options.stream) != "nats")
-        return usage_error(Error(EINVAL, fmt::format("bad STREAM '{}': expected nats://HOST[:PORT]/STREAM",
-                                                     printable(options.stream))));
     auto source = open_for_command(options.stream, {});
     if (!source) return runtime_error(source.error());
     auto writer = create_mirror(*plan, **source, options.keep);
@@ -148,7 +148,9 @@ int run_mirror(const MirrorOptions& options) {
                printable(writer->path()));
     install_stop_handlers();
     MirrorSink sink(writer->ring(), plan->seqno_tag);
-    auto result = follow(*source, plan->follow, sink);
+    RegisteringSink seen(sink, {"mirror", ReaderKind::Mirror, fmt::format("-> {}", writer->path())},
+                         !options.no_register);
+    auto result = follow(*source, plan->follow, seen);
     if (!result) return runtime_error(result.error());
     if (!sink.status()) return runtime_error(sink.status().error());
     fmt::print(stderr, "evring: mirrored {} events\n", sink.events());

@@ -27,6 +27,7 @@ struct RelayCommandOptions {
     std::optional<std::string> flow_subject;
     std::optional<std::string> batch;
     bool allow_other_ring = false;
+    bool no_register = false;  // stay out of the ring's reader registry
 };
 
 struct MirrorOptions {
@@ -36,6 +37,7 @@ struct MirrorOptions {
     std::optional<std::string> count;
     std::optional<std::string> seqno_tag;
     bool keep = false;
+    bool no_register = false;
 };
 
 // Adds the subcommands; the returned pointers tell main which one was chosen.

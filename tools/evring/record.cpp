@@ -16,7 +16,7 @@
 #include "evring/follow.hpp"
 #include "evring/recording_writer.hpp"
 #include "open.hpp"
-#include "register_sink.hpp"
+#include "evring/registering_sink.hpp"
 #include "stop.hpp"
 #include "values.hpp"
 

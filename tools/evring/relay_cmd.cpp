@@ -53,6 +53,7 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
         relay.events_per_message = static_cast<std::uint32_t>(*batch);
     }
     relay.allow_other_ring = options.allow_other_ring;
+    relay.register_reader = !options.no_register;
     relay.stop_flag = &stop_flag();
     relay.log = [](std::string_view text) { fmt::print(stderr, "evring: {}\n", printable(text)); };
     return relay;
@@ -80,10 +81,13 @@ void add_nats_commands(CLI::App& app, NatsCommands& c) {
                         "Events per message (default 64; 1: one message per event, filterable by subject)")
         ->type_name("N");
     c.relay->add_flag("--allow-other-ring", r.allow_other_ring, "Relay into a stream holding another ring's events");
+    c.relay->add_flag("--no-register", r.no_register, "Do not announce this reader in the ring's reader registry");
 
     MirrorOptions& m = c.mirror_options;
-    c.mirror = app.add_subcommand("mirror", "Write a relayed JetStream stream into a local ring");
-    c.mirror->add_option("STREAM", m.stream, "nats://HOST[:PORT]/STREAM")->required();
+    c.mirror = app.add_subcommand("mirror", "Write a relayed JetStream stream (or any source) into a local ring");
+    c.mirror->add_option("SOURCE", m.stream,
+                         "nats://HOST[:PORT]/STREAM, or a ring name or path, a snapshot or a recording")
+        ->required();
     c.mirror->add_option("--to", m.to, "Ring to create: NAME or PATH, optionally NAME:DESC_SHIFT:PAYLOAD_SHIFT")
         ->required();
     c.mirror->add_option("--from", m.from, "oldest (default), latest, SEQNO, -N or a time");
@@ -91,6 +95,8 @@ void add_nats_commands(CLI::App& app, NatsCommands& c) {
     c.mirror->add_option("--seqno-tag", m.seqno_tag, "Store the source seqno in content_ext[INDEX]")
         ->type_name("INDEX");
     c.mirror->add_flag("--keep", m.keep, "Leave the ring file when the mirror exits");
+    c.mirror->add_flag("--no-register", m.no_register,
+                       "Do not announce this reader in the source ring's reader registry");
 }
 
 int run_relay_command(const RelayCommandOptions& options) {

@@ -7,7 +7,7 @@
 #include "evring/schema_resolve.hpp"
 #include "evring/source_open.hpp"
 #include "open.hpp"
-#include "register_sink.hpp"
+#include "evring/registering_sink.hpp"
 #include "stop.hpp"
 #include "values.hpp"
 #include "watch.hpp"

@@ -1,9 +1,10 @@
-// RegisteringSink: attach on start, publish on idle, re-attach on a new ring.
-#include "register_sink.hpp"
+// RegisteringSink (registering_sink.hpp): attach on start, publish on idle,
+// re-attach on a new ring.
+#include "evring/registering_sink.hpp"
 
 #include "evring/ring_source.hpp"
 
-namespace evring::cli {
+namespace evring {
 
 void RegisteringSink::started(const EventSource& source) {
     source_ = nullptr;
@@ -35,4 +36,4 @@ void RegisteringSink::replaced(const EventSource& old_source, const EventSource&
     inner_.replaced(old_source, new_source);
 }
 
-}  // namespace evring::cli
+}  // namespace evring

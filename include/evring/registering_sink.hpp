@@ -1,0 +1,70 @@
+// evring/registering_sink.hpp — a follow loop's reader seen in the ring's
+// reader registry (reader_registration.hpp, docs/operations.md): a FollowSink
+// that registers the reader when the loop starts on a live ring, publishes
+// its position as events pass, and hands everything on to the program's sink.
+//
+//     evring::RegisteringSink seen(printer, {"watch", evring::ReaderKind::Watch, "--format text"});
+//     auto result = evring::follow(source, options, seen);
+//
+// What `evring watch`, `record`, `mirror` and `relay` (nats_relay.hpp) run.
+//
+// Contract:
+// - Registration never fails the loop: when the reader cannot be registered
+//   (no write permission, a full registry, ...) the library prints why once
+//   and the loop goes on unregistered. Snapshots, recordings and streams are
+//   not registered (nobody writes them, so nobody falls behind). With
+//   follow_name each new ring gets a fresh registration; the old one is
+//   freed first.
+// - The position published is the source's: events the loop's filter drops
+//   still move it (published when idle), so a filtered reader is not shown
+//   as lagging.
+// - The per-event cost is the registration's (a decrement and two compares;
+//   a publication every so many events): the position is the event's own
+//   sequence number plus one, taken from the event the loop hands over, so
+//   no virtual call is made per event.
+//
+// Thread safety: one thread, the follow loop's.
+#pragma once
+
+#include <string_view>
+
+#include "evring/follow.hpp"
+#include "evring/reader_registration.hpp"
+
+namespace evring {
+
+class RegisteringSink final : public FollowSink {
+public:
+    // `enabled` false (--no-register, register=False): a plain pass-through.
+    RegisteringSink(FollowSink& inner, ReaderInfo info, bool enabled = true)
+        : inner_(inner), info_(std::move(info)), enabled_(enabled) {}
+
+    void started(const EventSource& source) override;
+    bool event(const SourceEvent& event) override {
+        // The loop hands out events of the registered source only, in order:
+        // after this one the source stands at its seqno + 1.
+        if (source_ != nullptr) {
+            const SourceCounters& c = source_->counters();
+            registration_.on_event(event.descriptor.record_epoch_nanos, event.descriptor.seqno + 1, c.lost,
+                                   c.abandoned);
+        }
+        return inner_.event(event);
+    }
+    bool gap(const SourceGap& gap) override { return inner_.gap(gap); }
+    void notice(std::string_view text) override { inner_.notice(text); }
+    bool idle() override;
+    void replaced(const EventSource& old_source, const EventSource& new_source) override;
+
+    bool registered() const noexcept { return registration_.registered(); }
+    // Replaces the detail text shown in listings (a relay reconnecting, say).
+    void set_detail(std::string_view detail) noexcept { registration_.set_detail(detail); }
+
+private:
+    FollowSink& inner_;
+    ReaderInfo info_;
+    bool enabled_;
+    const EventSource* source_ = nullptr;  // the registered source; null when not registered
+    ReaderRegistration registration_;
+};
+
+}  // namespace evring
