@@ -85,6 +85,26 @@ check_contiguous() {  # file first last: events exactly first..last, in order
 
 start_server
 
+# Polls (up to 10 s) until `evring readers $1` matches $2.
+wait_readers() {
+    for _ in $(seq 200); do
+        evring readers "$1" --no-reclaim 2>/dev/null | grep -qE "$2" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# Starts a relay of ring $1 into stream $2 while the producer is held (SIGSTOP), and lets the
+# producer go once the relay is listed as the ring's reader: by then it has chosen where it starts,
+# so however slowly it starts (a sanitizer build, a loaded machine) no event is overwritten first.
+start_relay_held() {
+    local ring=$1 stream=$2
+    kill -STOP "$PRODUCER_PID"
+    start_relay "$ring" "$stream"
+    wait_readers "$ring" "relay +relay +$RELAY_PID .* alive" || { kill -CONT "$PRODUCER_PID"; return 1; }
+    kill -CONT "$PRODUCER_PID"
+}
+
 case_relay_watch_and_mirror_carry_every_event_identically() {
     start_producer feed:12:20 --count 3000 --rate 20000 || { fail identical "no ring"; return; }
     start_relay feed FEED
@@ -107,13 +127,14 @@ case_relay_watch_and_mirror_carry_every_event_identically() {
 
 case_relay_killed_and_restarted_duplicates_and_misses_nothing() {
     start_producer kill1:14:22 --count 40000 --rate 20000 || { fail kill "no ring"; return; }
-    start_relay kill1 KILL1
+    # Each relay is killed mid-stream; the producer waits while none runs (the ring holds 0.8 s).
+    start_relay_held kill1 KILL1 || { fail kill "relay not listed: $(cat "$WORK/relay-KILL1.err")"; return; }
     sleep 0.7
-    kill -KILL "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
-    start_relay kill1 KILL1
+    kill -STOP "$PRODUCER_PID"; kill -KILL "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
+    start_relay_held kill1 KILL1 || { fail kill "relay not listed: $(cat "$WORK/relay-KILL1.err")"; return; }
     sleep 0.5
-    kill -KILL "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
-    start_relay kill1 KILL1
+    kill -STOP "$PRODUCER_PID"; kill -KILL "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
+    start_relay_held kill1 KILL1 || { fail kill "relay not listed: $(cat "$WORK/relay-KILL1.err")"; return; }
     wait "$PRODUCER_PID"
     wait_stream_at KILL1 40000 || { fail kill "stream never reached 40000: $(cat "$WORK/relay-KILL1.err")"; return; }
     read_stream KILL1 40000 >"$WORK/kill.jsonl" 2>/dev/null
@@ -125,7 +146,7 @@ case_relay_killed_and_restarted_duplicates_and_misses_nothing() {
 
 case_server_restarted_mid_stream_loses_nothing() {
     start_producer srv1:14:22 --count 30000 --rate 15000 || { fail server "no ring"; return; }
-    start_relay srv1 SRV1
+    start_relay_held srv1 SRV1 || { fail server "relay not listed: $(cat "$WORK/relay-SRV1.err")"; return; }
     sleep 0.7
     stop_server
     sleep 0.5
@@ -141,7 +162,7 @@ case_server_restarted_mid_stream_loses_nothing() {
 case_paused_relay_lapped_publishes_one_exact_gap() {
     # 256 descriptors: the writer laps a relay held with SIGSTOP.
     start_producer lap2:8:20 --count 5000 --rate 5000 || { fail lap "no ring"; return; }
-    start_relay lap2 LAP2
+    start_relay_held lap2 LAP2 || { fail lap "relay not listed: $(cat "$WORK/relay-LAP2.err")"; return; }
     wait_stream_at LAP2 300 || { fail lap "relay never started: $(cat "$WORK/relay-LAP2.err")"; return; }
     kill -STOP "$RELAY_PID"
     wait "$PRODUCER_PID"
@@ -188,15 +209,6 @@ case_bad_input_is_refused_clearly() {
     evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream FEED --subject evring.FEED 2>"$WORK/e6"; local f=$?
     [[ $f == 1 ]] && grep -qi "another ring\|other ring\|feed" "$WORK/e6" || { fail bad "other ring: exit $f $(cat "$WORK/e6")"; return; }
     ok bad_input_is_refused_clearly
-}
-
-# Polls (up to 10 s) until `evring readers $1` matches $2.
-wait_readers() {
-    for _ in $(seq 200); do
-        evring readers "$1" --no-reclaim 2>/dev/null | grep -qE "$2" && return 0
-        sleep 0.05
-    done
-    return 1
 }
 
 case_relay_and_mirror_are_registered_readers_while_they_run() {
