@@ -77,7 +77,20 @@ RunResult run_floor(const std::string& dir, const RunSpec& spec) {
     const std::string path = dir + "/evring-ipc-floor-" + std::to_string(::getpid());
     bench::create_ring(path, bench::bench_params(20, 28));
     const auto words = with(spec_words(spec), {"path=" + path});
-    RunResult result = run_peers({with({"floor-reader"}, words)}, with({"floor-writer"}, words), {});
+    std::vector<std::vector<std::string>> readers;
+    if (spec.readers > 0) readers.push_back(with({"floor-reader"}, words));
+    RunResult result = run_peers(readers, with({"floor-writer"}, words), {});
+    ::unlink(path.c_str());
+    return result;
+}
+
+RunResult run_classic(const std::string& dir, const RunSpec& spec) {
+    const std::string path = dir + "/evring-ipc-classic-" + std::to_string(::getpid());
+    bench::create_ring(path, bench::bench_params(20, 28));
+    const auto words = with(spec_words(spec), {"path=" + path});
+    std::vector<std::vector<std::string>> readers;
+    if (spec.readers > 0) readers.push_back(with({"classic-reader"}, words));
+    RunResult result = run_peers(readers, with({"classic-writer", "batches=10"}, words), {});
     ::unlink(path.c_str());
     return result;
 }

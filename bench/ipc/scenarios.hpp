@@ -31,8 +31,13 @@ struct RunResult {
 // evring over a fresh ring file in `dir` (default ring size), removed afterwards.
 RunResult run_evring(const std::string& dir, const RunSpec& spec);
 
-// The plain-stores floor over a fresh ring file in `dir`, one reader.
+// The plain-stores floor over a fresh ring file in `dir` (spec.readers 0 or 1).
 RunResult run_floor(const std::string& dir, const RunSpec& spec);
+
+// The classic RING01 peer (classic_peer.cpp) over a fresh ring file in `dir`,
+// made exactly like evring's (so the same file system and size); spec.readers
+// 0 or 1.
+RunResult run_classic(const std::string& dir, const RunSpec& spec);
 
 // transport: pipe | unix | posixmq | boostmq. One reader.
 RunResult run_baseline(const std::string& transport, const RunSpec& spec);

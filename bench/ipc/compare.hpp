@@ -1,0 +1,29 @@
+// The same-run comparison with the classic RING01 peer (issue 15): classic,
+// evring Shared, evring Exclusive and the plain-stores floor, run interleaved
+// (classic, Shared, Exclusive, floor, classic, ...) for each figure, the
+// writer on cpu 0 and the reader on cpu 1, medians over the runs, and each
+// evring figure as the median of its same-run ratios to the classic peer.
+// Single-threaded orchestrator use only.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace evring::ipc {
+
+struct CompareOptions {
+    int runs = 3;                      // interleaved rounds
+    std::uint64_t flat_events = 4'000'000;  // 64 B flat-out runs (1 KiB: a quarter)
+    double latency_rate = 500'000;     // one 64 B event every 2 µs
+    double latency_seconds = 0.6;      // per latency run
+    std::string only;                  // run only figures whose key contains this (empty: all)
+    std::string evring_extra;          // extra key=value words for the evring peers (experiments)
+};
+
+// Runs the comparison on rings in `dir`, prints its table under `title`, and
+// returns the JSON keys (ratio_vs_classic_*, classic_*, ...) with `suffix`
+// appended to each name.
+std::map<std::string, double> run_classic_comparison(const std::string& dir, const std::string& title,
+                                                     const CompareOptions& options, const std::string& suffix);
+
+}  // namespace evring::ipc
