@@ -35,7 +35,16 @@ double median(std::vector<double> values) {
     return n % 2 == 1 ? kept[n / 2] : (kept[n / 2 - 1] + kept[n / 2]) / 2;
 }
 
-RunResult run_one(PeerKind kind, const std::string& dir, RunSpec spec) {
+RunResult run_one(PeerKind kind, const std::string& dir, RunSpec spec, const std::string& variant) {
+    if (variant == "nodoorbell") spec.doorbell = false;
+    if (variant == "mixed" && kind == Shared) {
+        spec.reader_peer = "classic-reader";
+        return run_evring(dir, spec);
+    }
+    if (variant == "mixed" && kind == Exclusive) {
+        spec.writer_peer = "classic-writer";
+        return run_evring(dir, spec);
+    }
     switch (kind) {
     case Classic: return run_classic(dir, spec);
     case Shared: return run_evring(dir, spec);
@@ -129,7 +138,7 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                 // budget (and must last well under a second).
                 if (Peer::fifo() && figures[f].spec.latency) ::usleep(1'100'000);
                 const auto irq_before = interrupts_of_cpu(1);
-                const RunResult r = run_one(static_cast<PeerKind>(p), dir, figures[f].spec);
+                const RunResult r = run_one(static_cast<PeerKind>(p), dir, figures[f].spec, options.variant);
                 if (figures[f].spec.latency) {
                     const auto irq_after = interrupts_of_cpu(1);
                     for (const char* k : {"LOC", "CAL", "RES", "TLB"})
@@ -150,6 +159,11 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
     }
 
     std::map<std::string, double> json;
+    if (!options.variant.empty())
+        std::printf("\nexperiment '%s': %s\n", options.variant.c_str(),
+                    options.variant == "mixed" ? "row Shared = evring writer + classic reader, row Exclusive = "
+                                                 "classic writer + evring reader"
+                                               : "the ring announces no doorbell (no bell, no membarrier)");
     std::printf("\n%s\n%d interleaved rounds (classic, Shared, Exclusive, floor); medians; ratio = median of "
                 "same-run ratios evring / classic (floor / classic for the floor)\n",
                 title.c_str(), options.runs);

@@ -17,7 +17,11 @@ struct CompareOptions {
     double latency_rate = 500'000;     // one 64 B event every 2 µs
     double latency_seconds = 0.6;      // per latency run
     std::string only;                  // run only figures whose key contains this (empty: all)
-    std::string evring_extra;          // extra key=value words for the evring peers (experiments)
+    // Experiments on the two evring rows: "mixed" runs them as an evring
+    // writer with the classic reader (row "Shared") and the classic writer
+    // with the evring reader (row "Exclusive"); "nodoorbell" clears the
+    // ring's doorbell feature (no doorbell, no membarrier registration).
+    std::string variant;
 };
 
 // Runs the comparison on rings in `dir`, prints its table under `title`, and

@@ -35,7 +35,7 @@ void usage() {
     std::printf(
         "usage: evring-ipc [--quick] [--json FILE] [--shm-dir DIR] [--hugetlbfs DIR|auto|off] [--fifo]\n"
         "                  [--compare-only] [--compare-runs N] [--compare-figure KEY]\n"
-        "                  [--latency-seconds S] [--compare-fifo]\n"
+        "                  [--latency-seconds S] [--compare-fifo] [--compare-variant mixed|nodoorbell]\n"
         "Runs evring and the baselines (pipe, unix socket, POSIX mq, Boost.Interprocess\n"
         "message_queue, iceoryx when built) as separate pinned processes and prints a table.\n"
         "First, the classic RING01 peer against evring Shared/Exclusive and the floor, interleaved,\n"
@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
             options.latency_seconds = std::atof(argv[++i]);
         } else if (arg == "--compare-figure" && i + 1 < argc) {
             options.compare_figure = argv[++i];
+        } else if (arg == "--compare-variant" && i + 1 < argc) {
+            options.compare_variant = argv[++i];
         } else if (arg == "--compare-fifo") {
             options.compare_fifo = true;
         } else if (arg == "--compare-only") {

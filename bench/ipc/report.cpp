@@ -122,6 +122,7 @@ int run_comparison(const Options& options) {
         compare.flat_events = quick ? 4'000'000 : 20'000'000;
         compare.latency_seconds = options.latency_seconds > 0 ? options.latency_seconds : quick ? 0.6 : 2;
         compare.only = options.compare_figure;
+        compare.variant = options.compare_variant;
         Peer::set_fifo(options.compare_fifo);
         const std::string sched = options.compare_fifo ? "SCHED_FIFO" : "ordinary scheduling";
         compare_json = run_classic_comparison(options.shm_dir, "classic RING01 peer vs evring, ring on " +

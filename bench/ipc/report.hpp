@@ -20,7 +20,8 @@ struct Options {
     double latency_seconds = 0;
     bool compare_fifo = false;
     bool compare_only = false;
-    std::string compare_figure;  // run only the comparison figures whose key contains this
+    std::string compare_figure;
+    std::string compare_variant;  // CompareOptions::variant  // run only the comparison figures whose key contains this
 };
 
 // Runs everything, prints the table; returns the process exit code.

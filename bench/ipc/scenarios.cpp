@@ -66,9 +66,10 @@ RunResult run_evring(const std::string& dir, const RunSpec& spec) {
     }
     const auto words = with(spec_words(spec), {"path=" + path, spec.exclusive ? "sharing=exclusive" : "sharing=shared",
                                                "backoff=" + std::to_string(spec.backoff)});
-    std::vector<std::vector<std::string>> readers(static_cast<std::size_t>(spec.readers),
-                                                  with({"evring-reader"}, words));
-    RunResult result = run_peers(readers, with({"evring-writer", "batches=10"}, words), {});
+    const std::string reader = spec.reader_peer.empty() ? "evring-reader" : spec.reader_peer;
+    const std::string writer = spec.writer_peer.empty() ? "evring-writer" : spec.writer_peer;
+    std::vector<std::vector<std::string>> readers(static_cast<std::size_t>(spec.readers), with({reader}, words));
+    RunResult result = run_peers(readers, with({writer, "batches=10"}, words), {});
     ::unlink(path.c_str());
     return result;
 }

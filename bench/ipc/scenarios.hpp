@@ -19,6 +19,10 @@ struct RunSpec {
     bool latency = false;  // readers record per-event latency (use a paced rate)
     bool exclusive = false;  // evring: the writer uses WriterSharing::Exclusive
     int backoff = 0;         // evring: pause instructions a reader spins after NotReady
+    // Experiments (compare.cpp --compare-variant): the peer kinds that write
+    // and read, when not the ones the run is named after (e.g. an evring
+    // writer with the classic reader).
+    std::string writer_peer, reader_peer;
     bool doorbell = true;    // evring: false clears the ring's doorbell feature bit, as in a
                              // ring made by another RING01 writer (commit then has no fence)
 };
