@@ -69,20 +69,46 @@ struct ClassicRing {
     }
 };
 
-void map_classic(const std::string& path, bool writable, ClassicRing& ring) {
+// `double_map` (an experiment, --compare-variant doublemap): the payload
+// buffer is mapped a second time right after the file, as evring maps it, to
+// see whether the second view alone changes the reader's stalls.
+void map_classic(const std::string& path, bool writable, ClassicRing& ring, bool double_map = false) {
     const int fd = ::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     if (fd < 0) bench::die("classic: opening " + path + ": " + std::strerror(errno));
     const off_t size = ::lseek(fd, 0, SEEK_END);
-    void* p = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ | (writable ? PROT_WRITE : 0),
-                     MAP_SHARED | MAP_POPULATE, fd, 0);
+    const int prot = PROT_READ | (writable ? PROT_WRITE : 0);
+    void* p = nullptr;
+    std::uint64_t extra = 0;
+    if (double_map) {
+        std::uint64_t payload_size = 0, capacity = 0;
+        if (::pread(fd, &capacity, 8, 40) != 8 || ::pread(fd, &payload_size, 8, 48) != 8)
+            bench::die("classic: reading the header of " + path);
+        const std::uint64_t payload_at = kDescriptorsAt + capacity * 64;
+        if (payload_at + payload_size != static_cast<std::uint64_t>(size))
+            bench::die("classic: double_map needs a ring without a context area");
+        extra = payload_size;
+        // 2 MiB-aligned reservation so hugetlbfs can map into it.
+        const std::size_t reserve = static_cast<std::size_t>(size) + extra + (2u << 20);
+        void* r = ::mmap(nullptr, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (r == MAP_FAILED) bench::die("classic: reserving address space");
+        auto* base = reinterpret_cast<std::byte*>((reinterpret_cast<std::uintptr_t>(r) + (2u << 20) - 1) &
+                                                  ~std::uintptr_t{(2u << 20) - 1});
+        p = ::mmap(base, static_cast<std::size_t>(size), prot, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0);
+        if (p != MAP_FAILED &&
+            ::mmap(base + size, payload_size, prot, MAP_SHARED | MAP_FIXED | (std::getenv("EVRING_BENCH_LAZY_SECOND_VIEW") ? 0 : MAP_POPULATE), fd,
+                   static_cast<off_t>(payload_at)) == MAP_FAILED)
+            p = MAP_FAILED;
+    } else {
+        p = ::mmap(nullptr, static_cast<std::size_t>(size), prot, MAP_SHARED | MAP_POPULATE, fd, 0);
+    }
     ::close(fd);
     if (p == MAP_FAILED) bench::die("classic: mapping " + path + ": " + std::strerror(errno));
     ring.base = static_cast<std::byte*>(p);
-    ring.file_size = static_cast<std::uint64_t>(size);
+    ring.file_size = static_cast<std::uint64_t>(size) + extra;  // what the destructor unmaps
     std::memcpy(&ring.capacity, ring.base + 40, 8);
     std::memcpy(&ring.payload_size, ring.base + 48, 8);
     if (std::memcmp(ring.base, "RING01", 6) != 0 || ring.capacity == 0 || ring.payload_size == 0 ||
-        kDescriptorsAt + ring.capacity * 64 + ring.payload_size > ring.file_size)
+        kDescriptorsAt + ring.capacity * 64 + ring.payload_size > static_cast<std::uint64_t>(size))
         bench::die("classic: " + path + " is not a RING01 ring this peer can map");
     ring.last_seqno = reinterpret_cast<std::uint64_t*>(ring.base + 64);
     ring.next_payload_byte = reinterpret_cast<std::uint64_t*>(ring.base + 72);
@@ -191,7 +217,7 @@ int run_classic_writer(const PeerOptions& options) {
 int run_classic_reader(const PeerOptions& options) {
     const std::uint64_t entered = monotonic_nanos();
     ClassicRing ring;
-    map_classic(options.text("path"), false, ring);
+    map_classic(options.text("path"), false, ring, options.text("double_map", "0") == "1");
     const bool latency = options.text("latency", "0") == "1";
     const std::uint64_t timeout_ns = options.count("timeout_ms", 5000) * 1'000'000;
     std::vector<std::byte> buffer(1u << 20);

@@ -36,6 +36,10 @@ double median(std::vector<double> values) {
 
 RunResult run_one(PeerKind kind, const std::string& dir, RunSpec spec, const std::string& variant) {
     if (variant == "nodoorbell") spec.doorbell = false;
+    if (variant == "doublemap" && kind == Shared) {
+        spec.classic_double_map = true;
+        return run_classic(dir, spec);
+    }
     if (variant == "mixed" && kind == Shared) {
         spec.reader_peer = "classic-reader";
         return run_evring(dir, spec);
@@ -160,9 +164,11 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
     std::map<std::string, double> json;
     if (!options.variant.empty())
         std::printf("\nexperiment '%s': %s\n", options.variant.c_str(),
-                    options.variant == "mixed" ? "row Shared = evring writer + classic reader, row Exclusive = "
-                                                 "classic writer + evring reader"
-                                               : "the ring announces no doorbell (no bell, no membarrier)");
+                    options.variant == "mixed"      ? "row Shared = evring writer + classic reader, row Exclusive = "
+                                                      "classic writer + evring reader"
+                    : options.variant == "doublemap" ? "row Shared = the classic pair, its reader mapping the "
+                                                      "payload buffer twice as evring does"
+                                                    : "the ring announces no doorbell (no bell, no membarrier)");
     std::printf("\n%s\n%d interleaved rounds (classic, Shared, Exclusive, floor); medians; ratio = median of "
                 "same-run ratios evring / classic (floor / classic for the floor)\n",
                 title.c_str(), options.runs);

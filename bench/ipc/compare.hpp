@@ -20,7 +20,9 @@ struct CompareOptions {
     // Experiments on the two evring rows: "mixed" runs them as an evring
     // writer with the classic reader (row "Shared") and the classic writer
     // with the evring reader (row "Exclusive"); "nodoorbell" clears the
-    // ring's doorbell feature (no doorbell, no membarrier registration).
+    // ring's doorbell feature (no doorbell, no membarrier registration);
+    // "doublemap" runs row "Shared" as the classic pair with its reader
+    // mapping the payload buffer twice, as evring does.
     std::string variant;
 };
 

@@ -90,7 +90,8 @@ RunResult run_classic(const std::string& dir, const RunSpec& spec) {
     bench::create_ring(path, bench::bench_params(20, 28));
     const auto words = with(spec_words(spec), {"path=" + path});
     std::vector<std::vector<std::string>> readers;
-    if (spec.readers > 0) readers.push_back(with({"classic-reader"}, words));
+    if (spec.readers > 0)
+        readers.push_back(with({"classic-reader", spec.classic_double_map ? "double_map=1" : "double_map=0"}, words));
     RunResult result = run_peers(readers, with({"classic-writer", "batches=10"}, words), {});
     ::unlink(path.c_str());
     return result;

@@ -23,6 +23,7 @@ struct RunSpec {
     // and read, when not the ones the run is named after (e.g. an evring
     // writer with the classic reader).
     std::string writer_peer, reader_peer;
+    bool classic_double_map = false;  // the classic reader maps the payload twice
     bool doorbell = true;    // evring: false clears the ring's doorbell feature bit, as in a
                              // ring made by another RING01 writer (commit then has no fence)
 };
