@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -71,7 +72,9 @@ struct ClassicRing {
 
 // `double_map` (an experiment, --compare-variant doublemap): the payload
 // buffer is mapped a second time right after the file, as evring maps it, to
-// see whether the second view alone changes the reader's stalls.
+// see whether the second view alone changes the reader's stalls; with
+// EVRING_BENCH_LAZY_SECOND_VIEW set in the environment the second view is
+// mapped without MAP_POPULATE (docs/performance.md, experiment 5).
 void map_classic(const std::string& path, bool writable, ClassicRing& ring, bool double_map = false) {
     const int fd = ::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     if (fd < 0) bench::die("classic: opening " + path + ": " + std::strerror(errno));
@@ -95,7 +98,7 @@ void map_classic(const std::string& path, bool writable, ClassicRing& ring, bool
                                                   ~std::uintptr_t{(2u << 20) - 1});
         p = ::mmap(base, static_cast<std::size_t>(size), prot, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0);
         if (p != MAP_FAILED &&
-            ::mmap(base + size, payload_size, prot, MAP_SHARED | MAP_FIXED | (std::getenv("EVRING_BENCH_LAZY_SECOND_VIEW") ? 0 : MAP_POPULATE), fd,
+            ::mmap(base + size, payload_size, prot, MAP_SHARED | MAP_FIXED | (std::getenv("EVRING_BENCH_LAZY_SECOND_VIEW") != nullptr ? 0 : MAP_POPULATE), fd,
                    static_cast<off_t>(payload_at)) == MAP_FAILED)
             p = MAP_FAILED;
     } else {
