@@ -202,10 +202,10 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                 std::printf("%-36s %-17s %12.4g %10.3f  %s\n", p == 0 ? row.c_str() : "", kPeerNames[p], med,
                             p == Classic ? 1.0 : ratio, per_run.c_str());
                 if (!headline) {
-                    json[std::string(kPeerKeys[p]) + "_" + figure.key + "_" + key + suffix] = med;
+                    json["compare_" + std::string(kPeerKeys[p]) + "_" + figure.key + "_" + key + suffix] = med;
                     continue;
                 }
-                json[std::string(kPeerKeys[p]) + "_" + stem + suffix] = med;
+                json["compare_" + std::string(kPeerKeys[p]) + "_" + stem + suffix] = med;
                 if (p == Shared || p == Exclusive || p == Floor) {
                     const std::string who = p == Shared ? "" : p == Exclusive ? "_exclusive" : "_floor";
                     json["ratio_vs_classic_" + stem + who + suffix] = ratio;

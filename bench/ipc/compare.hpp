@@ -27,8 +27,9 @@ struct CompareOptions {
 };
 
 // Runs the comparison on rings in `dir`, prints its table under `title`, and
-// returns the JSON keys (ratio_vs_classic_*, classic_*, ...) with `suffix`
-// appended to each name.
+// returns the JSON keys (ratio_vs_classic_* and the medians as
+// compare_classic_*, compare_shared_*, compare_exclusive_*, compare_floor_*)
+// with `suffix` appended to each name.
 std::map<std::string, double> run_classic_comparison(const std::string& dir, const std::string& title,
                                                      const CompareOptions& options, const std::string& suffix);
 
