@@ -125,8 +125,9 @@ int run_comparison(const Options& options) {
         compare.variant = options.compare_variant;
         Peer::set_fifo(options.compare_fifo);
         const std::string sched = options.compare_fifo ? "SCHED_FIFO" : "ordinary scheduling";
+        const std::string pages = options.shm_dir == "/dev/shm" ? " (4 KiB pages), " : ", ";
         compare_json = run_classic_comparison(options.shm_dir, "classic RING01 peer vs evring, ring on " +
-                                              options.shm_dir + " (4 KiB pages), " + sched, compare, "");
+                                              options.shm_dir + pages + sched, compare, "");
         if (huge.dir.empty()) {
             std::printf("\nclassic comparison on hugetlbfs: skipped: %s\n", huge.skipped.c_str());
         } else {
