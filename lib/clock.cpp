@@ -230,6 +230,12 @@ std::uint64_t wall_clock_slow(std::uint64_t tsc) noexcept {
     return now;
 }
 
+std::uint64_t wall_clock_untimed() noexcept {
+    // Relaxed: as in wall_clock_slow; once Realtime, always Realtime until a restart.
+    if (g_mode.load(std::memory_order_relaxed) == kRealtime) return realtime_nanos();
+    return wall_clock_slow(read_tsc());
+}
+
 }  // namespace detail
 
 ClockSource wall_clock_source() noexcept {

@@ -95,13 +95,17 @@ void pieces_of(const RingLayout& layout, Piece (&pieces)[4]) {
 Status map_pieces(std::byte* base, const RingLayout& layout, int fd, Access access, bool prefault,
                   std::string_view path) {
     const int prot = access == Access::ReadWrite ? PROT_READ | PROT_WRITE : PROT_READ;
-    // MAP_POPULATE pre-faults the pages so the hot paths never take a fault.
-    const int flags = MAP_SHARED | MAP_FIXED | (prefault ? MAP_POPULATE : 0);
+    // MAP_POPULATE pre-faults the pages so the hot paths never take a fault,
+    // except in the payload's second view (pieces[2]), which only wrapping
+    // payloads touch: populated, it doubled the page-table entries of a
+    // 4 KiB-page ring and the reader's stalls with them (ring.hpp).
+    const int flags = MAP_SHARED | MAP_FIXED;
     Piece pieces[4];
     pieces_of(layout, pieces);
     for (const Piece& piece : pieces) {
         if (piece.length == 0) continue;
-        if (::mmap(base + piece.at, piece.length, prot, flags, fd,
+        const bool populate = prefault && &piece != &pieces[2];
+        if (::mmap(base + piece.at, piece.length, prot, flags | (populate ? MAP_POPULATE : 0), fd,
                    static_cast<off_t>(piece.file_offset)) == MAP_FAILED)
             return Error::from_errno(
                 errno, fmt::format("mapping the {} of {}", piece.what, in_file(path)));

@@ -1,6 +1,7 @@
 // Several writer threads and several reader threads on one ring. Readers
 // check every payload's checksum, the sequence order, each writer's own
 // order, and that every sequence number is either read or counted as lost.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -11,6 +12,7 @@
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
 #include "evring/publisher.hpp"
+#include "evring/shared_word.hpp"
 #include "support/checked_payload.hpp"
 #include "support/temp_ring.hpp"
 
@@ -174,3 +176,33 @@ TEST(Concurrency, WrappedPayloadsAreReportedExpiredNeverCorrupt) {
 
 }  // namespace
 }  // namespace evring
+
+// The Shared publisher's reservation (shared::fetch_add_pair_relaxed, one
+// lock cmpxchg16b where the CPU has it) mixed with writers that bump either
+// word alone, as other RING01 implementations do: no update is lost and no
+// old value is handed out twice.
+TEST(Concurrency, PairedReservationLosesNoUpdateAmongSingleWordWriters) {
+    alignas(64) std::uint64_t words[2] = {0, 0};
+    constexpr std::uint64_t kEach = 200'000;
+    std::vector<std::vector<std::uint64_t>> firsts(2);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t)
+        threads.emplace_back([&, t] {
+            firsts[t].reserve(kEach);
+            for (std::uint64_t i = 0; i < kEach; ++i)
+                firsts[t].push_back(evring::shared::fetch_add_pair_relaxed(words[0], 1, 16).first);
+        });
+    threads.emplace_back([&] {
+        for (std::uint64_t i = 0; i < kEach; ++i) evring::shared::fetch_add_relaxed(words[0], 1);
+    });
+    threads.emplace_back([&] {
+        for (std::uint64_t i = 0; i < kEach; ++i) evring::shared::fetch_add_relaxed(words[1], 16);
+    });
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(evring::shared::load_relaxed(words[0]), 3 * kEach);
+    EXPECT_EQ(evring::shared::load_relaxed(words[1]), 3 * kEach * 16);
+    std::vector<std::uint64_t> all = firsts[0];
+    all.insert(all.end(), firsts[1].begin(), firsts[1].end());
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a sequence number was handed out twice";
+}

@@ -116,7 +116,7 @@ int run_writer(Transport& transport, const PeerOptions& options) {
         const std::uint64_t allowed =
             rate > 0 ? paced_allowance(rate, wall_clock_nanos() - start, std::min(events, sent + 64)) : events;
         for (; sent < allowed; ++sent) {
-            MessageHead head{sent + 1, stamp ? wall_clock_nanos() : 0};
+            MessageHead head{sent + 1, stamp ? monotonic_nanos() : 0};
             std::memcpy(message.data(), &head, sizeof head);
             transport.send(message.data(), size);
         }
@@ -146,7 +146,7 @@ int run_reader(Transport& transport, const PeerOptions& options) {
         MessageHead head;
         std::memcpy(&head, message.data(), sizeof head);
         if (head.sequence == kEndSequence) break;
-        const std::uint64_t now = wall_clock_nanos();
+        const std::uint64_t now = monotonic_nanos();
         if (received++ == 0) first_ns = now;
         if (head.sequence != expected) lost += head.sequence - expected;  // cannot happen: checked
         expected = head.sequence + 1;

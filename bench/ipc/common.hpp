@@ -14,6 +14,11 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+#include <time.h>
+
+#include <cstring>
+
 #include "evring/clock.hpp"
 
 namespace evring::ipc {
@@ -25,6 +30,16 @@ struct MessageHead {
     std::uint64_t sent_ns;  // wall_clock_nanos() of the sender, 0 when not measured
 };
 
+// CLOCK_MONOTONIC in nanoseconds: the one clock of every latency figure.
+// The writer stamps the payload before it reserves, the reader reads the
+// clock once it has the payload (as the independent harness of issue 15
+// did), so evring's own timestamp source plays no part in the figure.
+inline std::uint64_t monotonic_nanos() noexcept {
+    timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
 inline constexpr std::uint64_t kEndSequence = UINT64_MAX;  // baselines: "writer finished"
 inline constexpr std::uint16_t kDataEvent = 7;
 inline constexpr std::uint16_t kEndEvent = 8;
@@ -35,6 +50,12 @@ inline std::uint64_t paced_allowance(double rate, std::uint64_t elapsed_ns, std:
     if (rate <= 0) return limit;
     const auto due = static_cast<std::uint64_t>(double(elapsed_ns) * rate / 1e9) + 1;
     return std::min(due, limit);
+}
+
+// Writes the message head (sequence, send time or 0) into a payload.
+inline void stamp_message(std::byte* payload, std::uint64_t sequence, bool stamp) noexcept {
+    const MessageHead head{sequence, stamp ? monotonic_nanos() : 0};
+    std::memcpy(payload, &head, sizeof head);
 }
 
 // Options every peer receives on its command line as key=value words.
@@ -86,6 +107,111 @@ public:
 
 private:
     std::string text_;
+};
+
+// Page faults and context switches of this process since begin(): where a
+// stall came from when the peer was not preempted by another task.
+class UsageDelta {
+public:
+    void begin() noexcept { ::getrusage(RUSAGE_SELF, &start_); }
+    void report(ResultLine& line, const std::string& prefix) const {
+        rusage now{};
+        ::getrusage(RUSAGE_SELF, &now);
+        line.add(prefix + "minor_faults", double(now.ru_minflt - start_.ru_minflt))
+            .add(prefix + "major_faults", double(now.ru_majflt - start_.ru_majflt))
+            .add(prefix + "involuntary_switches", double(now.ru_nivcsw - start_.ru_nivcsw))
+            .add(prefix + "voluntary_switches", double(now.ru_nvcsw - start_.ru_nvcsw));
+    }
+
+private:
+    rusage start_{};
+};
+
+// A reader's latency samples and the evidence of where late events waited:
+// record() takes the payload's head after the copy; poll() (latency runs
+// only) notices when the reader itself went without running for longer than
+// kStall, so that a late event can be blamed on the reader (it was not
+// polling) or on the writer side (stamp to commit).
+class LatencyLog {
+public:
+    static constexpr std::uint64_t kStall = 20'000;   // ns between two polls
+    static constexpr std::uint64_t kLate = 100'000;   // ns: a "late" event
+
+    LatencyLog(bool on, std::uint64_t events) : on_(on) {
+        if (on_) samples_.reserve(events + 16);
+        usage_.begin();
+    }
+    bool on() const noexcept { return on_; }
+
+    void poll() noexcept {
+        if (!on_) return;
+        const std::uint64_t now = monotonic_nanos();
+        if (last_poll_ != 0 && now - last_poll_ > kStall) {
+            ++stalls_;
+            stall_max_ = std::max(stall_max_, now - last_poll_);
+            last_stall_end_ = now;
+            last_stall_start_ = last_poll_;
+        }
+        last_poll_ = now;
+    }
+    void record(const std::byte* payload) noexcept {
+        if (!on_) return;
+        MessageHead head;
+        std::memcpy(&head, payload, sizeof head);
+        const std::uint64_t now = monotonic_nanos();
+        const std::uint64_t latency = now - head.sent_ns;
+        samples_.push_back(double(static_cast<std::int64_t>(latency)));
+        if (latency > kLate) {
+            ++late_;
+            // The reader stalled while this event waited: the reader's fault.
+            if (last_stall_end_ > head.sent_ns && last_stall_start_ < now) ++late_reader_stalled_;
+        }
+    }
+    void report(ResultLine& line) {
+        if (!on_) return;
+        line.add("latency_p50_ns", percentile(samples_, 0.50))
+            .add("latency_p99_ns", percentile(samples_, 0.99))
+            .add("latency_p999_ns", percentile(samples_, 0.999))
+            .add("latency_max_ns", samples_.empty() ? 0 : *std::max_element(samples_.begin(), samples_.end()))
+            .add("late_events", double(late_))
+            .add("late_events_reader_stalled", double(late_reader_stalled_))
+            .add("reader_stalls", double(stalls_))
+            .add("reader_stall_max_ns", double(stall_max_));
+        usage_.report(line, "reader_");
+    }
+
+private:
+    bool on_;
+    std::vector<double> samples_;
+    std::uint64_t last_poll_ = 0, stalls_ = 0, stall_max_ = 0;
+    std::uint64_t last_stall_start_ = 0, last_stall_end_ = 0;
+    std::uint64_t late_ = 0, late_reader_stalled_ = 0;
+    UsageDelta usage_;
+};
+
+// A writer's count of events that took longer than LatencyLog::kLate from
+// their stamp to the end of commit (the writer was held up, not the reader).
+class WriterLateLog {
+public:
+    explicit WriterLateLog(bool on) : on_(on) { usage_.begin(); }
+    void check(const std::byte* payload) noexcept {
+        if (!on_) return;
+        MessageHead head;
+        std::memcpy(&head, payload, sizeof head);
+        const std::uint64_t took = monotonic_nanos() - head.sent_ns;
+        if (took > LatencyLog::kLate) ++late_;
+        max_ = std::max(max_, took);
+    }
+    void report(ResultLine& line) const {
+        if (!on_) return;
+        line.add("writer_late_events", double(late_)).add("writer_publish_max_ns", double(max_));
+        usage_.report(line, "writer_");
+    }
+
+private:
+    bool on_;
+    std::uint64_t late_ = 0, max_ = 0;
+    UsageDelta usage_;
 };
 
 inline void print_ready() {

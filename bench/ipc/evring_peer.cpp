@@ -22,24 +22,27 @@ void publish_one(Publisher& publisher, const std::byte* source, std::size_t size
     Reservation r = publisher.reserve(size);
     r.descriptor().event_type = type;
     r.descriptor().content_ext[0] = sequence;
+    // The source starts with the message head (stamped before reserve()).
     std::memcpy(r.payload(), source, size);
-    // The latency reference is the descriptor's own timestamp, taken by reserve().
-    std::memcpy(r.payload(), &sequence, sizeof sequence);
     publisher.commit(r);
 }
 
 }  // namespace
 
 int run_evring_writer(const PeerOptions& options) {
+    const std::uint64_t entered = monotonic_nanos();
     const MappedRing ring = bench::map_ring(options.text("path"), Access::ReadWrite);
     Publisher publisher(ring, options.text("sharing") == "exclusive" ? WriterSharing::Exclusive : WriterSharing::Shared);
     const std::size_t size = std::max<std::size_t>(options.count("size", 64), sizeof(MessageHead));
     const std::uint64_t events = options.count("events", 1'000'000);
     const std::uint64_t batches = std::max<std::uint64_t>(options.count("batches", 1), 1);
     const double rate = options.number("rate", 0);
+    const bool stamp = options.text("latency", "0") == "1";
     std::vector<std::byte> source(size, std::byte{0x5a});
+    WriterLateLog late(stamp);
 
     std::vector<double> batch_ns;
+    const double setup_ns = double(monotonic_nanos() - entered);  // map + construct
     const std::uint64_t per_batch = events / batches;
     const std::uint64_t start = wall_clock_nanos();
     std::uint64_t sent = 0;
@@ -51,22 +54,29 @@ int run_evring_writer(const PeerOptions& options) {
             const std::uint64_t allowed =
                 rate > 0 ? paced_allowance(rate, wall_clock_nanos() - start, std::min(batch_end, sent + 64))
                          : batch_end;
-            for (; sent < allowed; ++sent)
+            for (; sent < allowed; ++sent) {
+                stamp_message(source.data(), sent + 1, stamp);
                 publish_one(publisher, source.data(), size, kDataEvent, sent + 1);
+                late.check(source.data());
+            }
         }
         batch_ns.push_back(double(wall_clock_nanos() - batch_start) / double(per_batch));
     }
     const double elapsed = double(wall_clock_nanos() - start);
+    stamp_message(source.data(), sent + 1, false);
     publish_one(publisher, source.data(), size, kEndEvent, sent + 1);
-    ResultLine()
-        .add("writer_ns_per_event", percentile(batch_ns, 0.5))
+    ResultLine line;
+    line.add("writer_ns_per_event", percentile(batch_ns, 0.5))
         .add("writer_events_per_s", double(sent) / elapsed * 1e9)
         .add("events", double(sent))
-        .print();
+        .add("setup_ns", setup_ns);
+    late.report(line);
+    line.print();
     return 0;
 }
 
 int run_evring_reader(const PeerOptions& options) {
+    const std::uint64_t entered = monotonic_nanos();
     const MappedRing ring = bench::map_ring(options.text("path"), Access::ReadOnly);
     Iterator it(ring);
     it.seek(1);
@@ -75,17 +85,21 @@ int run_evring_reader(const PeerOptions& options) {
     // Pause instructions after each NotReady: a reader that re-polls at once
     // keeps the slot the writer is about to write shared in its cache.
     const std::uint64_t backoff = options.count("backoff", 0);
-    std::vector<std::byte> buffer(ring.layout().size.payload_buf_size);
-    std::vector<double> latencies;
-    if (latency) latencies.reserve(options.count("events", 1'000'000) + 16);
+    // As large as the largest payload of a run, like the classic reader's (a
+    // buffer the size of the whole payload ring cost 0.9 s of page faults at
+    // start, which under SCHED_FIFO used up the real-time budget mid-run).
+    std::vector<std::byte> buffer(std::max<std::size_t>(options.count("size", 64), 1u << 20));
+    LatencyLog log(latency, options.count("events", 1'000'000));
 
     std::uint64_t received = 0, expired = 0, first_ns = 0, last_progress = 0;
     bool ended = false;
+    const double setup_ns = double(monotonic_nanos() - entered);  // map + construct
     print_ready();
     last_progress = wall_clock_nanos();
     EventDescriptor event{};
     std::uint64_t idle = 0;
     for (;;) {
+        log.poll();
         const NextResult result = it.try_next(event);
         if (result == NextResult::NotReady) [[unlikely]] {
             if ((++idle & 0xffff) == 0 && wall_clock_nanos() - last_progress > timeout_ns) break;
@@ -104,7 +118,7 @@ int run_evring_reader(const PeerOptions& options) {
             continue;
         }
         if (received++ == 0) first_ns = wall_clock_nanos();
-        if (latency) latencies.push_back(double(static_cast<std::int64_t>(wall_clock_nanos() - event.record_epoch_nanos)));
+        log.record(buffer.data());
         if ((received & 0xfff) == 0) last_progress = wall_clock_nanos();
     }
     const double elapsed = double(wall_clock_nanos() - first_ns);
@@ -116,11 +130,8 @@ int run_evring_reader(const PeerOptions& options) {
         .add("expired", double(expired))
         .add("ended", ended ? 1 : 0)
         .add("reader_events_per_s", received > 1 ? double(received) / elapsed * 1e9 : 0);
-    if (latency) {
-        line.add("latency_p50_ns", percentile(latencies, 0.50))
-            .add("latency_p99_ns", percentile(latencies, 0.99))
-            .add("latency_p999_ns", percentile(latencies, 0.999));
-    }
+    line.add("setup_ns", setup_ns);
+    log.report(line);
     line.print();
     return 0;
 }

@@ -5,6 +5,7 @@
 //
 // Every figure comes from separate processes (fork + exec), the writer pinned
 // to core 0 and readers to core 1, all in the same run.
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -22,6 +23,8 @@ int run_peer(int argc, char** argv) {
     const PeerOptions options = parse_peer_options(argc, argv, 3);
     if (kind == "evring-writer") return run_evring_writer(options);
     if (kind == "evring-reader") return run_evring_reader(options);
+    if (kind == "classic-writer") return run_classic_writer(options);
+    if (kind == "classic-reader") return run_classic_reader(options);
     if (kind == "baseline") return run_baseline_peer(options);
     if (kind == "floor-writer") return run_floor_writer(options);
     if (kind == "floor-reader") return run_floor_reader(options);
@@ -31,8 +34,12 @@ int run_peer(int argc, char** argv) {
 void usage() {
     std::printf(
         "usage: evring-ipc [--quick] [--json FILE] [--shm-dir DIR] [--hugetlbfs DIR|auto|off] [--fifo]\n"
+        "                  [--compare-only] [--compare-runs N] [--compare-figure KEY]\n"
+        "                  [--latency-seconds S] [--compare-fifo] [--compare-variant mixed|nodoorbell|doublemap]\n"
         "Runs evring and the baselines (pipe, unix socket, POSIX mq, Boost.Interprocess\n"
-        "message_queue, iceoryx when built) as separate pinned processes and prints a table.\n");
+        "message_queue, iceoryx when built) as separate pinned processes and prints a table.\n"
+        "First, the classic RING01 peer against evring Shared/Exclusive and the floor, interleaved,\n"
+        "on /dev/shm and hugetlbfs (ordinary scheduling unless --compare-fifo).\n");
 }
 
 }  // namespace
@@ -48,6 +55,18 @@ int main(int argc, char** argv) {
             options.json_path = argv[++i];
         } else if (arg == "--shm-dir" && i + 1 < argc) {
             options.shm_dir = argv[++i];
+        } else if (arg == "--compare-runs" && i + 1 < argc) {
+            options.compare_runs = std::atoi(argv[++i]);
+        } else if (arg == "--latency-seconds" && i + 1 < argc) {
+            options.latency_seconds = std::atof(argv[++i]);
+        } else if (arg == "--compare-figure" && i + 1 < argc) {
+            options.compare_figure = argv[++i];
+        } else if (arg == "--compare-variant" && i + 1 < argc) {
+            options.compare_variant = argv[++i];
+        } else if (arg == "--compare-fifo") {
+            options.compare_fifo = true;
+        } else if (arg == "--compare-only") {
+            options.compare_only = true;
         } else if (arg == "--fifo") {
             options.fifo = true;
         } else if (arg == "--hugetlbfs" && i + 1 < argc) {

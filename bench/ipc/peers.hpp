@@ -11,6 +11,11 @@ namespace evring::ipc {
 int run_evring_writer(const PeerOptions& options);
 int run_evring_reader(const PeerOptions& options);
 
+// The classic RING01 peer (classic_peer.cpp): the reference's protocol,
+// written from the format description.
+int run_classic_writer(const PeerOptions& options);
+int run_classic_reader(const PeerOptions& options);
+
 // The plain-stores floor (floor_peer.cpp): same ring file, no protocol.
 int run_floor_writer(const PeerOptions& options);
 int run_floor_reader(const PeerOptions& options);

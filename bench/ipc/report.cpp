@@ -11,6 +11,7 @@
 #include "evring/clock.hpp"
 #include "evring/format.hpp"
 #include "ipc/common.hpp"
+#include "ipc/compare.hpp"
 #include "ipc/hugepages.hpp"
 #include "ipc/scenarios.hpp"
 
@@ -111,6 +112,46 @@ int run_comparison(const Options& options) {
                 quick ? " --quick" : "", options.fifo ? ", SCHED_FIFO" : "", to_string(wall_clock_source()),
                 clock_error);
 
+    // The classic RING01 peer, same run, interleaved, on both kinds of pages.
+    const RingLayout layout = RingLayout::of(RingSize{1u << 20, 1u << 28, 0});
+    const HugetlbfsDir huge = prepare_hugetlbfs(options.hugetlbfs, layout.file_size);
+    std::map<std::string, double> compare_json;
+    {
+        CompareOptions compare;
+        compare.runs = options.compare_runs > 0 ? options.compare_runs : quick ? 3 : 5;
+        compare.flat_events = quick ? 4'000'000 : 20'000'000;
+        compare.latency_seconds = options.latency_seconds > 0 ? options.latency_seconds : quick ? 0.6 : 2;
+        compare.only = options.compare_figure;
+        compare.variant = options.compare_variant;
+        Peer::set_fifo(options.compare_fifo);
+        const std::string sched = options.compare_fifo ? "SCHED_FIFO" : "ordinary scheduling";
+        const std::string pages = options.shm_dir == "/dev/shm" ? " (4 KiB pages), " : ", ";
+        compare_json = run_classic_comparison(options.shm_dir, "classic RING01 peer vs evring, ring on " +
+                                              options.shm_dir + pages + sched, compare, "");
+        if (huge.dir.empty()) {
+            std::printf("\nclassic comparison on hugetlbfs: skipped: %s\n", huge.skipped.c_str());
+        } else {
+            const auto more = run_classic_comparison(
+                huge.dir, "classic RING01 peer vs evring, ring on hugetlbfs " + huge.dir + " (2 MiB pages), " + sched,
+                compare, "_hugetlbfs");
+            compare_json.insert(more.begin(), more.end());
+        }
+        Peer::set_fifo(options.fifo);
+    }
+    auto write_json_extra = [&](std::ofstream& out) {
+        for (const auto& [key, v] : compare_json) out << "  \"" << key << "\": " << json_number(v) << ",\n";
+    };
+    if (options.compare_only) {
+        if (!options.json_path.empty()) {
+            std::ofstream out(options.json_path);
+            out << "{\n";
+            write_json_extra(out);
+            out << "  \"compare_sched_fifo\": " << (options.compare_fifo ? "true" : "false") << "\n}\n";
+            if (!out) return 1;
+        }
+        return 0;
+    }
+
     // evring on 4 KiB pages (tmpfs).
     const std::string shm = options.shm_dir;
     print_header(("evring, ring on " + shm + " (4 KiB pages), 2^20 descriptors, 256 MiB payload").c_str());
@@ -160,12 +201,11 @@ int run_comparison(const Options& options) {
         }
     }
 
-    // evring on hugetlbfs.
-    const RingLayout layout = RingLayout::of(RingSize{1u << 20, 1u << 28, 0});
-    const HugetlbfsDir huge = quick ? HugetlbfsDir{{}, "not run with --quick"}
-                                    : prepare_hugetlbfs(options.hugetlbfs, layout.file_size);
+    // evring on hugetlbfs (the full run only).
     std::optional<RunResult> huge_one, huge_latency;
-    if (huge.dir.empty()) {
+    if (quick) {
+        std::printf("\nevring on hugetlbfs: skipped: not run with --quick\n");
+    } else if (huge.dir.empty()) {
         std::printf("\nevring on hugetlbfs: skipped: %s\n", huge.skipped.c_str());
     } else {
         print_header(("evring, ring on hugetlbfs " + huge.dir + " (2 MiB pages)").c_str());
@@ -219,7 +259,9 @@ int run_comparison(const Options& options) {
 
     if (!options.json_path.empty()) {
         std::ofstream out(options.json_path);
-        out << "{\n"
+        out << "{\n";
+        write_json_extra(out);
+        out << "  \"compare_sched_fifo\": " << (options.compare_fifo ? "true" : "false") << ",\n"
             << "  \"writer_ns_per_event_64b\": " << json_number(value(alone.writer, "writer_ns_per_event")) << ",\n"
             << "  \"reader_events_per_s_64b\": " << json_number(evring_rate) << ",\n"
             << "  \"lost_events_at_20m_per_s\": " << json_number(reader_value(paced20, "lost")) << ",\n"

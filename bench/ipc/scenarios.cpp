@@ -66,9 +66,10 @@ RunResult run_evring(const std::string& dir, const RunSpec& spec) {
     }
     const auto words = with(spec_words(spec), {"path=" + path, spec.exclusive ? "sharing=exclusive" : "sharing=shared",
                                                "backoff=" + std::to_string(spec.backoff)});
-    std::vector<std::vector<std::string>> readers(static_cast<std::size_t>(spec.readers),
-                                                  with({"evring-reader"}, words));
-    RunResult result = run_peers(readers, with({"evring-writer", "batches=10"}, words), {});
+    const std::string reader = spec.reader_peer.empty() ? "evring-reader" : spec.reader_peer;
+    const std::string writer = spec.writer_peer.empty() ? "evring-writer" : spec.writer_peer;
+    std::vector<std::vector<std::string>> readers(static_cast<std::size_t>(spec.readers), with({reader}, words));
+    RunResult result = run_peers(readers, with({writer, "batches=10"}, words), {});
     ::unlink(path.c_str());
     return result;
 }
@@ -77,7 +78,21 @@ RunResult run_floor(const std::string& dir, const RunSpec& spec) {
     const std::string path = dir + "/evring-ipc-floor-" + std::to_string(::getpid());
     bench::create_ring(path, bench::bench_params(20, 28));
     const auto words = with(spec_words(spec), {"path=" + path});
-    RunResult result = run_peers({with({"floor-reader"}, words)}, with({"floor-writer"}, words), {});
+    std::vector<std::vector<std::string>> readers;
+    if (spec.readers > 0) readers.push_back(with({"floor-reader"}, words));
+    RunResult result = run_peers(readers, with({"floor-writer"}, words), {});
+    ::unlink(path.c_str());
+    return result;
+}
+
+RunResult run_classic(const std::string& dir, const RunSpec& spec) {
+    const std::string path = dir + "/evring-ipc-classic-" + std::to_string(::getpid());
+    bench::create_ring(path, bench::bench_params(20, 28));
+    const auto words = with(spec_words(spec), {"path=" + path});
+    std::vector<std::vector<std::string>> readers;
+    if (spec.readers > 0)
+        readers.push_back(with({"classic-reader", spec.classic_double_map ? "double_map=1" : "double_map=0"}, words));
+    RunResult result = run_peers(readers, with({"classic-writer", "batches=10"}, words), {});
     ::unlink(path.c_str());
     return result;
 }

@@ -19,6 +19,11 @@ struct RunSpec {
     bool latency = false;  // readers record per-event latency (use a paced rate)
     bool exclusive = false;  // evring: the writer uses WriterSharing::Exclusive
     int backoff = 0;         // evring: pause instructions a reader spins after NotReady
+    // Experiments (compare.cpp --compare-variant): the peer kinds that write
+    // and read, when not the ones the run is named after (e.g. an evring
+    // writer with the classic reader).
+    std::string writer_peer, reader_peer;
+    bool classic_double_map = false;  // the classic reader maps the payload twice
     bool doorbell = true;    // evring: false clears the ring's doorbell feature bit, as in a
                              // ring made by another RING01 writer (commit then has no fence)
 };
@@ -31,8 +36,13 @@ struct RunResult {
 // evring over a fresh ring file in `dir` (default ring size), removed afterwards.
 RunResult run_evring(const std::string& dir, const RunSpec& spec);
 
-// The plain-stores floor over a fresh ring file in `dir`, one reader.
+// The plain-stores floor over a fresh ring file in `dir` (spec.readers 0 or 1).
 RunResult run_floor(const std::string& dir, const RunSpec& spec);
+
+// The classic RING01 peer (classic_peer.cpp) over a fresh ring file in `dir`,
+// made exactly like evring's (so the same file system and size); spec.readers
+// 0 or 1.
+RunResult run_classic(const std::string& dir, const RunSpec& spec);
 
 // transport: pipe | unix | posixmq | boostmq. One reader.
 RunResult run_baseline(const std::string& transport, const RunSpec& spec);

@@ -84,6 +84,9 @@ extern ClockAnchor g_clock_anchor;
 // Everything that is not "a fresh anchor is published and covers tsc":
 // first use, calibration, re-anchoring, torn reads, the CLOCK_REALTIME mode.
 std::uint64_t wall_clock_slow(std::uint64_t tsc) noexcept;
+// The same for a caller that has not read the counter (no anchor published):
+// CLOCK_REALTIME directly in Realtime mode, else wall_clock_slow(read_tsc()).
+std::uint64_t wall_clock_untimed() noexcept;
 
 inline std::uint64_t read_tsc() noexcept {
 #if defined(__x86_64__)
@@ -103,7 +106,6 @@ inline std::uint64_t scale_ticks(std::uint64_t ticks, std::uint64_t mult) noexce
 
 inline std::uint64_t wall_clock_nanos() noexcept {
     using detail::g_clock_anchor;
-    const std::uint64_t tsc = detail::read_tsc();
     // c1, pairs with C4: if seq is even and unchanged at c4, the fields are one anchor.
     const std::uint64_t seq1 = shared::load_acquire(g_clock_anchor.seq);
     // c2: validated by the re-check at c4.
@@ -113,6 +115,15 @@ inline std::uint64_t wall_clock_nanos() noexcept {
     const std::uint64_t due = shared::load_relaxed(g_clock_anchor.due_ticks);
     shared::fence_acquire();                                         // c3, pairs with C2
     const std::uint64_t seq2 = shared::load_relaxed(g_clock_anchor.seq);  // c4
+    // No anchor (CLOCK_REALTIME mode, first use, calibration): the counter
+    // is not read at all. rdtsc costs as much as the vDSO call on some
+    // guests (10 ns here), and in CLOCK_REALTIME mode it was pure overhead
+    // (docs/performance.md, "The clock").
+    if (due == 0) [[unlikely]]
+        return detail::wall_clock_untimed();
+    // Read after the anchor: rdtsc is not ordered with loads anyway, and a
+    // later count only extrapolates further from the same, validated anchor.
+    const std::uint64_t tsc = detail::read_tsc();
     // tsc < tsc0 wraps to a huge difference and also takes the slow path.
     if (seq1 != seq2 || (seq1 & 1) != 0 || tsc - tsc0 >= due) [[unlikely]]
         return detail::wall_clock_slow(tsc);

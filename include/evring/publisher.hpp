@@ -15,9 +15,11 @@
 //
 // Contract:
 // - reserve() takes the timestamp, hands out the next sequence number and
-//   16-byte-aligned payload space with one atomic fetch-add each (an
+//   16-byte-aligned payload space with one atomic read-modify-write of both
+//   words (x86-64: lock cmpxchg16b; elsewhere one atomic fetch-add each; an
 //   Exclusive publisher: a plain load and store each), and never blocks, waits
-//   for readers, allocates or makes a system call.
+//   for readers, allocates or makes a system call. (With other writers
+//   contending, the read-modify-write is retried until it wins: lock-free.)
 // - The caller fills event_type, content_ext and the payload; seqno,
 //   payload_size, payload_buf_offset and record_epoch_nanos are set by
 //   reserve() and must not be changed.
@@ -123,6 +125,7 @@ private:
     std::uint64_t window_increment_;
     std::uint64_t max_payload_size_;
     bool exclusive_;
+    bool pair_rmw_;  // Shared: W1 and W2 as one lock cmpxchg16b (publisher_inline.hpp)
     // Rung after every commit when the ring announces a doorbell (doorbell.hpp);
     // null otherwise. Initialised from ring_, which is declared first.
     std::uint32_t* doorbell_ = writer_doorbell_word(*ring_);

@@ -12,6 +12,14 @@
 //   - next_payload_byte (W2): bumped by fetch_add by every reservation,
 //     relaxed for the same reason. Virtual offsets never wrap; bytes live at
 //     offset mod size.
+//   - W1 and W2 may be one step: a Shared publisher on a CPU with
+//     CMPXCHG16B advances both words (adjacent, 16-byte aligned) with one
+//     `lock cmpxchg16b` (shared::fetch_add_pair_relaxed). Each word still
+//     changes only by an atomic read-modify-write, so sequence numbers and
+//     payload ranges stay unique among any mix of writers, ours or other
+//     implementations' fetch_adds; it saves one of the two locked
+//     instructions (docs/performance.md). Under ThreadSanitizer, and without
+//     the instruction, the two fetch_adds below.
 //   - An Exclusive publisher is by contract the only writer, so it bumps both
 //     with a relaxed load and a relaxed store: the values readers see are the
 //     same, and it saves the two locked instructions (each of which also
@@ -60,7 +68,9 @@ inline Publisher::Publisher(const MappedRing& ring, WriterSharing sharing) noexc
       payload_mask_(ring.payload_mask()),
       window_increment_(window_increment_for(ring.layout().size.payload_buf_size)),
       max_payload_size_(max_payload_size_for(ring.layout().size.payload_buf_size)),
-      exclusive_(sharing == WriterSharing::Exclusive) {}
+      exclusive_(sharing == WriterSharing::Exclusive),
+      pair_rmw_(shared::has_pair_rmw() &&
+                reinterpret_cast<std::uintptr_t>(&ring.header().control.last_seqno) % 16 == 0) {}
 
 inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
     if (payload_size > max_payload_size_ || payload_size > UINT32_MAX) [[unlikely]]
@@ -77,12 +87,23 @@ inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
         shared::store_relaxed(control_->last_seqno, seqno);      // W1
         offset = shared::load_relaxed(control_->next_payload_byte);           // W2
         shared::store_relaxed(control_->next_payload_byte, offset + aligned);  // W2
+    } else if (pair_rmw_) {
+        // W1 and W2 as one atomic step (header comment).
+        const shared::WordPair old = shared::fetch_add_pair_relaxed(control_->last_seqno, 1, aligned);
+        seqno = old.first + 1;
+        offset = old.second;
     } else {
         seqno = shared::fetch_add_relaxed(control_->last_seqno, 1) + 1;         // W1
         offset = shared::fetch_add_relaxed(control_->next_payload_byte, aligned);  // W2
     }
 
     const std::uint64_t end = offset + aligned;
+    // The next event's slot and payload start, most likely ours again (a
+    // single writer): fetched for writing now, so that the next reserve's
+    // locked instruction does not wait for this event's stores to miss
+    // (docs/performance.md). Hints only; a wrong guess costs one line.
+    __builtin_prefetch(&descriptors_[seqno & descriptor_mask_], 1, 3);
+    __builtin_prefetch(payload_ + (end & payload_mask_), 1, 3);
     if (end > payload_buf_size_) {
         // Our bytes overwrite virtual bytes below `needed`: make sure the
         // window says so before we store any of them.

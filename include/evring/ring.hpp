@@ -11,8 +11,13 @@
 //   mapping anything, then maps the header and descriptors, the payload buffer
 //   twice back to back (so a payload that wraps the end is contiguous), and the
 //   context area. Readers map read-only, writers read-write; pages are
-//   pre-faulted (MAP_POPULATE) and come from huge pages when the file is on
-//   hugetlbfs.
+//   pre-faulted (MAP_POPULATE), except the payload buffer's second view, and
+//   come from huge pages when the file is on hugetlbfs. The second view is
+//   only touched by payloads that wrap the end of the buffer, each page of it
+//   faulting once (a minor fault, no I/O) on first use; populating it too
+//   doubled the page-table entries a 4 KiB-page ring keeps mapped and, on the
+//   virtual machine it was measured on, doubled the reader's stalls and its
+//   p99 latency (docs/performance.md, "The latency tail").
 //
 // Thread safety: a MappedRing is immutable after `map` returns and may be used
 // from many threads; the shared memory it points at is accessed only through
@@ -55,8 +60,8 @@ Status validate_header(const RingHeader& header, std::uint64_t file_size);
 
 struct MapOptions {
     // Fault every page in at map time (MAP_POPULATE), so the hot paths never
-    // take a page fault. Off for rings in memory that should only cost the
-    // pages they use (snapshots).
+    // take a page fault (wrapping payloads excepted: see above). Off for rings
+    // in memory that should only cost the pages they use (snapshots).
     bool prefault = true;
 };
 

@@ -83,6 +83,60 @@ inline bool compare_exchange_weak_seq_cst(T& word, T& expected, std::type_identi
                                                           std::memory_order_relaxed);
 }
 
+// Two adjacent words, the first 16-byte aligned, advanced together by one
+// atomic read-modify-write: first += d1 and second += d2 as a single step,
+// relaxed; returns the old values. On x86-64 with CMPXCHG16B that is one
+// `lock cmpxchg16b` (retried only when another writer moved either word in
+// between), where two fetch_add_relaxed are two locked instructions, each
+// of which waits for the store buffer to drain (docs/performance.md).
+// Mixing with other writers that fetch_add either word alone is safe: every
+// update of either word is still one atomic read-modify-write of it.
+// has_pair_rmw() says whether the CPU has the instruction; without it, and
+// under ThreadSanitizer (which cannot see inline assembly, so the tests
+// check the protocol through the two-fetch_add form), callers use two
+// fetch_add_relaxed, which give each word the same guarantee.
+struct WordPair {
+    std::uint64_t first, second;
+};
+__extension__ typedef unsigned __int128 PairBits;
+
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+inline bool has_pair_rmw() noexcept {
+    // Once per process: cpuid traps to the hypervisor in a VM (microseconds).
+    static const bool has = [] {
+        unsigned eax = 1, ebx = 0, ecx = 0, edx = 0;
+        asm("cpuid" : "+a"(eax), "=b"(ebx), "+c"(ecx), "=d"(edx));
+        return (ecx & (1u << 13)) != 0;  // CPUID.1:ECX.CX16
+    }();
+    return has;
+}
+
+inline WordPair fetch_add_pair_relaxed(std::uint64_t& first, std::uint64_t d1, std::uint64_t d2) noexcept {
+    // `first` and the word after it: a relaxed snapshot to start from; the
+    // CAS validates it (and hands back the current pair when it fails).
+    std::uint64_t* words = &first;
+    std::uint64_t lo = std::atomic_ref<std::uint64_t>(words[0]).load(std::memory_order_relaxed);
+    std::uint64_t hi = std::atomic_ref<std::uint64_t>(words[1]).load(std::memory_order_relaxed);
+    bool swapped;
+    do {
+        asm volatile("lock cmpxchg16b %1"
+                     : "=@ccz"(swapped), "+m"(*reinterpret_cast<PairBits*>(words)), "+a"(lo), "+d"(hi)
+                     : "b"(lo + d1), "c"(hi + d2)
+                     : "memory");
+    } while (!swapped);
+    return {lo, hi};
+}
+#else
+inline bool has_pair_rmw() noexcept { return false; }
+
+inline WordPair fetch_add_pair_relaxed(std::uint64_t& first, std::uint64_t d1, std::uint64_t d2) noexcept {
+    std::uint64_t* words = &first;
+    const std::uint64_t lo = std::atomic_ref<std::uint64_t>(words[0]).fetch_add(d1, std::memory_order_relaxed);
+    const std::uint64_t hi = std::atomic_ref<std::uint64_t>(words[1]).fetch_add(d2, std::memory_order_relaxed);
+    return {lo, hi};
+}
+#endif
+
 inline void fence_acquire() noexcept { std::atomic_thread_fence(std::memory_order_acquire); }
 inline void fence_release() noexcept { std::atomic_thread_fence(std::memory_order_release); }
 inline void fence_seq_cst() noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }

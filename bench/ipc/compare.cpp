@@ -1,0 +1,237 @@
+#include "ipc/compare.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <vector>
+
+#include "ipc/common.hpp"
+#include "ipc/scenarios.hpp"
+
+namespace evring::ipc {
+
+namespace {
+
+enum PeerKind { Classic, Shared, Exclusive, Floor, kPeerKinds };
+const char* const kPeerNames[kPeerKinds] = {"classic", "evring Shared", "evring Exclusive", "floor"};
+const char* const kPeerKeys[kPeerKinds] = {"classic", "shared", "exclusive", "floor"};
+
+double value(const Results& results, const std::string& key) {
+    auto it = results.find(key);
+    return it == results.end() ? NAN : it->second;
+}
+
+double median(std::vector<double> values) {
+    std::vector<double> kept;
+    for (double v : values)
+        if (!std::isnan(v)) kept.push_back(v);
+    if (kept.empty()) return NAN;
+    std::sort(kept.begin(), kept.end());
+    const std::size_t n = kept.size();
+    return n % 2 == 1 ? kept[n / 2] : (kept[n / 2 - 1] + kept[n / 2]) / 2;
+}
+
+RunResult run_one(PeerKind kind, const std::string& dir, RunSpec spec, const std::string& variant) {
+    if (variant == "nodoorbell") spec.doorbell = false;
+    if (variant == "doublemap" && kind == Shared) {
+        spec.classic_double_map = true;
+        return run_classic(dir, spec);
+    }
+    if (variant == "mixed" && kind == Shared) {
+        spec.reader_peer = "classic-reader";
+        return run_evring(dir, spec);
+    }
+    if (variant == "mixed" && kind == Exclusive) {
+        spec.writer_peer = "classic-writer";
+        return run_evring(dir, spec);
+    }
+    switch (kind) {
+    case Classic: return run_classic(dir, spec);
+    case Shared: return run_evring(dir, spec);
+    case Exclusive: spec.exclusive = true; return run_evring(dir, spec);
+    case Floor: return run_floor(dir, spec);
+    default: return {};
+    }
+}
+
+// One figure: how to run it and which result to read.
+struct Figure {
+    std::string key;    // JSON stem
+    std::string title;  // table row
+    RunSpec spec;
+    bool from_writer;   // the figure is the writer's, else the reader's
+    std::vector<std::string> result_keys;  // first is the figure; the rest are shown too
+    bool floor;         // the floor runs it too (it cannot pace)
+    bool higher_better;
+};
+
+// Interrupts taken so far by `cpu`, per /proc/interrupts row label (LOC,
+// CAL, RES, ...; device rows by number): the orchestrator brackets each
+// latency run with it, so a reader stall can be matched with interrupts of
+// its core.
+std::map<std::string, double> interrupts_of_cpu(int cpu) {
+    std::map<std::string, double> counts;
+    std::FILE* f = std::fopen("/proc/interrupts", "r");
+    if (f == nullptr) return counts;
+    char line[4096];
+    if (std::fgets(line, sizeof line, f) == nullptr) {  // the CPU header row
+        std::fclose(f);
+        return counts;
+    }
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+        char label[64];
+        int used = 0;
+        if (std::sscanf(line, " %63[^:]:%n", label, &used) != 1) continue;
+        const char* p = line + used;
+        double value = 0;
+        for (int c = 0; c <= cpu; ++c) {
+            char* end = nullptr;
+            value = std::strtod(p, &end);
+            if (end == p) break;
+            p = end;
+        }
+        counts[label] = value;
+    }
+    std::fclose(f);
+    return counts;
+}
+
+}  // namespace
+
+std::map<std::string, double> run_classic_comparison(const std::string& dir, const std::string& title,
+                                                     const CompareOptions& options, const std::string& suffix) {
+    auto spec = [](std::size_t size, std::uint64_t events, double rate, int readers, bool latency) {
+        RunSpec s;
+        s.payload_size = size;
+        s.events = events;
+        s.rate = rate;
+        s.readers = readers;
+        s.latency = latency;
+        return s;
+    };
+    const auto latency_events = static_cast<std::uint64_t>(options.latency_rate * options.latency_seconds);
+    const std::vector<Figure> figures = {
+        {"writer_ns_64b", "writer ns/event, 64 B, no reader", spec(64, options.flat_events, 0, 0, false), true,
+         {"writer_ns_per_event"}, true, false},
+        {"reader_events_per_s_64b", "reader events/s, 64 B, flat out", spec(64, options.flat_events, 0, 1, false),
+         false, {"reader_events_per_s", "lost", "received", "expired"}, true, true},
+        {"reader_events_per_s_1kib", "reader events/s, 1 KiB, flat out",
+         spec(1024, options.flat_events / 4, 0, 1, false), false, {"reader_events_per_s", "lost", "received", "expired"}, true, true},
+        {"latency", "latency, 64 B, paced", spec(64, latency_events, options.latency_rate, 1, true), false,
+         {"latency_p50_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns", "late_events",
+          "late_events_reader_stalled", "reader_stalls", "reader_stall_max_ns", "setup_ns",
+          "reader_minor_faults", "reader_involuntary_switches", "reader_voluntary_switches"},
+         false, false},
+    };
+    // samples[figure][peer][result key] = one value per round
+    std::vector<std::vector<std::map<std::string, std::vector<double>>>> samples(
+        figures.size(), std::vector<std::map<std::string, std::vector<double>>>(kPeerKinds));
+    std::vector<std::map<std::string, std::vector<double>>> writer_late(kPeerKinds);
+    auto selected = [&](std::size_t f) { return figures[f].key.find(options.only) != std::string::npos; };
+    for (int round = 0; round < options.runs; ++round) {
+        for (std::size_t f = 0; f < figures.size(); ++f) {
+            if (!selected(f)) continue;
+            for (int p = 0; p < kPeerKinds; ++p) {
+                if (p == Floor && !figures[f].floor) continue;
+                // Under SCHED_FIFO the kernel throttles real-time tasks for
+                // 50 ms of every second: a latency run starts on a refilled
+                // budget (and must last well under a second).
+                if (Peer::fifo() && figures[f].spec.latency) ::usleep(1'100'000);
+                const auto irq_before = interrupts_of_cpu(1);
+                const RunResult r = run_one(static_cast<PeerKind>(p), dir, figures[f].spec, options.variant);
+                if (figures[f].spec.latency) {
+                    const auto irq_after = interrupts_of_cpu(1);
+                    for (const char* k : {"LOC", "CAL", "RES", "TLB"})
+                        samples[f][p][std::string("cpu1_irq_") + k].push_back(irq_after.count(k) != 0
+                            ? irq_after.at(k) - irq_before.at(k) : NAN);
+                }
+                const Results& from = figures[f].from_writer ? r.writer : r.readers.at(0);
+                for (const auto& key : figures[f].result_keys) samples[f][p][key].push_back(value(from, key));
+                if (figures[f].spec.latency) {
+                    samples[f][p]["writer_late_events"].push_back(value(r.writer, "writer_late_events"));
+                    samples[f][p]["writer_publish_max_ns"].push_back(value(r.writer, "writer_publish_max_ns"));
+                    samples[f][p]["writer_setup_ns"].push_back(value(r.writer, "setup_ns"));
+                    for (const char* k : {"writer_minor_faults", "writer_involuntary_switches"})
+                        samples[f][p][k].push_back(value(r.writer, k));
+                }
+            }
+        }
+    }
+
+    std::map<std::string, double> json;
+    if (!options.variant.empty())
+        std::printf("\nexperiment '%s': %s\n", options.variant.c_str(),
+                    options.variant == "mixed"      ? "row Shared = evring writer + classic reader, row Exclusive = "
+                                                      "classic writer + evring reader"
+                    : options.variant == "doublemap" ? "row Shared = the classic pair, its reader mapping the "
+                                                      "payload buffer twice as evring does"
+                                                    : "the ring announces no doorbell (no bell, no membarrier)");
+    std::printf("\n%s\n%d interleaved rounds (classic, Shared, Exclusive, floor); medians; ratio = median of "
+                "same-run ratios evring / classic (floor / classic for the floor)\n",
+                title.c_str(), options.runs);
+    std::printf("%-36s %-17s %12s %10s  %s\n", "figure", "peer", "median", "ratio", "per run");
+    for (std::size_t f = 0; f < figures.size(); ++f) {
+        if (!selected(f)) continue;
+        const Figure& figure = figures[f];
+        for (std::size_t k = 0; k < figure.result_keys.size(); ++k) {
+            const std::string& key = figure.result_keys[k];
+            const bool is_latency = key.rfind("latency_p", 0) == 0;
+            const bool headline = k == 0 || is_latency;
+            const std::string stem = figure.spec.latency
+                                         ? key.substr(0, key.size() - 3) + "_64b"  // latency_p99_ns -> latency_p99_64b
+                                         : figure.key;
+            for (int p = 0; p < kPeerKinds; ++p) {
+                if (p == Floor && !figure.floor) continue;
+                const std::vector<double>& runs = samples[f][p][key];
+                const double med = median(runs);
+                std::vector<double> ratios;
+                for (std::size_t i = 0; i < runs.size(); ++i)
+                    ratios.push_back(runs[i] / samples[f][Classic][key][i]);
+                const double ratio = median(ratios);
+                std::string per_run;
+                for (double v : runs) {
+                    char text[32];
+                    std::snprintf(text, sizeof text, "%s%.4g", per_run.empty() ? "" : " ", v);
+                    per_run += text;
+                }
+                const std::string row = k == 0 || is_latency ? (is_latency ? figure.title + " " + key : figure.title)
+                                                             : "  " + key;
+                std::printf("%-36s %-17s %12.4g %10.3f  %s\n", p == 0 ? row.c_str() : "", kPeerNames[p], med,
+                            p == Classic ? 1.0 : ratio, per_run.c_str());
+                if (!headline) {
+                    json["compare_" + std::string(kPeerKeys[p]) + "_" + figure.key + "_" + key + suffix] = med;
+                    continue;
+                }
+                json["compare_" + std::string(kPeerKeys[p]) + "_" + stem + suffix] = med;
+                if (p == Shared || p == Exclusive || p == Floor) {
+                    const std::string who = p == Shared ? "" : p == Exclusive ? "_exclusive" : "_floor";
+                    json["ratio_vs_classic_" + stem + who + suffix] = ratio;
+                }
+            }
+        }
+        if (figure.spec.latency) {
+            for (const char* key : {"writer_late_events", "writer_publish_max_ns", "writer_setup_ns",
+                                    "writer_minor_faults", "writer_involuntary_switches", "cpu1_irq_LOC",
+                                    "cpu1_irq_CAL", "cpu1_irq_RES", "cpu1_irq_TLB"}) {
+                for (int p = 0; p < kPeerKinds; ++p) {
+                    if (p == Floor) continue;
+                    std::string per_run;
+                    for (double v : samples[f][p][key]) {
+                        char text[32];
+                        std::snprintf(text, sizeof text, "%s%.4g", per_run.empty() ? "" : " ", v);
+                        per_run += text;
+                    }
+                    std::printf("%-36s %-17s %12.4g %10s  %s\n", p == 0 ? (std::string("  ") + key).c_str() : "",
+                                kPeerNames[p], median(samples[f][p][key]), "", per_run.c_str());
+                }
+            }
+        }
+    }
+    std::fflush(stdout);
+    return json;
+}
+
+}  // namespace evring::ipc
