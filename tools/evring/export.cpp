@@ -37,19 +37,8 @@ Result<ExportPlan> plan_export(const ExportOptions& options) {
         return Error(EINVAL, "export needs an output: --perfetto FILE and/or --chrome-json FILE");
     if (options.perfetto == options.chrome_json)
         return Error(EINVAL, fmt::format("--perfetto and --chrome-json both name '{}'", printable(options.perfetto)));
-    auto start = parse_start(options.from, "--from");
-    if (!start) return std::move(start).error();
-    plan.follow.start = *start;
-    if (options.until) {
-        auto stop = parse_stop(*options.until, "--until");
-        if (!stop) return std::move(stop).error();
-        plan.follow.stop = *stop;
-    }
-    if (options.count) {
-        auto count = parse_count("--count", *options.count);
-        if (!count) return std::move(count).error();
-        plan.follow.count = *count;
-    }
+    if (auto range = parse_follow_range(plan.follow, options.from, options.until, options.count); !range)
+        return std::move(range).error();
     for (const auto& flow : options.flows)
         if (auto s = add_flow(plan.follow.filter, flow); !s) return std::move(s).error();
     if (options.track_by == "type") {

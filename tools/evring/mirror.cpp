@@ -38,14 +38,8 @@ struct MirrorPlan {
 
 Result<MirrorPlan> plan_mirror(const MirrorOptions& options) {
     MirrorPlan plan;
-    auto start = parse_start(options.from, "--from");
-    if (!start) return std::move(start).error();
-    plan.follow.start = *start;
-    if (options.count) {
-        auto count = parse_count("--count", *options.count);
-        if (!count) return std::move(count).error();
-        plan.follow.count = *count;
-    }
+    if (auto range = parse_follow_range(plan.follow, options.from, std::nullopt, options.count); !range)
+        return std::move(range).error();
     if (options.seqno_tag) {
         auto index = parse_int_in("--seqno-tag", *options.seqno_tag, 0, 3);
         if (!index) return std::move(index).error();

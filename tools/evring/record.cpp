@@ -32,19 +32,8 @@ struct RecordPlan {
 
 Result<RecordPlan> plan_record(const RecordOptions& options) {
     RecordPlan plan;
-    auto start = parse_start(options.from, "--from");
-    if (!start) return std::move(start).error();
-    plan.follow.start = *start;
-    if (options.until) {
-        auto stop = parse_stop(*options.until, "--until");
-        if (!stop) return std::move(stop).error();
-        plan.follow.stop = *stop;
-    }
-    if (options.count) {
-        auto count = parse_count("--count", *options.count);
-        if (!count) return std::move(count).error();
-        plan.follow.count = *count;
-    }
+    if (auto range = parse_follow_range(plan.follow, options.from, options.until, options.count); !range)
+        return std::move(range).error();
     if (options.rotate_size) {
         auto size = parse_size("--rotate-size", *options.rotate_size);
         if (!size) return std::move(size).error();

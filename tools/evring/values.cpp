@@ -33,6 +33,24 @@ Result<std::uint64_t> parse_count(std::string_view option, std::string_view text
     return value;
 }
 
+Status parse_follow_range(FollowOptions& follow, std::string_view from, const std::optional<std::string>& until,
+                          const std::optional<std::string>& count) {
+    auto start = parse_start(from, "--from");
+    if (!start) return std::move(start).error();
+    follow.start = *start;
+    if (until) {
+        auto stop = parse_stop(*until, "--until");
+        if (!stop) return std::move(stop).error();
+        follow.stop = *stop;
+    }
+    if (count) {
+        auto n = parse_count("--count", *count);
+        if (!n) return std::move(n).error();
+        follow.count = *n;
+    }
+    return {};
+}
+
 Result<int> parse_int_in(std::string_view option, std::string_view text, int low, int high) {
     const bool negative = !text.empty() && text[0] == '-';
     if (!digits_only(negative ? text.substr(1) : text)) return bad(option, text, "expected a whole number");

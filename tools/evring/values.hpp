@@ -9,11 +9,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "evring/error.hpp"
 #include "evring/flow_filter.hpp"
+#include "evring/follow.hpp"
 #include "evring/schema.hpp"
 
 namespace evring::cli {
@@ -27,6 +29,10 @@ Result<std::uint64_t> parse_size(std::string_view option, std::string_view text)
 // One of `choices` (comma-separated in the message).
 Result<std::string> parse_choice(std::string_view option, std::string_view text,
                                  std::initializer_list<std::string_view> choices);
+// --from, --until and --count into the follow loop's start, stop and count
+// (--from through the one resolver, evring/position.hpp).
+Status parse_follow_range(FollowOptions& follow, std::string_view from, const std::optional<std::string>& until,
+                          const std::optional<std::string>& count);
 // --flow INDEX=VALUE into `filter`; with a schema also NAME=VALUE, NAME one
 // of its flow tags (an unknown name is refused with the names it has).
 Status add_flow(FlowFilter& filter, std::string_view text, const Schema* schema = nullptr);

@@ -33,19 +33,8 @@ Result<WatchPlan> plan_watch(const WatchOptions& options) {
     auto format = parse_choice("--format", options.format, {"text", "hex", "jsonl"});
     if (!format) return std::move(format).error();
     plan.format = *parse_format(*format);
-    auto start = parse_start(options.from, "--from");
-    if (!start) return std::move(start).error();
-    plan.follow.start = *start;
-    if (options.until) {
-        auto stop = parse_stop(*options.until, "--until");
-        if (!stop) return std::move(stop).error();
-        plan.follow.stop = *stop;
-    }
-    if (options.count) {
-        auto count = parse_count("--count", *options.count);
-        if (!count) return std::move(count).error();
-        plan.follow.count = *count;
-    }
+    if (auto range = parse_follow_range(plan.follow, options.from, options.until, options.count); !range)
+        return std::move(range).error();
     for (const auto& flow : options.flows) {
         if (!starts_with_digit(flow) && flow.find('=') != 0 && flow.find('=') != std::string::npos) {
             plan.flow_names.push_back(flow);
