@@ -72,6 +72,9 @@ void RingSource::start() {
     detail::ring_identity(state_->ring->header(), identity_);
     state_->it.emplace(*state_->ring);
     it_ = &*state_->it;
+    // Callers of an event source wait (EventSource::wait) when nothing is
+    // ready, so every poll may look for abandoned reservations.
+    it_->set_poll_style(PollStyle::Sleeping);
     copy_schema_blob();
 }
 

@@ -32,6 +32,7 @@ TEST(Abandoned, ReservationNeverCommittedBehindACommittedEventIsSkippedWithItsSe
     Iterator it(*rings.reader);
     it.seek(1);
     it.set_abandon_after(0ns);
+    it.set_poll_style(PollStyle::Sleeping);
     EventDescriptor event{};
     EXPECT_EQ(it.try_next(event), NextResult::Abandoned);
     EXPECT_EQ(it.last_abandoned_seqno(), dead.seqno());
@@ -39,6 +40,41 @@ TEST(Abandoned, ReservationNeverCommittedBehindACommittedEventIsSkippedWithItsSe
     ASSERT_EQ(it.try_next(event), NextResult::Success);
     EXPECT_EQ(event.seqno, 2u);
     EXPECT_EQ(it.try_next(event), NextResult::NotReady);
+}
+
+TEST(Abandoned, SpinningReaderLooksForALaterCommitOnlyOnEvery64thPollOfAStall) {
+    test::RingPair rings;
+    Publisher publisher(*rings.writer);
+    Reservation dead = reserve_filled(publisher);
+    publisher.commit(reserve_filled(publisher));
+    Iterator it(*rings.reader);  // PollStyle::Spinning by default
+    it.seek(1);
+    it.set_abandon_after(0ns);
+    EventDescriptor event{};
+    for (int poll = 1; poll < 64; ++poll) ASSERT_EQ(it.try_next(event), NextResult::NotReady) << "poll " << poll;
+    EXPECT_EQ(it.try_next(event), NextResult::Abandoned);
+    EXPECT_EQ(it.last_abandoned_seqno(), dead.seqno());
+    ASSERT_EQ(it.try_next(event), NextResult::Success);
+    EXPECT_EQ(event.seqno, 2u);
+}
+
+TEST(Abandoned, SpinningReaderScansForConsecutiveDeadReservationsEvery4096Polls) {
+    test::RingPair rings;
+    Publisher publisher(*rings.writer);
+    std::vector<Reservation> dead;
+    for (int i = 0; i < 2; ++i) dead.push_back(reserve_filled(publisher));
+    publisher.commit(reserve_filled(publisher));  // seqno 3: slot 2 is empty too
+    Iterator it(*rings.reader);
+    it.seek(1);
+    it.set_abandon_after(0ns);
+    EventDescriptor event{};
+    for (int poll = 1; poll < 64 * 64; ++poll) ASSERT_EQ(it.try_next(event), NextResult::NotReady) << "poll " << poll;
+    EXPECT_EQ(it.try_next(event), NextResult::Abandoned);
+    EXPECT_EQ(it.last_abandoned_seqno(), 1u);
+    // At seqno 2 the next slot holds a committed event: the 64th poll sees it.
+    for (int poll = 1; poll < 64; ++poll) ASSERT_EQ(it.try_next(event), NextResult::NotReady) << "poll " << poll;
+    EXPECT_EQ(it.try_next(event), NextResult::Abandoned);
+    EXPECT_EQ(it.last_abandoned_seqno(), 2u);
 }
 
 TEST(Abandoned, SlowWriterWithinTheBoundIsWaitedFor) {
@@ -82,6 +118,7 @@ TEST(Abandoned, SeveralConsecutiveDeadReservationsAreEachReported) {
     Iterator it(*rings.reader);
     it.seek(1);
     it.set_abandon_after(0ns);
+    it.set_poll_style(PollStyle::Sleeping);  // the scan comes on the 64th look: poll 64
     EventDescriptor event{};
     std::vector<std::uint64_t> abandoned;
     int polls = 0;

@@ -16,7 +16,9 @@
 // Contract:
 // - try_next returns Success only with a consistent copy of a committed
 //   descriptor whose seqno is exactly the one expected, then advances.
-// - NotReady: the expected event is not committed yet; nothing changed.
+// - NotReady: the expected event is not committed yet; the iterator did not
+//   move. (On any result but Success the contents of `out` are unspecified:
+//   the copy goes straight into it.)
 // - Gap: the writer overwrote the expected event before it was read. The
 //   iterator moves past the lost events and last_gap_lost() says exactly how
 //   many sequence numbers it skipped; nothing is counted twice or dropped
@@ -32,8 +34,10 @@
 //   longest time a live writer may sit between reserve and commit (preempted
 //   or stopped). A writer stopped longer than that (SIGSTOP, a debugger) looks
 //   dead: its event, committed later, is not delivered to this iterator.
-//   Only the NotReady path does this work (one extra descriptor load, one
-//   vDSO clock read once a later event is seen); Success is unchanged.
+//   Only the NotReady path does this work, and only on some polls (see
+//   PollStyle): one load of the next slot's seqno word, every 64th look a
+//   scan of up to 64 slots, one vDSO clock read per poll once a later event
+//   is seen; Success is unchanged.
 // - No system call, allocation or blocking; the ring is only read.
 //
 // Thread safety: an Iterator is single-threaded; any number of iterators, in
@@ -50,6 +54,18 @@
 namespace evring {
 
 enum class NextResult { Success, NotReady, Gap, Abandoned };
+
+// How the caller polls while nothing is ready; it decides on which NotReady
+// polls of a stall the iterator looks at later slots for a committed event
+// (the evidence that the expected reservation was abandoned). A look reads
+// the slot the writer fills next, so each look takes that cache line from
+// the writer just before it writes there: a reader spinning on a flat-out
+// writer that looked on every poll halved the writer's rate at 1 KiB
+// (docs/performance.md, "The 1 KiB reader").
+enum class PollStyle {
+    Spinning,  // polls back to back (the default): looks on every 64th poll of a stall
+    Sleeping,  // waits between polls (a doorbell, a timer): looks on every poll
+};
 
 class Iterator {
 public:
@@ -73,6 +89,7 @@ public:
     static constexpr std::chrono::nanoseconds kDefaultAbandonAfter = std::chrono::seconds(1);
     void set_abandon_after(std::chrono::nanoseconds bound) noexcept { abandon_after_ = bound; }
     std::chrono::nanoseconds abandon_after() const noexcept { return abandon_after_; }
+    void set_poll_style(PollStyle style) noexcept { look_mask_ = style == PollStyle::Spinning ? 63 : 0; }
 
     // The next try_next returns the newest committed event (reservations still
     // in flight after it are skipped, as RING01 readers of the reference do),
@@ -94,7 +111,8 @@ public:
     std::uint64_t oldest_seqno() const noexcept;
 
     // Copies the descriptor of `seqno` if it is committed and still in the
-    // ring; a torn copy is never returned. Does not move the iterator.
+    // ring and returns true; when it returns false, `out` may hold a torn
+    // copy and must not be used. Does not move the iterator.
     [[nodiscard]] bool read_descriptor(std::uint64_t seqno, EventDescriptor& out) const noexcept;
 
     const MappedRing& ring() const noexcept { return *ring_; }
@@ -120,6 +138,8 @@ private:
     std::chrono::nanoseconds abandon_after_ = kDefaultAbandonAfter;
     std::uint64_t stall_seqno_ = 0;       // the seqno we are stuck on
     std::uint64_t stall_polls_ = 0;       // NotReady polls at stall_seqno_
+    std::uint64_t stall_looks_ = 0;       // of which looked at later slots
+    std::uint64_t look_mask_ = 63;        // look when (stall_polls_ & look_mask_) == 0
     std::int64_t stall_evidence_at_ = -1;  // monotonic ns when a later commit was first seen
     std::uint64_t last_abandoned_seqno_ = 0;
     std::uint64_t total_abandoned_ = 0;

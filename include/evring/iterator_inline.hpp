@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 
 #include "evring/shared_word.hpp"
 
@@ -40,20 +41,26 @@ inline Iterator::Iterator(const MappedRing& ring) noexcept
     reset();
 }
 
+// The copy goes word by word straight into `out`: a copy staged in a local
+// array and then assigned to `out` made the compiler reload the eight 8-byte
+// stores as 16-byte vectors, a store-forwarding stall on every event
+// (docs/performance.md, "The 1 KiB reader"). `out` may hold a torn copy when
+// the result is not Match.
 inline Iterator::SlotRead Iterator::read_slot(std::uint64_t seqno,
                                               EventDescriptor& out) const noexcept {
     const std::uint64_t* words = descriptors_[(seqno - 1) & descriptor_mask_].words;
     const std::uint64_t s1 = shared::load_acquire(words[0]);  // R1, pairs with W8
     if (s1 != seqno) return s1 < seqno ? SlotRead::Older : SlotRead::Newer;
-    DescriptorSlot copy;
-    copy.words[0] = s1;
-    for (int i = 1; i < 8; ++i) copy.words[i] = shared::load_relaxed(words[i]);  // R2
+    auto* to = reinterpret_cast<std::byte*>(&out);
+    std::memcpy(to, &s1, 8);
+    for (int i = 1; i < 8; ++i) {
+        const std::uint64_t word = shared::load_relaxed(words[i]);  // R2
+        std::memcpy(to + 8 * i, &word, 8);
+    }
     shared::fence_acquire();                                   // R3, pairs with W6
     const std::uint64_t s2 = shared::load_relaxed(words[0]);  // R4
     // A rewrite began during the copy: the event we wanted is gone.
-    if (s2 != s1) return SlotRead::Newer;
-    out = std::bit_cast<EventDescriptor>(copy);
-    return SlotRead::Match;
+    return s2 == s1 ? SlotRead::Match : SlotRead::Newer;
 }
 
 inline NextResult Iterator::try_next(EventDescriptor& out) noexcept {
@@ -143,15 +150,16 @@ inline std::int64_t monotonic_nanos() noexcept {
 }
 }  // namespace detail
 
-// True when some event after next_seqno_ is committed. Every poll looks at the
-// next slot only; every 64th poll of a stall also scans up to 64 slots towards
+// True when some event after next_seqno_ is committed. Every look reads the
+// next slot only; every 64th look of a stall also scans up to 64 slots towards
 // the newest reservation, for when several writers died holding consecutive
-// sequence numbers. (More than 64 consecutive dead reservations are never
-// detected as abandoned: the reader then waits for them like for live ones.)
+// sequence numbers. (More than 64 consecutive dead
+// reservations are never detected as abandoned: the reader then waits for them
+// like for live ones.)
 inline bool Iterator::later_event_committed() noexcept {
     auto committed = [this](std::uint64_t seqno) { return slot_word(seqno) >= seqno; };
     if (committed(next_seqno_ + 1)) return true;
-    if ((stall_polls_ & 63) != 0) return false;
+    if ((++stall_looks_ & 63) != 0) return false;
     const std::uint64_t newest = newest_seqno();
     const std::uint64_t last = std::min(newest, next_seqno_ + std::min<std::uint64_t>(64, capacity_ - 1));
     for (std::uint64_t seqno = next_seqno_ + 2; seqno <= last; ++seqno)
@@ -159,15 +167,19 @@ inline bool Iterator::later_event_committed() noexcept {
     return false;
 }
 
+// Spinning readers look on polls 64, 128, ... of a stall: a stall that short is
+// a live writer between reserve and commit, and looking would only take the
+// writer's next line from it (PollStyle).
 inline NextResult Iterator::not_ready_or_abandoned() noexcept {
     if (stall_seqno_ != next_seqno_) {  // a new stall: forget the previous one
         stall_seqno_ = next_seqno_;
         stall_polls_ = 0;
+        stall_looks_ = 0;
         stall_evidence_at_ = -1;
     }
     ++stall_polls_;
     if (stall_evidence_at_ < 0) {
-        if (!later_event_committed()) return NextResult::NotReady;
+        if ((stall_polls_ & look_mask_) != 0 || !later_event_committed()) return NextResult::NotReady;
         stall_evidence_at_ = detail::monotonic_nanos();
     }
     if (detail::monotonic_nanos() - stall_evidence_at_ < abandon_after_.count())
