@@ -23,8 +23,10 @@ void RelaySink::log(std::string_view text) const {
 // Publishes one message, waiting in the publisher while its window is full or
 // the server is away: the follow loop does not read on meanwhile, so the ring
 // (not the relay) holds what is not yet published, and what it overwrites
-// comes back from the loop as an exact gap. False on a permanent failure or
-// when stopped (the stream's resume point covers what was not published).
+// comes back from the loop as an exact gap. The follow loop does not call
+// idle() meanwhile either, so the wait keeps the registration's heartbeat
+// itself. False on a permanent failure or when stopped (the stream's resume
+// point covers what was not published).
 template <class Publish>
 bool RelaySink::publish_waiting(Publish publish) {
     for (;;) {
@@ -47,6 +49,7 @@ bool RelaySink::publish_waiting(Publish publish) {
                             "events meanwhile)", options_.url.display()));
         }
         if (stop_requested(options_)) return false;
+        if (keep_alive_) keep_alive_();
         publisher_.wait_ready(kWaitStep);
     }
 }
