@@ -43,6 +43,7 @@ public:
     std::uint64_t outages() const { return outages_; }
 
 private:
+    bool handle_status(PublishStatus status, bool caught_up);
     template <class Publish>
     bool publish_waiting(Publish publish);
     bool announce(const EventSource& source);
