@@ -24,9 +24,14 @@ void RegisteringSink::started(const EventSource& source) {
 }
 
 bool RegisteringSink::idle() {
-    if (source_ != nullptr)
-        registration_.on_idle(source_->next_seqno(), source_->counters().lost, source_->counters().abandoned);
+    keep_alive();
     return inner_.idle();
+}
+
+void RegisteringSink::keep_alive() {
+    if (source_ != nullptr)
+        registration_.on_idle(source_->next_seqno(), source_->counters().lost,
+                              source_->counters().abandoned);
 }
 
 void RegisteringSink::replaced(const EventSource& old_source, const EventSource& new_source) {

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <functional>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -19,11 +18,15 @@
 #include "evring/ring_list.hpp"
 #include "evring/ring_reader.hpp"
 #include "evring/ring_writer.hpp"
+#include "support/child_process.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
 namespace {
 
+using test::exit_code_of;
+using test::Pipe;
+using test::spawn;
 using test::TempDir;
 
 Result<RingWriter> create(const std::string& path, WriterMode mode = WriterMode::Exclusive,
@@ -37,58 +40,6 @@ Result<RingWriter> create(const std::string& path, WriterMode mode = WriterMode:
 bool exists(const std::string& path) {
     struct stat st {};
     return ::lstat(path.c_str(), &st) == 0;
-}
-
-// A pipe whose ends are closed on destruction.
-struct Pipe {
-    int read_end = -1;
-    int write_end = -1;
-    Pipe() {
-        int fds[2];
-        if (::pipe(fds) != 0) std::abort();
-        read_end = fds[0];
-        write_end = fds[1];
-    }
-    ~Pipe() {
-        close_read();
-        close_write();
-    }
-    void close_read() {
-        if (read_end >= 0) ::close(read_end);
-        read_end = -1;
-    }
-    void close_write() {
-        if (write_end >= 0) ::close(write_end);
-        write_end = -1;
-    }
-    void send(const std::string& text) const {
-        if (::write(write_end, text.data(), text.size()) != static_cast<ssize_t>(text.size())) std::abort();
-    }
-    std::string receive_all() const {
-        std::string text;
-        char buf[1024];
-        for (ssize_t n; (n = ::read(read_end, buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
-        return text;
-    }
-    void wait_for_close() const {
-        char c;
-        while (::read(read_end, &c, 1) > 0) {
-        }
-    }
-};
-
-// Runs `body` in a child process, whose exit code is what `body` returns.
-pid_t spawn(const std::function<int()>& body) {
-    pid_t pid = ::fork();
-    if (pid < 0) std::abort();
-    if (pid == 0) ::_exit(body());
-    return pid;
-}
-
-int exit_code_of(pid_t pid) {
-    int status = 0;
-    if (::waitpid(pid, &status, 0) != pid) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 TEST(WriterRace, ExactlyOneOfTwoWritersWinsAndTheLoserNamesTheWinner) {

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,24 +17,15 @@
 #include "evring/reader_listing.hpp"
 #include "evring/reader_registration.hpp"
 #include "evring/ring_writer.hpp"
+#include "support/child_process.hpp"
 #include "support/registry_ring.hpp"
 
 #ifndef HUGETLBFS_MAGIC
 #define HUGETLBFS_MAGIC 0x958458f6
 #endif
 
-namespace evring {
+namespace evring::test {
 namespace {
-
-using test::listing_of;
-using test::quiet;
-using test::reader_info;
-using test::RegistryRing;
-
-ReaderRegistration attach(const RegistryRing& ring, const std::string& name,
-                          const RegistrationOptions& options = quiet()) {
-    return ReaderRegistration::attach(*ring.reader, reader_info(name), options);
-}
 
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
@@ -44,15 +34,10 @@ bool contains(const std::string& text, const std::string& part) {
 // Runs `body` in a child process, as an unprivileged user when we are root
 // (permissions do not bind root). Returns its exit code.
 int run_unprivileged(const std::function<int()>& body) {
-    const pid_t pid = ::fork();
-    if (pid < 0) std::abort();
-    if (pid == 0) {
-        if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(90);
-        ::_exit(body());
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exit_code_of(spawn([&] {
+        if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) return 90;
+        return body();
+    }));
 }
 
 struct HeaderDamage {
@@ -79,7 +64,7 @@ TEST(DamagedRegistry, EachHeaderFieldIsReportedAndTheNextRegistrantReplacesTheFi
         SCOPED_TRACE(c.what);
         RegistryRing ring;
         { ReaderRegistration first = attach(ring, "first"); }
-        test::poke_value(ring.registry_path(), c.offset, c.value);
+        poke_value(ring.registry_path(), c.offset, c.value);
         const ReaderListing listing = listing_of(ring);
         EXPECT_TRUE(listing.state == RegistryState::Damaged ||
                     listing.state == RegistryState::OtherRing);
@@ -93,8 +78,7 @@ TEST(DamagedRegistry, EachHeaderFieldIsReportedAndTheNextRegistrantReplacesTheFi
         EXPECT_TRUE(contains(next.notice(), c.named)) << next.notice();
         const ReaderListing healed = listing_of(ring);
         EXPECT_EQ(healed.state, RegistryState::Valid);
-        ASSERT_EQ(healed.readers.size(), 1u);
-        EXPECT_EQ(healed.readers[0].name, "next");
+        EXPECT_EQ(names_of(healed), std::vector<std::string>{"next"});
     }
 }
 
@@ -137,16 +121,14 @@ TEST(DamagedRegistry, EachEntryFieldOutOfRangeIsReportedAndNotUsed) {
         seen.update(2, 0, 0);
         if (c.offset == offsetof(RegistrySlot, name) + 40) {  // fill the whole name
             for (std::uint64_t at = 0; at < kReaderNameBytes; at += 8)
-                test::poke_value(ring.registry_path(),
-                                 registry_slot_offset(0) + offsetof(RegistrySlot, name) + at,
-                                 c.value);
+                poke_value(ring.registry_path(),
+                           registry_slot_offset(0) + offsetof(RegistrySlot, name) + at, c.value);
         } else if (c.offset == offsetof(RegistrySlot, detail) + 72) {
             for (std::uint64_t at = 0; at < kReaderDetailBytes; at += 8)
-                test::poke_value(ring.registry_path(),
-                                 registry_slot_offset(0) + offsetof(RegistrySlot, detail) + at,
-                                 c.value);
+                poke_value(ring.registry_path(),
+                           registry_slot_offset(0) + offsetof(RegistrySlot, detail) + at, c.value);
         } else {
-            test::poke_value(ring.registry_path(), registry_slot_offset(0) + c.offset, c.value);
+            poke_value(ring.registry_path(), registry_slot_offset(0) + c.offset, c.value);
         }
         const ReaderListing listing = listing_of(ring);
         ASSERT_EQ(listing.readers.size(), 1u);
@@ -173,8 +155,7 @@ TEST(OtherRingInstance, ARecreatedRingDoesNotInheritTheOldEntries) {
     old_reader.update(5, 0, 0);  // writes to the old, replaced file
     const ReaderListing listing = listing_of(ring);
     EXPECT_EQ(listing.state, RegistryState::Valid);
-    ASSERT_EQ(listing.readers.size(), 1u);
-    EXPECT_EQ(listing.readers[0].name, "fresh");
+    EXPECT_EQ(names_of(listing), std::vector<std::string>{"fresh"});
 }
 
 TEST(OtherRingInstance, AReaderOfTheOldInstanceIsNotRegisteredAndLeavesTheNewRegistryAlone) {
@@ -191,8 +172,7 @@ TEST(OtherRingInstance, AReaderOfTheOldInstanceIsNotRegisteredAndLeavesTheNewReg
         << late.warning();
     const ReaderListing listing = listing_of(ring);
     EXPECT_EQ(listing.state, RegistryState::Valid);
-    ASSERT_EQ(listing.readers.size(), 1u);
-    EXPECT_EQ(listing.readers[0].name, "fresh");
+    EXPECT_EQ(names_of(listing), std::vector<std::string>{"fresh"});
 
     ::unlink(ring.path.c_str());  // removed, not re-created: not registered either
     EXPECT_FALSE(attach(ring, "orphan").registered());
@@ -211,12 +191,12 @@ TEST(FilesInTheWay, AFileThatIsNotARegistryIsNeverTouched) {
     EXPECT_TRUE(contains(seen.warning(), "is in the way of the reader registry and is left alone"))
         << seen.warning();
     EXPECT_EQ(listing_of(ring).state, RegistryState::NotARegistry);
-    EXPECT_EQ(test::file_bytes(ring.registry_path()), text);
+    EXPECT_EQ(file_bytes(ring.registry_path()), text);
 
     // A registry of a newer version is left alone too.
     ::unlink(ring.registry_path().c_str());
     { ReaderRegistration first = attach(ring, "first"); }
-    test::poke_value(ring.registry_path(), offsetof(RegistryHeader, version), std::uint32_t{2});
+    poke_value(ring.registry_path(), offsetof(RegistryHeader, version), std::uint32_t{2});
     EXPECT_FALSE(attach(ring, "old-evring").registered());
     EXPECT_EQ(listing_of(ring).state, RegistryState::UnsupportedVersion);
 }
@@ -336,9 +316,9 @@ TEST(Truncation, ARegistryTruncatedUnderARegisteredReaderUnregistersItInsteadOfK
 }
 
 TEST(WriterPart, CreatesARegistryForItsInstanceAndRemovesItOnClose) {
-    test::TempDir dir;
+    TempDir dir;
     const std::string path = dir.file("feed");
-    auto writer = RingWriter::create(test::small_spec(path));
+    auto writer = RingWriter::create(small_spec(path));
     ASSERT_TRUE(writer) << writer.error().message();
     ASSERT_TRUE(create_reader_registry(*writer).ok());
     auto reader = RingReader::open(path);
@@ -359,14 +339,14 @@ TEST(WriterPart, CreatesARegistryForItsInstanceAndRemovesItOnClose) {
 }
 
 TEST(WriterPart, ReplacesAnEarlierInstancesRegistryButNeverAForeignFile) {
-    test::TempDir dir;
+    TempDir dir;
     const std::string path = dir.file("feed");
     {
-        auto first = RingWriter::create(test::small_spec(path));
+        auto first = RingWriter::create(small_spec(path));
         ASSERT_TRUE(first);
         ASSERT_TRUE(create_reader_registry(*first).ok());
     }
-    auto second = RingWriter::create(test::small_spec(path));
+    auto second = RingWriter::create(small_spec(path));
     ASSERT_TRUE(second);
     ASSERT_TRUE(remove_reader_registry(*second).ok());  // not its instance's: left
     EXPECT_EQ(::access((path + ".readers").c_str(), F_OK), 0);
@@ -406,7 +386,7 @@ TEST(Hugetlbfs, TheRegistryIsMappedInWholeHugePages) {
     if (dir.empty()) GTEST_SKIP() << why;
     const std::string path = dir + "/feed";
     {
-        auto writer = RingWriter::create(test::small_spec(path, 15, 21));
+        auto writer = RingWriter::create(small_spec(path, 15, 21));
         if (!writer) {
             ::rmdir(dir.c_str());
             GTEST_SKIP() << "cannot create a ring on hugetlbfs: " << writer.error().message();
@@ -431,4 +411,4 @@ TEST(Hugetlbfs, TheRegistryIsMappedInWholeHugePages) {
 }
 
 }  // namespace
-}  // namespace evring
+}  // namespace evring::test

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -20,63 +19,11 @@
 
 #include "evring/reader_listing.hpp"
 #include "evring/reader_registration.hpp"
+#include "support/child_process.hpp"
 #include "support/registry_ring.hpp"
 
-namespace evring {
+namespace evring::test {
 namespace {
-
-using test::listing_of;
-using test::quiet;
-using test::reader_info;
-using test::RegistryRing;
-
-// A pipe; each end closed on destruction.
-struct Pipe {
-    int read_end = -1;
-    int write_end = -1;
-    Pipe() {
-        int fds[2];
-        if (::pipe(fds) != 0) std::abort();
-        read_end = fds[0];
-        write_end = fds[1];
-    }
-    ~Pipe() {
-        close_read();
-        close_write();
-    }
-    void close_read() {
-        if (read_end >= 0) ::close(read_end);
-        read_end = -1;
-    }
-    void close_write() {
-        if (write_end >= 0) ::close(write_end);
-        write_end = -1;
-    }
-    void send(std::uint64_t value) const {
-        if (::write(write_end, &value, sizeof value) != sizeof value) ::_exit(99);
-    }
-    // False at end of file.
-    bool receive(std::uint64_t& value) const {
-        return ::read(read_end, &value, sizeof value) == sizeof value;
-    }
-    void wait_for_close() const {
-        char c;
-        while (::read(read_end, &c, 1) > 0) {}
-    }
-};
-
-pid_t spawn(const std::function<int()>& body) {
-    const pid_t pid = ::fork();
-    if (pid < 0) std::abort();
-    if (pid == 0) ::_exit(body());
-    return pid;
-}
-
-int exit_code_of(pid_t pid) {
-    int status = 0;
-    if (::waitpid(pid, &status, 0) != pid) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 TEST(RacingRegistrants, ThreadsReleasedTogetherGetDistinctSlotsUntilTheRegistryIsFull) {
     RegistryRing ring;
@@ -88,8 +35,8 @@ TEST(RacingRegistrants, ThreadsReleasedTogetherGetDistinctSlotsUntilTheRegistryI
     for (int i = 0; i < kThreads; ++i) {
         threads.emplace_back([&, i] {
             while (!go.load()) std::this_thread::yield();
-            registrations[static_cast<std::size_t>(i)] = ReaderRegistration::attach(
-                *ring.reader, reader_info("t" + std::to_string(i)), quiet(kCapacity));
+            registrations[static_cast<std::size_t>(i)] =
+                attach(ring, "t" + std::to_string(i), quiet(kCapacity));
         });
     }
     go.store(true);
@@ -130,8 +77,7 @@ TEST(RacingRegistrants, ProcessesRacingToCreateTheRegistryAllEndUpInOneFile) {
                 hold.close_write();
                 report.close_read();
                 start.wait_for_close();
-                ReaderRegistration seen = ReaderRegistration::attach(
-                    *ring.reader, reader_info("p" + std::to_string(i)), quiet());
+                ReaderRegistration seen = attach(ring, "p" + std::to_string(i), quiet());
                 if (!seen.registered()) return 1;
                 report.send(seen.slot());
                 report.close_write();
@@ -162,8 +108,7 @@ pid_t registered_child(const RegistryRing& ring, const std::string& name, Pipe& 
                        std::uint32_t capacity = kRegistryDefaultCapacity) {
     const pid_t pid = spawn([&] {
         report.close_read();
-        ReaderRegistration seen =
-            ReaderRegistration::attach(*ring.reader, reader_info(name), quiet(capacity));
+        ReaderRegistration seen = attach(ring, name, quiet(capacity));
         if (!seen.registered()) return 1;
         seen.update(1, 0, 0);
         report.send(seen.slot());
@@ -200,12 +145,10 @@ TEST(KilledReader, ItsSlotGoesToTheNextRegistrantOfAFullRegistry) {
     const pid_t child = registered_child(ring, "doomed", report, 1);
     std::uint64_t slot = 0;
     ASSERT_TRUE(report.receive(slot));
-    EXPECT_FALSE(
-        ReaderRegistration::attach(*ring.reader, reader_info("waiting"), quiet(1)).registered());
+    EXPECT_FALSE(attach(ring, "waiting", quiet(1)).registered());
     ::kill(child, SIGKILL);
     exit_code_of(child);
-    ReaderRegistration heir =
-        ReaderRegistration::attach(*ring.reader, reader_info("heir"), quiet(1));
+    ReaderRegistration heir = attach(ring, "heir", quiet(1));
     ASSERT_TRUE(heir.registered()) << heir.warning();
     EXPECT_EQ(heir.slot(), 0u);
     const ReaderListing listing = listing_of(ring);
@@ -226,8 +169,7 @@ TEST(PidNamespaces, AReaderInAnotherPidNamespaceIsAliveThenDeadByItsLock) {
         inner_report.close_read();
         if (::unshare(CLONE_NEWPID) != 0) return 90;
         const pid_t inner = spawn([&] {
-            ReaderRegistration seen =
-                ReaderRegistration::attach(*ring.reader, reader_info("contained"), quiet());
+            ReaderRegistration seen = attach(ring, "contained", quiet());
             if (!seen.registered()) return 1;
             inner_report.send(static_cast<std::uint64_t>(::getpid()));  // 1, in its namespace
             inner_report.send(seen.slot());
@@ -282,8 +224,7 @@ void check_consistent(const ReaderListing& listing, int& checked) {
 
 TEST(TornEntries, AListerNeverSeesAHalfWrittenEntryFromAnotherThread) {
     RegistryRing ring;
-    ReaderRegistration seen =
-        ReaderRegistration::attach(*ring.reader, reader_info("busy"), quiet());
+    ReaderRegistration seen = attach(ring, "busy", quiet());
     ASSERT_TRUE(seen.registered());
     seen.update(1, 2, 3);
     std::atomic<bool> done{false};
@@ -306,8 +247,7 @@ TEST(TornEntries, AListerNeverSeesAHalfWrittenEntryFromAnotherProcess) {
     const pid_t child = spawn([&] {
         ready.close_read();
         stop.close_write();
-        ReaderRegistration seen =
-            ReaderRegistration::attach(*ring.reader, reader_info("busy"), quiet());
+        ReaderRegistration seen = attach(ring, "busy", quiet());
         if (!seen.registered()) return 1;
         seen.update(1, 2, 3);
         ready.send(1);
@@ -334,9 +274,7 @@ TEST(ReclaimRace, ListersReclaimingDeadSlotsNeverTouchLiveReaders) {
     RegistryRing ring;
     constexpr std::uint32_t kCapacity = 4;
     std::vector<ReaderRegistration> live;
-    for (int i = 0; i < 2; ++i)
-        live.push_back(
-            ReaderRegistration::attach(*ring.reader, reader_info("live"), quiet(kCapacity)));
+    for (int i = 0; i < 2; ++i) live.push_back(attach(ring, "live", quiet(kCapacity)));
     for (int round = 0; round < 20; ++round) {
         Pipe report;
         const pid_t doomed = registered_child(ring, "doomed", report, kCapacity);
@@ -349,8 +287,7 @@ TEST(ReclaimRace, ListersReclaimingDeadSlotsNeverTouchLiveReaders) {
         ReaderRegistration newcomer;
         std::thread registrant([&] {
             while (!go.load()) std::this_thread::yield();
-            newcomer =
-                ReaderRegistration::attach(*ring.reader, reader_info("newcomer"), quiet(kCapacity));
+            newcomer = attach(ring, "newcomer", quiet(kCapacity));
         });
         std::thread lister([&] {
             while (!go.load()) std::this_thread::yield();
@@ -378,4 +315,4 @@ TEST(ReclaimRace, ListersReclaimingDeadSlotsNeverTouchLiveReaders) {
 }
 
 }  // namespace
-}  // namespace evring
+}  // namespace evring::test

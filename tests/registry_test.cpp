@@ -18,19 +18,8 @@
 #include "registry_slot.hpp"
 #include "support/registry_ring.hpp"
 
-namespace evring {
+namespace evring::test {
 namespace {
-
-using test::listing_of;
-using test::quiet;
-using test::reader_info;
-using test::RegistryRing;
-
-ReaderRegistration attach(const RegistryRing& ring, const std::string& name,
-                          const RegistrationOptions& options = quiet()) {
-    return ReaderRegistration::attach(
-        *ring.reader, reader_info(name, ReaderKind::Watch, "to the terminal"), options);
-}
 
 // Writes a complete, consistent entry into slot `index` of the registry
 // file, as a reader that then died would leave it (no lock held).
@@ -44,7 +33,7 @@ void plant_entry(const std::string& registry, std::uint32_t index, std::uint64_t
     slot.pid = pid;
     slot.heartbeat_ns = 1;
     detail::pack_text(slot.name, "ghost");
-    test::poke(registry, registry_slot_offset(index), &slot, sizeof slot);
+    poke(registry, registry_slot_offset(index), &slot, sizeof slot);
 }
 
 TEST(ReaderRegistration, ListsARegisteredReaderWithWhatItPublished) {
@@ -111,22 +100,34 @@ TEST(ReaderRegistration, AMovedRegistrationKeepsItsSlot) {
     EXPECT_TRUE(listing_of(ring).readers.empty());
 }
 
-TEST(ReaderRegistration, OnEventPublishesEveryNEvents) {
-    RegistryRing ring;
-    ring.publish(20);
-    RegistrationOptions options = quiet();
-    options.update_every_events = 4;
-    options.update_every = std::chrono::hours(1);
-    ReaderRegistration seen = attach(ring, "paced", options);
+// Hands the ring's events from seqno 1 on, `count` of them, to
+// seen.on_event as a reader's loop would, and returns `field` of the
+// registry's first entry after each.
+template <class Field>
+std::vector<std::uint64_t> listed_after_each_event(const RegistryRing& ring,
+                                                   ReaderRegistration& seen, int count,
+                                                   Field field) {
     Iterator it(ring.reader->ring());
     it.seek(1);
     EventDescriptor event{};
-    std::vector<std::uint64_t> published;
-    for (int i = 0; i < 9; ++i) {
-        ASSERT_EQ(it.try_next(event), NextResult::Success);
+    std::vector<std::uint64_t> values;
+    for (int i = 0; i < count; ++i) {
+        if (it.try_next(event) != NextResult::Success) {
+            ADD_FAILURE() << "the ring holds no event " << i + 1;
+            break;
+        }
         seen.on_event(it, event);
-        published.push_back(listing_of(ring).readers.at(0).next_seqno);
+        values.push_back(field(listing_of(ring).readers.at(0)));
     }
+    return values;
+}
+
+TEST(ReaderRegistration, OnEventPublishesEveryNEvents) {
+    RegistryRing ring;
+    ring.publish(20);
+    ReaderRegistration seen = attach(ring, "paced", paced(4, std::chrono::hours(1)));
+    const auto published =
+        listed_after_each_event(ring, seen, 9, [](const ReaderEntry& r) { return r.next_seqno; });
     // The first event publishes at once, then every fourth.
     EXPECT_EQ(published, (std::vector<std::uint64_t>{2, 2, 2, 2, 6, 6, 6, 6, 10}));
 }
@@ -134,19 +135,9 @@ TEST(ReaderRegistration, OnEventPublishesEveryNEvents) {
 TEST(ReaderRegistration, OnEventAlsoPublishesWhenEventTimeMovesOn) {
     RegistryRing ring;
     ring.publish(8, 1'000'000'000, 600'000);  // 0.6 ms apart
-    RegistrationOptions options = quiet();
-    options.update_every_events = 1000;
-    options.update_every = std::chrono::milliseconds(1);
-    ReaderRegistration seen = attach(ring, "timed", options);
-    Iterator it(ring.reader->ring());
-    it.seek(1);
-    EventDescriptor event{};
-    std::vector<std::uint64_t> updates;
-    for (int i = 0; i < 6; ++i) {
-        ASSERT_EQ(it.try_next(event), NextResult::Success);
-        seen.on_event(it, event);
-        updates.push_back(listing_of(ring).readers.at(0).updates);
-    }
+    ReaderRegistration seen = attach(ring, "timed", paced(1000, std::chrono::milliseconds(1)));
+    const auto updates =
+        listed_after_each_event(ring, seen, 6, [](const ReaderEntry& r) { return r.updates; });
     // Published at events 1, 3 and 5: each 1.2 ms of event time after the last.
     EXPECT_EQ(updates, (std::vector<std::uint64_t>{1, 1, 2, 2, 3, 3}));
 }
@@ -177,10 +168,7 @@ TEST(ReaderRegistration, OnIdlePublishesAChangedPositionAndOtherwiseOnlyTheDueHe
 TEST(ReaderRegistration, TheIteratorFreeEntryPointsPaceAndPublishTheSame) {
     RegistryRing ring;
     ring.publish(20);
-    RegistrationOptions options = quiet();
-    options.update_every_events = 3;
-    options.update_every = std::chrono::hours(1);
-    ReaderRegistration seen = attach(ring, "source", options);
+    ReaderRegistration seen = attach(ring, "source", paced(3, std::chrono::hours(1)));
     std::vector<std::uint64_t> published;
     for (std::uint64_t next = 2; next <= 8; ++next) {
         seen.on_event(1'000, next, next / 2, 1);
@@ -208,9 +196,8 @@ TEST(ReaderRegistration, SetDetailRewritesTheDetail) {
 TEST(ReaderListing, AnOldHeartbeatMarksALiveReaderStale) {
     RegistryRing ring;
     ReaderRegistration seen = attach(ring, "stopped");
-    test::poke_value(ring.registry_path(),
-                     registry_slot_offset(0) + offsetof(RegistrySlot, heartbeat_ns),
-                     std::uint64_t{1});
+    poke_value(ring.registry_path(), registry_slot_offset(0) + offsetof(RegistrySlot, heartbeat_ns),
+               std::uint64_t{1});
     const ReaderListing listing = listing_of(ring);
     ASSERT_EQ(listing.readers.size(), 1u);
     EXPECT_EQ(listing.readers[0].liveness, ReaderLiveness::Stale);
@@ -220,8 +207,7 @@ TEST(ReaderListing, AnOldHeartbeatMarksALiveReaderStale) {
 TEST(ReaderListing, AnEntryItCannotCopyStablyIsStaleWhileItsOwnerLives) {
     RegistryRing ring;
     ReaderRegistration seen = attach(ring, "mid-update");
-    test::poke_value(ring.registry_path(), registry_slot_offset(0),
-                     std::uint64_t{7});  // odd version
+    poke_value(ring.registry_path(), registry_slot_offset(0), std::uint64_t{7});  // odd version
     const ReaderListing listing = listing_of(ring);
     ASSERT_EQ(listing.readers.size(), 1u);
     EXPECT_FALSE(listing.readers[0].consistent);
@@ -248,15 +234,14 @@ TEST(ReaderListing, ReclaimsTheSlotOfADeadReader) {
     EXPECT_FALSE(listing.readers[0].reclaimed);
 
     listing = listing_of(ring);
-    ASSERT_EQ(listing.readers.size(), 1u);
-    EXPECT_EQ(listing.readers[0].name, "live");
+    EXPECT_EQ(names_of(listing), std::vector<std::string>{"live"});
 }
 
 TEST(ReaderListing, ADeadReaderLeftMidUpdateIsReclaimedToo) {
     RegistryRing ring;
     { ReaderRegistration gone = attach(ring, "gone"); }
-    test::poke_value(ring.registry_path(), registry_slot_offset(0),
-                     std::uint64_t{9});  // died mid-rewrite
+    poke_value(ring.registry_path(), registry_slot_offset(0),
+               std::uint64_t{9});  // died mid-rewrite
     ReaderListing listing = listing_of(ring);
     ASSERT_EQ(listing.readers.size(), 1u);
     EXPECT_FALSE(listing.readers[0].consistent);
@@ -339,7 +324,7 @@ TEST(ReaderLag, CountsEventsBytesAndTimeBehindTheNewestEvent) {
 }
 
 TEST(ReaderLag, ALappedReaderHasAnEventCountButNoBytesOrTime) {
-    RegistryRing ring(test::small_params(6, 16));  // 64 descriptors
+    RegistryRing ring(small_params(6, 16));  // 64 descriptors
     ring.publish(100);
     const MappedRing& mapped = ring.reader->ring();
     const ReaderLag lag = reader_lag(mapped, ring_head(mapped), 5);
@@ -366,7 +351,7 @@ TEST(ReaderRegistration, LeavesTheRingFileByteForByteUnchanged) {
     ring.publish(5);
     struct stat before {};
     ASSERT_EQ(::stat(ring.path.c_str(), &before), 0);
-    const std::string bytes = test::file_bytes(ring.path);
+    const std::string bytes = file_bytes(ring.path);
     {
         ReaderRegistration seen = attach(ring, "careful");
         seen.update(3, 0, 0);
@@ -376,7 +361,7 @@ TEST(ReaderRegistration, LeavesTheRingFileByteForByteUnchanged) {
     listing_of(ring);
     struct stat after {};
     ASSERT_EQ(::stat(ring.path.c_str(), &after), 0);
-    EXPECT_TRUE(test::file_bytes(ring.path) == bytes);
+    EXPECT_TRUE(file_bytes(ring.path) == bytes);
     EXPECT_EQ(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
     EXPECT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
     EXPECT_EQ(after.st_mode, before.st_mode);
@@ -420,8 +405,7 @@ TEST(RegisteringSink, PublishesEachEventsSeqnoPlusOneWhileTheLoopRuns) {
         EXPECT_TRUE(seen.registered());
         EXPECT_EQ(inner.published, (std::vector<std::uint64_t>{2, 3, 4, 5, 6}));
         const ReaderListing listing = listing_of(ring);
-        ASSERT_EQ(listing.readers.size(), 1u);
-        EXPECT_EQ(listing.readers[0].name, "follower");
+        EXPECT_EQ(names_of(listing), std::vector<std::string>{"follower"});
     }
     EXPECT_TRUE(listing_of(ring).readers.empty());
 }
@@ -453,4 +437,4 @@ TEST(ReaderKindNames, AreStable) {
 }
 
 }  // namespace
-}  // namespace evring
+}  // namespace evring::test

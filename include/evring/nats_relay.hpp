@@ -32,7 +32,9 @@
 //   which is what makes small events fast (docs/distributed.md, "Figures");
 //   1 gives one message per event, with subjects the server can filter.
 // - Seen: on a live ring the relay is a registered reader (register_reader),
-//   so `evring readers` shows how far behind the ring it is.
+//   so `evring readers` shows how far behind the ring it is; waiting in the
+//   publisher (a full window, an outage) it keeps its heartbeat, so it is
+//   listed alive however long the server is away.
 // - Returns when the stop flag is set (after flushing, at most flush_timeout),
 //   when a non-live source (snapshot, recording) ends, or with an error when
 //   the publisher fails for good (stream deleted or re-created, refused

@@ -18,6 +18,9 @@
 // - The position published is the source's: events the loop's filter drops
 //   still move it (published when idle), so a filtered reader is not shown
 //   as lagging.
+// - A reader alive but held up inside the program's sink (a relay waiting
+//   out a server outage, which takes no events meanwhile) calls keep_alive()
+//   as it waits, so listings keep showing it alive rather than stale.
 // - The per-event cost is the registration's (a decrement and two compares;
 //   a publication every so many events): the position is the event's own
 //   sequence number plus one, taken from the event the loop hands over, so
@@ -54,6 +57,11 @@ public:
     void notice(std::string_view text) override { inner_.notice(text); }
     bool idle() override;
     void replaced(const EventSource& old_source, const EventSource& new_source) override;
+
+    // For the inner sink while it waits inside one of its calls: what idle()
+    // does for the registration (the source's position when it moved, else a
+    // heartbeat at most every update_every). Nothing when not registered.
+    void keep_alive();
 
     bool registered() const noexcept { return registration_.registered(); }
     // Replaces the detail text shown in listings (a relay reconnecting, say).

@@ -105,6 +105,7 @@ Result<RelayResult> run_relay(const RelayOptions& options) {
                          {options.reader_name, ReaderKind::Relay,
                           fmt::format("-> {} {}", options.url.display(), options.stream)},
                          options.register_reader);
+    sink.set_keep_alive([&seen] { seen.keep_alive(); });
     auto followed = follow(source, follow_options, seen);
     Status finished = sink.finish();
     result.publisher = publisher->stats();

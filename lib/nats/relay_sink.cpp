@@ -20,33 +20,52 @@ void RelaySink::log(std::string_view text) const {
     if (options_.log) options_.log(text);
 }
 
+// What a publisher call's status means for the relay, wherever it came from:
+// Failed is final (kept in failure_: false); an outage is counted and told
+// once as it begins, and told over once the server takes messages again (for
+// a caught-up relay, once every message is acknowledged).
+bool RelaySink::handle_status(PublishStatus status, bool caught_up) {
+    switch (status) {
+    case PublishStatus::Failed:
+        failure_ = *publisher_.failure();
+        return false;
+    case PublishStatus::Outage:
+        if (!in_outage_) {
+            in_outage_ = true;
+            ++outages_;
+            log(fmt::format("the NATS server at {} is unavailable; retrying with back-off{}",
+                            options_.url.display(),
+                            caught_up ? "" : " (the ring keeps the events meanwhile)"));
+        }
+        return true;
+    case PublishStatus::Ok:
+        if (in_outage_ && (!caught_up || publisher_.stats().window_messages == 0)) {
+            in_outage_ = false;
+            log(caught_up ? "the NATS server is back; caught up"
+                          : "the NATS server is back; catching up from the ring");
+        }
+        return true;
+    case PublishStatus::WindowFull:
+        return true;
+    }
+    return true;
+}
+
 // Publishes one message, waiting in the publisher while its window is full or
 // the server is away: the follow loop does not read on meanwhile, so the ring
 // (not the relay) holds what is not yet published, and what it overwrites
-// comes back from the loop as an exact gap. False on a permanent failure or
-// when stopped (the stream's resume point covers what was not published).
+// comes back from the loop as an exact gap. The follow loop does not call
+// idle() meanwhile either, so the wait keeps the registration's heartbeat
+// itself. False on a permanent failure or when stopped (the stream's resume
+// point covers what was not published).
 template <class Publish>
 bool RelaySink::publish_waiting(Publish publish) {
     for (;;) {
         const PublishStatus status = publish();
-        if (status == PublishStatus::Ok) {
-            if (in_outage_) {
-                in_outage_ = false;
-                log("the NATS server is back; catching up from the ring");
-            }
-            return true;
-        }
-        if (status == PublishStatus::Failed) {
-            failure_ = *publisher_.failure();
-            return false;
-        }
-        if (status == PublishStatus::Outage && !in_outage_) {
-            in_outage_ = true;
-            ++outages_;
-            log(fmt::format("the NATS server at {} is unavailable; retrying with back-off (the ring keeps the "
-                            "events meanwhile)", options_.url.display()));
-        }
+        if (!handle_status(status, false)) return false;
+        if (status == PublishStatus::Ok) return true;
         if (stop_requested(options_)) return false;
+        if (keep_alive_) keep_alive_();
         publisher_.wait_ready(kWaitStep);
     }
 }
@@ -129,20 +148,7 @@ void RelaySink::notice(std::string_view text) { log(text); }
 bool RelaySink::idle() {
     // Caught up: a partial batch goes out now, not when the next events come.
     if (!release_gap()) return false;
-    const PublishStatus status = publisher_.send_pending();
-    if (status == PublishStatus::Failed) {
-        failure_ = *publisher_.failure();
-        return false;
-    }
-    if (status == PublishStatus::Outage && !in_outage_) {
-        in_outage_ = true;
-        ++outages_;
-        log(fmt::format("the NATS server at {} is unavailable; retrying with back-off", options_.url.display()));
-    } else if (status == PublishStatus::Ok && in_outage_ && publisher_.stats().window_messages == 0) {
-        in_outage_ = false;
-        log("the NATS server is back; caught up");
-    }
-    return true;
+    return handle_status(publisher_.send_pending(), true);
 }
 
 Status RelaySink::finish() {

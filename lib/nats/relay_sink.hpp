@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "evring/follow.hpp"
@@ -20,6 +21,10 @@ public:
     // the ring still holds `resume_next` (else a gap covers the missing
     // range); a fresh one announces the instance and its schema.
     void set_resume(std::optional<std::uint64_t> resume_next) { resume_next_ = resume_next; }
+    // Called at each step of a wait for the publisher (a full window, a
+    // server outage), which can last as long as the outage: the relay's
+    // registration keeps its heartbeat there (RegisteringSink::keep_alive).
+    void set_keep_alive(std::function<void()> keep_alive) { keep_alive_ = std::move(keep_alive); }
 
     void started(const EventSource& source) override;
     bool event(const SourceEvent& event) override;
@@ -38,6 +43,7 @@ public:
     std::uint64_t outages() const { return outages_; }
 
 private:
+    bool handle_status(PublishStatus status, bool caught_up);
     template <class Publish>
     bool publish_waiting(Publish publish);
     bool announce(const EventSource& source);
@@ -48,6 +54,7 @@ private:
     StreamPublisher& publisher_;
     const RelayOptions& options_;
     std::optional<std::uint64_t> resume_next_;
+    std::function<void()> keep_alive_;
     bool first_start_ = true;
     std::uint64_t first_seqno_ = 0;
     std::uint64_t resume_gap_ = 0;

@@ -3,27 +3,11 @@
 # and recordings. Needs EVRING_BIN and PRODUCER_BIN; uses the real snapshots
 # when EVRING_CONFORMANCE_DIR names them. Each case prints "ok <name>" or
 # "FAIL <name>: <why>"; the script exits 1 if any case failed.
-set -u
-: "${EVRING_BIN:?set EVRING_BIN to the evring binary}"
-: "${PRODUCER_BIN:?set PRODUCER_BIN to the producer example}"
-# Exit 77 tells meson the test was skipped.
-command -v jq >/dev/null || { echo "skipped: jq is not installed (apt-get install jq)"; exit 77; }
-[[ -x $PRODUCER_BIN ]] || { echo "skipped: no producer example at $PRODUCER_BIN (-Dexamples=false?)"; exit 77; }
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
+skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" test -x "$PRODUCER_BIN"
+make_work evring-cli-test
 
-WORK=$(mktemp -d /dev/shm/evring-cli-test-XXXXXX)
-export EVRING_RING_DIR="$WORK/rings"
-mkdir -p "$EVRING_RING_DIR"
-FAILED=0
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-ok() { echo "ok $1"; }
-fail() { echo "FAIL $1: $2"; FAILED=1; }
 evring() { "$EVRING_BIN" "$@"; }
 
 # Starts a producer on ring $1 with the remaining arguments; waits for the ring.
@@ -32,10 +16,7 @@ start_producer() {
     "$PRODUCER_BIN" "$ring" "$@" 2>"$WORK/producer-$ring.err" &
     PRODUCER_PID=$!
     PIDS+=("$PRODUCER_PID")
-    for _ in $(seq 200); do
-        evring info "${ring%%:*}" >/dev/null 2>&1 && return 0
-        sleep 0.02
-    done
+    poll 200 0.02 evring info "${ring%%:*}" && return 0
     echo "producer did not create $ring"; return 1
 }
 
@@ -50,24 +31,11 @@ release_producer() { kill -CONT "$PRODUCER_PID" 2>/dev/null; }
 
 # Waits until process $1 has the ring file $2 mapped (it is following it), or
 # has already exited (its caller's `wait` then gives its status).
-wait_attached() {
-    local pid=$1 path=$2
-    for _ in $(seq 1000); do
-        grep -qF "$path" "/proc/$pid/maps" 2>/dev/null && return 0
-        kill -0 "$pid" 2>/dev/null || return 0
-        sleep 0.01
-    done
-    return 1
-}
+wait_attached() { poll 1000 0.01 attached_or_gone "$1" "$2"; }
+attached_or_gone() { grep -qF "$2" "/proc/$1/maps" 2>/dev/null || ! kill -0 "$1" 2>/dev/null; }
 
 # Waits until file $1 has at least $2 lines.
-wait_for_lines() {
-    for _ in $(seq 3000); do
-        [[ -f $1 && $(wc -l < "$1") -ge $2 ]] && return 0
-        sleep 0.01
-    done
-    return 1
-}
+wait_for_lines() { poll 3000 0.01 has_lines "$1" "$2"; }
 
 # Checks that a jsonl file holds seqnos $2..$3 exactly, in order.
 check_contiguous() {
@@ -307,7 +275,7 @@ case_snapshot_removes_its_temporary_file_when_interrupted() {
     for sig in INT TERM; do
         "$EVRING_BIN" snapshot big -o "$WORK/big.zst" --level 19 2>"$WORK/big.err" &
         local snapper=$!
-        for _ in $(seq 500); do ls "$WORK"/big.zst.tmp* >/dev/null 2>&1 && break; sleep 0.01; done
+        poll 500 0.01 compgen -G "$WORK/big.zst.tmp*"
         kill -"$sig" "$snapper"; wait "$snapper"; rc=$?
         if [[ $rc == 0 ]]; then
             echo "skip snapshot_removes_its_temporary_file_when_interrupted (SIG$sig: finished before the signal)"
@@ -386,4 +354,4 @@ case_snapshot_never_overwrites_the_ring_it_copies
 case_snapshot_removes_its_temporary_file_when_interrupted
 case_watch_follow_name_continues_on_a_new_ring
 case_consumer_is_idle_when_no_events_come
-exit $FAILED
+exit_with_results

@@ -6,30 +6,15 @@
 # PRODUCER_BIN and EVRING_SOURCE_DIR; uses the real snapshots when
 # EVRING_CONFORMANCE_DIR names them. Each case prints "ok <name>",
 # "skip <name> (<why>)" or "FAIL <name>: <why>"; exits 1 if any case failed.
-set -u
-: "${EVRING_BIN:?set EVRING_BIN to the evring binary}"
-: "${PRODUCER_BIN:?set PRODUCER_BIN to the producer example}"
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 : "${EVRING_SOURCE_DIR:?set EVRING_SOURCE_DIR to the source tree}"
-# Exit 77 tells meson the test was skipped.
-command -v jq >/dev/null || { echo "skipped: jq is not installed (apt-get install jq)"; exit 77; }
-command -v protoc >/dev/null || { echo "skipped: protoc is not installed (apt-get install protobuf-compiler)"; exit 77; }
+skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
+skip_script_unless "protoc is not installed (apt-get install protobuf-compiler)" command -v protoc
 PROTO="$EVRING_SOURCE_DIR/proto/perfetto_trace_subset.proto"
 CHECK="$EVRING_SOURCE_DIR/tests/cli/export_trace_check.py"
 
-WORK=$(mktemp -d /tmp/evring-export-test-XXXXXX)
-export EVRING_RING_DIR="$WORK/rings"
-mkdir -p "$EVRING_RING_DIR"
-FAILED=0
-PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+make_work evring-export-test /tmp
 
-ok() { echo "ok $1"; }
-fail() { echo "FAIL $1: $2"; FAILED=1; }
 evring() { "$EVRING_BIN" "$@"; }
 
 # A number from the export's summary line: "... 12 slices ..." -> field "slices".
@@ -176,4 +161,4 @@ case_real_snapshots_show_blocks_containing_transactions
 case_live_ring_is_exported_up_to_its_newest_event
 case_large_recording_exports_in_flat_memory
 case_bad_inputs_get_one_line_errors
-exit $FAILED
+exit_with_results

@@ -13,23 +13,16 @@
 # reserves terabytes of shadow address space, so in an ASan build the same
 # limit is ASan's own: no allocation over 1 GiB, no resident set over 2 GiB.
 # Needs EVRING_BIN and PRODUCER_BIN; prints "ok <name>" / "FAIL <name>: <why>".
-set -u
-: "${EVRING_BIN:?set EVRING_BIN to the evring binary}"
-: "${PRODUCER_BIN:?set PRODUCER_BIN to the producer example}"
-[[ -x $PRODUCER_BIN ]] || { echo "skipped: no producer example at $PRODUCER_BIN (-Dexamples=false?)"; exit 77; }
-command -v zstd >/dev/null || { echo "skipped: the zstd program is not installed (apt-get install zstd)"; exit 77; }
-command -v jq >/dev/null || { echo "skipped: jq is not installed (apt-get install jq)"; exit 77; }
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" test -x "$PRODUCER_BIN"
+skip_script_unless "the zstd program is not installed (apt-get install zstd)" command -v zstd
+skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
 PY=/usr/bin/python3
-[[ -x $PY ]] || { echo "skipped: no /usr/bin/python3"; exit 77; }
+skip_script_unless "no /usr/bin/python3" test -x "$PY"
 
-WORK=$(mktemp -d /dev/shm/evring-hostile-test-XXXXXX)
-export EVRING_RING_DIR="$WORK/rings"
+make_work evring-hostile-test
 H="$WORK/hostile"
-mkdir -p "$EVRING_RING_DIR" "$H"
-trap 'rm -rf "$WORK"' EXIT
-FAILED=0
-fail() { echo "FAIL $1: $2"; FAILED=1; }
-ok() { echo "ok $1"; }
+mkdir -p "$H"
 
 if ldd "$EVRING_BIN" 2>/dev/null | grep -q libasan; then
     export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=1024:hard_rss_limit_mb=2048:detect_leaks=1"
@@ -242,4 +235,4 @@ for args in "ls" "ls --json"; do
         { [[ $RC == 0 ]] || fail ls "evring $args: exit $RC: $(head -c 600 "$WORK/err")"; }
 done
 
-exit $FAILED
+exit_with_results

@@ -3,29 +3,17 @@
 # mirror` against a real `nats-server -js` on 127.0.0.1 (a port the server
 # picks, a temporary store), with the producer example as the ring's writer.
 # Needs EVRING_BIN and PRODUCER_BIN; exit 77 (skipped) without nats-server or jq.
-set -u
-: "${EVRING_BIN:?set EVRING_BIN to the evring binary}"
-: "${PRODUCER_BIN:?set PRODUCER_BIN to the producer example}"
-command -v jq >/dev/null || { echo "skipped: jq is not installed"; exit 77; }
-command -v nats-server >/dev/null || { echo "skipped: nats-server is not installed (apt-get install nats-server)"; exit 77; }
-[[ -x $PRODUCER_BIN ]] || { echo "skipped: no producer example at $PRODUCER_BIN"; exit 77; }
-"$EVRING_BIN" relay --help >/dev/null 2>&1 || { echo "skipped: evring built without libnats"; exit 77; }
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+skip_script_unless "jq is not installed" command -v jq
+skip_script_unless "nats-server is not installed (apt-get install nats-server)" command -v nats-server
+skip_script_unless "no producer example at $PRODUCER_BIN" test -x "$PRODUCER_BIN"
+skip_script_unless "evring built without libnats" "$EVRING_BIN" relay --help
 
-WORK=$(mktemp -d /dev/shm/evring-nats-cli-XXXXXX)
-export EVRING_RING_DIR="$WORK/rings"
-mkdir -p "$EVRING_RING_DIR" "$WORK/store" "$WORK/ports"
-FAILED=0
-PIDS=()
+make_work evring-nats-cli
+mkdir -p "$WORK/store" "$WORK/ports"
 SERVER_PID=
 PORT=
-cleanup() {
-    for pid in "${PIDS[@]}" $SERVER_PID; do kill -CONT "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-ok() { echo "ok $1"; }
-fail() { echo "FAIL $1: $2"; FAILED=1; }
+cleanup_first() { [[ -z $SERVER_PID ]] || kill "$SERVER_PID" 2>/dev/null; }
 evring() { timeout 60 "$EVRING_BIN" "$@"; }
 
 # Starts the server (on $PORT when set, else a port it picks) and waits for it.
@@ -52,7 +40,7 @@ start_producer() {  # ring config, then producer options
     "$PRODUCER_BIN" "$@" --keep 2>"$WORK/producer-$ring.err" &
     PRODUCER_PID=$!
     PIDS+=("$PRODUCER_PID")
-    for _ in $(seq 1000); do [[ -e $EVRING_RING_DIR/$ring ]] && return 0; sleep 0.01; done
+    poll 1000 0.01 test -e "$EVRING_RING_DIR/$ring" && return 0
     echo "producer did not create $ring"; return 1
 }
 start_relay() {  # ring stream, then options
@@ -84,15 +72,6 @@ check_contiguous() {  # file first last: events exactly first..last, in order
 }
 
 start_server
-
-# Polls (up to 10 s) until `evring readers $1` matches $2.
-wait_readers() {
-    for _ in $(seq 200); do
-        evring readers "$1" --no-reclaim 2>/dev/null | grep -qE "$2" && return 0
-        sleep 0.05
-    done
-    return 1
-}
 
 # Starts a relay of ring $1 into stream $2 while the producer is held (SIGSTOP), and lets the
 # producer go once the relay is listed as the ring's reader: by then it has chosen where it starts,
@@ -305,4 +284,4 @@ case_relay_killed_and_restarted_duplicates_and_misses_nothing
 case_server_restarted_mid_stream_loses_nothing
 case_paused_relay_lapped_publishes_one_exact_gap
 case_bad_input_is_refused_clearly
-exit $FAILED
+exit_with_results

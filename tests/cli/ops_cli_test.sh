@@ -3,50 +3,26 @@
 # record registering, `readers`, `metrics` (stdout, promtool, HTTP), `top`
 # (under tmux and piped). Needs EVRING_BIN and PRODUCER_BIN. Each case prints
 # "ok <name>", "skip <name>: <why>" or "FAIL <name>: <why>"; exits 1 if any failed.
-set -u
-: "${EVRING_BIN:?set EVRING_BIN to the evring binary}"
-: "${PRODUCER_BIN:?set PRODUCER_BIN to the producer example}"
-[[ -x $PRODUCER_BIN ]] || { echo "skipped: no producer example at $PRODUCER_BIN (-Dexamples=false?)"; exit 77; }
-
-WORK=$(mktemp -d /dev/shm/evring-ops-test-XXXXXX)
-export EVRING_RING_DIR="$WORK/rings"
-mkdir -p "$EVRING_RING_DIR"
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" test -x "$PRODUCER_BIN"
+make_work evring-ops-test
 TMUX_SOCKET="evring-ops-test-$$"
-FAILED=0
-PIDS=()
-cleanup() {
-    tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null
-    for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+KILL_SIGNAL=KILL
+cleanup_first() { tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null; }
 
-ok() { echo "ok $1"; }
-skip() { echo "skip $1: $2"; }
-fail() { echo "FAIL $1: $2"; FAILED=1; }
 evring() { timeout 30 "$EVRING_BIN" "$@"; }
 
 # A producer writing 2000 events/s into a 4096-slot ring, for the whole test.
 "$PRODUCER_BIN" feed:12:20 --rate 2000 2>"$WORK/producer.err" &
 PIDS+=($!)
-for _ in $(seq 300); do evring info feed >/dev/null 2>&1 && break; sleep 0.02; done
+poll 300 0.02 evring info feed
 evring info feed >/dev/null 2>&1 || { echo "FAIL setup: the producer did not create the ring"; exit 1; }
-
-# Polls (up to 10 s) until `evring readers feed` output matches $1.
-wait_readers() {
-    for _ in $(seq 200); do
-        evring readers feed --no-reclaim 2>/dev/null | grep -qE "$1" && return 0
-        sleep 0.05
-    done
-    return 1
-}
 
 test_readers_live_then_dead() {
     "$EVRING_BIN" watch feed >/dev/null 2>&1 &
     local watcher=$!
     PIDS+=("$watcher")
-    wait_readers "watch +watch +$watcher .* alive" || { fail readers_live "watch $watcher not listed alive"; return; }
+    wait_readers feed "watch +watch +$watcher .* alive" || { fail readers_live "watch $watcher not listed alive"; return; }
     evring readers feed --json | jq -e "select(.pid == $watcher) | .kind == \"watch\" and .lag_events != null" \
         >/dev/null || { fail readers_live "--json lacks the watch or its lag"; return; }
     evring info feed | grep -q "^readers .*1 alive" || { fail readers_live "info shows no readers summary"; return; }
@@ -64,7 +40,7 @@ test_record_registers_and_no_register() {
     "$EVRING_BIN" watch feed --no-register >/dev/null 2>&1 &
     local quiet=$!
     PIDS+=("$recorder" "$quiet")
-    wait_readers "record +record +$recorder .*-> $WORK/feed.evrec" || { fail record_registers "not listed"; return; }
+    wait_readers feed "record +record +$recorder .*-> $WORK/feed.evrec" || { fail record_registers "not listed"; return; }
     grep -q "$EVRING_RING_DIR/feed" "/proc/$quiet/maps" || sleep 0.5
     evring readers feed | grep -q " $quiet " && { fail no_register "watch --no-register is listed"; return; }
     kill "$recorder" "$quiet"; wait "$recorder" "$quiet" 2>/dev/null
@@ -76,7 +52,7 @@ test_metrics_stdout() {
     "$EVRING_BIN" watch feed >/dev/null 2>&1 &
     local watcher=$!
     PIDS+=("$watcher")
-    wait_readers "watch +watch +$watcher .* alive" || { fail metrics_stdout "watch not registered"; return; }
+    wait_readers feed "watch +watch +$watcher .* alive" || { fail metrics_stdout "watch not registered"; return; }
     evring metrics feed >"$WORK/metrics.txt" || { fail metrics_stdout "exit $?"; return; }
     for want in '^# TYPE evring_events_total counter$' '^evring_type_events_total\{ring="feed",type="QUOTE",type_number="2"\} [0-9]' \
         '^evring_writer_alive\{ring="feed"\} 1$' "^evring_reader_lag_events\\{ring=\"feed\",reader=\"watch\",kind=\"watch\",pid=\"$watcher\"" \
@@ -160,7 +136,7 @@ test_top_piped() {
     "$EVRING_BIN" watch feed >/dev/null 2>&1 &
     local watcher=$!
     PIDS+=("$watcher")
-    wait_readers "watch +watch +$watcher .* alive" || { fail top_piped "watch not registered"; return; }
+    wait_readers feed "watch +watch +$watcher .* alive" || { fail top_piped "watch not registered"; return; }
     evring top feed --count 3 >"$WORK/top.txt" || { fail top_piped "exit $?"; return; }
     kill "$watcher"; wait "$watcher" 2>/dev/null
     [[ $(wc -l <"$WORK/top.txt") == 2 ]] || { fail top_piped "want 2 lines: $(cat "$WORK/top.txt")"; return; }
@@ -175,7 +151,7 @@ test_top_tmux() {
     "$EVRING_BIN" watch feed >/dev/null 2>&1 &
     local watcher=$!
     PIDS+=("$watcher")
-    wait_readers "watch +watch +$watcher .* alive" || { fail top_tmux "watch not registered"; return; }
+    wait_readers feed "watch +watch +$watcher .* alive" || { fail top_tmux "watch not registered"; return; }
     tmux -L "$TMUX_SOCKET" -f /dev/null new-session -d -x 120 -y 30 \
         "EVRING_RING_DIR='$EVRING_RING_DIR' '$EVRING_BIN' top feed; echo top-exited-\$?; sleep 30"
     local screen=""
@@ -206,7 +182,7 @@ test_top_tmux() {
 test_damaged_registry() {
     "$PRODUCER_BIN" damaged:12:20 --rate 100 2>/dev/null &
     PIDS+=($!)
-    for _ in $(seq 300); do evring info damaged >/dev/null 2>&1 && break; sleep 0.02; done
+    poll 300 0.02 evring info damaged
     head -c 4096 /dev/urandom >"$EVRING_RING_DIR/damaged.readers"
     printf 'EVRGREGS' | dd of="$EVRING_RING_DIR/damaged.readers" conv=notrunc status=none
     evring readers damaged >/dev/null 2>"$WORK/damaged.err"
@@ -227,4 +203,4 @@ test_missing_ring
 test_top_piped
 test_top_tmux
 test_damaged_registry
-exit $FAILED
+exit_with_results

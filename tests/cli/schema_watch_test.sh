@@ -7,21 +7,12 @@
 # Needs EVRING_BIN, PRODUCER_BIN and SCHEMA_DIR (the repository's schemas/);
 # uses the real snapshots when EVRING_CONFORMANCE_DIR names them. Each case
 # prints "ok <name>" or "FAIL <name>: <why>"; the script exits 1 if any failed.
-set -u
-: "${EVRING_BIN:?set EVRING_BIN to the evring binary}"
-: "${PRODUCER_BIN:?set PRODUCER_BIN to the producer example}"
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 : "${SCHEMA_DIR:?set SCHEMA_DIR to the repository schemas/ directory}"
-command -v jq >/dev/null || { echo "skipped: jq is not installed (apt-get install jq)"; exit 77; }
-[[ -x $PRODUCER_BIN ]] || { echo "skipped: no producer example at $PRODUCER_BIN"; exit 77; }
+skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
+skip_script_unless "no producer example at $PRODUCER_BIN" test -x "$PRODUCER_BIN"
+make_work evring-schema-watch
 
-WORK=$(mktemp -d /dev/shm/evring-schema-watch-XXXXXX)
-export EVRING_RING_DIR="$WORK/rings"
-mkdir -p "$EVRING_RING_DIR"
-FAILED=0
-trap 'rm -rf "$WORK"' EXIT
-
-ok() { echo "ok $1"; }
-fail() { echo "FAIL $1: $2"; FAILED=1; }
 evring() { "$EVRING_BIN" "$@"; }
 
 # A finished producer ring of 3000 events that stays (--keep): read to its end.
@@ -178,4 +169,4 @@ case_schema_file_mismatch_names_both_hashes
 case_type_and_flow_accept_schema_names
 case_recording_keeps_the_schema
 case_untrusted_embedded_schema_is_ignored_with_one_warning
-exit $FAILED
+exit_with_results

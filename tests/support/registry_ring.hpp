@@ -1,16 +1,19 @@
 // Test support for the reader registry: a ring file in a private directory,
 // a writer mapping with a publisher, and a RingReader on it (which the
-// registry binds to), plus quiet registration options.
+// registry binds to), plus quiet registration options, registering a reader
+// and listing the ring's readers.
 #pragma once
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -87,9 +90,33 @@ inline RegistrationOptions quiet(std::uint32_t capacity = kRegistryDefaultCapaci
     return options;
 }
 
+// Quiet options publishing every `every_events` events, or when an event's
+// timestamp is `every` past the last publication's (and heartbeats while idle).
+inline RegistrationOptions paced(std::uint32_t every_events, std::chrono::nanoseconds every) {
+    RegistrationOptions options = quiet();
+    options.update_every_events = every_events;
+    options.update_every = every;
+    return options;
+}
+
 inline ReaderInfo reader_info(const std::string& name, ReaderKind kind = ReaderKind::Application,
                               const std::string& detail = {}) {
     return ReaderInfo{name, kind, detail};
+}
+
+// Registers a reader of `ring` named `name`, as `evring watch` would be
+// (kind Watch, detail "to the terminal"), quietly by default.
+inline ReaderRegistration attach(const RegistryRing& ring, const std::string& name,
+                                 const RegistrationOptions& options = quiet()) {
+    return ReaderRegistration::attach(
+        *ring.reader, reader_info(name, ReaderKind::Watch, "to the terminal"), options);
+}
+
+// The names of the readers a listing shows, by slot.
+inline std::vector<std::string> names_of(const ReaderListing& listing) {
+    std::vector<std::string> names;
+    for (const ReaderEntry& entry : listing.readers) names.push_back(entry.name);
+    return names;
 }
 
 inline std::string file_bytes(const std::string& path) {

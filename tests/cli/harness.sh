@@ -1,0 +1,81 @@
+# What the CLI test scripts share; sourced, not run:
+#
+#     source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+#     skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
+#     make_work evring-cli-test           # WORK and EVRING_RING_DIR=$WORK/rings
+#     start_thing & PIDS+=($!)            # stopped when the script exits
+#     ...                                 # each case: ok NAME, fail NAME WHY or skip NAME WHY
+#     exit_with_results                   # 1 if any case failed, else 0
+#
+# Every script needs EVRING_BIN and PRODUCER_BIN (exit 1 when unset) and runs
+# with `set -u`.
+#
+# The lines a script prints are for people ("ok NAME", "FAIL NAME: WHY",
+# "skip NAME: WHY"); meson counts each script as one test by its exit status:
+# 0 passed, 77 skipped ("skipped: WHY", from skip_script_unless), else failed.
+#
+# On exit (however the script ends) the processes in PIDS are continued (a
+# case may have stopped them) and sent KILL_SIGNAL (TERM unless the script
+# sets it), the script's own cleanup_first runs before that when it defines
+# one, and WORK is removed.
+
+set -u
+: "${EVRING_BIN:?set EVRING_BIN to the evring binary}"
+: "${PRODUCER_BIN:?set PRODUCER_BIN to the producer example}"
+
+FAILED=0
+PIDS=()
+KILL_SIGNAL=${KILL_SIGNAL:-TERM}
+
+ok() { echo "ok $1"; }
+fail() { echo "FAIL $1: $2"; FAILED=1; }
+skip() { echo "skip $1: $2"; }
+exit_with_results() { exit "$FAILED"; }
+
+# Ends the script as skipped, saying why, unless COMMAND... succeeds.
+skip_script_unless() {
+    local why=$1
+    shift
+    "$@" >/dev/null 2>&1 || { echo "skipped: $why"; exit 77; }
+}
+
+# Makes the work directory PARENT/NAME-XXXXXX (PARENT: /dev/shm unless given)
+# with the ring directory in it, and removes it on exit.
+make_work() {
+    WORK=$(mktemp -d "${2:-/dev/shm}/$1-XXXXXX") || { echo "FAIL setup: no work directory"; exit 1; }
+    export EVRING_RING_DIR="$WORK/rings"
+    mkdir -p "$EVRING_RING_DIR"
+    trap harness_cleanup EXIT
+}
+
+harness_cleanup() {
+    if declare -F cleanup_first >/dev/null; then cleanup_first; fi
+    local pid
+    for pid in "${PIDS[@]}"; do
+        kill -CONT "$pid" 2>/dev/null
+        kill "-$KILL_SIGNAL" "$pid" 2>/dev/null
+    done
+    wait
+    rm -rf "$WORK"
+} 2>/dev/null
+
+# Runs COMMAND... (its output discarded) up to TRIES times, PAUSE seconds
+# apart, until it succeeds; fails when it never did.
+poll() {
+    local tries=$1 pause=$2 _
+    shift 2
+    for _ in $(seq "$tries"); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep "$pause"
+    done
+    return 1
+}
+
+# Whether file $1 exists and has at least $2 lines (for poll).
+has_lines() { [[ -f $1 && $(wc -l <"$1") -ge $2 ]]; }
+
+# Polls (up to 10 s) until `evring readers RING` lists a line matching the
+# extended regular expression PATTERN (dead readers are not reclaimed). Runs
+# the script's own `evring` function.
+wait_readers() { poll 200 0.05 readers_match "$1" "$2"; }
+readers_match() { evring readers "$1" --no-reclaim 2>/dev/null | grep -qE "$2"; }

@@ -1,0 +1,187 @@
+// run_relay (nats_relay.hpp) against a real nats-server, as `evring relay`
+// runs it: a relay of a live ring, seen in the ring's reader registry.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "evring/clock.hpp"
+#include "evring/nats_relay.hpp"
+#include "evring/publisher.hpp"
+#include "evring/reader_listing.hpp"
+#include "evring/ring_reader.hpp"
+#include "evring/ring_writer.hpp"
+#include "support/nats_server.hpp"
+#include "support/temp_ring.hpp"
+
+namespace evring::nats {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Polls `done` every 20 ms until it holds or `timeout` passed.
+template <class Done>
+bool eventually(Done done, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        if (done()) return true;
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(20ms);
+    }
+}
+
+// run_relay on a thread of its own, stopped (and joined) on destruction, its
+// log lines kept for the test to look for.
+class RelayThread {
+public:
+    explicit RelayThread(RelayOptions options) : options_(std::move(options)) {
+        options_.stop_flag = &stop_;
+        options_.log = [this](std::string_view line) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            log_.emplace_back(line);
+        };
+        thread_ = std::thread([this] { (void)run_relay(options_); });
+    }
+    ~RelayThread() {
+        stop_ = true;
+        thread_.join();
+    }
+    RelayThread(const RelayThread&) = delete;
+    RelayThread& operator=(const RelayThread&) = delete;
+
+    bool logged(std::string_view text) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (const auto& line : log_)
+            if (line.find(text) != std::string::npos) return true;
+        return false;
+    }
+    std::string log() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::string text;
+        for (const auto& line : log_) text += line + "\n";
+        return text;
+    }
+
+private:
+    RelayOptions options_;
+    std::atomic<bool> stop_{false};
+    mutable std::mutex mutex_;
+    std::vector<std::string> log_;
+    std::thread thread_;
+};
+
+class NatsRelay : public ::testing::Test {
+protected:
+    void SetUp() override {
+        EVRING_START_NATS_SERVER(server_);
+        CreateOptions create;
+        create.keep_on_close = true;
+        auto made = RingWriter::create(test::small_spec(path_, 10, 20), create);
+        ASSERT_TRUE(made.ok()) << made.error().message();
+        writer_.emplace(std::move(made).value());
+        publisher_.emplace(writer_->ring());
+        auto reader = RingReader::open(path_);
+        ASSERT_TRUE(reader.ok()) << reader.error().message();
+        reader_.emplace(std::move(reader).value());
+    }
+
+    RelayOptions relay_options(const std::string& stream) const {
+        RelayOptions options;
+        options.source = path_;
+        auto url = parse_url(server_.url());
+        EXPECT_TRUE(url.ok());
+        if (url) options.url = *url;
+        options.connect.reconnect_wait_min = 20ms;
+        options.connect.reconnect_wait_max = 200ms;
+        options.stream = stream;
+        options.events_per_message = 1;  // each event its own message: no batch absorbs one
+        options.flush_timeout = 200ms;   // the server may be gone when the test stops the relay
+        return options;
+    }
+
+    void publish(int count) {
+        for (int i = 0; i < count; ++i) {
+            Reservation r = publisher_->reserve(8);
+            const std::uint64_t seqno = r.seqno();
+            std::memcpy(r.payload(), &seqno, 8);
+            r.descriptor().event_type = 3;
+            publisher_->commit(r);
+        }
+    }
+
+    // The relay's entry in the ring's registry (stale after 1 s without a heartbeat).
+    std::optional<ReaderEntry> relay_entry() const {
+        ListingOptions options;
+        options.stale_after = 1s;
+        options.reclaim_dead = false;
+        auto listing = list_readers(*reader_, options);
+        if (!listing) return std::nullopt;
+        for (const auto& entry : listing->readers)
+            if (entry.kind == ReaderKind::Relay) return entry;
+        return std::nullopt;
+    }
+
+    test::NatsServer server_;
+    test::TempDir dir_;
+    std::string path_ = dir_.file("ring");
+    std::optional<RingWriter> writer_;
+    std::optional<Publisher> publisher_;
+    std::optional<RingReader> reader_;
+};
+
+TEST_F(NatsRelay, ARelayWaitingOutAServerOutageKeepsItsHeartbeatAndIsListedAlive) {
+    RelayThread relay(relay_options("BEAT"));
+    publish(1);
+    ASSERT_TRUE(eventually([&] { return relay.logged("relaying '"); }, 20s)) << relay.log();
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto entry = relay_entry();
+            return entry && entry->liveness == ReaderLiveness::Alive && entry->next_seqno >= 2;
+        },
+        20s))
+        << "the relay is not listed alive";
+
+    server_.kill();
+    // Events keep coming until the relay finds the server gone...
+    ASSERT_TRUE(eventually(
+        [&] {
+            publish(1);
+            return relay.logged("is unavailable");
+        },
+        30s))
+        << relay.log();
+    // ...and more: the first of them it cannot publish holds it in the
+    // publisher's wait, where the follow loop calls neither event() nor
+    // idle() until the server is back. What it published last is the
+    // position of an event taken by now.
+    publish(10);
+    const std::uint64_t waiting_since = wall_clock_nanos();
+    const std::uint64_t two_seconds = 2'000'000'000;
+    std::optional<ReaderEntry> entry;
+    EXPECT_TRUE(eventually(
+        [&] {
+            entry = relay_entry();
+            return entry && entry->heartbeat_ns > waiting_since + two_seconds;
+        },
+        15s))
+        << "the heartbeat stopped while the relay waited for the server: "
+        << (entry ? to_string(entry->liveness) : "not listed") << ", heartbeat "
+        << (entry ? (static_cast<std::int64_t>(entry->heartbeat_ns) -
+                     static_cast<std::int64_t>(waiting_since)) /
+                        1'000'000
+                  : 0)
+        << " ms after the wait began\n"
+        << relay.log();
+    ASSERT_TRUE(entry.has_value());
+    EXPECT_EQ(entry->liveness, ReaderLiveness::Alive);
+    EXPECT_FALSE(relay.logged("is back")) << "the server was never restarted";
+}
+
+}  // namespace
+}  // namespace evring::nats
