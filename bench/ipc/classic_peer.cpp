@@ -181,7 +181,7 @@ int run_classic_writer(const PeerOptions& options) {
     const std::uint64_t batches = std::max<std::uint64_t>(options.count("batches", 1), 1);
     const double rate = options.number("rate", 0);
     const bool stamp = options.text("latency", "0") == "1";
-    std::vector<std::byte> source(size, std::byte{0x5a});
+    PageBuffer source(size, std::byte{0x5a});
     WriterLateLog late(stamp);
 
     std::vector<double> batch_ns;
@@ -223,7 +223,7 @@ int run_classic_reader(const PeerOptions& options) {
     map_classic(options.text("path"), false, ring, options.text("double_map", "0") == "1");
     const bool latency = options.text("latency", "0") == "1";
     const std::uint64_t timeout_ns = options.count("timeout_ms", 5000) * 1'000'000;
-    std::vector<std::byte> buffer(1u << 20);
+    PageBuffer buffer(1u << 20);
     LatencyLog log(latency, options.count("events", 1'000'000));
 
     std::uint64_t expected = 1, received = 0, lost = 0, expired = 0, first_ns = 0, idle = 0;

@@ -38,7 +38,7 @@ int run_evring_writer(const PeerOptions& options) {
     const std::uint64_t batches = std::max<std::uint64_t>(options.count("batches", 1), 1);
     const double rate = options.number("rate", 0);
     const bool stamp = options.text("latency", "0") == "1";
-    std::vector<std::byte> source(size, std::byte{0x5a});
+    PageBuffer source(size, std::byte{0x5a});
     WriterLateLog late(stamp);
 
     std::vector<double> batch_ns;
@@ -88,7 +88,7 @@ int run_evring_reader(const PeerOptions& options) {
     // As large as the largest payload of a run, like the classic reader's (a
     // buffer the size of the whole payload ring cost 0.9 s of page faults at
     // start, which under SCHED_FIFO used up the real-time budget mid-run).
-    std::vector<std::byte> buffer(std::max<std::size_t>(options.count("size", 64), 1u << 20));
+    PageBuffer buffer(std::max<std::size_t>(options.count("size", 64), 1u << 20));
     LatencyLog log(latency, options.count("events", 1'000'000));
 
     std::uint64_t received = 0, expired = 0, first_ns = 0, last_progress = 0;

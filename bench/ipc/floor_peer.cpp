@@ -18,7 +18,7 @@ int run_floor_writer(const PeerOptions& options) {
     const std::size_t size = std::max<std::size_t>(options.count("size", 64), sizeof(MessageHead));
     const std::size_t stride = (size + 15) & ~std::size_t{15};
     const std::uint64_t events = options.count("events", 1'000'000);
-    std::vector<std::byte> source(size, std::byte{0x5a});
+    PageBuffer source(size, std::byte{0x5a});
     DescriptorSlot* slots = ring.descriptors();
     std::byte* payload = ring.payload_buffer();
     const std::uint64_t start = wall_clock_nanos();
@@ -43,7 +43,7 @@ int run_floor_reader(const PeerOptions& options) {
     const MappedRing ring = bench::map_ring(options.text("path"), Access::ReadOnly);
     const std::size_t size = std::max<std::size_t>(options.count("size", 64), sizeof(MessageHead));
     const std::uint64_t events = options.count("events", 1'000'000);
-    std::vector<std::byte> buffer(size);
+    PageBuffer buffer(size);
     const DescriptorSlot* slots = ring.descriptors();
     print_ready();
     std::uint64_t expected = 1, received = 0, lost = 0, first_ns = 0;
