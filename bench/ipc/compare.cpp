@@ -103,15 +103,7 @@ std::map<std::string, double> interrupts_of_cpu(int cpu) {
 
 std::map<std::string, double> run_classic_comparison(const std::string& dir, const std::string& title,
                                                      const CompareOptions& options, const std::string& suffix) {
-    auto spec = [](std::size_t size, std::uint64_t events, double rate, int readers, bool latency) {
-        RunSpec s;
-        s.payload_size = size;
-        s.events = events;
-        s.rate = rate;
-        s.readers = readers;
-        s.latency = latency;
-        return s;
-    };
+    const auto spec = make_spec;
     const auto latency_events = static_cast<std::uint64_t>(options.latency_rate * options.latency_seconds);
     const std::vector<Figure> figures = {
         {"writer_ns_64b", "writer ns/event, 64 B, no reader", spec(64, options.flat_events, 0, 0, false), true,

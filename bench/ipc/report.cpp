@@ -81,15 +81,7 @@ std::string json_number(double v) {
 int run_comparison(const Options& options) {
     const bool quick = options.quick;
     const double seconds = quick ? 2 : 10;  // length of the paced loss runs
-    auto spec = [](std::size_t size, std::uint64_t events, double rate, int readers, bool latency) {
-        RunSpec s;
-        s.payload_size = size;
-        s.events = events;
-        s.rate = rate;
-        s.readers = readers;
-        s.latency = latency;
-        return s;
-    };
+    const auto spec = make_spec;
     const std::uint64_t flat_events = quick ? 4'000'000 : 20'000'000;
     // Under SCHED_FIFO the kernel throttles real-time tasks for 50 ms of every
     // second (sched_rt_runtime_us); a latency run therefore lasts 0.4 s (the

@@ -28,6 +28,17 @@ struct RunSpec {
                              // ring made by another RING01 writer (commit then has no fence)
 };
 
+// The spec of a plain run: these five fields, defaults for the rest.
+inline RunSpec make_spec(std::size_t size, std::uint64_t events, double rate, int readers, bool latency) {
+    RunSpec s;
+    s.payload_size = size;
+    s.events = events;
+    s.rate = rate;
+    s.readers = readers;
+    s.latency = latency;
+    return s;
+}
+
 struct RunResult {
     Results writer;
     std::vector<Results> readers;
