@@ -153,6 +153,7 @@ MappedRing& MappedRing::operator=(MappedRing&& other) noexcept {
         access_ = other.access_;
         backing_ = other.backing_;
         path_ = std::move(other.path_);
+        held_exclusively_ = std::exchange(other.held_exclusively_, false);
     }
     return *this;
 }

@@ -2,10 +2,46 @@
 #include "evring/publisher.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "evring/shared_word.hpp"
 
 namespace evring {
+
+Publisher::Publisher(Publisher&& other) noexcept
+    : ring_(other.ring_),
+      control_(other.control_),
+      descriptors_(other.descriptors_),
+      payload_(other.payload_),
+      descriptor_mask_(other.descriptor_mask_),
+      payload_buf_size_(other.payload_buf_size_),
+      payload_mask_(other.payload_mask_),
+      window_increment_(other.window_increment_),
+      max_payload_size_(other.max_payload_size_),
+      exclusive_(other.exclusive_),
+      claim_(std::exchange(other.claim_, nullptr)),  // the claim moves: `other` gives nothing back
+      claim_owner_(other.claim_owner_),
+      pair_rmw_(other.pair_rmw_),
+      doorbell_(other.doorbell_),
+      doorbell_light_(other.doorbell_light_) {}
+
+Publisher::~Publisher() {
+    if (claim_ != nullptr) release_writer_claim(*ring_);
+}
+
+bool Publisher::holds_claim() const noexcept {
+    return claim_ != nullptr && shared::load_relaxed(claim_->revoked) == 0;
+}
+
+// The first reserve through a claiming publisher makes its thread the owner
+// of the plain path; any other thread revokes the claim (writer_claim.hpp).
+bool Publisher::adopt_or_revoke(std::uint64_t thread_token) noexcept {
+    std::uint64_t owner = 0;
+    if (shared::compare_exchange_strong_relaxed(claim_owner_, owner, thread_token)) return true;  // H
+    if (owner == thread_token) return true;
+    revoke_writer_claim(*ring_);
+    return false;
+}
 
 // Out of line: runs roughly once per window increment of payload bytes.
 void Publisher::advance_window(std::uint64_t needed) noexcept {

@@ -24,6 +24,7 @@
 
 #include "evring/ring_writer.hpp"
 #include "evring/schema_blob.hpp"
+#include "evring/writer_claim.hpp"
 #include "ring_locks.hpp"
 #include "ring_open.hpp"
 #include "ring_temp.hpp"
@@ -203,6 +204,8 @@ Result<RingWriter> RingWriter::create(const RingSpec& spec, const CreateOptions&
         writer.inode_ = st.st_ino;
     }
     writer.ring_ = std::move(owned->ring);
+    writer.ring_->held_exclusively_ = options.mode == WriterMode::Exclusive;
+    if (owned->reclaimed && options.mode == WriterMode::Shared) void_dead_writer_claim(*writer.ring_);
     writer.fd_ = owned->fd;
     writer.path_ = std::move(path).value();
     writer.options_ = options;

@@ -139,8 +139,8 @@ Status check_copied_control(const CopiedRing& seen, const MappedRing& ring) {
 
 // The rest of the header section that is written once at creation and
 // immutable afterwards: evring's extension block up to the doorbell line
-// (magic and feature bits; the doorbell word itself changes and means nothing
-// in a snapshot) and the embedded schema blob, so that a snapshot describes
+// (magic and feature bits; the doorbell word and the writer claim change and
+// mean nothing in a snapshot, so they stay zero) and the embedded schema blob, so that a snapshot describes
 // itself as its ring did. Everything else in the section is zero in a ring
 // and stays zero in the copy.
 void copy_header_extras(const MappedRing& ring, std::byte* copy) {

@@ -31,6 +31,7 @@
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
 #include "evring/publisher.hpp"
+#include "evring/ring_writer.hpp"
 #include "evring/reader_listing.hpp"
 #include "evring/reader_registration.hpp"
 #include "evring/typed_publish.hpp"
@@ -286,6 +287,59 @@ void expect_no_syscalls_in_hot_paths() {
         &first);
     ASSERT_GE(made, 0) << "could not run a child under a seccomp filter";
     EXPECT_EQ(made, 0) << "first system call number: " << first;
+}
+
+// The default publisher of a ring its RingWriter holds exclusively takes the
+// claimed path (writer_claim.hpp): the same proof for it.
+std::uint64_t publish_on_claimed_path(Publisher& publisher, std::uint64_t events) {
+    std::uint64_t sum = 0;
+    alignas(16) std::byte payload[64] = {};
+    for (std::uint64_t i = 0; i < events; ++i) {
+        Reservation r = publisher.reserve(8 + (i % 7) * 8);
+        r.descriptor().event_type = 3;
+        std::memcpy(r.payload(), payload, r.descriptor().payload_size);
+        publisher.commit(r);
+        sum += r.seqno();
+    }
+    return sum;
+}
+
+TEST(HotPath, TheClaimedWriterPathAllocatesNothingAndMakesNoSystemCalls) {
+    test::TempDir dir;
+    auto owner = RingWriter::create(test::small_spec(dir.file("ring"), 8, 16));
+    ASSERT_TRUE(owner.ok()) << owner.error().message();
+    {
+        Publisher warm(owner->ring());  // clock calibration, claim set-up; gives the claim back
+        ASSERT_TRUE(warm.holds_claim());
+        publish_on_claimed_path(warm, 1000);
+    }
+    if (EVRING_COUNTING_ALLOCATOR) {
+        Publisher publisher(owner->ring());
+        publish_on_claimed_path(publisher, 10);  // its thread takes the plain path
+        g_counting.store(true);
+        const long before = g_allocations.load();
+        publish_on_claimed_path(publisher, 400'000);
+        g_counting.store(false);
+        EXPECT_EQ(g_allocations.load() - before, 0);
+        EXPECT_TRUE(publisher.holds_claim());
+    }
+    // Made in the child: a publisher inherited across fork would revoke.
+    auto* claimed = static_cast<std::atomic<int>*>(
+        ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(static_cast<void*>(claimed), MAP_FAILED);
+    long first = -1;
+    const long made = syscalls_made_by(
+        [&] {
+            Publisher publisher(owner->ring());
+            volatile std::uint64_t sink = publish_on_claimed_path(publisher, 400'000);
+            (void)sink;
+            claimed->store(publisher.holds_claim() ? 1 : 0);
+        },
+        &first);
+    ASSERT_GE(made, 0) << "could not run a child under a seccomp filter";
+    EXPECT_EQ(made, 0) << "first system call number: " << first;
+    EXPECT_EQ(claimed->load(), 1) << "the child's publisher did not take the claimed path";
+    ::munmap(static_cast<void*>(claimed), 4096);
 }
 
 TEST(HotPath, WritingAndReadingMakeNoSystemCallsWithTheTscClock) {

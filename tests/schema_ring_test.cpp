@@ -215,15 +215,21 @@ TEST(RingSchema, SnapshotsCarryTheEmbeddedSchemaAndTheFeatureBits) {
     ASSERT_EQ(found.status, EmbeddedSchemaStatus::Trusted) << found.problem;
     EXPECT_EQ(found.schema->source(), orders().source());
     // The whole header section is as in the ring, apart from the control
-    // words (a snapshot's own) and the doorbell word (which means nothing there).
+    // words (a snapshot's own), the doorbell word and the writer claim (which
+    // mean nothing there, and are zero).
     const std::span<const std::byte> live = writer->ring().header_section();
     EXPECT_EQ(std::memcmp(section.data() + sizeof(RingHeader), live.data() + sizeof(RingHeader),
                           kRingExtensionOffset + offsetof(RingExtension, doorbell) - sizeof(RingHeader)),
               0);
     const std::size_t after_doorbell = kRingExtensionOffset + offsetof(RingExtension, doorbell) + 4;
-    EXPECT_EQ(std::memcmp(section.data() + after_doorbell, live.data() + after_doorbell,
-                          kHeaderSectionSize - after_doorbell),
+    const std::size_t claim = kRingExtensionOffset + offsetof(RingExtension, claim);
+    const std::size_t after_claim = claim + sizeof(WriterClaim);
+    EXPECT_EQ(std::memcmp(section.data() + after_doorbell, live.data() + after_doorbell, claim - after_doorbell), 0);
+    EXPECT_EQ(std::memcmp(section.data() + after_claim, live.data() + after_claim, kHeaderSectionSize - after_claim),
               0);
+    EXPECT_EQ(extension_in(&writer->ring().header())->claim.claimed, 1u);  // the publisher above claimed the ring
+    const WriterClaim& copied = extension_in(&loaded->ring.header())->claim;
+    EXPECT_EQ(copied.claimed | copied.busy | copied.revoked, 0u);
 }
 
 TEST(RingSchema, RingAndSnapshotSourcesHandOutTheBlobAndRingsWithoutOneNothing) {

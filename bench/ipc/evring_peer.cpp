@@ -5,12 +5,17 @@
 
 #include <immintrin.h>
 
+#include <unistd.h>
+
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
 #include "evring/publisher.hpp"
+#include "evring/ring_extension.hpp"
+#include "evring/ring_writer.hpp"
 #include "support/bench_ring.hpp"
 
 namespace evring::ipc {
@@ -27,12 +32,48 @@ void publish_one(Publisher& publisher, const std::byte* source, std::size_t size
     publisher.commit(r);
 }
 
+WriterSharing sharing_of(const std::string& word) {
+    if (word == "exclusive") return WriterSharing::Exclusive;
+    if (word == "auto") return WriterSharing::Auto;
+    return WriterSharing::Shared;
+}
+
+// An owning writer (owned=1) creates its ring as an application does, then
+// says "ready" and waits for the harness's go on the gate pipe.
+RingWriter create_owned_ring(const PeerOptions& options) {
+    RingConfig config;
+    config.name_or_path = options.text("path");
+    config.descriptor_shift = 20;
+    config.payload_buf_shift = 28;
+    RingContent content;
+    content.content_type = static_cast<std::uint16_t>(ContentType::Performance);
+    auto writer = RingWriter::create(RingSpec(config, content));
+    if (!writer) bench::die(writer.error().message());
+    if (options.text("doorbell", "1") == "0") write_ring_extension(&writer->ring().header(), 0);
+    return std::move(writer).value();
+}
+
+void wait_for_gate(const PeerOptions& options) {
+    print_ready();
+    const int gate = static_cast<int>(options.count("gate", 0));
+    char go;
+    if (::read(gate, &go, 1) != 1) bench::die("evring writer: the harness never said go");
+    ::close(gate);
+}
+
 }  // namespace
 
 int run_evring_writer(const PeerOptions& options) {
     const std::uint64_t entered = monotonic_nanos();
-    const MappedRing ring = bench::map_ring(options.text("path"), Access::ReadWrite);
-    Publisher publisher(ring, options.text("sharing") == "exclusive" ? WriterSharing::Exclusive : WriterSharing::Shared);
+    std::optional<RingWriter> owner;
+    std::optional<MappedRing> mapped;
+    if (options.text("owned", "0") == "1")
+        owner.emplace(create_owned_ring(options));
+    else
+        mapped.emplace(bench::map_ring(options.text("path"), Access::ReadWrite));
+    const MappedRing& ring = owner ? owner->ring() : *mapped;
+    Publisher publisher(ring, sharing_of(options.text("sharing")));
+    if (owner) wait_for_gate(options);
     const std::size_t size = std::max<std::size_t>(options.count("size", 64), sizeof(MessageHead));
     const std::uint64_t events = options.count("events", 1'000'000);
     const std::uint64_t batches = std::max<std::uint64_t>(options.count("batches", 1), 1);
@@ -69,7 +110,8 @@ int run_evring_writer(const PeerOptions& options) {
     line.add("writer_ns_per_event", percentile(batch_ns, 0.5))
         .add("writer_events_per_s", double(sent) / elapsed * 1e9)
         .add("events", double(sent))
-        .add("setup_ns", setup_ns);
+        .add("setup_ns", setup_ns)
+        .add("claimed", publisher.holds_claim() ? 1 : 0);  // still on the plain path at the end
     late.report(line);
     line.print();
     return 0;

@@ -48,6 +48,33 @@ RunResult run_peers(const std::vector<std::vector<std::string>>& reader_args,
     return result;
 }
 
+// Writer first: an owning writer creates the ring, says "ready" and waits on
+// `gate` (a pipe it inherits) until the readers, started once the ring
+// exists, are ready too.
+RunResult run_gated_peers(const std::vector<std::vector<std::string>>& reader_args,
+                          std::vector<std::string> writer_args) {
+    int gate[2];
+    if (::pipe2(gate, O_CLOEXEC) != 0) bench::die(std::string("pipe: ") + std::strerror(errno));
+    writer_args.push_back("gate=" + std::to_string(gate[0]));
+    const bool fifo = Peer::fifo();
+    if (reader_args.size() > 1) Peer::set_fifo(false);
+    Peer writer = Peer::start(writer_args, 0, {gate[0]});
+    ::close(gate[0]);
+    writer.wait_ready();
+    std::vector<Peer> readers;
+    for (const auto& args : reader_args) {
+        readers.push_back(Peer::start(args, 1));
+        readers.back().wait_ready();
+    }
+    if (::write(gate[1], "g", 1) != 1) bench::die(std::string("gate: ") + std::strerror(errno));
+    ::close(gate[1]);
+    RunResult result;
+    result.writer = writer.finish();
+    for (auto& reader : readers) result.readers.push_back(reader.finish());
+    Peer::set_fifo(fifo);
+    return result;
+}
+
 long mq_message_limit() {
     std::ifstream in("/proc/sys/fs/mqueue/msg_max");
     long value = 10;
@@ -59,6 +86,16 @@ long mq_message_limit() {
 
 RunResult run_evring(const std::string& dir, const RunSpec& spec) {
     const std::string path = dir + "/evring-ipc-" + std::to_string(::getpid());
+    if (spec.owned) {
+        const auto words = with(spec_words(spec), {"path=" + path, "sharing=auto", "owned=1",
+                                                   std::string("doorbell=") + (spec.doorbell ? "1" : "0"),
+                                                   "backoff=" + std::to_string(spec.backoff)});
+        std::vector<std::vector<std::string>> readers(static_cast<std::size_t>(spec.readers),
+                                                      with({"evring-reader"}, words));
+        RunResult result = run_gated_peers(readers, with({"evring-writer", "batches=10"}, words));
+        ::unlink(path.c_str());  // the writer removed it on exit; in case it did not
+        return result;
+    }
     bench::create_ring(path, bench::bench_params(20, 28));
     if (!spec.doorbell) {
         const MappedRing ring = bench::map_ring(path, Access::ReadWrite);

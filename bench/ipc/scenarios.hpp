@@ -18,6 +18,10 @@ struct RunSpec {
     int readers = 1;
     bool latency = false;  // readers record per-event latency (use a paced rate)
     bool exclusive = false;  // evring: the writer uses WriterSharing::Exclusive
+    // evring: the writer creates the ring itself through RingWriter (held
+    // exclusively) and publishes with the default publisher, which claims it
+    // (writer_claim.hpp): what an application gets without choosing a mode.
+    bool owned = false;
     int backoff = 0;         // evring: pause instructions a reader spins after NotReady
     // Experiments (compare.cpp --compare-variant): the peer kinds that write
     // and read, when not the ones the run is named after (e.g. an evring

@@ -16,6 +16,7 @@
 #include "evring/publisher.hpp"
 #include "evring/shared_word.hpp"
 #include "evring/ring_extension.hpp"
+#include "evring/ring_writer.hpp"
 #include "evring/typed_publish.hpp"
 #include "support/bench_ring.hpp"
 
@@ -46,10 +47,30 @@ void setup_exclusive_without_doorbell(const benchmark::State& state) {
     make_ring(state, 20, 28, false, evring::WriterSharing::Exclusive);
 }
 
+// The default publisher on a ring its RingWriter holds exclusively, as an
+// application makes it: it claims the ring (writer_claim.hpp). With two
+// threads the second one's first reserve revokes the claim.
+std::unique_ptr<evring::RingWriter> g_owner;
+void setup_auto(const benchmark::State& state) {
+    if (state.thread_index() != 0) return;
+    const std::string path = "/dev/shm/evring-bench-auto-" + std::to_string(::getpid());
+    evring::RingConfig config;
+    config.name_or_path = path;
+    config.descriptor_shift = 20;
+    config.payload_buf_shift = 28;
+    evring::RingContent content;
+    content.content_type = static_cast<std::uint16_t>(evring::ContentType::Performance);
+    auto writer = evring::RingWriter::create(evring::RingSpec(config, content));
+    if (!writer) evring::bench::die(writer.error().message());
+    g_owner = std::make_unique<evring::RingWriter>(std::move(writer).value());
+    g_publisher = std::make_unique<evring::Publisher>(g_owner->ring());
+}
+
 void teardown_ring(const benchmark::State& state) {
     if (state.thread_index() != 0) return;
     g_publisher.reset();
     g_ring.reset();
+    g_owner.reset();
 }
 
 void BM_ReserveCopyCommit(benchmark::State& state) {
@@ -120,6 +141,22 @@ BENCHMARK(BM_ReserveCopyCommit)
     ->RangeMultiplier(4)
     ->Range(16, 65536)
     ->Threads(1)
+    ->UseRealTime();
+BENCHMARK(BM_ReserveCommitOnly)
+    ->Name("BM_ReserveCommitOnly/Auto")
+    ->Setup(setup_auto)
+    ->Teardown(teardown_ring)
+    ->Threads(1)
+    ->Threads(2)
+    ->UseRealTime();
+BENCHMARK(BM_ReserveCopyCommit)
+    ->Name("BM_ReserveCopyCommit/Auto")
+    ->Setup(setup_auto)
+    ->Teardown(teardown_ring)
+    ->Arg(64)
+    ->Arg(1024)
+    ->Threads(1)
+    ->Threads(2)
     ->UseRealTime();
 BENCHMARK(BM_ReserveCommitOnly)
     ->Name("BM_ReserveCommitOnly/CacheResident")

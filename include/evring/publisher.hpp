@@ -37,11 +37,22 @@
 //   (iterator.hpp).
 //
 // Thread safety: a Publisher may be shared by any number of threads, and any
-// number of processes may publish into one ring, each with its own Publisher.
-// The exception is WriterSharing::Exclusive: the caller promises that this
-// publisher, used from one thread at a time, is the ring's only writer (for
-// instance a RingWriter holding the ring exclusively); the ring stays
-// readable by every reader, but a second writer would corrupt it.
+// number of threads and processes may publish into one ring, each with its
+// own Publisher (WriterSharing::Auto, the default, and Shared). How the two
+// reservation words advance:
+// - Auto: on a ring held exclusively by this process's RingWriter, the first
+//   publisher claims the ring (writer_claim.hpp) and the first thread that
+//   reserves through it advances them with a plain load and store, as fast as
+//   Exclusive. Once a second publisher is made, or another thread reserves
+//   through the claiming one, that writer revokes the claim (one system call,
+//   once) and from then on every writer uses atomics, as Shared. On any other
+//   ring, Auto is Shared.
+// - Shared: always one atomic read-modify-write (revoking a claim first).
+// - Exclusive: the caller promises that this publisher, used from one thread
+//   at a time, is the ring's only writer; the ring stays readable by every
+//   reader, but a second writer would corrupt it. (Auto gives the same speed
+//   without the promise; Exclusive remains for rings not held by a
+//   RingWriter.)
 // The protocol is documented in publisher_inline.hpp and docs/format.md.
 #pragma once
 
@@ -85,16 +96,25 @@ private:
     std::byte* payload_ = nullptr;
 };
 
-// Whether a Publisher shares its ring with other writers.
+// How a Publisher advances the ring's reservation words (see the contract).
 enum class WriterSharing {
+    Auto,       // plain stores while it is the only writer of a ring held exclusively, else Shared
     Shared,     // any number of writers: reserve() uses atomic read-modify-writes
-    Exclusive,  // the only writer, one thread at a time: plain loads and stores
+    Exclusive,  // the caller's promise: the only writer, one thread at a time: plain loads and stores
 };
 
 class Publisher {
 public:
     // `ring` must be mapped ReadWrite and outlive the publisher.
-    explicit Publisher(const MappedRing& ring, WriterSharing sharing = WriterSharing::Shared) noexcept;
+    explicit Publisher(const MappedRing& ring, WriterSharing sharing = WriterSharing::Auto) noexcept;
+    // Movable (the claim, if any, moves along; a moved-from publisher must
+    // not be used); not copyable: two copies of a claiming publisher would
+    // both take the plain path.
+    Publisher(Publisher&& other) noexcept;
+    Publisher& operator=(Publisher&&) = delete;
+    Publisher(const Publisher&) = delete;
+    Publisher& operator=(const Publisher&) = delete;
+    ~Publisher();
 
     [[nodiscard]] Reservation reserve(std::uint64_t payload_size) noexcept;
     void commit(const Reservation& reservation) noexcept;
@@ -110,10 +130,18 @@ public:
                                        const std::array<std::uint64_t, 4>& content_ext) noexcept;
 
     std::uint64_t max_payload_size() const noexcept { return max_payload_size_; }
+    // True while reserve() from the claim's owner thread (or, before the first
+    // reserve, from any thread) takes the plain path: this Auto publisher holds
+    // the ring's writer claim and nobody revoked it. For tests and tools.
+    bool holds_claim() const noexcept;
     const MappedRing& ring() const noexcept { return *ring_; }
 
 private:
     void advance_window(std::uint64_t needed) noexcept;
+    // Cold half of the claimed path: the first reserve on a thread, and
+    // another thread reserving through this publisher (which revokes).
+    bool adopt_or_revoke(std::uint64_t thread_token) noexcept;
+    bool reserve_plain_if_claimed(std::uint64_t aligned, std::uint64_t& seqno, std::uint64_t& offset) noexcept;
 
     const MappedRing* ring_;
     RingControl* control_;
@@ -125,6 +153,11 @@ private:
     std::uint64_t window_increment_;
     std::uint64_t max_payload_size_;
     bool exclusive_;
+    // Auto: the ring's claim words while this publisher holds the claim, else
+    // null; claim_owner_ is the token of the thread that reserves on the plain
+    // path (0 until the first reserve), read by every thread that reserves.
+    WriterClaim* claim_ = nullptr;
+    std::uint64_t claim_owner_ = 0;
     bool pair_rmw_;  // Shared: W1 and W2 as one lock cmpxchg16b (publisher_inline.hpp)
     // Rung after every commit when the ring announces a doorbell (doorbell.hpp);
     // null otherwise. Initialised from ring_, which is declared first.

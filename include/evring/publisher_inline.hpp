@@ -55,6 +55,7 @@
 
 #include "evring/clock.hpp"
 #include "evring/shared_word.hpp"
+#include "evring/writer_claim.hpp"
 
 namespace evring {
 
@@ -70,7 +71,35 @@ inline Publisher::Publisher(const MappedRing& ring, WriterSharing sharing) noexc
       max_payload_size_(max_payload_size_for(ring.layout().size.payload_buf_size)),
       exclusive_(sharing == WriterSharing::Exclusive),
       pair_rmw_(shared::has_pair_rmw() &&
-                reinterpret_cast<std::uintptr_t>(&ring.header().control.last_seqno) % 16 == 0) {}
+                reinterpret_cast<std::uintptr_t>(&ring.header().control.last_seqno) % 16 == 0) {
+    // Setup, not the hot path: may make system calls (writer_claim.hpp).
+    if (sharing == WriterSharing::Auto && claim_or_revoke(ring))
+        claim_ = writer_claim_of(ring);
+    else if (sharing == WriterSharing::Shared || sharing == WriterSharing::Auto)
+        revoke_writer_claim(ring);
+}
+
+// The claimed path: W1 and W2 with plain stores, guarded by X1..X4
+// (writer_claim.hpp). False when this thread may not take it.
+inline bool Publisher::reserve_plain_if_claimed(std::uint64_t aligned, std::uint64_t& seqno,
+                                                std::uint64_t& offset) noexcept {
+    const std::uint64_t me = writer_thread_token();
+    // H: which thread owns the plain path; set once, by adopt_or_revoke.
+    if (shared::load_relaxed(claim_owner_) != me && !adopt_or_revoke(me)) [[unlikely]]
+        return false;
+    shared::store_relaxed(claim_->busy, 1u);  // X1
+    shared::compiler_fence();                 // X2, the other half is the revoker's X6
+    if (shared::load_relaxed(claim_->revoked) != 0) [[unlikely]] {  // X3
+        shared::store_release(claim_->busy, 0u);  // X4
+        return false;
+    }
+    seqno = shared::load_relaxed(control_->last_seqno) + 1;             // W1
+    shared::store_relaxed(control_->last_seqno, seqno);                 // W1
+    offset = shared::load_relaxed(control_->next_payload_byte);         // W2
+    shared::store_relaxed(control_->next_payload_byte, offset + aligned);  // W2
+    shared::store_release(claim_->busy, 0u);  // X4, pairs with the revoker's X7
+    return true;
+}
 
 inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
     if (payload_size > max_payload_size_ || payload_size > UINT32_MAX) [[unlikely]]
@@ -81,7 +110,9 @@ inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
     // therefore close to, but not strictly, increasing in seqno order.
     const std::uint64_t now = wall_clock_nanos();
     std::uint64_t seqno, offset;
-    if (exclusive_) {
+    if (claim_ != nullptr && reserve_plain_if_claimed(aligned, seqno, offset)) {
+        // W1 and W2 taken on the claimed path.
+    } else if (exclusive_) {
         // The only writer of both words (header comment): load and store.
         seqno = shared::load_relaxed(control_->last_seqno) + 1;  // W1
         shared::store_relaxed(control_->last_seqno, seqno);      // W1

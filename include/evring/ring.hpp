@@ -104,7 +104,14 @@ public:
     Status check_content_type(std::uint16_t content_type,
                               std::span<const std::uint8_t, 32> schema_hash) const;
 
+    // True when this is the mapping of a RingWriter that holds the ring
+    // exclusively (WriterMode::Exclusive): no other evring writer process can
+    // join it, so its publishers may claim the plain-store reservation
+    // (writer_claim.hpp). False for every other mapping.
+    bool held_exclusively() const noexcept { return held_exclusively_; }
+
 private:
+    friend class RingWriter;  // sets held_exclusively_
     MappedRing() = default;
     void release() noexcept;
 
@@ -118,6 +125,7 @@ private:
     Access access_ = Access::ReadOnly;
     BackingPages backing_{};
     std::string path_;
+    bool held_exclusively_ = false;
 };
 
 // Renders 32 bytes as 64 lower-case hex digits.

@@ -9,10 +9,13 @@
 //
 //   offset 4096  line 0: magic "EVRGEXT1", feature flags, zero padding
 //   offset 4160  line 1: the doorbell word (32-bit futex word, see doorbell.hpp)
-//   offset 4224  line 2: reserved, zero
+//   offset 4224  line 2: the writer claim (writer_claim.hpp): which publisher
+//                        may reserve with plain stores, and its handshake
 //
 // Each mutable word has a cache line of its own, so the doorbell line is
-// shared (read-only) in every writer's cache until a reader goes to sleep.
+// shared (read-only) in every writer's cache until a reader goes to sleep,
+// and the claim line, which only writers touch, stays in the claiming
+// writer's cache.
 //
 // A feature flag is a promise made at creation by whoever initialised the
 // file: kRingFeatureDoorbell means "writers of this ring ring the doorbell
@@ -22,7 +25,8 @@
 //
 // Thread/process safety: line 0 is written once by initialize_ring_file
 // before the magic of the RING01 header, and only read afterwards. The
-// doorbell word is only accessed through shared_word.hpp (doorbell.hpp).
+// doorbell and claim words are only accessed through shared_word.hpp
+// (doorbell.hpp, writer_claim.hpp).
 #pragma once
 
 #include <array>
@@ -40,6 +44,21 @@ inline constexpr std::array<char, 8> kRingExtensionMagic = {'E', 'V', 'R', 'G', 
 // Writers of the ring wake sleeping readers after every commit (doorbell.hpp).
 inline constexpr std::uint64_t kRingFeatureDoorbell = 1;
 
+// WriterClaim::revoked: a writer revoked the claim (set first: the claim's
+// owner thread leaves the plain path when it sees any bit), and then no
+// thread is on the plain path any more (set once the handshake is done).
+inline constexpr std::uint32_t kClaimRevoking = 1;
+inline constexpr std::uint32_t kClaimRevokedDrained = 2;
+
+// The writer claim's words (writer_claim.hpp has the protocol).
+struct alignas(64) WriterClaim {
+    std::uint32_t claimed;  // 1 while a publisher holds the claim
+    std::uint32_t busy;     // 1 while the claim's owner thread reserves with plain stores
+    std::uint32_t revoked;  // kClaimRevoking | kClaimRevokedDrained bits; never cleared while the ring lives
+    std::array<std::uint32_t, 13> reserved;
+};
+static_assert(sizeof(WriterClaim) == 64);
+
 struct RingExtension {
     alignas(64) std::array<char, 8> magic;  // kRingExtensionMagic
     std::uint64_t features;                 // kRingFeature* bits
@@ -47,11 +66,13 @@ struct RingExtension {
     // Doorbell state: bit 0 = "a reader may be asleep", bits 1..31 = wake epoch.
     alignas(64) std::uint32_t doorbell;
     std::array<std::uint32_t, 15> reserved1;
-    alignas(64) std::array<std::uint64_t, 8> reserved2;
+    WriterClaim claim;
 };
 static_assert(sizeof(RingExtension) == 192);
 static_assert(offsetof(RingExtension, features) == 8);
 static_assert(offsetof(RingExtension, doorbell) == 64);
+static_assert(offsetof(RingExtension, claim) == 128);
+static_assert(offsetof(WriterClaim, busy) == 4 && offsetof(WriterClaim, revoked) == 8);
 static_assert(kRingExtensionOffset + sizeof(RingExtension) <= kHeaderSectionSize,
               "the extension block must lie inside the RING01 header section");
 static_assert(kRingExtensionOffset >= sizeof(RingHeader));
@@ -63,11 +84,14 @@ inline RingExtension* extension_in(void* header_section) noexcept {
                                             kRingExtensionOffset);
 }
 
+// True when the ring carries evring's extension block (its magic).
+inline bool has_ring_extension(const RingExtension& extension) noexcept {
+    return std::memcmp(extension.magic.data(), kRingExtensionMagic.data(), kRingExtensionMagic.size()) == 0;
+}
+
 // The feature bits announced by the ring, or 0 when it has no extension block.
 inline std::uint64_t ring_features(const RingExtension& extension) noexcept {
-    if (std::memcmp(extension.magic.data(), kRingExtensionMagic.data(), kRingExtensionMagic.size()) != 0)
-        return 0;
-    return extension.features;
+    return has_ring_extension(extension) ? extension.features : 0;
 }
 
 // Writes an extension block announcing `features` (used by initialize_ring_file

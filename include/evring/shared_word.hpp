@@ -6,8 +6,9 @@
 // below, so each call site says its ordering in its name and carries the
 // label of its step in the protocol: W1..W11 the writer (W9..W11 its
 // doorbell), R1..R4 the reader's descriptor copy, P1..P3 its payload check,
-// D1..D5 a reader going to sleep on the doorbell, C1..C4 and c1..c4 the
-// clock anchor, H a hint that a later step validates. The
+// D1..D5 a reader going to sleep on the doorbell, X1..X7 the writer claim
+// (writer_claim.hpp), C1..C4 and c1..c4 the clock anchor, H a hint that a
+// later step validates. The
 // ring protocol, writer and reader side by side with the fence pairs, is
 // drawn once in docs/format.md ("The protocol"); the doorbell's in
 // doorbell.hpp; the clock's in lib/clock.cpp.
@@ -75,6 +76,13 @@ inline T fetch_or_seq_cst(T& word, std::type_identity_t<T> bits) noexcept {
 template <Word T>
 inline bool compare_exchange_weak_relaxed(T& word, T& expected, std::type_identity_t<T> desired) noexcept {
     return std::atomic_ref<T>(word).compare_exchange_weak(expected, desired, std::memory_order_relaxed);
+}
+
+// On failure `expected` receives the current value (relaxed). Never fails
+// spuriously.
+template <Word T>
+inline bool compare_exchange_strong_relaxed(T& word, T& expected, std::type_identity_t<T> desired) noexcept {
+    return std::atomic_ref<T>(word).compare_exchange_strong(expected, desired, std::memory_order_relaxed);
 }
 
 template <Word T>
