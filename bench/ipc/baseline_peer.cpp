@@ -152,7 +152,7 @@ int run_reader(Transport& transport, const PeerOptions& options) {
         expected = head.sequence + 1;
         if (latency) latencies.push_back(double(static_cast<std::int64_t>(now - head.sent_ns)));
     }
-    const double elapsed = double(wall_clock_nanos() - first_ns);
+    const double elapsed = double(monotonic_nanos() - first_ns);
     ResultLine line;
     line.add("received", double(received))
         .add("lost", double(lost))

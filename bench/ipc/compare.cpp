@@ -133,7 +133,12 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
     for (int round = 0; round < options.runs; ++round) {
         for (std::size_t f = 0; f < figures.size(); ++f) {
             if (!selected(f)) continue;
-            for (int p = 0; p < kPeerKinds; ++p) {
+            // The peers take turns at going first: a run can suffer from what
+            // the one before it left behind (page frees the host is still
+            // reclaiming, a warm or cold cache), so no peer always follows
+            // the same one.
+            for (int turn = 0; turn < kPeerKinds; ++turn) {
+                const int p = (turn + round) % kPeerKinds;
                 if (p == Floor && !figures[f].floor) continue;
                 if (p == Default && (options.variant == "mixed" || options.variant == "doublemap")) continue;
                 // Under SCHED_FIFO the kernel throttles real-time tasks for
@@ -169,10 +174,11 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                     : options.variant == "doublemap" ? "row Shared = the classic pair, its reader mapping the "
                                                       "payload buffer twice as evring does"
                                                     : "the ring announces no doorbell (no bell, no membarrier)");
-    std::printf("\n%s\n%d interleaved rounds (classic, default, Shared, Exclusive, floor); medians; ratio = median of "
-                "same-run ratios evring / classic (floor / classic for the floor)\n",
+    std::printf("\n%s\n%d interleaved rounds (classic, default, Shared, Exclusive, floor; each round starts one "
+                "peer later); medians; ratio = median of same-run ratios evring / classic (floor / classic for "
+                "the floor); wins = rounds at least as good as the classic peer's\n",
                 title.c_str(), options.runs);
-    std::printf("%-36s %-17s %12s %10s  %s\n", "figure", "peer", "median", "ratio", "per run");
+    std::printf("%-36s %-17s %12s %10s %6s  %s\n", "figure", "peer", "median", "ratio", "wins", "per run");
     for (std::size_t f = 0; f < figures.size(); ++f) {
         if (!selected(f)) continue;
         const Figure& figure = figures[f];
@@ -191,6 +197,16 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                 for (std::size_t i = 0; i < runs.size(); ++i)
                     ratios.push_back(runs[i] / samples[f][Classic][key][i]);
                 const double ratio = median(ratios);
+                // Rounds in which this peer did at least as well as the classic
+                // one: on a noisy machine a tail percentile is better judged by
+                // how often it wins than by one median.
+                int wins = 0, rounds = 0;
+                for (std::size_t i = 0; i < runs.size(); ++i) {
+                    const double theirs = samples[f][Classic][key][i];
+                    if (std::isnan(runs[i]) || std::isnan(theirs)) continue;
+                    ++rounds;
+                    wins += figure.higher_better ? runs[i] >= theirs : runs[i] <= theirs;
+                }
                 std::string per_run;
                 for (double v : runs) {
                     char text[32];
@@ -199,8 +215,10 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                 }
                 const std::string row = k == 0 || is_latency ? (is_latency ? figure.title + " " + key : figure.title)
                                                              : "  " + key;
-                std::printf("%-36s %-17s %12.4g %10.3f  %s\n", p == 0 ? row.c_str() : "", kPeerNames[p], med,
-                            p == Classic ? 1.0 : ratio, per_run.c_str());
+                char won[32] = "";
+                if (headline && p != Classic) std::snprintf(won, sizeof won, "%d/%d", wins, rounds);
+                std::printf("%-36s %-17s %12.4g %10.3f %6s  %s\n", p == 0 ? row.c_str() : "", kPeerNames[p], med,
+                            p == Classic ? 1.0 : ratio, won, per_run.c_str());
                 if (!headline) {
                     json["compare_" + std::string(kPeerKeys[p]) + "_" + figure.key + "_" + key + suffix] = med;
                     continue;
@@ -210,6 +228,7 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                     // Unsuffixed: the default publisher, what an application gets.
                     const std::string who = p == Default ? "" : std::string("_") + kPeerKeys[p];
                     json["ratio_vs_classic_" + stem + who + suffix] = ratio;
+                    if (rounds > 0) json["wins_vs_classic_" + stem + who + suffix] = double(wins) / rounds;
                 }
             }
         }
@@ -225,8 +244,8 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                         std::snprintf(text, sizeof text, "%s%.4g", per_run.empty() ? "" : " ", v);
                         per_run += text;
                     }
-                    std::printf("%-36s %-17s %12.4g %10s  %s\n", p == 0 ? (std::string("  ") + key).c_str() : "",
-                                kPeerNames[p], median(samples[f][p][key]), "", per_run.c_str());
+                    std::printf("%-36s %-17s %12.4g %10s %6s  %s\n", p == 0 ? (std::string("  ") + key).c_str() : "",
+                                kPeerNames[p], median(samples[f][p][key]), "", "", per_run.c_str());
                 }
             }
         }
