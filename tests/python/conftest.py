@@ -45,8 +45,9 @@ def ring_path(request):
     name = re.sub(r"[^A-Za-z0-9_-]", "_", request.node.name)
     path = f"/dev/shm/evring-pytest-{os.getpid()}-{name}"
     yield path
-    if os.path.exists(path):
-        os.unlink(path)
+    for leftover in (path, path + ".readers"):  # the ring and its reader registry
+        if os.path.exists(leftover):
+            os.unlink(leftover)
 
 
 @pytest.fixture(scope="session")

@@ -26,8 +26,13 @@ def test_a_ring_on_huge_pages_round_trips():
         if "huge page" in str(e) or "Cannot allocate" in str(e):
             pytest.skip(f"huge pages unavailable: {e}")
         raise
-    with writer:
-        for i in range(100):
-            writer.record(3, i.to_bytes(4, "little"))
-        reader = evring.open(path)
-        assert [e.seqno for e in reader.replay()] == list(range(1, 101))
+    try:
+        with writer:
+            for i in range(100):
+                writer.record(3, i.to_bytes(4, "little"))
+            reader = evring.open(path)
+            assert [e.seqno for e in reader.replay()] == list(range(1, 101))
+            reader.close()
+    finally:
+        if os.path.exists(path + ".readers"):  # the reader's registry
+            os.unlink(path + ".readers")
