@@ -17,9 +17,12 @@
 // - reserve() takes the timestamp, hands out the next sequence number and
 //   16-byte-aligned payload space with one atomic read-modify-write of both
 //   words (x86-64: lock cmpxchg16b; elsewhere one atomic fetch-add each; an
-//   Exclusive publisher: a plain load and store each), and never blocks, waits
-//   for readers, allocates or makes a system call. (With other writers
-//   contending, the read-modify-write is retried until it wins: lock-free.)
+//   Exclusive publisher, and the claim's owner thread of an Auto one: a plain
+//   load and store each), and never blocks, waits for readers, allocates or
+//   makes a system call. (With other writers contending, the read-modify-write
+//   is retried until it wins: lock-free.) The exceptions are set-up steps of
+//   the claim (see Thread safety): the first reserve by a thread other than
+//   the claim's owner revokes the claim, a system call, once.
 // - The caller fills event_type, content_ext and the payload; seqno,
 //   payload_size, payload_buf_offset and record_epoch_nanos are set by
 //   reserve() and must not be changed.

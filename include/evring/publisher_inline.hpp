@@ -73,10 +73,11 @@ inline Publisher::Publisher(const MappedRing& ring, WriterSharing sharing) noexc
       pair_rmw_(shared::has_pair_rmw() &&
                 reinterpret_cast<std::uintptr_t>(&ring.header().control.last_seqno) % 16 == 0) {
     // Setup, not the hot path: may make system calls (writer_claim.hpp).
-    if (sharing == WriterSharing::Auto && claim_or_revoke(ring))
-        claim_ = writer_claim_of(ring);
-    else if (sharing == WriterSharing::Shared || sharing == WriterSharing::Auto)
+    if (sharing == WriterSharing::Auto) {
+        if (claim_or_revoke(ring)) claim_ = writer_claim_of(ring);
+    } else if (sharing == WriterSharing::Shared) {
         revoke_writer_claim(ring);
+    }
 }
 
 // The claimed path: W1 and W2 with plain stores, guarded by X1..X4
