@@ -41,6 +41,7 @@ double median(std::vector<double> values) {
 
 RunResult run_one(PeerKind kind, const std::string& dir, RunSpec spec, const std::string& variant) {
     if (variant == "nodoorbell") spec.doorbell = false;
+    if (variant == "ntcopy") spec.streaming_copy = true;
     if (variant == "doublemap" && kind == Shared) {
         spec.classic_double_map = true;
         return run_classic(dir, spec);
@@ -173,6 +174,7 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                                                       "classic writer + evring reader"
                     : options.variant == "doublemap" ? "row Shared = the classic pair, its reader mapping the "
                                                       "payload buffer twice as evring does"
+                    : options.variant == "ntcopy"    ? "evring writers copy payloads with streaming stores"
                                                     : "the ring announces no doorbell (no bell, no membarrier)");
     std::printf("\n%s\n%d interleaved rounds (classic, default, Shared, Exclusive, floor; each round starts one "
                 "peer later); medians; ratio = median of same-run ratios evring / classic (floor / classic for "

@@ -22,7 +22,8 @@ struct CompareOptions {
     // with the evring reader (row "Exclusive"); "nodoorbell" clears the
     // ring's doorbell feature (no doorbell, no membarrier registration);
     // "doublemap" runs row "Shared" as the classic pair with its reader
-    // mapping the payload buffer twice, as evring does.
+    // mapping the payload buffer twice, as evring does; "ntcopy" has every
+    // evring writer copy its payloads with streaming stores.
     std::string variant;
 };
 

@@ -88,6 +88,7 @@ RunResult run_evring(const std::string& dir, const RunSpec& spec) {
     const std::string path = dir + "/evring-ipc-" + std::to_string(::getpid());
     if (spec.owned) {
         const auto words = with(spec_words(spec), {"path=" + path, "sharing=auto", "owned=1",
+                                                   spec.streaming_copy ? "copy=stream" : "copy=memcpy",
                                                    std::string("doorbell=") + (spec.doorbell ? "1" : "0"),
                                                    "backoff=" + std::to_string(spec.backoff)});
         std::vector<std::vector<std::string>> readers(static_cast<std::size_t>(spec.readers),
@@ -102,6 +103,7 @@ RunResult run_evring(const std::string& dir, const RunSpec& spec) {
         write_ring_extension(&ring.header(), 0);
     }
     const auto words = with(spec_words(spec), {"path=" + path, spec.exclusive ? "sharing=exclusive" : "sharing=shared",
+                                               spec.streaming_copy ? "copy=stream" : "copy=memcpy",
                                                "backoff=" + std::to_string(spec.backoff)});
     const std::string reader = spec.reader_peer.empty() ? "evring-reader" : spec.reader_peer;
     const std::string writer = spec.writer_peer.empty() ? "evring-writer" : spec.writer_peer;

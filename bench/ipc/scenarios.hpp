@@ -22,6 +22,7 @@ struct RunSpec {
     // exclusively) and publishes with the default publisher, which claims it
     // (writer_claim.hpp): what an application gets without choosing a mode.
     bool owned = false;
+    bool streaming_copy = false;  // evring: the writer copies payloads with streaming stores
     int backoff = 0;         // evring: pause instructions a reader spins after NotReady
     // Experiments (compare.cpp --compare-variant): the peer kinds that write
     // and read, when not the ones the run is named after (e.g. an evring
