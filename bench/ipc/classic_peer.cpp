@@ -186,6 +186,7 @@ int run_classic_writer(const PeerOptions& options) {
 
     std::vector<double> batch_ns;
     const double setup_ns = double(monotonic_nanos() - entered);  // map + construct
+    wait_for_gate(options);
     const std::uint64_t per_batch = events / batches;
     const std::uint64_t start = monotonic_nanos();
     std::uint64_t sent = 0;

@@ -6,6 +6,8 @@
 // core by the orchestrator before exec. Single-threaded.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -245,6 +247,21 @@ private:
 inline void print_ready() {
     std::printf("ready\n");
     std::fflush(stdout);
+}
+
+// Writers of ring runs start first (scenarios.cpp, run_gated_peers): once set
+// up they say "ready" and wait for the harness's go on the pipe `gate=FD`.
+// Without a gate (a writer started last) they go on at once.
+inline void wait_for_gate(const PeerOptions& options) {
+    if (options.text("gate", "").empty()) return;
+    print_ready();
+    const int gate = static_cast<int>(options.count("gate", 0));
+    char go;
+    if (::read(gate, &go, 1) != 1) {
+        std::fprintf(stderr, "evring-ipc writer: the harness never said go\n");
+        std::exit(2);
+    }
+    ::close(gate);
 }
 
 }  // namespace evring::ipc

@@ -55,8 +55,7 @@ WriterSharing sharing_of(const std::string& word) {
     return WriterSharing::Shared;
 }
 
-// An owning writer (owned=1) creates its ring as an application does, then
-// says "ready" and waits for the harness's go on the gate pipe.
+// An owning writer (owned=1) creates its ring as an application does.
 RingWriter create_owned_ring(const PeerOptions& options) {
     RingConfig config;
     config.name_or_path = options.text("path");
@@ -68,14 +67,6 @@ RingWriter create_owned_ring(const PeerOptions& options) {
     if (!writer) bench::die(writer.error().message());
     if (options.text("doorbell", "1") == "0") write_ring_extension(&writer->ring().header(), 0);
     return std::move(writer).value();
-}
-
-void wait_for_gate(const PeerOptions& options) {
-    print_ready();
-    const int gate = static_cast<int>(options.count("gate", 0));
-    char go;
-    if (::read(gate, &go, 1) != 1) bench::die("evring writer: the harness never said go");
-    ::close(gate);
 }
 
 }  // namespace
@@ -90,7 +81,6 @@ int run_evring_writer(const PeerOptions& options) {
         mapped.emplace(bench::map_ring(options.text("path"), Access::ReadWrite));
     const MappedRing& ring = owner ? owner->ring() : *mapped;
     Publisher publisher(ring, sharing_of(options.text("sharing")));
-    if (owner) wait_for_gate(options);
     const std::size_t size = std::max<std::size_t>(options.count("size", 64), sizeof(MessageHead));
     const std::uint64_t events = options.count("events", 1'000'000);
     const std::uint64_t batches = std::max<std::uint64_t>(options.count("batches", 1), 1);
@@ -103,6 +93,7 @@ int run_evring_writer(const PeerOptions& options) {
 
     std::vector<double> batch_ns;
     const double setup_ns = double(monotonic_nanos() - entered);  // map + construct
+    wait_for_gate(options);
     const std::uint64_t per_batch = events / batches;
     const std::uint64_t start = wall_clock_nanos();
     std::uint64_t sent = 0;

@@ -21,6 +21,7 @@ int run_floor_writer(const PeerOptions& options) {
     PageBuffer source(size, std::byte{0x5a});
     DescriptorSlot* slots = ring.descriptors();
     std::byte* payload = ring.payload_buffer();
+    wait_for_gate(options);
     const std::uint64_t start = wall_clock_nanos();
     std::uint64_t offset = 0;
     for (std::uint64_t seq = 1; seq <= events + 1; ++seq, offset += stride) {

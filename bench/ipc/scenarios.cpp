@@ -48,9 +48,12 @@ RunResult run_peers(const std::vector<std::vector<std::string>>& reader_args,
     return result;
 }
 
-// Writer first: an owning writer creates the ring, says "ready" and waits on
-// `gate` (a pipe it inherits) until the readers, started once the ring
-// exists, are ready too.
+// Writer first, for every ring peer alike: the writer maps (or, owning it,
+// creates) the ring, says "ready" and waits on `gate` (a pipe it inherits)
+// until the readers, started once the ring exists, are ready too. One order
+// for all peers matters on this machine: other tasks that wake during the
+// set-up stay on the core that was idle then, and preempt whichever peer
+// runs there (docs/performance.md, "The latency tail", item 8).
 RunResult run_gated_peers(const std::vector<std::vector<std::string>>& reader_args,
                           std::vector<std::string> writer_args) {
     int gate[2];
@@ -108,7 +111,7 @@ RunResult run_evring(const std::string& dir, const RunSpec& spec) {
     const std::string reader = spec.reader_peer.empty() ? "evring-reader" : spec.reader_peer;
     const std::string writer = spec.writer_peer.empty() ? "evring-writer" : spec.writer_peer;
     std::vector<std::vector<std::string>> readers(static_cast<std::size_t>(spec.readers), with({reader}, words));
-    RunResult result = run_peers(readers, with({writer, "batches=10"}, words), {});
+    RunResult result = run_gated_peers(readers, with({writer, "batches=10"}, words));
     ::unlink(path.c_str());
     return result;
 }
@@ -119,7 +122,7 @@ RunResult run_floor(const std::string& dir, const RunSpec& spec) {
     const auto words = with(spec_words(spec), {"path=" + path});
     std::vector<std::vector<std::string>> readers;
     if (spec.readers > 0) readers.push_back(with({"floor-reader"}, words));
-    RunResult result = run_peers(readers, with({"floor-writer"}, words), {});
+    RunResult result = run_gated_peers(readers, with({"floor-writer"}, words));
     ::unlink(path.c_str());
     return result;
 }
@@ -131,7 +134,7 @@ RunResult run_classic(const std::string& dir, const RunSpec& spec) {
     std::vector<std::vector<std::string>> readers;
     if (spec.readers > 0)
         readers.push_back(with({"classic-reader", spec.classic_double_map ? "double_map=1" : "double_map=0"}, words));
-    RunResult result = run_peers(readers, with({"classic-writer", "batches=10"}, words), {});
+    RunResult result = run_gated_peers(readers, with({"classic-writer", "batches=10"}, words));
     ::unlink(path.c_str());
     return result;
 }
