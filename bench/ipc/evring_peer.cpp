@@ -56,17 +56,10 @@ WriterSharing sharing_of(const std::string& word) {
 }
 
 // An owning writer (owned=1) creates its ring as an application does.
-RingWriter create_owned_ring(const PeerOptions& options) {
-    RingConfig config;
-    config.name_or_path = options.text("path");
-    config.descriptor_shift = 20;
-    config.payload_buf_shift = 28;
-    RingContent content;
-    content.content_type = static_cast<std::uint16_t>(ContentType::Performance);
-    auto writer = RingWriter::create(RingSpec(config, content));
-    if (!writer) bench::die(writer.error().message());
-    if (options.text("doorbell", "1") == "0") write_ring_extension(&writer->ring().header(), 0);
-    return std::move(writer).value();
+RingWriter create_writer_ring(const PeerOptions& options) {
+    RingWriter writer = bench::create_owned_ring(options.text("path"), 20, 28);
+    if (options.text("doorbell", "1") == "0") write_ring_extension(&writer.ring().header(), 0);
+    return writer;
 }
 
 }  // namespace
@@ -76,7 +69,7 @@ int run_evring_writer(const PeerOptions& options) {
     std::optional<RingWriter> owner;
     std::optional<MappedRing> mapped;
     if (options.text("owned", "0") == "1")
-        owner.emplace(create_owned_ring(options));
+        owner.emplace(create_writer_ring(options));
     else
         mapped.emplace(bench::map_ring(options.text("path"), Access::ReadWrite));
     const MappedRing& ring = owner ? owner->ring() : *mapped;

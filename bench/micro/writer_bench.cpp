@@ -54,15 +54,7 @@ std::unique_ptr<evring::RingWriter> g_owner;
 void setup_auto(const benchmark::State& state) {
     if (state.thread_index() != 0) return;
     const std::string path = "/dev/shm/evring-bench-auto-" + std::to_string(::getpid());
-    evring::RingConfig config;
-    config.name_or_path = path;
-    config.descriptor_shift = 20;
-    config.payload_buf_shift = 28;
-    evring::RingContent content;
-    content.content_type = static_cast<std::uint16_t>(evring::ContentType::Performance);
-    auto writer = evring::RingWriter::create(evring::RingSpec(config, content));
-    if (!writer) evring::bench::die(writer.error().message());
-    g_owner = std::make_unique<evring::RingWriter>(std::move(writer).value());
+    g_owner = std::make_unique<evring::RingWriter>(evring::bench::create_owned_ring(path, 20, 28));
     g_publisher = std::make_unique<evring::Publisher>(g_owner->ring());
 }
 

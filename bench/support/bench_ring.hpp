@@ -15,6 +15,7 @@
 #include <string>
 
 #include "evring/ring.hpp"
+#include "evring/ring_writer.hpp"
 
 namespace evring::bench {
 
@@ -29,6 +30,21 @@ inline RingParams bench_params(unsigned descriptor_shift, unsigned payload_shift
     params.descriptor_shift = descriptor_shift;
     params.payload_buf_shift = payload_shift;
     return params;
+}
+
+// A ring `path` that this process creates and owns as an application does
+// (RingWriter, held exclusively, removed when the writer goes): its default
+// publisher claims it (writer_claim.hpp).
+inline RingWriter create_owned_ring(const std::string& path, unsigned descriptor_shift, unsigned payload_shift) {
+    RingConfig config;
+    config.name_or_path = path;
+    config.descriptor_shift = descriptor_shift;
+    config.payload_buf_shift = payload_shift;
+    RingContent content;
+    content.content_type = static_cast<std::uint16_t>(ContentType::Performance);
+    auto writer = RingWriter::create(RingSpec(config, content));
+    if (!writer) die(writer.error().message());
+    return std::move(writer).value();
 }
 
 // Creates the ring file at `path` (replacing any old one).

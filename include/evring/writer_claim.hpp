@@ -24,21 +24,25 @@
 // stores and a load per event, the revoker's side a system call, once.
 //
 //   owner thread, each reserve          revoker, once
-//   X1 claim_busy := 1, relaxed         X5 claim_revoked := 1, seq_cst
+//   X1 busy := 1, relaxed               X5 revoked |= 1, seq_cst
 //   X2 compiler fence                   X6 membarrier(GLOBAL_EXPEDITED):
-//   X3 claim_revoked, relaxed              a full barrier on every CPU that
+//   X3 revoked, relaxed                    a full barrier on every CPU that
 //      == 0: W1/W2 plain load + store      runs a registered process's thread
-//   X4 claim_busy := 0, release         X7 wait for claim_busy == 0, acquire
-//                                          (pairs with X4)
+//   X4 busy := 0, release               X7 wait for busy == 0, acquire
+//                                          (pairs with X4); then revoked |= 2
+//
+// (WriterClaim's words, ring_extension.hpp.) X6 and X7 are skipped when no
+// claim is held: a claimant's seq_cst fence after setting `claimed` and the
+// revoker's after X5 make one of them see the other.
 //
 // X6 orders each owner thread's X1..X3 against X5: either the owner's X3 runs
-// after the barrier and sees claim_revoked = 1 (it takes the atomic path), or
+// after the barrier and sees revoked != 0 (it takes the atomic path), or
 // X1 was made visible by the barrier and the revoker waits at X7 until the
 // owner's plain stores of W1/W2 are done and published by X4. After X7 every
 // W1/W2 update is an atomic read-modify-write.
 //
 // Liveness: X7 waits only while the owner thread is inside X1..X4 (a few
-// instructions). A dead owner cannot leave claim_busy set for long: its ring
+// instructions). A dead owner cannot leave `busy` set for long: its ring
 // is then held by nobody, the waiter sees that and stops waiting, and a
 // RingWriter that joins such a ring voids the dead claim first.
 //
