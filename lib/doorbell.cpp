@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <linux/futex.h>
-#include <linux/membarrier.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -16,6 +15,8 @@
 #include <climits>
 #include <cstring>
 #include <utility>
+
+#include "membarrier.hpp"
 
 namespace evring {
 namespace {
@@ -40,17 +41,15 @@ std::chrono::nanoseconds monotonic_now() noexcept {
     return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
-long membarrier(int command) noexcept { return ::syscall(SYS_membarrier, command, 0, 0); }
-
 }  // namespace
 
 bool register_doorbell_writer() noexcept {
     // Once per process; a thread-safe static. Writers that cannot register use
     // the seq_cst fence; sleepers issue the membarrier either way.
     static const bool registered = [] {
-        const long supported = membarrier(MEMBARRIER_CMD_QUERY);
+        const long supported = detail::membarrier(MEMBARRIER_CMD_QUERY);
         if (supported < 0 || (supported & MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0) return false;
-        return membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0;
+        return detail::membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0;
     }();
     return registered;
 }
@@ -179,7 +178,7 @@ bool Doorbell::sleep_on_futex(std::uint64_t next_seqno, std::chrono::nanoseconds
     // D3, the heavy half of the asymmetric barrier: a full barrier on every
     // CPU running a registered writer, for writers whose W9 is only a
     // compiler barrier.
-    if (membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0) {
+    if (detail::membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0) {
         mode_ = Mode::Polling;
         fallback_reason_ = std::string("membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) failed: ") +
                            std::strerror(errno) + "; polling instead";

@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <immintrin.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -17,6 +16,7 @@
 
 #include "evring/doorbell.hpp"
 #include "evring/shared_word.hpp"
+#include "membarrier.hpp"
 #include "ring_locks.hpp"
 
 namespace evring {
@@ -37,14 +37,12 @@ void forget_token_in_child() noexcept { t_writer_thread_token = 0; }
     return ::pthread_atfork(nullptr, nullptr, forget_token_in_child) == 0;
 }();
 
-long membarrier(int command) noexcept { return ::syscall(SYS_membarrier, command, 0, 0); }
-
 // X6: a full barrier on every CPU running a thread of a registered process.
 void barrier_on_every_writer() noexcept {
-    if (membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0) return;
+    if (detail::membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0) return;
     // Allowed for the claimant's process (it registered) but refused to us,
     // e.g. by a seccomp filter: the slower command gives the same guarantee.
-    if (membarrier(MEMBARRIER_CMD_GLOBAL) == 0) return;
+    if (detail::membarrier(MEMBARRIER_CMD_GLOBAL) == 0) return;
     std::fprintf(stderr, "evring: cannot revoke a writer claim: membarrier is refused to this process\n");
     std::abort();  // continuing would let two writers store W1/W2 at once
 }
