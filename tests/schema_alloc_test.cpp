@@ -4,7 +4,6 @@
 //
 // AddressSanitizer owns operator new, so the proof runs in builds without it.
 #include <atomic>
-#include <cstdlib>
 #include <new>
 #include <string>
 
@@ -21,19 +20,24 @@
 #endif
 
 #if EVRING_COUNTING_ALLOCATOR
+// glibc's own entry points rather than malloc and free: g++ pairs those with
+// new-expressions it inlines and, in the ThreadSanitizer build, calls the
+// free in the sized delete below a mismatch (-Wmismatched-new-delete).
+extern "C" void* __libc_malloc(std::size_t);
+extern "C" void __libc_free(void*);
 namespace {
 std::atomic<long> g_allocations{0};
 }
 void* operator new(std::size_t size) {
     g_allocations.fetch_add(1, std::memory_order_relaxed);
-    if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+    if (void* p = __libc_malloc(size == 0 ? 1 : size)) return p;
     throw std::bad_alloc();
 }
 void* operator new[](std::size_t size) { return operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept { __libc_free(p); }
+void operator delete[](void* p) noexcept { __libc_free(p); }
+void operator delete(void* p, std::size_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { __libc_free(p); }
 #endif
 
 namespace evring {
