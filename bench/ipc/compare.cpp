@@ -46,6 +46,7 @@ RunResult run_one(PeerKind kind, const std::string& dir, RunSpec spec, const std
         spec.classic_double_map = true;
         return run_classic(dir, spec);
     }
+    if (variant == "aa" && kind == Shared) return run_classic(dir, spec);  // the control: classic again
     if ((variant == "mixed" || variant == "doublemap") && kind == Default) return {};
     if (variant == "mixed" && kind == Shared) {
         spec.reader_peer = "classic-reader";
@@ -175,6 +176,8 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                     : options.variant == "doublemap" ? "row Shared = the classic pair, its reader mapping the "
                                                       "payload buffer twice as evring does"
                     : options.variant == "ntcopy"    ? "evring writers copy payloads with streaming stores"
+                    : options.variant == "aa"        ? "row Shared = a second classic pair, identical to the first "
+                                                      "(an A/A control: how far two equal peers differ here)"
                                                     : "the ring announces no doorbell (no bell, no membarrier)");
     std::printf("\n%s\n%d interleaved rounds (classic, default, Shared, Exclusive, floor; each round starts one "
                 "peer later); medians; ratio = median of same-run ratios evring / classic (floor / classic for "

@@ -35,7 +35,7 @@ void usage() {
     std::printf(
         "usage: evring-ipc [--quick] [--json FILE] [--shm-dir DIR] [--hugetlbfs DIR|auto|off] [--fifo]\n"
         "                  [--compare-only] [--compare-runs N] [--compare-figure KEY]\n"
-        "                  [--latency-seconds S] [--compare-fifo] [--compare-variant mixed|nodoorbell|doublemap|ntcopy]\n"
+        "                  [--latency-seconds S] [--compare-fifo] [--compare-variant mixed|nodoorbell|doublemap|ntcopy|aa]\n"
         "Runs evring and the baselines (pipe, unix socket, POSIX mq, Boost.Interprocess\n"
         "message_queue, iceoryx when built) as separate pinned processes and prints a table.\n"
         "First, the classic RING01 peer against evring Shared/Exclusive and the floor, interleaved,\n"
