@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <immintrin.h>
 #include <pthread.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>

@@ -23,7 +23,8 @@ struct CompareOptions {
     // ring's doorbell feature (no doorbell, no membarrier registration);
     // "doublemap" runs row "Shared" as the classic pair with its reader
     // mapping the payload buffer twice, as evring does; "ntcopy" has every
-    // evring writer copy its payloads with streaming stores.
+    // evring writer copy its payloads with streaming stores; "aa" runs row
+    // "Shared" as a second classic pair, a control.
     std::string variant;
 };
 

@@ -7,6 +7,7 @@
 // to core 0 and readers to core 1, all in the same run.
 #include <cstdlib>
 #include <cstring>
+#include <cstdio>
 #include <string>
 
 #include "ipc/hugepages.hpp"
@@ -63,6 +64,14 @@ int main(int argc, char** argv) {
             options.compare_figure = argv[++i];
         } else if (arg == "--compare-variant" && i + 1 < argc) {
             options.compare_variant = argv[++i];
+            const std::string& v = options.compare_variant;
+            if (v != "mixed" && v != "nodoorbell" && v != "doublemap" && v != "ntcopy" && v != "aa") {
+                std::fprintf(stderr,
+                             "evring-ipc: --compare-variant '%s' is not one of mixed, nodoorbell, doublemap, "
+                             "ntcopy, aa\n",
+                             v.c_str());
+                return 2;
+            }
         } else if (arg == "--compare-fifo") {
             options.compare_fifo = true;
         } else if (arg == "--compare-only") {

@@ -6,7 +6,8 @@
 //
 // It measures what a following reader costs the writer: the writer's time per
 // event and whether the reader kept up (counter `lost`). docs/performance.md
-// ("A reader close behind the writer") has the figures. Needs two cpus; the
+// ("The A/A control, and 32 rounds of the tail": "A reader a few events
+// back") has the figures. Needs two cpus; the
 // ring is 2^20 descriptors and 256 MiB on /dev/shm, as in bench/ipc.
 #include <pthread.h>
 #include <sched.h>
