@@ -64,7 +64,7 @@ void add_value(CLI::App* app, const std::string& name, std::optional<T>& target,
 int main(int argc, char** argv) {
     CLI::App app{"evring: inspect, follow, snapshot and record event rings", "evring"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "evring 0.1.0");
+    app.set_version_flag("--version", std::string("evring ") + EVRING_VERSION_STRING);
     app.failure_message(one_line_failure);
 
     LsOptions ls;

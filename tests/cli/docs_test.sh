@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Docs that cannot drift: what README.md and docs/ state about the CLI and the
+# bindings, checked against the build.
+#
+# - docs/cli.md's `evring --help` block is exactly what `evring --help` prints;
+# - every subcommand (and sub-subcommand) has a `evring NAME` section in
+#   docs/cli.md, and every long option its --help lists is named there;
+# - README.md's C snippet compiles against libevring.so and runs over a ring
+#   the producer wrote; its Python snippet runs with the built package;
+# - no file of the repository holds an absolute path of one machine.
+#
+# Needs EVRING_BIN, PRODUCER_BIN, EVRING_SOURCE_DIR, EVRING_LIB_DIR (where
+# libevring.so is) and EVRING_PYTHONPATH (empty: no Python package built).
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+: "${EVRING_SOURCE_DIR:?}" "${EVRING_LIB_DIR:?}"
+make_work evring-docs-test
+cli_md="$EVRING_SOURCE_DIR/docs/cli.md"
+readme="$EVRING_SOURCE_DIR/README.md"
+
+# The fenced block right after a line "$ evring --help" in docs/cli.md.
+documented_help=$(awk '/^\$ evring --help$/ {inside = 1; next} inside && /^```$/ {exit} inside {print}' "$cli_md")
+actual_help=$("$EVRING_BIN" --help)
+if [ "$documented_help" = "$actual_help" ]; then
+    ok "cli.md's evring --help block is what evring --help prints"
+else
+    fail "help-block" "docs/cli.md's evring --help block differs from the program's: $(diff <(echo "$documented_help") <(echo "$actual_help") | head -20)"
+fi
+
+# Subcommand names from a --help text's "Subcommands:" section.
+subcommands_of() {
+    awk '/^Subcommands:/ {inside = 1; next} inside && /^[^ ]/ {exit} inside && NF {print $1}'
+}
+# Long options from a --help text's "Options:" section, but --help itself.
+options_of() {
+    grep -oE '(^|[ ,])--[a-z][a-z0-9-]*' | sed 's/^[ ,]*//' | grep -vx -- '--help' | sort -u
+}
+
+check_command() {  # check_command WORDS...: the command "evring WORDS"
+    local name="$*" help option sub
+    help=$("$EVRING_BIN" "$@" --help 2>&1) || { fail "$name" "'evring $name --help' failed"; return; }
+    if grep -qE "(^#+ .*\`evring $name( |\`))" "$cli_md"; then
+        ok "cli.md has a section for evring $name"
+    else
+        fail "section-$name" "docs/cli.md has no heading naming \`evring $name\`"
+    fi
+    local missing=()
+    while read -r option; do
+        [ -n "$option" ] || continue
+        grep -qF -- "$option" "$cli_md" || missing+=("$option")
+    done < <(echo "$help" | awk '/^Subcommands:/ {exit} {print}' | options_of)
+    if [ ${#missing[@]} -eq 0 ]; then
+        ok "cli.md names every option of evring $name"
+    else
+        fail "options-$name" "docs/cli.md does not name ${missing[*]} of 'evring $name'"
+    fi
+    while read -r sub; do
+        [ -n "$sub" ] && check_command "$@" "$sub"
+    done < <(echo "$help" | subcommands_of)
+}
+while read -r command; do
+    check_command "$command"
+done < <(echo "$actual_help" | subcommands_of)
+
+# README.md's C snippet, inside a main over a ring the producer wrote.
+ring="docs-feed-$$"
+"$PRODUCER_BIN" "$ring:12:20" --count 200 >/dev/null 2>&1 || fail "producer" "the producer failed"
+c_snippet=$(awk '/^```c$/ {inside = 1; next} inside && /^```$/ {exit} inside {print}' "$readme")
+if [ -z "$c_snippet" ]; then
+    fail "readme-c" "README.md has no \`\`\`c block"
+elif ! command -v cc >/dev/null; then
+    skip "readme-c" "no C compiler"
+else
+    {
+        echo '#include <stdio.h>'
+        echo '#include <evring/evring.h>'
+        echo 'int main(void) {'
+        echo "$c_snippet" | sed "s/\"feed\"/\"$ring\"/"
+        echo '    return 0;'
+        echo '}'
+    } >"$WORK/readme.c"
+    if ! cc -std=c11 -Wall -Werror -I"$EVRING_SOURCE_DIR/include" "$WORK/readme.c" -L"$EVRING_LIB_DIR" -levring \
+            -o "$WORK/readme_c" 2>"$WORK/cc.log"; then
+        fail "readme-c" "README.md's C snippet does not compile: $(head -5 "$WORK/cc.log")"
+    else
+        out=$(LD_LIBRARY_PATH="$EVRING_LIB_DIR" "$WORK/readme_c" 2>&1)
+        lines=$(echo "$out" | grep -cE '^[0-9]+ [A-Z_]+$')
+        if [ "$lines" -eq 200 ]; then
+            ok "README.md's C snippet prints the 200 events of the ring"
+        else
+            fail "readme-c" "README.md's C snippet printed $lines event lines, not 200: $(echo "$out" | head -3)"
+        fi
+    fi
+fi
+
+# README.md's Python snippet, over a real snapshot when there is one.
+py_snippet=$(awk '/^```python$/ {inside = 1; next} inside && /^```$/ {exit} inside {print}' "$readme")
+snapshot="${EVRING_CONFORMANCE_DIR:-}/emn-1b-15m.snapshot.zst"
+if [ -z "${EVRING_PYTHONPATH:-}" ]; then
+    skip "readme-python" "the Python package is not built"
+elif [ ! -f "$snapshot" ]; then
+    skip "readme-python" "no snapshot at $snapshot (EVRING_CONFORMANCE_DIR)"
+else
+    echo "$py_snippet" | sed -e "s#\"/path/to/emn-1b-15m.snapshot.zst\"#\"$snapshot\"#" \
+        -e "s#\"/dev/shm/ticks\"#\"$WORK/ticks\"#" >"$WORK/readme.py"
+    if out=$(cd "$WORK" && PYTHONPATH="$EVRING_PYTHONPATH" timeout 120 /usr/bin/python3 readme.py 2>&1); then
+        if echo "$out" | grep -qE '^[0-9]+ BLOCK_START '; then
+            ok "README.md's Python snippet runs and decodes the snapshot"
+        else
+            fail "readme-python" "README.md's Python snippet printed no BLOCK_START: $(echo "$out" | tail -3)"
+        fi
+    else
+        fail "readme-python" "README.md's Python snippet failed: $(echo "$out" | tail -5)"
+    fi
+fi
+
+# No absolute path of one machine (build folders and fetched data aside).
+if command -v git >/dev/null && git -C "$EVRING_SOURCE_DIR" rev-parse >/dev/null 2>&1; then
+    hits=$(git -C "$EVRING_SOURCE_DIR" grep -nIE '(/work/(main|shared|wt)|/home/[a-z]+/|/root/)' -- . \
+        ':!tests/cli/docs_test.sh' 2>/dev/null | head -5)
+    if [ -z "$hits" ]; then
+        ok "no machine paths in the repository"
+    else
+        fail "machine-paths" "absolute machine paths in the repository: $hits"
+    fi
+else
+    skip "machine-paths" "not a git checkout"
+fi
+exit_with_results
