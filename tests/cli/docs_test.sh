@@ -38,7 +38,11 @@ options_of() {
 check_command() {  # check_command WORDS...: the command "evring WORDS"
     local name="$*" help option sub
     help=$("$EVRING_BIN" "$@" --help 2>&1) || { fail "$name" "'evring $name --help' failed"; return; }
-    if grep -qE "(^#+ .*\`evring $name( |\`))" "$cli_md"; then
+    # A heading naming `evring NAME ...`; a sub-subcommand may share its parent's
+    # heading as one of `evring PARENT a|b|c`.
+    local parent="${*:1:$#-1}" last="${!#}"
+    if grep -qE "^#+ .*\`evring $name( |\`)" "$cli_md" ||
+        { [ $# -gt 1 ] && grep -E "^#+ .*\`evring $parent " "$cli_md" | grep -qE "[ |]$last([ |]|\`)"; }; then
         ok "cli.md has a section for evring $name"
     else
         fail "section-$name" "docs/cli.md has no heading naming \`evring $name\`"
@@ -63,7 +67,7 @@ done < <(echo "$actual_help" | subcommands_of)
 
 # README.md's C snippet, inside a main over a ring the producer wrote.
 ring="docs-feed-$$"
-"$PRODUCER_BIN" "$ring:12:20" --count 200 >/dev/null 2>&1 || fail "producer" "the producer failed"
+"$PRODUCER_BIN" "$ring:12:20" --count 200 --keep >/dev/null 2>&1 || fail "producer" "the producer failed"
 c_snippet=$(awk '/^```c$/ {inside = 1; next} inside && /^```$/ {exit} inside {print}' "$readme")
 if [ -z "$c_snippet" ]; then
     fail "readme-c" "README.md has no \`\`\`c block"
@@ -90,6 +94,29 @@ else
             fail "readme-c" "README.md's C snippet printed $lines event lines, not 200: $(echo "$out" | head -3)"
         fi
     fi
+fi
+
+# The error message docs/c-api.md quotes, from the C ABI.
+quoted=$(grep -oE "opening '/dev/shm/no-such-ring': [^\`]*" "$EVRING_SOURCE_DIR/docs/c-api.md")
+cat >"$WORK/missing.c" <<'C'
+#include <stdio.h>
+#include <evring/evring.h>
+int main(void) {
+    evring_source* src = evring_source_open("/dev/shm/no-such-ring", NULL);
+    if (src != NULL) { evring_source_close(src); return 1; }
+    printf("%s\n", evring_last_error());
+    return 0;
+}
+C
+if [ -z "$quoted" ]; then
+    fail "c-api-message" "docs/c-api.md quotes no message for /dev/shm/no-such-ring"
+elif [ -e /dev/shm/no-such-ring ]; then
+    skip "c-api-message" "/dev/shm/no-such-ring exists"
+elif cc -std=c11 -I"$EVRING_SOURCE_DIR/include" "$WORK/missing.c" -L"$EVRING_LIB_DIR" -levring -o "$WORK/missing" &&
+        actual=$(LD_LIBRARY_PATH="$EVRING_LIB_DIR" "$WORK/missing") && [ "$actual" = "$quoted" ]; then
+    ok "docs/c-api.md quotes the C ABI's message for a missing ring"
+else
+    fail "c-api-message" "docs/c-api.md quotes '$quoted', the C ABI says '${actual:-nothing}'"
 fi
 
 # README.md's Python snippet, over a real snapshot when there is one.
