@@ -23,7 +23,7 @@ constexpr std::string_view kKeywords[] = {
     "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
 
 // Names the generated header defines itself.
-constexpr std::string_view kReservedTypes[] = {"Flow", "EventType", "EventInfo"};
+constexpr std::string_view kReservedTypes[] = {"Flow", "EventType", "EventInfo", "PayloadCheck"};
 
 std::string_view scalar_cpp(Scalar s) {
     static constexpr std::string_view names[] = {

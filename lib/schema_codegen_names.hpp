@@ -40,5 +40,7 @@ std::string camel_case(std::string_view snake);
 
 // Appends the publish_<event> helpers (schema_codegen_publish.cpp).
 void append_publish_helpers(std::string& out, const Schema& schema, const CppNames& names);
+// Appends check_payload_size and publish_checked (schema_codegen_check.cpp).
+void append_payload_checks(std::string& out, const Schema& schema);
 
 }  // namespace evring::detail

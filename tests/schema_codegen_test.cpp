@@ -14,6 +14,7 @@
 #include "evring/schema_codegen.hpp"
 #include "evring/schema_embed.hpp"
 #include "evring/schema_render.hpp"
+#include "evring/schema_write_check.hpp"
 #include "support/schema_payload.hpp"
 #if __has_include(<evring/typed_publish.hpp>)
 #include "evring/iterator.hpp"
@@ -34,6 +35,8 @@ struct Published {
 
 struct Reservation {
     evring::EventDescriptor staged{};
+    std::array<std::byte, 256> buffer{};  // publish_checked copies into it
+    std::byte* payload() { return buffer.data(); }
     explicit operator bool() const { return true; }
     evring::EventDescriptor& descriptor() { return staged; }
     std::uint64_t seqno() const { return staged.seqno; }
@@ -171,6 +174,50 @@ TEST(SchemaCodegen, HelpersRefuseSpansTooLongForTheirCountField) {
     mock::Publisher publisher;
     const std::vector<orders::Leg> legs(256);  // legs_count is a u8
     EXPECT_EQ(orders::publish_fill(publisher, orders::Fill{}, legs), 0u);
+    EXPECT_TRUE(publisher.events.empty());
+}
+
+// check_payload_size decides what check_payload decides, for every event type and for sizes
+// and counts around each layout's edges.
+TEST(SchemaCodegen, CheckPayloadSizeAgreesWithTheSchemaLibrary) {
+    int refused = 0;
+    for (std::uint16_t type = 0; type <= 8; ++type) {
+        for (std::size_t size : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 66u, 69u, 111u, 112u, 113u, 128u, 129u, 200u}) {
+            for (std::uint64_t count : {0ull, 1ull, 2ull, 3ull, 0xffull, 0xffffull, 0xffffffffull}) {
+                std::vector<std::byte> payload(size);
+                const SchemaEvent* event = schema().event(type);
+                const SchemaStruct* s = event != nullptr ? schema().payload_of(*event) : nullptr;
+                for (const auto& t : s != nullptr ? s->trailing : std::vector<SchemaTrailing>{}) {
+                    const std::size_t width = scalar_size(t.count_scalar);
+                    if (t.count_offset + width <= size) std::memcpy(payload.data() + t.count_offset, &count, width);
+                }
+                const DecodeError e = check_payload(schema(), type, payload);
+                const orders::PayloadCheck c = orders::check_payload_size(type, payload);
+                ASSERT_EQ(bool(c), e.ok()) << "type " << type << " size " << size << " count " << count;
+                if (e.status == DecodeStatus::UnknownEventType) {
+                    EXPECT_EQ(c.status, orders::PayloadCheck::Status::UnknownType);
+                } else if (!e.ok()) {
+                    EXPECT_EQ(c.status, orders::PayloadCheck::Status::WrongSize);
+                    EXPECT_EQ(c.rule, describe_payload_rule(schema(), *schema().event(type)));
+                }
+                refused += !e.ok();
+            }
+        }
+    }
+    EXPECT_GT(refused, 100);  // the loop reaches both answers
+}
+
+TEST(SchemaCodegen, PublishCheckedRefusesWhatTheSchemaRulesOut) {
+    mock::Publisher publisher;
+    const std::array<std::byte, 5> five{};
+    std::uint64_t seqno = 1;
+    const orders::PayloadCheck c = orders::publish_checked(publisher, 3, five, {}, &seqno);
+    EXPECT_EQ(c.status, orders::PayloadCheck::Status::WrongSize);
+    EXPECT_EQ(c.size, 5u);
+    EXPECT_EQ(c.expected, 16u);
+    EXPECT_EQ(c.rule, "exactly 16 bytes");
+    EXPECT_EQ(seqno, 0u);
+    EXPECT_EQ(orders::publish_checked(publisher, 99, {}).status, orders::PayloadCheck::Status::UnknownType);
     EXPECT_TRUE(publisher.events.empty());
 }
 

@@ -46,15 +46,19 @@ def open(source, schema=None, max_snapshot_size=0, register=True, name="python",
     return _open(_os.fspath(source), schema, max_snapshot_size, bool(register), str(name), str(detail))
 
 
-def create(name, descriptor_shift=20, payload_shift=28, content_type=None, schema=None, shared=False, keep=False):
+def create(name, descriptor_shift=20, payload_shift=28, content_type=None, schema=None, shared=False, keep=False,
+           check_raw=False):
     """Creates a ring and returns its Writer. `name`: a name in the ring
     directory, or a path. Sizes are 2**descriptor_shift descriptors and
     2**payload_shift payload bytes. `schema`: a schema file path or schema
-    text; it sets the content type and hash and is embedded in the ring.
-    The file is removed when the writer closes unless keep=True."""
+    text; it sets the content type and hash and is embedded in the ring,
+    and Writer.record checks every event against it. check_raw=True checks
+    Writer.record_raw too. The file is removed when the writer closes unless
+    keep=True."""
     if schema is not None and not isinstance(schema, str):
         schema = _os.fspath(schema)
-    return _create(_os.fspath(name), descriptor_shift, payload_shift, content_type, schema, shared, keep)
+    return _create(_os.fspath(name), descriptor_shift, payload_shift, content_type, schema, shared, keep,
+                   bool(check_raw))
 
 
 class Batch:

@@ -3,6 +3,9 @@
 // record() copies the payload (any bytes-like object) into a reservation and
 // commits it; a payload larger than the ring allows raises evring.Error
 // after recording a RECORD_ERROR in its place, as typed_publish.hpp does.
+// With a schema, record() is checked (schema_write_check.hpp): an unknown
+// type or a size the layout rules out raises evring.Error and publishes
+// nothing. record_raw() is the unchecked path (checked with check_raw=True).
 //
 // Thread safety: a Writer may be used from several Python threads (the
 // Publisher is shared-safe); close() must not race with record().
@@ -25,7 +28,17 @@ public:
     explicit Writer(std::unique_ptr<evring_writer> handle, std::optional<Schema> schema)
         : handle_(std::move(handle)), schema_(std::move(schema)) {}
 
+    // The typed write: checked against the ring's schema when it has one.
     std::uint64_t record(const py::object& event_type, const py::buffer& payload, const py::tuple& flow) {
+        return publish(event_type, payload, flow, true);
+    }
+    // The raw write: any bytes under any event type.
+    std::uint64_t record_raw(const py::object& event_type, const py::buffer& payload, const py::tuple& flow) {
+        return publish(event_type, payload, flow, false);
+    }
+
+    std::uint64_t publish(const py::object& event_type, const py::buffer& payload, const py::tuple& flow,
+                          bool checked) {
         evring_writer& w = handle();
         const std::uint16_t type = type_number(event_type);
         FlowTags tags{};
@@ -35,6 +48,8 @@ public:
         if (info.ndim > 1 && !PyBuffer_IsContiguous(info.view(), 'C'))
             raise_error("the payload must be a contiguous buffer");
         const auto size = static_cast<std::uint64_t>(info.size * info.itemsize);
+        if (checked || w.check_raw)
+            if (std::string why = bindings::refusal(w, type, info.ptr, size); !why.empty()) raise_error(why);
         Reservation r = w.publisher.reserve(size);
         if (!r) {
             detail::publish_oversized(w.publisher, type, size, info.ptr, size, tags);
@@ -74,7 +89,7 @@ private:
 };
 
 Writer create(const std::string& name, unsigned descriptor_shift, unsigned payload_shift,
-              const py::object& content_type, const py::object& schema, bool shared, bool keep) {
+              const py::object& content_type, const py::object& schema, bool shared, bool keep, bool check_raw) {
     bindings::WriterSettings settings;
     settings.name = name;
     settings.descriptor_shift = descriptor_shift;
@@ -93,6 +108,7 @@ Writer create(const std::string& name, unsigned descriptor_shift, unsigned paylo
     }
     settings.shared = shared;
     settings.keep = keep;
+    settings.check_raw = check_raw;
     auto handle = bindings::create_writer_handle(settings);
     if (!handle) raise_error(handle.error().message());
     return Writer(std::move(*handle), std::move(parsed));
@@ -103,7 +119,10 @@ Writer create(const std::string& name, unsigned descriptor_shift, unsigned paylo
 void register_writer(py::module_& m) {
     py::class_<Writer>(m, "Writer", "A ring this process writes (evring.create).")
         .def("record", &Writer::record, py::arg("event_type"), py::arg("payload"), py::arg("flow") = py::tuple(),
-             "Records one event (event_type: a number, or a name from the schema); returns its seqno.")
+             "Records one event (event_type: a number, or a name from the schema); returns its seqno. With a "
+             "schema, an unknown type or a payload size its layout rules out raises evring.Error.")
+        .def("record_raw", &Writer::record_raw, py::arg("event_type"), py::arg("payload"),
+             py::arg("flow") = py::tuple(), "Records one event unchecked (unless created with check_raw=True).")
         .def_property_readonly("path", [](Writer& w) { return w.handle().writer.path(); })
         .def_property_readonly("max_payload", [](Writer& w) { return w.handle().publisher.max_payload_size(); })
         .def("close", &Writer::close, "Closes the ring; its file is removed unless keep=True.")
@@ -111,7 +130,7 @@ void register_writer(py::module_& m) {
         .def("__exit__", [](Writer& w, py::args) { w.close(); });
     m.def("create", &create, py::arg("name"), py::arg("descriptor_shift") = kDefaultDescriptorShift,
           py::arg("payload_shift") = kDefaultPayloadBufShift, py::arg("content_type") = py::none(),
-          py::arg("schema") = py::none(), py::arg("shared") = false, py::arg("keep") = false,
+          py::arg("schema") = py::none(), py::arg("shared") = false, py::arg("keep") = false, py::arg("check_raw") = false,
           "Creates a ring (a name in the ring directory, or a path) and returns its Writer.");
 }
 
