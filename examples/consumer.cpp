@@ -63,14 +63,13 @@ public:
         }
         const evring::EventDescriptor& d = event.descriptor;
         demo::Tick tick{};
-        if (event.payload_state != evring::PayloadState::Ok || d.payload_size < sizeof tick) {
+        if (event.payload_state != evring::PayloadState::Ok || d.payload_size != sizeof tick) {
             ++tally_.bad;
             return true;
         }
         std::memcpy(&tick, event.payload.data(), sizeof tick);
-        const std::string_view name(reinterpret_cast<const char*>(event.payload.data()) + sizeof tick,
-                                    d.payload_size - sizeof tick);
-        if (tick.name_length != name.size() || tick.checksum != demo::tick_checksum(tick, name)) {
+        const std::string_view name = demo::name_of(tick);
+        if (tick.checksum != demo::tick_checksum(tick)) {
             ++tally_.bad;
             return true;
         }

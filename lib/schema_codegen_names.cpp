@@ -102,6 +102,7 @@ std::string CppNames::type(TypeId id) const {
     case TypeKind::Enum: return enums_[t.index];
     case TypeKind::Struct: return structs_[t.index];
     case TypeKind::Array: return fmt::format("std::array<{}, {}>", type(t.element), t.count);
+    case TypeKind::String: return fmt::format("std::array<char, {}>", t.count);
     }
     return {};
 }
