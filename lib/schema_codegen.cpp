@@ -20,10 +20,12 @@ std::string enumerator_value(const SchemaEnum& e, std::uint64_t bits) {
     return std::to_string(v);
 }
 
-std::string comment(std::string_view text) { return text.empty() ? std::string() : "  // " + std::string(text); }
+std::string comment(std::string_view text) {
+    return text.empty() ? std::string() : "  // " + CppNames::comment_text(text);
+}
 
 void append_enum(std::string& out, const SchemaEnum& e, const std::string& cpp) {
-    if (!e.doc.empty()) out += fmt::format("// {}\n", e.doc);
+    if (!e.doc.empty()) out += fmt::format("// {}\n", CppNames::comment_text(e.doc));
     out += fmt::format("enum class {} : std::{}int{}_t {{\n", cpp, e.is_signed() ? "" : "u",
                        scalar_size(e.underlying) * 8);
     for (const auto& v : e.values)
@@ -35,7 +37,7 @@ void append_struct(std::string& out, const Schema& schema, const SchemaStruct& s
                    const std::string& cpp) {
     std::uint32_t natural_align = 1;
     for (const auto& f : s.fields) natural_align = std::max(natural_align, schema.type(f.type).align);
-    if (!s.doc.empty()) out += fmt::format("// {}\n", s.doc);
+    if (!s.doc.empty()) out += fmt::format("// {}\n", CppNames::comment_text(s.doc));
     out += s.align > natural_align ? fmt::format("struct alignas({}) {} {{\n", s.align, cpp)
                                    : fmt::format("struct {} {{\n", cpp);
     std::uint64_t end = 0;
@@ -53,7 +55,7 @@ void append_struct(std::string& out, const Schema& schema, const SchemaStruct& s
         out += fmt::format("    std::array<std::uint8_t, {}> reserved_padding_{}_;\n", s.size - end, pads++);
     for (const auto& t : s.trailing)
         out += fmt::format("    // then trailing {}: {}[{}]{}\n", t.name, names.element_type(t), t.count_path,
-                           t.doc.empty() ? "" : " -- " + t.doc);
+                           t.doc.empty() ? "" : " -- " + CppNames::comment_text(t.doc));
     out += "};\n";
     out += fmt::format("static_assert(sizeof({0}) == {1}, \"{0}: size differs from the schema\");\n", cpp, s.size);
     out += fmt::format("static_assert(alignof({0}) == {1}, \"{0}: alignment differs from the schema\");\n", cpp,
@@ -164,7 +166,13 @@ Result<std::string> generate_cpp_header(const Schema& schema, const CodegenOptio
         const std::size_t sep = rest.find("::");
         const std::string_view part = rest.substr(0, sep);
         if (!detail::is_identifier(part) || CppNames::member(part) != part)
-            return Error(0, fmt::format("'{}' is not a C++ namespace name", ns));
+            return Error(0, fmt::format("'{}' is not a C++ namespace name (a C++ keyword or a standard library "
+                                        "macro is not one either); give another with --namespace",
+                                        CppNames::comment_text(ns)));
+        if (part == "evring" || part == "std")
+            return Error(0, fmt::format("namespace '{}' is {}'s own; a generated header needs another: give one "
+                                        "with --namespace",
+                                        part, part == "std" ? "the standard library" : "the evring library"));
         if (sep == std::string_view::npos) break;
         rest.remove_prefix(sep + 2);
     }
@@ -177,7 +185,8 @@ Result<std::string> generate_cpp_header(const Schema& schema, const CodegenOptio
         "#if __has_include(<evring/typed_publish.hpp>)\n#include <evring/typed_publish.hpp>\n#endif\n"
         "#if __has_include(<evring/config.hpp>)\n#include <evring/config.hpp>\n#endif\n\n"
         "namespace {} {{\n\n",
-        options.source_label.empty() ? schema.source_name() : options.source_label, schema.content_name(),
+        CppNames::comment_text(options.source_label.empty() ? schema.source_name() : options.source_label),
+        schema.content_name(),
         schema.content_type(), schema.hash_hex(), ns);
     append_constants(out, schema, *names);
     append_embedding(out, schema);

@@ -3,6 +3,7 @@
 // it compiles with the project's warnings, its static_asserts hold, and what
 // its publish helpers write decodes with the schema to the values put in.
 #include "orders_schema.hpp"
+#include "hostile_names_schema.hpp"  // it compiles: nothing in it was injected
 
 #include <cstring>
 #include <string>
@@ -246,6 +247,45 @@ TEST(SchemaCodegen, NamesThatCollideInCppAreRefused) {
     ASSERT_TRUE(good.ok()) << good.error().message();
     EXPECT_NE(good->find("std::uint8_t class_;"), std::string::npos);  // keywords get a trailing _
     EXPECT_NE(good->find("namespace outer::inner {"), std::string::npos);
+}
+
+// hostile_names.toml: names that are standard macros get a trailing '_', descriptions with a
+// newline, a NUL or a trailing backslash stay inside their comments (the header compiled).
+TEST(SchemaCodegen, MacroNamesAndHostileTextsCompile) {
+    hostile_names::EOF_ payload{};  // struct EOF
+    payload.unix_ = 1;
+    payload.INT_MAX_ = -1;
+    EXPECT_EQ(payload.unix_ + static_cast<std::uint64_t>(-payload.INT_MAX_), 2u);
+    EXPECT_EQ(static_cast<int>(hostile_names::Stdin::EOF_), 0);
+    EXPECT_EQ(static_cast<int>(hostile_names::Stdin::errno_), 2);
+    hostile_names::Eof event{};
+    event.errno_ = 7;
+    event.NULL_ = hostile_names::Stdin::linux_;
+    event.EXIT_SUCCESS_ = {'A', 'B', 'C', 0};
+    const hostile_names::Flow flow{.errno_ = 1, .EOF_ = 2};
+    EXPECT_EQ(flow.tags()[1], 2u);
+    EXPECT_EQ(hostile_names::event_name(hostile_names::EventType::EOF_), "EOF");
+    EXPECT_EQ(hostile_names::event_name(hostile_names::EventType::NULL_), "NULL");
+    mock::Publisher publisher;
+    const std::uint8_t tail[] = {9};
+    ASSERT_EQ(hostile_names::publish_eof(publisher, event, tail), 1u);
+    EXPECT_EQ(publisher.events[0].payload.size(), hostile_names::EventInfo<hostile_names::EventType::EOF_>::kFixedSize + 1);
+}
+
+TEST(SchemaCodegen, FileNamesAndNamespacesCannotInjectCode) {
+    const Schema s = parse("[[event]]\nnumber = 2\nname = \"E\"\n");
+    auto header = generate_cpp_header(s, {"", "evil\n#error injected\r.toml\\"});
+    ASSERT_TRUE(header.ok()) << header.error().message();
+    EXPECT_EQ(header->find("\n#error"), std::string::npos);
+    EXPECT_NE(header->find("from evil\\x0a#error injected\\x0d.toml\\.. Do not edit"), std::string::npos)
+        << header->substr(0, 200);
+    for (const char* ns : {"evring", "std", "EOF", "errno", "outer::NULL"}) {
+        auto refused = generate_cpp_header(s, {ns, ""});
+        ASSERT_FALSE(refused.ok()) << ns;
+        EXPECT_NE(refused.error().message().find("--namespace"), std::string::npos) << refused.error().message();
+    }
+    const Schema named_evring = Schema::parse("content_type = 7\ncontent_name = \"evring\"\n", "e.toml").value();
+    EXPECT_FALSE(generate_cpp_header(named_evring).ok());
 }
 
 #if __has_include(<evring/typed_publish.hpp>)
