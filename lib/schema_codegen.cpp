@@ -183,7 +183,8 @@ Result<std::string> generate_cpp_header(const Schema& schema, const CodegenOptio
         "#include <array>\n#include <cstddef>\n#include <cstdint>\n#include <cstring>\n#include <span>\n#include <string_view>\n"
         "#include <type_traits>\n\n#include <evring/schema_types.hpp>\n"
         "#if __has_include(<evring/typed_publish.hpp>)\n#include <evring/typed_publish.hpp>\n#endif\n"
-        "#if __has_include(<evring/config.hpp>)\n#include <evring/config.hpp>\n#endif\n\n"
+        "#if __has_include(<evring/config.hpp>)\n#include <evring/config.hpp>\n#endif\n"
+        "#if __has_include(<evring/payload.hpp>)\n#include <evring/payload.hpp>\n#endif\n\n"
         "namespace {} {{\n\n",
         CppNames::comment_text(options.source_label.empty() ? schema.source_name() : options.source_label),
         schema.content_name(),
@@ -196,6 +197,7 @@ Result<std::string> generate_cpp_header(const Schema& schema, const CodegenOptio
     append_event_types(out, schema, *names);
     detail::append_publish_helpers(out, schema, *names);
     detail::append_payload_checks(out, schema);
+    detail::append_typed_reads(out);
     out += fmt::format("}}  // namespace {}\n", ns);
     return out;
 }

@@ -29,22 +29,24 @@ struct PayloadCheck {
 };
 
 namespace generated_detail {
-// Adds count x element_size bytes to `used`; false when they do not fit the payload. used <= size.
-inline bool take_trailing(std::span<const std::byte> payload, std::size_t count_offset, std::size_t count_width,
-                          std::uint64_t element_size, std::uint64_t& used) noexcept {
+// Adds count x element_size bytes to `used`; false when they do not fit the payload's `size`
+// bytes. used <= size; the count is read from the fixed part at `fixed`.
+inline bool take_trailing(const std::byte* fixed, std::size_t count_offset, std::size_t count_width,
+                          std::uint64_t element_size, std::uint64_t size, std::uint64_t& used) noexcept {
     std::uint64_t count = 0;  // little-endian, as the ring is
-    std::memcpy(&count, payload.data() + count_offset, count_width);
-    if (count > (payload.size() - used) / element_size) return false;
+    std::memcpy(&count, fixed + count_offset, count_width);
+    if (count > (size - used) / element_size) return false;
     used += count * element_size;
     return true;
 }
 }  // namespace generated_detail
 
-inline PayloadCheck check_payload_size(std::uint16_t event_type, std::span<const std::byte> payload) noexcept {
+// The check of a payload of `size` bytes whose fixed part (when size allows one) is at `fixed`.
+inline PayloadCheck check_layout(std::uint16_t event_type, const std::byte* fixed, std::uint64_t size) noexcept {
     PayloadCheck c;
     c.event_type = event_type;
-    c.size = payload.size();
-    std::uint64_t fixed = 0;
+    c.size = size;
+    std::uint64_t fixed_size = 0;
     switch (event_type) {
 )";
 
@@ -63,19 +65,19 @@ std::string literal(std::string_view text) {
 void append_payload_checks(std::string& out, const Schema& schema) {
     out += kPreamble;
     for (const auto& e : schema.events())
-        out += fmt::format("    case {}: c.rule = {}; fixed = {}; break;  // {}\n", e.number,
+        out += fmt::format("    case {}: c.rule = {}; fixed_size = {}; break;  // {}\n", e.number,
                            literal(describe_payload_rule(schema, e)), schema.fixed_size(e), e.name);
     out += "    default: c.status = PayloadCheck::Status::UnknownType; return c;\n    }\n"
-           "    c.expected = fixed;\n"
-           "    if (payload.size() < fixed) {\n        c.status = PayloadCheck::Status::WrongSize;\n        return c;\n    }\n"
-           "    std::uint64_t used = fixed;\n    bool fits = true;\n    switch (event_type) {\n";
+           "    c.expected = fixed_size;\n"
+           "    if (size < fixed_size) {\n        c.status = PayloadCheck::Status::WrongSize;\n        return c;\n    }\n"
+           "    std::uint64_t used = fixed_size;\n    bool fits = true;\n    (void)fixed;  // unread when no event has trailing arrays\n    switch (event_type) {\n";
     for (const auto& e : schema.events()) {
         const SchemaStruct* s = schema.payload_of(e);
         if (s == nullptr || s->trailing.empty()) continue;
         out += fmt::format("    case {}:\n        fits =", e.number);
         for (std::size_t i = 0; i < s->trailing.size(); ++i) {
             const SchemaTrailing& t = s->trailing[i];
-            out += fmt::format("{}generated_detail::take_trailing(payload, {}, {}, {}, used)",
+            out += fmt::format("{}generated_detail::take_trailing(fixed, {}, {}, {}, size, used)",
                                i ? " &&\n               " : " ", t.count_offset, scalar_size(t.count_scalar),
                                schema.type(t.element).size);
         }
@@ -83,8 +85,10 @@ void append_payload_checks(std::string& out, const Schema& schema) {
     }
     out += "    default: break;\n    }\n"
            "    c.expected = fits ? used : 0;\n"
-           "    if (!fits || used != payload.size()) c.status = PayloadCheck::Status::WrongSize;\n"
-           "    return c;\n}\n\n";
+           "    if (!fits || used != size) c.status = PayloadCheck::Status::WrongSize;\n"
+           "    return c;\n}\n\n"
+           "inline PayloadCheck check_payload_size(std::uint16_t event_type, std::span<const std::byte> payload) noexcept {\n"
+           "    return check_layout(event_type, payload.data(), payload.size());\n}\n\n";
     out += "// publish_checked: publishes bytes built by hand only when check_payload_size accepts them;\n"
            "// *seqno gets the event's sequence number, or 0 when refused or when the payload did not fit.\n"
            "template <class Publisher>\n"

@@ -24,7 +24,8 @@ constexpr std::string_view kKeywords[] = {
     "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
 
 // Names the generated header defines itself.
-constexpr std::string_view kReservedTypes[] = {"Flow", "EventType", "EventInfo", "PayloadCheck"};
+constexpr std::string_view kReservedTypes[] = {"Flow", "EventType", "EventInfo", "PayloadCheck", "ReadStatus", "Unpacked",
+                                               "PayloadView"};
 
 std::string_view scalar_cpp(Scalar s) {
     static constexpr std::string_view names[] = {

@@ -48,5 +48,7 @@ std::string camel_case(std::string_view snake);
 void append_publish_helpers(std::string& out, const Schema& schema, const CppNames& names);
 // Appends check_payload_size and publish_checked (schema_codegen_check.cpp).
 void append_payload_checks(std::string& out, const Schema& schema);
+// Appends unpack, read and view (schema_codegen_read.cpp).
+void append_typed_reads(std::string& out);
 
 }  // namespace evring::detail

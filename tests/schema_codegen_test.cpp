@@ -314,6 +314,62 @@ TEST(SchemaCodegen, HelpersPublishThroughEvringsPublisher) {
     EXPECT_EQ(event.payload_size, 0u);
     EXPECT_EQ(event.content_ext[1], 2u);
 }
+
+// The generated typed reads: a copy into the struct plus a caller's buffer, a view in place with a
+// checked expiry, and unpack for bytes already copied; each refuses the wrong type or layout.
+TEST(SchemaCodegen, TypedReadsCheckTypeLayoutAndExpiry) {
+    test::RingPair rings;
+    Publisher publisher(*rings.writer);
+    orders::OrderNew order{};
+    order.order_id = 77;
+    const std::uint8_t note[] = {'h', 'i', '!'};
+    const std::uint64_t seqno = orders::publish_order_new(publisher, order, note);
+    Iterator it(*rings.reader);
+    EventDescriptor event{};
+    ASSERT_TRUE(it.read_descriptor(seqno, event));
+
+    std::array<std::byte, 8> buffer{};
+    const auto copied = orders::read<orders::EventType::ORDER_NEW>(*rings.reader, event, buffer);
+    ASSERT_EQ(copied.status, orders::ReadStatus::Ok);
+    EXPECT_EQ(copied.payload.order_id, 77u);
+    EXPECT_EQ(copied.payload.note_length, 3u);
+    ASSERT_EQ(copied.trailing.size(), 3u);
+    EXPECT_EQ(copied.trailing[2], std::byte{'!'});
+    std::array<std::byte, 2> small{};
+    const auto too_small = orders::read<orders::EventType::ORDER_NEW>(*rings.reader, event, small);
+    EXPECT_EQ(too_small.status, orders::ReadStatus::TooSmall);
+    EXPECT_EQ(too_small.needed, 3u);
+    EXPECT_EQ(orders::read<orders::EventType::FILL>(*rings.reader, event, buffer).status,
+              orders::ReadStatus::WrongType);
+
+    const auto in_place = orders::view<orders::EventType::ORDER_NEW>(*rings.reader, event);
+    ASSERT_EQ(in_place.status(), orders::ReadStatus::Ok);
+    EXPECT_EQ(in_place.fixed().order_id, 77u);
+    EXPECT_EQ(in_place.trailing().size(), 3u);
+    EXPECT_TRUE(in_place.valid());
+
+    // A lying count (note_length 9 for 3 bytes) is WrongSize, with the rule.
+    EventDescriptor lying = event;
+    std::vector<std::byte> bytes(event.payload_size);
+    ASSERT_EQ(copy_payload(*rings.reader, event, bytes.data(), bytes.size()), PayloadResult::Ok);
+    const auto unpacked = orders::unpack<orders::EventType::ORDER_NEW>(event.event_type, bytes);
+    ASSERT_TRUE(unpacked);
+    EXPECT_EQ(unpacked.trailing.size(), 3u);
+    bytes[offsetof(orders::OrderNew, note_length)] = std::byte{9};
+    const auto bad = orders::unpack<orders::EventType::ORDER_NEW>(event.event_type, bytes);
+    EXPECT_EQ(bad.status, orders::ReadStatus::WrongSize);
+    EXPECT_EQ(bad.check.status, orders::PayloadCheck::Status::WrongSize);
+    lying.payload_size = 10;  // shorter than the fixed part
+    EXPECT_EQ(orders::read<orders::EventType::ORDER_NEW>(*rings.reader, lying, buffer).status,
+              orders::ReadStatus::WrongSize);
+
+    // Lapped: 2,000 more events overwrite the 64 KiB payload buffer; the copy and the view say so.
+    for (int i = 0; i < 2000; ++i) orders::publish_order_new(publisher, order, note);
+    EXPECT_EQ(orders::read<orders::EventType::ORDER_NEW>(*rings.reader, event, buffer).status,
+              orders::ReadStatus::Expired);
+    EXPECT_FALSE(in_place.valid());
+    EXPECT_EQ(orders::view<orders::EventType::ORDER_NEW>(*rings.reader, event).status(), orders::ReadStatus::Expired);
+}
 #endif
 
 }  // namespace
