@@ -57,6 +57,38 @@ TEST(SchemaLint, MacroNamesAreNamedWithWhatTheHeaderCallsThem) {
     EXPECT_EQ(text.find("fine"), std::string::npos);
 }
 
+// RECORD_ERROR is implied (lib/schema_record_error.cpp) exactly as the lines a schema used to copy.
+TEST(SchemaRecordError, IsImpliedExactlyAsDeclared) {
+    const std::string head = "content_type = 900\ncontent_name = \"r\"\n[[event]]\nnumber = 2\nname = \"E\"\n";
+    const Schema implied = parse(head);
+    const SchemaEvent* e = implied.event(1);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->name, "RECORD_ERROR");
+    EXPECT_EQ(implied.fixed_size(*e), 16u);
+    const std::string declared_text = head + R"(
+[[event]]
+number = 1
+name = "RECORD_ERROR"
+payload = "record_error"
+[enum.record_error_type]
+type = "u16"
+values = { NONE = 0, OVERFLOW_4GB = 1, OVERFLOW_EXPIRE = 2, MISSING_EVENT = 3 }
+[struct.record_error]
+fields = [
+  { name = "error_type",             type = "record_error_type" },
+  { name = "dropped_event_type",     type = "u16" },
+  { name = "truncated_payload_size", type = "u32" },
+  { name = "requested_payload_size", type = "u64" },
+  { name = "truncated_payload",      type = "bytes[truncated_payload_size]" },
+]
+)";
+    EXPECT_EQ(parse(declared_text).canonical_form(), implied.canonical_form());
+    // Not implied: an event type 1 of the schema's own, a name it uses, foreign hashes.
+    EXPECT_EQ(parse(head + "[[event]]\nnumber = 1\nname = \"BLOCK\"\n").event(1)->name, "BLOCK");
+    EXPECT_EQ(parse(head + "[struct.record_error]\nfields = [{ name = \"x\", type = \"u8\" }]\n").event(1), nullptr);
+    EXPECT_EQ(parse("describes = [\"" + std::string(64, 'b') + "\"]\n" + head).event(1), nullptr);
+}
+
 TEST(SchemaLint, TheMacroTableIsSortedForItsBinarySearch) {
     EXPECT_TRUE(detail::standard_macros_are_sorted());
     EXPECT_TRUE(detail::is_standard_macro("EOF"));

@@ -15,7 +15,7 @@ def test_record_refuses_a_size_the_layout_rules_out(ring_path):
             writer.record("TICK", b"short")
         with pytest.raises(evring.Error, match=r"counts say 19 bytes"):
             writer.record("TICK", tick_payload(1, 2, b"abc") + b"!")
-        with pytest.raises(evring.Error, match=r"event type 9 is not in schema 'pytest' \(its types: 7 TICK\)"):
+        with pytest.raises(evring.Error, match=r"event type 9 is not in schema 'pytest' \(its types: 1 RECORD_ERROR, 7 TICK\)"):
             writer.record(9, b"")
         assert writer.record("TICK", tick_payload(1, 2, b"abc")) == 1
         assert writer.record_raw(7, b"short") == 2                 # the raw path is unchecked
