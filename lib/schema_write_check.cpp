@@ -42,8 +42,9 @@ std::string describe_write_refusal(const Schema& schema, const DecodeError& e) {
     if (e.status == DecodeStatus::CountOverflow && e.array != nullptr)
         return head + fmt::format(", and its count {} = {} asks for more than the {} bytes left", e.array->count_path,
                                   e.count, e.available);
-    if (e.status == DecodeStatus::SizeMismatch && e.payload_size > schema.fixed_size(*event) &&
-        e.expected_size > schema.fixed_size(*event))
+    const SchemaStruct* s = schema.payload_of(*event);
+    if (e.status == DecodeStatus::SizeMismatch && s != nullptr && !s->trailing.empty() &&
+        e.payload_size >= s->size)
         return head + fmt::format(", and its counts say {} bytes", e.expected_size);
     return head;
 }
