@@ -9,6 +9,9 @@
 // event type 1 of its own, uses any of the three names, or describes foreign
 // hashes (another implementation's rings, like the older Monad schema whose
 // event type 1 is BLOCK_START).
+#include <cctype>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "schema_parse_support.hpp"
@@ -39,6 +42,12 @@ fields = [
 ]
 )";
 
+std::string lower(std::optional<std::string> text) {
+    std::string out = text.value_or("");
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
 bool declares_its_own(const toml::table& root) {
     if (root.contains("describes")) return true;
     for (std::string_view table : {"enum", "struct"}) {
@@ -55,7 +64,8 @@ bool declares_its_own(const toml::table& root) {
             const toml::table* t = e.as_table();
             if (t == nullptr) return true;
             if (const toml::node* n = t->get("number"); n != nullptr && n->value<std::int64_t>() == 1) return true;
-            if (const toml::node* n = t->get("name"); n != nullptr && n->value<std::string>() == "RECORD_ERROR")
+            // Any spelling: an event's inline struct is its name in lower case.
+            if (const toml::node* n = t->get("name"); n != nullptr && lower(n->value<std::string>()) == "record_error")
                 return true;
         }
     }

@@ -86,6 +86,8 @@ fields = [
     // Not implied: an event type 1 of the schema's own, a name it uses, foreign hashes.
     EXPECT_EQ(parse(head + "[[event]]\nnumber = 1\nname = \"BLOCK\"\n").event(1)->name, "BLOCK");
     EXPECT_EQ(parse(head + "[struct.record_error]\nfields = [{ name = \"x\", type = \"u8\" }]\n").event(1), nullptr);
+    EXPECT_EQ(parse(head + "[[event]]\nnumber = 5\nname = \"Record_Error\"\nfields = [{ name = \"x\", type = \"u8\" }]\n")
+                  .event(1), nullptr);  // its inline struct would be record_error
     EXPECT_EQ(parse("describes = [\"" + std::string(64, 'b') + "\"]\n" + head).event(1), nullptr);
 }
 
