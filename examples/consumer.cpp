@@ -12,8 +12,8 @@
 // consumer_is_idle_when_no_events_come, measures it).
 //
 // Decoding, two ways: by default with the header the build generates from
-// schemas/demo.toml (demo::Tick, demo::event_name, the schema hash checked
-// against the ring's); with --generic, the events it prints are decoded by
+// schemas/demo.toml (demo::unpack into demo::Tick, demo::event_name, the
+// schema hash checked against the ring's); with --generic, the events it prints are decoded by
 // the library's generic decoder with the schema the ring embeds, found by
 // evring::resolve_schema as `evring watch` finds it (no generated code).
 #include <signal.h>
@@ -47,6 +47,14 @@ struct Tally {
     std::uint64_t bad = 0;       // payload copied intact but wrong: a bug
 };
 
+// The tick of a QUOTE or TRADE through the generated header's unpack, which
+// checks the event type and the payload's layout; nullopt for anything else.
+std::optional<demo::Tick> tick_of(std::uint16_t type, std::span<const std::byte> payload) {
+    if (auto trade = demo::unpack<demo::EventType::TRADE>(type, payload)) return trade.payload;
+    if (auto quote = demo::unpack<demo::EventType::QUOTE>(type, payload)) return quote.payload;
+    return std::nullopt;
+}
+
 // Checks each tick the loop hands over (its payload already copied and
 // checked against the writer's window by the event source).
 class TickChecker final : public evring::FollowSink {
@@ -62,15 +70,15 @@ public:
             return true;
         }
         const evring::EventDescriptor& d = event.descriptor;
-        demo::Tick tick{};
-        if (event.payload_state != evring::PayloadState::Ok || d.payload_size < sizeof tick) {
+        const std::optional<demo::Tick> unpacked =
+            event.payload_state == evring::PayloadState::Ok ? tick_of(d.event_type, event.payload) : std::nullopt;
+        if (!unpacked) {
             ++tally_.bad;
             return true;
         }
-        std::memcpy(&tick, event.payload.data(), sizeof tick);
-        const std::string_view name(reinterpret_cast<const char*>(event.payload.data()) + sizeof tick,
-                                    d.payload_size - sizeof tick);
-        if (tick.name_length != name.size() || tick.checksum != demo::tick_checksum(tick, name)) {
+        const demo::Tick& tick = *unpacked;
+        const std::string_view name = demo::name_of(tick);
+        if (tick.checksum != demo::tick_checksum(tick)) {
             ++tally_.bad;
             return true;
         }

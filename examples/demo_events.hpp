@@ -27,20 +27,25 @@ inline constexpr std::size_t kFlowVenue = 1;   // venue number
 
 inline constexpr std::array<std::string_view, 4> kSymbols = {"ACME", "GLOBEX", "INITECH", "UMBRELLA"};
 
-// A symbol's name as the bytes of Tick's trailing `name`.
-inline std::span<const std::uint8_t> name_bytes(std::string_view name) noexcept {
-    return {reinterpret_cast<const std::uint8_t*>(name.data()), name.size()};
+// Tick::name, a char[16] (NUL-padded), from a symbol's name and back.
+inline void set_name(Tick& t, std::string_view name) noexcept {
+    t.name = {};
+    for (std::size_t i = 0; i < name.size() && i < t.name.size(); ++i) t.name[i] = name[i];
+}
+inline std::string_view name_of(const Tick& t) noexcept {
+    std::size_t n = 0;
+    while (n < t.name.size() && t.name[n] != '\0') ++n;
+    return {t.name.data(), n};
 }
 
 // Tick::checksum: of the fields before it and the name.
-inline std::uint64_t tick_checksum(const Tick& t, std::string_view name) {
+inline std::uint64_t tick_checksum(const Tick& t) {
     std::uint64_t h = 1469598103934665603ull;
     auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
     mix(t.counter);
     mix(static_cast<std::uint64_t>(t.price));
     mix(t.quantity);
-    mix(t.name_length);
-    for (char c : name) mix(static_cast<unsigned char>(c));
+    for (char c : name_of(t)) mix(static_cast<unsigned char>(c));
     return h;
 }
 

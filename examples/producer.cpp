@@ -112,13 +112,15 @@ int main(int argc, char** argv) {
         state ^= state << 17;
         const std::size_t symbol = state % demo::kSymbols.size();
         const std::string_view name = demo::kSymbols[symbol];
-        demo::Tick tick{written, static_cast<std::int64_t>(1'000'000 + state % 50'000),
-                        static_cast<std::uint32_t>(1 + (state >> 32) % 1000),
-                        static_cast<std::uint32_t>(name.size()), 0};
-        tick.checksum = demo::tick_checksum(tick, name);
+        demo::Tick tick{};
+        tick.counter = written;
+        tick.price = static_cast<std::int64_t>(1'000'000 + state % 50'000);
+        tick.quantity = static_cast<std::uint32_t>(1 + (state >> 32) % 1000);
+        demo::set_name(tick, name);
+        tick.checksum = demo::tick_checksum(tick);
         const demo::Flow flow{.symbol = symbol + 1, .venue = 1 + (state >> 40) % 3};
-        if ((state >> 60) == 0) demo::publish_trade(publisher, tick, demo::name_bytes(name), flow);
-        else demo::publish_quote(publisher, tick, demo::name_bytes(name), flow);
+        if ((state >> 60) == 0) demo::publish_trade(publisher, tick, flow);
+        else demo::publish_quote(publisher, tick, flow);
         ++written;
         pacer.wait_for(written);
     }

@@ -19,6 +19,7 @@ std::string canonical_type_name(const SchemaData& data, TypeId id) {
     case TypeKind::Enum: return "enum:" + data.enums[t.index].name;
     case TypeKind::Struct: return "struct:" + data.structs[t.index].name;
     case TypeKind::Array: return fmt::format("{}[{}]", canonical_type_name(data, t.element), t.count);
+    case TypeKind::String: return fmt::format("char[{}]", t.count);
     }
     return {};
 }

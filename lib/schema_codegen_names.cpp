@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "schema_codegen_names.hpp"
+#include "schema_std_macros.hpp"
 
 namespace evring::detail {
 
@@ -23,7 +24,8 @@ constexpr std::string_view kKeywords[] = {
     "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
 
 // Names the generated header defines itself.
-constexpr std::string_view kReservedTypes[] = {"Flow", "EventType", "EventInfo"};
+constexpr std::string_view kReservedTypes[] = {"Flow", "EventType", "EventInfo", "PayloadCheck", "ReadStatus", "Unpacked",
+                                               "PayloadView"};
 
 std::string_view scalar_cpp(Scalar s) {
     static constexpr std::string_view names[] = {
@@ -51,7 +53,27 @@ std::string camel_case(std::string_view snake) {
 
 std::string CppNames::member(std::string_view name) {
     std::string out(name);
-    if (std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords)) out += '_';
+    if (std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords) ||
+        is_standard_macro(name))
+        out += '_';
+    return out;
+}
+
+std::string CppNames::comment_text(std::string_view text) {
+    std::string out;
+    for (char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+        else out += c;
+    }
+    if (!out.empty() && out.back() == '\\') out += '.';
+    return out;
+}
+
+// A type name (camel case) that is a standard macro (a struct 'EOF') gets a trailing '_'.
+static std::string type_name_for(std::string_view schema_name) {
+    std::string out = camel_case(schema_name);
+    if (is_standard_macro(out)) out += '_';
     return out;
 }
 
@@ -71,11 +93,11 @@ Result<CppNames> CppNames::make(const Schema& schema) {
         return {};
     };
     for (const auto& e : schema.enums()) {
-        names.enums_.push_back(camel_case(e.name));
+        names.enums_.push_back(type_name_for(e.name));
         if (auto s = claim(names.enums_.back(), "enum '" + e.name + "'"); !s) return std::move(s).error();
     }
     for (const auto& s : schema.structs()) {
-        names.structs_.push_back(camel_case(s.name));
+        names.structs_.push_back(type_name_for(s.name));
         if (auto r = claim(names.structs_.back(), "struct '" + s.name + "'"); !r) return std::move(r).error();
     }
     std::map<std::string, std::string> helpers;
@@ -102,6 +124,7 @@ std::string CppNames::type(TypeId id) const {
     case TypeKind::Enum: return enums_[t.index];
     case TypeKind::Struct: return structs_[t.index];
     case TypeKind::Array: return fmt::format("std::array<{}, {}>", type(t.element), t.count);
+    case TypeKind::String: return fmt::format("std::array<char, {}>", t.count);
     }
     return {};
 }

@@ -23,10 +23,16 @@ public:
     std::string type(TypeId id) const;
     // The element type of a trailing array.
     std::string element_type(const SchemaTrailing& t) const;
-    // A field, enumerator or parameter name that is not a C++ keyword.
+    // A field, enumerator or parameter name that is not a C++ keyword or a
+    // macro of the standard library (schema_std_macros.hpp): those get a trailing '_'.
     static std::string member(std::string_view name);
     // "publish_" + the event name in lower case.
     static std::string helper(std::string_view event_name);
+    // Text that is safe in a // comment: control characters (a newline would
+    // end the comment and inject code, a NUL is dropped by the compiler) as
+    // \xNN, and a backslash that ends the text (it would splice the next
+    // line into the comment) followed by a '.'.
+    static std::string comment_text(std::string_view text);
 
 private:
     explicit CppNames(const Schema& schema) : schema_(&schema) {}
@@ -40,5 +46,9 @@ std::string camel_case(std::string_view snake);
 
 // Appends the publish_<event> helpers (schema_codegen_publish.cpp).
 void append_publish_helpers(std::string& out, const Schema& schema, const CppNames& names);
+// Appends check_payload_size and publish_checked (schema_codegen_check.cpp).
+void append_payload_checks(std::string& out, const Schema& schema);
+// Appends unpack, read and view (schema_codegen_read.cpp).
+void append_typed_reads(std::string& out);
 
 }  // namespace evring::detail

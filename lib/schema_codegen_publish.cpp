@@ -82,7 +82,7 @@ void append_publish_helpers(std::string& out, const Schema& schema, const CppNam
            "// when a span is too long for it; otherwise what evring::publish returns (0 when the payload\n"
            "// did not fit the ring and a RECORD_ERROR was published instead).\n";
     for (const auto& e : schema.events()) {
-        if (!e.description.empty()) out += fmt::format("// {}: {}\n", e.name, e.description);
+        if (!e.description.empty()) out += fmt::format("// {}: {}\n", e.name, CppNames::comment_text(e.description));
         const SchemaStruct* s = schema.payload_of(e);
         if (s == nullptr) append_empty(out, e);
         else append_with_payload(out, e, *s, names, names.struct_name(e.payload));

@@ -1,6 +1,7 @@
 // A checked payload written as one JSON object (rules in schema_render.hpp).
 #include "evring/schema_render.hpp"
 #include "schema_sinks.hpp"
+#include "schema_text_value.hpp"
 #include "schema_walk.hpp"
 
 namespace evring {
@@ -67,6 +68,14 @@ public:
         before(name);
         out_.put('"');
         detail::put_hex_integer(out_, le.data(), le.size());
+        out_.put('"');
+        comma_ = true;
+    }
+    // char[N]: a JSON string (schema_text_value.hpp).
+    void text(std::string_view name, std::span<const std::byte> field) {
+        before(name);
+        out_.put('"');
+        detail::put_json_text(out_, detail::text_of(field));
         out_.put('"');
         comma_ = true;
     }

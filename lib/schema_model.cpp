@@ -163,6 +163,7 @@ std::string Schema::type_name(TypeId id) const {
     case TypeKind::Enum: return data_->enums[t.index].name;
     case TypeKind::Struct: return data_->structs[t.index].name;
     case TypeKind::Array: return fmt::format("{}[{}]", type_name(t.element), t.count);
+    case TypeKind::String: return fmt::format("char[{}]", t.count);
     }
     return {};
 }

@@ -213,7 +213,8 @@ Result<Schema> Schema::parse(std::string_view text, std::string_view source_name
     detail::ParseContext context(name);
     if (auto bad = detail::check_characters(text)) return Error(0, fmt::format("{}:{}", name, *bad));
     try {
-        const toml::table root = toml::parse(text, name);
+        toml::table root = toml::parse(text, name);
+        detail::imply_record_error(root);
         detail::SchemaParser(context, *data).parse(root);
     } catch (const toml::parse_error& e) {
         return Error(0, fmt::format("{}: {}", context.position(e.source()), e.description()));

@@ -63,4 +63,8 @@ private:
 // anywhere, or a non-ASCII character outside strings and comments.
 std::optional<std::string> check_characters(std::string_view text);
 
+// Adds RECORD_ERROR (event type 1, its struct and enum) to a schema that does
+// not declare event type 1, those names, or foreign hashes (schema_record_error.cpp).
+void imply_record_error(toml::table& root);
+
 }  // namespace evring::detail

@@ -36,7 +36,7 @@ std::optional<std::uint64_t> decimal(std::string_view digits) {
 }
 
 bool is_builtin_type_name(std::string_view name) {
-    if (scalar_named(name) || name == "address" || name == "bytes") return true;
+    if (scalar_named(name) || name == "address" || name == "bytes" || name == "char") return true;
     return name.size() > 5 && name.substr(0, 5) == "bytes" && all_digits(name.substr(5));
 }
 
@@ -174,8 +174,18 @@ TypeId TypeBuilder::bytes_type(const toml::node& where, std::uint64_t count) {
     return intern(t);
 }
 
+TypeId TypeBuilder::string_type(const toml::node& where, std::uint64_t length) {
+    if (length == 0 || length > kMaxSize) ctx_.fail(where, fmt::format("string length {} is not in 1..2^32-1", length));
+    SchemaType t;
+    t.kind = TypeKind::String;
+    t.size = static_cast<std::uint32_t>(length);
+    t.count = t.size;
+    return intern(t);
+}
+
 TypeId TypeBuilder::base_type(const toml::node& where, std::string_view base, int depth) {
     if (auto s = scalar_named(base)) return scalar_type(*s);
+    if (base == "char") ctx_.fail(where, "'char' needs a length: char[N] is a NUL-padded string of N bytes");
     if (base == "address") return bytes_type(where, 20);
     if (base == "bytes") ctx_.fail(where, "'bytes' needs a length: bytesN, bytes[N] or bytes[count_field]");
     if (base.size() > 5 && base.substr(0, 5) == "bytes" && all_digits(base.substr(5))) {
@@ -217,6 +227,7 @@ TypeId TypeBuilder::base_type(const toml::node& where, std::string_view base, in
 TypeId TypeBuilder::fixed_type(const toml::node& where, const TypeExpr& expr, int depth) {
     if (expr.suffix == TypeExpr::Suffix::None) return base_type(where, expr.base, depth);
     if (expr.base == "bytes") return bytes_type(where, expr.count);
+    if (expr.base == "char") return string_type(where, expr.count);
     const TypeId element = base_type(where, expr.base, depth);
     const SchemaType& e = data_.types[element];
     if (expr.count * e.size > kMaxSize)

@@ -59,6 +59,7 @@ private:
     TypeId intern(const SchemaType& type);
     TypeId scalar_type(Scalar scalar);
     TypeId bytes_type(const toml::node& where, std::uint64_t count);
+    TypeId string_type(const toml::node& where, std::uint64_t length);
     TypeId base_type(const toml::node& where, std::string_view base, int depth);
     TypeId fixed_type(const toml::node& where, const TypeExpr& expr, int depth);
     void build(std::uint32_t index, int depth);

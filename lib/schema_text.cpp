@@ -2,6 +2,7 @@
 #include "evring/schema_render.hpp"
 #include "schema_data.hpp"
 #include "schema_sinks.hpp"
+#include "schema_text_value.hpp"
 #include "schema_walk.hpp"
 
 namespace evring {
@@ -71,6 +72,11 @@ public:
     void wide_integer(std::string_view name, Scalar, std::span<const std::byte> le) {
         before(name);
         detail::put_hex_integer(out_, le.data(), le.size());
+    }
+    // char[N]: name="text" (schema_text_value.hpp).
+    void text(std::string_view name, std::span<const std::byte> field) {
+        before(name);
+        detail::put_quoted_text(out_, detail::text_of(field));
     }
 
 private:

@@ -3,6 +3,8 @@
 // A template on the visitor so that the JSON and text renderers get direct
 // calls; visit_payload instantiates it with the virtual FieldVisitor. The
 // caller must have run check_payload first: the walk trusts the sizes.
+// Visitors have the calls of schema_decode.hpp's FieldVisitor, except that
+// text (a char[N] field) gets the field's N bytes; text_of gives its string.
 #pragma once
 
 #include <cstring>
@@ -15,6 +17,13 @@ inline std::uint64_t load_unsigned(const std::byte* p, std::uint32_t size) noexc
     std::uint64_t value = 0;  // little-endian host (format.hpp asserts it)
     std::memcpy(&value, p, size);
     return value;
+}
+
+// The text of a char[N] field: its bytes up to the first NUL (NUL-padded), or all N.
+inline std::string_view text_of(std::span<const std::byte> field) noexcept {
+    const auto* p = reinterpret_cast<const char*>(field.data());
+    const void* nul = std::memchr(p, 0, field.size());
+    return {p, nul != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nul) - p) : field.size()};
 }
 
 inline ScalarValue load_scalar(Scalar type, const std::byte* p) noexcept {
@@ -85,6 +94,7 @@ private:
                 v_.scalar(name, load_scalar(t.scalar, p));
             return;
         case TypeKind::Bytes: v_.bytes(name, {p, t.size}); return;
+        case TypeKind::String: v_.text(name, {p, t.size}); return;
         case TypeKind::Enum: {
             const SchemaEnum& e = schema_.enums()[t.index];
             const ScalarValue raw = load_scalar(t.scalar, p);

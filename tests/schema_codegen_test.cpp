@@ -3,6 +3,7 @@
 // it compiles with the project's warnings, its static_asserts hold, and what
 // its publish helpers write decodes with the schema to the values put in.
 #include "orders_schema.hpp"
+#include "hostile_names_schema.hpp"  // it compiles: nothing in it was injected
 
 #include <cstring>
 #include <string>
@@ -14,6 +15,7 @@
 #include "evring/schema_codegen.hpp"
 #include "evring/schema_embed.hpp"
 #include "evring/schema_render.hpp"
+#include "evring/schema_write_check.hpp"
 #include "support/schema_payload.hpp"
 #if __has_include(<evring/typed_publish.hpp>)
 #include "evring/iterator.hpp"
@@ -34,6 +36,8 @@ struct Published {
 
 struct Reservation {
     evring::EventDescriptor staged{};
+    std::array<std::byte, 256> buffer{};  // publish_checked copies into it
+    std::byte* payload() { return buffer.data(); }
     explicit operator bool() const { return true; }
     evring::EventDescriptor& descriptor() { return staged; }
     std::uint64_t seqno() const { return staged.seqno; }
@@ -174,6 +178,50 @@ TEST(SchemaCodegen, HelpersRefuseSpansTooLongForTheirCountField) {
     EXPECT_TRUE(publisher.events.empty());
 }
 
+// check_payload_size decides what check_payload decides, for every event type and for sizes
+// and counts around each layout's edges.
+TEST(SchemaCodegen, CheckPayloadSizeAgreesWithTheSchemaLibrary) {
+    int refused = 0;
+    for (std::uint16_t type = 0; type <= 8; ++type) {
+        for (std::size_t size : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 66u, 69u, 111u, 112u, 113u, 128u, 129u, 200u}) {
+            for (std::uint64_t count : {0ull, 1ull, 2ull, 3ull, 0xffull, 0xffffull, 0xffffffffull}) {
+                std::vector<std::byte> payload(size);
+                const SchemaEvent* event = schema().event(type);
+                const SchemaStruct* s = event != nullptr ? schema().payload_of(*event) : nullptr;
+                for (const auto& t : s != nullptr ? s->trailing : std::vector<SchemaTrailing>{}) {
+                    const std::size_t width = scalar_size(t.count_scalar);
+                    if (t.count_offset + width <= size) std::memcpy(payload.data() + t.count_offset, &count, width);
+                }
+                const DecodeError e = check_payload(schema(), type, payload);
+                const orders::PayloadCheck c = orders::check_payload_size(type, payload);
+                ASSERT_EQ(bool(c), e.ok()) << "type " << type << " size " << size << " count " << count;
+                if (e.status == DecodeStatus::UnknownEventType) {
+                    EXPECT_EQ(c.status, orders::PayloadCheck::Status::UnknownType);
+                } else if (!e.ok()) {
+                    EXPECT_EQ(c.status, orders::PayloadCheck::Status::WrongSize);
+                    EXPECT_EQ(c.rule, describe_payload_rule(schema(), *schema().event(type)));
+                }
+                refused += !e.ok();
+            }
+        }
+    }
+    EXPECT_GT(refused, 100);  // the loop reaches both answers
+}
+
+TEST(SchemaCodegen, PublishCheckedRefusesWhatTheSchemaRulesOut) {
+    mock::Publisher publisher;
+    const std::array<std::byte, 5> five{};
+    std::uint64_t seqno = 1;
+    const orders::PayloadCheck c = orders::publish_checked(publisher, 3, five, {}, &seqno);
+    EXPECT_EQ(c.status, orders::PayloadCheck::Status::WrongSize);
+    EXPECT_EQ(c.size, 5u);
+    EXPECT_EQ(c.expected, 16u);
+    EXPECT_EQ(c.rule, "exactly 16 bytes");
+    EXPECT_EQ(seqno, 0u);
+    EXPECT_EQ(orders::publish_checked(publisher, 99, {}).status, orders::PayloadCheck::Status::UnknownType);
+    EXPECT_TRUE(publisher.events.empty());
+}
+
 Schema parse(const std::string& body) {
     auto s = Schema::parse("content_type = 7\ncontent_name = \"g\"\n" + body, "g.toml");
     if (!s) {
@@ -201,6 +249,45 @@ TEST(SchemaCodegen, NamesThatCollideInCppAreRefused) {
     EXPECT_NE(good->find("namespace outer::inner {"), std::string::npos);
 }
 
+// hostile_names.toml: names that are standard macros get a trailing '_', descriptions with a
+// newline, a NUL or a trailing backslash stay inside their comments (the header compiled).
+TEST(SchemaCodegen, MacroNamesAndHostileTextsCompile) {
+    hostile_names::EOF_ payload{};  // struct EOF
+    payload.unix_ = 1;
+    payload.INT_MAX_ = -1;
+    EXPECT_EQ(payload.unix_ + static_cast<std::uint64_t>(-payload.INT_MAX_), 2u);
+    EXPECT_EQ(static_cast<int>(hostile_names::Stdin::EOF_), 0);
+    EXPECT_EQ(static_cast<int>(hostile_names::Stdin::errno_), 2);
+    hostile_names::Eof event{};
+    event.errno_ = 7;
+    event.NULL_ = hostile_names::Stdin::linux_;
+    event.EXIT_SUCCESS_ = {'A', 'B', 'C', 0};
+    const hostile_names::Flow flow{.errno_ = 1, .EOF_ = 2};
+    EXPECT_EQ(flow.tags()[1], 2u);
+    EXPECT_EQ(hostile_names::event_name(hostile_names::EventType::EOF_), "EOF");
+    EXPECT_EQ(hostile_names::event_name(hostile_names::EventType::NULL_), "NULL");
+    mock::Publisher publisher;
+    const std::uint8_t tail[] = {9};
+    ASSERT_EQ(hostile_names::publish_eof(publisher, event, tail), 1u);
+    EXPECT_EQ(publisher.events[0].payload.size(), hostile_names::EventInfo<hostile_names::EventType::EOF_>::kFixedSize + 1);
+}
+
+TEST(SchemaCodegen, FileNamesAndNamespacesCannotInjectCode) {
+    const Schema s = parse("[[event]]\nnumber = 2\nname = \"E\"\n");
+    auto header = generate_cpp_header(s, {"", "evil\n#error injected\r.toml\\"});
+    ASSERT_TRUE(header.ok()) << header.error().message();
+    EXPECT_EQ(header->find("\n#error"), std::string::npos);
+    EXPECT_NE(header->find("from evil\\x0a#error injected\\x0d.toml\\.. Do not edit"), std::string::npos)
+        << header->substr(0, 200);
+    for (const char* ns : {"evring", "std", "EOF", "errno", "outer::NULL"}) {
+        auto refused = generate_cpp_header(s, {ns, ""});
+        ASSERT_FALSE(refused.ok()) << ns;
+        EXPECT_NE(refused.error().message().find("--namespace"), std::string::npos) << refused.error().message();
+    }
+    const Schema named_evring = Schema::parse("content_type = 7\ncontent_name = \"evring\"\n", "e.toml").value();
+    EXPECT_FALSE(generate_cpp_header(named_evring).ok());
+}
+
 #if __has_include(<evring/typed_publish.hpp>)
 // With evring's own publisher (evring/typed_publish.hpp), into a real ring.
 TEST(SchemaCodegen, HelpersPublishThroughEvringsPublisher) {
@@ -226,6 +313,62 @@ TEST(SchemaCodegen, HelpersPublishThroughEvringsPublisher) {
     EXPECT_EQ(event.event_type, static_cast<std::uint16_t>(orders::EventType::HEARTBEAT));
     EXPECT_EQ(event.payload_size, 0u);
     EXPECT_EQ(event.content_ext[1], 2u);
+}
+
+// The generated typed reads: a copy into the struct plus a caller's buffer, a view in place with a
+// checked expiry, and unpack for bytes already copied; each refuses the wrong type or layout.
+TEST(SchemaCodegen, TypedReadsCheckTypeLayoutAndExpiry) {
+    test::RingPair rings;
+    Publisher publisher(*rings.writer);
+    orders::OrderNew order{};
+    order.order_id = 77;
+    const std::uint8_t note[] = {'h', 'i', '!'};
+    const std::uint64_t seqno = orders::publish_order_new(publisher, order, note);
+    Iterator it(*rings.reader);
+    EventDescriptor event{};
+    ASSERT_TRUE(it.read_descriptor(seqno, event));
+
+    std::array<std::byte, 8> buffer{};
+    const auto copied = orders::read<orders::EventType::ORDER_NEW>(*rings.reader, event, buffer);
+    ASSERT_EQ(copied.status, orders::ReadStatus::Ok);
+    EXPECT_EQ(copied.payload.order_id, 77u);
+    EXPECT_EQ(copied.payload.note_length, 3u);
+    ASSERT_EQ(copied.trailing.size(), 3u);
+    EXPECT_EQ(copied.trailing[2], std::byte{'!'});
+    std::array<std::byte, 2> small{};
+    const auto too_small = orders::read<orders::EventType::ORDER_NEW>(*rings.reader, event, small);
+    EXPECT_EQ(too_small.status, orders::ReadStatus::TooSmall);
+    EXPECT_EQ(too_small.needed, 3u);
+    EXPECT_EQ(orders::read<orders::EventType::FILL>(*rings.reader, event, buffer).status,
+              orders::ReadStatus::WrongType);
+
+    const auto in_place = orders::view<orders::EventType::ORDER_NEW>(*rings.reader, event);
+    ASSERT_EQ(in_place.status(), orders::ReadStatus::Ok);
+    EXPECT_EQ(in_place.fixed().order_id, 77u);
+    EXPECT_EQ(in_place.trailing().size(), 3u);
+    EXPECT_TRUE(in_place.valid());
+
+    // A lying count (note_length 9 for 3 bytes) is WrongSize, with the rule.
+    EventDescriptor lying = event;
+    std::vector<std::byte> bytes(event.payload_size);
+    ASSERT_EQ(copy_payload(*rings.reader, event, bytes.data(), bytes.size()), PayloadResult::Ok);
+    const auto unpacked = orders::unpack<orders::EventType::ORDER_NEW>(event.event_type, bytes);
+    ASSERT_TRUE(unpacked);
+    EXPECT_EQ(unpacked.trailing.size(), 3u);
+    bytes[offsetof(orders::OrderNew, note_length)] = std::byte{9};
+    const auto bad = orders::unpack<orders::EventType::ORDER_NEW>(event.event_type, bytes);
+    EXPECT_EQ(bad.status, orders::ReadStatus::WrongSize);
+    EXPECT_EQ(bad.check.status, orders::PayloadCheck::Status::WrongSize);
+    lying.payload_size = 10;  // shorter than the fixed part
+    EXPECT_EQ(orders::read<orders::EventType::ORDER_NEW>(*rings.reader, lying, buffer).status,
+              orders::ReadStatus::WrongSize);
+
+    // Lapped: 2,000 more events overwrite the 64 KiB payload buffer; the copy and the view say so.
+    for (int i = 0; i < 2000; ++i) orders::publish_order_new(publisher, order, note);
+    EXPECT_EQ(orders::read<orders::EventType::ORDER_NEW>(*rings.reader, event, buffer).status,
+              orders::ReadStatus::Expired);
+    EXPECT_FALSE(in_place.valid());
+    EXPECT_EQ(orders::view<orders::EventType::ORDER_NEW>(*rings.reader, event).status(), orders::ReadStatus::Expired);
 }
 #endif
 

@@ -281,6 +281,7 @@ typedef struct evring_writer_options {
     int shared;                 /* join a ring other writers share; default 0 (exclusive) */
     int keep;                   /* leave the file when the writer closes; default 0 */
     uint32_t file_mode;         /* default 0664 */
+    int check_raw;              /* with a schema: check raw commits too (below); default 0 */
 } evring_writer_options;
 
 void evring_writer_options_init(evring_writer_options* options);
@@ -297,7 +298,13 @@ uint64_t evring_writer_max_payload(const evring_writer* writer);
 #define EVRING_RESERVATION_PRIVATE_SIZE 192
 
 /* A reserved event: fill payload, event_type and content_ext, then commit or
- * abort it exactly once. */
+ * abort it exactly once.
+ *
+ * Reserve/commit is the raw path: the commit is not checked against the
+ * schema, unless the writer was created with check_raw (a debugging aid; it
+ * costs one check_payload per event). A checked commit that the schema rules
+ * out records a RECORD_ERROR in the event's place and returns EVRING_E_DECODE
+ * with the reason in evring_writer_error. */
 typedef struct evring_reservation {
     void* payload;          /* out: payload_size writable bytes, 16-byte aligned */
     uint64_t seqno;         /* out */
@@ -315,7 +322,13 @@ int evring_writer_commit(evring_writer* writer, evring_reservation* reservation)
 int evring_writer_abort(evring_writer* writer, evring_reservation* reservation);
 /* Reserve, copy, commit in one call; `flow` may be NULL. A payload too
  * large records a RECORD_ERROR instead and returns EVRING_E_TOO_LARGE.
- * *seqno (may be NULL) receives the event's sequence number. */
+ * *seqno (may be NULL) receives the event's sequence number.
+ * With a schema this is the typed, checked write: an event type the schema
+ * does not declare, or a payload whose size its layout rules out (the fixed
+ * part plus each trailing array's count x element size), is refused with
+ * EVRING_E_DECODE, nothing is published, and evring_writer_error says why:
+ * "QUOTE (event type 2): a payload of 5 bytes, but its layout is exactly 48 bytes".
+ * Without a schema it publishes any bytes. */
 int evring_writer_record(evring_writer* writer, uint16_t event_type, const void* payload, uint64_t payload_size,
                          const uint64_t flow[4], uint64_t* seqno);
 

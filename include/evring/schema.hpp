@@ -59,6 +59,7 @@ enum class TypeKind : std::uint8_t {
     Enum,    // an integer with named values (SchemaType::index into enums())
     Struct,  // a nested struct (SchemaType::index into structs())
     Array,   // SchemaType::count elements of SchemaType::element
+    String,  // char[N]: N bytes of text, NUL-padded (SchemaType::count = N); shown as a string
 };
 
 using TypeId = std::uint32_t;

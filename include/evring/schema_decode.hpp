@@ -19,7 +19,7 @@
 // - The walk neither allocates nor throws; the time it takes is bounded by the
 //   payload size (every element is at least one byte) and the schema.
 // - Visitor calls, in order: begin_struct("", payload struct) for the payload
-//   itself; for each fixed field one scalar/enumeration/bytes/wide_integer call,
+//   itself; for each fixed field one scalar/enumeration/bytes/text/wide_integer call,
 //   or begin_struct/.../end_struct for a nested struct, or begin_array, one call
 //   per element (with an empty name), end_array for a fixed array; then each
 //   trailing array (byte arrays as one bytes call); then end_struct(). An
@@ -85,6 +85,13 @@ public:
     virtual void bytes(std::string_view name, std::span<const std::byte> value) = 0;
     // u128/u256: the little-endian bytes of the integer (16 or 32 of them).
     virtual void wide_integer(std::string_view name, Scalar type, std::span<const std::byte> little_endian) = 0;
+    // A char[N] field: `value` is its text, the bytes before the first NUL
+    // (all N when there is none; not checked to be UTF-8), `field` all N bytes.
+    // By default it is passed on as bytes(name, field).
+    virtual void text(std::string_view name, std::string_view value, std::span<const std::byte> field) {
+        (void)value;
+        bytes(name, field);
+    }
 };
 
 // Checks the payload against its event type's layout without visiting it.

@@ -1,4 +1,5 @@
 // The C ABI's writers: create, reserve, commit, abort, record (evring.h).
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -36,6 +37,11 @@ int writer_error(evring_writer* writer, int status, const char* message) noexcep
     return status;
 }
 
+// A typed write the schema rules out: nothing is published.
+int refused(evring_writer* writer, const std::string& why) noexcept {
+    return writer_error(writer, EVRING_E_DECODE, why.c_str());
+}
+
 int too_large(evring_writer* writer, uint64_t size, const char* tail) noexcept {
     char message[256];
     std::snprintf(message, sizeof message, "a payload of %llu bytes is larger than this ring allows (%llu)%s",
@@ -59,7 +65,9 @@ void evring_writer_options_init(evring_writer_options* options) {
 
 evring_writer* evring_writer_create(const evring_writer_options* options) {
     using evring::bindings::set_last_error;
-    if (options == nullptr || options->struct_size < sizeof(evring_writer_options)) {
+    // check_raw came last: a caller built against the header before it passes a smaller struct.
+    constexpr std::size_t kBeforeCheckRaw = offsetof(evring_writer_options, check_raw);
+    if (options == nullptr || options->struct_size < kBeforeCheckRaw) {
         set_last_error(evring::Error(EINVAL, "evring_writer_create: options not initialised "
                                              "(call evring_writer_options_init)"));
         return nullptr;
@@ -83,6 +91,7 @@ evring_writer* evring_writer_create(const evring_writer_options* options) {
             settings.shared = options->shared != 0;
             settings.keep = options->keep != 0;
             settings.file_mode = static_cast<mode_t>(options->file_mode);
+            settings.check_raw = options->struct_size >= sizeof(evring_writer_options) && options->check_raw != 0;
             auto writer = evring::bindings::create_writer_handle(settings);
             if (!writer) {
                 set_last_error(writer.error());
@@ -127,6 +136,15 @@ int evring_writer_commit(evring_writer* writer, evring_reservation* reservation)
     if (writer == nullptr || reservation == nullptr) return EVRING_E_INVALID;
     if (!held(reservation)) return writer_error(writer, EVRING_E_INVALID, "commit: the reservation is empty");
     stage(reservation);
+    if (writer->check_raw) {
+        const std::string why = evring::bindings::refusal(*writer, reservation->event_type, reservation->payload,
+                                                          held(reservation).descriptor().payload_size);
+        if (!why.empty()) {  // a reservation must end: a RECORD_ERROR takes its place
+            writer->publisher.abort(held(reservation));
+            held(reservation) = evring::Reservation();
+            return refused(writer, "commit refused, a RECORD_ERROR was recorded instead: " + why);
+        }
+    }
     writer->publisher.commit(held(reservation));
     held(reservation) = evring::Reservation();  // a second commit or abort does nothing
     return EVRING_OK;
@@ -145,6 +163,13 @@ int evring_writer_record(evring_writer* writer, uint16_t event_type, const void*
     if (writer == nullptr || (payload == nullptr && payload_size > 0)) return EVRING_E_INVALID;
     evring::FlowTags tags{};
     if (flow != nullptr) std::memcpy(tags.data(), flow, sizeof tags);
+    if (writer->schema) {
+        const std::string why = evring::bindings::refusal(*writer, event_type, payload, payload_size);
+        if (!why.empty()) {
+            if (seqno != nullptr) *seqno = 0;
+            return refused(writer, why);
+        }
+    }
     evring::Reservation r = writer->publisher.reserve(payload_size);
     if (!r) {
         evring::detail::publish_oversized(writer->publisher, event_type, payload_size, payload, payload_size, tags);

@@ -19,6 +19,7 @@
 #include "evring/event_source.hpp"
 #include "evring/publisher.hpp"
 #include "evring/ring_writer.hpp"
+#include "evring/schema.hpp"
 #include "source_schema.hpp"
 
 struct evring_source {
@@ -39,6 +40,11 @@ struct evring_writer {
     evring::RingWriter writer;
     evring::Publisher publisher;
     std::string error;
+    // The ring's schema when it was created with one: typed writes
+    // (evring_writer_record, Python's Writer.record) are checked against it,
+    // and raw commits too when check_raw is set (writer_handle.hpp).
+    std::optional<evring::Schema> schema;
+    bool check_raw = false;
     evring_writer(evring::RingWriter w, evring::WriterSharing sharing)
         : writer(std::move(w)), publisher(writer.ring(), sharing) {}
 };

@@ -4,12 +4,13 @@
 #include <fmt/format.h>
 
 #include "evring/schema_embed.hpp"
+#include "evring/schema_write_check.hpp"
 #include "source_schema.hpp"
 
 namespace evring::bindings {
 namespace {
 
-Result<RingContent> content_for(const WriterSettings& settings) {
+Result<RingContent> content_for(const WriterSettings& settings, std::optional<Schema>& schema_out) {
     if (settings.schema.empty()) {
         RingContent content;
         if (settings.content_type) content.content_type = *settings.content_type;
@@ -20,6 +21,7 @@ Result<RingContent> content_for(const WriterSettings& settings) {
     if (settings.content_type && *settings.content_type != schema->content_type())
         return Error(EINVAL, fmt::format("content type {} differs from the schema's, {} ({})",
                                          *settings.content_type, schema->content_type(), schema->source_name()));
+    schema_out = *schema;
     return ring_content(*schema);  // type, hash and blob from one schema: they cannot disagree
 }
 
@@ -27,7 +29,8 @@ Result<RingContent> content_for(const WriterSettings& settings) {
 
 Result<std::unique_ptr<evring_writer>> create_writer_handle(const WriterSettings& settings) {
     if (settings.name.empty()) return Error(EINVAL, "creating a ring: no name given");
-    auto content = content_for(settings);
+    std::optional<Schema> schema;
+    auto content = content_for(settings, schema);
     if (!content) return std::move(content).error().context(fmt::format("creating ring '{}'", settings.name));
     RingConfig config;
     config.name_or_path = settings.name;
@@ -40,8 +43,19 @@ Result<std::unique_ptr<evring_writer>> create_writer_handle(const WriterSettings
     RingSpec spec(std::move(config), std::move(*content));
     auto writer = RingWriter::create(spec, options);
     if (!writer) return std::move(writer).error();
-    return std::make_unique<evring_writer>(std::move(*writer),
-                                           settings.shared ? WriterSharing::Shared : WriterSharing::Exclusive);
+    auto handle = std::make_unique<evring_writer>(std::move(*writer),
+                                                  settings.shared ? WriterSharing::Shared : WriterSharing::Exclusive);
+    handle->schema = std::move(schema);
+    handle->check_raw = settings.check_raw;
+    return handle;
+}
+
+std::string refusal(const evring_writer& writer, std::uint16_t event_type, const void* payload,
+                    std::uint64_t payload_size) {
+    if (!writer.schema) return {};
+    const DecodeError e = check_payload(
+        *writer.schema, event_type, {static_cast<const std::byte*>(payload), static_cast<std::size_t>(payload_size)});
+    return e.ok() ? std::string() : describe_write_refusal(*writer.schema, e);
 }
 
 }  // namespace evring::bindings

@@ -30,8 +30,15 @@ struct WriterSettings {
     bool shared = false;
     bool keep = false;
     mode_t file_mode = 0664;
+    bool check_raw = false;  // check raw commits against the schema too
 };
 
 Result<std::unique_ptr<evring_writer>> create_writer_handle(const WriterSettings& settings);
+
+// Checks an event against the writer's schema (schema_write_check.hpp):
+// empty when it may be published (or the writer has no schema), else the
+// refusal in words.
+std::string refusal(const evring_writer& writer, std::uint16_t event_type, const void* payload,
+                    std::uint64_t payload_size);
 
 }  // namespace evring::bindings

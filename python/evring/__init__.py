@@ -46,15 +46,19 @@ def open(source, schema=None, max_snapshot_size=0, register=True, name="python",
     return _open(_os.fspath(source), schema, max_snapshot_size, bool(register), str(name), str(detail))
 
 
-def create(name, descriptor_shift=20, payload_shift=28, content_type=None, schema=None, shared=False, keep=False):
+def create(name, descriptor_shift=20, payload_shift=28, content_type=None, schema=None, shared=False, keep=False,
+           check_raw=False):
     """Creates a ring and returns its Writer. `name`: a name in the ring
     directory, or a path. Sizes are 2**descriptor_shift descriptors and
     2**payload_shift payload bytes. `schema`: a schema file path or schema
-    text; it sets the content type and hash and is embedded in the ring.
-    The file is removed when the writer closes unless keep=True."""
+    text; it sets the content type and hash and is embedded in the ring,
+    and Writer.record checks every event against it. check_raw=True checks
+    Writer.record_raw too. The file is removed when the writer closes unless
+    keep=True."""
     if schema is not None and not isinstance(schema, str):
         schema = _os.fspath(schema)
-    return _create(_os.fspath(name), descriptor_shift, payload_shift, content_type, schema, shared, keep)
+    return _create(_os.fspath(name), descriptor_shift, payload_shift, content_type, schema, shared, keep,
+                   bool(check_raw))
 
 
 class Batch:
@@ -64,9 +68,10 @@ class Batch:
     `payload_states` (1 ok, 2 expired, 3 invalid), why it stopped (`stopped`:
     "full", "not_ready", "end") and the gaps it passed over."""
 
-    __slots__ = ("events", "payload_data", "payload_offsets", "payload_states", "stopped", "gaps", "skipped")
+    __slots__ = ("events", "payload_data", "payload_offsets", "payload_states", "stopped", "gaps", "skipped",
+                 "schema")
 
-    def __init__(self, events, data, offsets, states, stopped, gaps, skipped):
+    def __init__(self, events, data, offsets, states, stopped, gaps, skipped, schema=None):
         self.events = events
         self.payload_data = data
         self.payload_offsets = offsets
@@ -74,6 +79,7 @@ class Batch:
         self.stopped = stopped
         self.gaps = gaps
         self.skipped = skipped
+        self.schema = schema  # the reader's schema (a dict) when it has one
 
     def __len__(self):
         return len(self.events)
@@ -82,10 +88,35 @@ class Batch:
         """Event i's payload as a numpy view (empty when it expired)."""
         return self.payload_data[self.payload_offsets[i]:self.payload_offsets[i + 1]]
 
+    def to_dataframe(self):
+        """The batch as a pandas DataFrame, one row per event, flat columns: seqno,
+        event_type, type_name (from the schema; None without one), payload_size,
+        record_epoch_nanos, payload_buf_offset, one column per flow tag named as
+        the schema names it (content_ext0..3 otherwise), payload_state. pandas is
+        optional (Debian: python3-pandas); without it this raises ImportError."""
+        import pandas
+        e = self.events
+        names = {t["number"]: t["name"] for t in (self.schema or {}).get("events", [])}
+        tags = (self.schema or {}).get("flow_tags") or [None] * 4
+        columns = {"seqno": e["seqno"], "event_type": e["event_type"],
+                   "type_name": _type_names(pandas, e["event_type"], names),
+                   "payload_size": e["payload_size"], "record_epoch_nanos": e["record_epoch_nanos"],
+                   "payload_buf_offset": e["payload_buf_offset"]}
+        for i in range(4):
+            columns[tags[i] if i < len(tags) and tags[i] else f"content_ext{i}"] = e["content_ext"][:, i]
+        if len(self.payload_states) == len(e):
+            columns["payload_state"] = self.payload_states
+        return pandas.DataFrame(columns)
+
+
+def _type_names(pandas, types, names):
+    named = pandas.Series(types).map(names).astype(object)
+    return named.where(named.notna(), None).to_numpy()
+
 
 def _read_batch(self, max_events, payloads=True):
     """Up to `max_events` events available now, as a Batch."""
-    return Batch(*self._read_batch(max_events, payloads))
+    return Batch(*self._read_batch(max_events, payloads), schema=self.schema)
 
 
 Reader._read_batch = Reader.read_batch

@@ -53,6 +53,12 @@ public:
     void bytes(std::string_view name, std::span<const std::byte> value) override {
         put(name, py::bytes(reinterpret_cast<const char*>(value.data()), value.size()));
     }
+    // char[N]: a str, invalid UTF-8 bytes replaced by U+FFFD as in JSON.
+    void text(std::string_view name, std::string_view value, std::span<const std::byte>) override {
+        PyObject* s = PyUnicode_DecodeUTF8(value.data(), static_cast<Py_ssize_t>(value.size()), "replace");
+        if (s == nullptr) throw py::error_already_set();
+        put(name, py::reinterpret_steal<py::object>(s));
+    }
     void wide_integer(std::string_view name, Scalar, std::span<const std::byte> little_endian) override {
         PyObject* value = _PyLong_FromByteArray(reinterpret_cast<const unsigned char*>(little_endian.data()),
                                                 little_endian.size(), /*little_endian=*/1, /*is_signed=*/0);

@@ -3,6 +3,9 @@
 // record() copies the payload (any bytes-like object) into a reservation and
 // commits it; a payload larger than the ring allows raises evring.Error
 // after recording a RECORD_ERROR in its place, as typed_publish.hpp does.
+// With a schema, record() is checked (schema_write_check.hpp): an unknown
+// type or a size the layout rules out raises evring.Error and publishes
+// nothing. record_raw() is the unchecked path (checked with check_raw=True).
 //
 // Thread safety: a Writer may be used from several Python threads (the
 // Publisher is shared-safe); close() must not race with record().
@@ -15,7 +18,9 @@
 #include "evring/typed_publish.hpp"
 #include "module.hpp"
 #include "reader.hpp"
+#include "writer_encode.hpp"
 #include "writer_handle.hpp"
+#include "evring/schema_write_check.hpp"
 
 namespace evring::python {
 namespace {
@@ -25,26 +30,76 @@ public:
     explicit Writer(std::unique_ptr<evring_writer> handle, std::optional<Schema> schema)
         : handle_(std::move(handle)), schema_(std::move(schema)) {}
 
-    std::uint64_t record(const py::object& event_type, const py::buffer& payload, const py::tuple& flow) {
+    // The typed write: record(type, payload_bytes), record(type, {fields}) or
+    // record(type, field=value, ...), checked against the ring's schema.
+    std::uint64_t record(const py::args& args, const py::kwargs& kwargs) {
+        if (args.size() < 1 || args.size() > 3)
+            raise_error("record(event_type, payload=None, flow=(), **fields) takes 1 to 3 positional arguments");
+        py::dict fields;
+        py::tuple flow;
+        for (auto item : kwargs) {
+            if (py::str(item.first).cast<std::string>() == "flow") flow = py::tuple(py::reinterpret_borrow<py::object>(item.second));
+            else fields[item.first] = item.second;
+        }
+        if (args.size() == 3) flow = py::tuple(args[2]);
+        const py::object payload = args.size() >= 2 ? py::reinterpret_borrow<py::object>(args[1]) : py::none();
+        if (payload.is_none() || py::isinstance<py::dict>(payload)) {
+            if (!payload.is_none()) {
+                if (!fields.empty()) raise_error("record: give the fields as a dict or as keywords, not both");
+                fields = py::reinterpret_borrow<py::dict>(payload);
+            }
+            return record_fields(args[0], fields, flow);
+        }
+        if (!fields.empty()) raise_error("record: give a payload's bytes or its fields, not both");
+        return publish(args[0], payload, flow, true);
+    }
+    // The raw write: any bytes under any event type.
+    std::uint64_t record_raw(const py::object& event_type, const py::buffer& payload, const py::tuple& flow) {
+        return publish(event_type, payload, flow, false);
+    }
+
+    std::uint64_t record_fields(const py::handle& event_type, const py::dict& fields, const py::tuple& flow) {
+        evring_writer& w = handle();
+        if (!w.schema) raise_error("record with fields needs a ring created with a schema");
+        const SchemaEvent* event = w.schema->event(type_number(py::reinterpret_borrow<py::object>(event_type)));
+        if (event == nullptr) {
+            DecodeError unknown;
+            unknown.status = DecodeStatus::UnknownEventType;
+            unknown.event_type = type_number(py::reinterpret_borrow<py::object>(event_type));
+            raise_error(describe_write_refusal(*w.schema, unknown));
+        }
+        const std::vector<std::byte> payload = encode_payload(*w.schema, *event, fields);
+        return publish_bytes(w, event->number, payload.data(), payload.size(), flow, true);
+    }
+
+    std::uint64_t publish(const py::object& event_type, const py::buffer& payload, const py::tuple& flow,
+                          bool checked) {
         evring_writer& w = handle();
         const std::uint16_t type = type_number(event_type);
-        FlowTags tags{};
-        if (flow.size() > 4) raise_error(fmt::format("flow has {} tags; a ring carries at most 4", flow.size()));
-        for (std::size_t i = 0; i < flow.size(); ++i) tags[i] = flow[i].cast<std::uint64_t>();
         const py::buffer_info info = payload.request();
         if (info.ndim > 1 && !PyBuffer_IsContiguous(info.view(), 'C'))
             raise_error("the payload must be a contiguous buffer");
         const auto size = static_cast<std::uint64_t>(info.size * info.itemsize);
+        return publish_bytes(w, type, info.ptr, size, flow, checked);
+    }
+
+    std::uint64_t publish_bytes(evring_writer& w, std::uint16_t type, const void* data, std::uint64_t size,
+                                const py::tuple& flow, bool checked) {
+        FlowTags tags{};
+        if (flow.size() > 4) raise_error(fmt::format("flow has {} tags; a ring carries at most 4", flow.size()));
+        for (std::size_t i = 0; i < flow.size(); ++i) tags[i] = flow[i].cast<std::uint64_t>();
+        if (checked || w.check_raw)
+            if (std::string why = bindings::refusal(w, type, data, size); !why.empty()) raise_error(why);
         Reservation r = w.publisher.reserve(size);
         if (!r) {
-            detail::publish_oversized(w.publisher, type, size, info.ptr, size, tags);
+            detail::publish_oversized(w.publisher, type, size, data, size, tags);
             raise_error(fmt::format("a payload of {} bytes is larger than ring {} allows ({}); a RECORD_ERROR "
                                     "was recorded instead",
                                     size, w.writer.path(), w.publisher.max_payload_size()));
         }
         r.descriptor().event_type = type;
         r.descriptor().content_ext = tags;
-        if (size > 0) std::memcpy(r.payload(), info.ptr, size);
+        if (size > 0) std::memcpy(r.payload(), data, size);
         w.publisher.commit(r);
         return r.seqno();
     }
@@ -74,7 +129,7 @@ private:
 };
 
 Writer create(const std::string& name, unsigned descriptor_shift, unsigned payload_shift,
-              const py::object& content_type, const py::object& schema, bool shared, bool keep) {
+              const py::object& content_type, const py::object& schema, bool shared, bool keep, bool check_raw) {
     bindings::WriterSettings settings;
     settings.name = name;
     settings.descriptor_shift = descriptor_shift;
@@ -93,6 +148,7 @@ Writer create(const std::string& name, unsigned descriptor_shift, unsigned paylo
     }
     settings.shared = shared;
     settings.keep = keep;
+    settings.check_raw = check_raw;
     auto handle = bindings::create_writer_handle(settings);
     if (!handle) raise_error(handle.error().message());
     return Writer(std::move(*handle), std::move(parsed));
@@ -102,8 +158,13 @@ Writer create(const std::string& name, unsigned descriptor_shift, unsigned paylo
 
 void register_writer(py::module_& m) {
     py::class_<Writer>(m, "Writer", "A ring this process writes (evring.create).")
-        .def("record", &Writer::record, py::arg("event_type"), py::arg("payload"), py::arg("flow") = py::tuple(),
-             "Records one event (event_type: a number, or a name from the schema); returns its seqno.")
+        .def("record", &Writer::record,
+             "record(event_type, payload=None, flow=(), **fields): records one event (event_type: a number, or a "
+             "name from the schema) and returns its seqno. The payload is bytes, or a dict of field values, or "
+             "the fields as keywords, encoded with the ring's schema. With a schema, an unknown type or a payload "
+             "size its layout rules out raises evring.Error.")
+        .def("record_raw", &Writer::record_raw, py::arg("event_type"), py::arg("payload"),
+             py::arg("flow") = py::tuple(), "Records one event unchecked (unless created with check_raw=True).")
         .def_property_readonly("path", [](Writer& w) { return w.handle().writer.path(); })
         .def_property_readonly("max_payload", [](Writer& w) { return w.handle().publisher.max_payload_size(); })
         .def("close", &Writer::close, "Closes the ring; its file is removed unless keep=True.")
@@ -111,7 +172,7 @@ void register_writer(py::module_& m) {
         .def("__exit__", [](Writer& w, py::args) { w.close(); });
     m.def("create", &create, py::arg("name"), py::arg("descriptor_shift") = kDefaultDescriptorShift,
           py::arg("payload_shift") = kDefaultPayloadBufShift, py::arg("content_type") = py::none(),
-          py::arg("schema") = py::none(), py::arg("shared") = false, py::arg("keep") = false,
+          py::arg("schema") = py::none(), py::arg("shared") = false, py::arg("keep") = false, py::arg("check_raw") = false,
           "Creates a ring (a name in the ring directory, or a path) and returns its Writer.");
 }
 

@@ -207,6 +207,51 @@ static void test_schema_is_embedded_and_decodes_to_json(void) {
     evring_writer_close(w);
 }
 
+/* With a schema, evring_writer_record is the checked write; reserve/commit
+ * is raw unless the writer asked for check_raw. */
+static void test_schema_writes_refuse_what_the_schema_rules_out(void) {
+    evring_writer* w = small_writer("checked", kSchema);
+    CHECK(w != NULL);
+    const char five[5] = {0};
+    uint64_t seqno = 7;
+    CHECK(evring_writer_record(w, 7, five, sizeof five, NULL, &seqno) == EVRING_E_DECODE);
+    CHECK(seqno == 0);
+    CHECK(strstr(evring_writer_error(w), "TICK") != NULL);
+    CHECK(strstr(evring_writer_error(w), "5 bytes") != NULL);
+    CHECK(strstr(evring_writer_error(w), "exactly 16 bytes") != NULL);
+    const char sixteen[16] = {0};
+    CHECK(evring_writer_record(w, 99, sixteen, sizeof sixteen, NULL, NULL) == EVRING_E_DECODE);
+    CHECK(strstr(evring_writer_error(w), "event type 99") != NULL);
+    CHECK(strstr(evring_writer_error(w), "7 TICK") != NULL);
+    CHECK(evring_writer_record(w, 7, sixteen, sizeof sixteen, NULL, &seqno) == EVRING_OK && seqno == 1);
+    evring_reservation r;
+    CHECK(evring_writer_reserve(w, 5, &r) == EVRING_OK);
+    r.event_type = 7;
+    CHECK(evring_writer_commit(w, &r) == EVRING_OK); /* raw: unchecked */
+    evring_writer_close(w);
+
+    char path[256];
+    ring_path(path, sizeof path, "checkraw");
+    evring_writer_options o;
+    evring_writer_options_init(&o);
+    o.name = path;
+    o.descriptor_shift = 6;
+    o.payload_shift = 16;
+    o.schema_text = kSchema;
+    o.check_raw = 1;
+    w = evring_writer_create(&o);
+    CHECK(w != NULL);
+    CHECK(evring_writer_reserve(w, 5, &r) == EVRING_OK);
+    r.event_type = 7;
+    CHECK(evring_writer_commit(w, &r) == EVRING_E_DECODE);
+    CHECK(strstr(evring_writer_error(w), "RECORD_ERROR was recorded instead") != NULL);
+    CHECK(evring_writer_commit(w, &r) == EVRING_E_INVALID); /* the reservation ended */
+    CHECK(evring_writer_reserve(w, 16, &r) == EVRING_OK);
+    r.event_type = 7;
+    CHECK(evring_writer_commit(w, &r) == EVRING_OK);
+    evring_writer_close(w);
+}
+
 static void test_a_source_without_schema_says_so(void) {
     evring_writer* w = small_writer("noschema", NULL);
     CHECK(w != NULL);
@@ -261,6 +306,7 @@ int main(void) {
     test_batches_count_exactly_what_a_lapped_reader_lost();
     test_schema_is_embedded_and_decodes_to_json();
     test_a_source_without_schema_says_so();
+    test_schema_writes_refuse_what_the_schema_rules_out();
     test_real_snapshot_reads_and_decodes();
     if (g_failures != 0) {
         fprintf(stderr, "%d check(s) failed\n", g_failures);

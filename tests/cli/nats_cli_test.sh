@@ -227,7 +227,7 @@ case_watch_nats_decodes_the_relayed_schema_by_name() {
     read_stream TYPED 2000 >"$WORK/typed.jsonl" 2>"$WORK/typed.err" || { fail decoded "watch: $(cat "$WORK/typed.err")"; return; }
     jq -e -s 'length == 2000 and all(.[]; (.type_name == "QUOTE" or .type_name == "TRADE")
               and (.fields.counter | type) == "number" and .fields.counter == .seqno - 1
-              and .fields.name_length * 2 + 2 == (.fields.name | length) and (has("decode_error") | not))' \
+              and (.fields.name | IN("ACME", "GLOBEX", "INITECH", "UMBRELLA")) and (has("decode_error") | not))' \
         "$WORK/typed.jsonl" >/dev/null || { fail decoded "fields by name: $(head -1 "$WORK/typed.jsonl")"; return; }
     # The stream's fields equal the ring's own decoding, event for event.
     evring watch typed --from oldest --format jsonl --count 2000 2>/dev/null |

@@ -77,8 +77,8 @@ def test_bad_positions_and_timeouts_are_refused(ring_path):
 
 def test_events_that_do_not_decode_say_why(ring_path):
     with evring.create(ring_path, descriptor_shift=6, payload_shift=16, schema=TICK_SCHEMA) as writer:
-        writer.record(7, b"short")
-        writer.record(9, b"")
+        writer.record_raw(7, b"short")   # the unchecked path: record() refuses both
+        writer.record_raw(9, b"")
         first, second = evring.open(ring_path).replay(start="oldest")
         assert first.fields is None and "size" in first.decode_error
         assert second.fields is None and second.type_name is None and "9" in second.decode_error

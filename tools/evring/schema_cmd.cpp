@@ -18,6 +18,7 @@
 #include "evring/schema.hpp"
 #include "evring/schema_builtin.hpp"
 #include "evring/schema_codegen.hpp"
+#include "evring/schema_lint.hpp"
 #include "evring/schema_render.hpp"
 #include "evring/schema_resolve.hpp"
 #include "open.hpp"
@@ -175,6 +176,8 @@ int run_check(const SchemaCommand& c) {
     std::printf("%s: ok: schema %s, content type %u, %zu event types, hash %s\n", c.file.c_str(),
                 schema->content_name().c_str(), schema->content_type(), schema->events().size(),
                 schema->hash_hex().c_str());
+    for (const auto& warning : schema_warnings(*schema))  // legal, but probably a mistake
+        std::printf("%s: warning: %s\n", c.file.c_str(), warning.c_str());
     return kExitOk;
 }
 
