@@ -57,11 +57,11 @@ def _wait_until_named(location, seconds):
     import time as _time
     deadline = None if seconds is None else _time.monotonic() + seconds
     while True:
-        left = 0.2 if deadline is None else min(0.2, deadline - _time.monotonic())
-        if left <= 0:
-            raise Error(f"ring '{location}' was not created within {seconds:g} s")
+        left = 0.2 if deadline is None else max(0.0, min(0.2, deadline - _time.monotonic()))
         if _wait_for_name(location, left):   # the GIL is released; signals are seen between slices
             return
+        if deadline is not None and _time.monotonic() >= deadline:
+            raise Error(f"ring '{location}' was not created within {seconds:g} s")
 
 
 def create(name, descriptor_shift=20, payload_shift=28, content_type=None, schema=None, shared=False, keep=False):

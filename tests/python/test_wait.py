@@ -39,6 +39,11 @@ def test_open_without_wait_raises_at_once(ring_path):
         evring.open(ring_path)
 
 
+def test_open_with_wait_opens_an_existing_ring_at_once(ring_path):
+    with evring.create(ring_path, descriptor_shift=6, payload_shift=16):
+        assert evring.open(ring_path, wait=0).kind == "ring file"
+
+
 def test_open_raises_when_the_ring_is_not_created_in_time(ring_path):
     started = time.monotonic()
     with pytest.raises(evring.Error, match=r"was not created within 0.3 s"):
