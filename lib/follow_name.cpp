@@ -111,12 +111,14 @@ bool names_something(std::string_view location, const DirectoryOptions& director
 }  // namespace
 
 bool wait_for_name(std::string_view location, const FollowOptions& options,
-                   const std::function<void(std::string_view)>& notice, std::chrono::nanoseconds timeout) {
+                   const std::function<void(std::string_view)>& notice,
+                   std::chrono::nanoseconds timeout) {
     if (names_something(location, options.reopen.directory)) return true;
     if (notice) notice(fmt::format("waiting for ring '{}' to be created", location));
     const auto start = std::chrono::steady_clock::now();
     for (;;) {
-        if (options.stop_flag != nullptr && options.stop_flag->load(std::memory_order_relaxed)) return false;
+        if (options.stop_flag != nullptr && options.stop_flag->load(std::memory_order_relaxed))
+            return false;
         const auto waited = std::chrono::steady_clock::now() - start;
         if (waited >= timeout) return false;
         detail::sleep_for(std::min<std::chrono::nanoseconds>(options.max_sleep, timeout - waited));

@@ -19,7 +19,8 @@ namespace {
 // width costs one directory read, never a probe per missing index.
 std::vector<std::uint32_t> later_indices(const std::string& base, std::uint32_t after) {
     const auto slash = base.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : base.substr(0, slash == 0 ? 1 : slash);
+    const std::string dir =
+        slash == std::string::npos ? "." : base.substr(0, slash == 0 ? 1 : slash);
     const std::string prefix = (slash == std::string::npos ? base : base.substr(slash + 1)) + ".";
     std::vector<std::uint32_t> found;
     DIR* d = ::opendir(dir.c_str());
@@ -30,7 +31,8 @@ std::vector<std::uint32_t> later_indices(const std::string& base, std::uint32_t 
         const std::string_view digits = name.substr(prefix.size());
         // At most 9 digits: fits a uint32; a leading 0 is not a name the writer makes.
         if (digits.empty() || digits.size() > 9 || digits[0] == '0') continue;
-        if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+        if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            continue;
         std::uint32_t index = 0;
         for (char c : digits) index = index * 10 + static_cast<std::uint32_t>(c - '0');
         if (index > after) found.push_back(index);
@@ -52,8 +54,8 @@ std::string quoted_list(const std::vector<std::string>& names) {
 struct RecordingSource::Successor {
     std::optional<RecordingReader> reader;
     std::uint32_t index = 0;
-    std::string first_problem;           // why the expected next file was not used
-    std::vector<std::string> skipped;    // "'FILE.N' (why)" for each file passed over
+    std::string first_problem;         // why the expected next file was not used
+    std::vector<std::string> skipped;  // "'FILE.N' (why)" for each file passed over
 };
 
 RecordingSource::Successor RecordingSource::find_successor() {
@@ -69,10 +71,12 @@ RecordingSource::Successor RecordingSource::find_successor() {
         const std::string path = rotated_path(base_, index);
         auto reader = RecordingReader::open(path);
         std::string problem;
-        if (!reader) problem = reader.error().message();
+        if (!reader)
+            problem = reader.error().message();
         else if (series_id_ != 0 && reader->header().series_id != series_id_)
-            problem = fmt::format("that file belongs to another recording (series {:016x}, not {:016x})",
-                                  reader->header().series_id, series_id_);
+            problem =
+                fmt::format("that file belongs to another recording (series {:016x}, not {:016x})",
+                            reader->header().series_id, series_id_);
         if (problem.empty()) {
             next.reader.emplace(std::move(reader).value());
             next.index = index;
@@ -91,16 +95,18 @@ SourceStep RecordingSource::next_file(SourceItem& item) {
     Successor next = find_successor();
     if (!next.reader) {
         phase_ = Phase::Done;
-        if (!continued_ && next.skipped.empty()) return SourceStep::End;  // a cut last file: said already
+        if (!continued_ && next.skipped.empty())
+            return SourceStep::End;  // a cut last file: said already
         damaged_ = true;
         if (continued_ && next.skipped.size() == 1) {
             ended_ = fmt::format("end of the recording ('{}' cannot be read)", expected);
-            notice_ = fmt::format("recording '{}' continues in '{}', which cannot be read: {}", current, expected,
-                                  next.first_problem);
+            notice_ = fmt::format("recording '{}' continues in '{}', which cannot be read: {}",
+                                  current, expected, next.first_problem);
         } else {
             ended_ = fmt::format("end of the recording (no readable file after '{}')", current);
-            notice_ = fmt::format("recording '{}' {}; no later file of the recording can be read: {}", current,
-                                  continued_ ? "continues" : "was cut short", quoted_list(next.skipped));
+            notice_ = fmt::format(
+                "recording '{}' {}; no later file of the recording can be read: {}", current,
+                continued_ ? "continues" : "was cut short", quoted_list(next.skipped));
         }
         item.notice = notice_;
         return SourceStep::Notice;
@@ -116,25 +122,29 @@ SourceStep RecordingSource::next_file(SourceItem& item) {
         notice_ = fmt::format("recording '{}' continues in '{}'", current, path);
     } else {
         damaged_ = true;
-        // A cut file was counted by its own Damage report; skipped files are a damaged part of their own.
+        // A cut file was counted by its own Damage report; skipped files are a damaged part of
+        // their own.
         if (!next.skipped.empty()) ++counters_.damage_reports;
         bridge_ = next.skipped.empty() ? fmt::format("at the cut end of recording '{}'", current)
                                        : fmt::format("with {}", quoted_list(next.skipped));
-        notice_ = next.skipped.empty()
-                      ? fmt::format("recording '{}' was cut short; going on with '{}'", current, path)
-                      : fmt::format("recording '{}' {}, but {}; skipping {} file(s) and going on with '{}'",
-                                    current, cut ? "was cut short" : fmt::format("continues in '{}'", expected),
-                                    next.skipped.size() == 1 ? fmt::format("'{}' cannot be read: {}", expected,
-                                                                           next.first_problem)
-                                                             : "later files cannot be read: " +
-                                                                   quoted_list(next.skipped),
-                                    next.skipped.size(), path);
+        notice_ =
+            next.skipped.empty()
+                ? fmt::format("recording '{}' was cut short; going on with '{}'", current, path)
+                : fmt::format(
+                      "recording '{}' {}, but {}; skipping {} file(s) and going on with '{}'",
+                      current, cut ? "was cut short" : fmt::format("continues in '{}'", expected),
+                      next.skipped.size() == 1
+                          ? fmt::format("'{}' cannot be read: {}", expected, next.first_problem)
+                          : "later files cannot be read: " + quoted_list(next.skipped),
+                      next.skipped.size(), path);
     }
     item.notice = notice_;
     return SourceStep::Notice;
 }
 
-void RecordingSource::account(std::uint64_t last_seqno) noexcept { accounted_ = std::max(accounted_, last_seqno); }
+void RecordingSource::account(std::uint64_t last_seqno) noexcept {
+    accounted_ = std::max(accounted_, last_seqno);
+}
 
 bool RecordingSource::bridge(std::uint64_t seqno, SourceItem& item) {
     if (bridge_.empty()) return false;
@@ -145,10 +155,12 @@ bool RecordingSource::bridge(std::uint64_t seqno, SourceItem& item) {
     if (accounted_ == 0 || seqno <= accounted_ + 1) return false;
     const SourceGap gap{accounted_ + 1, seqno - accounted_ - 1, GapReason::LostToDamage, {}};
     account(seqno - 1);
-    if (skip_events_ > index_ || !started_ || gap.last_seqno() < min_seqno_) return false;  // before the start
-    bridge_detail_ = gap.count == 1 ? fmt::format("lost 1 event (seqno {}) {}", gap.first_seqno, where)
-                                     : fmt::format("lost {} events (seqno {}..{}) {}", gap.count, gap.first_seqno,
-                                                   gap.last_seqno(), where);
+    if (skip_events_ > index_ || !started_ || gap.last_seqno() < min_seqno_)
+        return false;  // before the start
+    bridge_detail_ = gap.count == 1
+                         ? fmt::format("lost 1 event (seqno {}) {}", gap.first_seqno, where)
+                         : fmt::format("lost {} events (seqno {}..{}) {}", gap.count,
+                                       gap.first_seqno, gap.last_seqno(), where);
     item.gap = gap;
     item.gap.detail = bridge_detail_;
     replay_record_ = true;

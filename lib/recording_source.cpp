@@ -68,8 +68,10 @@ SourceStep RecordingSource::read(SourceItem& item, PayloadRead payload) {
             return SourceStep::End;
         }
         Result<ReadStatus> status = ReadStatus::Record;
-        if (replay_record_) replay_record_ = false;  // the record a bridge gap went before
-        else status = reader_->next(record_);
+        if (replay_record_)
+            replay_record_ = false;  // the record a bridge gap went before
+        else
+            status = reader_->next(record_);
         if (!status) return fail(std::move(status).error());
         if (*status == ReadStatus::Record) {
             bool handed_out = false;
@@ -186,18 +188,20 @@ Result<std::string> RecordingSource::seek_seqno(std::uint64_t seqno) {
     auto totals = scan();
     if (!totals) return std::move(totals).error();
     if (seqno > totals->last_seqno)
-        return Error(ERANGE, fmt::format("seqno {} is beyond the newest event ({}) of {} '{}'", seqno,
-                                         totals->last_seqno, describe(kind()), identity_.path));
+        return Error(ERANGE,
+                     fmt::format("seqno {} is beyond the newest event ({}) of {} '{}'", seqno,
+                                 totals->last_seqno, describe(kind()), identity_.path));
     min_seqno_ = seqno;
     if (seqno >= totals->first_seqno) return std::string();
-    return fmt::format("seqno {} is not in {} '{}'; starting at the oldest, {}", seqno, describe(kind()),
-                       identity_.path, totals->first_seqno);
+    return fmt::format("seqno {} is not in {} '{}'; starting at the oldest, {}", seqno,
+                       describe(kind()), identity_.path, totals->first_seqno);
 }
 
 Result<std::string> RecordingSource::seek(const Position& start) {
     switch (start.kind) {
     case Position::Kind::Oldest: return std::string();
-    case Position::Kind::Seqno: return seek_seqno(start.value);
+    case Position::Kind::Seqno:
+        return seek_seqno(start.value);
     case Position::Kind::AbsoluteTime:
         min_nanos_ = start.value;
         started_ = false;

@@ -195,11 +195,12 @@ SourceStep RingSource::hole_or_end(SourceItem& item) {
         item.gap.count = std::min(run, lapped - first + 1);
         it_->seek(first + item.gap.count);
         item.gap.reason = GapReason::FellBehind;
-        notice_ = fmt::format("{} {} overwritten by the writer while snapshot '{}' was taken (lapped); skipping {}",
-                              item.gap.count == 1 ? fmt::format("seqno {}", first)
-                                                  : fmt::format("seqno {}..{}", first, item.gap.last_seqno()),
-                              item.gap.count == 1 ? "was" : "were", identity_.path,
-                              item.gap.count == 1 ? "it" : "them");
+        notice_ = fmt::format(
+            "{} {} overwritten by the writer while snapshot '{}' was taken (lapped); skipping {}",
+            item.gap.count == 1 ? fmt::format("seqno {}", first)
+                                : fmt::format("seqno {}..{}", first, item.gap.last_seqno()),
+            item.gap.count == 1 ? "was" : "were", identity_.path,
+            item.gap.count == 1 ? "it" : "them");
         item.gap.detail = notice_;
     }
     return SourceStep::Gap;
@@ -208,8 +209,10 @@ SourceStep RingSource::hole_or_end(SourceItem& item) {
 std::uint64_t RingSource::snapshot_lapped() const {
     if (!state_->snapshot) return 0;
     const std::span<const std::byte> section = state_->ring->header_section();
-    const auto* extension = reinterpret_cast<const RingExtension*>(section.data() + kRingExtensionOffset);
-    return has_ring_extension(*extension) ? extension->snapshot_lapped : 0;  // private memory: no guard needed
+    const auto* extension =
+        reinterpret_cast<const RingExtension*>(section.data() + kRingExtensionOffset);
+    return has_ring_extension(*extension) ? extension->snapshot_lapped
+                                          : 0;  // private memory: no guard needed
 }
 
 bool RingSource::writer_gone() {

@@ -159,10 +159,12 @@ void copy_header_extras(const MappedRing& ring, std::byte* copy) {
 // (still in flight at the newest end, so not kept) before the copy started.
 // A copy without an extension block gets one, with no features. Private
 // memory: plain stores.
-void note_lapped(std::byte* copy, const CopiedRing& seen, std::uint64_t lapped, const SnapshotStats& stats) {
+void note_lapped(std::byte* copy, const CopiedRing& seen, std::uint64_t lapped,
+                 const SnapshotStats& stats) {
     const auto* header = reinterpret_cast<const RingHeader*>(copy);
     const std::uint64_t capacity = header->size.descriptor_capacity;
-    const std::uint64_t window_start = stats.newest_seqno >= capacity ? stats.newest_seqno - capacity + 1 : 1;
+    const std::uint64_t window_start =
+        stats.newest_seqno >= capacity ? stats.newest_seqno - capacity + 1 : 1;
     if (seen.oldest > window_start) lapped = std::max(lapped, seen.oldest - 1);
     if (stats.kept_events == 0 || lapped < window_start) return;
     RingExtension* extension = extension_in(copy);

@@ -76,7 +76,9 @@ std::uint32_t write_series(const std::string& path) {
     return writer->totals().files;
 }
 
-std::vector<std::uint64_t> events_of(const std::string& file) { return test::replay(file).event_seqnos(); }
+std::vector<std::uint64_t> events_of(const std::string& file) {
+    return test::replay(file).event_seqnos();
+}
 
 // Every seqno 1..kEvents is an event or inside exactly one gap, in order.
 void expect_each_seqno_accounted_once(const Replayed& r) {
@@ -107,7 +109,8 @@ TEST(RecordingSeries, MissingMiddleFileHidesNothingAfterIt) {
     EXPECT_EQ(r.gaps[0].reason, GapReason::LostToDamage);
     EXPECT_EQ(r.gaps[0].first_seqno, lost.front());
     EXPECT_EQ(r.gaps[0].last_seqno(), lost.back());
-    EXPECT_NE(r.gap_details[0].find("'" + second + "' (missing)"), std::string::npos) << r.gap_details[0];
+    EXPECT_NE(r.gap_details[0].find("'" + second + "' (missing)"), std::string::npos)
+        << r.gap_details[0];
     EXPECT_TRUE(r.noticed("going on with '" + rotated_path(path, 3) + "'"));
     EXPECT_TRUE(r.result.damaged);
     EXPECT_EQ(r.result.counters.damaged, lost.size());
@@ -131,7 +134,8 @@ TEST(RecordingSeries, TruncatedMiddleFileGivesWhatItHoldsThenGoesOn) {
         for (std::uint64_t s : events_of(rotated_path(path, i))) expected.push_back(s);
     EXPECT_EQ(r.seqnos, expected);
     EXPECT_EQ(r.seqnos.back(), kEvents);
-    EXPECT_TRUE(r.noticed("'" + second + "' was cut short; going on with '" + rotated_path(path, 3) + "'"));
+    EXPECT_TRUE(
+        r.noticed("'" + second + "' was cut short; going on with '" + rotated_path(path, 3) + "'"));
     EXPECT_TRUE(r.result.damaged);
     // The cut block and the rest of the file: reported as damage, not hidden.
     ASSERT_FALSE(r.gaps.empty());
@@ -151,7 +155,8 @@ TEST(RecordingSeries, SeveralBadFilesInARowAreSkippedTogether) {
     test::write_file(rotated_path(path, 5), test::Bytes(10, std::byte{0}));  // not a recording
     {
         // A file of another recording in its place.
-        auto other = RecordingWriter::create(dir.file("other"), test::recording_source_header(), {});
+        auto other =
+            RecordingWriter::create(dir.file("other"), test::recording_source_header(), {});
         ASSERT_TRUE(other.ok());
         test::append_event(*other, 1, 40);
         ASSERT_TRUE(other->finish().ok());
@@ -210,7 +215,8 @@ TEST(RecordingSeries, StartBeforeTheFirstEventIsANoticeAndPastTheNewestAnError) 
     auto beyond = (*past)->seek(Position::seqno(151));
     ASSERT_FALSE(beyond.ok());
     EXPECT_EQ(beyond.error().errno_value(), ERANGE);
-    EXPECT_EQ(beyond.error().message(), "seqno 151 is beyond the newest event (150) of recording '" + path + "'");
+    EXPECT_EQ(beyond.error().message(),
+              "seqno 151 is beyond the newest event (150) of recording '" + path + "'");
 }
 
 }  // namespace

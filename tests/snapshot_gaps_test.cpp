@@ -41,7 +41,8 @@ std::vector<char> read_all(const std::string& path) {
     std::vector<char> bytes;
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     char buffer[1 << 16];
-    for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) bytes.insert(bytes.end(), buffer, buffer + n);
+    for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;)
+        bytes.insert(bytes.end(), buffer, buffer + n);
     ::close(fd);
     return bytes;
 }
@@ -49,7 +50,8 @@ std::vector<char> read_all(const std::string& path) {
 // Writes `ring_bytes` (a ring file's bytes) as a snapshot file.
 void write_as_snapshot(const std::vector<char>& ring_bytes, const std::string& out) {
     std::vector<char> compressed(ZSTD_compressBound(ring_bytes.size()));
-    const std::size_t n = ZSTD_compress(compressed.data(), compressed.size(), ring_bytes.data(), ring_bytes.size(), 1);
+    const std::size_t n = ZSTD_compress(compressed.data(), compressed.size(), ring_bytes.data(),
+                                        ring_bytes.size(), 1);
     ASSERT_FALSE(ZSTD_isError(n));
     int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     ASSERT_EQ(::write(fd, compressed.data(), n), static_cast<ssize_t>(n));
@@ -76,7 +78,8 @@ Read read_from_oldest(const std::string& path) {
             out.gaps.push_back(item.gap);
             out.details.emplace_back(item.gap.detail);
         }
-        if (step == SourceStep::End || step == SourceStep::Failed || step == SourceStep::NotReady) break;
+        if (step == SourceStep::End || step == SourceStep::Failed || step == SourceStep::NotReady)
+            break;
     }
     return out;
 }
@@ -88,8 +91,9 @@ std::vector<char> ring_with_leading_holes(RingPair& rings) {
     std::vector<char> bytes = read_all(rings.path);
     const RingLayout& layout = rings.writer->layout();
     for (std::uint64_t s = 37; s <= 40; ++s)
-        std::memset(bytes.data() + layout.descriptors_offset + ((s - 1) & 63) * sizeof(EventDescriptor), 0,
-                    sizeof(EventDescriptor));
+        std::memset(
+            bytes.data() + layout.descriptors_offset + ((s - 1) & 63) * sizeof(EventDescriptor), 0,
+            sizeof(EventDescriptor));
     return bytes;
 }
 
@@ -132,8 +136,8 @@ TEST(SnapshotGaps, SnapshotOfAQuietRingRecordsNothingLapped) {
     ::close(fd);
     auto loaded = load_snapshot(path);
     ASSERT_TRUE(loaded.ok());
-    const auto* extension = reinterpret_cast<const RingExtension*>(loaded->ring.header_section().data() +
-                                                                   kRingExtensionOffset);
+    const auto* extension = reinterpret_cast<const RingExtension*>(
+        loaded->ring.header_section().data() + kRingExtensionOffset);
     EXPECT_EQ(extension->snapshot_lapped, 0u);
     const Read r = read_from_oldest(path);
     EXPECT_TRUE(r.gaps.empty());
@@ -163,7 +167,8 @@ TEST(SnapshotGapsWhileWriting, LappedSlotsAreNeverReportedAsNeverCommitted) {
         ASSERT_TRUE(stats.ok()) << stats.error().message();
         const Read r = read_from_oldest(path);
         for (const SourceGap& gap : r.gaps) {
-            EXPECT_EQ(gap.reason, GapReason::FellBehind) << "round " << round << ": seqno " << gap.first_seqno;
+            EXPECT_EQ(gap.reason, GapReason::FellBehind)
+                << "round " << round << ": seqno " << gap.first_seqno;
             EXPECT_LT(gap.last_seqno(), r.seqnos.empty() ? ~0ull : r.seqnos.front());
         }
         lapped_snapshots += !r.gaps.empty();

@@ -115,12 +115,12 @@ private:
     bool damaged_ = false;
     std::uint32_t files_ = 1;
     std::uint64_t series_id_ = 0;
-    std::string base_;               // the series' first file (FILE of FILE.N)
-    std::uint32_t file_index_ = 0;   // of the file being read
-    std::uint64_t accounted_ = 0;    // highest seqno handed out or passed over (events, gaps)
-    std::string bridge_;             // after a skip: where the next jump in seqnos was lost
+    std::string base_;              // the series' first file (FILE of FILE.N)
+    std::uint32_t file_index_ = 0;  // of the file being read
+    std::uint64_t accounted_ = 0;   // highest seqno handed out or passed over (events, gaps)
+    std::string bridge_;            // after a skip: where the next jump in seqnos was lost
     std::string bridge_detail_;
-    bool replay_record_ = false;     // record_ is read again (it followed a bridge gap)
+    bool replay_record_ = false;  // record_ is read again (it followed a bridge gap)
     std::vector<std::byte> first_schema_;
     std::string notice_;
     std::string ended_;

@@ -89,9 +89,10 @@ void evring_source_close(evring_source* source) { delete source; }
 
 int evring_wait_for_name(const char* location, uint64_t timeout_ns) {
     if (location == nullptr) return EVRING_E_INVALID;
-    const auto timeout = timeout_ns >= static_cast<uint64_t>(std::chrono::nanoseconds::max().count())
-                             ? std::chrono::nanoseconds::max()
-                             : std::chrono::nanoseconds(static_cast<std::int64_t>(timeout_ns));
+    const auto timeout =
+        timeout_ns >= static_cast<uint64_t>(std::chrono::nanoseconds::max().count())
+            ? std::chrono::nanoseconds::max()
+            : std::chrono::nanoseconds(static_cast<std::int64_t>(timeout_ns));
     return evring::wait_for_name(location, evring::FollowOptions{}, nullptr, timeout) ? 1 : 0;
 }
 

@@ -82,7 +82,8 @@ int run_watch(const WatchOptions& options) {
     // --wait, --follow-name: a ring not created yet is waited for (follow.hpp).
     if (options.wait || options.follow_name) {
         install_stop_handlers();
-        if (!wait_for_name(options.ring, plan->follow, report_error)) return kExitOk;  // interrupted
+        if (!wait_for_name(options.ring, plan->follow, report_error))
+            return kExitOk;  // interrupted
     }
     auto source = open_for_command(options.ring, plan->source);
     if (!source) return runtime_error(source.error());
