@@ -1,7 +1,8 @@
 // follow_name: keep following a ring name across writer restarts, like
 // `tail -F` (follow.hpp). The old ring is read to its end first (its writer
 // exited), or, when the name now leads to another ring file while ours still
-// has a writer, up to what that writer committed.
+// has a writer, up to what that writer committed. Also wait_for_name: the
+// same wait before the first ring exists.
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -96,3 +97,33 @@ Status FollowLoop::switch_to(std::unique_ptr<EventSource> fresh) {
 }
 
 }  // namespace evring::detail
+
+namespace evring {
+namespace {
+
+bool names_something(std::string_view location, const DirectoryOptions& directory) {
+    if (!location_scheme(location).empty()) return true;
+    auto path = resolve_location(location, directory);
+    struct stat st {};
+    return path && ::stat(path->c_str(), &st) == 0;
+}
+
+}  // namespace
+
+bool wait_for_name(std::string_view location, const FollowOptions& options,
+                   const std::function<void(std::string_view)>& notice,
+                   std::chrono::nanoseconds timeout) {
+    if (names_something(location, options.reopen.directory)) return true;
+    if (notice) notice(fmt::format("waiting for ring '{}' to be created", location));
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+        if (options.stop_flag != nullptr && options.stop_flag->load(std::memory_order_relaxed))
+            return false;
+        const auto waited = std::chrono::steady_clock::now() - start;
+        if (waited >= timeout) return false;
+        detail::sleep_for(std::min<std::chrono::nanoseconds>(options.max_sleep, timeout - waited));
+        if (names_something(location, options.reopen.directory)) return true;
+    }
+}
+
+}  // namespace evring

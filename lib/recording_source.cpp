@@ -11,12 +11,15 @@
 
 namespace evring {
 
-std::string next_recording_path(const std::string& path, std::uint32_t file_index) {
+std::string series_base(const std::string& path, std::uint32_t file_index) {
     const std::string suffix = "." + std::to_string(file_index);
     const bool rotated = file_index > 0 && path.size() > suffix.size() &&
                          path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
-    const std::string base = rotated ? path.substr(0, path.size() - suffix.size()) : path;
-    return rotated_path(base, file_index + 1);
+    return rotated ? path.substr(0, path.size() - suffix.size()) : path;
+}
+
+std::string next_recording_path(const std::string& path, std::uint32_t file_index) {
+    return rotated_path(series_base(path, file_index), file_index + 1);
 }
 
 RecordingSource::RecordingSource(RecordingReader reader, bool series) : reader_(std::move(reader)), series_(series) {}
@@ -37,6 +40,8 @@ Result<std::unique_ptr<RecordingSource>> RecordingSource::open(const std::string
     id.ring_size = h.ring_size;
     detail::file_identity(path, id);
     source->series_id_ = h.series_id;
+    source->file_index_ = h.file_index;
+    source->base_ = series_base(path, h.file_index);
     // The series id is the same in every file of a rotated recording; version
     // 1 files have none: their file and start time stand in.
     id.instance = h.series_id != 0 ? h.series_id : detail::mix64(id.instance, h.start_epoch_nanos);
@@ -56,11 +61,17 @@ SourceStep RecordingSource::read(SourceItem& item, PayloadRead payload) {
     for (;;) {
         if (phase_ == Phase::Done) return SourceStep::End;
         if (phase_ == Phase::FileEnded) {
-            if (continued_ && series_ && status_ != ReadStatus::Truncated) return next_file(item);
+            // A cut file lost its end record: whether the series goes on is
+            // told by the files after it.
+            if (series_ && (continued_ || status_ == ReadStatus::Truncated)) return next_file(item);
             phase_ = Phase::Done;
             return SourceStep::End;
         }
-        auto status = reader_->next(record_);
+        Result<ReadStatus> status = ReadStatus::Record;
+        if (replay_record_)
+            replay_record_ = false;  // the record a bridge gap went before
+        else
+            status = reader_->next(record_);
         if (!status) return fail(std::move(status).error());
         if (*status == ReadStatus::Record) {
             bool handed_out = false;
@@ -83,6 +94,8 @@ SourceStep RecordingSource::from_record(SourceItem& item, PayloadRead payload, b
     switch (record_.kind) {
     case RecordKind::Event:
     case RecordKind::ExpiredPayload: {
+        if (bridge(record_.event.seqno, item)) return handed_out = true, SourceStep::Gap;
+        account(record_.event.seqno);
         if (before_start(record_.event)) return SourceStep::Event;
         SourceEvent& event = item.event;
         event.descriptor = record_.event;
@@ -100,6 +113,8 @@ SourceStep RecordingSource::from_record(SourceItem& item, PayloadRead payload, b
     }
     case RecordKind::Gap: {
         const GapRecord& g = record_.gap;
+        if (bridge(g.first_lost_seqno, item)) return handed_out = true, SourceStep::Gap;
+        account(g.first_lost_seqno + (g.lost_count - 1));
         // Before the start: not the reader's concern.
         if (skip_events_ > index_ || !started_ || g.first_lost_seqno + (g.lost_count - 1) < min_seqno_)
             return SourceStep::Gap;
@@ -108,6 +123,10 @@ SourceStep RecordingSource::from_record(SourceItem& item, PayloadRead payload, b
         return SourceStep::Gap;
     }
     case RecordKind::Damage:
+        if (record_.damage.first_lost_seqno != 0 && bridge(record_.damage.first_lost_seqno, item))
+            return handed_out = true, SourceStep::Gap;
+        if (record_.damage.last_lost_seqno >= record_.damage.first_lost_seqno)
+            account(record_.damage.last_lost_seqno);
         handed_out = true;
         return damage(item);
     case RecordKind::End:
@@ -130,34 +149,6 @@ SourceStep RecordingSource::damage(SourceItem& item) {
     return SourceStep::Notice;
 }
 
-SourceStep RecordingSource::next_file(SourceItem& item) {
-    const std::string current = reader_->path();
-    const std::string next = next_recording_path(current, reader_->header().file_index);
-    auto reader = RecordingReader::open(next);
-    if (!reader) {
-        damaged_ = true;
-        phase_ = Phase::Done;
-        ended_ = fmt::format("end of the recording ('{}' cannot be read)", next);
-        notice_ = fmt::format("recording '{}' continues in '{}', which cannot be read: {}", current, next,
-                              reader.error().message());
-    } else if (series_id_ != 0 && reader->header().series_id != series_id_) {
-        damaged_ = true;
-        phase_ = Phase::Done;
-        ended_ = fmt::format("end of the recording ('{}' is another recording)", next);
-        notice_ = fmt::format("recording '{}' continues in '{}', but that file belongs to another recording "
-                              "(series {:016x}, not {:016x})", current, next, reader->header().series_id, series_id_);
-    } else {
-        reader_.emplace(std::move(reader).value());
-        ++files_;
-        status_.reset();
-        continued_ = false;
-        phase_ = Phase::Reading;
-        notice_ = fmt::format("recording '{}' continues in '{}'", current, next);
-    }
-    item.notice = notice_;
-    return SourceStep::Notice;
-}
-
 bool RecordingSource::before_start(const EventDescriptor& event) {
     if (index_++ < skip_events_ || event.seqno < min_seqno_) return true;
     if (!started_ && event.record_epoch_nanos < min_nanos_) return true;
@@ -177,6 +168,8 @@ Result<RecordingSource::Scan> RecordingSource::scan() {
         if (step == SourceStep::End) break;
         if (step != SourceStep::Event) continue;
         ++totals.events;
+        if (totals.first_seqno == 0) totals.first_seqno = item.event.descriptor.seqno;
+        totals.last_seqno = item.event.descriptor.seqno;
         totals.last_nanos = item.event.descriptor.record_epoch_nanos;
     }
     scan_ = totals;
@@ -189,10 +182,26 @@ Result<std::uint64_t> RecordingSource::now_nanos() {
     return totals->last_nanos;
 }
 
+// As RingSource::seek for a ring nobody writes: an older seqno starts at the
+// oldest with a notice, one past the newest event is an error.
+Result<std::string> RecordingSource::seek_seqno(std::uint64_t seqno) {
+    auto totals = scan();
+    if (!totals) return std::move(totals).error();
+    if (seqno > totals->last_seqno)
+        return Error(ERANGE,
+                     fmt::format("seqno {} is beyond the newest event ({}) of {} '{}'", seqno,
+                                 totals->last_seqno, describe(kind()), identity_.path));
+    min_seqno_ = seqno;
+    if (seqno >= totals->first_seqno) return std::string();
+    return fmt::format("seqno {} is not in {} '{}'; starting at the oldest, {}", seqno,
+                       describe(kind()), identity_.path, totals->first_seqno);
+}
+
 Result<std::string> RecordingSource::seek(const Position& start) {
     switch (start.kind) {
     case Position::Kind::Oldest: return std::string();
-    case Position::Kind::Seqno: min_seqno_ = start.value; return std::string();
+    case Position::Kind::Seqno:
+        return seek_seqno(start.value);
     case Position::Kind::AbsoluteTime:
         min_nanos_ = start.value;
         started_ = false;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "evring/clock.hpp"
 #include "evring/doorbell.hpp"
 #include "evring/payload.hpp"
+#include "evring/ring_extension.hpp"
 #include "evring/ring_reader.hpp"
 #include "evring/schema_blob.hpp"
 #include "evring/sigbus_guard.hpp"
@@ -187,7 +189,30 @@ SourceStep RingSource::hole_or_end(SourceItem& item) {
     if (run == 0) return SourceStep::NotReady;  // committed meanwhile: read it next time
     it_->seek(first + run);
     item.gap = SourceGap{first, run, writer_seen_ ? GapReason::WriterGone : GapReason::NeverCommitted, {}};
+    // A snapshot says which of its oldest seqnos a writer lapped while it
+    // was copied (ring_extension.hpp): those are lost to lapping, not holes.
+    if (const std::uint64_t lapped = snapshot_lapped(); first <= lapped) {
+        item.gap.count = std::min(run, lapped - first + 1);
+        it_->seek(first + item.gap.count);
+        item.gap.reason = GapReason::FellBehind;
+        notice_ = fmt::format(
+            "{} {} overwritten by the writer while snapshot '{}' was taken (lapped); skipping {}",
+            item.gap.count == 1 ? fmt::format("seqno {}", first)
+                                : fmt::format("seqno {}..{}", first, item.gap.last_seqno()),
+            item.gap.count == 1 ? "was" : "were", identity_.path,
+            item.gap.count == 1 ? "it" : "them");
+        item.gap.detail = notice_;
+    }
     return SourceStep::Gap;
+}
+
+std::uint64_t RingSource::snapshot_lapped() const {
+    if (!state_->snapshot) return 0;
+    const std::span<const std::byte> section = state_->ring->header_section();
+    const auto* extension =
+        reinterpret_cast<const RingExtension*>(section.data() + kRingExtensionOffset);
+    return has_ring_extension(*extension) ? extension->snapshot_lapped
+                                          : 0;  // private memory: no guard needed
 }
 
 bool RingSource::writer_gone() {

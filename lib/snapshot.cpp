@@ -151,6 +151,27 @@ void copy_header_extras(const MappedRing& ring, std::byte* copy) {
     if (!blob.empty()) std::memcpy(copy + kEmbeddedSchemaOffset, blob.data(), blob.size());
 }
 
+// Says in the copy's extension block which of its oldest seqnos were lapped
+// (ring_extension.hpp), so a reader does not take them for holes nobody
+// filled. The copy's window is the newest kept event's ring's worth; in it,
+// the seqnos up to `lapped` were overwritten during the copy, and those below
+// the range read (seen.oldest) had their slots taken by newer reservations
+// (still in flight at the newest end, so not kept) before the copy started.
+// A copy without an extension block gets one, with no features. Private
+// memory: plain stores.
+void note_lapped(std::byte* copy, const CopiedRing& seen, std::uint64_t lapped,
+                 const SnapshotStats& stats) {
+    const auto* header = reinterpret_cast<const RingHeader*>(copy);
+    const std::uint64_t capacity = header->size.descriptor_capacity;
+    const std::uint64_t window_start =
+        stats.newest_seqno >= capacity ? stats.newest_seqno - capacity + 1 : 1;
+    if (seen.oldest > window_start) lapped = std::max(lapped, seen.oldest - 1);
+    if (stats.kept_events == 0 || lapped < window_start) return;
+    RingExtension* extension = extension_in(copy);
+    if (!has_ring_extension(*extension)) write_ring_extension(copy, 0);
+    extension->snapshot_lapped = std::max(extension->snapshot_lapped, lapped);
+}
+
 // Copies `ring` into `copy` (laid out like the file) and fixes the copy up.
 Result<SnapshotStats> copy_consistent(const MappedRing& ring, std::byte* copy) {
     const RingLayout& layout = ring.layout();
@@ -166,7 +187,9 @@ Result<SnapshotStats> copy_consistent(const MappedRing& ring, std::byte* copy) {
     copy_payload_bytes(ring, copy, seen);
     if (auto s = check_copied_control(seen, ring); !s) return std::move(s).error();
     seen.newest_after = it.newest_seqno();
-    keep_consistent_run(ring, copy, slots, seen, lapped_up_to(ring, slots, seen), stats);
+    const std::uint64_t lapped = lapped_up_to(ring, slots, seen);
+    keep_consistent_run(ring, copy, slots, seen, lapped, stats);
+    note_lapped(copy, seen, lapped, stats);
     return stats;
 }
 

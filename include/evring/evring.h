@@ -130,6 +130,12 @@ void evring_open_options_init(evring_open_options* options);
 evring_source* evring_source_open(const char* location, const evring_open_options* options);
 void evring_source_close(evring_source* source);
 
+/* Waits up to `timeout_ns` for `location` to name something to open (a ring
+ * a writer has not created yet; follow.hpp's wait_for_name), checking every
+ * 100 ms: 1 once it does (at once when it already does), 0 when the time ran
+ * out, EVRING_E_INVALID for a NULL location. UINT64_MAX waits without limit. */
+int evring_wait_for_name(const char* location, uint64_t timeout_ns);
+
 const char* evring_source_error(const evring_source* source);
 int evring_source_errno(const evring_source* source);
 

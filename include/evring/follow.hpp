@@ -31,7 +31,8 @@
 //   sink (sink.replaced), reports the new ring's events it can no longer see
 //   (overwritten before it was opened) as a RingReplaced gap, and goes on
 //   from the new ring's oldest event. Sequence numbers start again with the
-//   new ring. Without it, the end of the source ends the loop.
+//   new ring. Without it, the end of the source ends the loop. Before the
+//   first ring exists, wait_for_name (below) waits for it the same way.
 // - Failures of the source (a truncated ring file: a SIGBUS turned into an
 //   error by the guard) end the loop with that error.
 //
@@ -42,6 +43,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -103,5 +105,17 @@ struct FollowResult {
 
 // The loop (see the contract). `source` may be replaced (follow_name).
 Result<FollowResult> follow(std::unique_ptr<EventSource>& source, const FollowOptions& options, FollowSink& sink);
+
+// Waiting for a ring that does not exist yet (`tail -F` before the file is
+// created): returns true at once when `location` names something (or has a
+// scheme: remote sources say for themselves); otherwise calls `notice` once
+// ("waiting for ring 'NAME' to be created") and checks the name every
+// options.max_sleep (resolved with options.reopen.directory) until it exists
+// (true), or *options.stop_flag is set or `timeout` has passed (false). The
+// caller then opens it as usual; a writer renames a ring into place only once
+// it is complete (ring_writer.hpp), so what appears is whole.
+bool wait_for_name(std::string_view location, const FollowOptions& options,
+                   const std::function<void(std::string_view)>& notice,
+                   std::chrono::nanoseconds timeout = std::chrono::nanoseconds::max());
 
 }  // namespace evring

@@ -7,8 +7,15 @@
 // - A rotated recording FILE, FILE.1, FILE.2, ... (recording_writer.hpp) is
 //   replayed as one stream: when a file's end record says it continues, the
 //   next file is opened (it must belong to the same series) and a Notice says
-//   so. A missing or foreign continuation is damage: a Notice, then End.
-//   With `series` false only the named file is read.
+//   so. A file that is missing, unreadable, of another series or cut short
+//   (no end record) does not hide the files after it: the replay goes on
+//   with the next intact file of the series found in the directory, one
+//   Notice names what was skipped, and the sequence numbers lost between
+//   the last one accounted for and the first one of that file come as one
+//   LostToDamage Gap naming the file. With no intact file after it, a
+//   missing or foreign continuation is damage: a Notice, then End; a cut
+//   file is the end (the recorder was killed). With `series` false only the
+//   named file is read.
 // - Gap records come back as Gaps with their recorded reason. A damaged part
 //   whose lost sequence numbers are known is a LostToDamage Gap whose detail
 //   is the reader's report (naming the file, the offset and the reason); any
@@ -17,8 +24,11 @@
 //   handed out.
 // - An ExpiredPayload record is an Event whose payload state is Expired.
 // - Positions: oldest is the first event; a sequence number starts at the
-//   first event at or past it; latest, -N and relative times cost one extra
-//   pass over the series to count its events (-N is the last N events); an
+//   first event at or past it (a notice when that is not the sequence
+//   number asked for because it is older than the first event; an ERANGE
+//   error past the newest one, as for a snapshot); sequence numbers,
+//   latest, -N and relative times cost one extra pass over the series
+//   (-N is the last N events); an
 //   absolute time starts at the first event stamped at or after it and shows
 //   everything after that. Gaps before the start are not handed out; damage
 //   always is.
@@ -41,6 +51,8 @@ namespace evring {
 // The file a rotated recording continues in: FILE -> FILE.1, FILE.1 -> FILE.2
 // (`file_index` is the index in the current file's header).
 std::string next_recording_path(const std::string& path, std::uint32_t file_index);
+// FILE for FILE.N whose header says it is file N; `path` otherwise.
+std::string series_base(const std::string& path, std::uint32_t file_index);
 
 class RecordingSource final : public EventSource {
 public:
@@ -74,13 +86,23 @@ private:
     enum class Phase { Reading, FileEnded, Done };
     struct Scan {
         std::uint64_t events = 0;
+        std::uint64_t first_seqno = 0;  // of the first event (0: none)
+        std::uint64_t last_seqno = 0;   // of the last event
         std::uint64_t last_nanos = 0;
     };
+    // A later file of the series to go on with (recording_series.cpp).
+    struct Successor;
 
     RecordingSource(RecordingReader reader, bool series);
     SourceStep from_record(SourceItem& item, PayloadRead payload, bool& handed_out);
     SourceStep damage(SourceItem& item);
     SourceStep next_file(SourceItem& item);
+    Successor find_successor();
+    // Hands out the LostToDamage gap between the last sequence number
+    // accounted for and `seqno`, the first of a file read after a skip.
+    bool bridge(std::uint64_t seqno, SourceItem& item);
+    void account(std::uint64_t last_seqno) noexcept;
+    Result<std::string> seek_seqno(std::uint64_t seqno);
     bool before_start(const EventDescriptor& event);
     Result<Scan> scan();
 
@@ -93,6 +115,12 @@ private:
     bool damaged_ = false;
     std::uint32_t files_ = 1;
     std::uint64_t series_id_ = 0;
+    std::string base_;              // the series' first file (FILE of FILE.N)
+    std::uint32_t file_index_ = 0;  // of the file being read
+    std::uint64_t accounted_ = 0;   // highest seqno handed out or passed over (events, gaps)
+    std::string bridge_;            // after a skip: where the next jump in seqnos was lost
+    std::string bridge_detail_;
+    bool replay_record_ = false;  // record_ is read again (it followed a bridge gap)
     std::vector<std::byte> first_schema_;
     std::string notice_;
     std::string ended_;

@@ -7,7 +7,8 @@
 // the header's lines), so that rings stay byte-compatible with other
 // implementations:
 //
-//   offset 4096  line 0: magic "EVRGEXT1", feature flags, zero padding
+//   offset 4096  line 0: magic "EVRGEXT1", feature flags, a snapshot's
+//                        lapped seqno (zero in a ring), zero padding
 //   offset 4160  line 1: the doorbell word (32-bit futex word, see doorbell.hpp)
 //   offset 4224  line 2: the writer claim (writer_claim.hpp): which publisher
 //                        may reserve with plain stores, and its handshake
@@ -62,7 +63,11 @@ static_assert(sizeof(WriterClaim) == 64);
 struct RingExtension {
     alignas(64) std::array<char, 8> magic;  // kRingExtensionMagic
     std::uint64_t features;                 // kRingFeature* bits
-    std::array<std::uint64_t, 6> reserved0;
+    // Zero in a ring. In a snapshot: the seqnos up to this one were
+    // overwritten by a writer while the snapshot was copied (snapshot.cpp
+    // drops them), so readers report them as lapped, not as never committed.
+    std::uint64_t snapshot_lapped;
+    std::array<std::uint64_t, 5> reserved0;
     // Doorbell state: bit 0 = "a reader may be asleep", bits 1..31 = wake epoch.
     alignas(64) std::uint32_t doorbell;
     std::array<std::uint32_t, 15> reserved1;
@@ -70,6 +75,7 @@ struct RingExtension {
 };
 static_assert(sizeof(RingExtension) == 192);
 static_assert(offsetof(RingExtension, features) == 8);
+static_assert(offsetof(RingExtension, snapshot_lapped) == 16);
 static_assert(offsetof(RingExtension, doorbell) == 64);
 static_assert(offsetof(RingExtension, claim) == 128);
 static_assert(offsetof(WriterClaim, busy) == 4 && offsetof(WriterClaim, revoked) == 8);

@@ -21,6 +21,8 @@
 //   nobody will fill. A run of them comes as one Gap: WriterGone when this
 //   source saw a writer alive, NeverCommitted otherwise. The run is bounded
 //   by the ring's capacity, so a damaged last_seqno cannot make it loop.
+//   The oldest seqnos a snapshot says a writer lapped while it was copied
+//   come as one FellBehind Gap whose detail says so.
 // - Positions: --from SEQNO below the oldest starts at the oldest with a
 //   notice; past the newest event of a ring nobody writes is an error. Times
 //   are found by binary search on record_epoch_nanos that steps over holes
@@ -88,6 +90,8 @@ private:
     SourceStep not_ready(SourceItem& item);
     SourceStep hole_or_end(SourceItem& item);
     bool writer_gone();
+    // A snapshot's seqnos lapped while it was copied (0: none; ring_extension.hpp).
+    std::uint64_t snapshot_lapped() const;
 
     std::unique_ptr<State> state_;
     Iterator* it_ = nullptr;  // lives in state_

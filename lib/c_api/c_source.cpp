@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "evring/follow.hpp"
 #include "evring/position.hpp"
 #include "source_handle.hpp"
 
@@ -85,6 +86,15 @@ evring_source* evring_source_open(const char* location, const evring_open_option
 }
 
 void evring_source_close(evring_source* source) { delete source; }
+
+int evring_wait_for_name(const char* location, uint64_t timeout_ns) {
+    if (location == nullptr) return EVRING_E_INVALID;
+    const auto timeout =
+        timeout_ns >= static_cast<uint64_t>(std::chrono::nanoseconds::max().count())
+            ? std::chrono::nanoseconds::max()
+            : std::chrono::nanoseconds(static_cast<std::int64_t>(timeout_ns));
+    return evring::wait_for_name(location, evring::FollowOptions{}, nullptr, timeout) ? 1 : 0;
+}
 
 const char* evring_source_error(const evring_source* source) {
     return source == nullptr ? "no source (NULL handle)" : source->error.c_str();

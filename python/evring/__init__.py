@@ -24,11 +24,12 @@ import os as _os
 from ._evring import Error, Event, Reader, Writer, __version__
 from ._evring import create as _create
 from ._evring import open as _open
+from ._evring import _wait_for_name
 
 __all__ = ["Batch", "Error", "Event", "Reader", "Writer", "create", "open", "DESCRIPTOR_DTYPE"]
 
 
-def open(source, schema=None, max_snapshot_size=0, register=True, name="python", detail=None):
+def open(source, schema=None, max_snapshot_size=0, register=True, name="python", detail=None, wait=None):
     """Opens a ring (a name in the ring directory, or a path), a snapshot or a
     recording, as the evring CLI does. `schema`: a schema file to decode with
     (it must describe the source's header); by default the source's own
@@ -37,13 +38,30 @@ def open(source, schema=None, max_snapshot_size=0, register=True, name="python",
     A reader of a live ring announces itself in the ring's reader registry
     (`evring readers RING` lists it with its lag) as `name`, with `detail`
     (default: the program, sys.argv[0]); register=False stays out of it. When
-    it cannot register, it reads anyway and says why in `reader.notices`."""
+    it cannot register, it reads anyway and says why in `reader.notices`.
+
+    `wait`: when the ring does not exist yet, wait for a writer to create it:
+    a number of seconds, or True for no limit (Ctrl-C still interrupts);
+    evring.Error when it did not appear in time. None (default): raise at once."""
+    if wait is not None and wait is not False:
+        _wait_until_named(_os.fspath(source), None if wait is True else float(wait))
     if schema is not None:
         schema = _os.fspath(schema)
     if detail is None:
         import sys as _sys
         detail = _os.path.basename(_sys.argv[0]) if _sys.argv and _sys.argv[0] else ""
     return _open(_os.fspath(source), schema, max_snapshot_size, bool(register), str(name), str(detail))
+
+
+def _wait_until_named(location, seconds):
+    import time as _time
+    deadline = None if seconds is None else _time.monotonic() + seconds
+    while True:
+        left = 0.2 if deadline is None else max(0.0, min(0.2, deadline - _time.monotonic()))
+        if _wait_for_name(location, left):   # the GIL is released; signals are seen between slices
+            return
+        if deadline is not None and _time.monotonic() >= deadline:
+            raise Error(f"ring '{location}' was not created within {seconds:g} s")
 
 
 def create(name, descriptor_shift=20, payload_shift=28, content_type=None, schema=None, shared=False, keep=False,

@@ -8,6 +8,11 @@
 // (about 80 ns per event in all) and batches fill numpy arrays directly.
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <chrono>
+
+#include "evring/follow.hpp"
+
 #include "event.hpp"
 #include "module.hpp"
 #include "reader.hpp"
@@ -30,6 +35,16 @@ Reader open(const std::string& location, const py::object& schema, std::uint64_t
     return reader;
 }
 
+// True once `location` names something, false after `seconds` without it
+// (follow.hpp's wait_for_name), the GIL released meanwhile. evring.open's
+// wait= calls it in short slices so that Ctrl-C is seen between them.
+bool wait_for_name(const std::string& location, double seconds) {
+    py::gil_scoped_release release;
+    const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(std::max(seconds, 0.0)));
+    return evring::wait_for_name(location, FollowOptions{}, nullptr, timeout);
+}
+
 }  // namespace
 }  // namespace evring::python
 
@@ -47,5 +62,7 @@ PYBIND11_MODULE(_evring, m) {
     m.def("open", &open, py::arg("source"), py::arg("schema") = py::none(), py::arg("max_snapshot_size") = 0,
           py::arg("register") = true, py::arg("name") = "python", py::arg("detail") = "",
           "Opens a ring (name or path), a snapshot or a recording, as the evring CLI does.");
+    m.def("_wait_for_name", &wait_for_name, py::arg("location"), py::arg("seconds"),
+          "Waits up to `seconds` for `location` to name a ring; True once it does.");
     m.attr("__version__") = EVRING_VERSION_STRING;
 }

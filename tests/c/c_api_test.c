@@ -58,6 +58,15 @@ static void test_open_of_missing_file_fails_with_its_name(void) {
     CHECK(strlen(evring_last_error()) > 0);
 }
 
+static void test_waiting_for_a_name_ends_at_its_time_or_at_once_when_it_exists(void) {
+    CHECK(evring_wait_for_name("/dev/shm/evring-ctest-never-created", 50000000) == 0); /* 50 ms */
+    CHECK(evring_wait_for_name(NULL, 0) == EVRING_E_INVALID);
+    evring_writer* w = small_writer("waited", NULL);
+    CHECK(w != NULL);
+    CHECK(evring_wait_for_name(evring_writer_path(w), 0) == 1);
+    evring_writer_close(w);
+}
+
 static void test_bad_writer_options_are_refused_with_a_reason(void) {
     evring_writer_options o;
     evring_writer_options_init(&o);
@@ -300,6 +309,7 @@ static void test_real_snapshot_reads_and_decodes(void) {
 
 int main(void) {
     test_open_of_missing_file_fails_with_its_name();
+    test_waiting_for_a_name_ends_at_its_time_or_at_once_when_it_exists();
     test_bad_writer_options_are_refused_with_a_reason();
     test_written_events_read_back_in_order_with_payloads();
     test_reservations_commit_and_abort();

@@ -43,6 +43,7 @@ struct WatchOptions {
     std::string format = "text";
     std::optional<std::string> max_snapshot_size;
     bool follow_name = false;
+    bool wait = false;        // --wait: wait for the ring to be created (implied by --follow-name)
     std::string schema_file;  // --schema FILE; empty: none
     bool no_register = false;  // stay out of the ring's reader registry
 };
@@ -64,6 +65,7 @@ struct RecordOptions {
     bool no_compress = false;
     std::optional<std::string> level;
     bool no_register = false;
+    bool wait = false;  // --wait: wait for the ring to be created
 };
 
 int run_ls(const LsOptions& options);

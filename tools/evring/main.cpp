@@ -101,7 +101,10 @@ int main(int argc, char** argv) {
     add_value(watch_cmd, "--max-snapshot-size", watch.max_snapshot_size,
               "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)", "SIZE");
     watch_cmd->add_flag("--follow-name", watch.follow_name,
-                        "Keep following the ring's name when its writer exits and a new one creates it (like tail -F)");
+                        "Keep following the ring's name when its writer exits and a new one "
+                        "creates it (like tail -F); waits for the ring to be created");
+    watch_cmd->add_flag("--wait", watch.wait,
+                        "Wait for the ring to be created when it does not exist yet");
     watch_cmd->add_flag("--no-register", watch.no_register, "Do not announce this reader in the ring's reader registry");
 
     SnapshotOptions snapshot;
@@ -123,6 +126,8 @@ int main(int argc, char** argv) {
     record_cmd->add_flag("--no-compress", record.no_compress, "Write records without zstd");
     add_value(record_cmd, "--level", record.level, "zstd level, 1 to 19 (default 1)", "LEVEL");
     record_cmd->add_flag("--no-register", record.no_register, "Do not announce this reader in the ring's reader registry");
+    record_cmd->add_flag("--wait", record.wait,
+                         "Wait for the ring to be created when it does not exist yet");
 
     auto schema = add_schema_command(app);
     auto export_cmd = add_export_command(app);

@@ -144,6 +144,11 @@ std::string record_ended(const FollowResult& result) {
 int run_record(const RecordOptions& options) {
     auto plan = plan_record(options);
     if (!plan) return usage_error(plan.error());
+    // --wait: a ring not created yet is waited for (follow.hpp).
+    if (options.wait) {
+        install_stop_handlers();
+        if (!wait_for_name(options.ring, plan->follow, report_error)) return kExitOk;  // interrupted
+    }
     auto source = open_for_command(options.ring, {});
     if (!source) return runtime_error(source.error());
     // The schema blob the source carries goes into every file of the recording.
@@ -157,12 +162,16 @@ int run_record(const RecordOptions& options) {
     Status status = sink.status();
     if (status) status = writer->finish();
     if (!result) return runtime_error(result.error());
-    if (!status) return runtime_error(status.error());
     const RecordingTotals& t = writer->totals();
+    // Also when writing failed (a full disk): what was taken, then the error;
+    // the blocks written before it stay readable (recording_writer.hpp).
     fmt::print(stderr,
-               "evring: recorded {} events, {} expired payloads, {} lost in {} gaps, in {} file(s) (last: {}); {}\n",
-               t.events, t.expired, t.lost, t.gaps, t.files, printable(writer->current_path()),
-               printable(record_ended(*result)));
+               "evring: {} {} events, {} expired payloads, {} lost in {} gaps, in {} file(s) (last: {}); {}\n",
+               status ? "recorded" : "took", t.events, t.expired, t.lost, t.gaps, t.files,
+               printable(writer->current_path()),
+               status ? printable(record_ended(*result))
+                      : "writing the recording failed: only the blocks written before the error are in it");
+    if (!status) return runtime_error(status.error());
     if (result->damaged) {
         report_error(fmt::format("'{}' is damaged: everything readable was recorded, with a gap marker for what "
                                  "was lost", (*source)->identity().path));

@@ -79,6 +79,12 @@ Status resolve_names(WatchPlan& plan, const Schema* schema) {
 int run_watch(const WatchOptions& options) {
     auto plan = plan_watch(options);
     if (!plan) return usage_error(plan.error());
+    // --wait, --follow-name: a ring not created yet is waited for (follow.hpp).
+    if (options.wait || options.follow_name) {
+        install_stop_handlers();
+        if (!wait_for_name(options.ring, plan->follow, report_error))
+            return kExitOk;  // interrupted
+    }
     auto source = open_for_command(options.ring, plan->source);
     if (!source) return runtime_error(source.error());
     if (options.follow_name && (*source)->kind() != SourceKind::Ring)

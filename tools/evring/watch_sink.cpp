@@ -95,9 +95,14 @@ std::string ended_words(const FollowResult& result) {
 void print_summary(const WatchSink& sink, const FollowResult& result, const std::string& ended) {
     const SourceCounters& c = result.counters;
     std::string extra;
-    if (c.damage_reports > 0)
-        extra += fmt::format(" ({} damaged part(s), at least {} records lost to damage)", c.damage_reports,
-                             c.records_lost_to_damage);
+    // The seqnos of LostToDamage gaps are exact; the record count (from intact
+    // block headers) is a lower bound and may be 0 where only seqnos are known.
+    if (c.damage_reports > 0 || c.damaged > 0)
+        extra += fmt::format(
+            " ({} damaged part(s), {} seqnos lost to damage{})", c.damage_reports, c.damaged,
+            c.records_lost_to_damage > 0
+                ? fmt::format(", at least {} records in damaged blocks", c.records_lost_to_damage)
+                : std::string());
     if (result.rings > 1)
         extra += fmt::format(" ({} rings followed under the name, {} events of new rings overwritten before "
                              "they were opened)", result.rings, c.replaced);
