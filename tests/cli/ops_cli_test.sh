@@ -103,13 +103,27 @@ test_metrics_http() {
     done
     [[ -n $port ]] || { fail metrics_http "server did not say its port: $(cat "$WORK/serve.err")"; return; }
     http_get "$port" /metrics >"$WORK/scrape.txt"
-    head -1 "$WORK/scrape.txt" | grep -q "^HTTP/1.0 200" || { fail metrics_http "$(head -1 "$WORK/scrape.txt")"; return; }
+    head -1 "$WORK/scrape.txt" | grep -q "^HTTP/1.[01] 200" || { fail metrics_http "$(head -1 "$WORK/scrape.txt")"; return; }
     grep -q '^evring_events_total{ring="feed"} [1-9]' "$WORK/scrape.txt" || { fail metrics_http "no events_total"; return; }
-    http_get "$port" /nothing | head -1 | grep -q "^HTTP/1.0 404" || { fail metrics_http "/nothing is not 404"; return; }
-    # A client that connects and says nothing does not wedge the server (2 s read timeout).
-    exec 4<>"/dev/tcp/127.0.0.1/$port"
-    http_get "$port" /metrics | head -1 | grep -q "^HTTP/1.0 200" || { fail metrics_http "silent client wedged it"; return; }
-    exec 4<&-
+    if command -v promtool >/dev/null; then
+        sed '1,/^\r*$/d' "$WORK/scrape.txt" | promtool check metrics >"$WORK/promtool-http.out" 2>&1 \
+            || { fail metrics_http "promtool refuses the scrape: $(head -3 "$WORK/promtool-http.out")"; return; }
+    fi
+    http_get "$port" /nothing | head -1 | grep -q "^HTTP/1.[01] 404" || { fail metrics_http "/nothing is not 404"; return; }
+    printf 'DELETE /metrics HTTP/1.0\r\n\r\n' | timeout 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port; cat >&3; cat <&3" \
+        | head -1 | grep -q "^HTTP/1.[01] 405" || { fail metrics_http "DELETE is not 405"; return; }
+    # Ten clients that connect and say nothing: a scrape is still answered
+    # while they stay connected (the old one-at-a-time server made it wait
+    # 2 s for each; http_get gives up after 10 s), and the server kept them:
+    # one of them, speaking last, is answered too.
+    local idle=() fd
+    for _ in $(seq 10); do exec {fd}<>"/dev/tcp/127.0.0.1/$port"; idle+=("$fd"); done
+    http_get "$port" /metrics | head -1 | grep -q "^HTTP/1.[01] 200" \
+        || { fail metrics_idle_clients "a scrape was not answered with 10 idle connections open"; return; }
+    printf 'GET /metrics HTTP/1.0\r\n\r\n' >&"${idle[0]}"
+    timeout 10 head -1 <&"${idle[0]}" | grep -q "^HTTP/1.[01] 200" \
+        || { fail metrics_idle_clients "an idle connection was dropped while another was served"; return; }
+    for fd in "${idle[@]}"; do exec {fd}<&-; done
     # The same port again: a clear error, exit 1.
     evring metrics feed --listen "127.0.0.1:$port" 2>"$WORK/inuse.err"
     local rc=$?
@@ -119,7 +133,7 @@ test_metrics_http() {
     local src=$?
     [[ $src == 0 ]] || { fail metrics_http "server exit $src on SIGTERM"; return; }
     evring metrics feed --listen "nonsense" 2>/dev/null; [[ $? == 2 ]] || { fail metrics_http "bad --listen not a usage error"; return; }
-    ok metrics_http_scrape_404_timeout_port_in_use
+    ok metrics_http_scrape_404_405_idle_clients_port_in_use
 }
 
 test_missing_ring() {
