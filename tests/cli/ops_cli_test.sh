@@ -136,6 +136,68 @@ test_metrics_http() {
     ok metrics_http_scrape_404_405_idle_clients_port_in_use
 }
 
+# Port the server at $1 printed on stderr (file), after waiting for it.
+served_port() {
+    local port="" _
+    for _ in $(seq 200); do
+        port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$1")
+        [[ -n $port ]] && break
+        sleep 0.05
+    done
+    echo "$port"
+}
+
+# The value of sample $2 in a scrape of port $1 (empty when absent).
+scraped() { http_get "$1" /metrics | grep -F "$2 " | awk '{print $2}'; }
+
+# A writer restarts under the same name: `metrics --listen` moves to the new
+# ring (as watch --follow-name would), and `readers` lists the new ring's
+# readers instead of failing on the old instance's registry.
+test_writer_restart_followed() {
+    local ring="restart-$$"
+    "$PRODUCER_BIN" "$ring:12:20" --rate 500 2>/dev/null &
+    local first=$!
+    PIDS+=("$first")
+    poll 300 0.02 evring info "$ring"
+    "$EVRING_BIN" watch "$ring" >/dev/null 2>&1 &
+    local watcher=$!
+    PIDS+=("$watcher")
+    wait_readers "$ring" "watch +watch +$watcher .* alive" || { fail writer_restart "watch not registered"; return; }
+    "$EVRING_BIN" metrics "$ring" --listen 127.0.0.1:0 2>"$WORK/restart-serve.err" &
+    local server=$!
+    PIDS+=("$server")
+    local port
+    port=$(served_port "$WORK/restart-serve.err")
+    [[ -n $port ]] || { fail writer_restart "server did not say its port"; return; }
+    [[ $(scraped "$port" "evring_writer_alive{ring=\"$ring\"}") == 1 ]] || { fail writer_restart "first writer not alive"; return; }
+    kill -9 "$first" "$watcher"; wait "$first" "$watcher" 2>/dev/null
+    [[ $(scraped "$port" "evring_writer_alive{ring=\"$ring\"}") == 0 ]] || { fail writer_restart "dead writer shown alive"; return; }
+    "$PRODUCER_BIN" "$ring:12:20" --rate 500 2>/dev/null &
+    local second=$!
+    PIDS+=("$second")
+    poll 300 0.02 eval "evring ls | grep -qE '^$ring .* $second +yes'"
+    # The old instance's registry is still at the name (its reader was killed).
+    evring readers "$ring" >"$WORK/restart-readers.txt" 2>&1 \
+        || { fail readers_follow_name "exit $?: $(cat "$WORK/restart-readers.txt")"; return; }
+    grep -q "belongs to an earlier instance of the ring: no reader of this one has registered yet" \
+        "$WORK/restart-readers.txt" || { fail readers_follow_name "$(cat "$WORK/restart-readers.txt")"; return; }
+    [[ -z $(evring readers "$ring" --json) ]] || { fail readers_follow_name "--json lists the old ring's readers"; return; }
+    local alive
+    alive=$(scraped "$port" "evring_writer_alive{ring=\"$ring\"}")
+    [[ $alive == 1 ]] || { fail metrics_follow_name "writer_alive $alive after the restart"; return; }
+    local before after
+    before=$(scraped "$port" "evring_events_total{ring=\"$ring\"}")
+    poll 100 0.05 eval "(( \$(scraped $port 'evring_events_total{ring=\"$ring\"}') > $before ))"
+    after=$(scraped "$port" "evring_events_total{ring=\"$ring\"}")
+    (( after > before )) || { fail metrics_follow_name "events frozen at $before"; return; }
+    "$EVRING_BIN" watch "$ring" >/dev/null 2>&1 &
+    local watcher2=$!
+    PIDS+=("$watcher2")
+    wait_readers "$ring" "watch +watch +$watcher2 .* alive" || { fail readers_follow_name "the new ring's reader not listed"; return; }
+    kill "$second" "$watcher2" "$server"; wait "$second" "$watcher2" "$server" 2>/dev/null
+    ok writer_restart_followed_by_metrics_and_readers
+}
+
 test_missing_ring() {
     for cmd in readers top metrics; do
         evring "$cmd" no-such-ring >/dev/null 2>"$WORK/missing.err"
@@ -213,6 +275,7 @@ test_record_registers_and_no_register
 test_metrics_stdout
 test_metrics_label_escaping_and_missing_ring
 test_metrics_http
+test_writer_restart_followed
 test_missing_ring
 test_top_piped
 test_top_tmux
