@@ -170,13 +170,16 @@ test_writer_restart_followed() {
     port=$(served_port "$WORK/restart-serve.err")
     [[ -n $port ]] || { fail writer_restart "server did not say its port"; return; }
     [[ $(scraped "$port" "evring_writer_alive{ring=\"$ring\"}") == 1 ]] || { fail writer_restart "first writer not alive"; return; }
-    kill -9 "$first" "$watcher"; wait "$first" "$watcher" 2>/dev/null
+    # The old ring's reader stays alive (stopped), so its registry stays at
+    # the name: an unused one would be reclaimed by the next writer.
+    kill -STOP "$watcher"
+    kill -9 "$first"; wait "$first" 2>/dev/null
     [[ $(scraped "$port" "evring_writer_alive{ring=\"$ring\"}") == 0 ]] || { fail writer_restart "dead writer shown alive"; return; }
     "$PRODUCER_BIN" "$ring:12:20" --rate 500 2>/dev/null &
     local second=$!
     PIDS+=("$second")
     poll 300 0.02 eval "evring ls | grep -qE '^$ring .* $second +yes'"
-    # The old instance's registry is still at the name (its reader was killed).
+    # The old instance's registry is still at the name (its reader lives).
     evring readers "$ring" >"$WORK/restart-readers.txt" 2>&1 \
         || { fail readers_follow_name "exit $?: $(cat "$WORK/restart-readers.txt")"; return; }
     grep -q "belongs to an earlier instance of the ring: no reader of this one has registered yet" \
@@ -194,8 +197,47 @@ test_writer_restart_followed() {
     local watcher2=$!
     PIDS+=("$watcher2")
     wait_readers "$ring" "watch +watch +$watcher2 .* alive" || { fail readers_follow_name "the new ring's reader not listed"; return; }
-    kill "$second" "$watcher2" "$server"; wait "$second" "$watcher2" "$server" 2>/dev/null
+    kill -9 "$watcher"
+    kill "$second" "$watcher2" "$server"; wait "$second" "$watcher2" "$server" "$watcher" 2>/dev/null
     ok writer_restart_followed_by_metrics_and_readers
+}
+
+# Nothing left behind: a clean writer exit with a registered reader leaves no
+# registry once the reader leaves; a writer SIGKILLed mid-creation (the test
+# hook stops it once its temporary file has its full size) leaves debris that
+# `ls` mentions, `ls --all` lists, `gc` shows and `gc --delete` removes.
+test_debris_ls_all_and_gc() {
+    local dir
+    dir=$(mktemp -d /dev/shm/evring-gc-test-XXXXXX) || { fail debris "no directory"; return; }
+    "$PRODUCER_BIN" "$dir/clean:10:16" --rate 200 2>/dev/null &
+    local producer=$!
+    PIDS+=("$producer")
+    poll 300 0.02 evring info "$dir/clean"
+    "$EVRING_BIN" watch "$dir/clean" >/dev/null 2>&1 &
+    local watcher=$!
+    PIDS+=("$watcher")
+    wait_readers "$dir/clean" "watch +watch +$watcher .* alive" || { fail debris "watch not registered"; return; }
+    kill -TERM "$producer"; wait "$producer" 2>/dev/null
+    timeout 10 tail --pid="$watcher" -f /dev/null  # watch ends with its writer
+    [[ -z $(ls -A "$dir") ]] || { fail debris_clean_exit "left behind: $(ls -A "$dir")"; return; }
+
+    EVRING_TEST_STOP_AFTER_ALLOCATE=1 "$PRODUCER_BIN" "$dir/feed:12:20" 2>/dev/null &
+    local killed=$!
+    PIDS+=("$killed")
+    poll 200 0.02 grep -q '^State:.*stopped' "/proc/$killed/status"
+    kill -9 "$killed"; wait "$killed" 2>/dev/null
+    [[ -f $dir/feed.$killed ]] || { fail debris "no temporary file feed.$killed"; return; }
+    evring ls --dir "$dir" | grep -q "^# and debris: 1 file holding" || { fail debris_ls "ls does not mention it"; return; }
+    evring ls --dir "$dir" --all | grep -qE "^feed\.$killed +temp-ring .*left by pid $killed, which is gone" \
+        || { fail debris_ls_all "$(evring ls --dir "$dir" --all)"; return; }
+    evring ls --dir "$dir" --all --json | jq -e "select(.debris == \"temp-ring\") | .pid == $killed and .allocated > 0" \
+        >/dev/null || { fail debris_ls_all "--json"; return; }
+    evring gc --dir "$dir" | grep -q "^would-remove $dir/feed.$killed (temp-ring" || { fail debris_gc "dry run"; return; }
+    [[ -f $dir/feed.$killed ]] || { fail debris_gc "the dry run removed it"; return; }
+    evring gc --dir "$dir" --delete | grep -q "^removed 1 file, freed" || { fail debris_gc "--delete"; return; }
+    [[ -z $(ls -A "$dir") ]] || { fail debris_gc "left behind: $(ls -A "$dir")"; return; }
+    rmdir "$dir"
+    ok debris_clean_exit_ls_all_and_gc
 }
 
 test_missing_ring() {
@@ -276,6 +318,7 @@ test_metrics_stdout
 test_metrics_label_escaping_and_missing_ring
 test_metrics_http
 test_writer_restart_followed
+test_debris_ls_all_and_gc
 test_missing_ring
 test_top_piped
 test_top_tmux
