@@ -25,6 +25,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -118,12 +119,18 @@ MHD_Result handle(void* cls, MHD_Connection* connection, const char* url, const 
         return reply(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET\n");
     if (std::strcmp(url, "/metrics") != 0)  // url comes without its query string
         return reply(connection, MHD_HTTP_NOT_FOUND, "text/plain", "not found: try /metrics\n");
-    std::string text;
-    {
-        std::lock_guard<std::mutex> one_scrape(exporter->rendering);
-        text = render_metrics(*exporter->targets);
+    // No exception may cross libmicrohttpd's C frames.
+    try {
+        std::string text;
+        {
+            std::lock_guard<std::mutex> one_scrape(exporter->rendering);
+            text = render_metrics(*exporter->targets);
+        }
+        return reply(connection, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text);
+    } catch (const std::exception& e) {
+        return reply(connection, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
+                     std::string("cannot render the metrics: ") + e.what() + "\n");
     }
-    return reply(connection, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text);
 }
 
 int serve(const std::string& address, std::vector<MetricsTarget>& targets) {
