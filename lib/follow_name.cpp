@@ -2,14 +2,37 @@
 // `tail -F` (follow.hpp). The old ring is read to its end first (its writer
 // exited), or, when the name now leads to another ring file while ours still
 // has a writer, up to what that writer committed. Also wait_for_name: the
-// same wait before the first ring exists.
+// same wait before the first ring exists. reopen_if_renamed
+// (source_renamed.hpp) is the test "has the name moved", shared with the
+// commands that follow a name without this loop.
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 
 #include <fmt/format.h>
 
+#include "evring/source_renamed.hpp"
 #include "follow_loop.hpp"
+
+namespace evring {
+
+Result<std::unique_ptr<EventSource>> reopen_if_renamed(const SourceIdentity& old, const SourceOptions& options) {
+    if (old.kind != SourceKind::Ring) return std::unique_ptr<EventSource>();
+    auto path = resolve_location(old.location, options.directory);
+    if (!path) return std::unique_ptr<EventSource>();
+    struct stat st {};
+    if (::stat(path->c_str(), &st) != 0) return std::unique_ptr<EventSource>();  // not created yet
+    const std::uint64_t device = (std::uint64_t{major(st.st_dev)} << 32) | minor(st.st_dev);
+    if (static_cast<std::uint64_t>(st.st_ino) == old.inode && device == old.device)
+        return std::unique_ptr<EventSource>();  // still ours
+    auto fresh = open_source(old.location, options);
+    if (!fresh) return std::move(fresh).error();
+    if ((*fresh)->kind() != SourceKind::Ring)
+        return Error(EINVAL, fmt::format("'{}' is now a {}, not a ring", old.location, describe((*fresh)->kind())));
+    return std::move(fresh).value();
+}
+
+}  // namespace evring
 
 namespace evring::detail {
 namespace {
@@ -23,20 +46,9 @@ void sleep_for(std::chrono::nanoseconds interval) {
 }  // namespace
 
 std::unique_ptr<EventSource> FollowLoop::try_reopen(std::string& problem) {
-    const SourceIdentity& old = source_->identity();
-    auto path = resolve_location(old.location, options_.reopen.directory);
-    if (!path) return nullptr;
-    struct stat st {};
-    if (::stat(path->c_str(), &st) != 0) return nullptr;  // not created yet
-    const std::uint64_t device = (std::uint64_t{major(st.st_dev)} << 32) | minor(st.st_dev);
-    if (static_cast<std::uint64_t>(st.st_ino) == old.inode && device == old.device) return nullptr;  // still ours
-    auto fresh = open_source(old.location, options_.reopen);
+    auto fresh = reopen_if_renamed(source_->identity(), options_.reopen);
     if (!fresh) {
         problem = fresh.error().message();
-        return nullptr;
-    }
-    if ((*fresh)->kind() != SourceKind::Ring) {
-        problem = fmt::format("'{}' is now a {}, not a ring", old.location, describe((*fresh)->kind()));
         return nullptr;
     }
     return std::move(fresh).value();

@@ -196,24 +196,4 @@ Result<RegistryFile> attach_registry(const std::string& path, const RingIdentity
                  fmt::format("reader registry '{}' kept changing while being opened", path));
 }
 
-Status remove_registry(const std::string& path, const RingIdentity& ring) {
-    auto located = open_registry_directory(path);
-    if (!located) return std::move(located).error();
-    auto opened = open_registry_file(*located, O_RDONLY);
-    if (!opened) {
-        if (opened.error().errno_value() == ENOENT) return {};
-        return std::move(opened).error();
-    }
-    UniqueFd held(*opened);
-    auto read = read_registry_header(held.get(), path);
-    if (!read) return std::move(read).error();
-    const RegistryVerdict verdict = judge_registry_header(read->header, read->bytes_read,
-                                                          read->file_size, read->page_size, ring);
-    if (verdict.state != RegistryState::Valid) return {};  // not this ring's: leave it
-    if (!still_at_path(located->dir.get(), located->name, held.get())) return {};
-    if (::unlinkat(located->dir.get(), located->name.c_str(), 0) != 0 && errno != ENOENT)
-        return Error::from_errno(errno, fmt::format("removing reader registry '{}'", path));
-    return {};
-}
-
 }  // namespace evring::detail

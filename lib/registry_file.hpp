@@ -114,7 +114,18 @@ struct RegistryMaking {
 Result<RegistryFile> attach_registry(const std::string& path, const RingIdentity& ring,
                                      const RegistryMaking& making, std::string& notice);
 
-// Removes the registry at `path` when it is a valid registry of `ring`.
+// Which registries remove_unused_registry may remove.
+enum class RegistryOwner {
+    ThisInstance,   // a valid registry of `ring` (its writer or reader is closing)
+    OtherInstance,  // a valid registry of another ring instance (`ring` is the one at the name now, or zero)
+};
+
+// Removes the registry at `path` when it is `owner`'s and no reader uses it
+// (the protocol is in registry_remove.cpp): true when removed; false when
+// missing, in use, or not one to remove (left alone).
+Result<bool> remove_unused_registry(const std::string& path, const RingIdentity& ring, RegistryOwner owner);
+
+// remove_unused_registry(path, ring, ThisInstance), for the writer's API.
 Status remove_registry(const std::string& path, const RingIdentity& ring);
 
 }  // namespace evring::detail

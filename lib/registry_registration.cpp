@@ -3,6 +3,9 @@
 // the slot locks and registry_slot.hpp for the seqlock.
 //
 // Invariants:
+// - From attaching the registry until its slot is claimed, a registrant
+//   holds LOCK_SH on it; after, the slot's lock: a remover never unlinks a
+//   registry in use (the argument is in registry_remove.cpp).
 // - slot_ is non-null only while this process holds the slot's lock through
 //   file_'s descriptor, so this object is the slot's one writer.
 // - Every store to the slot runs under guard_sigbus: a registry truncated
@@ -11,6 +14,7 @@
 #include "evring/reader_registration.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -18,9 +22,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <limits>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -30,7 +37,9 @@
 #include "registry_file.hpp"
 #include "registry_identity.hpp"
 #include "registry_locks.hpp"
+#include "registry_open.hpp"
 #include "registry_slot.hpp"
+#include "ring_open.hpp"
 
 namespace evring {
 namespace {
@@ -74,6 +83,42 @@ Status check_ring_at_its_path(std::string_view ring_path, const RingIdentity& ri
         fmt::format("ring '{}' was removed or re-created since this reader opened it; a reader "
                     "of the old instance is not registered",
                     ring_path));
+}
+
+// A registrant that found the registry at its name many times and lost it
+// each time to a remover gives up (unregistered) rather than spin.
+constexpr int kAttachAttempts = 100;
+constexpr int kLockAttempts = 1000;  // of 1 ms: a LOCK_EX holder (remover, replacer) is brief
+
+// Holds LOCK_SH on the attached registry, and says whether it is still the
+// file at its name (registry_remove.cpp: a remover never unlinks it while we
+// hold this, and we hold it until our slot's lock takes over).
+Result<bool> hold_shared(const detail::RegistryFile& file) {
+    for (int attempt = 0; ::flock(file.fd(), LOCK_SH | LOCK_NB) != 0; ++attempt) {
+        if (errno != EWOULDBLOCK || attempt == kLockAttempts)
+            return Error::from_errno(errno, fmt::format("locking reader registry '{}'", file.path()));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    auto at = detail::open_registry_directory(file.path());
+    if (!at) return std::move(at).error();
+    return detail::still_at_path(at->dir.get(), at->name, file.fd());
+}
+
+// The registry of `ring`, attached and held (hold_shared); attached again
+// when a remover took it away first, unless the ring went too.
+Result<detail::RegistryFile> attach_and_hold(const std::string& path, const RingIdentity& ring,
+                                             const detail::RegistryMaking& making,
+                                             std::string_view ring_path, std::string& notice) {
+    for (int attempt = 0; attempt < kAttachAttempts; ++attempt) {
+        if (attempt > 0)
+            if (auto s = check_ring_at_its_path(ring_path, ring); !s) return std::move(s).error();
+        auto file = detail::attach_registry(path, ring, making, notice);
+        if (!file) return std::move(file).error();
+        auto held = hold_shared(*file);
+        if (!held) return std::move(held).error();
+        if (*held) return file;
+    }
+    return Error(EAGAIN, fmt::format("reader registry '{}' kept being removed while registering", path));
 }
 
 // Takes a slot: first one that looks free (a dead reader's entry stays
@@ -166,6 +211,7 @@ ReaderRegistration& ReaderRegistration::operator=(ReaderRegistration&& other) no
         index_ = other.index_;
         file_ = std::move(other.file_);
         registry_path_ = std::move(other.registry_path_);
+        ring_path_ = std::move(other.ring_path_);
         warning_ = std::move(other.warning_);
         notice_ = std::move(other.notice_);
         other.reset_pacing();
@@ -213,10 +259,11 @@ Result<ReaderRegistration> ReaderRegistration::register_reader(std::string_view 
     if (auto s = install_sigbus_handler(); !s) return std::move(s).error();
 
     ReaderRegistration registration;
-    auto file = detail::attach_registry(path, *identity, {options.registry.capacity, *mode},
-                                        registration.notice_);
+    auto file = attach_and_hold(path, *identity, {options.registry.capacity, *mode}, ring_path,
+                                registration.notice_);
     if (!file) return std::move(file).error();
     auto index = claim_slot(*file);
+    ::flock(file->fd(), LOCK_UN);  // the slot's lock (or nothing) keeps it now: registry_remove.cpp
     if (!index) return std::move(index).error();
     const std::uint64_t now = wall_clock_nanos();
     if (!write_entry(file->slot(*index), info, detail::this_process(), now))
@@ -227,12 +274,20 @@ Result<ReaderRegistration> ReaderRegistration::register_reader(std::string_view 
     registration.index_ = *index;
     registration.owner_pid_ = ::getpid();
     registration.registry_path_ = path;
+    registration.ring_path_ = std::string(ring_path);
     registration.every_events_ = std::max<std::uint32_t>(options.update_every_events, 1);
     registration.every_ns_ =
         static_cast<std::uint64_t>(std::max<std::int64_t>(options.update_every.count(), 0));
     registration.countdown_ = registration.every_events_;
     registration.due_event_ns_ = 0;  // the first event publishes
     registration.published_at_ns_ = now;
+    // The ring was removed after our first look: its writer may have found
+    // no reader and removed the registry, and ours would be left behind.
+    // Leaving removes it (unregister) unless another reader uses it.
+    if (auto s = check_ring_at_its_path(ring_path, *identity); !s) {
+        registration.unregister();
+        return std::move(s).error();
+    }
     return registration;
 }
 
@@ -308,7 +363,8 @@ void ReaderRegistration::lose_registry() noexcept {
 }
 
 void ReaderRegistration::unregister() noexcept {
-    if (slot_ != nullptr && owner_pid_ == ::getpid()) {
+    const bool ours = slot_ != nullptr && owner_pid_ == ::getpid();
+    if (ours) {
         RegistrySlot& slot = *slot_;
         const bool written = guard_sigbus([&] {
             const std::uint64_t odd = detail::begin_slot_write(slot);
@@ -318,8 +374,18 @@ void ReaderRegistration::unregister() noexcept {
         (void)written;  // truncated: nothing left to free
     }
     slot_ = nullptr;
+    std::optional<RingIdentity> ring;
+    if (ours && file_) ring = file_->header().ring;
     file_.reset();  // closing the description releases the slot's lock
     reset_pacing();
+    // The last reader of a removed (or re-created) ring takes its registry
+    // along; with readers left, the last of them will.
+    if (ring && !check_ring_at_its_path(ring_path_, *ring).ok()) {
+        try {
+            (void)detail::remove_unused_registry(registry_path_, *ring, detail::RegistryOwner::ThisInstance);
+        } catch (...) {  // out of memory formatting a message: the registry stays for `evring gc`
+        }
+    }
 }
 
 }  // namespace evring

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -124,6 +126,9 @@ Status initialize_ring_file(int fd, const RingParams& params, std::string_view p
     if (int err = ::posix_fallocate(fd, 0, static_cast<off_t>(layout.file_size)); err != 0)
         return Error::from_errno(
             err, fmt::format("allocating {} bytes for {}", layout.file_size, in_file(path)));
+    // A test hook: stop here, the file full size and its header not yet
+    // written, so a test can SIGKILL a writer mid-creation (ring_debris.hpp).
+    if (std::getenv("EVRING_TEST_STOP_AFTER_ALLOCATE") != nullptr) ::raise(SIGSTOP);
 
     // Map just the header and descriptor sections: the payload buffer's pages
     // are already allocated and old payload bytes are harmless.

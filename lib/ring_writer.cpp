@@ -25,6 +25,10 @@
 #include "evring/ring_writer.hpp"
 #include "evring/schema_blob.hpp"
 #include "evring/writer_claim.hpp"
+#include "evring/reader_registry.hpp"
+#include "evring/ring_debris.hpp"
+#include "registry_file.hpp"
+#include "registry_identity.hpp"
 #include "ring_locks.hpp"
 #include "ring_open.hpp"
 #include "ring_temp.hpp"
@@ -196,6 +200,8 @@ Result<RingWriter> RingWriter::create(const RingSpec& spec, const CreateOptions&
                      ? create_exclusive(dir.fd, split->name, params, options, *path)
                      : join_shared(dir.fd, split->name, params, options, *path);
     if (!owned) return std::move(owned).context("creating ring '" + config.name_or_path + "'").error();
+    // What killed writers and readers of this name left (ring_debris.hpp).
+    reclaim_debris_of(split->directory, split->name);
 
     RingWriter writer;
     struct stat st {};
@@ -234,6 +240,18 @@ RingWriter& RingWriter::operator=(RingWriter&& other) noexcept {
 
 RingWriter::~RingWriter() { close(); }
 
+void RingWriter::remove_unused_registry_of_ring() noexcept {
+    // The ring's reader registry goes with it unless a reader still uses it
+    // (that reader removes it when it leaves: registry_remove.cpp).
+    try {
+        auto identity = detail::ring_identity_of(fd_, ring_->header());
+        if (identity)
+            (void)detail::remove_unused_registry(reader_registry_path(path_), *identity,
+                                                 detail::RegistryOwner::ThisInstance);
+    } catch (...) {  // out of memory formatting a message: the registry stays for `evring gc`
+    }
+}
+
 void RingWriter::close() noexcept {
     if (fd_ < 0) return;
     // Among shared writers only the last removes the file: LOCK_EX|LOCK_NB
@@ -244,8 +262,9 @@ void RingWriter::close() noexcept {
         // Only if the file at the path is still the one we wrote (it may have
         // been removed by hand and replaced by another writer's ring).
         struct stat st {};
-        if (::lstat(path_.c_str(), &st) == 0 && st.st_dev == device_ && st.st_ino == inode_)
-            ::unlink(path_.c_str());
+        if (::lstat(path_.c_str(), &st) == 0 && st.st_dev == device_ && st.st_ino == inode_ &&
+            ::unlink(path_.c_str()) == 0)
+            remove_unused_registry_of_ring();
     }
     ring_.reset();
     ::close(fd_);  // releases the flock and the marker

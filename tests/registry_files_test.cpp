@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -341,15 +342,24 @@ TEST(WriterPart, CreatesARegistryForItsInstanceAndRemovesItOnClose) {
 TEST(WriterPart, ReplacesAnEarlierInstancesRegistryButNeverAForeignFile) {
     TempDir dir;
     const std::string path = dir.file("feed");
+    // A reader of the first instance keeps its registry in use, so neither
+    // the first writer's close nor the second writer's creation removes it.
+    std::optional<RingReader> old_reader;
+    ReaderRegistration old_registration;
     {
         auto first = RingWriter::create(small_spec(path));
         ASSERT_TRUE(first);
         ASSERT_TRUE(create_reader_registry(*first).ok());
+        old_reader.emplace(RingReader::open(path).value());
+        old_registration = ReaderRegistration::attach(*old_reader, reader_info("old"), quiet());
+        ASSERT_TRUE(old_registration.registered());
     }
     auto second = RingWriter::create(small_spec(path));
     ASSERT_TRUE(second);
     ASSERT_TRUE(remove_reader_registry(*second).ok());  // not its instance's: left
     EXPECT_EQ(::access((path + ".readers").c_str(), F_OK), 0);
+    old_registration.unregister();  // the old ring's last reader takes its registry along
+    EXPECT_NE(::access((path + ".readers").c_str(), F_OK), 0);
     ASSERT_TRUE(create_reader_registry(*second).ok());
     auto reader = RingReader::open(path);
     ASSERT_TRUE(reader);

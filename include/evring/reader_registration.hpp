@@ -37,6 +37,11 @@
 //   reader without pids (right across pid namespaces) and reclaim its slot.
 //   Destruction marks the slot free and releases the lock. A slot freed by a
 //   dead reader is taken by the next registrant when no slot is free.
+// - Nothing is left behind: a reader closing after its ring was removed or
+//   re-created removes the registry of its ring instance when no other
+//   reader uses it (the ring's writer does the same when it removes its
+//   ring; the protocol that keeps this race-free is in
+//   lib/registry_remove.cpp).
 // - The hot path. on_event() costs a decrement and two compares per event;
 //   every `update_every_events` events, or when the event's timestamp is
 //   `update_every` past the last publication's, it publishes (update()).
@@ -207,6 +212,7 @@ private:
     std::uint32_t index_ = 0;
     std::unique_ptr<detail::RegistryFile> file_;
     std::string registry_path_;
+    std::string ring_path_;  // to see, at unregister(), whether the ring is gone
     std::string warning_;
     std::string notice_;
 };

@@ -28,6 +28,9 @@
 //   replacers one replaces and the other uses the result. A file at the name
 //   that is not a registry (wrong magic) or is of a newer version is never
 //   replaced or written.
+// - A registry goes with its ring: the writer that removes its ring, or
+//   the last reader of a removed ring, removes it (lib/registry_remove.cpp);
+//   what killed processes leave is debris (ring_debris.hpp).
 // - The ring file is never written, locked or changed by any of this.
 //
 // Thread safety: free functions; creation is serialised within a process.
@@ -77,8 +80,10 @@ struct RegistryFileOptions {
 Status create_reader_registry(const RingWriter& writer, const RegistryFileOptions& options = {});
 
 // For a ring's writer closing cleanly: removes the registry if it belongs to
-// this writer's ring instance (a registry of another instance, or a file that
-// is not a registry, is left alone). Missing is not an error.
+// this writer's ring instance and no reader uses it (a registry of another
+// instance, one in use, or a file that is not a registry, is left alone; the
+// last reader of a removed ring removes it as it leaves). Missing is not an
+// error. RingWriter does this itself when it removes its ring.
 Status remove_reader_registry(const RingWriter& writer, std::string_view registry_path = {});
 
 }  // namespace evring

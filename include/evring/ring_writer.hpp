@@ -25,7 +25,13 @@
 //   its creator; a shared writer without one joins either kind.
 // - A writer's destructor removes the file when the file at the path is still
 //   the one it wrote (same device and inode), unless keep_on_close; among
-//   shared writers the last one to close removes it.
+//   shared writers the last one to close removes it. Removing the ring also
+//   removes its reader registry (P.readers) unless a reader still uses it
+//   (the last such reader removes it as it leaves; reader_registration.hpp).
+// - What a killed writer leaves is reclaimed: a later writer of the name
+//   removes the name's debris (temporary files of dead processes, an unused
+//   registry of an earlier instance; ring_debris.hpp) once it has created
+//   its ring, and `evring gc` cleans a whole directory.
 //
 // Thread safety: a RingWriter is a movable value, not shared between threads
 // while being moved or destroyed; its const members may be called from any
@@ -78,6 +84,7 @@ public:
 private:
     RingWriter() = default;
     void close() noexcept;
+    void remove_unused_registry_of_ring() noexcept;
 
     std::optional<MappedRing> ring_;
     std::string path_;

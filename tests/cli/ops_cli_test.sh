@@ -103,13 +103,27 @@ test_metrics_http() {
     done
     [[ -n $port ]] || { fail metrics_http "server did not say its port: $(cat "$WORK/serve.err")"; return; }
     http_get "$port" /metrics >"$WORK/scrape.txt"
-    head -1 "$WORK/scrape.txt" | grep -q "^HTTP/1.0 200" || { fail metrics_http "$(head -1 "$WORK/scrape.txt")"; return; }
+    head -1 "$WORK/scrape.txt" | grep -q "^HTTP/1.[01] 200" || { fail metrics_http "$(head -1 "$WORK/scrape.txt")"; return; }
     grep -q '^evring_events_total{ring="feed"} [1-9]' "$WORK/scrape.txt" || { fail metrics_http "no events_total"; return; }
-    http_get "$port" /nothing | head -1 | grep -q "^HTTP/1.0 404" || { fail metrics_http "/nothing is not 404"; return; }
-    # A client that connects and says nothing does not wedge the server (2 s read timeout).
-    exec 4<>"/dev/tcp/127.0.0.1/$port"
-    http_get "$port" /metrics | head -1 | grep -q "^HTTP/1.0 200" || { fail metrics_http "silent client wedged it"; return; }
-    exec 4<&-
+    if command -v promtool >/dev/null; then
+        sed '1,/^\r*$/d' "$WORK/scrape.txt" | promtool check metrics >"$WORK/promtool-http.out" 2>&1 \
+            || { fail metrics_http "promtool refuses the scrape: $(head -3 "$WORK/promtool-http.out")"; return; }
+    fi
+    http_get "$port" /nothing | head -1 | grep -q "^HTTP/1.[01] 404" || { fail metrics_http "/nothing is not 404"; return; }
+    printf 'DELETE /metrics HTTP/1.0\r\n\r\n' | timeout 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port; cat >&3; cat <&3" \
+        | head -1 | grep -q "^HTTP/1.[01] 405" || { fail metrics_http "DELETE is not 405"; return; }
+    # Ten clients that connect and say nothing: a scrape is still answered
+    # while they stay connected (the old one-at-a-time server made it wait
+    # 2 s for each; http_get gives up after 10 s), and the server kept them:
+    # one of them, speaking last, is answered too.
+    local idle=() fd
+    for _ in $(seq 10); do exec {fd}<>"/dev/tcp/127.0.0.1/$port"; idle+=("$fd"); done
+    http_get "$port" /metrics | head -1 | grep -q "^HTTP/1.[01] 200" \
+        || { fail metrics_idle_clients "a scrape was not answered with 10 idle connections open"; return; }
+    printf 'GET /metrics HTTP/1.0\r\n\r\n' >&"${idle[0]}"
+    timeout 10 head -1 <&"${idle[0]}" | grep -q "^HTTP/1.[01] 200" \
+        || { fail metrics_idle_clients "an idle connection was dropped while another was served"; return; }
+    for fd in "${idle[@]}"; do exec {fd}<&-; done
     # The same port again: a clear error, exit 1.
     evring metrics feed --listen "127.0.0.1:$port" 2>"$WORK/inuse.err"
     local rc=$?
@@ -119,7 +133,111 @@ test_metrics_http() {
     local src=$?
     [[ $src == 0 ]] || { fail metrics_http "server exit $src on SIGTERM"; return; }
     evring metrics feed --listen "nonsense" 2>/dev/null; [[ $? == 2 ]] || { fail metrics_http "bad --listen not a usage error"; return; }
-    ok metrics_http_scrape_404_timeout_port_in_use
+    ok metrics_http_scrape_404_405_idle_clients_port_in_use
+}
+
+# Port the server at $1 printed on stderr (file), after waiting for it.
+served_port() {
+    local port="" _
+    for _ in $(seq 200); do
+        port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$1")
+        [[ -n $port ]] && break
+        sleep 0.05
+    done
+    echo "$port"
+}
+
+# The value of sample $2 in a scrape of port $1 (empty when absent).
+scraped() { http_get "$1" /metrics | grep -F "$2 " | awk '{print $2}'; }
+
+# A writer restarts under the same name: `metrics --listen` moves to the new
+# ring (as watch --follow-name would), and `readers` lists the new ring's
+# readers instead of failing on the old instance's registry.
+test_writer_restart_followed() {
+    local ring="restart-$$"
+    "$PRODUCER_BIN" "$ring:12:20" --rate 500 2>/dev/null &
+    local first=$!
+    PIDS+=("$first")
+    poll 300 0.02 evring info "$ring"
+    "$EVRING_BIN" watch "$ring" >/dev/null 2>&1 &
+    local watcher=$!
+    PIDS+=("$watcher")
+    wait_readers "$ring" "watch +watch +$watcher .* alive" || { fail writer_restart "watch not registered"; return; }
+    "$EVRING_BIN" metrics "$ring" --listen 127.0.0.1:0 2>"$WORK/restart-serve.err" &
+    local server=$!
+    PIDS+=("$server")
+    local port
+    port=$(served_port "$WORK/restart-serve.err")
+    [[ -n $port ]] || { fail writer_restart "server did not say its port"; return; }
+    [[ $(scraped "$port" "evring_writer_alive{ring=\"$ring\"}") == 1 ]] || { fail writer_restart "first writer not alive"; return; }
+    # The old ring's reader stays alive (stopped), so its registry stays at
+    # the name: an unused one would be reclaimed by the next writer.
+    kill -STOP "$watcher"
+    kill -9 "$first"; wait "$first" 2>/dev/null
+    [[ $(scraped "$port" "evring_writer_alive{ring=\"$ring\"}") == 0 ]] || { fail writer_restart "dead writer shown alive"; return; }
+    "$PRODUCER_BIN" "$ring:12:20" --rate 500 2>/dev/null &
+    local second=$!
+    PIDS+=("$second")
+    poll 300 0.02 eval "evring ls | grep -qE '^$ring .* $second +yes'"
+    # The old instance's registry is still at the name (its reader lives).
+    evring readers "$ring" >"$WORK/restart-readers.txt" 2>&1 \
+        || { fail readers_follow_name "exit $?: $(cat "$WORK/restart-readers.txt")"; return; }
+    grep -q "belongs to an earlier instance of the ring: no reader of this one has registered yet" \
+        "$WORK/restart-readers.txt" || { fail readers_follow_name "$(cat "$WORK/restart-readers.txt")"; return; }
+    [[ -z $(evring readers "$ring" --json) ]] || { fail readers_follow_name "--json lists the old ring's readers"; return; }
+    local alive
+    alive=$(scraped "$port" "evring_writer_alive{ring=\"$ring\"}")
+    [[ $alive == 1 ]] || { fail metrics_follow_name "writer_alive $alive after the restart"; return; }
+    local before after
+    before=$(scraped "$port" "evring_events_total{ring=\"$ring\"}")
+    poll 100 0.05 eval "(( \$(scraped $port 'evring_events_total{ring=\"$ring\"}') > $before ))"
+    after=$(scraped "$port" "evring_events_total{ring=\"$ring\"}")
+    (( after > before )) || { fail metrics_follow_name "events frozen at $before"; return; }
+    "$EVRING_BIN" watch "$ring" >/dev/null 2>&1 &
+    local watcher2=$!
+    PIDS+=("$watcher2")
+    wait_readers "$ring" "watch +watch +$watcher2 .* alive" || { fail readers_follow_name "the new ring's reader not listed"; return; }
+    kill -9 "$watcher"
+    kill "$second" "$watcher2" "$server"; wait "$second" "$watcher2" "$server" "$watcher" 2>/dev/null
+    ok writer_restart_followed_by_metrics_and_readers
+}
+
+# Nothing left behind: a clean writer exit with a registered reader leaves no
+# registry once the reader leaves; a writer SIGKILLed mid-creation (the test
+# hook stops it once its temporary file has its full size) leaves debris that
+# `ls` mentions, `ls --all` lists, `gc` shows and `gc --delete` removes.
+test_debris_ls_all_and_gc() {
+    local dir
+    dir=$(mktemp -d /dev/shm/evring-gc-test-XXXXXX) || { fail debris "no directory"; return; }
+    "$PRODUCER_BIN" "$dir/clean:10:16" --rate 200 2>/dev/null &
+    local producer=$!
+    PIDS+=("$producer")
+    poll 300 0.02 evring info "$dir/clean"
+    "$EVRING_BIN" watch "$dir/clean" >/dev/null 2>&1 &
+    local watcher=$!
+    PIDS+=("$watcher")
+    wait_readers "$dir/clean" "watch +watch +$watcher .* alive" || { fail debris "watch not registered"; return; }
+    kill -TERM "$producer"; wait "$producer" 2>/dev/null
+    timeout 10 tail --pid="$watcher" -f /dev/null  # watch ends with its writer
+    [[ -z $(ls -A "$dir") ]] || { fail debris_clean_exit "left behind: $(ls -A "$dir")"; return; }
+
+    EVRING_TEST_STOP_AFTER_ALLOCATE=1 "$PRODUCER_BIN" "$dir/feed:12:20" 2>/dev/null &
+    local killed=$!
+    PIDS+=("$killed")
+    poll 200 0.02 grep -q '^State:.*stopped' "/proc/$killed/status"
+    kill -9 "$killed"; wait "$killed" 2>/dev/null
+    [[ -f $dir/feed.$killed ]] || { fail debris "no temporary file feed.$killed"; return; }
+    evring ls --dir "$dir" | grep -q "^# and debris: 1 file holding" || { fail debris_ls "ls does not mention it"; return; }
+    evring ls --dir "$dir" --all | grep -qE "^feed\.$killed +temp-ring .*left by pid $killed, which is gone" \
+        || { fail debris_ls_all "$(evring ls --dir "$dir" --all)"; return; }
+    evring ls --dir "$dir" --all --json | jq -e "select(.debris == \"temp-ring\") | .pid == $killed and .allocated > 0" \
+        >/dev/null || { fail debris_ls_all "--json"; return; }
+    evring gc --dir "$dir" | grep -q "^would-remove $dir/feed.$killed (temp-ring" || { fail debris_gc "dry run"; return; }
+    [[ -f $dir/feed.$killed ]] || { fail debris_gc "the dry run removed it"; return; }
+    evring gc --dir "$dir" --delete | grep -q "^removed 1 file, freed" || { fail debris_gc "--delete"; return; }
+    [[ -z $(ls -A "$dir") ]] || { fail debris_gc "left behind: $(ls -A "$dir")"; return; }
+    rmdir "$dir"
+    ok debris_clean_exit_ls_all_and_gc
 }
 
 test_missing_ring() {
@@ -199,6 +317,8 @@ test_record_registers_and_no_register
 test_metrics_stdout
 test_metrics_label_escaping_and_missing_ring
 test_metrics_http
+test_writer_restart_followed
+test_debris_ls_all_and_gc
 test_missing_ring
 test_top_piped
 test_top_tmux

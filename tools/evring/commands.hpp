@@ -24,6 +24,7 @@ inline constexpr int kExitUsage = 2;
 struct LsOptions {
     std::string directory;  // empty: the default ring directory
     bool json = false;
+    bool all = false;  // also the debris (gc.hpp)
 };
 
 struct InfoOptions {

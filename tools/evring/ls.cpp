@@ -8,6 +8,7 @@
 #include "event_format.hpp"
 #include "evring/ring_directory.hpp"
 #include "evring/ring_list.hpp"
+#include "gc.hpp"
 #include "json.hpp"
 #include "output.hpp"
 
@@ -87,6 +88,17 @@ int run_ls(const LsOptions& options) {
                             h.size.descriptor_capacity, human_bytes(h.size.payload_buf_size),
                             h.control.last_seqno, pids_text(ring.writer_pids),
                             ring.writer_alive ? "yes" : "no"));
+    }
+    // --all: what killed processes left, after the rings (gc.hpp); without
+    // it, one line when there is any.
+    if (options.all) {
+        if (auto s = print_debris(out, directory, options.json); !s) {
+            out.flush();
+            report_error(s.error().message());
+            return kExitRuntime;
+        }
+    } else if (!options.json) {
+        print_debris_hint(out, directory);
     }
     out.flush();
     return out.failed() ? kExitRuntime : kExitOk;

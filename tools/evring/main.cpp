@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "escape.hpp"
 #include "export_cmd.hpp"
+#include "gc.hpp"
 #include "ops_cmd.hpp"
 #include "schema_cmd.hpp"
 
@@ -71,6 +72,13 @@ int main(int argc, char** argv) {
     auto* ls_cmd = app.add_subcommand("ls", "List the rings in the default ring directory");
     ls_cmd->add_option("--dir", ls.directory, "List this directory instead");
     ls_cmd->add_flag("--json", ls.json, "One JSON object per ring");
+    ls_cmd->add_flag("--all", ls.all, "Also list debris: temporary files of dead processes, orphan reader registries");
+
+    GcOptions gc;
+    auto* gc_cmd = app.add_subcommand("gc", "List (or, with --delete, remove) debris in the ring directory");
+    gc_cmd->add_option("--dir", gc.directory, "Clean this directory instead");
+    gc_cmd->add_flag("--delete", gc.remove, "Remove the debris (without it: a dry run)");
+    gc_cmd->add_flag("--json", gc.json, "One JSON object per file");
 
     InfoOptions info;
     auto* info_cmd = app.add_subcommand("info", "Describe a ring, snapshot or recording");
@@ -148,6 +156,7 @@ int main(int argc, char** argv) {
         return code == 0 ? kExitOk : kExitUsage;
     }
     if (*ls_cmd) return run_ls(ls);
+    if (*gc_cmd) return run_gc(gc);
     if (*info_cmd) return run_info(info);
     if (*watch_cmd) return run_watch(watch);
     if (*snapshot_cmd) return run_snapshot(snapshot);

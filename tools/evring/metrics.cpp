@@ -1,12 +1,15 @@
 // evring metrics: the Prometheus exposition of rings once on stdout, or served
-// by a small HTTP/1.0 server.
+// over HTTP by libmicrohttpd (docs/operations.md says why that server).
 //
-// The server is one thread and one connection at a time, each bounded: the
-// request (at most 8 KiB) must arrive within 2 s and the answer leave within
-// 5 s, or the connection is closed. GET /metrics (a query string is ignored)
-// gets the exposition, computed at the request; any other path 404, any
-// other method 405. Ctrl-C or SIGTERM stop it between connections (the poll
-// on the listening socket wakes every 200 ms to look).
+// The server answers many connections at once: libmicrohttpd's threads
+// (kThreads) each poll their share of the connections (epoll), so a client
+// that connects and says nothing costs one idle connection, never another
+// scraper's time. Each connection is dropped after kIdleTimeoutSeconds
+// without progress; a request head larger than the connection's memory is
+// refused (431 or 414). GET /metrics (a query string is ignored) gets the
+// exposition, computed at the request under one mutex (the targets are
+// one-thread objects); any other path 404, any other method 405. Ctrl-C or
+// SIGTERM stop it within 200 ms.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -15,13 +18,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <microhttpd.h>
+
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "escape.hpp"
@@ -33,25 +40,11 @@
 namespace evring::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-constexpr std::size_t kMaxRequest = 8192;
-constexpr auto kReadTimeout = std::chrono::seconds(2);
-constexpr auto kWriteTimeout = std::chrono::seconds(5);
-
-class Fd {
-public:
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    int get() const { return fd_; }
-
-private:
-    int fd_;
-};
+// docs/operations.md says why these values.
+constexpr unsigned kThreads = 2;               // a slow scrape does not hold up the next
+constexpr unsigned kIdleTimeoutSeconds = 10;   // a silent or stalled client is dropped after this
+constexpr unsigned kMaxConnections = 256;      // beyond this, new connections are refused at once
+constexpr std::size_t kConnectionMemory = 16384;  // request head and read buffer per connection
 
 Result<int> listen_on(const std::string& address) {
     const auto colon = address.rfind(':');
@@ -98,65 +91,45 @@ int port_of(int fd) {
     return -1;
 }
 
-int remaining_ms(Clock::time_point deadline) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return left <= 0 ? 0 : static_cast<int>(left);
+// The state the server's threads share: the targets, one scrape at a time
+// (RingView is one-thread; a scrape renders in well under a millisecond per
+// ring, so scrapers wait on each other only that long).
+struct Exporter {
+    std::mutex rendering;
+    std::vector<MetricsTarget>* targets = nullptr;
+};
+
+MHD_Result reply(MHD_Connection* connection, unsigned status, const char* type, const std::string& body) {
+    MHD_Response* response =
+        MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+    if (response == nullptr) return MHD_NO;  // out of memory: libmicrohttpd closes the connection
+    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    const MHD_Result queued = MHD_queue_response(connection, status, response);
+    MHD_destroy_response(response);
+    return queued;
 }
 
-// The request head (up to the blank line), or empty on a timeout, a close or an oversized request.
-std::string read_request(int fd) {
-    const auto deadline = Clock::now() + kReadTimeout;
-    std::string request;
-    char buffer[2048];
-    while (request.find("\r\n\r\n") == std::string::npos && request.find("\n\n") == std::string::npos) {
-        pollfd p{fd, POLLIN, 0};
-        if (::poll(&p, 1, remaining_ms(deadline)) <= 0) return {};
-        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-        if (n <= 0) return request;  // HTTP/0.9-style clients close after the request line
-        request.append(buffer, static_cast<std::size_t>(n));
-        if (request.size() > kMaxRequest) return {};
-    }
-    return request;
-}
-
-void write_all(int fd, const std::string& data) {
-    const auto deadline = Clock::now() + kWriteTimeout;
-    std::size_t sent = 0;
-    while (sent < data.size()) {
-        pollfd p{fd, POLLOUT, 0};
-        if (::poll(&p, 1, remaining_ms(deadline)) <= 0) return;
-        const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-        if (n <= 0) return;
-        sent += static_cast<std::size_t>(n);
-    }
-}
-
-std::string response(int status, const char* reason, const char* type, const std::string& body) {
-    return fmt::format("HTTP/1.0 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                       status, reason, type, body.size(), body);
-}
-
-void serve_one(int client, std::vector<MetricsTarget>& targets) {
-    const std::string request = read_request(client);
-    const auto line_end = request.find_first_of("\r\n");
-    const std::string line = request.substr(0, line_end);
-    const auto sp1 = line.find(' ');
-    const auto sp2 = sp1 == std::string::npos ? std::string::npos : line.find(' ', sp1 + 1);
-    if (line.empty() || sp1 == std::string::npos) {
-        write_all(client, response(400, "Bad Request", "text/plain", "bad request\n"));
-        return;
-    }
-    const std::string method = line.substr(0, sp1);
-    std::string target = line.substr(sp1 + 1, sp2 == std::string::npos ? std::string::npos : sp2 - sp1 - 1);
-    target = target.substr(0, target.find('?'));
-    if (method != "GET" && method != "HEAD") {
-        write_all(client, response(405, "Method Not Allowed", "text/plain", "only GET\n"));
-    } else if (target != "/metrics") {
-        write_all(client, response(404, "Not Found", "text/plain", "not found: try /metrics\n"));
-    } else {
-        std::string reply = response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", render_metrics(targets));
-        if (method == "HEAD") reply.resize(reply.find("\r\n\r\n") + 4);
-        write_all(client, reply);
+// libmicrohttpd's request handler, on one of its threads. Requests carry no
+// body we want: the answer is queued at the first call, and for HEAD
+// libmicrohttpd sends the headers only.
+MHD_Result handle(void* cls, MHD_Connection* connection, const char* url, const char* method, const char*,
+                  const char*, std::size_t*, void**) {
+    auto* exporter = static_cast<Exporter*>(cls);
+    if (std::strcmp(method, MHD_HTTP_METHOD_GET) != 0 && std::strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return reply(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET\n");
+    if (std::strcmp(url, "/metrics") != 0)  // url comes without its query string
+        return reply(connection, MHD_HTTP_NOT_FOUND, "text/plain", "not found: try /metrics\n");
+    // No exception may cross libmicrohttpd's C frames.
+    try {
+        std::string text;
+        {
+            std::lock_guard<std::mutex> one_scrape(exporter->rendering);
+            text = render_metrics(*exporter->targets);
+        }
+        return reply(connection, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text);
+    } catch (const std::exception& e) {
+        return reply(connection, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
+                     std::string("cannot render the metrics: ") + e.what() + "\n");
     }
 }
 
@@ -164,20 +137,30 @@ int serve(const std::string& address, std::vector<MetricsTarget>& targets) {
     auto listening = listen_on(address);
     if (!listening)
         return listening.error().errno_value() == EINVAL ? usage_error(listening.error()) : runtime_error(listening.error());
-    Fd server(*listening);
-    install_stop_handlers();
-    fmt::print(stderr, "evring: serving metrics on http://{}:{}/metrics\n",
-               printable(address.substr(0, address.rfind(':'))), port_of(server.get()));
-    std::fflush(stderr);
-    while (!stop_requested()) {
-        pollfd p{server.get(), POLLIN, 0};
-        const int ready = ::poll(&p, 1, 200);
-        if (ready <= 0) continue;  // a timeout, or a signal: look at the stop flag
-        Fd client(::accept4(server.get(), nullptr, nullptr, SOCK_CLOEXEC));
-        if (client.get() < 0) continue;  // the client went away already
-        serve_one(client.get(), targets);
-        ::shutdown(client.get(), SHUT_WR);
+    const int fd = *listening;
+    const int port = port_of(fd);
+    // The pool's threads share the socket: each accepts without blocking.
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    Exporter exporter;
+    exporter.targets = &targets;
+    install_stop_handlers();  // process-wide: whichever thread takes the signal sets the flag
+    MHD_Daemon* daemon = MHD_start_daemon(
+        MHD_USE_AUTO_INTERNAL_THREAD, 0, nullptr, nullptr, &handle, &exporter,
+        MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(fd),
+        MHD_OPTION_THREAD_POOL_SIZE, kThreads,
+        MHD_OPTION_CONNECTION_TIMEOUT, kIdleTimeoutSeconds,
+        MHD_OPTION_CONNECTION_LIMIT, kMaxConnections,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory,
+        MHD_OPTION_END);
+    if (daemon == nullptr) {
+        ::close(fd);
+        return runtime_error(Error(EIO, fmt::format("cannot start the HTTP server on {}", printable(address))));
     }
+    fmt::print(stderr, "evring: serving metrics on http://{}:{}/metrics\n",
+               printable(address.substr(0, address.rfind(':'))), port);
+    std::fflush(stderr);
+    while (!stop_requested()) ::poll(nullptr, 0, 200);  // a signal or 200 ms: look at the flag
+    MHD_stop_daemon(daemon);  // closes the listening socket; waits for its threads
     return kExitOk;
 }
 

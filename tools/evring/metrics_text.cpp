@@ -109,6 +109,19 @@ void add_ring(Exposition& e, RingView& view, const RingRefresh& r) {
               fmt::format("{},liveness=\"{}\"", ring, liveness), count);
 }
 
+// A writer that restarted under the name made a new ring file: scrape that
+// one from now on (its counters start again, which Prometheus reads as a
+// reset), as `watch --follow-name` would follow it.
+void follow_name(MetricsTarget& t) {
+    auto moved = t.view->reopen_if_renamed();
+    if (!moved) {
+        t.error = moved.error().message();
+        t.view.reset();  // reopened at the next scrape
+    } else if (*moved) {
+        t.view = std::move(*moved);
+    }
+}
+
 }  // namespace
 
 std::string escape_label(std::string_view value) {
@@ -135,6 +148,7 @@ std::string render_metrics(std::vector<MetricsTarget>& targets) {
                 t.error = view.error().message();
             }
         }
+        if (t.view) follow_name(t);
         if (t.view) {
             auto refresh = t.view->refresh();
             if (refresh) {

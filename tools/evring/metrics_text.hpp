@@ -26,7 +26,8 @@ struct MetricsTarget {
 // "a\"b" for a"b: a label value as the exposition format wants it.
 std::string escape_label(std::string_view value);
 
-// Refreshes every target (opening the ones not open yet) and renders them.
+// Refreshes every target (opening the ones not open yet, and moving to the
+// ring now at a target's name when its writer made a new one) and renders them.
 std::string render_metrics(std::vector<MetricsTarget>& targets);
 
 }  // namespace evring::cli

@@ -8,7 +8,10 @@
 #include "escape.hpp"
 #include "evring/reader_listing.hpp"
 #include "evring/ring_reader.hpp"
+#include "evring/ring_source.hpp"
+#include "evring/source_renamed.hpp"
 #include "json.hpp"
+#include "open.hpp"
 #include "ops_cmd.hpp"
 
 namespace evring::cli {
@@ -77,6 +80,15 @@ void print_json(const ReaderEntry& r) {
     std::printf("%s\n", o.text().c_str());
 }
 
+// A name given to yet another ring while we look is looked at again, this
+// many times at most (writers restarting in a loop cannot keep us here).
+constexpr int kNameMoves = 3;
+
+int finish_output() {
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) return kExitRuntime;
+    return kExitOk;
+}
+
 bool registry_usable(RegistryState state) {
     return state == RegistryState::Valid || state == RegistryState::Missing;
 }
@@ -111,24 +123,47 @@ std::string readers_summary(const ReaderListing& listing) {
 }
 
 int run_readers(const ReadersOptions& options) {
-    auto ring = RingReader::open(options.ring);
-    if (!ring) return runtime_error(ring.error());
+    auto source = open_for_command(options.ring, {});
+    if (!source) return runtime_error(source.error());
     ListingOptions listing_options;
     listing_options.reclaim_dead = !options.no_reclaim;
-    auto listing = list_readers(*ring, listing_options);
-    if (!listing) return runtime_error(listing.error());
-    if (!registry_usable(listing->state)) {
-        report_error(fmt::format("cannot list the readers of '{}': registry '{}' is {}: {}", ring->path(),
-                                 listing->registry_path, to_string(listing->state), listing->problem));
-        return kExitRuntime;
+    for (int attempt = 0;; ++attempt) {
+        const auto* ring_source = dynamic_cast<const RingSource*>(source->get());
+        if (ring_source == nullptr || ring_source->reader() == nullptr) {
+            report_error(fmt::format("'{}' is a {}, not a live ring: nobody reads it through a registry",
+                                     printable(options.ring), describe((*source)->kind())));
+            return kExitRuntime;
+        }
+        const RingReader& ring = *ring_source->reader();
+        auto listing = list_readers(ring, listing_options);
+        if (!listing) return runtime_error(listing.error());
+        if (listing->state == RegistryState::OtherRing) {
+            // Another instance's registry: a later ring's when the name moved
+            // since we opened ours (look again at the one there now, as
+            // `watch --follow-name` would), else an earlier ring's, left by a
+            // writer that restarted: no reader of this one registered yet.
+            auto moved = reopen_if_renamed((*source)->identity(), {});
+            if (moved && *moved && attempt < kNameMoves) {
+                *source = std::move(*moved);
+                continue;
+            }
+            if (!options.json)
+                fmt::print("registry {} belongs to an earlier instance of the ring: no reader of this one has "
+                           "registered yet\n", printable(listing->registry_path));
+            return finish_output();
+        }
+        if (!registry_usable(listing->state)) {
+            report_error(fmt::format("cannot list the readers of '{}': registry '{}' is {}: {}", ring.path(),
+                                     listing->registry_path, to_string(listing->state), listing->problem));
+            return kExitRuntime;
+        }
+        if (options.json) {
+            for (const ReaderEntry& r : listing->readers) print_json(r);
+        } else {
+            print_table(*listing);
+        }
+        return finish_output();
     }
-    if (options.json) {
-        for (const ReaderEntry& r : listing->readers) print_json(r);
-    } else {
-        print_table(*listing);
-    }
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) return kExitRuntime;
-    return kExitOk;
 }
 
 }  // namespace evring::cli

@@ -6,6 +6,7 @@
 #include "evring/ring_reader.hpp"
 #include "evring/ring_source.hpp"
 #include "evring/schema_resolve.hpp"
+#include "evring/source_renamed.hpp"
 #include "open.hpp"
 
 namespace evring::cli {
@@ -13,20 +14,31 @@ namespace evring::cli {
 Result<std::unique_ptr<RingView>> RingView::open(const std::string& location) {
     auto source = open_for_command(location, {});
     if (!source) return std::move(source).error();
-    auto* ring_source = dynamic_cast<RingSource*>(source->get());
+    return adopt(location, std::move(*source));
+}
+
+Result<std::unique_ptr<RingView>> RingView::reopen_if_renamed() const {
+    auto fresh = evring::reopen_if_renamed(source_->identity(), {});
+    if (!fresh) return std::move(fresh).error();
+    if (!*fresh) return std::unique_ptr<RingView>();
+    return adopt(location_, std::move(*fresh));
+}
+
+Result<std::unique_ptr<RingView>> RingView::adopt(const std::string& location, std::unique_ptr<EventSource> opened) {
+    auto* ring_source = dynamic_cast<RingSource*>(opened.get());
     if (ring_source == nullptr || ring_source->reader() == nullptr)
         return Error(EINVAL, fmt::format("'{}' is a {}, not a live ring: nothing moves in it (evring info describes "
-                                         "it)", location, describe((*source)->kind())));
+                                         "it)", location, describe(opened->kind())));
     std::unique_ptr<RingView> view(new RingView());
     view->location_ = location;
     view->reader_ = ring_source->reader();
     view->sampler_ = std::make_unique<RingSampler>(*ring_source->ring());
     // Names are a convenience: without a usable schema, types show as numbers.
-    if (auto found = resolve_schema(**source)) {
+    if (auto found = resolve_schema(*opened)) {
         view->schema_ = std::move(found->schema);
         view->schema_from_ = found->from;
     }
-    view->source_ = std::move(*source);
+    view->source_ = std::move(opened);
     return view;
 }
 

@@ -4,6 +4,9 @@
 // writers and its reader registry (reader_listing.hpp, without reclaiming:
 // these commands only look).
 //
+// A view keeps the ring instance it opened; reopen_if_renamed moves to the
+// one now at the name.
+//
 // Only live rings: a snapshot or recording is refused with a message saying
 // so (nothing moves in them; `evring info` describes them).
 //
@@ -37,6 +40,12 @@ class RingView {
 public:
     static Result<std::unique_ptr<RingView>> open(const std::string& location);
 
+    // Following the name (like `watch --follow-name`; source_renamed.hpp):
+    // a view of the ring now at location() when that is another ring file
+    // than ours (its writer restarted); null while the name still leads to
+    // ours or to nothing; an error when what is there is not a live ring.
+    Result<std::unique_ptr<RingView>> reopen_if_renamed() const;
+
     Result<RingRefresh> refresh();
 
     const std::string& location() const noexcept { return location_; }
@@ -50,6 +59,7 @@ public:
 
 private:
     RingView() = default;
+    static Result<std::unique_ptr<RingView>> adopt(const std::string& location, std::unique_ptr<EventSource> source);
 
     std::string location_;
     std::unique_ptr<EventSource> source_;

@@ -1,0 +1,120 @@
+// evring gc, and the debris part of `evring ls --all`: what killed writers
+// and readers left in a ring directory (evring/ring_debris.hpp).
+#include "gc.hpp"
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "escape.hpp"
+#include "evring/ring_debris.hpp"
+#include "evring/ring_directory.hpp"
+#include "json.hpp"
+
+namespace evring::cli {
+namespace {
+
+std::string name_of(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string debris_json(const DebrisEntry& d, const char* action) {
+    JsonObject o;
+    o.string("path", d.path).string("debris", to_string(d.kind)).number("size", d.size);
+    o.number("allocated", d.allocated).number("pid", static_cast<std::uint64_t>(d.pid)).string("why", d.why);
+    if (action != nullptr) o.string("action", action);
+    return o.text();
+}
+
+std::string files_text(std::size_t n) { return fmt::format("{} file{}", n, n == 1 ? "" : "s"); }
+
+std::uint64_t total_allocated(const std::vector<DebrisEntry>& found) {
+    std::uint64_t total = 0;
+    for (const DebrisEntry& d : found) total += d.allocated;
+    return total;
+}
+
+}  // namespace
+
+Result<std::string> ring_directory_or(const std::string& directory) {
+    if (!directory.empty()) return directory;
+    auto found = default_ring_directory();
+    if (!found) return std::move(found).error().context("finding the ring directory");
+    return found->path;
+}
+
+Status print_debris(OutputBuffer& out, const std::string& directory, bool json) {
+    auto found = list_debris(directory);
+    if (!found) return std::move(found).error();
+    if (json) {
+        for (const DebrisEntry& d : *found) {
+            out.put(debris_json(d, nullptr));
+            out.put('\n');
+        }
+        return {};
+    }
+    if (found->empty()) {
+        out.put("# no debris (temporary files of dead processes, orphan reader registries)\n");
+        return {};
+    }
+    out.put(fmt::format("# debris: {} holding {} (`evring gc --delete` removes them)\n", files_text(found->size()),
+                        human_bytes(total_allocated(*found))));
+    out.put(fmt::format("{:<24} {:<16} {:>10} {:>10}  {}\n", "NAME", "DEBRIS", "SIZE", "ALLOCATED", "WHY"));
+    for (const DebrisEntry& d : *found)
+        out.put(fmt::format("{:<24} {:<16} {:>10} {:>10}  {}\n", printable(name_of(d.path)), to_string(d.kind),
+                            human_bytes(d.size), human_bytes(d.allocated), printable(d.why)));
+    return {};
+}
+
+void print_debris_hint(OutputBuffer& out, const std::string& directory) {
+    auto found = list_debris(directory);
+    if (!found || found->empty()) return;
+    out.put(fmt::format("# and debris: {} holding {} (`evring ls --all` shows them, `evring gc --delete` "
+                        "removes them)\n", files_text(found->size()), human_bytes(total_allocated(*found))));
+}
+
+int run_gc(const GcOptions& options) {
+    auto directory = ring_directory_or(options.directory);
+    if (!directory) return runtime_error(directory.error());
+    auto found = list_debris(*directory);
+    if (!found) return runtime_error(found.error());
+    OutputBuffer out(1);
+    int code = kExitOk;
+    std::size_t removed = 0;
+    std::uint64_t freed = 0;
+    for (const DebrisEntry& d : *found) {
+        const char* action = "would-remove";
+        if (options.remove) {
+            auto done = remove_debris(d);
+            if (!done) {
+                report_error(done.error().message());
+                code = kExitRuntime;
+                continue;
+            }
+            action = *done ? "removed" : "left";  // left: it came back to life, or went, meanwhile
+            if (*done) {
+                ++removed;
+                freed += d.allocated;
+            }
+        }
+        if (options.json) {
+            out.put(debris_json(d, action));
+            out.put('\n');
+        } else {
+            out.put(fmt::format("{} {} ({}, {}): {}\n", action, printable(d.path), to_string(d.kind),
+                                human_bytes(d.allocated), printable(d.why)));
+        }
+    }
+    if (!options.json) {
+        if (!options.remove)
+            out.put(fmt::format("{} of debris holding {} in {}; nothing removed (--delete removes them)\n", files_text(found->size()),
+                                human_bytes(total_allocated(*found)), printable(*directory)));
+        else
+            out.put(fmt::format("removed {}, freed {} in {}\n", files_text(removed), human_bytes(freed),
+                                printable(*directory)));
+    }
+    out.flush();
+    return out.failed() ? kExitRuntime : code;
+}
+
+}  // namespace evring::cli
