@@ -10,7 +10,8 @@ EVRING_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 EVRING_PACKAGES=(g++ meson ninja-build pkg-config python3 jq libhugetlbfs0 libcli11-dev libfmt-dev
                  libssl-dev libtomlplusplus-dev libgtest-dev libbenchmark-dev libzstd-dev zstd libboost-dev util-linux
                  libnats-dev nats-server protobuf-compiler prometheus tmux
-                 python3-dev python3-pybind11 pybind11-dev python3-numpy python3-pytest)
+                 python3-dev python3-pybind11 pybind11-dev python3-numpy python3-pytest
+                 valgrind)
 
 log() { printf '== %s\n' "$*" >&2; }
 
