@@ -235,7 +235,8 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                                                              : "  " + key;
                 char won[32] = "";
                 if (headline && p != Classic) std::snprintf(won, sizeof won, "%d/%d", wins, rounds);
-                std::printf("%-36s %-17s %12.4g %10.3f %6s  %s\n", p == 0 ? row.c_str() : "", kPeerNames[p], med,
+                const char* name = p == Shared && options.variant == "aa" ? "classic again" : kPeerNames[p];
+                std::printf("%-36s %-17s %12.4g %10.3f %6s  %s\n", p == 0 ? row.c_str() : "", name, med,
                             p == Classic ? 1.0 : ratio, won, per_run.c_str());
                 if (!headline) {
                     json["compare_" + std::string(kPeerKeys[p]) + "_" + figure.key + "_" + key + suffix] = med;
