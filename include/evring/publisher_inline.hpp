@@ -115,6 +115,7 @@ inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
     // therefore close to, but not strictly, increasing in seqno order.
     const std::uint64_t now = wall_clock_nanos();
     std::uint64_t seqno, offset;
+    bool locked = false;  // W1 and W2 took a locked instruction
     if (claim_ != nullptr && reserve_plain_if_claimed(aligned, seqno, offset)) {
         // W1 and W2 taken on the claimed path.
     } else if (exclusive_) {
@@ -128,18 +129,24 @@ inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
         const shared::WordPair old = shared::fetch_add_pair_relaxed(control_->last_seqno, 1, aligned);
         seqno = old.first + 1;
         offset = old.second;
+        locked = true;
     } else {
         seqno = shared::fetch_add_relaxed(control_->last_seqno, 1) + 1;         // W1
         offset = shared::fetch_add_relaxed(control_->next_payload_byte, aligned);  // W2
+        locked = true;
     }
 
     const std::uint64_t end = offset + aligned;
-    // The next event's slot and payload start, most likely ours again (a
-    // single writer): fetched for writing now, so that the next reserve's
-    // locked instruction does not wait for this event's stores to miss
-    // (docs/performance.md). Hints only; a wrong guess costs one line.
-    __builtin_prefetch(&descriptors_[seqno & descriptor_mask_], 1, 3);
-    __builtin_prefetch(payload_ + (end & payload_mask_), 1, 3);
+    // Shared only: the next event's slot and payload start, most likely
+    // ours again (a single writer), fetched for writing now, so that the next
+    // reserve's locked instruction does not wait for this event's stores to
+    // miss (docs/performance.md). Hints only; a wrong guess costs one line.
+    // The plain paths have no locked instruction to wait, and the hint would
+    // take the next slot from a reader polling it one event early.
+    if (locked) {
+        __builtin_prefetch(&descriptors_[seqno & descriptor_mask_], 1, 3);
+        __builtin_prefetch(payload_ + (end & payload_mask_), 1, 3);
+    }
     if (end > payload_buf_size_) {
         // Our bytes overwrite virtual bytes below `needed`: make sure the
         // window says so before we store any of them.
