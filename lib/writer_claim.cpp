@@ -20,7 +20,7 @@
 
 namespace evring {
 
-thread_local std::uint64_t t_writer_thread_token = 0;
+constinit thread_local std::uint64_t t_writer_thread_token = 0;
 
 namespace {
 

@@ -108,6 +108,19 @@ std::map<std::string, double> interrupts_of_cpu(int cpu) {
     return counts;
 }
 
+// The short names of issue 25's keys: floor_ratio_reader_1kib_shm, ..._huge,
+// aa_spread_reader_1kib_shm; the /dev/shm figure also without a page suffix
+// for the writer and the A/A spread (floor_ratio_writer_64b, aa_spread_reader_1kib).
+void add_short_keys(std::map<std::string, double>& json, const std::string& prefix, const std::string& stem,
+                    const std::string& suffix, double value) {
+    const std::string figure = stem == "writer_ns_64b"              ? "writer_64b"
+                               : stem == "reader_events_per_s_64b"  ? "reader_64b"
+                               : stem == "reader_events_per_s_1kib" ? "reader_1kib"
+                                                                    : stem;
+    json[prefix + figure + (suffix.empty() ? "_shm" : suffix == "_hugetlbfs" ? "_huge" : suffix)] = value;
+    if (suffix.empty() && (figure == "writer_64b" || prefix == "aa_spread_")) json[prefix + figure] = value;
+}
+
 }  // namespace
 
 std::map<std::string, double> run_classic_comparison(const std::string& dir, const std::string& title,
@@ -222,18 +235,33 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                                                              : "  " + key;
                 char won[32] = "";
                 if (headline && p != Classic) std::snprintf(won, sizeof won, "%d/%d", wins, rounds);
-                std::printf("%-36s %-17s %12.4g %10.3f %6s  %s\n", p == 0 ? row.c_str() : "", kPeerNames[p], med,
+                const char* name = p == Shared && options.variant == "aa" ? "classic again" : kPeerNames[p];
+                std::printf("%-36s %-17s %12.4g %10.3f %6s  %s\n", p == 0 ? row.c_str() : "", name, med,
                             p == Classic ? 1.0 : ratio, won, per_run.c_str());
                 if (!headline) {
                     json["compare_" + std::string(kPeerKeys[p]) + "_" + figure.key + "_" + key + suffix] = med;
                     continue;
                 }
                 json["compare_" + std::string(kPeerKeys[p]) + "_" + stem + suffix] = med;
-                if (p != Classic) {
+                if (p == Shared && options.variant == "aa") {
+                    // The control: a second classic pair over the first.
+                    add_short_keys(json, "aa_spread_", stem, suffix, ratio);
+                } else if (p != Classic) {
                     // Unsuffixed: the default publisher, what an application gets.
                     const std::string who = p == Default ? "" : std::string("_") + kPeerKeys[p];
                     json["ratio_vs_classic_" + stem + who + suffix] = ratio;
                     if (rounds > 0) json["wins_vs_classic_" + stem + who + suffix] = double(wins) / rounds;
+                }
+                if (p == Floor) {
+                    // The default publisher against the floor, median of the
+                    // same-run ratios (issue 25's headroom).
+                    std::vector<double> to_floor;
+                    const std::vector<double>& ours = samples[f][Default][key];
+                    for (std::size_t i = 0; i < runs.size() && i < ours.size(); ++i)
+                        to_floor.push_back(ours[i] / runs[i]);
+                    const double floor_ratio = median(to_floor);
+                    std::printf("%-36s %-17s %12s %10.3f %6s\n", "", "default / floor", "", floor_ratio, "");
+                    add_short_keys(json, "floor_ratio_", stem, suffix, floor_ratio);
                 }
             }
         }

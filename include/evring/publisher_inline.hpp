@@ -88,17 +88,21 @@ inline bool Publisher::reserve_plain_if_claimed(std::uint64_t aligned, std::uint
     // H: which thread owns the plain path; set once, by adopt_or_revoke.
     if (shared::load_relaxed(claim_owner_) != me && !adopt_or_revoke(me)) [[unlikely]]
         return false;
-    shared::store_relaxed(claim_->busy, 1u);  // X1
-    shared::compiler_fence();                 // X2, the other half is the revoker's X6
-    if (shared::load_relaxed(claim_->revoked) != 0) [[unlikely]] {  // X3
-        shared::store_release(claim_->busy, 0u);  // X4
+    // Locals: the compiler cannot tell that the stores below leave this
+    // object alone, and reloaded both pointers after each of them.
+    WriterClaim* const claim = claim_;
+    RingControl* const control = control_;
+    shared::store_relaxed(claim->busy, 1u);  // X1
+    shared::compiler_fence();                // X2, the other half is the revoker's X6
+    if (shared::load_relaxed(claim->revoked) != 0) [[unlikely]] {  // X3
+        shared::store_release(claim->busy, 0u);  // X4
         return false;
     }
-    seqno = shared::load_relaxed(control_->last_seqno) + 1;             // W1
-    shared::store_relaxed(control_->last_seqno, seqno);                 // W1
-    offset = shared::load_relaxed(control_->next_payload_byte);         // W2
-    shared::store_relaxed(control_->next_payload_byte, offset + aligned);  // W2
-    shared::store_release(claim_->busy, 0u);  // X4, pairs with the revoker's X7
+    seqno = shared::load_relaxed(control->last_seqno) + 1;             // W1
+    shared::store_relaxed(control->last_seqno, seqno);                 // W1
+    offset = shared::load_relaxed(control->next_payload_byte);         // W2
+    shared::store_relaxed(control->next_payload_byte, offset + aligned);  // W2
+    shared::store_release(claim->busy, 0u);  // X4, pairs with the revoker's X7
     return true;
 }
 
@@ -111,6 +115,7 @@ inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
     // therefore close to, but not strictly, increasing in seqno order.
     const std::uint64_t now = wall_clock_nanos();
     std::uint64_t seqno, offset;
+    bool locked = false;  // W1 and W2 took a locked instruction
     if (claim_ != nullptr && reserve_plain_if_claimed(aligned, seqno, offset)) {
         // W1 and W2 taken on the claimed path.
     } else if (exclusive_) {
@@ -124,18 +129,24 @@ inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
         const shared::WordPair old = shared::fetch_add_pair_relaxed(control_->last_seqno, 1, aligned);
         seqno = old.first + 1;
         offset = old.second;
+        locked = true;
     } else {
         seqno = shared::fetch_add_relaxed(control_->last_seqno, 1) + 1;         // W1
         offset = shared::fetch_add_relaxed(control_->next_payload_byte, aligned);  // W2
+        locked = true;
     }
 
     const std::uint64_t end = offset + aligned;
-    // The next event's slot and payload start, most likely ours again (a
-    // single writer): fetched for writing now, so that the next reserve's
-    // locked instruction does not wait for this event's stores to miss
-    // (docs/performance.md). Hints only; a wrong guess costs one line.
-    __builtin_prefetch(&descriptors_[seqno & descriptor_mask_], 1, 3);
-    __builtin_prefetch(payload_ + (end & payload_mask_), 1, 3);
+    // Shared only: the next event's slot and payload start, most likely
+    // ours again (a single writer), fetched for writing now, so that the next
+    // reserve's locked instruction does not wait for this event's stores to
+    // miss (docs/performance.md). Hints only; a wrong guess costs one line.
+    // The plain paths have no locked instruction to wait, and the hint would
+    // take the next slot from a reader polling it one event early.
+    if (locked) {
+        __builtin_prefetch(&descriptors_[seqno & descriptor_mask_], 1, 3);
+        __builtin_prefetch(payload_ + (end & payload_mask_), 1, 3);
+    }
     if (end > payload_buf_size_) {
         // Our bytes overwrite virtual bytes below `needed`: make sure the
         // window says so before we store any of them.
@@ -164,23 +175,23 @@ inline void Publisher::commit(const Reservation& r) noexcept {
     if (r.slot_ == nullptr) [[unlikely]]
         return;  // a failed reservation: nothing was reserved
     const EventDescriptor& d = r.staged_;
-    // Words built from the fields rather than copied from the staged struct
-    // as whole words: wide loads of bytes just written by narrower stores
-    // cannot be store-forwarded and stall (~10 ns, docs/performance.md).
-    const std::uint64_t words[8] = {
-        0,
-        std::uint64_t{d.event_type} | std::uint64_t{d.reserved} << 16 |
-            std::uint64_t{d.payload_size} << 32,  // offsets 8, 10, 12: little-endian
-        d.record_epoch_nanos,
-        d.payload_buf_offset,
-        d.content_ext[0],
-        d.content_ext[1],
-        d.content_ext[2],
-        d.content_ext[3]};
     std::uint64_t* slot = r.slot_->words;
     shared::store_relaxed(slot[0], 0);  // W5: a reader re-checking word 0 (R4) sees 0
     shared::fence_release();            // W6, pairs with R3
-    for (int i = 1; i < 8; ++i) shared::store_relaxed(slot[i], words[i]);  // W7
+    // W7, one store per word, each built from the fields: wide loads of
+    // bytes just written by narrower stores cannot be store-forwarded and
+    // stall (~10 ns); and a loop over a staged array of the words was neither
+    // unrolled (atomic stores) nor free of the array's stores and reloads:
+    // 151 instructions per reserve + 64 B copy + commit, 112 written out
+    // (docs/performance.md, "Deterministic counts").
+    shared::store_relaxed(slot[1], std::uint64_t{d.event_type} | std::uint64_t{d.reserved} << 16 |
+                                       std::uint64_t{d.payload_size} << 32);  // offsets 8, 10, 12: little-endian
+    shared::store_relaxed(slot[2], d.record_epoch_nanos);
+    shared::store_relaxed(slot[3], d.payload_buf_offset);
+    shared::store_relaxed(slot[4], d.content_ext[0]);
+    shared::store_relaxed(slot[5], d.content_ext[1]);
+    shared::store_relaxed(slot[6], d.content_ext[2]);
+    shared::store_relaxed(slot[7], d.content_ext[3]);
     // W8, pairs with R1; also publishes the payload bytes written before.
     shared::store_release(slot[0], d.seqno);
     // W9: wake sleeping readers, if any (one fence and one load otherwise).

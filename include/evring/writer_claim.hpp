@@ -63,8 +63,9 @@ namespace evring {
 
 // A per-thread number, never 0 once assigned, unique within the process; a
 // forked child's thread gets a new one. Publisher compares it with its claim
-// owner's. initial-exec: one %fs-relative load even in a shared library.
-extern thread_local std::uint64_t t_writer_thread_token [[gnu::tls_model("initial-exec")]];
+// owner's. initial-exec: one %fs-relative load even in a shared library;
+// constinit: no check for a thread-local initialiser on every reserve.
+extern constinit thread_local std::uint64_t t_writer_thread_token [[gnu::tls_model("initial-exec")]];
 std::uint64_t assign_writer_thread_token() noexcept;
 
 inline std::uint64_t writer_thread_token() noexcept {

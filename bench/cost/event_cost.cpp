@@ -1,0 +1,174 @@
+// evring-event-cost: one process that writes WRITE events of SIZE bytes into
+// a fresh ring with one peer's writer (evring's default publisher, the
+// classic RING01 peer, or the floor), and then reads the first READ of them
+// back with the same peer's reader. scripts/bench-counts runs it under
+// cachegrind twice with different counts of one side (the other's fixed) and
+// takes the difference, so set-up, start-up, the other side and exit cancel
+// out and what is left is the per-event cost of one side:
+// instructions, and (with the simulated caches the script pins) the cache
+// lines each side writes and reads (docs/performance.md, "Deterministic
+// counts").
+//
+//   evring-event-cost PEER SIZE WRITE READ DIR
+//     PEER   evring | classic | floor; READ <= WRITE; DIR for the ring file
+//
+// Per event the writer does what the harness's writer does apart from its
+// latency stamp: evring reserve + set type and flow tag + memcpy + commit
+// (Publisher on a ring the process created with RingWriter::create, as an
+// application does); classic publish_classic; floor floor_publish. The
+// reader: evring Iterator::try_next + copy_payload on a RingReader::open
+// mapping; classic poll_classic; floor floor_poll. The ring is never lapped
+// (WRITE fits), so every shared line a side touches is touched for the
+// first time in its phase (the caches are evicted before each phase). Exits
+// 1 if the reader did not get every event it was to read.
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "evring/clock.hpp"
+#include "evring/iterator.hpp"
+#include "evring/payload.hpp"
+#include "evring/publisher.hpp"
+#include "evring/ring_reader.hpp"
+#include "ipc/classic_ring.hpp"
+#include "ipc/floor_ring.hpp"
+#include "support/bench_ring.hpp"
+
+namespace {
+
+using namespace evring;
+using namespace evring::ipc;
+
+// Smaller than the default ring (2^20, 256 MiB) only to start faster under
+// valgrind; large enough for the event counts the script uses.
+constexpr unsigned kDescriptorShift = 17;
+constexpr unsigned kPayloadShift = 26;
+constexpr std::size_t kEvictBytes = 32u << 20;  // 4x the LL the script simulates
+
+// Writes kEvictBytes of private memory never touched before, so that no line
+// of the ring is left in any simulated cache when the next phase starts. Fresh
+// memory every time (kept until exit): re-using a buffer would make its misses
+// depend on what the phase before left in the cache, which the difference of
+// two runs would then count as the phase's own.
+void evict_caches() {
+    static std::vector<std::vector<std::uint64_t>> kept;
+    std::vector<std::uint64_t>& junk = kept.emplace_back(kEvictBytes / 8);
+    for (std::size_t i = 0; i < junk.size(); i += 8) junk[i] = i;
+}
+
+std::uint64_t write_evring(Publisher& publisher, const std::byte* source, std::size_t size, std::uint64_t events) {
+    for (std::uint64_t seq = 1; seq <= events; ++seq) {
+        Reservation r = publisher.reserve(size);
+        r.descriptor().event_type = kDataEvent;
+        r.descriptor().content_ext[0] = seq;
+        std::memcpy(r.payload(), source, size);
+        publisher.commit(r);
+    }
+    return events;
+}
+
+std::uint64_t read_evring(const std::string& path, std::byte* buffer, std::size_t buffer_size,
+                          std::uint64_t events) {
+    auto reader = RingReader::open(path);
+    if (!reader) bench::die(reader.error().message());
+    const MappedRing& ring = reader->ring();
+    Iterator it(ring);
+    it.seek(1);
+    EventDescriptor event{};
+    std::uint64_t ok = 0;
+    for (std::uint64_t i = 0; i < events; ++i) {
+        if (it.try_next(event) != NextResult::Success) break;
+        if (copy_payload(ring, event, buffer, buffer_size) == PayloadResult::Ok) ++ok;
+    }
+    return ok;
+}
+
+std::uint64_t read_classic(const std::string& path, std::byte* buffer, std::size_t buffer_size,
+                           std::uint64_t events) {
+    ClassicRing ring;
+    map_classic(path, false, ring);
+    std::uint64_t expected = 1, lost = 0, ok = 0;
+    for (std::uint64_t i = 0; i < events; ++i)
+        if (poll_classic(ring, expected, lost, buffer, buffer_size) == ClassicPoll::Ok) ++ok;
+    return ok;
+}
+
+std::uint64_t read_floor(const std::string& path, std::byte* buffer, std::size_t size, std::uint64_t events) {
+    const MappedRing ring = bench::map_ring(path, Access::ReadOnly);
+    std::uint64_t expected = 1, lost = 0, ok = 0;
+    for (std::uint64_t i = 0; i < events; ++i)
+        if (floor_poll(ring, expected, lost, buffer, size) == FloorPoll::Ok) ++ok;
+    return ok;
+}
+
+// The clock calibrates over its first 3 ms and re-anchors at 12 and 48 ms
+// (clock.hpp), whenever a call notices it is due: time-dependent work that
+// would not cancel between two runs. One call per step, with sleeps between,
+// takes the process past all of it with the same instructions every time;
+// what remains is a re-anchor every 50 ms of the measured loop's real time.
+void settle_clock() {
+    for (int ms : {5, 10, 40, 10}) {
+        (void)wall_clock_nanos();
+        const timespec pause{0, ms * 1'000'000L};
+        ::nanosleep(&pause, nullptr);
+    }
+    (void)wall_clock_nanos();
+}
+
+int usage(const char* why) {
+    std::fprintf(stderr, "evring-event-cost: %s\nusage: evring-event-cost evring|classic|floor SIZE WRITE READ DIR\n",
+                 why);
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 6) return usage("expected 5 arguments");
+    const std::string peer = argv[1];
+    const std::size_t size = std::strtoull(argv[2], nullptr, 10);
+    const std::uint64_t events = std::strtoull(argv[3], nullptr, 10);
+    const std::uint64_t to_read = std::strtoull(argv[4], nullptr, 10);
+    if (peer != "evring" && peer != "classic" && peer != "floor") return usage(("unknown peer " + peer).c_str());
+    const std::size_t stride = (size + 15) & ~std::size_t{15};
+    if (size < 16 || size > (1u << 20) || events == 0 || events >= (1u << kDescriptorShift) ||
+        events * stride >= (std::uint64_t{1} << kPayloadShift) || to_read > events)
+        return usage("SIZE must be 16 B..1 MiB, WRITE must fit the ring without lapping it, READ <= WRITE");
+    const std::string path = std::string(argv[5]) + "/evring-event-cost-" + std::to_string(::getpid());
+
+    PageBuffer source(size + 16, std::byte{0x5a});
+    PageBuffer buffer(std::max<std::size_t>(size, 1u << 16));
+    RingWriter owner = bench::create_owned_ring(path, kDescriptorShift, kPayloadShift);
+    // Kept mapped until exit: memory mapped later would otherwise be given
+    // its addresses, and so the lines the writer left in the simulated cache.
+    ClassicRing classic;
+    settle_clock();
+    evict_caches();
+    std::uint64_t written = 0;
+    if (peer == "evring") {
+        Publisher publisher(owner.ring());  // the default: claims the ring it owns
+        written = write_evring(publisher, source.data(), size, events);
+    } else if (peer == "classic") {
+        map_classic(path, true, classic);
+        for (std::uint64_t seq = 1; seq <= events; ++seq, ++written)
+            publish_classic(classic, source.data(), size, kDataEvent, seq);
+    } else {
+        for (std::uint64_t seq = 1; seq <= events; ++seq, ++written)
+            floor_publish(owner.ring(), seq, (seq - 1) * stride, source.data(), size);
+    }
+    evict_caches();
+    std::uint64_t read = 0;
+    if (to_read > 0) {
+        if (peer == "evring") read = read_evring(path, buffer.data(), buffer.size(), to_read);
+        if (peer == "classic") read = read_classic(path, buffer.data(), buffer.size(), to_read);
+        if (peer == "floor") read = read_floor(path, buffer.data(), size, to_read);
+    }
+    std::printf("peer %s size %zu written %llu read %llu clock %s checksum %d\n", peer.c_str(), size,
+                static_cast<unsigned long long>(written), static_cast<unsigned long long>(read),
+                to_string(wall_clock_source()), static_cast<int>(buffer.data()[size - 1]));
+    return read != to_read ? 1 : 0;
+}
