@@ -254,6 +254,44 @@ TEST_F(NatsReader, PublisherAndReaderCarryOnThroughAServerRestartWithoutLossOrDu
     EXPECT_TRUE(after.gaps.empty());
 }
 
+TEST_F(NatsReader, MessagesThatAreNotEvringsAreSkippedCountedAndReportedOnce) {
+    auto connection = test::connect_to(server_);
+    auto publisher = test::open_publisher(connection, test::publisher_options("STRAY", test::test_ring_identity()));
+    ASSERT_EQ(publisher.announce_ring(1), PublishStatus::Ok);
+    for (std::uint64_t s = 1; s <= 100; ++s) ASSERT_TRUE(publish_test_event(publisher, s, 8));
+    ASSERT_TRUE(publisher.flush(10s).ok());
+    for (int i = 0; i < 3; ++i) test::publish_foreign(connection, "evring.STRAY.orders", "{\"id\":1}");
+    test::publish_foreign(connection, "evring.STRAY._evring.batch", "junk", "1 not-a-ring-header");
+    test::publish_foreign(connection, "evring.STRAY.3", "", "2 a-future-version");
+    for (std::uint64_t s = 101; s <= 200; ++s) ASSERT_TRUE(publish_test_event(publisher, s, 8));
+    ASSERT_TRUE(publisher.flush(10s).ok());
+    test::publish_foreign(connection, "evring.STRAY.orders", "at the end");
+
+    auto reader = open_reader(connection, reader_options("STRAY"));
+    Read read = read_events(reader, 200);
+    EXPECT_EQ(seqnos(read), test::iota_seqnos(1, 200));
+    EXPECT_TRUE(read.gaps.empty());
+    // The announcement, then the first foreign message and the first invalid one, once each.
+    ASSERT_EQ(read.notices.size(), 3u);
+    EXPECT_NE(read.notices[1].find("stream 'STRAY' holds messages that are not evring's (the first: message 102 on "
+                                   "'evring.STRAY.orders'); skipping them"),
+              std::string::npos)
+        << read.notices[1];
+    EXPECT_NE(read.notices[2].find("message 105 of stream 'STRAY' on 'evring.STRAY._evring.batch' is not a valid "
+                                   "evring message"),
+              std::string::npos)
+        << read.notices[2];
+    EXPECT_EQ(reader.stats().foreign, 4u);
+    EXPECT_EQ(reader.stats().invalid, 2u);
+
+    // Positions are found past them too.
+    auto newest = reader.newest_source_seqno();
+    ASSERT_TRUE(newest.ok()) << newest.error().message();
+    EXPECT_EQ(*newest, 200u);
+    auto from = open_reader(connection, reader_options("STRAY", StartAt::source_seqno(101)));
+    EXPECT_EQ(seqnos(read_events(from, 100)), test::iota_seqnos(101, 200));
+}
+
 TEST_F(NatsReader, AStreamDeletedUnderTheReaderIsAFailureNamingIt) {
     auto connection = test::connect_to(server_);
     auto publisher = test::open_publisher(connection, test::publisher_options("DEL", test::test_ring_identity()));

@@ -35,8 +35,13 @@
 // - The schema blob the relay published is kept: schema() (empty when none).
 // - NotReady: nothing buffered; wait() blocks on the subscription (no spin).
 //   A stream never ends: a live reader keeps waiting.
-// - Failed is final: the stream was deleted or re-created under the reader,
-//   or holds a message that is not a valid evring message; error() says which.
+// - Messages that are not ours are skipped and counted, never fatal: one
+//   without the Evring-Ring header (another client's) in stats().foreign,
+//   one with it that does not decode in stats().invalid. The first of each
+//   kind is a Notice naming its stream sequence and subject. An event lost
+//   in an invalid message shows as the hole it leaves: a Gap.
+// - Failed is final: the stream was deleted or re-created under the reader;
+//   error() says which.
 //   A server that goes away is waited for (the consumer is re-created from
 //   the next stream sequence when it returns): NotReady meanwhile.
 // - Start positions: the oldest message, only new ones, a stream sequence, a
@@ -124,6 +129,8 @@ struct ReaderStats {
     std::uint64_t duplicates = 0;  // events dropped as copies
     std::uint64_t announcements = 0;
     std::uint64_t reconnects = 0;  // consumers re-created after an outage
+    std::uint64_t foreign = 0;     // messages skipped: not evring's (no Evring-Ring header)
+    std::uint64_t invalid = 0;     // messages skipped: evring's header, but they do not decode
 };
 
 class StreamReader {

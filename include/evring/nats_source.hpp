@@ -18,6 +18,8 @@
 // - Events carry the source ring's descriptors unchanged: seqno, type, flow
 //   tags, timestamp, payload. Gaps are exact (the relay's gap messages, and
 //   sequence numbers the stream does not hold, as LostToDamage with a detail).
+// - Messages that are not evring's (or do not decode) are skipped, counted in
+//   counters().foreign, and the first of each kind is a Notice.
 // - seek(): oldest -> the stream's first message; latest -> the newest event;
 //   SEQNO -> the first event at or after it (bisecting the stream); -N -> N
 //   events back from the newest; TIME -> the server's store time (relative

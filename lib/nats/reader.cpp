@@ -7,12 +7,6 @@
 #include "reader_impl.hpp"
 
 namespace evring::nats {
-namespace {
-
-std::string_view kind_text(MessageKind kind) { return describe(kind); }
-
-}  // namespace
-
 ReadStep StreamReader::Impl::hole(std::uint64_t first, std::uint64_t count, std::string detail, ReadItem& item) {
     text = std::move(detail);
     item.gap = StreamGap{first, count, kGapNotInStream, text};
@@ -202,12 +196,37 @@ ReadStep StreamReader::next(ReadItem& item) {
         r.idle_since = std::chrono::steady_clock::now();
         ++r.stats.messages;
         r.wire = detail::wire_view(r.current.message.get());
-        if (auto s = decode_message(r.wire, r.decoded); !s)
-            return r.fail(Error(EBADMSG, fmt::format("message {} of stream '{}' is not a valid evring message ({}): {}",
-                                                     r.current.sequence, r.options.stream, kind_text(r.decoded.kind),
-                                                     s.error().message())));
+        if (auto s = decode_message(r.wire, r.decoded); !s) {
+            // Not ours: passed over, so one stray message never stops a reader.
+            if (r.skip_foreign(s.error(), item)) return ReadStep::Notice;
+            continue;
+        }
         r.have_current = true;
     }
+}
+
+// Counts a message that is not evring's, or does not decode as one, and
+// words the first of each kind as a notice (true when it did).
+bool StreamReader::Impl::skip_foreign(const Error& why, ReadItem& item) {
+    // Subjects are the publisher's bytes: shown in part, the rest elided.
+    constexpr std::size_t kShownSubject = 80;
+    const std::string_view subject = wire.subject;
+    const std::string shown = subject.size() > kShownSubject
+                                  ? fmt::format("{}...", subject.substr(0, kShownSubject))
+                                  : std::string(subject);
+    if (!is_evring_message(wire)) {
+        if (stats.foreign++ != 0) return false;
+        text = fmt::format("stream '{}' holds messages that are not evring's (the first: message {} on '{}'); "
+                           "skipping them",
+                           options.stream, current.sequence, shown);
+    } else {
+        if (stats.invalid++ != 0) return false;
+        text = fmt::format("message {} of stream '{}' on '{}' is not a valid evring message: {}; skipping it and "
+                           "any like it",
+                           current.sequence, options.stream, shown, why.message());
+    }
+    item.notice = text;
+    return true;
 }
 
 }  // namespace evring::nats

@@ -90,6 +90,7 @@ struct StreamReader::Impl {
     ReadStep process(ReadItem& item);
     ReadStep event_item(const EventDescriptor& event, std::span<const std::byte> payload, ReadItem& item,
                         bool& consumed);
+    bool skip_foreign(const Error& why, ReadItem& item);
     ReadStep hole(std::uint64_t first, std::uint64_t count, std::string detail, ReadItem& item);
 };
 

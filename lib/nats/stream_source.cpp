@@ -58,6 +58,7 @@ public:
         options.event_subject = event_subject_;
         auto reader = StreamReader::open(connection_, std::move(options));
         if (!reader) return std::move(reader).error();
+        foreign_before_ = counters_.foreign;
         reader_.emplace(std::move(reader).value());
         return std::string();
     }
@@ -99,7 +100,10 @@ protected:
             auto sought = seek(Position::oldest());
             if (!sought) return fail(std::move(sought).error());
         }
-        switch (reader_->next(read_)) {
+        const ReadStep step = reader_->next(read_);
+        const ReaderStats stats = reader_->stats();
+        counters_.foreign = foreign_before_ + stats.foreign + stats.invalid;
+        switch (step) {
         case ReadStep::Event:
             item.event.descriptor = read_.event.descriptor;
             item.event.payload_state = payload == PayloadRead::Copy ? PayloadState::Ok : PayloadState::NotRead;
@@ -153,6 +157,7 @@ private:
     std::vector<std::byte> schema_;
     std::string event_subject_;
     std::optional<StreamReader> reader_;
+    std::uint64_t foreign_before_ = 0;  // counted by readers before this one
     ReadItem read_;
 };
 

@@ -98,6 +98,7 @@ void print_summary(const WatchSink& sink, const FollowResult& result, const std:
     if (c.damage_reports > 0)
         extra += fmt::format(" ({} damaged part(s), at least {} records lost to damage)", c.damage_reports,
                              c.records_lost_to_damage);
+    if (c.foreign > 0) extra += fmt::format(" ({} messages not evring's skipped)", c.foreign);
     if (result.rings > 1)
         extra += fmt::format(" ({} rings followed under the name, {} events of new rings overwritten before "
                              "they were opened)", result.rings, c.replaced);
