@@ -18,6 +18,7 @@
 #include "evring/ring_reader.hpp"
 #include "evring/ring_writer.hpp"
 #include "evring/nats_reader.hpp"
+#include "evring/nats_source.hpp"
 #include "support/nats_relay.hpp"
 #include "support/nats_server.hpp"
 #include "support/relay_thread.hpp"
@@ -135,6 +136,12 @@ TEST_F(NatsRelay, AnotherClientsMessagesNeitherStopARelayNorKeepItFromStartingAg
     EXPECT_EQ(seqnos, test::iota_seqnos(1, 300));
     EXPECT_EQ(reader->stats().foreign, 2u);
     EXPECT_EQ(reader->stats().invalid, 1u);
+
+    // The newest message on the announcement subject is not one: the source still finds the ring.
+    auto source = open_stream_source(server_.url() + "/STRAY");
+    ASSERT_TRUE(source.ok()) << source.error().message();
+    EXPECT_EQ((*source)->identity().path, server_.url() + "/STRAY");
+    EXPECT_NE((*source)->identity().instance, 0u);
 }
 
 TEST_F(NatsRelay, ARelayWaitingOutAServerOutageKeepsItsHeartbeatAndIsListedAlive) {
