@@ -233,6 +233,14 @@ case_bad_input_is_refused_clearly() {
     # A stream holding another ring's events (FEED carries 'feed').
     evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream FEED --subject evring.FEED 2>"$WORK/e6"; local f=$?
     [[ $f == 1 ]] && grep -qi "another ring\|other ring\|feed" "$WORK/e6" || { fail bad "other ring: exit $f $(cat "$WORK/e6")"; return; }
+    evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream R9 --replicas 9 2>"$WORK/e7"; local g=$?
+    [[ $g == 2 ]] && grep -q "^evring: bad --replicas '9'" "$WORK/e7" || { fail bad "replicas: exit $g $(cat "$WORK/e7")"; return; }
+    # Three replicas on a server that is not in a cluster: the server's refusal, in one line.
+    evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream R3 --replicas 3 2>"$WORK/e8"; local h=$?
+    [[ $h == 1 && $(wc -l <"$WORK/e8") == 1 ]] && grep -q "^evring: creating stream 'R3'.*replicas" "$WORK/e8" ||
+        { fail bad "replicas on one server: exit $h $(cat "$WORK/e8")"; return; }
+    evring relay bad1 --to "nats://127.0.0.1:$PORT,,x" --stream B 2>"$WORK/e9"; local i=$?
+    [[ $i == 2 ]] && grep -q "an empty server in the list" "$WORK/e9" || { fail bad "list: exit $i $(cat "$WORK/e9")"; return; }
     ok bad_input_is_refused_clearly
 }
 
