@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -72,7 +73,7 @@ public:
             ADD_FAILURE() << reader.error().message();
             return;
         }
-        reader_.emplace(std::move(reader).value());
+        reader_ = std::move(reader).value();
         thread_ = std::thread([this, wanted] { run(wanted); });
     }
     ~ReaderThread() {
@@ -90,22 +91,23 @@ public:
 private:
     void run(std::uint64_t wanted) {
         const auto deadline = std::chrono::steady_clock::now() + 90s;
-        ReadItem item;
+        SourceItem item;
         while (!stop_ && seqnos.size() < wanted && std::chrono::steady_clock::now() < deadline) {
             switch (reader_->next(item)) {
-            case ReadStep::Event: seqnos.push_back(item.event.descriptor.seqno); break;
-            case ReadStep::Gap:
+            case SourceStep::Event: seqnos.push_back(item.event.descriptor.seqno); break;
+            case SourceStep::Gap:
                 others.push_back("gap " + std::to_string(item.gap.first_seqno) + "+" + std::to_string(item.gap.count));
                 break;
-            case ReadStep::Notice: break;
-            case ReadStep::NotReady: reader_->wait(50ms); break;
-            case ReadStep::Failed: others.push_back("failed: " + reader_->error().message()); return;
+            case SourceStep::Notice: break;
+            case SourceStep::End: others.push_back("end"); return;
+            case SourceStep::NotReady: reader_->wait(50ms); break;
+            case SourceStep::Failed: others.push_back("failed: " + reader_->error().message()); return;
             }
         }
         stats = reader_->stats();
     }
 
-    std::optional<StreamReader> reader_;
+    std::unique_ptr<StreamReader> reader_;
     std::atomic<bool> stop_{false};
     std::thread thread_;
 };

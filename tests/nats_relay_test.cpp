@@ -122,20 +122,20 @@ TEST_F(NatsRelay, AnotherClientsMessagesNeitherStopARelayNorKeepItFromStartingAg
     auto reader = StreamReader::open(connection, options);
     ASSERT_TRUE(reader.ok()) << reader.error().message();
     std::vector<std::uint64_t> seqnos;
-    ReadItem item;
+    SourceItem item;
     ASSERT_TRUE(eventually(
         [&] {
             for (;;) {
-                const ReadStep step = reader->next(item);
-                if (step == ReadStep::Event) seqnos.push_back(item.event.descriptor.seqno);
-                if (step == ReadStep::NotReady || step == ReadStep::Failed) break;
+                const SourceStep step = (*reader)->next(item);
+                if (step == SourceStep::Event) seqnos.push_back(item.event.descriptor.seqno);
+                if (step == SourceStep::NotReady || step == SourceStep::Failed) break;
             }
             return seqnos.size() >= 300;
         },
         20s));
     EXPECT_EQ(seqnos, test::iota_seqnos(1, 300));
-    EXPECT_EQ(reader->stats().foreign, 2u);
-    EXPECT_EQ(reader->stats().invalid, 1u);
+    EXPECT_EQ((*reader)->stats().foreign, 2u);
+    EXPECT_EQ((*reader)->stats().invalid, 1u);
 
     // The newest message on the announcement subject is not one: the source still finds the ring.
     auto source = open_stream_source(server_.url() + "/STRAY");
