@@ -11,8 +11,9 @@
 // those are chosen here (a port the kernel hands out, then released: a
 // moment's race with other programs, retried once on failure); client ports
 // are the servers' own choice as in nats_server.hpp. start() returns once
-// JetStream answers on every node (a metadata leader was elected). The
-// nodes stop and their directories go with the object (NatsServer).
+// JetStream answers on every node and places a stream on all three (every
+// node joined the metadata group). The nodes stop and their directories go
+// with the object (NatsServer).
 #pragma once
 
 #include <netinet/in.h>
@@ -94,7 +95,41 @@ private:
         }
         for (std::size_t i = 0; i < kNodes; ++i)
             if (!jetstream_answers(*nodes_[i], error)) return false;
-        return true;
+        return places_three_replicas(error);
+    }
+
+    // JetStream answers before every node has joined its metadata group;
+    // until then a stream of three replicas finds "no suitable peers for
+    // placement". A probe stream is created (and deleted) once it does.
+    bool places_three_replicas(std::string& error) {
+        auto url = nats::parse_url(url_list(0));
+        if (!url) {
+            error = url.error().message();
+            return false;
+        }
+        nats::ConnectOptions options;
+        options.request_timeout = std::chrono::milliseconds(2000);
+        auto connection = nats::Connection::connect(*url, options);
+        if (!connection) {
+            error = connection.error().message();
+            return false;
+        }
+        nats::StreamSpec probe;
+        probe.name = "EVRING_CLUSTER_PROBE";
+        probe.prefix = "evring.cluster-probe";
+        probe.replicas = static_cast<int>(kNodes);
+        probe.memory_storage = true;
+        const auto deadline = std::chrono::steady_clock::now() + kReadyTimeout;
+        for (;;) {
+            auto made = connection->ensure_stream(probe);
+            if (made) return connection->delete_stream(probe.name).ok();
+            if (std::chrono::steady_clock::now() > deadline) {
+                error = "the cluster placed no stream of three replicas within " +
+                        std::to_string(kReadyTimeout.count()) + " s: " + made.error().message();
+                return false;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
     }
 
     // A port nothing listens on now (the kernel's choice).
