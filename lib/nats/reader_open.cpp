@@ -13,6 +13,7 @@ namespace {
 // How many messages a source seqno bisection may probe past one that
 // carries no sequence number (announcements, schema chunks, deleted ones).
 constexpr std::uint64_t kProbeAhead = 64;
+constexpr std::chrono::seconds kConsumerHeartbeat{1};
 
 // The prefix of a stream made by a relay: its one subject, PREFIX.>.
 Result<std::string> prefix_of(const StreamInfo& info) {
@@ -49,6 +50,11 @@ Status subscribe(const Connection::Impl& connection, const ReaderOptions& option
     jsSubOptions_Init(&sub_options);
     sub_options.Stream = options.stream.c_str();
     sub_options.Ordered = true;
+    // The server's heartbeat to an ordered consumer: missing ones tell
+    // libnats that the consumer went with its server (a cluster node lost),
+    // and it is re-created from the next stream sequence. libnats' default,
+    // 5 s, kept a reader idle for 10-15 s after a node was killed.
+    sub_options.Config.Heartbeat = std::chrono::nanoseconds(kConsumerHeartbeat).count();
     jsConsumerConfig& config = sub_options.Config;
     switch (options.start.kind) {
     case StartKind::Oldest: config.DeliverPolicy = js_DeliverAll; break;
