@@ -19,6 +19,7 @@ void add_counters(SourceCounters& total, const SourceCounters& more) noexcept {
     total.replaced += more.replaced;
     total.damage_reports += more.damage_reports;
     total.records_lost_to_damage += more.records_lost_to_damage;
+    total.foreign += more.foreign;
 }
 
 namespace detail {

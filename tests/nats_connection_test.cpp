@@ -39,6 +39,31 @@ TEST(NatsUrl, AcceptsHostPortStreamCredentialsAndIpv6) {
     EXPECT_FALSE(contains(secret->display(), "s3cret")) << secret->display();
 }
 
+TEST(NatsUrl, AcceptsAListOfServersOfOneCluster) {
+    auto url = parse_url("nats://tok@10.0.0.1:4222,node2,[::1]:4224/RING");
+    ASSERT_TRUE(url.ok()) << url.error().message();
+    EXPECT_EQ(url->host, "10.0.0.1");
+    ASSERT_EQ(url->more_servers.size(), 2u);
+    EXPECT_EQ(url->more_servers[0].host, "node2");
+    EXPECT_EQ(url->more_servers[0].port, kDefaultNatsPort);
+    EXPECT_EQ(url->more_servers[1].host, "::1");
+    EXPECT_EQ(url->more_servers[1].port, 4224);
+    EXPECT_EQ(url->stream, "RING");
+    EXPECT_EQ(url->server_urls(),
+              (std::vector<std::string>{"nats://tok@10.0.0.1:4222", "nats://tok@node2:4222", "nats://tok@[::1]:4224"}));
+    EXPECT_EQ(url->display(), "nats://10.0.0.1:4222,node2:4222,[::1]:4224/RING");
+
+    for (const char* text : {"nats://a:1,,b/S", "nats://a,/S", "nats://,a/S", "nats://a,b:0/S", "nats://a,b c/S"}) {
+        auto bad = parse_url(text);
+        EXPECT_FALSE(bad.ok()) << text;
+    }
+    std::string many = "nats://a";
+    for (std::size_t i = 0; i < kMaxServers; ++i) many += ",a";
+    auto too_many = parse_url(many);
+    ASSERT_FALSE(too_many.ok());
+    EXPECT_TRUE(contains(too_many.error().message(), "more than 32 servers")) << too_many.error().message();
+}
+
 TEST(NatsUrl, MalformedUrlsAreRefusedNamingTheTextAndTheReason) {
     for (const char* text : {"http://host:4222/S", "nats://", "nats://host:0/S", "nats://host:65536/S",
                              "nats://host:12ab/S", "nats://ho st/S", "nats://host/A.B", "nats://host/A*",

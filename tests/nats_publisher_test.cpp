@@ -99,6 +99,34 @@ TEST_F(NatsPublisher, ARestartedPublisherResumesAtTheNextSequenceNumberWithoutDu
     EXPECT_EQ(after->next_seqno, 5001u);
 }
 
+TEST_F(NatsPublisher, AnotherClientsMessagesInTheStreamAreChainedPastAndResumedPast) {
+    auto connection = test::connect_to(server_);
+    {
+        auto publisher = test::open_publisher(connection, test::publisher_options("FGN", test::test_ring_identity()));
+        ASSERT_EQ(publisher.announce_ring(1), PublishStatus::Ok);
+        for (std::uint64_t s = 1; s <= 100; ++s) ASSERT_TRUE(publish_test_event(publisher, s, 16));
+        ASSERT_TRUE(publisher.flush(10s).ok());
+        // Stored between two of ours: the chain breaks, and recovery goes on after them.
+        test::publish_foreign(connection, "evring.FGN.orders", "{\"id\":1}");
+        test::publish_foreign(connection, "evring.FGN._evring.batch", "junk", "1 not-a-ring-header");
+        for (std::uint64_t s = 101; s <= 200; ++s) ASSERT_TRUE(publish_test_event(publisher, s, 16));
+        ASSERT_TRUE(publisher.flush(10s).ok());
+    }
+    // The stream now ends with another client's messages: a new publisher opens and resumes past them.
+    test::publish_foreign(connection, "evring.FGN.orders", "{\"id\":2}");
+    test::publish_foreign(connection, "evring.FGN.orders", "{\"id\":3}");
+    auto publisher = StreamPublisher::open(connection, test::publisher_options("FGN", test::test_ring_identity()));
+    ASSERT_TRUE(publisher.ok()) << publisher.error().message();
+    auto resume = publisher->resume_point();
+    ASSERT_TRUE(resume.ok()) << resume.error().message();
+    EXPECT_EQ(resume->state, ResumeState::ThisInstance);
+    EXPECT_EQ(resume->next_seqno, 201u);
+    EXPECT_EQ(resume->skipped, 2u);
+    for (std::uint64_t s = 201; s <= 300; ++s) ASSERT_TRUE(publish_test_event(*publisher, s, 16));
+    ASSERT_TRUE(publisher->flush(10s).ok());
+    EXPECT_EQ(stored_event_seqnos(stored_messages(connection, "FGN", true)), iota_seqnos(1, 300));
+}
+
 TEST_F(NatsPublisher, AGapMessageCarriesTheExactLostRangeAndReason) {
     auto connection = test::connect_to(server_);
     auto publisher = test::open_publisher(connection, test::publisher_options("GAP", test::test_ring_identity()));

@@ -19,7 +19,7 @@ using test::test_payload;
 struct Read {
     std::vector<EventDescriptor> events;
     std::vector<std::vector<std::byte>> payloads;
-    std::vector<StreamGap> gaps;
+    std::vector<SourceGap> gaps;
     std::vector<std::string> notices;
     std::vector<std::string> order;  // "e5", "g6+3", "n"
 };
@@ -30,24 +30,25 @@ Read read_events(StreamReader& reader, std::size_t events, std::chrono::millisec
     Read read;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     auto settle = std::chrono::steady_clock::time_point::max();
-    ReadItem item;
+    SourceItem item;
     while (std::chrono::steady_clock::now() < std::min(deadline, settle)) {
-        switch (reader.next(item)) {
-        case ReadStep::Event:
+        switch (reader.next(item, PayloadRead::Copy)) {
+        case SourceStep::Event:
             read.events.push_back(item.event.descriptor);
             read.payloads.emplace_back(item.event.payload.begin(), item.event.payload.end());
             read.order.push_back("e" + std::to_string(item.event.descriptor.seqno));
             break;
-        case ReadStep::Gap:
+        case SourceStep::Gap:
             read.gaps.push_back(item.gap);
             read.order.push_back("g" + std::to_string(item.gap.first_seqno) + "+" + std::to_string(item.gap.count));
             break;
-        case ReadStep::Notice:
+        case SourceStep::Notice:
             read.notices.emplace_back(item.notice);
             read.order.push_back("n");
             break;
-        case ReadStep::NotReady: reader.wait(20ms); break;
-        case ReadStep::Failed: ADD_FAILURE() << reader.error().message(); return read;
+        case SourceStep::NotReady: reader.wait(20ms); break;
+        case SourceStep::End: ADD_FAILURE() << "a stream never ends"; return read;
+        case SourceStep::Failed: ADD_FAILURE() << reader.error().message(); return read;
         }
         if (read.events.size() >= events && settle == std::chrono::steady_clock::time_point::max())
             settle = std::chrono::steady_clock::now() + 200ms;
@@ -64,7 +65,7 @@ ReaderOptions reader_options(std::string stream, StartAt start = StartAt::oldest
     return options;
 }
 
-StreamReader open_reader(const Connection& connection, ReaderOptions options) {
+std::unique_ptr<StreamReader> open_reader(const Connection& connection, ReaderOptions options) {
     auto reader = StreamReader::open(connection, std::move(options));
     if (!reader) {
         ADD_FAILURE() << reader.error().message();
@@ -95,10 +96,10 @@ TEST_F(NatsReader, EveryPublishedEventComesBackOnceInOrderWithIdenticalFields) {
     ASSERT_TRUE(publisher.flush(10s).ok());
 
     auto reader = open_reader(connection, reader_options("RD"));
-    EXPECT_EQ(reader.options().prefix, "evring.RD");
-    ASSERT_TRUE(reader.ring().has_value());
-    EXPECT_EQ(reader.ring()->ring.name, "/dev/shm/test");
-    Read read = read_events(reader, 2000);
+    EXPECT_EQ(reader->options().prefix, "evring.RD");
+    ASSERT_TRUE(reader->announcement().has_value());
+    EXPECT_EQ(reader->announcement()->ring.name, "/dev/shm/test");
+    Read read = read_events(*reader, 2000);
     ASSERT_EQ(read.events.size(), 2000u);
     for (std::uint64_t s = 1; s <= 2000; ++s) {
         const EventDescriptor expected = test::test_event(s, static_cast<std::uint16_t>(s % 5),
@@ -111,17 +112,17 @@ TEST_F(NatsReader, EveryPublishedEventComesBackOnceInOrderWithIdenticalFields) {
     EXPECT_NE(read.notices[0].find("ring '/dev/shm/test' (instance inst-1) relayed from sequence number 1"),
               std::string::npos)
         << read.notices[0];
-    EXPECT_EQ(std::vector<std::byte>(reader.schema().begin(), reader.schema().end()), schema);
-    EXPECT_EQ(reader.next_seqno(), 2001u);
-    EXPECT_EQ(reader.stats().duplicates, 0u);
-    auto newest = reader.newest_source_seqno();
+    EXPECT_EQ(std::vector<std::byte>(reader->schema().begin(), reader->schema().end()), schema);
+    EXPECT_EQ(reader->next_seqno(), 2001u);
+    EXPECT_EQ(reader->stats().duplicates, 0u);
+    auto newest = reader->newest_source_seqno();
     ASSERT_TRUE(newest.ok());
     EXPECT_EQ(*newest, 2000u);
 
     // Live: what is published after the reader caught up comes too.
     for (std::uint64_t s = 2001; s <= 2010; ++s) ASSERT_TRUE(publish_test_event(publisher, s, 8));
     ASSERT_EQ(publisher.send_pending(), PublishStatus::Ok);
-    EXPECT_EQ(seqnos(read_events(reader, 10)), test::iota_seqnos(2001, 2010));
+    EXPECT_EQ(seqnos(read_events(*reader, 10)), test::iota_seqnos(2001, 2010));
 }
 
 TEST_F(NatsReader, GapMessagesAndHolesInTheStreamAreExactGaps) {
@@ -136,13 +137,13 @@ TEST_F(NatsReader, GapMessagesAndHolesInTheStreamAreExactGaps) {
     ASSERT_TRUE(publisher.flush(10s).ok());
 
     auto reader = open_reader(connection, reader_options("GP"));
-    Read read = read_events(reader, 3);
+    Read read = read_events(*reader, 3);
     EXPECT_EQ(read.order, (std::vector<std::string>{"n", "e1", "g2+10", "e12", "g13+7", "e20"}));
     ASSERT_EQ(read.gaps.size(), 2u);
     EXPECT_EQ(read.gaps[0].reason, GapReason::FellBehind);
     EXPECT_TRUE(read.gaps[0].detail.empty());
     EXPECT_EQ(read.gaps[1].reason, kGapNotInStream);
-    EXPECT_EQ(reader.stats().lost, 17u);
+    EXPECT_EQ(reader->stats().lost, 17u);
 }
 
 TEST_F(NatsReader, StartsAtASourceSeqnoAStreamSequenceOrOnlyNewMessages) {
@@ -155,20 +156,20 @@ TEST_F(NatsReader, StartsAtASourceSeqnoAStreamSequenceOrOnlyNewMessages) {
     ASSERT_TRUE(publisher.flush(10s).ok());
 
     auto from_seqno = open_reader(connection, reader_options("POS", StartAt::source_seqno(333)));
-    Read read = read_events(from_seqno, 168);
+    Read read = read_events(*from_seqno, 168);
     EXPECT_EQ(seqnos(read), test::iota_seqnos(333, 500));
     EXPECT_TRUE(read.gaps.empty());
-    EXPECT_EQ(from_seqno.stats().duplicates, 0u);
+    EXPECT_EQ(from_seqno->stats().duplicates, 0u);
 
     auto from_sequence = open_reader(connection, reader_options("POS", StartAt::stream_sequence(2)));
-    EXPECT_EQ(seqnos(read_events(from_sequence, 500)), test::iota_seqnos(1, 500));
+    EXPECT_EQ(seqnos(read_events(*from_sequence, 500)), test::iota_seqnos(1, 500));
 
     auto only_new = open_reader(connection, reader_options("POS", StartAt::newest_only()));
-    ReadItem item;
-    EXPECT_EQ(only_new.next(item), ReadStep::NotReady);
+    SourceItem item;
+    EXPECT_EQ(only_new->next(item, PayloadRead::Copy), SourceStep::NotReady);
     for (std::uint64_t s = 501; s <= 505; ++s) ASSERT_TRUE(publish_test_event(publisher, s, 4));
     ASSERT_TRUE(publisher.flush(10s).ok());
-    EXPECT_EQ(seqnos(read_events(only_new, 5)), test::iota_seqnos(501, 505));
+    EXPECT_EQ(seqnos(read_events(*only_new, 5)), test::iota_seqnos(501, 505));
 }
 
 TEST_F(NatsReader, AnEventSubjectFilterDeliversThoseEventsWithTheGapsInStreamOrder) {
@@ -198,7 +199,7 @@ TEST_F(NatsReader, AnEventSubjectFilterDeliversThoseEventsWithTheGapsInStreamOrd
         expected.push_back(s);
         order.push_back("e" + std::to_string(s));
     }
-    Read read = read_events(reader, expected.size());
+    Read read = read_events(*reader, expected.size());
     EXPECT_EQ(seqnos(read), expected);
     EXPECT_EQ(read.order, order);
 }
@@ -217,7 +218,7 @@ TEST_F(NatsReader, EventsLargerThanTheServersMaxPayloadArriveInChunksAndComeBack
     EXPECT_EQ(publisher.stats().chunked_events, 1u);
 
     auto reader = open_reader(connection, reader_options("BIG"));
-    Read read = read_events(reader, 3);
+    Read read = read_events(*reader, 3);
     ASSERT_EQ(read.events.size(), 3u);
     EXPECT_EQ(read.payloads[1], test_payload(2, 100'000));
     EXPECT_EQ(read.payloads[2], test_payload(3, 7000));
@@ -232,7 +233,7 @@ TEST_F(NatsReader, PublisherAndReaderCarryOnThroughAServerRestartWithoutLossOrDu
     ASSERT_TRUE(publisher.flush(10s).ok());
     auto reader_connection = test::connect_to(server_);
     auto reader = open_reader(reader_connection, reader_options("RST"));
-    Read before = read_events(reader, 1000);
+    Read before = read_events(*reader, 1000);
 
     server_.kill();  // a crash: nothing flushed politely
     std::uint64_t s = 1001;
@@ -249,9 +250,55 @@ TEST_F(NatsReader, PublisherAndReaderCarryOnThroughAServerRestartWithoutLossOrDu
     ASSERT_TRUE(publisher.flush(30s).ok());
     EXPECT_EQ(test::stored_event_seqnos(test::stored_messages(connection, "RST")), test::iota_seqnos(1, 2000));
 
-    Read after = read_events(reader, 1000, 60s);
+    Read after = read_events(*reader, 1000, 60s);
     EXPECT_EQ(seqnos(after), test::iota_seqnos(1001, 2000));
     EXPECT_TRUE(after.gaps.empty());
+}
+
+TEST_F(NatsReader, MessagesThatAreNotEvringsAreSkippedCountedAndReportedOnce) {
+    auto connection = test::connect_to(server_);
+    auto publisher = test::open_publisher(connection, test::publisher_options("STRAY", test::test_ring_identity()));
+    ASSERT_EQ(publisher.announce_ring(1), PublishStatus::Ok);
+    for (std::uint64_t s = 1; s <= 100; ++s) ASSERT_TRUE(publish_test_event(publisher, s, 8));
+    ASSERT_TRUE(publisher.flush(10s).ok());
+    for (int i = 0; i < 3; ++i) test::publish_foreign(connection, "evring.STRAY.orders", "{\"id\":1}");
+    test::publish_foreign(connection, "evring.STRAY._evring.batch", "junk", "1 not-a-ring-header");
+    test::publish_foreign(connection, "evring.STRAY.3", "", "2 a-future-version");
+    for (std::uint64_t s = 101; s <= 200; ++s) ASSERT_TRUE(publish_test_event(publisher, s, 8));
+    ASSERT_TRUE(publisher.flush(10s).ok());
+    test::publish_foreign(connection, "evring.STRAY.orders", "at the end");
+
+    auto reader = open_reader(connection, reader_options("STRAY"));
+    Read read = read_events(*reader, 200);
+    EXPECT_EQ(seqnos(read), test::iota_seqnos(1, 200));
+    EXPECT_TRUE(read.gaps.empty());
+    // The announcement, then the first foreign message and the first invalid one, once each.
+    ASSERT_EQ(read.notices.size(), 3u);
+    EXPECT_NE(read.notices[1].find("stream 'STRAY' holds messages that are not evring's (the first: message 102 on "
+                                   "'evring.STRAY.orders'); skipping them"),
+              std::string::npos)
+        << read.notices[1];
+    EXPECT_NE(read.notices[2].find("message 105 of stream 'STRAY' on 'evring.STRAY._evring.batch' is not a valid "
+                                   "evring message"),
+              std::string::npos)
+        << read.notices[2];
+    EXPECT_EQ(reader->stats().foreign, 4u);
+    EXPECT_EQ(reader->stats().invalid, 2u);
+
+    // Positions are found past them too.
+    auto newest = reader->newest_source_seqno();
+    ASSERT_TRUE(newest.ok()) << newest.error().message();
+    EXPECT_EQ(*newest, 200u);
+    auto from = open_reader(connection, reader_options("STRAY", StartAt::source_seqno(101)));
+    EXPECT_EQ(seqnos(read_events(*from, 100)), test::iota_seqnos(101, 200));
+
+    // The reader is an EventSource: its counters, and seek() to a Position.
+    EXPECT_EQ(reader->counters().events, 200u);
+    EXPECT_EQ(reader->counters().foreign, 6u);
+    auto sought = reader->seek(Position::seqno(150));
+    ASSERT_TRUE(sought.ok()) << sought.error().message();
+    EXPECT_EQ(seqnos(read_events(*reader, 51)), test::iota_seqnos(150, 200));
+    EXPECT_EQ(reader->counters().foreign, 7u);  // the one at the end, passed over again
 }
 
 TEST_F(NatsReader, AStreamDeletedUnderTheReaderIsAFailureNamingIt) {
@@ -260,17 +307,17 @@ TEST_F(NatsReader, AStreamDeletedUnderTheReaderIsAFailureNamingIt) {
     ASSERT_TRUE(publish_test_event(publisher, 1, 4));
     ASSERT_TRUE(publisher.flush(10s).ok());
     auto reader = open_reader(connection, reader_options("DEL"));
-    read_events(reader, 1);
+    read_events(*reader, 1);
     ASSERT_TRUE(connection.delete_stream("DEL").ok());
-    ReadItem item;
-    ReadStep step = ReadStep::NotReady;
+    SourceItem item;
+    SourceStep step = SourceStep::NotReady;
     const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (step == ReadStep::NotReady && std::chrono::steady_clock::now() < deadline) {
-        step = reader.next(item);
-        if (step == ReadStep::NotReady) reader.wait(50ms);
+    while (step == SourceStep::NotReady && std::chrono::steady_clock::now() < deadline) {
+        step = reader->next(item, PayloadRead::Copy);
+        if (step == SourceStep::NotReady) reader->wait(50ms);
     }
-    ASSERT_EQ(step, ReadStep::Failed);
-    EXPECT_NE(reader.error().message().find("stream 'DEL'"), std::string::npos) << reader.error().message();
+    ASSERT_EQ(step, SourceStep::Failed);
+    EXPECT_NE(reader->error().message().find("stream 'DEL'"), std::string::npos) << reader->error().message();
 
     auto missing = StreamReader::open(connection, reader_options("DEL"));
     ASSERT_FALSE(missing.ok());

@@ -17,7 +17,11 @@
 #include "evring/reader_listing.hpp"
 #include "evring/ring_reader.hpp"
 #include "evring/ring_writer.hpp"
+#include "evring/nats_reader.hpp"
+#include "evring/nats_source.hpp"
+#include "support/nats_relay.hpp"
 #include "support/nats_server.hpp"
+#include "support/relay_thread.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring::nats {
@@ -25,56 +29,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Polls `done` every 20 ms until it holds or `timeout` passed.
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        if (done()) return true;
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(20ms);
-    }
-}
-
-// run_relay on a thread of its own, stopped (and joined) on destruction, its
-// log lines kept for the test to look for.
-class RelayThread {
-public:
-    explicit RelayThread(RelayOptions options) : options_(std::move(options)) {
-        options_.stop_flag = &stop_;
-        options_.log = [this](std::string_view line) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            log_.emplace_back(line);
-        };
-        thread_ = std::thread([this] { (void)run_relay(options_); });
-    }
-    ~RelayThread() {
-        stop_ = true;
-        thread_.join();
-    }
-    RelayThread(const RelayThread&) = delete;
-    RelayThread& operator=(const RelayThread&) = delete;
-
-    bool logged(std::string_view text) const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        for (const auto& line : log_)
-            if (line.find(text) != std::string::npos) return true;
-        return false;
-    }
-    std::string log() const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        std::string text;
-        for (const auto& line : log_) text += line + "\n";
-        return text;
-    }
-
-private:
-    RelayOptions options_;
-    std::atomic<bool> stop_{false};
-    mutable std::mutex mutex_;
-    std::vector<std::string> log_;
-    std::thread thread_;
-};
+using test::eventually;
+using test::RelayThread;
 
 class NatsRelay : public ::testing::Test {
 protected:
@@ -134,6 +90,59 @@ protected:
     std::optional<Publisher> publisher_;
     std::optional<RingReader> reader_;
 };
+
+TEST_F(NatsRelay, AnotherClientsMessagesNeitherStopARelayNorKeepItFromStartingAgain) {
+    auto connection = test::connect_to(server_);
+    auto stored = [&] {
+        if (!connection.stream_info("STRAY")) return std::vector<std::uint64_t>();  // not created yet
+        return test::stored_event_seqnos(test::stored_messages(connection, "STRAY", true));
+    };
+    publish(100);
+    {
+        RelayThread relay(relay_options("STRAY"));
+        ASSERT_TRUE(eventually([&] { return stored().size() == 100; }, 20s)) << relay.log();
+    }
+    // The stream's newest messages are another client's: a relay starts again past them.
+    test::publish_foreign(connection, "evring.STRAY.orders", "{\"id\":1}");
+    test::publish_foreign(connection, "evring.STRAY._evring.ring", "junk", "1 not-a-ring-header");
+    publish(100);
+    RelayThread relay(relay_options("STRAY"));
+    ASSERT_TRUE(eventually([&] { return stored().size() == 200; }, 20s)) << relay.log();
+    EXPECT_TRUE(relay.logged("stream 'STRAY' ends with 2 messages that are not evring's; passed over")) << relay.log();
+    EXPECT_TRUE(relay.logged("resuming '")) << relay.log();
+    // One published while it relays: the relay chains its messages past it.
+    test::publish_foreign(connection, "evring.STRAY.orders", "{\"id\":2}");
+    publish(100);
+    ASSERT_TRUE(eventually([&] { return stored().size() == 300; }, 20s)) << relay.log();
+    EXPECT_EQ(stored(), test::iota_seqnos(1, 300));
+    EXPECT_FALSE(relay.finished()) << relay.log();
+
+    ReaderOptions options;
+    options.stream = "STRAY";
+    auto reader = StreamReader::open(connection, options);
+    ASSERT_TRUE(reader.ok()) << reader.error().message();
+    std::vector<std::uint64_t> seqnos;
+    SourceItem item;
+    ASSERT_TRUE(eventually(
+        [&] {
+            for (;;) {
+                const SourceStep step = (*reader)->next(item);
+                if (step == SourceStep::Event) seqnos.push_back(item.event.descriptor.seqno);
+                if (step == SourceStep::NotReady || step == SourceStep::Failed) break;
+            }
+            return seqnos.size() >= 300;
+        },
+        20s));
+    EXPECT_EQ(seqnos, test::iota_seqnos(1, 300));
+    EXPECT_EQ((*reader)->stats().foreign, 2u);
+    EXPECT_EQ((*reader)->stats().invalid, 1u);
+
+    // The newest message on the announcement subject is not one: the source still finds the ring.
+    auto source = open_stream_source(server_.url() + "/STRAY");
+    ASSERT_TRUE(source.ok()) << source.error().message();
+    EXPECT_EQ((*source)->identity().path, server_.url() + "/STRAY");
+    EXPECT_NE((*source)->identity().instance, 0u);
+}
 
 TEST_F(NatsRelay, ARelayWaitingOutAServerOutageKeepsItsHeartbeatAndIsListedAlive) {
     RelayThread relay(relay_options("BEAT"));

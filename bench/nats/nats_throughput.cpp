@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -111,21 +112,22 @@ int run_reader(const Settings& settings, int ready, int out) {
     auto connection = connect(settings.url);
     nats::ReaderOptions options;
     options.stream = "BENCH";
-    auto reader = nats::StreamReader::open(connection, options);
-    if (!reader) die(reader.error().message());
+    auto opened = nats::StreamReader::open(connection, options);
+    if (!opened) die(opened.error().message());
+    std::unique_ptr<nats::StreamReader> reader = std::move(opened).value();
     char byte = 1;
     if (::write(ready, &byte, 1) != 1) return 1;
     std::uint64_t seen = 0, checksum = 0;
-    nats::ReadItem item;
+    evring::SourceItem item;
     const auto deadline = Clock::now() + 600s;
     while (seen < settings.events && Clock::now() < deadline) {
-        switch (reader->next(item)) {
-        case nats::ReadStep::Event:
+        switch (reader->next(item, evring::PayloadRead::Copy)) {
+        case evring::SourceStep::Event:
             ++seen;
             checksum += item.event.descriptor.seqno + item.event.payload.size();
             break;
-        case nats::ReadStep::NotReady: reader->wait(100ms); break;
-        case nats::ReadStep::Failed: die(reader->error().message());
+        case evring::SourceStep::NotReady: reader->wait(100ms); break;
+        case evring::SourceStep::Failed: die(reader->error().message());
         default: break;
         }
     }

@@ -140,6 +140,9 @@ struct SourceCounters {
     std::uint64_t replaced = 0;         // seqnos of RingReplaced gaps
     std::uint64_t damage_reports = 0;   // damaged parts of the input (recordings)
     std::uint64_t records_lost_to_damage = 0;  // records known lost in them (a lower bound)
+    // Input that is not this source's, passed over: a stream's messages that
+    // are not evring's or do not decode (a Notice reports the first).
+    std::uint64_t foreign = 0;
     void count_gap(const SourceGap& gap) noexcept;
 };
 

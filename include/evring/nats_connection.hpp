@@ -7,12 +7,14 @@
 //     auto stream = connection->ensure_stream(spec);   // creates it when missing
 //
 // Contract:
-// - connect() tries once, for at most `connect_timeout`: an unreachable or
-//   silent server is an error naming the URL (credentials left out) and the
-//   reason, never a hang. Once connected, a lost server is reconnected to in
-//   the background with exponential back-off (reconnect_wait_min doubling up
-//   to reconnect_wait_max, with jitter), forever; state() and disconnects()
-//   tell the publisher and the reader about outages.
+// - connect() tries once, for at most `connect_timeout` per server: an
+//   unreachable or silent server is an error naming the URL (credentials left
+//   out) and the reason, never a hang. A URL listing several servers of one
+//   cluster tries them in the order given. Once connected, a lost server is
+//   reconnected to in the background with exponential back-off
+//   (reconnect_wait_min doubling up to reconnect_wait_max, with jitter),
+//   forever, trying every listed server and those the cluster announces;
+//   state() and disconnects() tell the publisher and the reader about outages.
 // - Every JetStream request (stream info, create, message get) waits at most
 //   `request_timeout`.
 // - ensure_stream() creates a missing stream with the defaults of StreamSpec
@@ -54,6 +56,9 @@ enum class ConnectionState : std::uint8_t {
     Closed,        // gone for good (destroyed, or the server refused us)
 };
 
+// The most replicas JetStream keeps of a stream.
+inline constexpr int kMaxReplicas = 5;
+
 // How a stream is created when missing (docs/distributed.md, "Streams").
 struct StreamSpec {
     std::string name;
@@ -80,6 +85,7 @@ struct StreamInfo {
     std::int64_t duplicate_window_nanos = 0;
     std::int32_t max_message_size = -1;  // -1: no limit of its own
     int replicas = 1;
+    std::string leader;  // the server (its server_name) leading a clustered stream; "" otherwise
     bool file_storage = true;
     bool allow_direct = false;
     bool limits_retention = true;

@@ -64,7 +64,7 @@ inline constexpr char kSchemaHeader[] = "Evring-Schema";
 inline constexpr char kBatchHeader[] = "Evring-Batch";
 inline constexpr char kChunkHeader[] = "Evring-Chunk";
 inline constexpr char kMsgIdHeader[] = "Nats-Msg-Id";
-inline constexpr char kExpectedLastSequenceHeader[] = "Nats-Expected-Last-Sequence";
+inline constexpr char kExpectedLastMsgIdHeader[] = "Nats-Expected-Last-Msg-Id";
 
 // The subject token under PREFIX for messages that are not single events.
 inline constexpr std::string_view kControlToken = "_evring";
@@ -163,7 +163,7 @@ struct Announcement {
     std::uint32_t flags = 0;
 };
 
-// One message ready to publish: everything but Nats-Expected-Last-Sequence,
+// One message ready to publish: everything but Nats-Expected-Last-Msg-Id,
 // which the publisher adds when it sends it.
 struct OutgoingMessage {
     struct Header {

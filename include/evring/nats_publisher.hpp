@@ -22,12 +22,14 @@
 // Contract:
 // - Delivery: every message accepted (PublishStatus::Ok) is stored in the
 //   stream exactly once and in the order accepted, unless failure() reports
-//   a permanent error. Each message carries Nats-Expected-Last-Sequence, so
-//   the stream stores it only directly after its predecessor: a message lost
-//   on the way (a connection cut, a leader change) makes every later one be
-//   refused too, and the publisher then asks the stream what it holds and
-//   re-publishes the rest in order (with their Nats-Msg-Id, so a copy that
-//   did arrive is recognised as a duplicate). docs/distributed.md argues it.
+//   a permanent error. Each message carries Nats-Expected-Last-Msg-Id (its
+//   predecessor's Nats-Msg-Id), so the stream stores it only directly after
+//   its predecessor: a message lost on the way (a connection cut, a leader
+//   change) makes every later one be refused too, and the publisher then asks
+//   the stream what it holds and re-publishes the rest in order (with their
+//   Nats-Msg-Id, so a copy that did arrive is recognised as a duplicate).
+//   Another client's messages stored in between break the chain the same
+//   way and are chained past. docs/distributed.md argues it.
 // - Back-pressure: at most max_unacked_messages messages and
 //   max_unacked_bytes body bytes wait for acknowledgement (a single larger
 //   event is let through alone). A full window makes publish_*() return
@@ -105,6 +107,9 @@ struct ResumePoint {
     std::uint64_t next_seqno = 0;       // ThisInstance: first sequence number not in the stream
     std::uint64_t last_stream_sequence = 0;
     std::optional<Announcement> latest_announcement;  // the stream's newest, if any
+    // Messages at the stream's end passed over because they are not evring's
+    // or do not decode (another client published into the stream).
+    std::uint64_t skipped = 0;
 };
 
 struct PublisherStats {

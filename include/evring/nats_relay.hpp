@@ -23,6 +23,9 @@
 //   has left the ring, a gap message covers exactly the missing range.
 //   Otherwise the relay announces the ring instance and publishes its schema
 //   blob (when the ring carries one), then starts at options.start.
+//   Messages that are not evring's (another client's) at the stream's end are
+//   passed over, logged once; a stream holding them and no relayed ring is
+//   refused.
 // - A ring re-created under the same name (a new writer) is followed by name
 //   and announced as a new instance, with its schema (live rings only).
 // - An event whose payload was overwritten before it could be copied

@@ -6,11 +6,13 @@
 //
 // Grammar (docs/distributed.md):
 //
-//   nats://[CREDENTIALS@]HOST[:PORT][/STREAM]
+//   nats://[CREDENTIALS@]SERVER[,SERVER]...[/STREAM]
+//   SERVER      HOST[:PORT]; several are servers of one cluster, tried in
+//               turn (at most kMaxServers)
 //   HOST        a DNS name (letters, digits, '-', '.'), an IPv4 address, or an
 //               IPv6 address in brackets ("[::1]")
 //   PORT        1..65535, 4222 when absent
-//   CREDENTIALS "user:password" or a token, passed to the server, never shown
+//   CREDENTIALS "user:password" or a token, passed to every server, never shown
 //   STREAM      a JetStream stream name: printable ASCII without ' ', '.',
 //               '*', '>', '/', '\' (at most 255 bytes); absent or empty when
 //               the caller names the stream otherwise
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "evring/error.hpp"
 
@@ -32,16 +35,25 @@ namespace evring::nats {
 
 inline constexpr std::uint16_t kDefaultNatsPort = 4222;
 inline constexpr std::size_t kMaxStreamNameSize = 255;
+inline constexpr std::size_t kMaxServers = 32;
 
-struct Url {
+struct ServerAddress {
     std::string host;  // without brackets for IPv6
     std::uint16_t port = kDefaultNatsPort;
+};
+
+struct Url {
+    std::string host;  // the first server; without brackets for IPv6
+    std::uint16_t port = kDefaultNatsPort;
+    std::vector<ServerAddress> more_servers;  // the others of a list, in order
     std::string credentials;  // "user:password" or a token; empty when none
     std::string stream;       // empty when the URL has no stream
 
-    // "nats://[credentials@]host:port" for the client library.
+    // "nats://[credentials@]host:port" of the first server, for the client library.
     std::string server_url() const;
-    // "nats://host:port[/stream]" with credentials left out, for messages.
+    // The same for every server of the list, the first first.
+    std::vector<std::string> server_urls() const;
+    // "nats://host:port[,host:port]...[/stream]" with credentials left out, for messages.
     std::string display() const;
 };
 

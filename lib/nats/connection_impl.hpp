@@ -61,9 +61,9 @@ Error nats_error(natsStatus status, std::string_view what, jsErrCode code = stat
 WireMessage wire_view(natsMsg* message);
 
 // Publishes one encoded message with `reply` (nullptr: no reply wanted) and,
-// when `expected_last_sequence` is not zero, the chain header.
+// when `expected_last_msg_id` is not empty, the chain header.
 natsStatus publish(natsConnection* connection, const OutgoingMessage& message, const char* reply,
-                   std::uint64_t expected_last_sequence);
+                   const std::string& expected_last_msg_id);
 
 // The stream's message at `sequence` (ENOENT when there is none, deleted
 // or past the end).

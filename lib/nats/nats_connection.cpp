@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <random>
+#include <vector>
 
 #include "connection_impl.hpp"
 
@@ -56,8 +57,13 @@ std::int64_t reconnect_delay(natsConnection*, int attempts, void* closure) {
 }
 
 Status configure(natsOptions* options, const Url& url, const ConnectOptions& settings, ConnectionEvents* events) {
-    const std::string server = url.server_url();
-    natsStatus s = natsOptions_SetURL(options, server.c_str());
+    // Every server of a list: libnats connects to one of them, and after an
+    // outage to any (also those the cluster announces).
+    const std::vector<std::string> servers = url.server_urls();
+    std::vector<const char*> pointers;
+    for (const std::string& server : servers) pointers.push_back(server.c_str());
+    natsStatus s = natsOptions_SetServers(options, pointers.data(), static_cast<int>(pointers.size()));
+    if (s == NATS_OK) s = natsOptions_SetNoRandomize(options, true);  // the order given: nearest first
     if (s == NATS_OK) s = natsOptions_SetName(options, settings.name.c_str());
     if (s == NATS_OK) s = natsOptions_SetTimeout(options, settings.connect_timeout.count());
     if (s == NATS_OK) s = natsOptions_SetAllowReconnect(options, true);

@@ -69,7 +69,7 @@ WireMessage wire_view(natsMsg* message) {
 }
 
 natsStatus publish(natsConnection* connection, const OutgoingMessage& message, const char* reply,
-                   std::uint64_t expected_last_sequence) {
+                   const std::string& expected_last_msg_id) {
     natsMsg* raw = nullptr;
     natsStatus s = natsMsg_Create(&raw, message.subject.c_str(), reply,
                                   reinterpret_cast<const char*>(message.body.data()),
@@ -81,12 +81,8 @@ natsStatus publish(natsConnection* connection, const OutgoingMessage& message, c
         if (s != NATS_OK) break;
         s = natsMsgHeader_Set(raw, h.name, h.value.c_str());
     }
-    if (s == NATS_OK && expected_last_sequence != 0) {
-        char digits[24];
-        auto end = std::to_chars(digits, digits + sizeof digits - 1, expected_last_sequence).ptr;
-        *end = '\0';
-        s = natsMsgHeader_Set(raw, kExpectedLastSequenceHeader, digits);
-    }
+    if (s == NATS_OK && !expected_last_msg_id.empty())
+        s = natsMsgHeader_Set(raw, kExpectedLastMsgIdHeader, expected_last_msg_id.c_str());
     if (s == NATS_OK) s = natsConnection_PublishMsg(connection, raw);
     return s;
 }

@@ -26,6 +26,7 @@ StreamInfo convert(const jsStreamInfo& si) {
     info.duplicate_window_nanos = config.Duplicates;
     info.max_message_size = config.MaxMsgSize;
     info.replicas = static_cast<int>(config.Replicas);
+    if (si.Cluster != nullptr && si.Cluster->Leader != nullptr) info.leader = si.Cluster->Leader;
     info.file_storage = config.Storage == js_FileStorage;
     info.allow_direct = config.AllowDirect;
     info.limits_retention = config.Retention == js_LimitsPolicy;

@@ -41,8 +41,8 @@ bool valid_host_name(std::string_view host) {
     return true;
 }
 
-// Splits "HOST[:PORT]" (HOST possibly "[v6]") into the URL.
-Status parse_host_port(std::string_view text, std::string_view authority, Url& url) {
+// Splits "HOST[:PORT]" (HOST possibly "[v6]") into `url`.
+Status parse_host_port(std::string_view text, std::string_view authority, ServerAddress& url) {
     std::string_view port_text;
     if (authority.starts_with('[')) {
         std::size_t close = authority.find(']');
@@ -123,21 +123,51 @@ Result<Url> parse_url(std::string_view text) {
                 return url_error(text, "credentials hold a space or a control character");
         authority = authority.substr(at + 1);
     }
-    if (authority.empty()) return url_error(text, "no host");
-    if (auto s = parse_host_port(text, authority, url); !s) return std::move(s).error();
+    // SERVER[,SERVER]...: the first in host/port, the others after it.
+    for (std::size_t count = 0;; ++count) {
+        const std::size_t comma = authority.find(',');
+        const std::string_view one = authority.substr(0, comma);
+        if (one.empty()) return url_error(text, count == 0 ? "no host" : "an empty server in the list");
+        if (count == kMaxServers) return url_error(text, fmt::format("more than {} servers", kMaxServers));
+        ServerAddress address;
+        if (auto s = parse_host_port(text, one, address); !s) return std::move(s).error();
+        if (count == 0) {
+            url.host = std::move(address.host);
+            url.port = address.port;
+        } else {
+            url.more_servers.push_back(std::move(address));
+        }
+        if (comma == std::string_view::npos) break;
+        authority = authority.substr(comma + 1);
+    }
     return url;
 }
 
+namespace {
+
+std::string host_port(std::string_view host, std::uint16_t port) {
+    const bool v6 = host.find(':') != std::string_view::npos;
+    return fmt::format("{}{}{}:{}", v6 ? "[" : "", host, v6 ? "]" : "", port);
+}
+
+}  // namespace
+
 std::string Url::server_url() const {
-    bool v6 = host.find(':') != std::string::npos;
-    return fmt::format("nats://{}{}{}{}{}:{}", credentials, credentials.empty() ? "" : "@", v6 ? "[" : "", host,
-                       v6 ? "]" : "", port);
+    return fmt::format("nats://{}{}{}", credentials, credentials.empty() ? "" : "@", host_port(host, port));
+}
+
+std::vector<std::string> Url::server_urls() const {
+    std::vector<std::string> urls{server_url()};
+    for (const ServerAddress& other : more_servers)
+        urls.push_back(fmt::format("nats://{}{}{}", credentials, credentials.empty() ? "" : "@",
+                                   host_port(other.host, other.port)));
+    return urls;
 }
 
 std::string Url::display() const {
-    bool v6 = host.find(':') != std::string::npos;
-    return fmt::format("nats://{}{}{}:{}{}{}", v6 ? "[" : "", host, v6 ? "]" : "", port, stream.empty() ? "" : "/",
-                       stream);
+    std::string servers = host_port(host, port);
+    for (const ServerAddress& other : more_servers) servers += "," + host_port(other.host, other.port);
+    return fmt::format("nats://{}{}{}", servers, stream.empty() ? "" : "/", stream);
 }
 
 }  // namespace evring::nats

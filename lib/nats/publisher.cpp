@@ -1,4 +1,4 @@
-// Publishing into the stream: the window, the chain of expected sequences,
+// Publishing into the stream: the window, the chain of expected message ids,
 // back-pressure and batches. See nats_publisher.hpp and the invariants in
 // publisher_impl.hpp.
 #include <fmt/format.h>
@@ -51,8 +51,10 @@ void StreamPublisher::Impl::send(PendingMessage& entry, bool want_ack) {
         auto out = fmt::format_to_n(reply, sizeof reply - 1, "{}{}", reply_prefix, entry.send_id);
         *out.out = '\0';
     }
-    const std::uint64_t expected = chain++;
-    natsStatus s = detail::publish(connection->connection, entry.message, want_ack ? reply : nullptr, expected);
+    entry.chained_to = chain;
+    chain = entry.message.msg_id;
+    natsStatus s = detail::publish(connection->connection, entry.message, want_ack ? reply : nullptr,
+                                   entry.chained_to);
     ++stats.messages_sent;
     stats.bytes_sent += entry.message.body.size();
     if (s != NATS_OK) schedule_recovery(fmt::format("publishing failed: {}", natsStatus_GetText(s)));
@@ -62,10 +64,10 @@ void StreamPublisher::Impl::request_barrier() {
     if (!ack_requests.empty() || window.empty() || needs_recovery) return;
     PendingMessage& last = window.back();
     if (last.send_id == 0) return;
-    // The same message again, with the same expected sequence: the server
+    // The same message again, chained to the same message: the server
     // answers "duplicate" when the first copy is stored (the chain stays as
     // it is), or stores it now when the first copy was lost.
-    --chain;
+    chain = last.chained_to;
     send(last, true);
 }
 

@@ -3,7 +3,7 @@
 // An answer is a small JSON object from the server:
 //   {"stream":"S","seq":42}                       stored
 //   {"stream":"S","seq":42,"duplicate":true}      already stored (Nats-Msg-Id)
-//   {"error":{"code":400,"err_code":10071,"description":"wrong last sequence: 41"}, ...}
+//   {"error":{"code":400,"err_code":10070,"description":"wrong last msg ID: X"}, ...}
 // or an empty message with status 503 (no responders: JetStream is not up).
 // Only the fields above are read, by position of their keys.
 #include <fmt/format.h>
@@ -18,6 +18,7 @@ namespace {
 
 // JetStream errors worth recovering from: the chain broke (a message before
 // was lost), or JetStream is momentarily unavailable. Others are final.
+constexpr int kWrongLastMsgId = 10070;
 constexpr int kWrongLastSequence = 10071;
 constexpr int kUnavailable = 503;
 
@@ -57,7 +58,7 @@ PublishAck parse_publish_ack(natsMsg* reply) {
         std::uint64_t code = 0, err_code = 0;
         number_after(text, "\"code\"", code);
         number_after(text, "\"err_code\"", err_code);
-        ack.transient = err_code == kWrongLastSequence || code == kUnavailable;
+        ack.transient = err_code == kWrongLastMsgId || err_code == kWrongLastSequence || code == kUnavailable;
         ack.error = fmt::format("{} [JetStream error {}]", string_after(text, "\"description\""), err_code);
         return ack;
     }

@@ -5,10 +5,14 @@
 // - `window` holds the accepted messages not yet confirmed, in the order
 //   accepted. Entries sent since the last recovery have increasing send ids
 //   from the front; entries not sent yet (send_id 0) are all behind them.
-// - `chain` is the stream sequence the stream will have once every sent
-//   message is stored: the next message is sent with
-//   Nats-Expected-Last-Sequence = chain, so the stream stores it only right
-//   after its predecessor (the first message of an empty stream goes without).
+// - `chain` is the Nats-Msg-Id the stream's last message will have once
+//   every sent message is stored: the next message is sent with
+//   Nats-Expected-Last-Msg-Id = chain, so the stream stores it only right
+//   after its predecessor (the first message of an empty stream, or after a
+//   message without an id, goes without). Ids, not stream sequences: another
+//   client's message stored in between shifts every sequence, and a refused
+//   message's successor could then match by chance and be stored after a
+//   hole; an id never matches a message it was not chained to.
 // - An acknowledgement of send id X confirms X and everything sent before it
 //   (the chain). Acknowledgements of sends before `epoch_first_send_id` (the
 //   last recovery) are ignored: recovery asked the stream instead.
@@ -34,6 +38,7 @@ namespace evring::nats {
 struct PendingMessage {
     OutgoingMessage message;
     std::uint64_t send_id = 0;  // 0: not sent since the last recovery
+    std::string chained_to;     // the Nats-Expected-Last-Msg-Id it was last sent with
     bool counted = false;       // its body is in window_bytes
 };
 
@@ -73,7 +78,7 @@ struct StreamPublisher::Impl {
     std::vector<OutgoingMessage> spare;  // cleared messages kept for their capacity
     std::uint64_t next_send_id = 1;
     std::uint64_t epoch_first_send_id = 1;
-    std::uint64_t chain = 0;
+    std::string chain;
     std::deque<AckRequest> ack_requests;  // oldest first
     std::uint32_t since_ack_request = 0;
     bool needs_recovery = false;
@@ -106,6 +111,11 @@ struct StreamPublisher::Impl {
     // Recovery (lock not held on entry): asks the stream what it holds,
     // drops what arrived and re-sends the rest.
     void recover(std::unique_lock<std::mutex>& lock);
+    struct StreamEnd {
+        std::string last_id;         // the stream's last message's Nats-Msg-Id ("" when none)
+        std::string last_evring_id;  // its newest evring message's, past other clients' ones
+    };
+    Result<StreamEnd> stream_end(const StreamInfo& info) const;
 
     // Batching (caller's thread, lock held).
     PublishStatus send_batch(std::unique_lock<std::mutex>& lock);

@@ -36,20 +36,25 @@ std::uint32_t announce_flags(const PublisherOptions& options) {
     return (options.filtered ? kAnnounceFiltered : 0) | (options.events_per_message > 1 ? kAnnounceBatched : 0);
 }
 
-// The stream must hold only evring messages, of this ring unless allowed,
-// with this relay's subject layout and batching.
+// The stream must be a relay's (announced), or hold nothing that is not
+// evring's; of this ring unless allowed; with this relay's subject layout and
+// batching. Stray messages in a relay's stream are passed over (readers skip
+// them too), so one of them never stops a relay from starting again.
 Status check_stream_content(const Connection::Impl& connection, const PublisherOptions& options,
                             const StreamInfo& info) {
     if (info.messages == 0) return {};
-    auto last = detail::fetch_message(connection, info.name, info.last_sequence);
-    if (!last && last.error().errno_value() != ENOENT) return std::move(last).error();
-    if (last && !last->is_evring())
-        return Error(EINVAL, fmt::format("stream '{}' on {} holds messages that are not evring's (message {} on "
-                                         "'{}'): choose another stream",
-                                         info.name, connection.where(), info.last_sequence, last->wire.subject));
     auto announced = detail::latest_announcement(connection, info.name, options.subjects.prefix);
     if (!announced) return std::move(announced).error();
-    if (!*announced) return {};
+    if (!*announced) {
+        auto last = detail::fetch_message(connection, info.name, info.last_sequence);
+        if (!last && last.error().errno_value() != ENOENT) return std::move(last).error();
+        if (last && !last->is_evring())
+            return Error(EINVAL, fmt::format("stream '{}' on {} holds messages that are not evring's (message {} "
+                                             "on '{}') and no relayed ring: choose another stream",
+                                             info.name, connection.where(), info.last_sequence,
+                                             last->wire.subject.substr(0, 80)));
+        return {};
+    }
     const Announcement& a = **announced;
     if (a.ring.name != options.ring.name && !options.allow_other_ring)
         return Error(EEXIST, fmt::format("stream '{}' on {} holds the events of ring '{}', not '{}': relay into "
@@ -110,7 +115,11 @@ Result<StreamPublisher> StreamPublisher::open(const Connection& connection, Publ
     auto impl = std::make_unique<Impl>(connection, std::move(options), limit - kHeaderAllowance);
     impl->message_limit = limit;
     impl->stream_created_nanos = info->created_nanos;
-    impl->chain = info->last_sequence;
+    if (info->messages > 0) {  // chained to the stream's last message, whoever published it
+        auto last = detail::get_message(connection.impl(), info->name, info->last_sequence);
+        if (!last && last.error().errno_value() != ENOENT) return std::move(last).error();
+        if (last) impl->chain = std::string(detail::wire_view(last->get()).msg_id);
+    }
     impl->seen_disconnects = connection.disconnects();
 
     natsInbox* inbox = nullptr;

@@ -17,20 +17,41 @@ constexpr std::uint64_t kResumeLookBack = 256;
 
 }  // namespace
 
+// The Nats-Msg-Ids of the stream's last message and of its newest evring
+// message, passing over (a bounded number of) messages another client
+// published after it; "" when there is none within reach.
+Result<StreamPublisher::Impl::StreamEnd> StreamPublisher::Impl::stream_end(const StreamInfo& info) const {
+    StreamEnd end;
+    const std::uint64_t stop = info.last_sequence > kResumeLookBack ? info.last_sequence - kResumeLookBack : 0;
+    for (std::uint64_t seq = info.last_sequence; seq > stop && seq >= info.first_sequence; --seq) {
+        auto message = detail::get_message(*connection, info.name, seq);
+        if (!message) {
+            if (message.error().errno_value() == ENOENT) continue;  // deleted
+            return std::move(message).error();
+        }
+        const WireMessage wire = detail::wire_view(message->get());
+        if (seq == info.last_sequence) end.last_id = std::string(wire.msg_id);
+        if (is_evring_message(wire)) {
+            end.last_evring_id = std::string(wire.msg_id);
+            break;
+        }
+    }
+    return end;
+}
+
 void StreamPublisher::Impl::recover(std::unique_lock<std::mutex>& lock) {
     // The requests run without the lock, so acknowledgements keep coming in;
     // the caller's thread is the only one that adds to the window meanwhile.
     const std::string stream = options.stream.name;
     lock.unlock();
     auto info = connection_handle->stream_info(stream);
-    std::string last_id;
+    StreamEnd end;
     if (info && info->messages > 0) {
-        auto last = detail::get_message(*connection, stream, info->last_sequence);
-        if (last) {
-            last_id = detail::wire_view(last->get()).msg_id;
-        } else if (last.error().errno_value() != ENOENT) {
-            info = std::move(last).error();
-        }
+        auto found = stream_end(*info);
+        if (found)
+            end = std::move(*found);
+        else
+            info = std::move(found).error();
     }
     lock.lock();
 
@@ -50,14 +71,16 @@ void StreamPublisher::Impl::recover(std::unique_lock<std::mutex>& lock) {
                                        stream)));
         return;
     }
-    // Everything up to the stream's last message (when it is one of ours) arrived.
-    if (!last_id.empty()) {
+    // Everything up to the stream's last evring message (when it is one of
+    // ours) arrived; the rest chains on the stream's last message, whoever
+    // published it.
+    if (!end.last_evring_id.empty()) {
         auto stored = std::find_if(window.begin(), window.end(),
-                                   [&](const PendingMessage& e) { return e.message.msg_id == last_id; });
+                                   [&](const PendingMessage& e) { return e.message.msg_id == end.last_evring_id; });
         if (stored != window.end()) pop_front(static_cast<std::size_t>(stored - window.begin()) + 1);
     }
     // The rest goes again, in order, chained on the stream's last message.
-    chain = info->last_sequence;
+    chain = end.last_id;
     epoch_first_send_id = next_send_id;
     ack_requests.clear();
     since_ack_request = 0;
@@ -92,9 +115,10 @@ Result<ResumePoint> StreamPublisher::resume_point() {
             if (fetched.error().errno_value() == ENOENT) continue;  // deleted
             return std::move(fetched).error();
         }
-        if (!fetched->valid())
-            return Error(EBADMSG, fmt::format("message {} of stream '{}' is not a valid evring message: {}", seq,
-                                              stream, fetched->decoding.error().message()));
+        if (!fetched->valid()) {  // not ours (another client's, or damaged): says nothing
+            ++point.skipped;
+            continue;
+        }
         const DecodedMessage& d = fetched->decoded;
         if (d.instance != instance) {
             point.state = ResumeState::OtherInstance;
@@ -111,9 +135,13 @@ Result<ResumePoint> StreamPublisher::resume_point() {
         case MessageKind::Schema: continue;  // follows the announcement
         }
     }
+    if (point.skipped == info->messages) {  // nothing but stray messages: nothing to resume
+        point.state = ResumeState::Empty;
+        return point;
+    }
     return Error(EBADMSG, fmt::format("the last {} messages of stream '{}' do not say where ring instance '{}' "
-                                      "ended",
-                                      kResumeLookBack, stream, instance));
+                                      "ended ({} of them not evring's or not valid)",
+                                      kResumeLookBack, stream, instance, point.skipped));
 }
 
 }  // namespace evring::nats

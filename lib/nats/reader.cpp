@@ -7,29 +7,23 @@
 #include "reader_impl.hpp"
 
 namespace evring::nats {
-namespace {
-
-std::string_view kind_text(MessageKind kind) { return describe(kind); }
-
-}  // namespace
-
-ReadStep StreamReader::Impl::hole(std::uint64_t first, std::uint64_t count, std::string detail, ReadItem& item) {
+SourceStep StreamReader::Impl::hole(std::uint64_t first, std::uint64_t count, std::string detail, SourceItem& item) {
     text = std::move(detail);
-    item.gap = StreamGap{first, count, kGapNotInStream, text};
+    item.gap = SourceGap{first, count, kGapNotInStream, text};
     expected = first + count;
     ++stats.gaps;
     stats.lost += count;
-    return ReadStep::Gap;
+    return SourceStep::Gap;
 }
 
 // One event (whole): a hole before it, a copy to drop, or the event itself.
 // `consumed` says whether the event was used up (false: a hole came first).
-ReadStep StreamReader::Impl::event_item(const EventDescriptor& event, std::span<const std::byte> payload,
-                                        ReadItem& item, bool& consumed) {
+SourceStep StreamReader::Impl::event_item(const EventDescriptor& event, std::span<const std::byte> payload,
+                                        SourceItem& item, bool& consumed) {
     consumed = true;
     if (expected != 0 && event.seqno < expected) {
         if (event.seqno >= start_floor) ++stats.duplicates;  // below it: before the start asked for
-        return ReadStep::NotReady;  // dropped: the caller goes on
+        return SourceStep::NotReady;  // dropped: the caller goes on
     }
     if (expected != 0 && event.seqno > expected && !filtered) {
         consumed = false;
@@ -41,15 +35,14 @@ ReadStep StreamReader::Impl::event_item(const EventDescriptor& event, std::span<
     }
     expected = event.seqno + 1;
     item.event.descriptor = event;
+    item.event.payload_state = PayloadState::Ok;
     item.event.payload = payload;
-    item.event.stream_sequence = current.sequence;
-    item.event.stored_nanos = current.time_nanos;
     ++stats.events;
-    return ReadStep::Event;
+    return SourceStep::Event;
 }
 
 // Hands out the next item of `current`; NotReady when it holds nothing more.
-ReadStep StreamReader::Impl::process(ReadItem& item) {
+SourceStep StreamReader::Impl::process(SourceItem& item) {
     if (decoded.instance != instance) {
         // Another ring instance (or the first message seen): its sequence
         // numbers start where its announcement, or its first message, says.
@@ -70,7 +63,7 @@ ReadStep StreamReader::Impl::process(ReadItem& item) {
         text = fmt::format("ring '{}' (instance {}) relayed from sequence number {}{}", a.ring.name,
                            a.ring.instance, a.first_seqno, (a.flags & kAnnounceFiltered) ? ", filtered" : "");
         item.notice = text;
-        return ReadStep::Notice;
+        return SourceStep::Notice;
     }
     case MessageKind::Schema: {
         have_current = false;
@@ -80,7 +73,7 @@ ReadStep StreamReader::Impl::process(ReadItem& item) {
         } else if (decoded.chunk != schema_chunks_seen) {
             schema_assembly.clear();  // a chunk went missing: this copy of the schema is lost
             schema_chunks_seen = 0;
-            return ReadStep::NotReady;
+            return SourceStep::NotReady;
         }
         schema_assembly.insert(schema_assembly.end(), decoded.part.begin(), decoded.part.end());
         if (++schema_chunks_seen == decoded.chunk_count && schema_assembly.size() == decoded.schema_size) {
@@ -88,13 +81,13 @@ ReadStep StreamReader::Impl::process(ReadItem& item) {
             schema_assembly = {};
             schema_chunks_seen = 0;
         }
-        return ReadStep::NotReady;
+        return SourceStep::NotReady;
     }
     case MessageKind::Gap: {
         const std::uint64_t first = decoded.gap.first_lost_seqno, last = decoded.last_seqno();
         if (expected != 0 && last < expected) {
             have_current = false;
-            return ReadStep::NotReady;  // already accounted for
+            return SourceStep::NotReady;  // already accounted for
         }
         if (expected != 0 && first > expected && !filtered)
             return hole(expected, first - expected,
@@ -103,11 +96,11 @@ ReadStep StreamReader::Impl::process(ReadItem& item) {
                         item);
         have_current = false;
         const std::uint64_t from = expected != 0 ? std::max(first, expected) : first;
-        item.gap = StreamGap{from, last - from + 1, decoded.gap.reason, {}};
+        item.gap = SourceGap{from, last - from + 1, decoded.gap.reason, {}};
         expected = last + 1;
         ++stats.gaps;
         stats.lost += item.gap.count;
-        return ReadStep::Gap;
+        return SourceStep::Gap;
     }
     case MessageKind::Batch: {
         if (!batch) batch.emplace(decoded);
@@ -118,12 +111,12 @@ ReadStep StreamReader::Impl::process(ReadItem& item) {
             if (!batch->next(event, payload)) {
                 have_current = false;
                 batch.reset();
-                return ReadStep::NotReady;
+                return SourceStep::NotReady;
             }
             bool consumed = true;
-            ReadStep step = event_item(event, payload, item, consumed);
+            SourceStep step = event_item(event, payload, item, consumed);
             if (!consumed) *batch = saved;  // the hole first, then this event
-            if (step != ReadStep::NotReady) return step;
+            if (step != SourceStep::NotReady) return step;
         }
     }
     case MessageKind::Event: break;
@@ -131,7 +124,7 @@ ReadStep StreamReader::Impl::process(ReadItem& item) {
     // A single event, or one chunk of a large one.
     if (decoded.chunk_count == 1) {
         bool consumed = true;
-        ReadStep step = event_item(decoded.event, decoded.part, item, consumed);
+        SourceStep step = event_item(decoded.event, decoded.part, item, consumed);
         if (consumed) have_current = false;
         return step;
     }
@@ -139,20 +132,18 @@ ReadStep StreamReader::Impl::process(ReadItem& item) {
         chunked_event = decoded.event;
         chunk_count = decoded.chunk_count;
         chunks_seen = 0;
-        chunk_sequence = current.sequence;
-        chunk_time = current.time_nanos;
         assembly.clear();
     } else if (chunks_seen == 0 || decoded.chunk != chunks_seen || decoded.event.seqno != chunked_event.seqno) {
         have_current = false;
         chunks_seen = 0;
-        return ReadStep::NotReady;  // a chunk without its start: the start said nothing was lost yet
+        return SourceStep::NotReady;  // a chunk without its start: the start said nothing was lost yet
     }
     if (assembly.size() + decoded.part.size() > options.max_chunked_event)
         return fail(Error(EFBIG, fmt::format("event {} of stream '{}' is larger than {} bytes", decoded.event.seqno,
                                              options.stream, options.max_chunked_event)));
     assembly.insert(assembly.end(), decoded.part.begin(), decoded.part.end());
     have_current = false;
-    if (++chunks_seen < chunk_count) return ReadStep::NotReady;
+    if (++chunks_seen < chunk_count) return SourceStep::NotReady;
     chunks_seen = 0;
     if (assembly.size() != chunked_event.payload_size)
         return hole(chunked_event.seqno, 1,
@@ -160,9 +151,7 @@ ReadStep StreamReader::Impl::process(ReadItem& item) {
                                 assembly.size(), chunked_event.payload_size),
                     item);
     bool consumed = true;
-    current.sequence = chunk_sequence;
-    current.time_nanos = chunk_time;
-    ReadStep step = event_item(chunked_event, assembly, item, consumed);
+    SourceStep step = event_item(chunked_event, assembly, item, consumed);
     if (!consumed) {
         // The hole goes first; the whole event next time, from the assembly.
         have_current = true;
@@ -174,9 +163,9 @@ ReadStep StreamReader::Impl::process(ReadItem& item) {
     return step;
 }
 
-ReadStep StreamReader::next(ReadItem& item) {
-    Impl& r = *impl_;
-    if (r.failed) return ReadStep::Failed;
+SourceStep StreamReader::Impl::next(SourceItem& item) {
+    Impl& r = *this;
+    if (r.failed) return SourceStep::Failed;
     for (;;) {
         if (r.have_current) {
             // An event cut short (chunks missing) is a gap before anything else.
@@ -187,8 +176,8 @@ ReadStep StreamReader::next(ReadItem& item) {
                     return r.hole(lost, 1, fmt::format("event {} lost chunks in stream '{}'", lost, r.options.stream),
                                   item);
             }
-            ReadStep step = r.process(item);
-            if (step != ReadStep::NotReady) return step;
+            SourceStep step = r.process(item);
+            if (step != SourceStep::NotReady) return step;
             continue;
         }
         auto taken = r.take_next();
@@ -202,12 +191,37 @@ ReadStep StreamReader::next(ReadItem& item) {
         r.idle_since = std::chrono::steady_clock::now();
         ++r.stats.messages;
         r.wire = detail::wire_view(r.current.message.get());
-        if (auto s = decode_message(r.wire, r.decoded); !s)
-            return r.fail(Error(EBADMSG, fmt::format("message {} of stream '{}' is not a valid evring message ({}): {}",
-                                                     r.current.sequence, r.options.stream, kind_text(r.decoded.kind),
-                                                     s.error().message())));
+        if (auto s = decode_message(r.wire, r.decoded); !s) {
+            // Not ours: passed over, so one stray message never stops a reader.
+            if (r.skip_foreign(s.error(), item)) return SourceStep::Notice;
+            continue;
+        }
         r.have_current = true;
     }
+}
+
+// Counts a message that is not evring's, or does not decode as one, and
+// words the first of each kind as a notice (true when it did).
+bool StreamReader::Impl::skip_foreign(const Error& why, SourceItem& item) {
+    // Subjects are the publisher's bytes: shown in part, the rest elided.
+    constexpr std::size_t kShownSubject = 80;
+    const std::string_view subject = wire.subject;
+    const std::string shown = subject.size() > kShownSubject
+                                  ? fmt::format("{}...", subject.substr(0, kShownSubject))
+                                  : std::string(subject);
+    if (!is_evring_message(wire)) {
+        if (stats.foreign++ != 0) return false;
+        text = fmt::format("stream '{}' holds messages that are not evring's (the first: message {} on '{}'); "
+                           "skipping them",
+                           options.stream, current.sequence, shown);
+    } else {
+        if (stats.invalid++ != 0) return false;
+        text = fmt::format("message {} of stream '{}' on '{}' is not a valid evring message: {}; skipping it and "
+                           "any like it",
+                           current.sequence, options.stream, shown, why.message());
+    }
+    item.notice = text;
+    return true;
 }
 
 }  // namespace evring::nats

@@ -65,8 +65,6 @@ struct StreamReader::Impl {
     // Reassembly of chunked events and schemas.
     EventDescriptor chunked_event{};
     std::uint32_t chunks_seen = 0, chunk_count = 0;
-    std::uint64_t chunk_sequence = 0;
-    std::int64_t chunk_time = 0;
     std::vector<std::byte> assembly;
     std::vector<std::byte> schema_assembly;
     std::uint32_t schema_chunks_seen = 0;
@@ -77,7 +75,10 @@ struct StreamReader::Impl {
     ReaderStats stats;
 
     ~Impl();
-    ReadStep fail(Error e);
+    // The next item (the EventSource's read(), payloads always copied).
+    SourceStep next(SourceItem& item);
+    void wait(std::chrono::nanoseconds timeout);
+    SourceStep fail(Error e);
     // Takes what a subscription holds into its lane (at most a bound),
     // waiting at most `wait_millis` for the first message.
     Status receive(ReaderLane& lane, std::int64_t wait_millis);
@@ -85,13 +86,24 @@ struct StreamReader::Impl {
     // The next message in stream order, or nullopt when none can be handed out yet.
     Result<bool> take_next();
     Status confirm(ReaderLane& lane);
-    ReadStep check_stream();  // NotReady while the stream is as it was
+    SourceStep check_stream();  // NotReady while the stream is as it was
     // Handing out items from `current`.
-    ReadStep process(ReadItem& item);
-    ReadStep event_item(const EventDescriptor& event, std::span<const std::byte> payload, ReadItem& item,
+    SourceStep process(SourceItem& item);
+    SourceStep event_item(const EventDescriptor& event, std::span<const std::byte> payload, SourceItem& item,
                         bool& consumed);
-    ReadStep hole(std::uint64_t first, std::uint64_t count, std::string detail, ReadItem& item);
+    bool skip_foreign(const Error& why, SourceItem& item);
+    SourceStep hole(std::uint64_t first, std::uint64_t count, std::string detail, SourceItem& item);
 };
+
+// A reader's consumers on `connection`, subscribed at options.start;
+// `ring` is the stream's newest announcement (read by the caller).
+Result<std::unique_ptr<StreamReader::Impl>> open_impl(const Connection& connection, ReaderOptions options,
+                                                      std::optional<Announcement> ring);
+
+// The relay's subject prefix of a stream (its one subject PREFIX.>).
+Result<std::string> stream_prefix(const StreamInfo& info);
+// The newest source sequence number in the stream (0 when it holds no event).
+Result<std::uint64_t> newest_source_seqno(const Connection& connection, const std::string& stream);
 
 // Stream sequence to start at for the first event at or after source seqno `seqno`.
 Result<std::uint64_t> locate_source_seqno(const Connection::Impl& connection, const StreamInfo& info,

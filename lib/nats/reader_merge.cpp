@@ -15,12 +15,12 @@ constexpr std::chrono::seconds kStreamCheckInterval{2};  // while idle
 
 }  // namespace
 
-ReadStep StreamReader::Impl::fail(Error e) {
+SourceStep StreamReader::Impl::fail(Error e) {
     if (!failed) {
         failed = true;
         error = std::move(e);
     }
-    return ReadStep::Failed;
+    return SourceStep::Failed;
 }
 
 Status StreamReader::Impl::receive(ReaderLane& lane, std::int64_t wait_millis) {
@@ -102,26 +102,26 @@ Result<bool> StreamReader::Impl::take_next() {
     return true;
 }
 
-ReadStep StreamReader::Impl::check_stream() {
+SourceStep StreamReader::Impl::check_stream() {
     const auto now = std::chrono::steady_clock::now();
-    if (now - idle_since < kStreamCheckInterval) return ReadStep::NotReady;
+    if (now - idle_since < kStreamCheckInterval) return SourceStep::NotReady;
     idle_since = now;
-    if (connection_handle->state() != ConnectionState::Connected) return ReadStep::NotReady;
+    if (connection_handle->state() != ConnectionState::Connected) return SourceStep::NotReady;
     auto info = connection_handle->stream_info(options.stream);
     if (!info) {
         if (info.error().errno_value() == ENOENT)
             return fail(Error(ENOENT, fmt::format("stream '{}' on {} was deleted under the reader", options.stream,
                                                   connection->where())));
-        return ReadStep::NotReady;  // a passing failure: asked again later
+        return SourceStep::NotReady;  // a passing failure: asked again later
     }
     if (info->created_nanos != stream_created_nanos)
         return fail(Error(ESTALE, fmt::format("stream '{}' on {} was deleted and created again under the reader",
                                               options.stream, connection->where())));
-    return ReadStep::NotReady;
+    return SourceStep::NotReady;
 }
 
-void StreamReader::wait(std::chrono::nanoseconds timeout) {
-    Impl& r = *impl_;
+void StreamReader::Impl::wait(std::chrono::nanoseconds timeout) {
+    Impl& r = *this;
     if (r.failed || r.have_current) return;
     // Block on a lane with nothing buffered: with two lanes, one may hold
     // messages that wait for the other's (see reader_impl.hpp).

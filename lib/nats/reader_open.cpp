@@ -1,4 +1,4 @@
-// Opening a StreamReader: the stream, the start position and the ordered
+// Opening a reader's consumers: the start position and the ordered
 // consumers. See nats_reader.hpp and reader_impl.hpp.
 #include <fmt/format.h>
 
@@ -13,13 +13,14 @@ namespace {
 // How many messages a source seqno bisection may probe past one that
 // carries no sequence number (announcements, schema chunks, deleted ones).
 constexpr std::uint64_t kProbeAhead = 64;
+constexpr std::chrono::seconds kConsumerHeartbeat{1};
 
 // The prefix of a stream made by a relay: its one subject, PREFIX.>.
 Result<std::string> prefix_of(const StreamInfo& info) {
     for (const std::string& subject : info.subjects)
         if (subject.size() > 2 && subject.ends_with(".>")) return subject.substr(0, subject.size() - 2);
-    return Error(EINVAL, fmt::format("stream '{}' captures no subjects of the form PREFIX.>: name the relay's "
-                                     "subject prefix",
+    return Error(EINVAL, fmt::format("stream '{}' captures no subjects of the form PREFIX.>; it was not made by "
+                                     "evring relay (or name the relay's subject prefix)",
                                      info.name));
 }
 
@@ -49,6 +50,11 @@ Status subscribe(const Connection::Impl& connection, const ReaderOptions& option
     jsSubOptions_Init(&sub_options);
     sub_options.Stream = options.stream.c_str();
     sub_options.Ordered = true;
+    // The server's heartbeat to an ordered consumer: missing ones tell
+    // libnats that the consumer went with its server (a cluster node lost),
+    // and it is re-created from the next stream sequence. libnats' default,
+    // 5 s, kept a reader idle for 10-15 s after a node was killed.
+    sub_options.Config.Heartbeat = std::chrono::nanoseconds(kConsumerHeartbeat).count();
     jsConsumerConfig& config = sub_options.Config;
     switch (options.start.kind) {
     case StartKind::Oldest: config.DeliverPolicy = js_DeliverAll; break;
@@ -102,15 +108,13 @@ StreamReader::Impl::~Impl() {
         }
 }
 
-Result<StreamReader> StreamReader::open(const Connection& connection, ReaderOptions options) {
-    if (auto s = validate_stream_name(options.stream); !s) return std::move(s).error();
+// The relay's prefix: the stream's one subject, PREFIX.>.
+Result<std::string> stream_prefix(const StreamInfo& info) { return prefix_of(info); }
+
+Result<std::unique_ptr<StreamReader::Impl>> open_impl(const Connection& connection, ReaderOptions options,
+                                                      std::optional<Announcement> ring) {
     auto info = connection.stream_info(options.stream);
     if (!info) return std::move(info).error();
-    if (options.prefix.empty()) {
-        auto prefix = prefix_of(*info);
-        if (!prefix) return std::move(prefix).error();
-        options.prefix = std::move(*prefix);
-    }
     SubjectLayout layout;
     layout.prefix = options.prefix;
     if (auto s = validate_subject_layout(layout); !s) return std::move(s).error();
@@ -118,14 +122,12 @@ Result<StreamReader> StreamReader::open(const Connection& connection, ReaderOpti
         return Error(EINVAL, fmt::format("event subject '{}' is not under the stream's prefix '{}'",
                                          options.event_subject, options.prefix));
 
-    auto impl = std::make_unique<Impl>();
+    auto impl = std::make_unique<StreamReader::Impl>();
     impl->connection = &connection.impl();
     impl->connection_handle = &connection;
     impl->stream_created_nanos = info->created_nanos;
     impl->filtered = !options.event_subject.empty();
-    auto announced = detail::latest_announcement(connection.impl(), options.stream, options.prefix);
-    if (!announced) return std::move(announced).error();
-    impl->ring = *announced;
+    impl->ring = std::move(ring);
 
     std::uint64_t start_sequence = options.start.value;
     if (options.start.kind == StartKind::StreamSequence && start_sequence == 0) start_sequence = 1;
@@ -144,27 +146,15 @@ Result<StreamReader> StreamReader::open(const Connection& connection, ReaderOpti
         if (auto s = subscribe(connection.impl(), impl->options, start_sequence, lane); !s)
             return std::move(s).error();
     impl->idle_since = std::chrono::steady_clock::now();
-    return StreamReader(std::move(impl));
+    return impl;
 }
 
-StreamReader::StreamReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-StreamReader::StreamReader(StreamReader&&) noexcept = default;
-StreamReader& StreamReader::operator=(StreamReader&&) noexcept = default;
-StreamReader::~StreamReader() = default;
-
-const Error& StreamReader::error() const { return impl_->error; }
-const ReaderOptions& StreamReader::options() const { return impl_->options; }
-const std::optional<Announcement>& StreamReader::ring() const { return impl_->ring; }
-std::span<const std::byte> StreamReader::schema() const { return impl_->schema; }
-std::uint64_t StreamReader::next_seqno() const { return impl_->expected; }
-ReaderStats StreamReader::stats() const { return impl_->stats; }
-
-Result<std::uint64_t> StreamReader::newest_source_seqno() const {
-    auto info = impl_->connection_handle->stream_info(impl_->options.stream);
+Result<std::uint64_t> newest_source_seqno(const Connection& connection, const std::string& stream) {
+    auto info = connection.stream_info(stream);
     if (!info) return std::move(info).error();
     const std::uint64_t stop = info->last_sequence > 256 ? info->last_sequence - 256 : 0;
     for (std::uint64_t s = info->last_sequence; s > stop && s >= info->first_sequence && s > 0; --s) {
-        auto fetched = detail::fetch_message(*impl_->connection, info->name, s);
+        auto fetched = detail::fetch_message(connection.impl(), info->name, s);
         if (!fetched) {
             if (fetched.error().errno_value() == ENOENT) continue;
             return std::move(fetched).error();

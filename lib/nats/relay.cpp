@@ -27,6 +27,9 @@ Result<StartPlan> plan_start(StreamPublisher& publisher, EventSource& source, co
     auto resume = publisher.resume_point();
     if (!resume) return Error(resume.error().errno_value(), fmt::format("stream '{}': {}", options.stream,
                                                                   resume.error().message()));
+    if (resume->skipped != 0 && options.log)
+        options.log(fmt::format("stream '{}' ends with {} messages that are not evring's; passed over",
+                                options.stream, resume->skipped));
     if (resume->state != ResumeState::ThisInstance) return plan;
     plan.resume_next = resume->next_seqno;
     plan.start = Position::seqno(resume->next_seqno);
@@ -37,6 +40,16 @@ Result<StartPlan> plan_start(StreamPublisher& publisher, EventSource& source, co
         if (resume->next_seqno > source.next_seqno()) plan.nothing_left = true;
     }
     return plan;
+}
+
+// An existing stream is used as it is: say so when it keeps fewer or more
+// copies than asked for.
+void warn_replicas(const Connection& connection, const RelayOptions& options) {
+    if (options.stream_spec.replicas <= 1 || !options.log) return;
+    auto info = connection.stream_info(options.stream);
+    if (info && info->replicas != options.stream_spec.replicas)
+        options.log(fmt::format("stream '{}' exists with {} replica(s), not {}: it is used as it is", options.stream,
+                                info->replicas, options.stream_spec.replicas));
 }
 
 PublisherOptions publisher_options(const RelayOptions& options, const EventSource& source) {
@@ -78,6 +91,7 @@ Result<RelayResult> run_relay(const RelayOptions& options) {
     if (!connection) return std::move(connection).error();
     auto publisher = StreamPublisher::open(*connection, publisher_options(options, *source));
     if (!publisher) return std::move(publisher).error();
+    warn_replicas(*connection, options);
 
     auto plan = plan_start(*publisher, *source, options);
     if (!plan) return std::move(plan).error();

@@ -29,7 +29,15 @@ Result<FetchedMessage> fetch_message(const Connection::Impl& connection, std::st
 // The newest message on `subject` (ENOENT when there is none).
 Result<FetchedMessage> fetch_last_on(const Connection::Impl& connection, std::string_view stream,
                                      const std::string& subject);
-// The stream's newest announcement, if it has one that decodes.
+// The first message on `subject` at or after stream sequence `from` (ENOENT
+// when there is none; a direct get: the stream must allow them).
+Result<FetchedMessage> fetch_next_on(const Connection::Impl& connection, std::string_view stream,
+                                     const std::string& subject, std::uint64_t from);
+// How many announcements latest_announcement reads past another client's
+// message on their subject, at most.
+inline constexpr std::size_t kMaxAnnouncementsScanned = 4096;
+// The stream's newest announcement, if it has one that decodes (passing
+// over other clients' messages on the announcement subject).
 Result<std::optional<Announcement>> latest_announcement(const Connection::Impl& connection,
                                                         std::string_view stream, std::string_view prefix);
 

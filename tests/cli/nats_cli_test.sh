@@ -104,6 +104,52 @@ case_relay_watch_and_mirror_carry_every_event_identically() {
     ok relay_watch_and_mirror_carry_every_event_identically
 }
 
+# Publishes $2 messages that are not evring's on subject $1 as another client would (the NATS
+# protocol over bash's /dev/tcp), and returns once JetStream acknowledged storing each of them.
+publish_foreign() {
+    local line acks=0
+    exec 5<>"/dev/tcp/127.0.0.1/$PORT" || return 1
+    IFS= read -r -t 5 line <&5  # INFO
+    { printf 'CONNECT {"verbose":false,"pedantic":false}\r\nSUB _INBOX.foreign 1\r\n'
+      for _ in $(seq "$2"); do printf 'PUB %s _INBOX.foreign 13\r\n{"order": 42}\r\n' "$1"; done; } >&5
+    while (( acks < $2 )) && IFS= read -r -t 10 line <&5; do
+        [[ $line == MSG* ]] && acks=$((acks + 1))
+        [[ $line == -ERR* ]] && break
+    done
+    exec 5>&-
+    (( acks == $2 ))
+}
+
+case_messages_not_evrings_stop_neither_readers_nor_a_restarted_relay() {
+    start_producer stray:12:20 --count 3000 --rate 2000 || { fail stray "no ring"; return; }
+    start_relay_held stray STRAY || { fail stray "relay not listed: $(cat "$WORK/relay-STRAY.err")"; return; }
+    wait_stream_at STRAY 500 || { fail stray "stream never reached 500: $(cat "$WORK/relay-STRAY.err")"; return; }
+    publish_foreign evring.STRAY.orders 3 || { fail stray "could not publish into the stream"; return; }
+    wait_stream_at STRAY 1000 || { fail stray "stream never reached 1000: $(cat "$WORK/relay-STRAY.err")"; return; }
+    # The stream then ends with another client's messages: the relay starts again past them.
+    kill -STOP "$PRODUCER_PID"; kill "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
+    publish_foreign evring.STRAY.orders 2 || { fail stray "could not publish into the stream"; return; }
+    start_relay_held stray STRAY || { fail stray "relay not restarted: $(cat "$WORK/relay-STRAY.err")"; return; }
+    wait "$PRODUCER_PID"
+    wait_stream_at STRAY 3000 || { fail stray "stream never reached 3000: $(cat "$WORK/relay-STRAY.err")"; return; }
+    grep -q "stream 'STRAY' ends with 2 messages that are not evring's; passed over" "$WORK/relay-STRAY.err" ||
+        { fail stray "the restarted relay did not say it passed over them: $(cat "$WORK/relay-STRAY.err")"; return; }
+    read_stream STRAY 3000 >"$WORK/stray.jsonl" 2>"$WORK/stray.err" ||
+        { fail stray "watch nats://: $(cat "$WORK/stray.err")"; return; }
+    check_contiguous "$WORK/stray.jsonl" 1 3000 || { fail stray "watch: not exactly 1..3000"; return; }
+    [[ $(grep -c "holds messages that are not evring's" "$WORK/stray.err") == 1 ]] &&
+        grep -q "(5 messages not evring's skipped)" "$WORK/stray.err" ||
+        { fail stray "watch did not report them once and count them: $(cat "$WORK/stray.err")"; return; }
+    timeout 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/STRAY" --to stray-mirror --count 3000 --keep \
+        2>"$WORK/stray-mirror.err" || { fail stray "mirror: $(cat "$WORK/stray-mirror.err")"; return; }
+    grep -q "mirrored 3000 events (5 messages not evring's skipped)" "$WORK/stray-mirror.err" ||
+        { fail stray "mirror summary: $(cat "$WORK/stray-mirror.err")"; return; }
+    evring watch stray-mirror --from oldest --format jsonl --count 3000 >"$WORK/stray-mirror.jsonl" 2>/dev/null
+    check_contiguous "$WORK/stray-mirror.jsonl" 1 3000 || { fail stray "mirror ring: not exactly 1..3000"; return; }
+    kill "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
+    ok messages_not_evrings_stop_neither_readers_nor_a_restarted_relay
+}
+
 case_relay_killed_and_restarted_duplicates_and_misses_nothing() {
     start_producer kill1:14:22 --count 40000 --rate 20000 || { fail kill "no ring"; return; }
     # Each relay is killed mid-stream; the producer waits while none runs (the ring holds 0.8 s).
@@ -187,6 +233,14 @@ case_bad_input_is_refused_clearly() {
     # A stream holding another ring's events (FEED carries 'feed').
     evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream FEED --subject evring.FEED 2>"$WORK/e6"; local f=$?
     [[ $f == 1 ]] && grep -qi "another ring\|other ring\|feed" "$WORK/e6" || { fail bad "other ring: exit $f $(cat "$WORK/e6")"; return; }
+    evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream R9 --replicas 9 2>"$WORK/e7"; local g=$?
+    [[ $g == 2 ]] && grep -q "^evring: bad --replicas '9'" "$WORK/e7" || { fail bad "replicas: exit $g $(cat "$WORK/e7")"; return; }
+    # Three replicas on a server that is not in a cluster: the server's refusal, in one line.
+    evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream R3 --replicas 3 2>"$WORK/e8"; local h=$?
+    [[ $h == 1 && $(wc -l <"$WORK/e8") == 1 ]] && grep -q "^evring: creating stream 'R3'.*replicas" "$WORK/e8" ||
+        { fail bad "replicas on one server: exit $h $(cat "$WORK/e8")"; return; }
+    evring relay bad1 --to "nats://127.0.0.1:$PORT,,x" --stream B 2>"$WORK/e9"; local i=$?
+    [[ $i == 2 ]] && grep -q "an empty server in the list" "$WORK/e9" || { fail bad "list: exit $i $(cat "$WORK/e9")"; return; }
     ok bad_input_is_refused_clearly
 }
 
@@ -277,6 +331,7 @@ case_watch_nats_type_name_prints_only_that_type() {
 }
 
 case_relay_watch_and_mirror_carry_every_event_identically
+case_messages_not_evrings_stop_neither_readers_nor_a_restarted_relay
 case_relay_and_mirror_are_registered_readers_while_they_run
 case_watch_nats_decodes_the_relayed_schema_by_name
 case_watch_nats_type_name_prints_only_that_type

@@ -78,9 +78,27 @@ inline bool publish_test_event(nats::StreamPublisher& publisher, std::uint64_t s
     return publish_waiting(publisher, [&] { return publisher.publish_event(event, payload); });
 }
 
-// Every message the stream holds, decoded, in stream order.
+// Another client's message on `subject`, stored before it returns; with
+// `ring_header`, one that claims to be evring's (Evring-Ring: ring_header).
+inline void publish_foreign(const nats::Connection& connection, const std::string& subject, std::string_view data,
+                            const char* ring_header = nullptr) {
+    natsMsg* message = nullptr;
+    ASSERT_EQ(natsMsg_Create(&message, subject.c_str(), nullptr, data.data(), static_cast<int>(data.size())), NATS_OK);
+    if (ring_header != nullptr) {
+        ASSERT_EQ(natsMsgHeader_Set(message, nats::kRingHeader, ring_header), NATS_OK);
+    }
+    jsPubAck* ack = nullptr;
+    jsErrCode code = static_cast<jsErrCode>(0);
+    const natsStatus s = js_PublishMsg(&ack, connection.impl().jetstream, message, nullptr, &code);
+    natsMsg_Destroy(message);
+    jsPubAck_Destroy(ack);
+    ASSERT_EQ(s, NATS_OK) << natsStatus_GetText(s) << " (JetStream error " << code << ")";
+}
+
+// Every message the stream holds, decoded, in stream order; with
+// `evring_only`, the messages that are not valid evring ones are left out.
 inline std::vector<nats::detail::FetchedMessage> stored_messages(const nats::Connection& connection,
-                                                                 const std::string& stream) {
+                                                                 const std::string& stream, bool evring_only = false) {
     std::vector<nats::detail::FetchedMessage> messages;
     auto info = connection.stream_info(stream);
     EXPECT_TRUE(info.ok()) << info.error().message();
@@ -88,6 +106,7 @@ inline std::vector<nats::detail::FetchedMessage> stored_messages(const nats::Con
     for (std::uint64_t seq = info->first_sequence; seq <= info->last_sequence; ++seq) {
         auto fetched = nats::detail::fetch_message(connection.impl(), stream, seq);
         if (!fetched) continue;  // deleted
+        if (evring_only && !fetched->valid()) continue;
         EXPECT_TRUE(fetched->valid()) << "message " << seq << ": " << fetched->decoding.error().message();
         messages.push_back(std::move(fetched).value());
     }

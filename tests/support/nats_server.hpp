@@ -115,6 +115,10 @@ public:
         return start(error);
     }
 
+    // More configuration lines (a server_name, a cluster block), written
+    // before each start; tests/support/nats_cluster.hpp uses it.
+    void set_extra_config(std::string text) { extra_config_ = std::move(text); }
+
     std::string log() const {
         std::ifstream in(dir_ + "/server.log");
         std::stringstream text;
@@ -129,6 +133,7 @@ private:
         config << "port: " << (port_ == 0 ? -1 : static_cast<int>(port_)) << "\n";
         if (max_payload_ != 0) config << "max_payload: " << max_payload_ << "\n";
         config << "jetstream {\n  store_dir: \"" << store_directory() << "\"\n}\n";
+        config << extra_config_;
     }
 
     pid_t spawn() const {
@@ -212,6 +217,7 @@ private:
     }
 
     unsigned max_payload_;
+    std::string extra_config_;
     std::string binary_;
     std::string dir_;
     unsigned port_ = 0;

@@ -147,7 +147,9 @@ int run_mirror(const MirrorOptions& options) {
     auto result = follow(*source, plan->follow, seen);
     if (!result) return runtime_error(result.error());
     if (!sink.status()) return runtime_error(sink.status().error());
-    fmt::print(stderr, "evring: mirrored {} events\n", sink.events());
+    const std::uint64_t foreign = result->counters.foreign;
+    fmt::print(stderr, "evring: mirrored {} events{}\n", sink.events(),
+               foreign == 0 ? std::string() : fmt::format(" ({} messages not evring's skipped)", foreign));
     return kExitOk;
 }
 

@@ -26,6 +26,7 @@ struct RelayCommandOptions {
     std::vector<std::string> flows;
     std::optional<std::string> flow_subject;
     std::optional<std::string> batch;
+    std::optional<std::string> replicas;  // of the stream, when the relay creates it
     bool allow_other_ring = false;
     bool no_register = false;  // stay out of the ring's reader registry
 };

@@ -52,6 +52,11 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
         if (!batch) return std::move(batch).error();
         relay.events_per_message = static_cast<std::uint32_t>(*batch);
     }
+    if (options.replicas) {
+        auto replicas = parse_int_in("--replicas", *options.replicas, 1, nats::kMaxReplicas);
+        if (!replicas) return std::move(replicas).error();
+        relay.stream_spec.replicas = *replicas;
+    }
     relay.allow_other_ring = options.allow_other_ring;
     relay.register_reader = !options.no_register;
     relay.stop_flag = &stop_flag();
@@ -65,7 +70,10 @@ void add_nats_commands(CLI::App& app, NatsCommands& c) {
     RelayCommandOptions& r = c.relay_options;
     c.relay = app.add_subcommand("relay", "Publish a ring's events to a NATS JetStream stream");
     c.relay->add_option("RING", r.ring, "Ring name or path (or a snapshot or recording)")->required();
-    c.relay->add_option("--to", r.to, "The server: nats://[USER:PASSWORD@]HOST[:PORT][/STREAM]")->required();
+    c.relay->add_option("--to", r.to,
+                        "The server, or servers of one cluster: nats://[USER:PASSWORD@]HOST[:PORT][,HOST[:PORT]]..."
+                        "[/STREAM]")
+        ->required();
     c.relay->add_option("--stream", r.stream, "JetStream stream (created when missing)");
     c.relay->add_option("--subject", r.subject, "Subject prefix (default evring.STREAM)")->type_name("PREFIX");
     c.relay->add_option("--from", r.from,
@@ -79,6 +87,9 @@ void add_nats_commands(CLI::App& app, NatsCommands& c) {
         ->type_name("INDEX");
     c.relay->add_option("--batch", r.batch,
                         "Events per message (default 64; 1: one message per event, filterable by subject)")
+        ->type_name("N");
+    c.relay->add_option("--replicas", r.replicas,
+                        "Replicas of the stream when the relay creates it (default 1; 3 on a three-node cluster)")
         ->type_name("N");
     c.relay->add_flag("--allow-other-ring", r.allow_other_ring, "Relay into a stream holding another ring's events");
     c.relay->add_flag("--no-register", r.no_register, "Do not announce this reader in the ring's reader registry");

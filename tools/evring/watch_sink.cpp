@@ -103,6 +103,7 @@ void print_summary(const WatchSink& sink, const FollowResult& result, const std:
             c.records_lost_to_damage > 0
                 ? fmt::format(", at least {} records in damaged blocks", c.records_lost_to_damage)
                 : std::string());
+    if (c.foreign > 0) extra += fmt::format(" ({} messages not evring's skipped)", c.foreign);
     if (result.rings > 1)
         extra += fmt::format(" ({} rings followed under the name, {} events of new rings overwritten before "
                              "they were opened)", result.rings, c.replaced);

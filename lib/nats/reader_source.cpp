@@ -1,0 +1,179 @@
+// StreamReader as an EventSource (include/evring/nats_reader.hpp): opening
+// (the stream, its newest announcement and schema), seek() re-subscribing
+// at a Position, narrow(), and read() over the consumers in reader_impl.hpp.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <charconv>
+
+#include "evring/clock.hpp"
+#include "evring/flow_filter.hpp"
+#include "reader_impl.hpp"
+#include "stream_inspect.hpp"
+
+namespace evring::nats {
+namespace {
+
+std::uint64_t instance_number(std::string_view instance) {
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(instance.data(), instance.data() + instance.size(), value, 16);
+    if (ec == std::errc() && end == instance.data() + instance.size()) return value;
+    // Not a relay's hex digits: any stable digest of the text does.
+    std::uint64_t h = 1469598103934665603ull;
+    for (char c : instance) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    return h;
+}
+
+// The schema blob the stream's newest schema message carries (one message;
+// a chunked schema is left to the reader, which reassembles it when read).
+std::vector<std::byte> stored_schema(const Connection& connection, const std::string& stream,
+                                     const std::string& prefix) {
+    auto fetched = detail::fetch_last_on(connection.impl(), stream, control_subject(prefix, MessageKind::Schema));
+    if (!fetched || !fetched->valid() || fetched->decoded.kind != MessageKind::Schema ||
+        fetched->decoded.chunk_count != 1)
+        return {};
+    return {fetched->decoded.part.begin(), fetched->decoded.part.end()};
+}
+
+}  // namespace
+
+StreamReader::StreamReader(std::unique_ptr<Connection> owned, const Connection& connection)
+    : owned_(std::move(owned)), connection_(&connection) {}
+
+StreamReader::~StreamReader() = default;
+
+Result<std::unique_ptr<StreamReader>> StreamReader::open(const Connection& connection, ReaderOptions options) {
+    auto reader = prepare(nullptr, connection, std::move(options), {});
+    if (!reader) return reader;
+    if (auto s = (*reader)->subscribe((*reader)->options_); !s) return std::move(s).error();
+    return reader;
+}
+
+Result<std::unique_ptr<StreamReader>> StreamReader::open(std::unique_ptr<Connection> connection,
+                                                         ReaderOptions options, std::string_view location) {
+    const Connection& handle = *connection;
+    return prepare(std::move(connection), handle, std::move(options), location);
+}
+
+Result<std::unique_ptr<StreamReader>> StreamReader::prepare(std::unique_ptr<Connection> owned,
+                                                            const Connection& connection, ReaderOptions options,
+                                                            std::string_view location) {
+    if (auto s = validate_stream_name(options.stream); !s) return std::move(s).error();
+    auto info = connection.stream_info(options.stream);
+    if (!info) return std::move(info).error();
+    if (options.prefix.empty()) {
+        auto prefix = stream_prefix(*info);
+        if (!prefix) return std::move(prefix).error();
+        options.prefix = std::move(*prefix);
+    }
+    auto announced = detail::latest_announcement(connection.impl(), options.stream, options.prefix);
+    if (!announced) return std::move(announced).error();
+
+    std::unique_ptr<StreamReader> reader(new StreamReader(std::move(owned), connection));
+    reader->announced_ = *announced;
+    reader->stored_schema_ = stored_schema(connection, options.stream, options.prefix);
+    Url url = connection.url();
+    url.stream = options.stream;
+    SourceIdentity& id = reader->identity_;
+    id.kind = SourceKind::Stream;
+    id.path = url.display();
+    id.location = location.empty() ? id.path : std::string(location);
+    if (const auto& ring = reader->announced_) {
+        id.content_type = ring->ring.content_type;
+        id.schema_hash = ring->ring.schema_hash;
+        id.ring_size = ring->ring.size;
+        id.instance = instance_number(ring->ring.instance);
+    }
+    reader->options_ = std::move(options);
+    return reader;
+}
+
+Status StreamReader::subscribe(ReaderOptions options) {
+    auto impl = open_impl(*connection_, std::move(options), impl_ ? impl_->ring : announced_);
+    if (!impl) return std::move(impl).error();
+    if (impl_) foreign_before_ += impl_->stats.foreign + impl_->stats.invalid;
+    impl_ = std::move(impl).value();
+    return {};
+}
+
+Result<std::string> StreamReader::seek(const Position& start) {
+    auto at = start_at(start);
+    if (!at) return std::move(at).error();
+    ReaderOptions options = options_;
+    options.start = *at;
+    if (!event_subject_.empty()) options.event_subject = event_subject_;
+    if (auto s = subscribe(std::move(options)); !s) return std::move(s).error();
+    return std::string();
+}
+
+Result<StartAt> StreamReader::start_at(const Position& start) const {
+    switch (start.kind) {
+    case Position::Kind::Oldest: return StartAt::oldest();
+    case Position::Kind::Seqno: return StartAt::source_seqno(start.value);
+    case Position::Kind::None:
+    case Position::Kind::Latest:
+    case Position::Kind::Back: {
+        auto newest = newest_source_seqno();
+        if (!newest) return std::move(newest).error();
+        if (*newest == 0) return StartAt::newest_only();  // no event yet: the next one
+        if (start.kind != Position::Kind::Back) return StartAt::source_seqno(*newest);
+        return StartAt::source_seqno(*newest >= start.value ? *newest - start.value + 1 : 1);
+    }
+    case Position::Kind::AbsoluteTime:
+    case Position::Kind::RelativeTime: return StartAt::time(start.time_at(wall_clock_nanos()));
+    }
+    return StartAt::oldest();
+}
+
+void StreamReader::narrow(const FlowFilter& filter) {
+    // One type, numeric subjects, one message per event: the server filters.
+    if (!announced_ || (announced_->flags & (kAnnounceBatched | kAnnounceTypeNames)) != 0) return;
+    std::optional<std::uint16_t> only;
+    for (std::uint32_t t = 0; t < 65536; ++t) {
+        if (!filter.types.contains(static_cast<std::uint16_t>(t))) continue;
+        if (only) return;
+        only = static_cast<std::uint16_t>(t);
+    }
+    if (!only) return;
+    SubjectLayout layout;
+    layout.prefix = options_.prefix;
+    layout.flow_tag = announced_->flow_token;
+    if (auto subject = event_filter(layout, std::to_string(*only), std::nullopt)) event_subject_ = *subject;
+}
+
+SourceStep StreamReader::read(SourceItem& item, PayloadRead payload) {
+    if (!impl_) {  // reading without seek(): from the oldest message
+        if (auto s = subscribe(options_); !s) return fail(std::move(s).error());
+    }
+    const SourceStep step = impl_->next(item);
+    counters_.foreign = foreign_before_ + impl_->stats.foreign + impl_->stats.invalid;
+    if (step == SourceStep::Failed) return fail(impl_->error);
+    if (step == SourceStep::Event && payload == PayloadRead::None) {
+        item.event.payload_state = PayloadState::NotRead;
+        item.event.payload = {};
+    }
+    return step;
+}
+
+void StreamReader::wait(std::chrono::nanoseconds timeout) {
+    if (impl_) impl_->wait(timeout);
+}
+
+Result<std::uint64_t> StreamReader::now_nanos() { return wall_clock_nanos(); }
+std::uint64_t StreamReader::next_seqno() const { return impl_ ? impl_->expected : 0; }
+
+std::span<const std::byte> StreamReader::schema() const {
+    if (impl_ && !impl_->schema.empty()) return impl_->schema;
+    return stored_schema_;
+}
+
+std::string StreamReader::end_text() const { return fmt::format("end of stream '{}'", options_.stream); }
+const ReaderOptions& StreamReader::options() const { return impl_ ? impl_->options : options_; }
+const std::optional<Announcement>& StreamReader::announcement() const { return impl_ ? impl_->ring : announced_; }
+ReaderStats StreamReader::stats() const { return impl_ ? impl_->stats : ReaderStats{}; }
+
+Result<std::uint64_t> StreamReader::newest_source_seqno() const {
+    return nats::newest_source_seqno(*connection_, options_.stream);
+}
+
+}  // namespace evring::nats
