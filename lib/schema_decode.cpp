@@ -23,6 +23,7 @@ struct VirtualVisitor {
     }
     void bytes(std::string_view n, std::span<const std::byte> b) { v.bytes(n, b); }
     void wide_integer(std::string_view n, Scalar t, std::span<const std::byte> b) { v.wide_integer(n, t, b); }
+    bool full() { return v.full(); }
 };
 
 // An output iterator that drops what does not fit. Copies share one cursor,

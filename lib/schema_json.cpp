@@ -10,14 +10,26 @@ namespace {
 template <class Sink>
 class JsonVisitor {
 public:
-    JsonVisitor(Sink& out, const JsonOptions& options) noexcept : out_(out), options_(options) {}
+    JsonVisitor(Sink& out, const JsonOptions& options, std::size_t bound) noexcept
+        : out_(out), options_(options), bound_(bound) {}
 
+    bool full() {
+        if (out_.total() < bound_) return false;
+        truncated_ = true;
+        return true;
+    }
     void begin_struct(std::string_view name, const SchemaStruct*) {
         before(name);
         out_.put('{');
         comma_ = false;
+        ++depth_;
     }
     void end_struct() {
+        if (--depth_ == 0 && truncated_) {
+            // The marker closes the payload object: a key no field can have.
+            before(kTruncatedKey);
+            out_.write("true");
+        }
         out_.put('}');
         comma_ = true;
     }
@@ -25,10 +37,12 @@ public:
         before(name);
         out_.put('[');
         comma_ = false;
+        ++depth_;
     }
     void end_array() {
         out_.put(']');
         comma_ = true;
+        --depth_;
     }
     void scalar(std::string_view name, const ScalarValue& v) {
         before(name);
@@ -80,9 +94,14 @@ private:
         out_.write("\":", 2);
     }
 
+    static constexpr std::string_view kTruncatedKey = "(truncated)";
+
     Sink& out_;
     const JsonOptions& options_;
+    std::size_t bound_;
+    std::size_t depth_ = 0;
     bool comma_ = false;
+    bool truncated_ = false;
 };
 
 }  // namespace
@@ -92,7 +111,7 @@ DecodeError append_fields_json(const Schema& schema, std::uint16_t event_type, s
     DecodeError e = check_payload(schema, event_type, payload);
     if (!e.ok()) return e;
     detail::StringSink sink(out);
-    JsonVisitor<detail::StringSink> visitor(sink, options);
+    JsonVisitor<detail::StringSink> visitor(sink, options, output_bound(options.max_output, payload.size()));
     detail::PayloadWalker<JsonVisitor<detail::StringSink>>(schema, visitor)
         .payload(*schema.event(event_type), payload.data());
     return e;
@@ -105,7 +124,7 @@ DecodeError write_fields_json(const Schema& schema, std::uint16_t event_type, st
     if (!e.ok()) return e;
     detail::SpanSink sink(out);
     const JsonOptions options;
-    JsonVisitor<detail::SpanSink> visitor(sink, options);
+    JsonVisitor<detail::SpanSink> visitor(sink, options, output_bound(options.max_output, payload.size()));
     detail::PayloadWalker<JsonVisitor<detail::SpanSink>>(schema, visitor)
         .payload(*schema.event(event_type), payload.data());
     if (sink.total() > out.size()) {

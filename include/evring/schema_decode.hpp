@@ -23,7 +23,9 @@
 //   or begin_struct/.../end_struct for a nested struct, or begin_array, one call
 //   per element (with an empty name), end_array for a fixed array; then each
 //   trailing array (byte arrays as one bytes call); then end_struct(). An
-//   empty payload is begin_struct("", nullptr), end_struct().
+//   empty payload is begin_struct("", nullptr), end_struct(). A visitor that
+//   says it is full() gets no more values, only the calls that close what
+//   is open.
 //
 // Thread safety: free functions; a visitor is used by one call at a time.
 #pragma once
@@ -85,6 +87,13 @@ public:
     virtual void bytes(std::string_view name, std::span<const std::byte> value) = 0;
     // u128/u256: the little-endian bytes of the integer (16 or 32 of them).
     virtual void wide_integer(std::string_view name, Scalar type, std::span<const std::byte> little_endian) = 0;
+    // Asked before each value: true ends the walk early. No more values are
+    // visited, only the end_struct/end_array calls that close what is open.
+    // A visitor that builds something per value overrides it to bound what
+    // one event may cost: the schema, not the payload, decides how much text
+    // or how many objects a byte becomes (30 nested one-byte structs with
+    // long names: thousands of characters per byte).
+    virtual bool full() { return false; }
 };
 
 // Checks the payload against its event type's layout without visiting it.

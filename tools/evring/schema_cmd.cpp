@@ -1,6 +1,7 @@
 // `evring schema check|show|compile` (docs/schema.md, docs/cli.md).
 #include "schema_cmd.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,11 +40,15 @@ Result<Schema> load(const std::string& file) {
 // Whether `file` starts like an event source (a ring file, a zstd snapshot or
 // a recording) rather than schema text.
 bool looks_like_source(const std::string& file) {
-    std::FILE* f = std::fopen(file.c_str(), "rb");
-    if (f == nullptr) return false;
+    // Non-blocking and regular files only: a FIFO is no source, and
+    // Schema::parse_file then refuses it by name instead of waiting on it.
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st {};
     unsigned char head[8] = {};
-    const std::size_t n = std::fread(head, 1, sizeof head, f);
-    std::fclose(f);
+    ssize_t n = 0;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) n = ::read(fd, head, sizeof head);
+    ::close(fd);
     static constexpr unsigned char kZstd[4] = {0x28, 0xb5, 0x2f, 0xfd};
     return (n >= 4 && std::memcmp(head, kZstd, 4) == 0) || (n >= 6 && std::memcmp(head, kRingMagic.data(), 6) == 0) ||
            (n >= 8 && std::memcmp(head, "EVRECORD", 8) == 0);

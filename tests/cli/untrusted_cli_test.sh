@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Untrusted input against what the CLI produces (issue 24): a schema built to
+# amplify decoding (bounded output, marked), FIFOs named as schema files
+# (refused at once), output files that are devices, FIFOs or symbolic links
+# (written into or refused, never replaced), and bytes that are not UTF-8 or
+# are terminal escapes (escaped in every text format). Needs EVRING_BIN,
+# PRODUCER_BIN and PYTHONPATH with the evring Python package (it writes the
+# crafted rings); prints "ok <name>" / "FAIL <name>: <why>".
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+PY=/usr/bin/python3
+skip_script_unless "no /usr/bin/python3" test -x "$PY"
+skip_script_unless "the evring Python package is not built (-Dpython=disabled?)" "$PY" -c "import evring"
+skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
+make_work evring-untrusted-test
+
+evring() { "$EVRING_BIN" "$@"; }
+LIMIT_V=$((1024 * 1024))  # KiB: 1 GiB of address space for every command below
+if ldd "$EVRING_BIN" 2>/dev/null | grep -q libasan; then
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=512:hard_rss_limit_mb=1024"
+    LIMIT_V=unlimited
+fi
+# Runs evring under the memory limit and a timeout.
+limited() { (ulimit -v "$LIMIT_V"; timeout 60 "$EVRING_BIN" "$@"); }
+
+# --- Item 5: a schema that amplifies, and one 1 MB event ---------------------
+# 30 nested one-byte structs with 120-character names as a trailing array:
+# unbounded, the 1 MB event decodes to 4 GB of text or JSON.
+"$PY" - "$EVRING_RING_DIR/amp" <<'EOF' || { echo "FAIL setup: amplifying ring"; exit 1; }
+import sys, evring
+parts = ['content_type = 4661\ncontent_name = "amp"\n']
+for level in range(30):
+    inner = "u8" if level == 0 else f"s{level - 1}"
+    parts.append(f'[struct.s{level}]\nfields = [ {{ name = "{"f" * 116}{level:04d}", type = "{inner}" }} ]\n')
+parts.append('[[event]]\nnumber = 9\nname = "BIG"\nfields = [\n  { name = "count", type = "u32" },\n'
+             '  { name = "items", type = "s29[count]" },\n]\n')
+with evring.create(sys.argv[1], descriptor_shift=6, payload_shift=22, schema="\n".join(parts), keep=True) as w:
+    w.record(9, (1_000_000).to_bytes(4, "little") + bytes(1_000_000))
+    w.record(9, (2).to_bytes(4, "little") + bytes(2))
+EOF
+
+case_amplifying_event_is_bounded_and_marked_in_every_format() {
+    local f size
+    for f in jsonl text hex; do
+        limited watch amp --from oldest --format "$f" >"$WORK/amp.$f" 2>"$WORK/amp.err" ||
+            { fail amplify "watch --format $f exit $?: $(tail -2 "$WORK/amp.err")"; return; }
+        size=$(wc -c <"$WORK/amp.$f")
+        # The bound is max(1 MiB, 8 x 1 MB) per event, plus the hexdump's 4.3 MB in hex.
+        (( size < 16000000 )) || { fail amplify "watch --format $f wrote $size bytes"; return; }
+    done
+    jq -e -s 'length == 2 and .[0].fields["(truncated)"] == true and (.[0].fields.items | length) > 0
+              and (.[1].fields | has("(truncated)") | not) and (.[1].fields.items | length) == 2' \
+        "$WORK/amp.jsonl" >/dev/null || { fail amplify "jsonl marker: $(head -c 200 "$WORK/amp.jsonl")"; return; }
+    [[ $(grep -c ' (truncated)$' "$WORK/amp.text") == 1 ]] || { fail amplify "text marker"; return; }
+    [[ $(grep -c ' (truncated)$' "$WORK/amp.hex") == 1 ]] || { fail amplify "hex marker"; return; }
+    limited export amp --chrome-json "$WORK/amp.json" --perfetto "$WORK/amp.pftrace" 2>"$WORK/amp.err" ||
+        { fail amplify "export exit $?: $(tail -2 "$WORK/amp.err")"; return; }
+    (( $(wc -c <"$WORK/amp.json") < 16000000 && $(wc -c <"$WORK/amp.pftrace") < 16000000 )) ||
+        { fail amplify "export sizes $(wc -c <"$WORK/amp.json") $(wc -c <"$WORK/amp.pftrace")"; return; }
+    jq -e '[.traceEvents[] | select(.args["(truncated)"] == true)] | length == 1' "$WORK/amp.json" >/dev/null ||
+        { fail amplify "chrome-json marker"; return; }
+    grep -q '(truncated)' "$WORK/amp.pftrace" || { fail amplify "perfetto marker"; return; }
+    ok amplifying_event_is_bounded_and_marked_in_every_format
+}
+
+# --- Item 7: a FIFO named as a schema file -----------------------------------
+mkfifo "$WORK/schema.fifo"
+"$PRODUCER_BIN" feed:10:20 --count 100 --keep 2>/dev/null || { echo "FAIL setup: producer"; exit 1; }
+
+case_fifo_schema_is_refused_by_every_command() {
+    local cmd
+    local -a cmds=(
+        "schema check $WORK/schema.fifo"
+        "schema show $WORK/schema.fifo"
+        "schema compile $WORK/schema.fifo -o $WORK/out.hpp"
+        "info --schema $WORK/schema.fifo feed"
+        "watch --schema $WORK/schema.fifo feed --from oldest --count 1"
+        "export --schema $WORK/schema.fifo feed --chrome-json $WORK/fifo.json"
+    )
+    for cmd in "${cmds[@]}"; do
+        # shellcheck disable=SC2086 # the words are the command line
+        timeout 10 "$EVRING_BIN" $cmd >/dev/null 2>"$WORK/fifo.err"
+        local rc=$?
+        [[ $rc == 1 ]] || { fail fifo "'$cmd' exit $rc (124: it blocked): $(cat "$WORK/fifo.err")"; return; }
+        grep -q "schema '$WORK/schema.fifo' is a FIFO, not a regular file" "$WORK/fifo.err" ||
+            { fail fifo "'$cmd': $(cat "$WORK/fifo.err")"; return; }
+    done
+    ok fifo_schema_is_refused_by_every_command
+}
+
+case_amplifying_event_is_bounded_and_marked_in_every_format
+case_fifo_schema_is_refused_by_every_command
+exit_with_results
