@@ -87,6 +87,92 @@ case_fifo_schema_is_refused_by_every_command() {
     ok fifo_schema_is_refused_by_every_command
 }
 
+# --- Item 10: output files that are devices, FIFOs or symbolic links ----------
+SCHEMA="$WORK/orders.toml"
+cp "$(dirname "${BASH_SOURCE[0]}")/../schemas/orders.toml" "$SCHEMA"
+
+# Whether $1 is still a symbolic link to $2 and /dev/null still a character device.
+link_survived() { [[ -L $1 && $(readlink "$1") == "$2" && -c /dev/null ]]; }
+
+# Runs `evring ARGS... -o/--flag TARGET` with a reader on the FIFO TARGET; the
+# reader's copy goes to $WORK/fifo.got.
+through_fifo() {
+    local fifo=$1
+    shift
+    rm -f "$fifo" "$WORK/fifo.got"
+    mkfifo "$fifo"
+    timeout 20 cat "$fifo" >"$WORK/fifo.got" &
+    local reader=$!
+    timeout 20 "$EVRING_BIN" "$@" 2>"$WORK/out.err"
+    local rc=$?
+    wait "$reader"
+    [[ -p $fifo ]] || { echo "the FIFO was replaced"; return 1; }
+    return $rc
+}
+
+case_outputs_write_into_devices_and_fifos_and_never_replace_links() {
+    ln -s /dev/null "$WORK/null-link"
+    local cmd
+    for cmd in "schema compile $SCHEMA -o" "snapshot feed --force -o" "export feed --chrome-json"; do
+        # shellcheck disable=SC2086 # the words are the command line
+        "$EVRING_BIN" $cmd "$WORK/null-link" >/dev/null 2>"$WORK/out.err" ||
+            { fail outputs "'$cmd null-link': $(cat "$WORK/out.err")"; return; }
+        link_survived "$WORK/null-link" /dev/null || { fail outputs "'$cmd' replaced the link to /dev/null"; return; }
+        [[ -z $(ls "$WORK" | grep '\.tmp') ]] || { fail outputs "'$cmd' left $(ls "$WORK" | grep '\.tmp')"; return; }
+    done
+    # A device needs no --force: nothing is replaced.
+    "$EVRING_BIN" snapshot feed -o "$WORK/null-link" 2>"$WORK/out.err" || { fail outputs "snapshot without --force: $(cat "$WORK/out.err")"; return; }
+    through_fifo "$WORK/out.fifo" schema compile "$SCHEMA" -o "$WORK/out.fifo" ||
+        { fail outputs "compile into a FIFO: $(cat "$WORK/out.err")"; return; }
+    grep -q 'kContentType' "$WORK/fifo.got" || { fail outputs "the FIFO's reader got no header"; return; }
+    if command -v zstd >/dev/null; then
+        through_fifo "$WORK/out.fifo" snapshot feed -o "$WORK/out.fifo" ||
+            { fail outputs "snapshot into a FIFO: $(cat "$WORK/out.err")"; return; }
+        zstd -t -q "$WORK/fifo.got" || { fail outputs "the FIFO's reader got no zstd frame"; return; }
+    fi
+    through_fifo "$WORK/out.fifo" export feed --chrome-json "$WORK/out.fifo" ||
+        { fail outputs "export into a FIFO: $(cat "$WORK/out.err")"; return; }
+    jq -e '.traceEvents | length > 0' "$WORK/fifo.got" >/dev/null || { fail outputs "the FIFO's reader got no trace"; return; }
+    ok outputs_write_into_devices_and_fifos_and_never_replace_links
+}
+
+case_a_link_to_a_file_is_followed_and_kept() {
+    echo old >"$WORK/real.hpp"
+    chmod 600 "$WORK/real.hpp"
+    ln -s real.hpp "$WORK/link.hpp"
+    "$EVRING_BIN" schema compile "$SCHEMA" -o "$WORK/link.hpp" 2>"$WORK/out.err" || { fail link "$(cat "$WORK/out.err")"; return; }
+    link_survived "$WORK/link.hpp" real.hpp || { fail link "the link was replaced"; return; }
+    grep -q kContentType "$WORK/real.hpp" || { fail link "the file it points to was not written"; return; }
+    [[ $(stat -c %a "$WORK/real.hpp") == 600 ]] || { fail link "mode $(stat -c %a "$WORK/real.hpp"), expected 600"; return; }
+    ln -s "$WORK/nowhere/x.hpp" "$WORK/dangling.hpp"
+    "$EVRING_BIN" schema compile "$SCHEMA" -o "$WORK/dangling.hpp" 2>"$WORK/out.err"
+    [[ $? == 1 ]] && grep -q "'$WORK/dangling.hpp' is a symbolic link to a missing file" "$WORK/out.err" ||
+        { fail link "a dangling link: $(cat "$WORK/out.err")"; return; }
+    [[ -L $WORK/dangling.hpp && ! -e $WORK/nowhere ]] || { fail link "a dangling link was followed or replaced"; return; }
+    mkdir "$WORK/adir"
+    "$EVRING_BIN" schema compile "$SCHEMA" -o "$WORK/adir" 2>"$WORK/out.err"
+    [[ $? == 1 ]] && grep -q "cannot write '$WORK/adir': it is a directory" "$WORK/out.err" ||
+        { fail link "a directory: $(cat "$WORK/out.err")"; return; }
+    ok a_link_to_a_file_is_followed_and_kept
+}
+
+case_compile_never_writes_over_its_own_schema() {
+    local before; before=$(sha256sum <"$SCHEMA")
+    ln -s "$SCHEMA" "$WORK/schema-link"
+    local target
+    for target in "$SCHEMA" "$WORK/schema-link"; do
+        "$EVRING_BIN" schema compile "$SCHEMA" -o "$target" 2>"$WORK/out.err"
+        [[ $? == 1 ]] || { fail self "-o $target: not refused"; return; }
+        grep -q "refusing to write the header over the schema it compiles" "$WORK/out.err" ||
+            { fail self "$(cat "$WORK/out.err")"; return; }
+    done
+    [[ $(sha256sum <"$SCHEMA") == "$before" && -L $WORK/schema-link ]] || { fail self "the schema changed"; return; }
+    ok compile_never_writes_over_its_own_schema
+}
+
 case_amplifying_event_is_bounded_and_marked_in_every_format
 case_fifo_schema_is_refused_by_every_command
+case_outputs_write_into_devices_and_fifos_and_never_replace_links
+case_a_link_to_a_file_is_followed_and_kept
+case_compile_never_writes_over_its_own_schema
 exit_with_results

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "commands.hpp"
 #include "escape.hpp"
@@ -22,6 +21,7 @@
 #include "evring/schema_render.hpp"
 #include "evring/schema_resolve.hpp"
 #include "open.hpp"
+#include "output_file.hpp"
 
 namespace evring::cli {
 
@@ -84,28 +84,6 @@ Result<ResolvedSchema> find_for_show(const std::string& arg) {
                                          schema_hash_hex(id.schema_hash)));
     }
     return found;
-}
-
-// Writes `text` to `path` through a temporary file renamed over it, so a
-// build never sees half a header.
-Status write_file(const std::string& path, const std::string& text) {
-    const std::string temp = fmt::format("{}.tmp.{}", path, ::getpid());
-    {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        if (!out) return Error::from_errno(errno, fmt::format("creating '{}'", temp));
-        out << text;
-        out.flush();
-        if (!out) {
-            std::remove(temp.c_str());
-            return Error::from_errno(errno, fmt::format("writing '{}'", temp));
-        }
-    }
-    if (std::rename(temp.c_str(), path.c_str()) != 0) {
-        const int saved = errno;
-        std::remove(temp.c_str());
-        return Error::from_errno(saved, fmt::format("renaming '{}' to '{}'", temp, path));
-    }
-    return {};
 }
 
 std::string flow_tags_text(const Schema& schema) {
@@ -214,7 +192,12 @@ int run_compile(const SchemaCommand& c) {
         report_error(fmt::format("{}: {}", c.file, header.error().message()));
         return kExitRuntime;
     }
-    if (auto s = write_file(c.output, *header); !s) {
+    // Through a temporary renamed into place, so a build never sees half a
+    // header; never over the schema itself (`compile F -o F`).
+    OutputFileOptions output;
+    output.what = "the header";
+    output.keep.push_back({c.file, "the schema it compiles"});
+    if (auto s = write_output_file(c.output, *header, output); !s) {
         report_error(s.error().message());
         return kExitRuntime;
     }
