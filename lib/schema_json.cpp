@@ -1,5 +1,6 @@
 // A checked payload written as one JSON object (rules in schema_render.hpp).
 #include "evring/schema_render.hpp"
+#include "evring/text_escape.hpp"
 #include "schema_sinks.hpp"
 #include "schema_walk.hpp"
 
@@ -142,21 +143,8 @@ void append_shown_bytes(std::string& out, std::span<const std::byte> bytes, std:
 }
 
 std::string json_string_literal(std::string_view text) {
-    std::string out = "\"";
-    for (char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (u < 0x20) {
-            out += "\\u00";
-            out += detail::kHexDigits[u >> 4];
-            out += detail::kHexDigits[u & 15];
-        } else {
-            out += c;
-        }
-    }
-    out += '"';
+    std::string out;
+    append_json_string(out, text);  // the one JSON escaper (text_escape.hpp)
     return out;
 }
 

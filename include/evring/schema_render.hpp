@@ -96,7 +96,8 @@ DecodeError write_event_text(const Schema& schema, std::uint16_t event_type, std
 // Python package and the relay.
 std::string schema_to_json(const Schema& schema);
 
-// The JSON string literal of `text` (quotes included, escapes as needed).
+// The JSON string literal of `text` (quotes included, escapes as needed;
+// valid UTF-8 whatever the input: append_json_string in text_escape.hpp).
 std::string json_string_literal(std::string_view text);
 
 }  // namespace evring

@@ -120,6 +120,9 @@ case_outputs_write_into_devices_and_fifos_and_never_replace_links() {
         link_survived "$WORK/null-link" /dev/null || { fail outputs "'$cmd' replaced the link to /dev/null"; return; }
         [[ -z $(ls "$WORK" | grep '\.tmp') ]] || { fail outputs "'$cmd' left $(ls "$WORK" | grep '\.tmp')"; return; }
     done
+    # /dev/stdout into a pipe: a link to /proc/self/fd/1, which names no file.
+    "$EVRING_BIN" schema compile "$SCHEMA" -o /dev/stdout 2>"$WORK/out.err" | grep -q kContentType ||
+        { fail outputs "-o /dev/stdout into a pipe: $(cat "$WORK/out.err")"; return; }
     # A device needs no --force: nothing is replaced.
     "$EVRING_BIN" snapshot feed -o "$WORK/null-link" 2>"$WORK/out.err" || { fail outputs "snapshot without --force: $(cat "$WORK/out.err")"; return; }
     through_fifo "$WORK/out.fifo" schema compile "$SCHEMA" -o "$WORK/out.fifo" ||
@@ -170,9 +173,82 @@ case_compile_never_writes_over_its_own_schema() {
     ok compile_never_writes_over_its_own_schema
 }
 
+# --- Item 12: bytes that are not UTF-8, terminal escapes, huge values ---------
+BAD=$'bad\xffname'
+"$PRODUCER_BIN" "$BAD:10:20" --count 100 --keep 2>/dev/null || { echo "FAIL setup: producer $BAD"; exit 1; }
+
+# Whether file $1 is valid UTF-8 throughout.
+utf8_file() { "$PY" -c 'import sys; open(sys.argv[1], encoding="utf-8", errors="strict").read()' "$1" 2>/dev/null; }
+
+case_text_formats_stay_utf8_with_a_bad_ring_name() {
+    evring metrics "$BAD" >"$WORK/bad.prom" 2>"$WORK/bad.err" || { fail utf8 "metrics: $(cat "$WORK/bad.err")"; return; }
+    utf8_file "$WORK/bad.prom" || { fail utf8 "metrics output is not UTF-8"; return; }
+    grep -q $'ring="bad\xef\xbf\xbdname"' "$WORK/bad.prom" || { fail utf8 "no U+FFFD in the ring label"; return; }
+    if command -v promtool >/dev/null; then
+        promtool check metrics <"$WORK/bad.prom" >"$WORK/promtool.out" 2>&1 ||
+            { fail utf8 "promtool: $(head -3 "$WORK/promtool.out")"; return; }
+    else
+        skip utf8_promtool "promtool is not installed (apt-get install prometheus)"
+    fi
+    evring export "$BAD" --chrome-json "$WORK/bad.json" --perfetto "$WORK/bad.pftrace" 2>"$WORK/bad.err" ||
+        { fail utf8 "export: $(cat "$WORK/bad.err")"; return; }
+    utf8_file "$WORK/bad.json" || { fail utf8 "the Chrome JSON is not UTF-8"; return; }
+    jq -e '[.. | strings | select(contains("bad\ufffdname"))] | length > 0' "$WORK/bad.json" >/dev/null ||
+        { fail utf8 "no U+FFFD in the Chrome JSON"; return; }
+    LC_ALL=C grep -q "$BAD" "$WORK/bad.pftrace" && { fail utf8 "the raw name is in the Perfetto trace"; return; }
+    LC_ALL=C grep -q $'bad\xef\xbf\xbdname' "$WORK/bad.pftrace" || { fail utf8 "no U+FFFD in the Perfetto trace"; return; }
+    evring info --json "$BAD" >"$WORK/bad.info" && utf8_file "$WORK/bad.info" || { fail utf8 "info --json"; return; }
+    ok text_formats_stay_utf8_with_a_bad_ring_name
+}
+
+case_schema_show_never_sends_escapes_to_the_terminal() {
+    cat >"$WORK/esc.toml" <<'TOML'
+content_type = 4662
+content_name = "esc"
+description = "title \u001b]0;pwned\u0007 and \u001b[31mred\u001b[0m"
+
+[[event]]
+number = 2
+name = "E"
+description = "clear \u001b[2J screen"
+fields = [ { name = "x", type = "u8", doc = "bell \u0007 here" } ]
+TOML
+    evring schema show "$WORK/esc.toml" >"$WORK/esc.out" 2>"$WORK/esc.err" || { fail escapes "$(cat "$WORK/esc.err")"; return; }
+    if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$WORK/esc.out"; then fail escapes "a control character reached the output"; return; fi
+    grep -qF 'title \x1b]0;pwned\x07 and \x1b[31mred\x1b[0m' "$WORK/esc.out" || { fail escapes "$(head -3 "$WORK/esc.out")"; return; }
+    grep -qF 'clear \x1b[2J screen' "$WORK/esc.out" || { fail escapes "event description"; return; }
+    evring schema show "$WORK/esc.toml" --json | jq -e '.description | startswith("title \u001b]0;")' >/dev/null ||
+        { fail escapes "--json lost the description"; return; }
+    ok schema_show_never_sends_escapes_to_the_terminal
+}
+
+case_a_huge_value_is_not_echoed_whole() {
+    local huge; huge=$(printf 'x%.0s' $(seq 100000))  # one argument can hold 128 KiB at most
+    evring watch feed --from "$huge" >/dev/null 2>"$WORK/huge.err"
+    local rc=$?
+    [[ $rc == 2 ]] || { fail huge "exit $rc"; return; }
+    local size; size=$(wc -c <"$WORK/huge.err")
+    (( size < 1000 )) || { fail huge "a $size-byte error"; return; }
+    grep -q "^evring: bad --from 'xxxx*\.\.\.(100000 bytes)': expected latest" "$WORK/huge.err" ||
+        { fail huge "$(head -c 300 "$WORK/huge.err")"; return; }
+    "$PY" - "$EVRING_RING_DIR/feed" <<'PYTHON' || { fail huge "Python seek"; return; }
+import sys, evring
+try:
+    evring.open(sys.argv[1]).seek("y" * (1 << 20))
+except evring.Error as e:
+    assert len(str(e)) < 1000 and "(1048576 bytes)" in str(e), str(e)[:300]
+else:
+    raise SystemExit("no error")
+PYTHON
+    ok a_huge_value_is_not_echoed_whole
+}
+
 case_amplifying_event_is_bounded_and_marked_in_every_format
 case_fifo_schema_is_refused_by_every_command
 case_outputs_write_into_devices_and_fifos_and_never_replace_links
 case_a_link_to_a_file_is_followed_and_kept
 case_compile_never_writes_over_its_own_schema
+case_text_formats_stay_utf8_with_a_bad_ring_name
+case_schema_show_never_sends_escapes_to_the_terminal
+case_a_huge_value_is_not_echoed_whole
 exit_with_results

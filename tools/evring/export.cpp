@@ -138,7 +138,7 @@ Result<std::uint64_t> parse_duration_nanos(std::string_view option, std::string_
     else if (unit == "ms") scale = 1000000;
     else if (unit == "s") scale = 1000000000;
     auto bad = [&](std::string_view why) {
-        return Error(EINVAL, fmt::format("bad {} '{}': {}", option, printable(text), why));
+        return Error(EINVAL, fmt::format("bad {} '{}': {}", option, printable(shortened(text)), why));
     };
     if (digits == 0 || scale == 0) return bad("expected a number and a unit: ns, us, ms or s (10ms)");
     if (digits > 12) return bad("longer than an hour");

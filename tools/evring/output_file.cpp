@@ -28,12 +28,17 @@ bool same_file(const struct stat& a, const std::string& other) {
     return ::stat(other.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-// Where a symbolic link finally points, or an error for a link to nothing.
+Error dangling_link(const std::string& path) {
+    return Error(EINVAL, fmt::format("'{}' is a symbolic link to a missing file: not following it", printable(path)));
+}
+
+// The file a symbolic link finally names.
 Result<std::string> resolve_link(const std::string& path) {
     char resolved[PATH_MAX];
-    if (::realpath(path.c_str(), resolved) == nullptr)
-        return Error(errno == ENOENT ? EINVAL : errno,
-                     fmt::format("'{}' is a symbolic link to a missing file: not following it", printable(path)));
+    if (::realpath(path.c_str(), resolved) == nullptr) {
+        if (errno == ENOENT) return dangling_link(path);
+        return Error::from_errno(errno, fmt::format("following the link '{}'", printable(path)));
+    }
     return std::string(resolved);
 }
 
@@ -44,12 +49,18 @@ Result<OutputFile> OutputFile::open(const std::string& path, const OutputFileOpt
     out.path_ = path;
     out.target_ = path;
     struct stat st {};
-    bool exists = ::lstat(path.c_str(), &st) == 0;
+    const bool exists = ::lstat(path.c_str(), &st) == 0;
     if (exists && S_ISLNK(st.st_mode)) {
-        auto target = resolve_link(path);
-        if (!target) return std::move(target).error();
-        out.target_ = *target;
-        exists = ::stat(out.target_.c_str(), &st) == 0;
+        // What it points to; a link to nothing is not followed.
+        if (::stat(path.c_str(), &st) != 0) return dangling_link(path);
+        // A file is replaced where it is, so the link stays. (A device or
+        // pipe is opened through the link: /dev/stdout names a pipe by
+        // /proc/self/fd/1, which has no path to resolve.)
+        if (S_ISREG(st.st_mode)) {
+            auto target = resolve_link(path);
+            if (!target) return std::move(target).error();
+            out.target_ = *target;
+        }
     }
     if (exists) {
         for (const KeptFile& k : options.keep)
@@ -59,7 +70,7 @@ Result<OutputFile> OutputFile::open(const std::string& path, const OutputFileOpt
         if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
             // Into the device or FIFO itself: no O_CREAT, so nothing is made if
             // it vanished meanwhile. A FIFO waits for its reader, as `>` does.
-            out.fd_ = ::open(out.target_.c_str(), O_WRONLY | O_CLOEXEC);
+            out.fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
             if (out.fd_ < 0) return Error::from_errno(errno, fmt::format("opening '{}'", printable(path)));
             return out;
         }

@@ -95,26 +95,28 @@ std::string flow_tags_text(const Schema& schema) {
 
 void print_struct(const Schema& schema, const SchemaStruct& s) {
     std::printf("  %s: %u bytes, align %u%s%s\n", s.name.c_str(), s.size, s.align, s.doc.empty() ? "" : " -- ",
-                s.doc.c_str());
+                printable(s.doc).c_str());
     std::uint32_t end = 0;
     for (const auto& f : s.fields) {
         if (f.offset > end) std::printf("    %5u %4u  (padding)\n", end, f.offset - end);
         const std::uint32_t size = schema.type(f.type).size;
         std::printf("    %5u %4u  %-28s %s%s%s\n", f.offset, size, f.name.c_str(), schema.type_name(f.type).c_str(),
-                    f.doc.empty() ? "" : "  -- ", f.doc.c_str());
+                    f.doc.empty() ? "" : "  -- ", printable(f.doc).c_str());
         end = f.offset + size;
     }
     if (s.size > end) std::printf("    %5u %4u  (padding)\n", end, s.size - end);
     for (const auto& t : s.trailing)
         std::printf("    then  %-33s %s[%s]%s%s\n", t.name.c_str(),
                     t.bytes ? "bytes" : schema.type_name(t.element).c_str(), t.count_path.c_str(),
-                    t.doc.empty() ? "" : "  -- ", t.doc.c_str());
+                    t.doc.empty() ? "" : "  -- ", printable(t.doc).c_str());
 }
 
+// Names are identifiers; descriptions and file names are shown through
+// printable(), so a schema cannot send escape sequences to the terminal.
 void print_schema(const Schema& schema) {
     std::printf("schema %s (content type %u) from %s\n", schema.content_name().c_str(), schema.content_type(),
-                schema.source_name().c_str());
-    if (!schema.description().empty()) std::printf("  %s\n", schema.description().c_str());
+                printable(schema.source_name()).c_str());
+    if (!schema.description().empty()) std::printf("  %s\n", printable(schema.description()).c_str());
     std::printf("  hash              %s\n", schema.hash_hex().c_str());
     for (const auto& h : schema.describes()) std::printf("  describes         %s\n", schema_hash_hex(h).c_str());
     std::printf("  payload alignment %u\n  flow tags        %s\n\nevents\n", schema.payload_alignment(),
@@ -123,7 +125,8 @@ void print_schema(const Schema& schema) {
         const SchemaStruct* s = schema.payload_of(e);
         const std::string size = s == nullptr ? "empty"
                                               : fmt::format("{} {}{}", s->name, s->size, s->trailing.empty() ? "" : "+");
-        std::printf("  %5u %-28s %-30s %s\n", e.number, e.name.c_str(), size.c_str(), e.description.c_str());
+        std::printf("  %5u %-28s %-30s %s\n", e.number, e.name.c_str(), size.c_str(),
+                    printable(e.description).c_str());
     }
     std::printf("\nstructs (offset, size, field, type)\n");
     for (const auto& s : schema.structs()) print_struct(schema, s);
@@ -155,7 +158,7 @@ int run_check(const SchemaCommand& c) {
         report_error(schema.error().message());
         return kExitRuntime;
     }
-    std::printf("%s: ok: schema %s, content type %u, %zu event types, hash %s\n", c.file.c_str(),
+    std::printf("%s: ok: schema %s, content type %u, %zu event types, hash %s\n", printable(c.file).c_str(),
                 schema->content_name().c_str(), schema->content_type(), schema->events().size(),
                 schema->hash_hex().c_str());
     return kExitOk;
