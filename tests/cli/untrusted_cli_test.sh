@@ -231,6 +231,11 @@ case_a_huge_value_is_not_echoed_whole() {
     (( size < 1000 )) || { fail huge "a $size-byte error"; return; }
     grep -q "^evring: bad --from 'xxxx*\.\.\.(100000 bytes)': expected latest" "$WORK/huge.err" ||
         { fail huge "$(head -c 300 "$WORK/huge.err")"; return; }
+    evring watch "$huge" >/dev/null 2>"$WORK/huge.err"  # a ring name of 100 kB
+    rc=$?
+    size=$(wc -c <"$WORK/huge.err")
+    [[ $rc == 1 ]] && (( size < 1000 )) || { fail huge "ring name: exit $rc, a $size-byte error"; return; }
+    grep -q "^evring: no ring 'xxxx*\.\.\.(100000 bytes)'" "$WORK/huge.err" || { fail huge "$(head -c 300 "$WORK/huge.err")"; return; }
     "$PY" - "$EVRING_RING_DIR/feed" <<'PYTHON' || { fail huge "Python seek"; return; }
 import sys, evring
 try:
