@@ -13,6 +13,7 @@ namespace {
 // Forwards the walk to the virtual interface.
 struct VirtualVisitor {
     FieldVisitor& v;
+    bool full() { return v.full(); }
     void begin_struct(std::string_view n, const SchemaStruct* s) { v.begin_struct(n, s); }
     void end_struct() { v.end_struct(); }
     void begin_array(std::string_view n, std::uint64_t c) { v.begin_array(n, c); }
@@ -23,7 +24,6 @@ struct VirtualVisitor {
     }
     void bytes(std::string_view n, std::span<const std::byte> b) { v.bytes(n, b); }
     void wide_integer(std::string_view n, Scalar t, std::span<const std::byte> b) { v.wide_integer(n, t, b); }
-    bool full() { return v.full(); }
 };
 
 // An output iterator that drops what does not fit. Copies share one cursor,

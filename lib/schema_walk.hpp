@@ -3,12 +3,6 @@
 // A template on the visitor so that the JSON and text renderers get direct
 // calls; visit_payload instantiates it with the virtual FieldVisitor. The
 // caller must have run check_payload first: the walk trusts the sizes.
-//
-// Before each value the walk asks the visitor whether it is full(); once it
-// is, no more values are visited, only the end_struct/end_array calls that
-// close what is open. That is how every output bounds what one event may
-// become (schema_render.hpp): a schema may make each payload byte hundreds of
-// characters (deeply nested structs with long names).
 #pragma once
 
 #include <cstring>
@@ -47,6 +41,11 @@ inline ScalarValue load_scalar(Scalar type, const std::byte* p) noexcept {
     return v;
 }
 
+// Before each value the walk asks the visitor whether it is full(); once it
+// is, no more values are visited, only the end_struct/end_array calls that
+// close what is open. That is how every output bounds what one event may
+// become (schema_render.hpp): a schema may make each payload byte thousands
+// of characters (deeply nested structs with long names).
 template <class V>
 class PayloadWalker {
 public:

@@ -75,6 +75,13 @@ struct ScalarValue {
 class FieldVisitor {
 public:
     virtual ~FieldVisitor() = default;
+    // Asked before each value: true ends the walk early. No more values are
+    // visited, only the end_struct/end_array calls that close what is open.
+    // A visitor that builds something per value overrides it to bound what
+    // one event may cost: the schema, not the payload, decides how much text
+    // or how many objects a byte becomes (30 nested one-byte structs with
+    // long names: thousands of characters per byte).
+    virtual bool full() { return false; }
     // `name` is the field's name; empty for array elements and the payload itself.
     virtual void begin_struct(std::string_view name, const SchemaStruct* type) = 0;
     virtual void end_struct() = 0;
@@ -87,13 +94,6 @@ public:
     virtual void bytes(std::string_view name, std::span<const std::byte> value) = 0;
     // u128/u256: the little-endian bytes of the integer (16 or 32 of them).
     virtual void wide_integer(std::string_view name, Scalar type, std::span<const std::byte> little_endian) = 0;
-    // Asked before each value: true ends the walk early. No more values are
-    // visited, only the end_struct/end_array calls that close what is open.
-    // A visitor that builds something per value overrides it to bound what
-    // one event may cost: the schema, not the payload, decides how much text
-    // or how many objects a byte becomes (30 nested one-byte structs with
-    // long names: thousands of characters per byte).
-    virtual bool full() { return false; }
 };
 
 // Checks the payload against its event type's layout without visiting it.
