@@ -9,6 +9,7 @@
 #include <string>
 
 #include "evring/format.hpp"
+#include "evring/text_escape.hpp"
 
 namespace evring {
 namespace {
@@ -31,7 +32,8 @@ bool all_digits(std::string_view text) {
 }
 
 Error bad(std::string_view option, std::string_view text, std::string_view why) {
-    return Error(EINVAL, fmt::format("bad {} '{}': {}", option, text, why));
+    // A value may be a megabyte of text: the message echoes its start only.
+    return Error(EINVAL, fmt::format("bad {} '{}': {}", option, shortened(text), why));
 }
 
 // "123" or "123.456" seconds as nanoseconds.

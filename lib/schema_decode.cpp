@@ -13,6 +13,7 @@ namespace {
 // Forwards the walk to the virtual interface.
 struct VirtualVisitor {
     FieldVisitor& v;
+    bool full() { return v.full(); }
     void begin_struct(std::string_view n, const SchemaStruct* s) { v.begin_struct(n, s); }
     void end_struct() { v.end_struct(); }
     void begin_array(std::string_view n, std::uint64_t c) { v.begin_array(n, c); }

@@ -1,5 +1,6 @@
 // A checked payload written as one JSON object (rules in schema_render.hpp).
 #include "evring/schema_render.hpp"
+#include "evring/text_escape.hpp"
 #include "schema_sinks.hpp"
 #include "schema_text_value.hpp"
 #include "schema_walk.hpp"
@@ -11,14 +12,26 @@ namespace {
 template <class Sink>
 class JsonVisitor {
 public:
-    JsonVisitor(Sink& out, const JsonOptions& options) noexcept : out_(out), options_(options) {}
+    JsonVisitor(Sink& out, const JsonOptions& options, std::size_t bound) noexcept
+        : out_(out), options_(options), bound_(bound) {}
 
+    bool full() {
+        if (out_.total() < bound_) return false;
+        truncated_ = true;
+        return true;
+    }
     void begin_struct(std::string_view name, const SchemaStruct*) {
         before(name);
         out_.put('{');
         comma_ = false;
+        ++depth_;
     }
     void end_struct() {
+        if (--depth_ == 0 && truncated_) {
+            // The marker closes the payload object: a key no field can have.
+            before(kTruncatedKey);
+            out_.write("true");
+        }
         out_.put('}');
         comma_ = true;
     }
@@ -26,10 +39,12 @@ public:
         before(name);
         out_.put('[');
         comma_ = false;
+        ++depth_;
     }
     void end_array() {
         out_.put(']');
         comma_ = true;
+        --depth_;
     }
     void scalar(std::string_view name, const ScalarValue& v) {
         before(name);
@@ -89,9 +104,14 @@ private:
         out_.write("\":", 2);
     }
 
+    static constexpr std::string_view kTruncatedKey = "(truncated)";
+
     Sink& out_;
     const JsonOptions& options_;
+    std::size_t bound_;
+    std::size_t depth_ = 0;
     bool comma_ = false;
+    bool truncated_ = false;
 };
 
 }  // namespace
@@ -101,7 +121,7 @@ DecodeError append_fields_json(const Schema& schema, std::uint16_t event_type, s
     DecodeError e = check_payload(schema, event_type, payload);
     if (!e.ok()) return e;
     detail::StringSink sink(out);
-    JsonVisitor<detail::StringSink> visitor(sink, options);
+    JsonVisitor<detail::StringSink> visitor(sink, options, output_bound(options.max_output, payload.size()));
     detail::PayloadWalker<JsonVisitor<detail::StringSink>>(schema, visitor)
         .payload(*schema.event(event_type), payload.data());
     return e;
@@ -114,7 +134,7 @@ DecodeError write_fields_json(const Schema& schema, std::uint16_t event_type, st
     if (!e.ok()) return e;
     detail::SpanSink sink(out);
     const JsonOptions options;
-    JsonVisitor<detail::SpanSink> visitor(sink, options);
+    JsonVisitor<detail::SpanSink> visitor(sink, options, output_bound(options.max_output, payload.size()));
     detail::PayloadWalker<JsonVisitor<detail::SpanSink>>(schema, visitor)
         .payload(*schema.event(event_type), payload.data());
     if (sink.total() > out.size()) {
@@ -132,21 +152,8 @@ void append_shown_bytes(std::string& out, std::span<const std::byte> bytes, std:
 }
 
 std::string json_string_literal(std::string_view text) {
-    std::string out = "\"";
-    for (char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (u < 0x20) {
-            out += "\\u00";
-            out += detail::kHexDigits[u >> 4];
-            out += detail::kHexDigits[u & 15];
-        } else {
-            out += c;
-        }
-    }
-    out += '"';
+    std::string out;
+    append_json_string(out, text);  // the one JSON escaper (text_escape.hpp)
     return out;
 }
 

@@ -1,11 +1,14 @@
 // Schema::parse: the top level of a schema file (docs/schema.md, "The language").
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
+
+#include "regular_file.hpp"
 
 #include "schema_parse_types.hpp"
 
@@ -227,16 +230,28 @@ Result<Schema> Schema::parse(std::string_view text, std::string_view source_name
 }
 
 Result<Schema> Schema::parse_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error::from_errno(errno, fmt::format("reading schema '{}'", path));
+    // Opened like every untrusted file (regular_file.hpp): a FIFO or a device
+    // named as a schema is refused at once instead of blocking the read.
+    auto fd = detail::open_regular_file(path, fmt::format("schema '{}'", path));
+    if (!fd) return std::move(fd).error();
     std::string text;
     char buffer[65536];
-    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-        text.append(buffer, static_cast<std::size_t>(in.gcount()));
-        if (text.size() > detail::kMaxSchemaBytes)
+    for (;;) {
+        const ssize_t n = ::read(*fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int err = errno;
+            ::close(*fd);
+            return Error::from_errno(err, fmt::format("reading schema '{}'", path));
+        }
+        if (n == 0) break;
+        text.append(buffer, static_cast<std::size_t>(n));
+        if (text.size() > detail::kMaxSchemaBytes) {
+            ::close(*fd);
             return Error(0, fmt::format("{}: a schema is at most {} bytes", path, detail::kMaxSchemaBytes));
+        }
     }
-    if (in.bad()) return Error::from_errno(errno, fmt::format("reading schema '{}'", path));
+    ::close(*fd);
     return parse(text, path);
 }
 

@@ -60,7 +60,7 @@ private:
 
 class StringSink {
 public:
-    explicit StringSink(std::string& out) noexcept : out_(out) {}
+    explicit StringSink(std::string& out) noexcept : out_(out), start_(out.size()) {}
     StringSink(const StringSink&) = delete;
     ~StringSink() { flush(); }
     void put(char c) {
@@ -88,9 +88,12 @@ public:
         out_.append(buffer_, n_);
         n_ = 0;
     }
+    // Characters written through this sink so far.
+    std::size_t total() const noexcept { return out_.size() - start_ + n_; }
 
 private:
     std::string& out_;
+    std::size_t start_;
     char buffer_[4 * kSinkChunk];
     std::size_t n_ = 0;
 };

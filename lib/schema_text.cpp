@@ -17,7 +17,15 @@ constexpr std::size_t kMaxPath = (detail::kMaxStructDepth + 1) * (detail::kMaxNa
 template <class Sink>
 class TextVisitor {
 public:
-    TextVisitor(Sink& out, const TextOptions& options) noexcept : out_(out), options_(options) {}
+    TextVisitor(Sink& out, const TextOptions& options, std::size_t bound) noexcept
+        : out_(out), options_(options), bound_(bound) {}
+
+    bool full() {
+        if (out_.total() < bound_) return false;
+        truncated_ = true;
+        return true;
+    }
+    bool truncated() const noexcept { return truncated_; }
 
     void begin_struct(std::string_view name, const SchemaStruct*) {
         if (depth_ == 0) return push(Kind::Path);  // the payload itself
@@ -124,6 +132,8 @@ private:
 
     Sink& out_;
     const TextOptions& options_;
+    std::size_t bound_;
+    bool truncated_ = false;
     Level levels_[kMaxLevels];
     std::size_t depth_ = 0;
     char path_[kMaxPath];
@@ -131,11 +141,12 @@ private:
 };
 
 template <class Sink>
-void render(const Schema& schema, const SchemaEvent& event, const std::byte* payload, Sink& sink,
+void render(const Schema& schema, const SchemaEvent& event, std::span<const std::byte> payload, Sink& sink,
             const TextOptions& options) {
     sink.write(event.name);
-    TextVisitor<Sink> visitor(sink, options);
-    detail::PayloadWalker<TextVisitor<Sink>>(schema, visitor).payload(event, payload);
+    TextVisitor<Sink> visitor(sink, options, output_bound(options.max_output, payload.size()));
+    detail::PayloadWalker<TextVisitor<Sink>>(schema, visitor).payload(event, payload.data());
+    if (visitor.truncated()) sink.write(" (truncated)");
 }
 
 }  // namespace
@@ -145,7 +156,7 @@ DecodeError append_event_text(const Schema& schema, std::uint16_t event_type, st
     DecodeError e = check_payload(schema, event_type, payload);
     if (!e.ok()) return e;
     detail::StringSink sink(out);
-    render(schema, *schema.event(event_type), payload.data(), sink, options);
+    render(schema, *schema.event(event_type), payload, sink, options);
     return e;
 }
 
@@ -155,7 +166,7 @@ DecodeError write_event_text(const Schema& schema, std::uint16_t event_type, std
     DecodeError e = check_payload(schema, event_type, payload);
     if (!e.ok()) return e;
     detail::SpanSink sink(out);
-    render(schema, *schema.event(event_type), payload.data(), sink, options);
+    render(schema, *schema.event(event_type), payload, sink, options);
     if (sink.total() > out.size()) {
         e.status = DecodeStatus::OutputTooSmall;
         e.needed = sink.total();

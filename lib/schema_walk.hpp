@@ -50,6 +50,11 @@ inline ScalarValue load_scalar(Scalar type, const std::byte* p) noexcept {
     return v;
 }
 
+// Before each value the walk asks the visitor whether it is full(); once it
+// is, no more values are visited, only the end_struct/end_array calls that
+// close what is open. That is how every output bounds what one event may
+// become (schema_render.hpp): a schema may make each payload byte thousands
+// of characters (deeply nested structs with long names).
 template <class V>
 class PayloadWalker {
 public:
@@ -67,18 +72,27 @@ public:
     }
 
 private:
+    bool full() {
+        if constexpr (requires { v_.full(); }) return v_.full();
+        else return false;
+    }
+
     void members(const SchemaStruct& s, const std::byte* p) {
-        for (const auto& f : s.fields) value(f.name, f.type, p + f.offset);
+        for (const auto& f : s.fields) {
+            if (full()) return;
+            value(f.name, f.type, p + f.offset);
+        }
     }
 
     const std::byte* trailing(const SchemaTrailing& t, const std::byte* fixed, const std::byte* p) {
         const std::uint64_t count = load_unsigned(fixed + t.count_offset, scalar_size(t.count_scalar));
         const std::uint32_t size = schema_.type(t.element).size;
+        if (full()) return p + count * size;
         if (t.bytes) {
             v_.bytes(t.name, {p, static_cast<std::size_t>(count)});
         } else {
             v_.begin_array(t.name, count);
-            for (std::uint64_t i = 0; i < count; ++i) value({}, t.element, p + i * size);
+            for (std::uint64_t i = 0; i < count && !full(); ++i) value({}, t.element, p + i * size);
             v_.end_array();
         }
         return p + count * size;
@@ -111,7 +125,7 @@ private:
         case TypeKind::Array: {
             const std::uint32_t size = schema_.type(t.element).size;
             v_.begin_array(name, t.count);
-            for (std::uint32_t i = 0; i < t.count; ++i) value({}, t.element, p + std::size_t{i} * size);
+            for (std::uint32_t i = 0; i < t.count && !full(); ++i) value({}, t.element, p + std::size_t{i} * size);
             v_.end_array();
             return;
         }

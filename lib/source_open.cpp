@@ -13,6 +13,7 @@
 #include "evring/recording_source.hpp"
 #include "evring/ring_reader.hpp"
 #include "evring/ring_source.hpp"
+#include "evring/text_escape.hpp"
 
 namespace evring {
 namespace {
@@ -102,9 +103,13 @@ Result<std::string> resolve_location(std::string_view location, const DirectoryO
     auto in_directory = resolve_ring_path(location, directory);
     if (in_directory && exists(*in_directory)) return in_directory;
     if (exists(text)) return "./" + text;
+    // A name may be 100 kB of text: messages echo its start only (text_escape.hpp).
     if (!in_directory)
-        return std::move(in_directory).context(fmt::format("no file '{}' here, and resolving it as a ring name", text)).error();
-    return Error(ENOENT, fmt::format("no ring '{}': neither {} nor ./{} exists", text, *in_directory, text));
+        return std::move(in_directory)
+            .context(fmt::format("no file '{}' here, and resolving it as a ring name", shortened(text)))
+            .error();
+    return Error(ENOENT, fmt::format("no ring '{}': neither {} nor ./{} exists", shortened(text),
+                                     shortened(*in_directory), shortened(text)));
 }
 
 Result<std::unique_ptr<EventSource>> open_source(std::string_view location, const SourceOptions& options) {

@@ -268,7 +268,9 @@ const char* evring_source_schema_origin(const evring_source* source);
 const char* evring_source_type_name(const evring_source* source, uint16_t event_type);
 /* The payload's fields as one JSON object, NUL-terminated, into `out`.
  * EVRING_E_DECODE: evring_source_error gives the reason ("size mismatch:
- * ..."); EVRING_E_TOO_SMALL: *needed. */
+ * ..."); EVRING_E_TOO_SMALL: *needed. The object is at most about
+ * max(1 MiB, 8 x payload_size) bytes: past that it ends with
+ * "(truncated)":true (schema_render.hpp, "Bounded output"). */
 int evring_source_decode_json(evring_source* source, uint16_t event_type, const void* payload,
                               size_t payload_size, char* out, size_t out_size, size_t* needed);
 

@@ -23,7 +23,9 @@
 //   or begin_struct/.../end_struct for a nested struct, or begin_array, one call
 //   per element (with an empty name), end_array for a fixed array; then each
 //   trailing array (byte arrays as one bytes call); then end_struct(). An
-//   empty payload is begin_struct("", nullptr), end_struct().
+//   empty payload is begin_struct("", nullptr), end_struct(). A visitor that
+//   says it is full() gets no more values, only the calls that close what
+//   is open.
 //
 // Thread safety: free functions; a visitor is used by one call at a time.
 #pragma once
@@ -73,6 +75,13 @@ struct ScalarValue {
 class FieldVisitor {
 public:
     virtual ~FieldVisitor() = default;
+    // Asked before each value: true ends the walk early. No more values are
+    // visited, only the end_struct/end_array calls that close what is open.
+    // A visitor that builds something per value overrides it to bound what
+    // one event may cost: the schema, not the payload, decides how much text
+    // or how many objects a byte becomes (30 nested one-byte structs with
+    // long names: thousands of characters per byte).
+    virtual bool full() { return false; }
     // `name` is the field's name; empty for array elements and the payload itself.
     virtual void begin_struct(std::string_view name, const SchemaStruct* type) = 0;
     virtual void end_struct() = 0;

@@ -23,6 +23,17 @@
 // {x=1 y=2}, and byte arrays longer than TextOptions::max_bytes cut short
 // ("0x0011...(256 bytes)"). An empty payload prints the name alone.
 //
+// Bounded output: a schema decides how much text one payload byte becomes,
+// and 30 nested one-byte structs with long names make it thousands of
+// characters. So once the output for one event reaches
+// max(max_output, 8 x payload size) characters (max_output: 1 MiB by
+// default, in the options), no more fields are shown: what is open is closed,
+// and the output ends with a marker. JSON: the payload object's last member is
+// "(truncated)":true (a key no field can have; still valid JSON). Text: the
+// line ends with " (truncated)". The overshoot is at most one value and the
+// closing brackets. Everything that shows decoded payloads (watch, export,
+// the C ABI, Python's Event.fields) keeps this bound.
+//
 // Contract: these functions check the payload first (check_payload in
 // schema_decode.hpp) and leave the output untouched on a DecodeError. The
 // std::string overloads append; the span overloads write from the start and,
@@ -33,6 +44,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -41,8 +53,21 @@
 
 namespace evring {
 
+// What one event's rendering may reach (see "Bounded output" above): the
+// larger of this and 8 x the payload size. 0: no bound.
+inline constexpr std::size_t kDefaultMaxOutput = std::size_t{1} << 20;
+
+// The most one event's rendering may reach before the walk stops:
+// max(max_output, 8 x payload size); 0 means no bound.
+inline std::size_t output_bound(std::size_t max_output, std::size_t payload_size) noexcept {
+    if (max_output == 0) return SIZE_MAX;
+    const std::size_t scaled = payload_size > SIZE_MAX / 8 ? SIZE_MAX : 8 * payload_size;
+    return max_output > scaled ? max_output : scaled;
+}
+
 struct JsonOptions {
     std::size_t max_bytes = 0;  // longer byte arrays are cut short as in text; 0: never
+    std::size_t max_output = kDefaultMaxOutput;
 };
 
 DecodeError append_fields_json(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
@@ -52,6 +77,7 @@ DecodeError write_fields_json(const Schema& schema, std::uint16_t event_type, st
 
 struct TextOptions {
     std::size_t max_bytes = 32;  // longer byte arrays are cut short; 0: never
+    std::size_t max_output = kDefaultMaxOutput;
 };
 
 // The one rule for byte arrays cut short (text, JSON with max_bytes, and
@@ -70,7 +96,8 @@ DecodeError write_event_text(const Schema& schema, std::uint16_t event_type, std
 // Python package and the relay.
 std::string schema_to_json(const Schema& schema);
 
-// The JSON string literal of `text` (quotes included, escapes as needed).
+// The JSON string literal of `text` (quotes included, escapes as needed;
+// valid UTF-8 whatever the input: append_json_string in text_escape.hpp).
 std::string json_string_literal(std::string_view text);
 
 }  // namespace evring

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <structmember.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string_view>
@@ -36,13 +37,35 @@ const DecodeContext& context_of(const EventObject* e) {
 }
 
 // Builds the nested dicts and lists as the decoder walks the payload.
+//
+// Bounded like every rendering of a payload (schema_render.hpp): each value
+// costs 1 and each dict or list kContainerCost, and past
+// max(kMinBudget, payload size) the walk stops and the payload's dict gets
+// the key "(truncated)": True. A schema of nested one-byte structs would
+// otherwise make a 1 MB payload tens of millions of dicts.
 class DictBuilder final : public FieldVisitor {
 public:
+    explicit DictBuilder(std::size_t payload_size) : budget_(std::max(kMinBudget, payload_size)) {}
+
     py::object result = py::none();
 
-    void begin_struct(std::string_view name, const SchemaStruct*) override { open(name, py::dict()); }
-    void end_struct() override { stack_.pop_back(); }
-    void begin_array(std::string_view name, std::uint64_t) override { open(name, py::list()); }
+    bool full() override {
+        if (spent_ < budget_) return false;
+        truncated_ = true;
+        return true;
+    }
+    void begin_struct(std::string_view name, const SchemaStruct*) override {
+        spent_ += kContainerCost;
+        open(name, py::dict());
+    }
+    void end_struct() override {
+        if (stack_.size() == 1 && truncated_) put("(truncated)", py::bool_(true));
+        stack_.pop_back();
+    }
+    void begin_array(std::string_view name, std::uint64_t) override {
+        spent_ += kContainerCost;
+        open(name, py::list());
+    }
     void end_array() override { stack_.pop_back(); }
     void scalar(std::string_view name, const ScalarValue& v) override { put(name, scalar_value(v)); }
     void enumeration(std::string_view name, const SchemaEnum&, const ScalarValue& v,
@@ -86,13 +109,20 @@ private:
         else put(name, container);
         stack_.push_back(std::move(container));
     }
+    static constexpr std::size_t kContainerCost = 16;
+    static constexpr std::size_t kMinBudget = std::size_t{1} << 16;
+
     void put(std::string_view name, const py::object& value) {
+        ++spent_;
         PyObject* top = stack_.back().ptr();
         const int failed = PyDict_Check(top) ? PyDict_SetItem(top, to_str(name).ptr(), value.ptr())
                                              : PyList_Append(top, value.ptr());
         if (failed != 0) throw py::error_already_set();
     }
     std::vector<py::object> stack_;
+    std::size_t budget_;
+    std::size_t spent_ = 0;
+    bool truncated_ = false;
 };
 
 std::span<const std::byte> payload_bytes(const EventObject* e) {
@@ -118,7 +148,7 @@ PyObject* get_fields(PyObject* self, void*) {
         auto* e = reinterpret_cast<EventObject*>(self);
         const DecodeContext& context = context_of(e);
         if (e->payload == Py_None || !context.schema) return py::none();
-        DictBuilder builder;
+        DictBuilder builder(static_cast<std::size_t>(PyBytes_GET_SIZE(e->payload)));
         if (!visit_payload(*context.schema, e->event_type, payload_bytes(e), builder).ok()) return py::none();
         return builder.result;
     });

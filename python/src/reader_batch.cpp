@@ -19,6 +19,7 @@ namespace evring::python {
 namespace {
 
 constexpr std::size_t kStaging = 1024;
+constexpr std::size_t kFirstRoom = std::size_t{1} << 16;
 
 // The numpy dtype of one descriptor: RING01's 64 bytes, field by field.
 py::object descriptor_dtype() {
@@ -56,21 +57,52 @@ struct Filled {
     SourceStep stopped = SourceStep::Event;
 };
 
+// The descriptor array of one batch. It starts at kFirstRoom events (4 MiB;
+// less for a ring of smaller capacity, which cannot hold more unread events
+// when the batch starts) and doubles only as events actually arrive, so
+// read_batch(10**8) costs about what it returns, not max_events x 64 bytes up
+// front.
+class DescriptorArray {
+public:
+    DescriptorArray(std::size_t max_events, std::size_t first_room)
+        : max_(max_events), room_(std::min(max_events, first_room)),
+          array_(py::dtype::from_args(descriptor_dtype()), std::vector<py::ssize_t>{static_cast<py::ssize_t>(room_)}) {}
+
+    // Room for at least one more event (false when max_events are in).
+    bool make_room(std::size_t used) {
+        if (used < room_) return true;
+        if (room_ >= max_) return false;
+        room_ = std::min(max_, std::max<std::size_t>(2 * room_, 1));
+        array_.resize(std::vector<py::ssize_t>{static_cast<py::ssize_t>(room_)}, /*refcheck=*/false);
+        return true;
+    }
+    std::size_t room() const noexcept { return room_; }
+    std::byte* data() { return static_cast<std::byte*>(array_.mutable_data()); }
+    py::array& array() noexcept { return array_; }
+
+private:
+    std::size_t max_;
+    std::size_t room_;
+    py::array array_;
+};
+
+
 // Descriptors of a ring source, straight into `out` through an aligned
 // staging area (the numpy buffer need not be 64-byte aligned). Notices met on
 // the way are handed to the reader.
-Filled fill_from_ring(Reader& reader, EventSource& source, std::byte* out, std::size_t max_events) {
+Filled fill_from_ring(Reader& reader, EventSource& source, DescriptorArray& out) {
     Filled f;
-    std::vector<EventDescriptor> staging(std::min(max_events, kStaging));
-    while (f.events < max_events) {
-        const std::size_t n = std::min(max_events - f.events, staging.size());
+    std::vector<EventDescriptor> staging(std::min(out.room(), kStaging));
+    while (out.make_room(f.events)) {
+        const std::size_t n = std::min(out.room() - f.events, staging.size());
         Batch b;
         {
             Reader::Busy busy(reader);
             py::gil_scoped_release unlocked;
             b = source.next_batch({staging.data(), n});
         }
-        std::memcpy(out + f.events * sizeof(EventDescriptor), staging.data(), b.events * sizeof(EventDescriptor));
+        std::memcpy(out.data() + f.events * sizeof(EventDescriptor), staging.data(),
+                    b.events * sizeof(EventDescriptor));
         f.events += b.events;
         f.gaps += b.gaps;
         f.skipped += b.skipped;
@@ -90,17 +122,19 @@ Filled fill_from_ring(Reader& reader, EventSource& source, std::byte* out, std::
 py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
     EventSource& source = reader.source();
     reader.check_not_busy();
-    py::array descriptors(py::dtype::from_args(descriptor_dtype()),
-                          std::vector<py::ssize_t>{static_cast<py::ssize_t>(max_events)});
-    auto* out = static_cast<std::byte*>(descriptors.mutable_data());
+    const MappedRing* mapped = source.ring();
+    // A ring holds at most its capacity of unread events when the batch starts.
+    DescriptorArray descriptors(max_events, mapped != nullptr ? std::min<std::size_t>(mapped->descriptor_mask() + 1, kFirstRoom)
+                                                              : kFirstRoom);
     std::vector<std::uint8_t> states;
     std::vector<std::uint64_t> offsets{0};
     std::string data;              // a recording's payloads
     py::array_t<std::uint8_t> ring_data;  // a ring's payloads, copied straight in
     bool from_ring = false;
     Filled f;
-    if (const MappedRing* ring = source.ring()) {
-        f = fill_from_ring(reader, source, out, max_events);
+    if (const MappedRing* ring = mapped) {
+        f = fill_from_ring(reader, source, descriptors);
+        const std::byte* out = descriptors.data();
         if (payloads) {
             states.resize(f.events);
             offsets.resize(f.events + 1);
@@ -128,11 +162,12 @@ py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
     } else {
         // A recording: event by event, payloads with them.
         SourceItem item;
-        while (f.events < max_events) {
+        while (descriptors.make_room(f.events)) {
             const SourceStep step = source.next(item, payloads ? PayloadRead::Copy : PayloadRead::None);
             f.stopped = step;
             if (step == SourceStep::Event) {
-                std::memcpy(out + f.events * sizeof(EventDescriptor), &item.event.descriptor, sizeof(EventDescriptor));
+                std::memcpy(descriptors.data() + f.events * sizeof(EventDescriptor), &item.event.descriptor,
+                            sizeof(EventDescriptor));
                 ++f.events;
                 if (payloads) {
                     const bool ok = item.event.payload_state == PayloadState::Ok;
@@ -153,7 +188,7 @@ py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
     }
     if (f.stopped == SourceStep::Failed) raise_error(source.error().message());
     reader.publish_position();  // once per batch: the registry's view of how far it has read
-    py::object used = descriptors[py::slice(0, static_cast<py::ssize_t>(f.events), 1)];
+    py::object used = descriptors.array()[py::slice(0, static_cast<py::ssize_t>(f.events), 1)];
     if (!payloads) return py::make_tuple(used, py::none(), py::none(), py::none(), stop_name(f.stopped), f.gaps, f.skipped);
     py::object payload_data = ring_data;
     if (!from_ring) {

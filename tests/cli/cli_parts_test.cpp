@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 
-#include "event_format.hpp"
 #include "escape.hpp"
+#include "event_format.hpp"
+#include "evring/schema_render.hpp"
+#include "metrics_text.hpp"
 #include "output.hpp"
 #include "values.hpp"
 
@@ -116,6 +118,34 @@ TEST(Escape, JsonStringsAreValidUtf8WhateverTheBytes) {
     std::string out;
     append_json_string(out, std::string("a\"b\\c\n\x01\xff\xc3\xa9", 10));
     EXPECT_EQ(out, "\"a\\\"b\\\\c\\u000a\\u0001\\ufffd\xc3\xa9\"");
+}
+
+// Issue 24: one JSON escaper (json_string_literal is append_json_string), and
+// the other text formats and long echoed values.
+TEST(Escape, OneJsonEscaperForTheCliAndTheLibrary) {
+    const std::string bytes("a\"\x1b\xff\xc3\xa9", 6);
+    std::string cli;
+    append_json_string(cli, bytes);
+    EXPECT_EQ(json_string_literal(bytes), cli);
+    EXPECT_EQ(cli, "\"a\\\"\\u001b\\ufffd\xc3\xa9\"");
+}
+
+TEST(Escape, ProtobufAndLabelTextIsValidUtf8) {
+    EXPECT_EQ(valid_utf8("bad\xffname"), "bad\xef\xbf\xbdname");
+    EXPECT_EQ(valid_utf8("caf\xc3\xa9"), "caf\xc3\xa9");
+    EXPECT_TRUE(is_valid_utf8("caf\xc3\xa9"));
+    EXPECT_FALSE(is_valid_utf8("caf\xc3"));
+    EXPECT_EQ(escape_label("bad\xff\"x\"\n"), "bad\xef\xbf\xbd\\\"x\\\"\\n");
+}
+
+TEST(Escape, LongValuesAreEchoedCutShortWithTheirSize) {
+    EXPECT_EQ(shortened("short"), "short");
+    const std::string huge(1 << 20, 'x');
+    const std::string cut = shortened(huge);
+    EXPECT_EQ(cut, std::string(kMaxEchoedBytes, 'x') + "...(1048576 bytes)");
+    // Never in the middle of a character.
+    const std::string accents = std::string(199, 'a') + "\xc3\xa9" + std::string(50, 'b');
+    EXPECT_EQ(shortened(accents), std::string(199, 'a') + "...(251 bytes)");
 }
 
 }  // namespace

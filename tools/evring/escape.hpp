@@ -1,29 +1,21 @@
-// tools/evring/escape.hpp — text from files and command lines, made safe to show.
+// tools/evring/escape.hpp — the CLI's names for the library's text escaping.
 //
-// Names come from users and from directories anyone can write to: a ring
-// name may hold an escape sequence that would reprogram the terminal, or
-// bytes that are not UTF-8. Everything the CLI shows that it did not write
-// itself goes through these:
-// - printable(): control characters (below 0x20, and 0x7f) and bytes that are
-//   not valid UTF-8 become \xNN; a backslash stays as it is. For messages and
-//   text output.
-// - append_json_string(): a JSON string literal that is valid UTF-8 whatever
-//   the input: quotes, backslashes and control characters escaped as JSON
-//   requires, each byte that is not valid UTF-8 replaced by U+FFFD.
-//
-// Thread safety: pure functions.
+// Everything the CLI shows that it did not write itself goes through
+// evring/text_escape.hpp (printable() for messages and terminals,
+// append_json_string() for JSON, the one JSON escaper, shortened() for long
+// values echoed in errors); this header only brings those names into
+// evring::cli.
 #pragma once
 
-#include <string>
-#include <string_view>
+#include "evring/text_escape.hpp"
 
 namespace evring::cli {
 
-std::string printable(std::string_view text);
-void append_json_string(std::string& out, std::string_view text);
-
-// The length of the valid UTF-8 sequence starting text[at] (1..4), or 0 when
-// the bytes there are not one.
-std::size_t utf8_sequence_length(std::string_view text, std::size_t at) noexcept;
+using evring::append_json_string;
+using evring::is_valid_utf8;
+using evring::printable;
+using evring::shortened;
+using evring::utf8_sequence_length;
+using evring::valid_utf8;
 
 }  // namespace evring::cli

@@ -136,7 +136,7 @@ Result<std::uint16_t> parse_type_option(const Schema* schema, std::string_view t
         if (auto parsed = parse_event_type(0, text)) return *parsed;
         return Error(EINVAL, fmt::format("bad --type '{}': expected an event type number (0-65535) or RECORD_ERROR "
                                          "(no schema describes this source, so there are no other names)",
-                                         printable(text)));
+                                         printable(shortened(text))));
     }
     if (const SchemaEvent* type = schema->event(text)) return type->number;
     const SchemaEvent* found = nullptr;
@@ -154,7 +154,7 @@ Result<std::uint16_t> parse_type_option(const Schema* schema, std::string_view t
     std::string names;
     for (const SchemaEvent& e : schema->events()) names += (names.empty() ? "" : ", ") + e.name;
     return Error(EINVAL, fmt::format("bad --type '{}': not an event type of schema {}; expected a number (0-65535) "
-                                     "or one of {}", printable(text), schema->content_name(), names));
+                                     "or one of {}", printable(shortened(text)), schema->content_name(), names));
 }
 
 }  // namespace evring::cli

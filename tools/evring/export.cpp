@@ -18,6 +18,7 @@
 #include "export_perfetto.hpp"
 #include "export_timeline.hpp"
 #include "open.hpp"
+#include "output_file.hpp"
 #include "stop.hpp"
 #include "values.hpp"
 
@@ -90,37 +91,18 @@ Status apply_schema(ExportPlan& plan, const ExportOptions& options, const Schema
                                      "source's schema", printable(tag)));
 }
 
-// Creates (or truncates) an output; never the source itself: the file is
-// opened without truncating, compared with the source's file, and only then
-// emptied.
-Result<int> open_output(const std::string& path, const SourceIdentity& source) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return Error(errno, fmt::format("cannot create '{}': {}", printable(path), std::strerror(errno)));
-    struct stat out {}, in {};
-    if (::fstat(fd, &out) == 0 && !source.path.empty() && ::stat(source.path.c_str(), &in) == 0 &&
-        out.st_dev == in.st_dev && out.st_ino == in.st_ino) {
-        ::close(fd);
-        return Error(EINVAL, fmt::format("refusing to write the trace '{}' over the source it is read from",
-                                         printable(path)));
-    }
-    if (S_ISREG(out.st_mode) && ::ftruncate(fd, 0) != 0) {
-        const int error = errno;
-        ::close(fd);
-        return Error(error, fmt::format("cannot truncate '{}': {}", printable(path), std::strerror(error)));
-    }
-    return fd;
-}
-
+// The trace files: each written beside its path and put in place only when
+// the export succeeded (output_file.hpp), never over the source itself.
 struct Outputs {
-    std::vector<int> fds;
-    std::vector<std::string> paths;
+    std::vector<OutputFile> files;
     std::vector<std::unique_ptr<TraceWriter>> writers;
-    ~Outputs() {
+    ~Outputs() { writers.clear(); }  // they flush into the files: first
+
+    Status commit() {
         writers.clear();
-        for (int fd : fds) ::close(fd);
-    }
-    void remove_files() {
-        for (const auto& p : paths) ::unlink(p.c_str());
+        for (auto& f : files)
+            if (auto s = f.commit(); !s) return s;
+        return {};
     }
 };
 
@@ -156,7 +138,7 @@ Result<std::uint64_t> parse_duration_nanos(std::string_view option, std::string_
     else if (unit == "ms") scale = 1000000;
     else if (unit == "s") scale = 1000000000;
     auto bad = [&](std::string_view why) {
-        return Error(EINVAL, fmt::format("bad {} '{}': {}", option, printable(text), why));
+        return Error(EINVAL, fmt::format("bad {} '{}': {}", option, printable(shortened(text)), why));
     };
     if (digits == 0 || scale == 0) return bad("expected a number and a unit: ns, us, ms or s (10ms)");
     if (digits > 12) return bad("longer than an hour");
@@ -209,17 +191,17 @@ int run_export(const ExportOptions& options) {
     if (auto s = apply_schema(*plan, options, decoder, identity.content_type); !s) return usage_error(s.error());
 
     Outputs outputs;
+    OutputFileOptions rules;
+    rules.what = "the trace";
+    rules.keep.push_back({identity.path, "the source it is read from"});
     for (const std::string* path : {&options.perfetto, &options.chrome_json}) {
         if (path->empty()) continue;
-        auto fd = open_output(*path, identity);
-        if (!fd) {
-            outputs.remove_files();
-            return runtime_error(fd.error());
-        }
-        outputs.fds.push_back(*fd);
-        outputs.paths.push_back(*path);
-        outputs.writers.push_back(path == &options.perfetto ? make_perfetto_writer(*fd, *path)
-                                                            : make_chrome_json_writer(*fd, *path));
+        auto file = OutputFile::open(*path, rules);
+        if (!file) return runtime_error(file.error());
+        const int fd = file->fd();
+        outputs.files.push_back(std::move(*file));
+        outputs.writers.push_back(path == &options.perfetto ? make_perfetto_writer(fd, *path)
+                                                            : make_chrome_json_writer(fd, *path));
     }
     std::vector<TraceWriter*> writers;
     for (auto& w : outputs.writers) writers.push_back(w.get());
@@ -230,16 +212,12 @@ int run_export(const ExportOptions& options) {
     const auto began = std::chrono::steady_clock::now();
     Timeline timeline(std::move(writers), decoder, identity.content_type, plan->timeline);
     auto result = follow(*source, plan->follow, timeline);
-    if (!result) {
-        outputs.remove_files();
-        return runtime_error(result.error());
-    }
-    if (auto s = timeline.finish(); !s) {
-        outputs.remove_files();
-        return runtime_error(s.error());
-    }
+    if (!result) return runtime_error(result.error());
+    if (auto s = timeline.finish(); !s) return runtime_error(s.error());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-    report_error(summary(timeline.stats(), options, outputs, seconds));
+    const std::string done = summary(timeline.stats(), options, outputs, seconds);
+    if (auto s = outputs.commit(); !s) return runtime_error(s.error());
+    report_error(done);
     if (result->damaged) {
         report_error(fmt::format("'{}' is damaged: everything readable was exported", identity.path));
         return kExitRuntime;

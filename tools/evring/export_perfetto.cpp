@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "evring/schema_decode.hpp"
+#include "evring/schema_render.hpp"
 #include "output.hpp"
 #include "proto_writer.hpp"
 
@@ -35,16 +36,32 @@ std::string wide_hex(std::span<const std::byte> little_endian) {
 // The payload's fields as DebugAnnotations of the open TrackEvent: a field of
 // the payload is a top-level annotation, a nested struct's fields its
 // dict_entries, an array's elements its array_values.
+//
+// Bounded like every rendering of a payload (schema_render.hpp): once the
+// annotations written reach `bound` bytes the walk stops, and a last
+// top-level annotation "(truncated)" = true says so.
 class AnnotationVisitor final : public FieldVisitor {
 public:
-    explicit AnnotationVisitor(ProtoWriter& w) : w_(w) {}
+    AnnotationVisitor(ProtoWriter& w, std::size_t bound) : w_(w), start_(w.size()), bound_(bound) {}
 
+    bool full() override {
+        if (w_.size() - start_ < bound_) return false;
+        truncated_ = true;
+        return true;
+    }
     void begin_struct(std::string_view name, const SchemaStruct*) override {
         if (depth_++ == 0) return;  // the payload itself: its fields are top level
         push(name, false);
     }
     void end_struct() override {
-        if (--depth_ == 0) return;
+        if (--depth_ == 0) {
+            if (truncated_) {
+                auto h = open("(truncated)");
+                w_.boolean(pf::kAnnotationBool, true);
+                w_.end(h);
+            }
+            return;
+        }
         pop();
     }
     void begin_array(std::string_view name, std::uint64_t) override {
@@ -125,6 +142,9 @@ private:
     }
 
     ProtoWriter& w_;
+    std::size_t start_;
+    std::size_t bound_;
+    bool truncated_ = false;
     std::vector<Level> stack_;
     int depth_ = 0;
     std::string text_;
@@ -218,7 +238,8 @@ private:
     }
 
     void annotations(const EventArgs& args) {
-        AnnotationVisitor v(w_);
+        AnnotationVisitor v(w_, args.event != nullptr ? output_bound(kDefaultMaxOutput, args.event->payload.size())
+                                                      : SIZE_MAX);
         if (!args.note.empty()) v.string_value("note", args.note);
         if (args.event == nullptr) return;
         const SourceEvent& e = *args.event;

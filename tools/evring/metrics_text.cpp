@@ -7,6 +7,7 @@
 #include <map>
 
 #include "evring/ring_reader.hpp"
+#include "evring/text_escape.hpp"
 
 namespace evring::cli {
 namespace {
@@ -125,9 +126,12 @@ void follow_name(MetricsTarget& t) {
 }  // namespace
 
 std::string escape_label(std::string_view value) {
+    // Label values must be UTF-8, or promtool and Prometheus reject the whole
+    // scrape: a ring path need not be (text_escape.hpp).
+    const std::string text = valid_utf8(value);
     std::string out;
-    out.reserve(value.size());
-    for (char c : value) {
+    out.reserve(text.size());
+    for (char c : text) {
         if (c == '\\') out += "\\\\";
         else if (c == '"') out += "\\\"";
         else if (c == '\n') out += "\\n";

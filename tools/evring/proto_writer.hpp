@@ -26,8 +26,11 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
+
+#include "evring/text_escape.hpp"
 
 namespace evring::cli {
 
@@ -51,7 +54,14 @@ public:
         raw_le64(value);
     }
     void float64(std::uint32_t field, double value) { fixed64(field, std::bit_cast<std::uint64_t>(value)); }
+    // A protobuf string must be UTF-8 (protoc and Perfetto refuse it
+    // otherwise): names from paths and schemas may not be, so bytes that are
+    // not become U+FFFD (text_escape.hpp). Valid text is copied as it is.
     void string(std::uint32_t field, std::string_view text) {
+        if (!is_valid_utf8(text)) {
+            const std::string fixed = valid_utf8(text);
+            return string(field, fixed);
+        }
         tag(field, kLengthDelimited);
         varint(text.size());
         append(text.data(), text.size());

@@ -1,6 +1,7 @@
 // `evring schema check|show|compile` (docs/schema.md, docs/cli.md).
 #include "schema_cmd.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +11,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "commands.hpp"
 #include "escape.hpp"
@@ -22,6 +22,7 @@
 #include "evring/schema_render.hpp"
 #include "evring/schema_resolve.hpp"
 #include "open.hpp"
+#include "output_file.hpp"
 
 namespace evring::cli {
 
@@ -40,11 +41,15 @@ Result<Schema> load(const std::string& file) {
 // Whether `file` starts like an event source (a ring file, a zstd snapshot or
 // a recording) rather than schema text.
 bool looks_like_source(const std::string& file) {
-    std::FILE* f = std::fopen(file.c_str(), "rb");
-    if (f == nullptr) return false;
+    // Non-blocking and regular files only: a FIFO is no source, and
+    // Schema::parse_file then refuses it by name instead of waiting on it.
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st {};
     unsigned char head[8] = {};
-    const std::size_t n = std::fread(head, 1, sizeof head, f);
-    std::fclose(f);
+    ssize_t n = 0;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) n = ::read(fd, head, sizeof head);
+    ::close(fd);
     static constexpr unsigned char kZstd[4] = {0x28, 0xb5, 0x2f, 0xfd};
     return (n >= 4 && std::memcmp(head, kZstd, 4) == 0) || (n >= 6 && std::memcmp(head, kRingMagic.data(), 6) == 0) ||
            (n >= 8 && std::memcmp(head, "EVRECORD", 8) == 0);
@@ -82,28 +87,6 @@ Result<ResolvedSchema> find_for_show(const std::string& arg) {
     return found;
 }
 
-// Writes `text` to `path` through a temporary file renamed over it, so a
-// build never sees half a header.
-Status write_file(const std::string& path, const std::string& text) {
-    const std::string temp = fmt::format("{}.tmp.{}", path, ::getpid());
-    {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        if (!out) return Error::from_errno(errno, fmt::format("creating '{}'", temp));
-        out << text;
-        out.flush();
-        if (!out) {
-            std::remove(temp.c_str());
-            return Error::from_errno(errno, fmt::format("writing '{}'", temp));
-        }
-    }
-    if (std::rename(temp.c_str(), path.c_str()) != 0) {
-        const int saved = errno;
-        std::remove(temp.c_str());
-        return Error::from_errno(saved, fmt::format("renaming '{}' to '{}'", temp, path));
-    }
-    return {};
-}
-
 std::string flow_tags_text(const Schema& schema) {
     std::string out;
     for (std::size_t i = 0; i < 4; ++i)
@@ -113,26 +96,28 @@ std::string flow_tags_text(const Schema& schema) {
 
 void print_struct(const Schema& schema, const SchemaStruct& s) {
     std::printf("  %s: %u bytes, align %u%s%s\n", s.name.c_str(), s.size, s.align, s.doc.empty() ? "" : " -- ",
-                s.doc.c_str());
+                printable(s.doc).c_str());
     std::uint32_t end = 0;
     for (const auto& f : s.fields) {
         if (f.offset > end) std::printf("    %5u %4u  (padding)\n", end, f.offset - end);
         const std::uint32_t size = schema.type(f.type).size;
         std::printf("    %5u %4u  %-28s %s%s%s\n", f.offset, size, f.name.c_str(), schema.type_name(f.type).c_str(),
-                    f.doc.empty() ? "" : "  -- ", f.doc.c_str());
+                    f.doc.empty() ? "" : "  -- ", printable(f.doc).c_str());
         end = f.offset + size;
     }
     if (s.size > end) std::printf("    %5u %4u  (padding)\n", end, s.size - end);
     for (const auto& t : s.trailing)
         std::printf("    then  %-33s %s[%s]%s%s\n", t.name.c_str(),
                     t.bytes ? "bytes" : schema.type_name(t.element).c_str(), t.count_path.c_str(),
-                    t.doc.empty() ? "" : "  -- ", t.doc.c_str());
+                    t.doc.empty() ? "" : "  -- ", printable(t.doc).c_str());
 }
 
+// Names are identifiers; descriptions and file names are shown through
+// printable(), so a schema cannot send escape sequences to the terminal.
 void print_schema(const Schema& schema) {
     std::printf("schema %s (content type %u) from %s\n", schema.content_name().c_str(), schema.content_type(),
-                schema.source_name().c_str());
-    if (!schema.description().empty()) std::printf("  %s\n", schema.description().c_str());
+                printable(schema.source_name()).c_str());
+    if (!schema.description().empty()) std::printf("  %s\n", printable(schema.description()).c_str());
     std::printf("  hash              %s\n", schema.hash_hex().c_str());
     for (const auto& h : schema.describes()) std::printf("  describes         %s\n", schema_hash_hex(h).c_str());
     std::printf("  payload alignment %u\n  flow tags        %s\n\nevents\n", schema.payload_alignment(),
@@ -141,7 +126,8 @@ void print_schema(const Schema& schema) {
         const SchemaStruct* s = schema.payload_of(e);
         const std::string size = s == nullptr ? "empty"
                                               : fmt::format("{} {}{}", s->name, s->size, s->trailing.empty() ? "" : "+");
-        std::printf("  %5u %-28s %-30s %s\n", e.number, e.name.c_str(), size.c_str(), e.description.c_str());
+        std::printf("  %5u %-28s %-30s %s\n", e.number, e.name.c_str(), size.c_str(),
+                    printable(e.description).c_str());
     }
     std::printf("\nstructs (offset, size, field, type)\n");
     for (const auto& s : schema.structs()) print_struct(schema, s);
@@ -173,7 +159,7 @@ int run_check(const SchemaCommand& c) {
         report_error(schema.error().message());
         return kExitRuntime;
     }
-    std::printf("%s: ok: schema %s, content type %u, %zu event types, hash %s\n", c.file.c_str(),
+    std::printf("%s: ok: schema %s, content type %u, %zu event types, hash %s\n", printable(c.file).c_str(),
                 schema->content_name().c_str(), schema->content_type(), schema->events().size(),
                 schema->hash_hex().c_str());
     for (const auto& warning : schema_warnings(*schema))  // legal, but probably a mistake
@@ -212,7 +198,12 @@ int run_compile(const SchemaCommand& c) {
         report_error(fmt::format("{}: {}", c.file, header.error().message()));
         return kExitRuntime;
     }
-    if (auto s = write_file(c.output, *header); !s) {
+    // Through a temporary renamed into place, so a build never sees half a
+    // header; never over the schema itself (`compile F -o F`).
+    OutputFileOptions output;
+    output.what = "the header";
+    output.keep.push_back({c.file, "the schema it compiles"});
+    if (auto s = write_output_file(c.output, *header, output); !s) {
         report_error(s.error().message());
         return kExitRuntime;
     }

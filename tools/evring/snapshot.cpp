@@ -1,8 +1,8 @@
 // evring snapshot: a consistent zstd-compressed copy of a ring (or of a
-// snapshot), written under a temporary name and renamed into place.
+// snapshot), written under a temporary name and renamed into place, or
+// straight into a device or FIFO (output_file.hpp).
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -13,47 +13,25 @@
 #include "evring/snapshot.hpp"
 #include "open.hpp"
 #include "output.hpp"
+#include "output_file.hpp"
 #include "stop.hpp"
 #include "values.hpp"
 
 namespace evring::cli {
 namespace {
 
-// True when `path` (symbolic links followed) is the file the source was read from.
-bool is_source_file(const std::string& path, const SourceIdentity& id) {
-    struct stat st {};
-    if (id.inode == 0 || ::stat(path.c_str(), &st) != 0) return false;
-    const std::uint64_t device = (std::uint64_t{major(st.st_dev)} << 32) | minor(st.st_dev);
-    return device == id.device && static_cast<std::uint64_t>(st.st_ino) == id.inode;
-}
-
-// Checks the output before anything is copied.
-Status check_output(const SnapshotOptions& options, const SourceIdentity& id) {
-    if (is_source_file(options.output, id))
-        return Error(EINVAL, fmt::format("refusing to write the snapshot over the {} it copies: '{}' is '{}'",
-                                         describe(id.kind), options.output, id.path));
-    if (!options.force && ::access(options.output.c_str(), F_OK) == 0)
-        return Error(EEXIST, fmt::format("'{}' exists; pass --force to replace it", options.output));
-    return {};
-}
-
-// Writes the snapshot into `temporary`; removes it on any failure.
-Result<SnapshotStats> write_temporary(const MappedRing& ring, const std::string& temporary,
-                                      const std::string& output, int level) {
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return Error::from_errno(errno, fmt::format("creating '{}'", temporary));
+// Writes the snapshot into `out`; nothing is left in place on failure.
+Result<SnapshotStats> write_output(const MappedRing& ring, OutputFile& out, int level) {
     SnapshotWriteOptions write_options;
     write_options.compression_level = level;
     write_options.stop = &stop_flag();
-    auto stats = write_snapshot(ring, fd, output, write_options);
-    const bool closed = ::close(fd) == 0;
-    if (!stats || !closed) {
-        ::unlink(temporary.c_str());
-        if (stats) return Error::from_errno(errno, fmt::format("closing '{}'", temporary));
+    auto stats = write_snapshot(ring, out.fd(), out.path(), write_options);
+    if (!stats) {
         if (stats.error().errno_value() == ECANCELED)
-            return Error(ECANCELED, fmt::format("interrupted: '{}' was not written", output));
+            return Error(ECANCELED, fmt::format("interrupted: '{}' was not written", printable(out.path())));
         return std::move(stats).error();
     }
+    if (auto s = out.commit(); !s) return std::move(s).error();
     return stats;
 }
 
@@ -81,16 +59,17 @@ int run_snapshot(const SnapshotOptions& options) {
     if (ring == nullptr)
         return runtime_error(Error(EINVAL, fmt::format("'{}' is a {}; snapshot copies a ring or a snapshot",
                                                        options.ring, describe(id.kind))));
-    if (auto s = check_output(options, id); !s) return runtime_error(s.error());
+    // The output is checked before anything is copied: never the source, an
+    // existing file only with --force, a device or FIFO written into.
+    OutputFileOptions rules;
+    rules.what = "the snapshot";
+    rules.replace = options.force;
+    rules.keep.push_back({id.path, fmt::format("the {} it copies", describe(id.kind))});
+    auto out = OutputFile::open(options.output, rules);
+    if (!out) return runtime_error(out.error());
     install_stop_handlers();  // a signal now ends the copy, and the temporary file goes
-    const std::string temporary = fmt::format("{}.tmp{}", options.output, ::getpid());
-    auto stats = write_temporary(*ring, temporary, options.output, level);
+    auto stats = write_output(*ring, *out, level);
     if (!stats) return runtime_error(stats.error());
-    if (::rename(temporary.c_str(), options.output.c_str()) != 0) {
-        const int err = errno;
-        ::unlink(temporary.c_str());
-        return runtime_error(Error::from_errno(err, fmt::format("renaming '{}' to '{}'", temporary, options.output)));
-    }
     print_stats(id.path, options.output, *stats);
     return kExitOk;
 }

@@ -11,7 +11,7 @@ namespace evring::cli {
 namespace {
 
 Error bad(std::string_view option, std::string_view text, std::string_view why) {
-    return Error(EINVAL, fmt::format("bad {} '{}': {}", option, printable(text), why));
+    return Error(EINVAL, fmt::format("bad {} '{}': {}", option, printable(shortened(text)), why));
 }
 
 bool digits_only(std::string_view text) {

@@ -1,9 +1,13 @@
-#include "escape.hpp"
+// Untrusted text made safe for evring's text formats (text_escape.hpp).
+#include "evring/text_escape.hpp"
 
-namespace evring::cli {
+#include <string>
+
+namespace evring {
 namespace {
 
 constexpr char kDigits[] = "0123456789abcdef";
+constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD
 
 bool continuation(unsigned char c) { return (c & 0xc0) == 0x80; }
 
@@ -82,4 +86,37 @@ void append_json_string(std::string& out, std::string_view text) {
     out += '"';
 }
 
-}  // namespace evring::cli
+std::string valid_utf8(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t length = utf8_sequence_length(text, i);
+        if (length == 0) {
+            out += kReplacement;
+            ++i;
+            continue;
+        }
+        out.append(text.substr(i, length));
+        i += length;
+    }
+    return out;
+}
+
+bool is_valid_utf8(std::string_view text) noexcept {
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t length = utf8_sequence_length(text, i);
+        if (length == 0) return false;
+        i += length;
+    }
+    return true;
+}
+
+std::string shortened(std::string_view text, std::size_t max_bytes) {
+    if (text.size() <= max_bytes) return std::string(text);
+    std::size_t cut = max_bytes;
+    // Back to the start of a character, so the cut never splits one.
+    while (cut > 0 && max_bytes - cut < 3 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;
+    return std::string(text.substr(0, cut)) + "...(" + std::to_string(text.size()) + " bytes)";
+}
+
+}  // namespace evring
