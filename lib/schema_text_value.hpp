@@ -11,27 +11,12 @@
 #include <cstddef>
 #include <string_view>
 
+#include "evring/text_escape.hpp"  // utf8_sequence_length: one UTF-8 rule for every text format
 #include "schema_sinks.hpp"
 
 namespace evring::detail {
 
-// The length of the valid UTF-8 sequence starting at text[i] (no overlongs,
-// no surrogates, at most U+10FFFF), or 0 when it is not one.
-inline std::size_t utf8_sequence(std::string_view text, std::size_t i) noexcept {
-    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
-    const unsigned char c = byte(0);
-    if (c < 0x80) return 1;
-    std::size_t n;
-    unsigned char lo = 0x80, hi = 0xbf;  // the range of the second byte
-    if (c >= 0xc2 && c <= 0xdf) n = 2;
-    else if (c >= 0xe0 && c <= 0xef) n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-    else if (c >= 0xf0 && c <= 0xf4) n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-    else return 0;
-    if (text.size() - i < n || byte(1) < lo || byte(1) > hi) return 0;
-    for (std::size_t k = 2; k < n; ++k)
-        if ((byte(k) & 0xc0) != 0x80) return 0;
-    return n;
-}
+using evring::utf8_sequence_length;
 
 template <class Sink>
 void put_escaped_byte(Sink& out, char prefix, unsigned char c) {
@@ -47,7 +32,7 @@ template <class Sink>
 void put_json_text(Sink& out, std::string_view text) {
     for (std::size_t i = 0; i < text.size();) {
         const auto c = static_cast<unsigned char>(text[i]);
-        const std::size_t n = utf8_sequence(text, i);
+        const std::size_t n = utf8_sequence_length(text, i);
         if (n == 0) out.write("\\ufffd", 6);
         else if (c == '"' || c == '\\') out.put('\\'), out.put(static_cast<char>(c));
         else if (c < 0x20 || c == 0x7f) put_escaped_byte(out, 'u', c);
@@ -62,7 +47,7 @@ void put_quoted_text(Sink& out, std::string_view text) {
     out.put('"');
     for (std::size_t i = 0; i < text.size();) {
         const auto c = static_cast<unsigned char>(text[i]);
-        const std::size_t n = utf8_sequence(text, i);
+        const std::size_t n = utf8_sequence_length(text, i);
         if (n == 0 || c < 0x20 || c == 0x7f) put_escaped_byte(out, 'x', c);
         else if (c == '"' || c == '\\') out.put('\\'), out.put(static_cast<char>(c));
         else out.write(text.data() + i, n);
