@@ -73,6 +73,7 @@ Result<std::unique_ptr<RingSetSource>> RingSetSource::open(const std::string& di
     source->schema_hash_ = manifest->schema_hash;
     SourceIdentity& id = source->identity_;
     id.kind = SourceKind::RingSet;
+    id.members = true;
     id.location = std::move(location);
     id.path = directory;
     id.content_type = manifest->content_type;

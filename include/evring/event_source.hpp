@@ -94,6 +94,9 @@ struct SourceIdentity {
     // The file's device and inode (0, 0 when it is not a file).
     std::uint64_t device = 0;
     std::uint64_t inode = 0;
+    // Events and gaps carry ring set member indexes (SourceEvent::member): a
+    // ring set, or a recording of one.
+    bool members = false;
 };
 
 enum class SourceStep : std::uint8_t { Event, Gap, Notice, NotReady, End, Failed };

@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
               "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)", "SIZE");
     watch_cmd->add_flag("--follow-name", watch.follow_name,
                         "Keep following the ring's name when its writer exits and a new one creates it (like tail -F)");
+    watch_cmd->add_option("--member", watch.members, "Only this member of a ring set (repeatable)");
     watch_cmd->add_flag("--no-register", watch.no_register, "Do not announce this reader in the ring's reader registry");
 
     SnapshotOptions snapshot;
