@@ -96,7 +96,11 @@ void RingSetSource::open_member(std::uint32_t index, const std::string& name, co
     const std::string path = directory_ + "/" + name;
     auto skip = [&](const std::string& why) {
         notices_.push_back(fmt::format("ring set {}: member {} ({}) skipped: {}", directory_, index, path, why));
+        struct stat st {};
+        skipped_[index] = ::stat(path.c_str(), &st) == 0 ? std::pair<std::uint64_t, std::uint64_t>(st.st_dev, st.st_ino)
+                                                           : std::pair<std::uint64_t, std::uint64_t>(0, 0);
     };
+    skipped_.erase(index);
     auto reader = RingReader::open(path);
     if (!reader) return skip(reader.error().message());
     if (auto s = reader->ring().check_content_type(content_type_, schema_hash_); !s)
@@ -138,11 +142,15 @@ void RingSetSource::refresh_members(bool force) {
     }
     for (const auto& info : manifest->members) {
         auto it = std::find_if(members_.begin(), members_.end(), [&](const auto& m) { return m->index == info.index; });
+        struct stat st {};
         if (it == members_.end()) {
+            const bool exists = ::stat(info.path.c_str(), &st) == 0;
+            const std::pair<std::uint64_t, std::uint64_t> file =
+                exists ? std::pair<std::uint64_t, std::uint64_t>(st.st_dev, st.st_ino) : std::pair<std::uint64_t, std::uint64_t>(0, 0);
+            if (auto was = skipped_.find(info.index); was != skipped_.end() && was->second == file) continue;
             open_member(info.index, info.name, Position::oldest());
             continue;
         }
-        struct stat st {};
         if (::stat(info.path.c_str(), &st) == 0 && (st.st_dev != (*it)->device || st.st_ino != (*it)->inode))
             (*it)->reopen = true;
     }

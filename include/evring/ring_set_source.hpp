@@ -52,6 +52,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -109,6 +110,9 @@ private:
     std::uint16_t content_type_ = 0;
     std::array<std::uint8_t, 32> schema_hash_{};
     std::vector<std::unique_ptr<Member>> members_;
+    // Members skipped (missing, foreign, ...) and the file they were then
+    // (device, inode; 0, 0 when missing): tried again only when it changes.
+    std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> skipped_;
     std::vector<std::string> notices_;  // waiting to be handed out
     std::string notice_text_;
     std::uint64_t last_released_nanos_ = 0;
