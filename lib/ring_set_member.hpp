@@ -22,6 +22,7 @@ struct RingSetSource::Member {
     std::optional<Doorbell> bell;
     SourceItem head;         // the member's next event, while has_head
     bool has_head = false;
+    bool idle = false;       // its last pull found nothing: pulled again only when it has something
     bool ended = false;      // read to its end (writer gone) or failed
     bool reopen = false;     // a new ring is at its name: read it once this one ends
     std::uint64_t stuck_since = 0;  // monotonic ns when the merge first waited on its reservation; 0: not waiting

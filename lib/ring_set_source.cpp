@@ -125,6 +125,9 @@ void RingSetSource::open_member(std::uint32_t index, const std::string& name, co
 }
 
 void RingSetSource::refresh_members(bool force) {
+    // The clock is read once per 256 calls: a clock read per merged event
+    // would cost more than the merge itself.
+    if (!force && (++refresh_calls_ & 255) != 0) return;
     const std::uint64_t now = clock_nanos(CLOCK_MONOTONIC);
     if (!force && now < next_refresh_) return;
     next_refresh_ = now + kRefreshInterval;
@@ -161,6 +164,7 @@ SourceStep RingSetSource::pull(Member& m, SourceItem& item, PayloadRead payload)
     switch (step) {
     case SourceStep::Event:
         m.has_head = true;
+        m.idle = false;
         m.stuck_since = 0;
         return step;
     case SourceStep::Gap:
@@ -171,7 +175,9 @@ SourceStep RingSetSource::pull(Member& m, SourceItem& item, PayloadRead payload)
         notice_text_ = fmt::format("member {}: {}", m.index, m.head.notice);
         item.notice = notice_text_;
         return step;
-    case SourceStep::NotReady: return step;
+    case SourceStep::NotReady:
+        m.idle = true;
+        return step;
     case SourceStep::End:
         m.ended = true;
         return step;
@@ -186,14 +192,16 @@ SourceStep RingSetSource::pull(Member& m, SourceItem& item, PayloadRead payload)
 
 // The release rule (see the contract): false while a member without a held
 // event has a reservation pending and the stall bound has not passed.
-bool RingSetSource::may_release(std::uint64_t now) {
+bool RingSetSource::may_release() {
     bool ok = true;
+    std::uint64_t now = 0;  // read only when a member has a reservation pending
     for (auto& m : members_) {
         if (m->ended || m->has_head) continue;
         if (!member_has_pending(*m)) {
             m->stuck_since = 0;
             continue;
         }
+        if (now == 0) now = now_monotonic();
         if (m->stuck_since == 0) m->stuck_since = now;
         if (now - m->stuck_since < static_cast<std::uint64_t>(options_.stall_bound.count())) ok = false;
     }
@@ -211,19 +219,29 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
             item.notice = notice_text_;
             return SourceStep::Notice;
         }
-        for (std::size_t i = 0; i < members_.size(); ++i) {
-            Member& m = *members_[i];
-            if (m.has_head) continue;
-            if (m.ended) {
-                if (!m.reopen) continue;
-                const std::uint32_t index = m.index;
-                const std::string name = m.name;
-                members_.erase(members_.begin() + static_cast<std::ptrdiff_t>(i));
-                open_member(index, name, Position::oldest());
-                return read(item, payload);  // at most once per re-created member
+        // An idle member is pulled again only when its writer has reserved
+        // something new (phase 0), or when no member holds an event (phase
+        // 1: its NotReady path then notices a writer that exited): a NotReady
+        // pull costs a liveness check, which must not be paid per event.
+        for (int phase = 0; phase < 2; ++phase) {
+            if (phase == 1 && std::any_of(members_.begin(), members_.end(), [](const auto& m) { return m->has_head; }))
+                break;
+            for (std::size_t i = 0; i < members_.size(); ++i) {
+                Member& m = *members_[i];
+                if (m.has_head) continue;
+                if (m.ended) {
+                    if (!m.reopen || phase == 1) continue;
+                    const std::uint32_t index = m.index;
+                    const std::string name = m.name;
+                    members_.erase(members_.begin() + static_cast<std::ptrdiff_t>(i));
+                    open_member(index, name, Position::oldest());
+                    return read(item, payload);  // at most once per re-created member
+                }
+                const bool quiet = m.idle && !member_has_pending(m);
+                if (quiet != (phase == 1)) continue;
+                const SourceStep step = pull(m, item, payload);
+                if (step == SourceStep::Gap || step == SourceStep::Notice) return step;
             }
-            const SourceStep step = pull(m, item, payload);
-            if (step == SourceStep::Gap || step == SourceStep::Notice) return step;
         }
         Member* best = nullptr;
         for (auto& m : members_)
@@ -237,7 +255,7 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
                 continue;
             return SourceStep::End;
         }
-        if (!may_release(now_monotonic())) return SourceStep::NotReady;
+        if (!may_release()) return SourceStep::NotReady;
         best->has_head = false;
         item.event = best->head.event;
         item.event.member = best->index;

@@ -54,6 +54,7 @@ void sleep_for(std::chrono::nanoseconds d) {
 }  // namespace
 
 void RingSetSource::wait(std::chrono::nanoseconds timeout) {
+    refresh_calls_ |= 255;  // the next refresh_members looks at the clock
     refresh_members(false);
     timeout = std::min<std::chrono::nanoseconds>(timeout, kMaxSleep);
     // A merge held back by a stuck member only needs to wait out its bound.

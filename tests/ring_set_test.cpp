@@ -457,7 +457,7 @@ TEST_F(SetFixture, AGenerationRunningBackwardsGivesANotice) {
     SourceItem item;
     for (int i = 0; i < 200 && notice.empty(); ++i) {  // the generation is re-read every 10 ms
         if (source->next(item) == SourceStep::Notice) notice = item.notice;
-        else std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        else source->wait(std::chrono::milliseconds(1));  // also looks at the manifest
     }
     EXPECT_NE(notice.find("ran backwards"), std::string::npos) << notice;
 }

@@ -99,13 +99,14 @@ private:
     void refresh_members(bool force);
     void open_member(std::uint32_t index, const std::string& name, const Position& start);
     SourceStep pull(Member& member, SourceItem& item, PayloadRead payload);
-    bool may_release(std::uint64_t now) ;
+    bool may_release();
     std::uint64_t now_monotonic() const;
 
     std::string directory_;
     int manifest_fd_ = -1;
     std::uint64_t generation_ = 0;
     std::uint64_t next_refresh_ = 0;
+    std::uint32_t refresh_calls_ = 0;
     std::vector<std::byte> schema_blob_;
     std::uint16_t content_type_ = 0;
     std::array<std::uint8_t, 32> schema_hash_{};
