@@ -271,6 +271,8 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
 }
 
 Result<std::string> RingSetSource::seek(const Position& start) {
+    if (start.kind == Position::Kind::Seqno && start.member != Position::kAnyMember)
+        return seek_member(start.member, start.value);
     if (start.kind == Position::Kind::Seqno)
         return Error(EINVAL, fmt::format("ring set '{}': a sequence number needs its member (MEMBER:SEQNO), since "
                                          "every member counts its own",

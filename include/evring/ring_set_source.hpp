@@ -28,9 +28,9 @@
 // - Positions: oldest, latest, times and durations are applied to every
 //   member. -N starts at the N newest events of the set (each member is
 //   positioned N back, and the older surplus is skipped without being handed
-//   out). A plain SEQNO is refused (sequence numbers are per member); use
-//   seek_member(MEMBER, SEQNO): member MEMBER starts at SEQNO and every other
-//   member at that event's time.
+//   out). A plain SEQNO is refused (sequence numbers are per member); a
+//   Position::member_seqno (MEMBER:SEQNO), or seek_member(MEMBER, SEQNO),
+//   starts member MEMBER at SEQNO and every other member at that event's time.
 // - Members: a member that is missing, truncated, not a ring, or carries
 //   another content type or schema hash than the manifest is skipped with a
 //   Notice naming its file and the reason; the others are read. The manifest's

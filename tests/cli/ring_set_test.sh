@@ -63,6 +63,12 @@ fi
 if grep -q "MEMBER:SEQNO" "$WORK/seqno.err"; then ok a_plain_seqno_on_a_set_is_refused_by_name
 else fail a_plain_seqno_on_a_set_is_refused_by_name "$(cat "$WORK/seqno.err")"; fi
 
+first=$("$EVRING_BIN" watch "$SET" --from 3:100 --count 1 --format jsonl 2>/dev/null)
+case "$first" in
+    *'"seqno":100,"member":3,'*) ok from_member_seqno_starts_at_that_members_event ;;
+    *) fail from_member_seqno_starts_at_that_members_event "got: $first" ;;
+esac
+
 if [ -n "${EVRING_PYTHONPATH:-}" ] && PYTHONPATH="$EVRING_PYTHONPATH" "$PY" -c 'import evring' 2>/dev/null; then
     out=$(PYTHONPATH="$EVRING_PYTHONPATH" "$PY" -c '
 import json, sys, evring
