@@ -42,14 +42,19 @@ bool earlier(const RingSetSource::Member& a, const RingSetSource::Member& b) {
 
 }  // namespace
 
-bool member_has_pending(const RingSetSource::Member& member) {
-    const MappedRing* ring = member.source->ring();
-    if (ring == nullptr) return false;
-    std::uint64_t last = 0;
-    // Acquire: pairs with nothing in particular; the reservation word is only
-    // compared with what this reader has read.
-    if (!guard_sigbus([&] { last = shared::load_acquire(ring->header().control.last_seqno); })) return false;
-    return last >= member.source->next_seqno();
+void probe_pending(std::vector<std::unique_ptr<RingSetSource::Member>>& members) {
+    // Acquire: the reservation word is only compared with what this reader
+    // has read (no data is read through it).
+    const bool intact = guard_sigbus([&] {
+        for (auto& m : members) {
+            if (m->has_head || m->ended) continue;
+            const MappedRing* ring = m->source->ring();
+            m->pending = ring != nullptr &&
+                         shared::load_acquire(ring->header().control.last_seqno) >= m->source->next_seqno();
+        }
+    });
+    if (!intact)
+        for (auto& m : members) m->pending = !m->has_head && !m->ended;
 }
 
 RingSetSource::~RingSetSource() {
@@ -197,7 +202,7 @@ bool RingSetSource::may_release() {
     std::uint64_t now = 0;  // read only when a member has a reservation pending
     for (auto& m : members_) {
         if (m->ended || m->has_head) continue;
-        if (!member_has_pending(*m)) {
+        if (!m->pending) {
             m->stuck_since = 0;
             continue;
         }
@@ -223,6 +228,7 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
         // something new (phase 0), or when no member holds an event (phase
         // 1: its NotReady path then notices a writer that exited): a NotReady
         // pull costs a liveness check, which must not be paid per event.
+        probe_pending(members_);
         for (int phase = 0; phase < 2; ++phase) {
             if (phase == 1 && std::any_of(members_.begin(), members_.end(), [](const auto& m) { return m->has_head; }))
                 break;
@@ -237,7 +243,7 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
                     open_member(index, name, Position::oldest());
                     return read(item, payload);  // at most once per re-created member
                 }
-                const bool quiet = m.idle && !member_has_pending(m);
+                const bool quiet = m.idle && !m.pending;
                 if (quiet != (phase == 1)) continue;
                 const SourceStep step = pull(m, item, payload);
                 if (step == SourceStep::Gap || step == SourceStep::Notice) return step;
