@@ -197,6 +197,14 @@ bool Doorbell::sleep_on_futex(std::uint64_t next_seqno, std::chrono::nanoseconds
     }
 }
 
+std::uint32_t* Doorbell::announce_sleep(std::uint32_t& expected) noexcept {
+    if (mode_ != Mode::Futex) return nullptr;
+    // D1, announce: seq_cst RMW, the reader's store of the Dekker pair.
+    expected = shared::fetch_or_seq_cst(*word_, 1u) | 1u;
+    ++sleeps_;
+    return word_;
+}
+
 bool Doorbell::poll(std::uint64_t next_seqno, std::chrono::nanoseconds timeout) noexcept {
     const auto deadline = monotonic_now() + timeout;
     for (;;) {

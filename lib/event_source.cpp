@@ -12,6 +12,7 @@ std::string_view describe(SourceKind kind) noexcept {
     case SourceKind::Snapshot: return "snapshot";
     case SourceKind::Recording: return "recording";
     case SourceKind::Stream: return "stream";
+    case SourceKind::RingSet: return "ring set";
     }
     return "source";
 }

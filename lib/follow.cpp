@@ -34,6 +34,9 @@ bool FollowLoop::stop_requested() const noexcept {
 Status FollowLoop::position(const Position& start) {
     // A remote source may filter on its server; the loop still filters.
     if (!options_.filter.accepts_everything()) source_->narrow(options_.filter);
+    if (start.member != Position::kAnyMember && !source_->identity().members)
+        return Error(EINVAL, fmt::format("--from {}:{}: MEMBER:SEQNO is for ring sets; '{}' is a {}", start.member,
+                                         start.value, source_->identity().location, describe(source_->kind())));
     auto notice = source_->seek(start);
     if (!notice) return std::move(notice).error();
     if (!notice->empty()) sink_.notice(*notice);

@@ -155,6 +155,16 @@ Result<Position> parse_start(std::string_view text, std::string_view option) {
         if (n == 0) return bad(option, text, "-N needs N >= 1");
         return Position{Position::Kind::Back, n};
     }
+    if (const auto colon = text.find(':'); colon != std::string_view::npos && colon > 0 &&
+                                          all_digits(text.substr(0, colon)) && all_digits(text.substr(colon + 1)) &&
+                                          colon + 1 < text.size()) {
+        std::uint64_t member = 0;
+        if (!parse_uint(text.substr(0, colon), member) || member >= Position::kAnyMember)
+            return bad(option, text, "MEMBER:SEQNO: the member number is too large");
+        auto seqno = parse_seqno_or_time(option, text.substr(colon + 1));
+        if (!seqno) return std::move(seqno).error();
+        return Position::member_seqno(static_cast<std::uint32_t>(member), seqno->value);
+    }
     return parse_seqno_or_time(option, text);
 }
 

@@ -38,6 +38,7 @@ Result<std::unique_ptr<RecordingSource>> RecordingSource::open(const std::string
     id.content_type = h.content_type;
     id.schema_hash = h.schema_hash;
     id.ring_size = h.ring_size;
+    id.members = (h.flags & kRecordingRingSet) != 0;
     detail::file_identity(path, id);
     source->series_id_ = h.series_id;
     source->file_index_ = h.file_index;
@@ -100,6 +101,9 @@ SourceStep RecordingSource::from_record(SourceItem& item, PayloadRead payload, b
         SourceEvent& event = item.event;
         event.descriptor = record_.event;
         event.payload = {};
+        // A ring set recording keeps the member in the descriptor's reserved field.
+        event.member = identity_.members ? record_.event.reserved : 0;
+        event.descriptor.reserved = 0;
         if (record_.kind == RecordKind::ExpiredPayload) {
             event.payload_state = PayloadState::Expired;
         } else if (payload == PayloadRead::Copy) {
@@ -119,6 +123,7 @@ SourceStep RecordingSource::from_record(SourceItem& item, PayloadRead payload, b
         if (skip_events_ > index_ || !started_ || g.first_lost_seqno + (g.lost_count - 1) < min_seqno_)
             return SourceStep::Gap;
         item.gap = SourceGap{g.first_lost_seqno, g.lost_count, g.reason, {}};
+        item.gap.member = identity_.members ? g.reserved : 0;
         handed_out = true;
         return SourceStep::Gap;
     }

@@ -160,7 +160,8 @@ Result<RecordingWriter> RecordingWriter::create(const std::string& path, const R
     header.magic = kRecordingMagic;
     header.version = kRecordingVersion;
     header.content_type = source.content_type;
-    header.flags = (options.compress ? kRecordingZstd : 0) | (options.schema.empty() ? 0 : kRecordingHasSchema);
+    header.flags = (options.compress ? kRecordingZstd : 0) | (options.schema.empty() ? 0 : kRecordingHasSchema) |
+                   (options.ring_set ? kRecordingRingSet : 0);
     header.schema_hash = source.schema_hash;
     header.ring_size = source.size;
     header.schema_size = static_cast<std::uint32_t>(options.schema.size());
@@ -223,14 +224,15 @@ Status RecordingWriter::end_event(bool payload_intact) {
     return after_record();
 }
 
-Status RecordingWriter::append_gap(std::uint64_t first_lost_seqno, std::uint64_t lost_count, GapReason reason) {
+Status RecordingWriter::append_gap(std::uint64_t first_lost_seqno, std::uint64_t lost_count, GapReason reason,
+                                   std::uint32_t member) {
     State& s = *state_;
     if (lost_count == 0 || first_lost_seqno > UINT64_MAX - (lost_count - 1) ||
         static_cast<std::uint32_t>(reason) > kMaxGapReason)
         return Error(EINVAL, fmt::format("{}: gap of {} from seqno {} with reason {} cannot be recorded",
                                          recording_named(s.path), lost_count, first_lost_seqno,
                                          static_cast<std::uint32_t>(reason)));
-    const GapRecord gap{first_lost_seqno, lost_count, wall_clock_nanos(), reason, 0};
+    const GapRecord gap{first_lost_seqno, lost_count, wall_clock_nanos(), reason, member};
     s.append_record(RecordKind::Gap, &gap, sizeof gap);
     s.note_seqnos(first_lost_seqno, first_lost_seqno + (lost_count - 1));
     ++s.block.record_count;

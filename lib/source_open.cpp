@@ -12,6 +12,8 @@
 #include "evring/recording_reader.hpp"
 #include "evring/recording_source.hpp"
 #include "evring/ring_reader.hpp"
+#include "evring/ring_set_manifest.hpp"
+#include "evring/ring_set_source.hpp"
 #include "evring/ring_source.hpp"
 #include "evring/text_escape.hpp"
 
@@ -60,7 +62,12 @@ Result<std::unique_ptr<EventSource>> open_file(std::string_view typed, const std
     const std::string named = where(typed, path);
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return Error::from_errno(errno, "opening " + named);
-    if (S_ISDIR(st.st_mode)) return Error(EISDIR, "opening " + named + ": it is a directory");
+    if (S_ISDIR(st.st_mode)) {
+        if (!is_ring_set_directory(path)) return Error(EISDIR, "opening " + named + ": it is a directory");
+        auto set = RingSetSource::open(path, std::string(typed));
+        if (!set) return std::move(set).context("opening ring set " + named).error();
+        return std::unique_ptr<EventSource>(std::move(set).value());
+    }
     auto zstd = is_zstd_file(path);
     if (!zstd) return std::move(zstd).context("opening " + named).error();
     if (*zstd) {

@@ -145,6 +145,12 @@ public:
     // True when the event `next_seqno` is committed or already overwritten.
     bool event_ready(std::uint64_t next_seqno) const noexcept;
 
+    // For a reader sleeping on several rings at once (ring_set_source.hpp):
+    // step D1 alone on this ring's word. Returns the word, with the value to
+    // sleep on in `expected`; nullptr in Polling mode. The caller then runs
+    // D2/D3 once for all its rings, re-checks each with event_ready (D4) and
+    // sleeps on all the words (futex_waitv), as wait() does for one.
+    std::uint32_t* announce_sleep(std::uint32_t& expected) noexcept;
     Mode mode() const noexcept { return mode_; }
     const std::string& fallback_reason() const noexcept { return fallback_reason_; }
     // How often wait() went to sleep on the futex (Futex mode) or slept a poll

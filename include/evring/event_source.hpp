@@ -72,9 +72,9 @@ namespace evring {
 class FlowFilter;
 class MappedRing;
 
-enum class SourceKind : std::uint8_t { Ring, Snapshot, Recording, Stream };
+enum class SourceKind : std::uint8_t { Ring, Snapshot, Recording, Stream, RingSet };
 
-// "ring file", "snapshot", "recording", "stream".
+// "ring file", "snapshot", "recording", "stream", "ring set".
 std::string_view describe(SourceKind kind) noexcept;
 
 // What a source is. Fixed once opened.
@@ -94,6 +94,9 @@ struct SourceIdentity {
     // The file's device and inode (0, 0 when it is not a file).
     std::uint64_t device = 0;
     std::uint64_t inode = 0;
+    // Events and gaps carry ring set member indexes (SourceEvent::member): a
+    // ring set, or a recording of one.
+    bool members = false;
 };
 
 enum class SourceStep : std::uint8_t { Event, Gap, Notice, NotReady, End, Failed };
@@ -111,6 +114,9 @@ struct SourceEvent {
     EventDescriptor descriptor{};
     PayloadState payload_state = PayloadState::NotRead;
     std::span<const std::byte> payload;  // Ok only; valid until the next call
+    // The ring set member the event came from (ring_set_source.hpp); 0 for
+    // every other source.
+    std::uint32_t member = 0;
 };
 
 struct SourceGap {
@@ -121,6 +127,8 @@ struct SourceGap {
     // report naming the file, offset and reason); empty otherwise. Valid until
     // the next call.
     std::string_view detail;
+    // The ring set member whose sequence numbers these are; 0 otherwise.
+    std::uint32_t member = 0;
     std::uint64_t last_seqno() const noexcept { return first_seqno + (count - 1); }
 };
 

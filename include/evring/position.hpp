@@ -1,6 +1,8 @@
 // evring/position.hpp — where reading starts and stops, as a user writes it.
 //
-//   start: latest | oldest | SEQNO | -N | TIME
+//   start: latest | oldest | SEQNO | MEMBER:SEQNO | -N | TIME
+//   (MEMBER:SEQNO: a ring set member's sequence number, ring_set_source.hpp;
+//   other sources refuse it)
 //   stop:  SEQNO | TIME
 //   TIME:  2026-11-22T01:45:00[.fraction][Z]   (UTC; the date must exist)
 //          @1700000000[.fraction]              (seconds since the Unix epoch)
@@ -42,10 +44,14 @@ struct Position {
     };
     Kind kind = Kind::None;
     std::uint64_t value = 0;
+    // Seqno of a ring set member (MEMBER:SEQNO); kAnyMember otherwise.
+    static constexpr std::uint32_t kAnyMember = 0xffffffffu;
+    std::uint32_t member = kAnyMember;
 
     static Position latest() noexcept { return {Kind::Latest, 0}; }
     static Position oldest() noexcept { return {Kind::Oldest, 0}; }
     static Position seqno(std::uint64_t s) noexcept { return {Kind::Seqno, s}; }
+    static Position member_seqno(std::uint32_t m, std::uint64_t s) noexcept { return {Kind::Seqno, s, m}; }
 
     bool is_time() const noexcept { return kind == Kind::AbsoluteTime || kind == Kind::RelativeTime; }
     // The time in nanoseconds since the epoch; a relative time counts back from `now_nanos`.

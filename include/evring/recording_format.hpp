@@ -35,7 +35,10 @@ inline constexpr std::uint16_t kRecordingVersion1 = 1;  // still read (one zstd 
 // RecordingFileHeader::flags.
 inline constexpr std::uint32_t kRecordingZstd = 1;       // v1: the body is zstd; v2: blocks were compressed
 inline constexpr std::uint32_t kRecordingHasSchema = 2;  // v2: a schema block follows the file header
-inline constexpr std::uint32_t kRecordingKnownFlags = kRecordingZstd | kRecordingHasSchema;
+// v2: the recording of a ring set: an Event record's descriptor holds its
+// member index in `reserved` (bytes 10..11), a Gap record in its last u32.
+inline constexpr std::uint32_t kRecordingRingSet = 4;
+inline constexpr std::uint32_t kRecordingKnownFlags = kRecordingZstd | kRecordingHasSchema | kRecordingRingSet;
 
 // The opaque schema blob a recording may carry (bytes; evring does not parse it).
 inline constexpr std::uint32_t kMaxRecordingSchemaSize = std::uint32_t{1} << 20;
@@ -130,7 +133,7 @@ struct GapRecord {
     std::uint64_t lost_count;            // at least 1
     std::uint64_t detected_epoch_nanos;
     GapReason reason;                    // v1 files: Unrecorded (their record is 24 bytes)
-    std::uint32_t reserved;              // zero
+    std::uint32_t reserved;              // kRecordingRingSet: the ring set member; else zero
 };
 static_assert(sizeof(GapRecord) == 32);
 

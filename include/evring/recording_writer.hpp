@@ -55,6 +55,9 @@ struct RecordingOptions {
     // An opaque blob (the ring's schema) written into every file of the
     // recording; at most kMaxRecordingSchemaSize bytes. create copies it.
     std::span<const std::byte> schema;
+    // The source is a ring set: events and gaps carry member indexes
+    // (kRecordingRingSet; begin_event's descriptor.reserved, append_gap's member).
+    bool ring_set = false;
 };
 
 struct RecordingTotals {
@@ -84,7 +87,8 @@ public:
     // Records that `lost_count` sequence numbers from `first_lost_seqno` were
     // not captured, and why. Refuses a zero count, a range past 2^64 - 1 and
     // an unknown reason.
-    Status append_gap(std::uint64_t first_lost_seqno, std::uint64_t lost_count, GapReason reason);
+    Status append_gap(std::uint64_t first_lost_seqno, std::uint64_t lost_count, GapReason reason,
+                      std::uint32_t member = 0);
     // Ends the current block (see the contract).
     Status flush();
     // Writes the end record and closes the file. Further calls do nothing.

@@ -26,6 +26,7 @@ struct EventObject {
     unsigned long long content_ext[4];
     unsigned int payload_size;
     unsigned short event_type;
+    unsigned int member;  // the ring set member it came from; 0 for other sources
     PyObject* payload;  // bytes, or None when it expired before it was read
     PyObject* context;  // the reader's DecodeContext capsule
 };
@@ -206,6 +207,8 @@ PyMemberDef event_members[] = {
     {"record_epoch_nanos", T_ULONGLONG, offsetof(EventObject, record_epoch_nanos), READONLY,
      "when it was recorded, ns since the Unix epoch"},
     {"payload_size", T_UINT, offsetof(EventObject, payload_size), READONLY, "the descriptor's payload size"},
+    {"member", T_UINT, offsetof(EventObject, member), READONLY,
+     "the ring set member the event came from (0 for a ring, snapshot or recording)"},
     {"payload", T_OBJECT, offsetof(EventObject, payload), READONLY,
      "the payload (bytes), or None when it was overwritten before it could be read"},
     {nullptr, 0, 0, 0, nullptr},
@@ -247,9 +250,11 @@ py::object make_context_capsule(DecodeContext context) {
     return py::reinterpret_steal<py::object>(capsule);
 }
 
-PyObject* new_event(const EventDescriptor& d, PyObject* payload, PyObject* context_capsule) noexcept {
+PyObject* new_event(const EventDescriptor& d, PyObject* payload, PyObject* context_capsule,
+                    std::uint32_t member) noexcept {
     auto* e = PyObject_New(EventObject, g_event_type);
     if (e == nullptr) return nullptr;
+    e->member = member;
     e->seqno = d.seqno;
     e->record_epoch_nanos = d.record_epoch_nanos;
     for (std::size_t i = 0; i < 4; ++i) e->content_ext[i] = d.content_ext[i];

@@ -34,7 +34,8 @@ py::object make_context_capsule(DecodeContext context);
 
 // A new evring.Event (a new reference), or nullptr with a Python error set.
 // `payload` is bytes or None (borrowed; the event takes its own reference).
-PyObject* new_event(const EventDescriptor& d, PyObject* payload, PyObject* context_capsule) noexcept;
+PyObject* new_event(const EventDescriptor& d, PyObject* payload, PyObject* context_capsule,
+                    std::uint32_t member = 0) noexcept;
 
 // Creates the Event type and adds it to the module.
 void register_event(py::module_& m);

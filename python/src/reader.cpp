@@ -55,11 +55,11 @@ bool wait_for_more(IteratorObject* it, EventSource& source, std::chrono::steady_
 }
 
 PyObject* make_event(Reader& reader, const SourceEvent& e) {
-    if (e.payload_state != PayloadState::Ok) return new_event(e.descriptor, Py_None, reader.context());
+    if (e.payload_state != PayloadState::Ok) return new_event(e.descriptor, Py_None, reader.context(), e.member);
     PyObject* payload = PyBytes_FromStringAndSize(reinterpret_cast<const char*>(e.payload.data()),
                                                   static_cast<Py_ssize_t>(e.payload.size()));
     if (payload == nullptr) return nullptr;
-    PyObject* event = new_event(e.descriptor, payload, reader.context());
+    PyObject* event = new_event(e.descriptor, payload, reader.context(), e.member);
     Py_DECREF(payload);
     return event;
 }

@@ -47,6 +47,7 @@ struct WatchOptions {
     bool wait = false;        // --wait: wait for the ring to be created (implied by --follow-name)
     std::string schema_file;  // --schema FILE; empty: none
     bool no_register = false;  // stay out of the ring's reader registry
+    std::vector<std::uint32_t> members;  // --member: only these ring set members (empty: all)
 };
 
 struct SnapshotOptions {

@@ -50,6 +50,7 @@ std::string_view EventPrinter::decode_reason(const EventDescriptor& event, const
 
 void EventPrinter::put_decoded_text(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
     put_utc_time(out, event.record_epoch_nanos);
+    put_member_text(out, member_);
     out.put(" seq=");
     out.put_uint(event.seqno);
     out.put(' ');
@@ -87,6 +88,7 @@ void EventPrinter::put_decoded_text(OutputBuffer& out, const EventDescriptor& ev
 void EventPrinter::put_decoded_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
     out.put("{\"seqno\":");
     out.put_uint(event.seqno);
+    put_member_json(out, member_);
     out.put(",\"event_type\":");
     out.put_uint(event.event_type);
     out.put(",\"type_name\":");

@@ -36,8 +36,9 @@ std::optional<std::uint16_t> parse_event_type(std::uint16_t /*content_type*/, st
 
 namespace {
 
-void put_text_line(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
+void put_text_line(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload, std::int64_t member) {
     put_utc_time(out, event.record_epoch_nanos);
+    put_member_text(out, member);
     out.put(" seq=");
     out.put_uint(event.seqno);
     out.put(" type=");
@@ -84,9 +85,10 @@ void put_hexdump(OutputBuffer& out, std::span<const std::byte> bytes) {
     }
 }
 
-void put_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
+void put_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload, std::int64_t member) {
     out.put("{\"seqno\":");
     out.put_uint(event.seqno);
+    put_member_json(out, member);
     out.put(",\"event_type\":");
     out.put_uint(event.event_type);
     out.put(",\"payload_size\":");
@@ -111,21 +113,33 @@ void put_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView
 
 }  // namespace
 
+void put_member_text(OutputBuffer& out, std::int64_t member) {
+    if (member < 0) return;
+    out.put(" member=");
+    out.put_uint(static_cast<std::uint64_t>(member));
+}
+
+void put_member_json(OutputBuffer& out, std::int64_t member) {
+    if (member < 0) return;
+    out.put(",\"member\":");
+    out.put_uint(static_cast<std::uint64_t>(member));
+}
+
 void print_event(OutputBuffer& out, Format format, const EventDescriptor& event,
-                 const PayloadView& payload) {
+                 const PayloadView& payload, std::int64_t member) {
     switch (format) {
     case Format::Text:
-        put_text_line(out, event, payload);
+        put_text_line(out, event, payload, member);
         break;
     case Format::Hex:
-        put_text_line(out, event, payload);
+        put_text_line(out, event, payload, member);
         if (payload.state == PayloadView::State::Ok)
             put_hexdump(out, payload.bytes);
         else if (payload.state == PayloadView::State::Expired)
             out.put("  (payload expired: overwritten before it could be read)\n");
         break;
     case Format::Jsonl:
-        put_json(out, event, payload);
+        put_json(out, event, payload, member);
         break;
     }
     out.maybe_flush();
@@ -133,7 +147,7 @@ void print_event(OutputBuffer& out, Format format, const EventDescriptor& event,
 
 void EventPrinter::print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
     if (schema_ == nullptr) {
-        print_event(out, format_, event, payload);
+        print_event(out, format_, event, payload, member_);
         return;
     }
     switch (format_) {

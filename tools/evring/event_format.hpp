@@ -53,8 +53,12 @@ struct PayloadView {
 // Whether this format needs the payload bytes.
 inline bool format_reads_payloads(Format format) { return format != Format::Text; }
 
+// The member key of a ring set's event (nothing when member < 0).
+void put_member_text(OutputBuffer& out, std::int64_t member);
+void put_member_json(OutputBuffer& out, std::int64_t member);
+
 void print_event(OutputBuffer& out, Format format, const EventDescriptor& event,
-                 const PayloadView& payload);
+                 const PayloadView& payload, std::int64_t member = -1);
 
 // Prints events in one format, decoded with `schema` when it is not null (the
 // schema must outlive the printer). Its scratch buffer is reused: once it has
@@ -64,10 +68,14 @@ public:
     EventPrinter(Format format, const Schema* schema) : format_(format), schema_(schema) {}
 
     // Whether the follow loop must copy payloads for this printer.
+    // A ring set's member index to show with the next events (a `member`
+    // key in jsonl, member=N in text), or -1 for none (every other source).
+    void set_member(std::int64_t member) noexcept { member_ = member; }
     bool reads_payloads() const noexcept { return schema_ != nullptr || format_reads_payloads(format_); }
     void print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload);
 
 private:
+    std::int64_t member_ = -1;
     void put_decoded_text(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload);
     void put_decoded_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload);
     // The reason an event does not decode, into reason_ (no allocation).

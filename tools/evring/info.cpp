@@ -49,6 +49,7 @@ int run_info(const InfoOptions& options) {
     if (auto* recording = dynamic_cast<RecordingSource*>(source->get()))
         return describe_recording(*recording, options.json, *found);
     if (auto* ring = dynamic_cast<RingSource*>(source->get())) return describe_ring(*ring, options.json, *found);
+    if (auto* set = dynamic_cast<RingSetSource*>(source->get())) return describe_ring_set(*set, options.json, *found);
     return runtime_error(Error(EINVAL, fmt::format("info cannot describe a {} yet", describe((*source)->kind()))));
 }
 

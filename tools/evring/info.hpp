@@ -7,6 +7,7 @@
 #include <string>
 
 #include "evring/recording_source.hpp"
+#include "evring/ring_set_source.hpp"
 #include "evring/ring_source.hpp"
 #include "evring/schema_resolve.hpp"
 #include "json.hpp"
@@ -17,6 +18,7 @@ namespace evring::cli {
 // is what schema_resolve.hpp found for the source.
 int describe_ring(RingSource& source, bool json, const ResolvedSchema& schema);
 int describe_recording(RecordingSource& source, bool json, const ResolvedSchema& schema);
+int describe_ring_set(RingSetSource& source, bool json, const ResolvedSchema& schema);  // info_set.cpp
 
 // Label-aligned "label   value" lines for the text renderers.
 struct Lines {

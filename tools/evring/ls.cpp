@@ -1,5 +1,10 @@
-// evring ls: the rings in the default ring directory.
+// evring ls: the rings in the default ring directory, then its ring sets
+// with their members.
+#include <dirent.h>
+
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -9,6 +14,7 @@
 #include "evring/ring_directory.hpp"
 #include "evring/ring_list.hpp"
 #include "gc.hpp"
+#include "evring/ring_set_manifest.hpp"
 #include "json.hpp"
 #include "output.hpp"
 
@@ -23,6 +29,22 @@ std::string pids_text(const std::vector<pid_t>& pids) {
         text += std::to_string(pid);
     }
     return text.empty() ? "-" : text;
+}
+
+// The ring set directories in `directory`, sorted.
+std::vector<std::string> ring_set_directories(const std::string& directory) {
+    std::vector<std::string> sets;
+    DIR* dir = ::opendir(directory.c_str());
+    if (dir == nullptr) return sets;
+    while (const dirent* entry = ::readdir(dir)) {
+        const std::string name = entry->d_name;
+        if (name == "." || name == "..") continue;
+        const std::string path = directory + "/" + name;
+        if (is_ring_set_directory(path)) sets.push_back(path);
+    }
+    ::closedir(dir);
+    std::sort(sets.begin(), sets.end());
+    return sets;
 }
 
 std::string name_of(const std::string& path) {
@@ -55,7 +77,8 @@ int run_ls(const LsOptions& options) {
         out.put(fmt::format("{:<24} {:<12} {:>11} {:>10} {:>12} {:<12} {}\n", "NAME", "CONTENT",
                             "DESCRIPTORS", "PAYLOAD", "NEWEST", "WRITERS", "ALIVE"));
     }
-    for (const RingFileInfo& ring : *rings) {
+    // One line (or JSON object) per ring; `shown` is its name in the listing.
+    auto put_ring = [&](const RingFileInfo& ring, const std::string& shown) {
         if (options.json) {
             JsonObject o;
             o.string("path", ring.path);
@@ -74,20 +97,57 @@ int run_ls(const LsOptions& options) {
             o.numbers("writer_pids", pids).boolean("writer_alive", ring.writer_alive);
             out.put(o.text());
             out.put('\n');
-            continue;
+            return;
         }
         if (!ring.header) {
-            out.put(fmt::format("{:<24} not a ring: {}\n", printable(name_of(ring.path)), printable(ring.error)));
-            continue;
+            out.put(fmt::format("{:<24} not a ring: {}\n", printable(shown), printable(ring.error)));
+            return;
         }
         const RingHeader& h = *ring.header;
         const std::string_view name = content_type_name(h.content_type);
         const std::string content =
             std::to_string(h.content_type) + (name == "application-defined" ? "" : " " + std::string(name));
-        out.put(fmt::format("{:<24} {:<12} {:>11} {:>10} {:>12} {:<12} {}\n", printable(name_of(ring.path)), content,
+        out.put(fmt::format("{:<24} {:<12} {:>11} {:>10} {:>12} {:<12} {}\n", printable(shown), content,
                             h.size.descriptor_capacity, human_bytes(h.size.payload_buf_size),
                             h.control.last_seqno, pids_text(ring.writer_pids),
                             ring.writer_alive ? "yes" : "no"));
+    };
+    for (const RingFileInfo& ring : *rings) put_ring(ring, name_of(ring.path));
+    // Ring sets (docs/ring-sets.md): each set, then its members by name.
+    for (const std::string& set : ring_set_directories(directory)) {
+        auto manifest = read_set_manifest(set);
+        if (options.json) {
+            JsonObject o;
+            o.string("path", set).boolean("ring_set", true);
+            if (manifest) {
+                std::vector<std::uint64_t> members;
+                for (const auto& m : manifest->members) members.push_back(m.index);
+                o.number("content_type", manifest->content_type)
+                    .number("max_members", manifest->max_members)
+                    .number("generation", manifest->generation)
+                    .numbers("members", members);
+            } else {
+                o.string("error", manifest.error().message());
+            }
+            out.put(o.text());
+            out.put('\n');
+        } else if (!manifest) {
+            out.put(fmt::format("{:<24} not a ring set: {}\n", printable(name_of(set) + "/"),
+                                printable(manifest.error().message())));
+            continue;
+        } else {
+            out.put(fmt::format("{:<24} ring set, {} of {} members\n", printable(name_of(set) + "/"),
+                                manifest->members.size(), manifest->max_members));
+        }
+        if (!manifest) continue;
+        auto members = list_rings(set);
+        if (!members) continue;
+        for (const RingFileInfo& ring : *members) {
+            const std::string member = name_of(ring.path);
+            const bool listed = std::any_of(manifest->members.begin(), manifest->members.end(),
+                                            [&](const RingSetMemberInfo& m) { return m.name == member; });
+            if (listed) put_ring(ring, "  " + name_of(set) + "/" + member);
+        }
     }
     // --all: what killed processes left, after the rings (gc.hpp); without
     // it, one line when there is any.

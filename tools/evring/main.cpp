@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
                         "creates it (like tail -F); waits for the ring to be created");
     watch_cmd->add_flag("--wait", watch.wait,
                         "Wait for the ring to be created when it does not exist yet");
+    watch_cmd->add_option("--member", watch.members, "Only this member of a ring set (repeatable)");
     watch_cmd->add_flag("--no-register", watch.no_register, "Do not announce this reader in the ring's reader registry");
 
     SnapshotOptions snapshot;

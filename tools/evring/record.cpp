@@ -66,6 +66,7 @@ public:
 
     void started(const EventSource& source) override {
         kind_ = source.kind();
+        members_ = source.identity().members;
         const std::uint64_t from = source.next_seqno();
         fmt::print(stderr, "evring: recording {}{} into {}\n", printable(source.identity().path),
                    from != 0 ? fmt::format(" from seqno {}", from) : std::string(), printable(output_));
@@ -73,6 +74,7 @@ public:
 
     bool event(const SourceEvent& event) override {
         EventDescriptor descriptor = event.descriptor;
+        descriptor.reserved = static_cast<std::uint16_t>(event.member);  // kRecordingRingSet; 0 otherwise
         if (event.payload_state == PayloadState::Invalid) descriptor.payload_size = 0;  // cannot fit: descriptor only
         std::byte* dst = writer_.begin_event(descriptor);
         const bool intact = event.payload_state == PayloadState::Ok;
@@ -87,8 +89,9 @@ public:
     }
 
     bool gap(const SourceGap& gap) override {
-        const std::string range = gap.count == 1 ? fmt::format("seqno {}", gap.first_seqno)
-                                                 : fmt::format("seqno {}..{}", gap.first_seqno, gap.last_seqno());
+        const std::string seqno = members_ ? fmt::format("member {} seqno", gap.member) : std::string("seqno");
+        const std::string range = gap.count == 1 ? fmt::format("{} {}", seqno, gap.first_seqno)
+                                                 : fmt::format("{} {}..{}", seqno, gap.first_seqno, gap.last_seqno());
         const std::string why = gap.reason == GapReason::FellBehind && kind_ != SourceKind::Recording
                                     ? std::string("the recorder fell behind")
                                     : std::string(describe(gap.reason));
@@ -96,7 +99,7 @@ public:
                    why);
         if (!gap.detail.empty()) fmt::print(stderr, "evring: {}\n", printable(gap.detail));
         dirty_ = true;
-        return keep(writer_.append_gap(gap.first_seqno, gap.count, gap.reason));
+        return keep(writer_.append_gap(gap.first_seqno, gap.count, gap.reason, gap.member));
     }
 
     void notice(std::string_view text) override { fmt::print(stderr, "evring: {}\n", printable(text)); }
@@ -122,6 +125,7 @@ private:
     RecordingWriter& writer_;
     std::string output_;
     SourceKind kind_ = SourceKind::Ring;
+    bool members_ = false;
     Status status_;
     Clock::time_point last_flush_ = Clock::now();
     bool dirty_ = false;
@@ -153,6 +157,7 @@ int run_record(const RecordOptions& options) {
     if (!source) return runtime_error(source.error());
     // The schema blob the source carries goes into every file of the recording.
     plan->recording.schema = (*source)->schema();
+    plan->recording.ring_set = (*source)->identity().members;  // member ids in every record
     auto writer = RecordingWriter::create(options.output, source_header((*source)->identity()), plan->recording);
     if (!writer) return runtime_error(writer.error());
     install_stop_handlers();

@@ -90,6 +90,9 @@ int run_watch(const WatchOptions& options) {
     if (options.follow_name && (*source)->kind() != SourceKind::Ring)
         return usage_error(Error(EINVAL, fmt::format("--follow-name follows a ring by name; '{}' is a {}",
                                                      options.ring, describe((*source)->kind()))));
+    if (!options.members.empty() && !(*source)->identity().members)
+        return usage_error(Error(EINVAL, fmt::format("--member picks members of a ring set; '{}' is a {}",
+                                                     options.ring, describe((*source)->kind()))));
     auto found = resolve_schema(**source, {.schema_file = options.schema_file});
     if (!found) return runtime_error(found.error());
     if (!found->warning.empty()) report_error(found->warning);
@@ -100,6 +103,7 @@ int run_watch(const WatchOptions& options) {
     install_stop_handlers();
     OutputBuffer out(1);
     WatchSink sink(printer, out);
+    sink.only_members(options.members);
     RegisteringSink seen(sink, {"watch", ReaderKind::Watch, fmt::format("--format {}", options.format)},
                          !options.no_register);
     auto result = follow(*source, plan->follow, seen);

@@ -1,0 +1,159 @@
+// Reading and checking a ring set's manifest (ring_set_manifest.hpp).
+#include "evring/ring_set_manifest.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "evring/config.hpp"
+#include "evring/schema_blob.hpp"
+
+namespace evring {
+namespace {
+
+bool name_char_ok(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
+}
+
+// The entry's name up to its NUL; an error when there is none.
+Result<std::string_view> entry_name(const SetMemberEntry& entry) {
+    const void* nul = std::memchr(entry.name.data(), '\0', entry.name.size());
+    if (nul == nullptr) return Error(EPROTO, "its name is not NUL-terminated");
+    const auto length = static_cast<std::size_t>(static_cast<const char*>(nul) - entry.name.data());
+    return std::string_view(entry.name.data(), length);
+}
+
+Status check_entry(const SetMemberEntry& entry, std::uint32_t index) {
+    if (entry.index != index) return Error(EPROTO, fmt::format("it says it is entry {}", entry.index));
+    auto name = entry_name(entry);
+    if (!name) return std::move(name).error();
+    return check_member_name(*name);
+}
+
+Status check_header(const SetManifestHeader& h, std::uint64_t size, std::string_view file) {
+    auto bad = [&](std::string what) { return Error(EPROTO, fmt::format("ring set manifest {}: {}", file, what)); };
+    if (h.magic != kSetMagic) return bad("not a ring set manifest (bad magic)");
+    if (h.header_size != kSetHeaderSize)
+        return bad(fmt::format("header_size {} (expected {})", h.header_size, kSetHeaderSize));
+    if (h.max_members == 0 || h.max_members > kMaxSetMembers)
+        return bad(fmt::format("max_members {} is outside 1..{}", h.max_members, kMaxSetMembers));
+    if (auto s = validate_descriptor_shift(h.member_descriptor_shift); !s)
+        return bad("member_descriptor_shift: " + s.error().message());
+    if (auto s = validate_payload_buf_shift(h.member_payload_buf_shift); !s)
+        return bad("member_payload_buf_shift: " + s.error().message());
+    if (h.schema_size > kEmbeddedSchemaMaxSize)
+        return bad(fmt::format("schema_size {} exceeds {}", h.schema_size, kEmbeddedSchemaMaxSize));
+    const std::uint64_t needed = set_schema_offset(h.max_members) + h.schema_size;
+    if (size < needed)
+        return bad(fmt::format("{} bytes, but its {} members and {}-byte schema need {}", size, h.max_members,
+                               h.schema_size, needed));
+    return {};
+}
+
+}  // namespace
+
+Status check_member_name(std::string_view name) {
+    if (name.empty()) return Error(EPROTO, "its name is empty");
+    if (name == "." || name.find("..") != std::string_view::npos)
+        return Error(EPROTO, fmt::format("its name '{}' holds '..' or is '.'", name));
+    for (char c : name)
+        if (!name_char_ok(c))
+            return Error(EPROTO, fmt::format("its name holds the character 0x{:02x}, outside [A-Za-z0-9._-]",
+                                             static_cast<unsigned char>(c)));
+    return {};
+}
+
+std::uint64_t max_set_manifest_size() noexcept {
+    return set_schema_offset(kMaxSetMembers) + kEmbeddedSchemaMaxSize;
+}
+
+Result<RingSetManifest> parse_set_manifest(std::span<const std::byte> bytes, std::string_view directory) {
+    const std::string file = std::string(directory) + "/" + kSetManifestName;
+    if (bytes.size() < kSetHeaderSize)
+        return Error(EPROTO, fmt::format("ring set manifest {}: {} bytes, shorter than its {}-byte header", file,
+                                         bytes.size(), kSetHeaderSize));
+    SetManifestHeader h;
+    std::memcpy(&h, bytes.data(), sizeof h);
+    if (auto s = check_header(h, bytes.size(), file); !s) return std::move(s).error();
+
+    RingSetManifest m;
+    m.directory = std::string(directory);
+    m.set_id = h.set_id;
+    m.created_nanos = h.created_nanos;
+    m.content_type = h.content_type;
+    m.schema_hash = h.schema_hash;
+    m.max_members = h.max_members;
+    m.member_descriptor_shift = h.member_descriptor_shift;
+    m.member_payload_buf_shift = h.member_payload_buf_shift;
+    m.generation = h.generation;
+    const std::byte* schema = bytes.data() + set_schema_offset(h.max_members);
+    m.schema_blob.assign(schema, schema + h.schema_size);
+    for (std::uint32_t i = 0; i < h.max_members; ++i) {
+        SetMemberEntry entry;
+        std::memcpy(&entry, bytes.data() + kSetHeaderSize + std::uint64_t{i} * kSetMemberEntrySize, sizeof entry);
+        if (entry.state == static_cast<std::uint32_t>(SetMemberState::Empty)) continue;
+        Status ok = entry.state == static_cast<std::uint32_t>(SetMemberState::Present)
+                        ? check_entry(entry, i)
+                        : Status(Error(EPROTO, fmt::format("its state is {}", entry.state)));
+        if (!ok) {
+            m.warnings.push_back(
+                fmt::format("ring set manifest {}: member entry {} skipped: {}", file, i, ok.error().message()));
+            continue;
+        }
+        RingSetMemberInfo info;
+        info.index = i;
+        auto name = entry_name(entry);
+        info.name = std::string(*name);
+        info.path = m.directory + "/" + info.name;
+        info.ring_created_nanos = entry.ring_created_nanos;
+        info.pid = entry.pid;
+        m.members.push_back(std::move(info));
+    }
+    return m;
+}
+
+Result<RingSetManifest> read_set_manifest(std::string_view directory) {
+    const std::string file = std::string(directory) + "/" + kSetManifestName;
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return Error::from_errno(errno, "opening ring set manifest " + file);
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return Error(EPROTO, "ring set manifest " + file + " is not a regular file");
+    }
+    const std::uint64_t want = std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), max_set_manifest_size());
+    std::vector<std::byte> bytes(want);
+    std::uint64_t got = 0;
+    while (got < want) {
+        const ssize_t n = ::pread(fd, bytes.data() + got, want - got, static_cast<off_t>(got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<std::uint64_t>(n);
+    }
+    ::close(fd);
+    bytes.resize(got);
+    return parse_set_manifest(bytes, directory);
+}
+
+Result<std::uint64_t> read_set_generation(int manifest_fd) {
+    std::uint64_t generation = 0;
+    const ssize_t n = ::pread(manifest_fd, &generation, sizeof generation, offsetof(SetManifestHeader, generation));
+    if (n != static_cast<ssize_t>(sizeof generation))
+        return Error(n < 0 ? errno : EPROTO, "reading the ring set manifest's generation");
+    return generation;
+}
+
+bool is_ring_set_directory(std::string_view path) {
+    struct stat st {};
+    const std::string dir(path);
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+    const std::string file = dir + "/" + kSetManifestName;
+    return ::lstat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace evring
