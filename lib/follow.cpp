@@ -33,7 +33,7 @@ bool FollowLoop::stop_requested() const noexcept {
 Status FollowLoop::position(const Position& start) {
     // A remote source may filter on its server; the loop still filters.
     if (!options_.filter.accepts_everything()) source_->narrow(options_.filter);
-    auto notice = source_->seek(start);
+    auto notice = options_.seek ? options_.seek(*source_, start, options_.schema) : source_->seek(start);
     if (!notice) return std::move(notice).error();
     if (!notice->empty()) sink_.notice(*notice);
     if (options_.stop.kind != Position::Kind::None && !stop_resolved_) {

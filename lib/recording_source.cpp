@@ -192,6 +192,7 @@ Result<std::uint64_t> RecordingSource::now_nanos() {
 Result<std::string> RecordingSource::seek(const Position& start) {
     switch (start.kind) {
     case Position::Kind::Oldest: return std::string();
+    case Position::Kind::Span: return unresolved_span(start);
     case Position::Kind::Seqno: min_seqno_ = start.value; return std::string();
     case Position::Kind::AbsoluteTime:
         min_nanos_ = start.value;

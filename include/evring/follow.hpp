@@ -12,7 +12,7 @@
 //
 // Contract:
 // - Positions the source (options.start, options.stop: position.hpp,
-//   EventSource::seek), then hands every event that passes options.filter to
+//   seek_source in span_seek.hpp), then hands every event that passes options.filter to
 //   sink.event(), every gap to sink.gap(), every notice to sink.notice(),
 //   until one of: options.count events reached the sink; the stop position
 //   (the event at the stop seqno was handed out, or an event, or a gap, lies
@@ -54,6 +54,8 @@
 
 namespace evring {
 
+class Schema;
+
 class FollowSink {
 public:
     virtual ~FollowSink() = default;
@@ -77,6 +79,13 @@ struct FollowOptions {
     Position stop;                     // Kind::None: no stop position
     std::uint64_t count = 0;           // events handed to the sink; 0: no limit
     FlowFilter filter;
+    // How the loop positions a source: EventSource::seek when null. Readers
+    // that link the schema library set evring::seek_source (span_seek.hpp),
+    // so span positions (`block:N`) work; it decodes them with `schema`, or
+    // with the source's own schema when that is null. (A pointer keeps this
+    // library free of the schema library's dependencies.)
+    Result<std::string> (*seek)(EventSource&, const Position&, const Schema*) = nullptr;
+    const Schema* schema = nullptr;
     PayloadRead payloads = PayloadRead::None;
     bool follow_name = false;
     SourceOptions reopen;              // how follow_name reopens the name

@@ -119,6 +119,7 @@ private:
     Result<StartAt> start_at(const Position& start) {
         switch (start.kind) {
         case Position::Kind::Oldest: return StartAt::oldest();
+        case Position::Kind::Span: return unresolved_span(start);
         case Position::Kind::Seqno: return StartAt::source_seqno(start.value);
         case Position::Kind::None:
         case Position::Kind::Latest:

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "escape.hpp"
+#include "evring/span_seek.hpp"
 
 namespace evring::cli {
 namespace {
@@ -38,6 +39,7 @@ Status parse_follow_range(FollowOptions& follow, std::string_view from, const st
     auto start = parse_start(from, "--from");
     if (!start) return std::move(start).error();
     follow.start = *start;
+    follow.seek = &seek_source;  // span positions (block:N) for every command
     if (until) {
         auto stop = parse_stop(*until, "--until");
         if (!stop) return std::move(stop).error();

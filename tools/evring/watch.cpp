@@ -89,6 +89,7 @@ int run_watch(const WatchOptions& options) {
     if (!found->warning.empty()) report_error(found->warning);
     const Schema* schema = found->schema ? &*found->schema : nullptr;
     if (auto s = resolve_names(*plan, schema); !s) return usage_error(s.error());
+    plan->follow.schema = schema;
     EventPrinter printer(plan->format, schema);
     plan->follow.payloads = printer.reads_payloads() ? PayloadRead::Copy : PayloadRead::None;
     install_stop_handlers();
