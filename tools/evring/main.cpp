@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
     auto* watch_cmd = app.add_subcommand("watch", "Print events as they arrive, or replay them");
     watch_cmd->add_option("RING", watch.ring, "Ring name or path, snapshot or recording")->required();
     watch_cmd->add_option("--from", watch.from,
-                          "latest (default), oldest, SEQNO, -N, or a time (2026-11-22T01:45:00Z, @EPOCH, -5s)");
+                          "latest (default), oldest, SEQNO, -N, a time (2026-11-22T01:45:00Z, @EPOCH, -5s) or block:N");
     add_value(watch_cmd, "--until", watch.until, "Stop after this SEQNO or TIME", "SEQNO|TIME");
     add_value(watch_cmd, "--count", watch.count, "Stop after printing N events", "N");
     watch_cmd->add_option("--type", watch.types, "Only this event type (name or number; repeatable)")
@@ -94,6 +94,8 @@ int main(int argc, char** argv) {
     watch_cmd->add_option("--flow", watch.flows, "Only events with content_ext[INDEX] == VALUE; INDEX may be a flow tag's name (repeatable)")
         ->type_name("INDEX=VALUE")
         ->allow_extra_args(false);
+    add_value(watch_cmd, "--where", watch.where,
+              "Only events this expression keeps: type == TXN_LOG && address == 0x... (docs/cli.md)", "EXPR");
     watch_cmd->add_option("--format", watch.format, "text (default), hex or jsonl");
     watch_cmd->add_option("--schema", watch.schema_file,
                           "Decode with this schema file when the source carries none (docs/schema.md)")
@@ -120,6 +122,7 @@ int main(int argc, char** argv) {
     add_value(record_cmd, "--count", record.count, "Stop after N events", "N");
     add_value(record_cmd, "--rotate-size", record.rotate_size,
               "Start FILE.1, FILE.2, ... when a file reaches SIZE (binary units: 64K, 512M, 4G)", "SIZE");
+    add_value(record_cmd, "--where", record.where, "Record only events this expression keeps (docs/cli.md)", "EXPR");
     record_cmd->add_flag("--no-compress", record.no_compress, "Write records without zstd");
     add_value(record_cmd, "--level", record.level, "zstd level, 1 to 19 (default 1)", "LEVEL");
     record_cmd->add_flag("--no-register", record.no_register, "Do not announce this reader in the ring's reader registry");

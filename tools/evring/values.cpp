@@ -7,6 +7,7 @@
 
 #include "escape.hpp"
 #include "evring/span_seek.hpp"
+#include "evring/where.hpp"
 
 namespace evring::cli {
 namespace {
@@ -50,6 +51,18 @@ Status parse_follow_range(FollowOptions& follow, std::string_view from, const st
         if (!n) return std::move(n).error();
         follow.count = *n;
     }
+    return {};
+}
+
+Status compile_where_option(FollowOptions& follow, const std::optional<std::string>& where, const Schema* schema,
+                            std::unique_ptr<EventPredicate>& holder) {
+    if (!where) return {};
+    if (schema == nullptr)
+        return Error(EINVAL, "bad --where: the source has no schema to name fields by (give --schema FILE)");
+    auto compiled = compile_where(*where, *schema, "--where");
+    if (!compiled) return std::move(compiled).error();
+    holder = std::move(*compiled);
+    follow.where = holder.get();
     return {};
 }
 

@@ -90,6 +90,8 @@ int run_watch(const WatchOptions& options) {
     const Schema* schema = found->schema ? &*found->schema : nullptr;
     if (auto s = resolve_names(*plan, schema); !s) return usage_error(s.error());
     plan->follow.schema = schema;
+    std::unique_ptr<EventPredicate> where;
+    if (auto s = compile_where_option(plan->follow, options.where, schema, where); !s) return usage_error(s.error());
     EventPrinter printer(plan->format, schema);
     plan->follow.payloads = printer.reads_payloads() ? PayloadRead::Copy : PayloadRead::None;
     install_stop_handlers();
