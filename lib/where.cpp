@@ -158,8 +158,8 @@ private:
                                                   schema_.content_name(), nearest(l.name, names)));
                 }
                 v.u[0] = e->number;
-            } else if (l.kind != WhereLiteral::Kind::Number || !l.fits) {
-                return fail(l.at, fmt::format("'{}' compares with a number; '{}' is not one", n.operand, shown(l)));
+            } else if (l.kind != WhereLiteral::Kind::Number || !l.fits || l.fraction) {
+                return fail(l.at, fmt::format("'{}' compares with a whole number; '{}' is not one", n.operand, shown(l)));
             } else {
                 v.u = l.number;
                 v.negative = l.negative && l.number != U256{};
@@ -316,6 +316,10 @@ private:
                 if (a.kind == Value::Kind::Signed && enum_ == nullptr) v.s = static_cast<Int128>(bits);
             } else if (l.kind == WhereLiteral::Kind::String) {
                 return fail(l.at, fmt::format("'{}' is a number; it cannot equal text", n.operand));
+            } else if (l.fraction && a.kind != Value::Kind::Float) {
+                return fail(l.at, fmt::format("'{}' is a whole number; '{}' has a fraction", n.operand, shown(l)));
+            } else if (l.fraction) {
+                v.f = l.real;
             } else {
                 if (!l.fits) return fail(l.at, fmt::format("'{}' is past 2^256", shown(l)));
                 v.u = l.number;

@@ -27,6 +27,8 @@ struct WhereLiteral {
     bool fits = true;               // Number: below 2^256
     U256 number{};                  // Number: the magnitude
     bool is_hex = false;            // Number written 0x...
+    bool fraction = false;          // Number written with a fraction (123.5): only for floating fields
+    double real = 0;                // Number: its value as a double (sign included)
     std::vector<std::uint8_t> bytes;  // 0x with whole bytes, or a String's bytes
     std::string name;               // Name; also the text as written
     std::size_t at = 0;             // 1-based column

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdlib>
 
 #include "evring/where.hpp"
 #include "where_ast.hpp"
@@ -56,6 +57,12 @@ private:
             } else if (std::isdigit(static_cast<unsigned char>(c))) {
                 std::size_t j = i;
                 while (j < text_.size() && (name_char(text_[j]))) ++j;
+                // A fraction (2.5) for floating fields; "0x" numbers have none.
+                if (j + 1 < text_.size() && text_[j] == '.' && std::isdigit(static_cast<unsigned char>(text_[j + 1])) &&
+                    text_.substr(i, 2) != "0x" && text_.substr(i, 2) != "0X") {
+                    ++j;
+                    while (j < text_.size() && std::isdigit(static_cast<unsigned char>(text_[j]))) ++j;
+                }
                 tokens_.push_back({Token::Kind::Number, std::string(text_.substr(i, j - i)), at});
                 i = j;
             } else if (c == '"') {
@@ -295,6 +302,12 @@ private:
             }
             if (s.size() % 2 == 1) lit.bytes.clear();
             return true;
+        }
+        if (const auto dot = s.find('.'); dot != std::string_view::npos) {
+            lit.fraction = true;
+            lit.real = std::strtod(std::string(s).c_str(), nullptr);
+            if (lit.negative) lit.real = -lit.real;
+            s = s.substr(0, dot);
         }
         for (char c : s) {
             if (c < '0' || c > '9') {
