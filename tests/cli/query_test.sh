@@ -132,5 +132,34 @@ CASES
     ok where_refuses_bad_expressions_by_position
 }
 
+case_stats_counts_events_by_type_exactly() {
+    have_snapshots || { skip stats "EVRING_CONFORMANCE_DIR unset"; return; }
+    local f
+    for f in "$DIR/emn-1b-15m.snapshot.zst" "$DIR/emn-30b-15m.snapshot.zst"; do
+        evring stats "$f" --json > "$WORK/stats.json" 2>"$WORK/err" || { fail stats "$f: $(cat "$WORK/err")"; return; }
+        evring watch "$f" --from oldest --format jsonl 2>/dev/null | python3 -c '
+import collections, json, sys
+types, size, n = collections.Counter(), collections.Counter(), 0
+first = last = None
+for line in sys.stdin:
+    e = json.loads(line); n += 1
+    types[e["type_name"]] += 1; size[e["type_name"]] += e["payload_size"]
+    first = e["seqno"] if first is None else first; last = e["seqno"]
+s = json.load(open(sys.argv[1]))
+got = {t["name"]: (t["events"], t["bytes"]) for t in s["types"]}
+want = {k: (types[k], size[k]) for k in types}
+if got != want or s["events"] != n or s["first_seqno"] != first or s["last_seqno"] != last or s["gaps"] != 0:
+    print(f"stats {s['events']} events {got}, python {n} {want}"); sys.exit(1)
+block = [x for x in s["spans"] if x["name"] == "block"][0]
+if block["opened"] != types["BLOCK_START"]: print("block spans", block); sys.exit(1)
+' "$WORK/stats.json" > "$WORK/why" || { fail stats "$f: $(cat "$WORK/why")"; return; }
+    done
+    # With --where: the count of what the expression keeps.
+    evring stats "$DIR/emn-1b-15m.snapshot.zst" --where 'type == TXN_LOG && topics[0] ^= 0xddf252ad' --json |
+        python3 -c 'import json, sys; s = json.load(sys.stdin); sys.exit(not (s["events"] > 0 and [t["name"] for t in s["types"]] == ["TXN_LOG"]))' ||
+        { fail stats "--where"; return; }
+    ok stats_counts_events_by_type_exactly
+}
+
 for c in $(declare -F | awk '{print $3}' | grep '^case_'); do "$c"; done
 exit_with_results

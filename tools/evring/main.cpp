@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "escape.hpp"
 #include "export_cmd.hpp"
+#include "stats_cmd.hpp"
 #include "ops_cmd.hpp"
 #include "schema_cmd.hpp"
 
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
 
     auto schema = add_schema_command(app);
     auto export_cmd = add_export_command(app);
+    auto stats_cmd = add_stats_command(app);
 #ifdef EVRING_HAVE_NATS
     // nats://HOST:PORT/STREAM is a source for watch and info (evring/nats_source.hpp).
     evring::nats::register_nats_source_scheme();
@@ -152,6 +154,7 @@ int main(int argc, char** argv) {
     if (*record_cmd) return run_record(record);
     if (schema->chosen()) return run_schema_command(*schema);
     if (export_cmd->chosen()) return run_export(*export_cmd);
+    if (stats_cmd->chosen()) return run_stats(*stats_cmd);
 #ifdef EVRING_HAVE_NATS
     if (*nats_commands.relay) return run_relay_command(nats_commands.relay_options);
     if (*nats_commands.mirror) return run_mirror(nats_commands.mirror_options);
