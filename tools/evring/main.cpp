@@ -15,6 +15,7 @@
 #include "escape.hpp"
 #include "export_cmd.hpp"
 #include "stats_cmd.hpp"
+#include "digest_cmd.hpp"
 #include "ops_cmd.hpp"
 #include "schema_cmd.hpp"
 
@@ -131,6 +132,7 @@ int main(int argc, char** argv) {
     auto schema = add_schema_command(app);
     auto export_cmd = add_export_command(app);
     auto stats_cmd = add_stats_command(app);
+    auto digest_cmd = add_digest_command(app);
 #ifdef EVRING_HAVE_NATS
     // nats://HOST:PORT/STREAM is a source for watch and info (evring/nats_source.hpp).
     evring::nats::register_nats_source_scheme();
@@ -155,6 +157,7 @@ int main(int argc, char** argv) {
     if (schema->chosen()) return run_schema_command(*schema);
     if (export_cmd->chosen()) return run_export(*export_cmd);
     if (stats_cmd->chosen()) return run_stats(*stats_cmd);
+    if (digest_cmd->chosen()) return run_digest(*digest_cmd);
 #ifdef EVRING_HAVE_NATS
     if (*nats_commands.relay) return run_relay_command(nats_commands.relay_options);
     if (*nats_commands.mirror) return run_mirror(nats_commands.mirror_options);
