@@ -44,6 +44,14 @@ sys.exit(not (e["type_name"] == "BLOCK_START" and e["seqno"] == int(sys.argv[2])
 e = json.loads(sys.stdin.readline())
 sys.exit(not (e["type_name"] == "BLOCK_FINALIZED" and e["fields"]["block_number"] == 15000009))' ||
         { fail from_block "block.finalized:15000009"; return; }
+    # Text lines name the block by its label once its start was printed; --flow block=N means block N.
+    evring watch "$f" --from block:15000009 --count 3 2>/dev/null | tail -1 | grep -q ' block=15000009$' ||
+        { fail from_block "text label: $(evring watch "$f" --from block:15000009 --count 3 2>&1 | tail -2)"; return; }
+    local txns; txns=$(evring watch "$f" --from oldest --flow block=15000009 --type TXN_END --format jsonl 2>/dev/null | wc -l)
+    [[ $txns -gt 0 && $txns == $(evring watch "$f" --from oldest --flow 0=41692 --type TXN_END --format jsonl 2>/dev/null | wc -l) ]] ||
+        { fail from_block "--flow block=15000009 gave $txns events"; return; }
+    evring watch "$f" --from oldest --flow block=12 >/dev/null 2>"$WORK/err"; rc=$?
+    [[ $rc == 1 ]] && grep -q "^evring: --flow block=12: no block 12 in snapshot" "$WORK/err" || { fail from_block "--flow block=12: exit $rc: $(cat "$WORK/err")"; return; }
     ok from_block_prints_each_blocks_start
 }
 
