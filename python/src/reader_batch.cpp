@@ -90,6 +90,7 @@ Filled fill_from_ring(Reader& reader, EventSource& source, std::byte* out, std::
 py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
     EventSource& source = reader.source();
     reader.check_not_busy();
+    if (reader.handle().where) raise_error("read_batch: a where filter is set (set_where); iterate instead");
     py::array descriptors(py::dtype::from_args(descriptor_dtype()),
                           std::vector<py::ssize_t>{static_cast<py::ssize_t>(max_events)});
     auto* out = static_cast<std::byte*>(descriptors.mutable_data());
