@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bitset>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -402,11 +403,37 @@ U256 read_unsigned(const std::byte* p, std::uint32_t size) {
     return v;
 }
 
+using TypeBits = std::bitset<65536>;
+
+// The event types a node can possibly keep (a superset): a type test's own,
+// a field test's events that have the field; && intersects, || unites, !
+// gives up. Checked first, one bit per event, before the tree is walked.
+TypeBits possible_types(const Compiled& c) {
+    TypeBits bits;
+    switch (c.kind) {
+    case WhereNode::Kind::And: return possible_types(*c.a) & possible_types(*c.b);
+    case WhereNode::Kind::Or: return possible_types(*c.a) | possible_types(*c.b);
+    case WhereNode::Kind::Not: return bits.set();
+    case WhereNode::Kind::Test: break;
+    }
+    if (c.operand == Operand::Type) {
+        for (std::size_t t = 0; t < bits.size(); ++t) bits[t] = test_unsigned(c.op, U256{t, 0, 0, 0}, c.literals);
+    } else if (c.operand == Operand::Field) {
+        for (std::size_t t = 0; t < c.slot.size(); ++t) bits[t] = c.slot[t] >= 0;
+    } else {
+        bits.set();
+    }
+    return bits;
+}
+
 class WherePredicate final : public EventPredicate {
 public:
-    explicit WherePredicate(std::unique_ptr<Compiled> root) : root_(std::move(root)) {}
+    explicit WherePredicate(std::unique_ptr<Compiled> root)
+        : root_(std::move(root)), possible_(std::make_unique<TypeBits>(possible_types(*root_))) {}
     bool needs_payload() const noexcept override { return root_->payload; }
-    bool matches(const SourceEvent& event) const noexcept override { return eval(*root_, event); }
+    bool matches(const SourceEvent& event) const noexcept override {
+        return possible_->test(event.descriptor.event_type) && eval(*root_, event);
+    }
 
 private:
     static bool eval(const Compiled& c, const SourceEvent& e) {
@@ -525,6 +552,7 @@ private:
     }
 
     std::unique_ptr<Compiled> root_;
+    std::unique_ptr<TypeBits> possible_;  // 8 KiB: on the heap, once
 };
 
 }  // namespace
