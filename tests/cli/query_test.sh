@@ -193,5 +193,19 @@ case_digest_is_the_same_for_a_ring_its_snapshot_and_its_recording() {
     ok digest_is_the_same_for_a_ring_its_snapshot_and_its_recording
 }
 
+case_jsonl_time_is_the_exact_instant_as_a_string() {
+    "$PRODUCER_BIN" timefeed:12:20 --count 50 --keep 2>/dev/null || { fail time "producer"; return; }
+    evring watch timefeed --from oldest --format jsonl 2>/dev/null | python3 -c '
+import datetime, json, sys
+n = 0
+for line in sys.stdin:
+    e = json.loads(line); n += 1
+    whole, frac = e["time"].rstrip("Z").split(".")
+    t = datetime.datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    if int(t.timestamp()) * 10**9 + int(frac) != e["record_epoch_nanos"]: sys.exit(f"{e}")
+sys.exit(0 if n == 50 else f"{n} events")' || { fail time "time and record_epoch_nanos differ"; return; }
+    ok jsonl_time_is_the_exact_instant_as_a_string
+}
+
 for c in $(declare -F | awk '{print $3}' | grep '^case_'); do "$c"; done
 exit_with_results

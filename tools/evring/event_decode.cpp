@@ -139,6 +139,11 @@ void EventPrinter::put_decoded_json(OutputBuffer& out, const EventDescriptor& ev
     out.put_uint(event.payload_size);
     out.put(",\"record_epoch_nanos\":");
     out.put_uint(event.record_epoch_nanos);
+    // The same instant as a string (ISO 8601, UTC, to the nanosecond): JSON tools
+    // read numbers as doubles and round nanoseconds since the epoch.
+    out.put(",\"time\":\"");
+    put_utc_time(out, event.record_epoch_nanos);
+    out.put('"');
     out.put(",\"content_ext\":[");
     for (std::size_t i = 0; i < 4; ++i) {
         if (i > 0) out.put(',');
