@@ -204,6 +204,13 @@ for line in sys.stdin:
     t = datetime.datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
     if int(t.timestamp()) * 10**9 + int(frac) != e["record_epoch_nanos"]: sys.exit(f"{e}")
 sys.exit(0 if n == 50 else f"{n} events")' || { fail time "time and record_epoch_nanos differ"; return; }
+    # Flow tags by name, and --no-payload drops the hex (the fields carry the payload).
+    evring watch timefeed --from oldest --count 5 --format jsonl --no-payload 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    e = json.loads(line)
+    if "payload" in e or e["flow"] != {"symbol": e["content_ext"][0], "venue": e["content_ext"][1]} or "fields" not in e:
+        sys.exit(f"{e}")' || { fail time "flow by name or --no-payload"; return; }
     ok jsonl_time_is_the_exact_instant_as_a_string
 }
 

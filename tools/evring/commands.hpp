@@ -41,6 +41,7 @@ struct WatchOptions {
     std::vector<std::string> types;
     std::vector<std::string> flows;
     std::optional<std::string> where;  // --where EXPR (evring/where.hpp)
+    bool no_payload = false;           // --no-payload: decoded jsonl without the payload hex
     std::string format = "text";
     std::optional<std::string> max_snapshot_size;
     bool follow_name = false;

@@ -150,6 +150,18 @@ void EventPrinter::put_decoded_json(OutputBuffer& out, const EventDescriptor& ev
         out.put_uint(event.content_ext[i]);
     }
     out.put(']');
+    // The named flow tags by name (all of them, zeros included, so every line has the same keys).
+    bool named = false;
+    for (std::size_t i = 0; i < 4; ++i) {
+        const std::string& name = schema_->flow_tags()[i];
+        if (name.empty()) continue;
+        out.put(named ? ",\"" : ",\"flow\":{\"");
+        named = true;
+        out.put(name);  // an identifier: nothing to escape
+        out.put("\":");
+        out.put_uint(event.content_ext[i]);
+    }
+    if (named) out.put('}');
     scratch_.clear();
     DecodeError error;
     std::string_view reason = decode_reason(event, payload, error);
@@ -163,6 +175,10 @@ void EventPrinter::put_decoded_json(OutputBuffer& out, const EventDescriptor& ev
         append_json_string(scratch_, reason);
     }
     out.put(scratch_);
+    if (!payload_hex_) {
+        out.put("}\n");
+        return;
+    }
     out.put(",\"payload\":");
     if (payload.state == PayloadView::State::Ok) {
         out.put('"');

@@ -96,6 +96,8 @@ public:
 
     // Whether the follow loop must copy payloads for this printer.
     bool reads_payloads() const noexcept { return schema_ != nullptr || format_reads_payloads(format_); }
+    // Decoded jsonl without the "payload" hex (--no-payload); raw jsonl keeps it.
+    void set_payload_hex(bool on) noexcept { payload_hex_ = on; }
     void print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload);
 
 private:
@@ -107,6 +109,7 @@ private:
     Format format_;
     const Schema* schema_;
     SpanLabels labels_;
+    bool payload_hex_ = true;
     std::string scratch_;
     char reason_[256] = {};
 };

@@ -99,6 +99,8 @@ int main(int argc, char** argv) {
     add_value(watch_cmd, "--where", watch.where,
               "Only events this expression keeps: type == TXN_LOG && address == 0x... (docs/cli.md)", "EXPR");
     watch_cmd->add_option("--format", watch.format, "text (default), hex or jsonl");
+    watch_cmd->add_flag("--no-payload", watch.no_payload,
+                        "jsonl decoded by a schema: leave the raw payload hex out (the fields carry it)");
     watch_cmd->add_option("--schema", watch.schema_file,
                           "Decode with this schema file when the source carries none (docs/schema.md)")
         ->type_name("FILE");

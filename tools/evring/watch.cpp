@@ -130,6 +130,7 @@ int run_watch(const WatchOptions& options) {
     std::unique_ptr<EventPredicate> where;
     if (auto s = compile_where_option(plan->follow, options.where, schema, where); !s) return usage_error(s.error());
     EventPrinter printer(plan->format, schema);
+    printer.set_payload_hex(!options.no_payload);
     plan->follow.payloads = printer.reads_payloads() ? PayloadRead::Copy : PayloadRead::None;
     install_stop_handlers();
     OutputBuffer out(1);
