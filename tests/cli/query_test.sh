@@ -214,5 +214,32 @@ for line in sys.stdin:
     ok jsonl_time_is_the_exact_instant_as_a_string
 }
 
+case_fields_choose_columns_in_text_jsonl_and_csv() {
+    have_snapshots || { skip fields "EVRING_CONFORMANCE_DIR unset"; return; }
+    local f=$DIR/emn-1b-15m.snapshot.zst
+    evring watch "$f" --from oldest --format jsonl 2>/dev/null > "$WORK/full.jsonl"
+    evring watch "$f" --from oldest --format csv --fields seqno,type,txn,txn_header.gas_limit,sender 2>/dev/null > "$WORK/cols.csv"
+    evring watch "$f" --from oldest --format jsonl --fields seqno,type,txn_header.gas_limit 2>/dev/null > "$WORK/cols.jsonl"
+    python3 - "$WORK/full.jsonl" "$WORK/cols.csv" "$WORK/cols.jsonl" <<'PY' || { fail fields "$(cat "$WORK/cols.why" 2>/dev/null)"; return; }
+import csv, json, sys
+full = [json.loads(l) for l in open(sys.argv[1])]
+rows = list(csv.DictReader(open(sys.argv[2])))
+cols = [json.loads(l) for l in open(sys.argv[3])]
+assert len(rows) == len(full) == len(cols)
+for e, r, c in zip(full, rows, cols):
+    gas = e.get("fields", {}).get("txn_header", {}).get("gas_limit")
+    assert r["seqno"] == str(e["seqno"]) and r["type"] == e["type_name"] and r["txn"] == str(e["content_ext"][1])
+    assert r["txn_header.gas_limit"] == ("" if gas is None else str(gas)), (r, e["seqno"])
+    assert r["sender"] == e.get("fields", {}).get("sender", "") if e["type_name"] == "TXN_HEADER_START" else r["sender"] == ""
+    assert c == {"seqno": e["seqno"], "type": e["type_name"], "txn_header.gas_limit": gas}, c
+PY
+    evring watch "$f" --from 7 --count 1 --fields seqno,type,txn_header.gas_limit 2>/dev/null |
+        grep -qx 'seqno=7 type=TXN_HEADER_START txn_header.gas_limit=46122' || { fail fields "text"; return; }
+    evring watch "$f" --fields seqno,nope >/dev/null 2>"$WORK/err"; local rc=$?
+    [[ $rc == 2 ]] && grep -q "bad --fields 'seqno,nope': no event of schema monad_exec has a field 'nope'" "$WORK/err" ||
+        { fail fields "unknown column: exit $rc: $(cat "$WORK/err")"; return; }
+    ok fields_choose_columns_in_text_jsonl_and_csv
+}
+
 for c in $(declare -F | awk '{print $3}' | grep '^case_'); do "$c"; done
 exit_with_results

@@ -42,6 +42,7 @@ struct WatchOptions {
     std::vector<std::string> flows;
     std::optional<std::string> where;  // --where EXPR (evring/where.hpp)
     bool no_payload = false;           // --no-payload: decoded jsonl without the payload hex
+    std::optional<std::string> fields;  // --fields a,b,c (field_columns.hpp)
     std::string format = "text";
     std::optional<std::string> max_snapshot_size;
     bool follow_name = false;

@@ -1,4 +1,5 @@
 #include "event_format.hpp"
+#include "field_columns.hpp"
 
 #include <charconv>
 
@@ -137,6 +138,10 @@ void print_event(OutputBuffer& out, Format format, const EventDescriptor& event,
 }
 
 void EventPrinter::print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
+    if (columns_ != nullptr) {
+        columns_->print(out, event, payload);
+        return;
+    }
     if (schema_ == nullptr) {
         print_event(out, format_, event, payload);
         return;

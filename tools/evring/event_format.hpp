@@ -98,6 +98,8 @@ public:
     bool reads_payloads() const noexcept { return schema_ != nullptr || format_reads_payloads(format_); }
     // Decoded jsonl without the "payload" hex (--no-payload); raw jsonl keeps it.
     void set_payload_hex(bool on) noexcept { payload_hex_ = on; }
+    // Chosen columns instead (--fields, --format csv: field_columns.hpp); null: none.
+    void set_columns(class FieldColumns* columns) noexcept { columns_ = columns; }
     void print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload);
 
 private:
@@ -110,6 +112,7 @@ private:
     const Schema* schema_;
     SpanLabels labels_;
     bool payload_hex_ = true;
+    class FieldColumns* columns_ = nullptr;
     std::string scratch_;
     char reason_[256] = {};
 };

@@ -98,7 +98,9 @@ int main(int argc, char** argv) {
         ->allow_extra_args(false);
     add_value(watch_cmd, "--where", watch.where,
               "Only events this expression keeps: type == TXN_LOG && address == 0x... (docs/cli.md)", "EXPR");
-    watch_cmd->add_option("--format", watch.format, "text (default), hex or jsonl");
+    watch_cmd->add_option("--format", watch.format, "text (default), hex, jsonl or csv");
+    add_value(watch_cmd, "--fields", watch.fields,
+              "Only these columns: seqno,type,time,nanos,payload_size, flow tags, payload fields by path", "A,B,C");
     watch_cmd->add_flag("--no-payload", watch.no_payload,
                         "jsonl decoded by a schema: leave the raw payload hex out (the fields carry it)");
     watch_cmd->add_option("--schema", watch.schema_file,

@@ -9,6 +9,7 @@
 #include "evring/schema_resolve.hpp"
 #include "evring/source_open.hpp"
 #include "evring/span_seek.hpp"
+#include "field_columns.hpp"
 #include "open.hpp"
 #include "evring/registering_sink.hpp"
 #include "stop.hpp"
@@ -20,6 +21,7 @@ namespace {
 
 struct WatchPlan {
     Format format = Format::Text;
+    bool csv = false;  // --format csv: columns (field_columns.hpp)
     FollowOptions follow;
     SourceOptions source;
     // --type and --flow values that name things: resolved once the schema is known.
@@ -33,9 +35,12 @@ bool starts_with_digit(std::string_view text) { return !text.empty() && text[0] 
 // event types and flow tags wait for the schema).
 Result<WatchPlan> plan_watch(const WatchOptions& options) {
     WatchPlan plan;
-    auto format = parse_choice("--format", options.format, {"text", "hex", "jsonl"});
+    auto format = parse_choice("--format", options.format, {"text", "hex", "jsonl", "csv"});
     if (!format) return std::move(format).error();
-    plan.format = *parse_format(*format);
+    plan.csv = *format == "csv";
+    plan.format = plan.csv ? Format::Text : *parse_format(*format);
+    if (options.fields && plan.format == Format::Hex)
+        return Error(EINVAL, "--fields goes with --format text, jsonl or csv, not hex");
     if (auto range = parse_follow_range(plan.follow, options.from, options.until, options.count); !range)
         return std::move(range).error();
     for (const auto& flow : options.flows) {
@@ -131,7 +136,16 @@ int run_watch(const WatchOptions& options) {
     if (auto s = compile_where_option(plan->follow, options.where, schema, where); !s) return usage_error(s.error());
     EventPrinter printer(plan->format, schema);
     printer.set_payload_hex(!options.no_payload);
-    plan->follow.payloads = printer.reads_payloads() ? PayloadRead::Copy : PayloadRead::None;
+    std::optional<FieldColumns> columns;
+    if (options.fields || plan->csv) {
+        const auto style = plan->csv ? FieldColumns::Style::Csv
+                           : plan->format == Format::Jsonl ? FieldColumns::Style::Jsonl : FieldColumns::Style::Text;
+        auto parsed = FieldColumns::parse(options.fields.value_or(""), schema, style);
+        if (!parsed) return usage_error(parsed.error());
+        columns.emplace(std::move(*parsed));
+        printer.set_columns(&*columns);
+    }
+    plan->follow.payloads = printer.reads_payloads() || columns ? PayloadRead::Copy : PayloadRead::None;
     install_stop_handlers();
     OutputBuffer out(1);
     WatchSink sink(printer, out);
