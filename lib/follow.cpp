@@ -37,7 +37,7 @@ Status FollowLoop::position(const Position& start) {
     if (start.member != Position::kAnyMember && !source_->identity().members)
         return Error(EINVAL, fmt::format("--from {}:{}: MEMBER:SEQNO is for ring sets; '{}' is a {}", start.member,
                                          start.value, source_->identity().location, describe(source_->kind())));
-    auto notice = source_->seek(start);
+    auto notice = options_.seek ? options_.seek(*source_, start, options_.schema) : source_->seek(start);
     if (!notice) return std::move(notice).error();
     if (!notice->empty()) sink_.notice(*notice);
     if (options_.stop.kind != Position::Kind::None && !stop_resolved_) {
@@ -53,7 +53,8 @@ Status FollowLoop::position(const Position& start) {
 std::optional<FollowEnd> FollowLoop::on_event(const SourceEvent& event) {
     const EventDescriptor& d = event.descriptor;
     if (d.seqno > stop_at_.seqno || d.record_epoch_nanos > stop_at_.nanos) return FollowEnd::Stop;
-    if (options_.filter.matches(d)) {
+    // --- the filter: descriptor tests, then the whole-event predicate (where.hpp) ---
+    if (options_.filter.matches(d) && (options_.where == nullptr || options_.where->matches(event))) {
         if (!sink_.event(event)) return FollowEnd::Sink;
         ++result_.handed_out;
         if (options_.count != 0 && result_.handed_out >= options_.count) return FollowEnd::Count;
@@ -81,10 +82,13 @@ std::optional<FollowEnd> FollowLoop::on_idle() {
 Result<FollowResult> FollowLoop::run() {
     if (auto s = position(options_.start); !s) return std::move(s).error();
     SourceItem item;
+    // A --where that reads fields needs payloads whatever the sink asked for.
+    const PayloadRead payloads =
+        options_.where != nullptr && options_.where->needs_payload() ? PayloadRead::Copy : options_.payloads;
     for (;;) {
         if (stop_requested()) return finish(FollowEnd::Stopped);
         std::optional<FollowEnd> end;
-        switch (source_->next(item, options_.payloads)) {
+        switch (source_->next(item, payloads)) {
         case SourceStep::Event: end = on_event(item.event); break;
         case SourceStep::Gap: end = on_gap(item.gap); break;
         case SourceStep::Notice: sink_.notice(item.notice); break;

@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
+#include <optional>
 #include <string>
 
 #include "evring/format.hpp"
@@ -141,7 +143,53 @@ Result<Position> parse_seqno_or_time(std::string_view option, std::string_view t
     if (text.size() >= 19 && text[4] == '-') return parse_iso(option, text);
     return bad(option, text,
                "expected latest, oldest, a sequence number, -N, a time such as 2026-11-22T01:45:00Z or "
-               "@1700000000.5, or a relative time such as -5s");
+               "@1700000000.5, a relative time such as -5s, or a span position such as block:15000009");
+}
+
+bool is_name(std::string_view text) {
+    if (text.empty() || text.size() > 128 || !(std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_'))
+        return false;
+    for (char c : text)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+    return true;
+}
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// SPAN[.STAGE]:(LABEL | latest | 0xID); nullopt when `text` is not of that shape.
+std::optional<Result<Position>> parse_span(std::string_view option, std::string_view text) {
+    const auto colon = text.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    const std::string_view head = text.substr(0, colon), value = text.substr(colon + 1);
+    const auto dot = head.find('.');
+    const std::string_view span = head.substr(0, dot);
+    const std::string_view stage = dot == std::string_view::npos ? std::string_view() : head.substr(dot + 1);
+    if (!is_name(span) || (dot != std::string_view::npos && !is_name(stage))) return std::nullopt;
+    Position p{Position::Kind::Span, 0};
+    p.span.span = span;
+    p.span.stage = stage;
+    p.span.text = text;
+    if (value == "latest") {
+        p.span.pick = SpanRef::Pick::Latest;
+    } else if (value.size() > 2 && value[0] == '0' && (value[1] == 'x' || value[1] == 'X')) {
+        const std::string_view hex = value.substr(2);
+        if (hex.size() % 2 != 0 || hex.size() > 64)
+            return Result<Position>(bad(option, text, "an id is 0x and 2 to 64 hex digits (whole bytes)"));
+        for (std::size_t i = 0; i < hex.size(); i += 2) {
+            const int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
+            if (hi < 0 || lo < 0) return Result<Position>(bad(option, text, "an id is 0x and hex digits"));
+            p.span.id.push_back(static_cast<std::uint8_t>(hi * 16 + lo));
+        }
+        p.span.pick = SpanRef::Pick::Id;
+    } else if (!parse_uint(value, p.span.label)) {
+        return Result<Position>(bad(option, text, fmt::format("expected {}:NUMBER, {}:latest or {}:0xID", head, head, head)));
+    }
+    return Result<Position>(std::move(p));
 }
 
 }  // namespace
@@ -165,6 +213,7 @@ Result<Position> parse_start(std::string_view text, std::string_view option) {
         if (!seqno) return std::move(seqno).error();
         return Position::member_seqno(static_cast<std::uint32_t>(member), seqno->value);
     }
+    if (auto span = parse_span(option, text)) return std::move(*span);
     return parse_seqno_or_time(option, text);
 }
 
@@ -173,7 +222,13 @@ Result<Position> parse_stop(std::string_view text, std::string_view option) {
         return bad(option, text, "-N is only for a start position; give a sequence number or a time");
     if (text == "latest" || text == "oldest")
         return bad(option, text, "give a sequence number or a time");
+    if (parse_span(option, text)) return bad(option, text, "a span position is only for a start");
     return parse_seqno_or_time(option, text);
+}
+
+Error unresolved_span(const Position& position) {
+    return Error(EINVAL, fmt::format("{}: a span position is resolved through the schema by seek_source "
+                                     "(span_seek.hpp), not by a source's seek", position.span.text));
 }
 
 }  // namespace evring

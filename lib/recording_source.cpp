@@ -205,6 +205,7 @@ Result<std::string> RecordingSource::seek_seqno(std::uint64_t seqno) {
 Result<std::string> RecordingSource::seek(const Position& start) {
     switch (start.kind) {
     case Position::Kind::Oldest: return std::string();
+    case Position::Kind::Span: return unresolved_span(start);
     case Position::Kind::Seqno:
         return seek_seqno(start.value);
     case Position::Kind::AbsoluteTime:

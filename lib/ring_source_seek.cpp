@@ -101,6 +101,7 @@ Result<std::string> RingSource::seek(const Position& start) {
                                              newest, describe(kind()), identity_.path));
         it_->seek(start.value);
         return std::string();
+    case Position::Kind::Span: return unresolved_span(start);
     case Position::Kind::AbsoluteTime:
     case Position::Kind::RelativeTime: {
         auto now = now_nanos();

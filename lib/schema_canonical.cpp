@@ -67,8 +67,16 @@ std::string canonical_form_of(const SchemaData& data) {
     for (const auto& e : data.events)
         out += fmt::format("event {} {} {}\n", e.number, e.name,
                            e.payload == kNoPayload ? std::string("-") : "struct:" + data.structs[e.payload].name);
-    for (const auto& s : data.spans)
+    for (const auto& s : data.spans) {
         out += fmt::format("span {} begin {} end {} key {}\n", s.name, joined(s.begin), joined(s.end), joined(s.key));
+        // Only when given, so schemas without them keep their hash.
+        if (!s.label.empty()) out += fmt::format("span_label {} {}\n", s.name, s.label);
+        if (!s.id.empty()) out += fmt::format("span_id {} {}\n", s.name, s.id);
+        if (s.opener) out += fmt::format("span_opener {} {}\n", s.name, *s.opener);
+        for (const auto& st : s.stages)
+            out += fmt::format("span_stage {} {} {} {} {}\n", s.name, st.name, st.event, st.label,
+                               st.id.empty() ? std::string("-") : st.id);
+    }
     return out;
 }
 

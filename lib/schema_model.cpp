@@ -128,6 +128,12 @@ const SchemaEnum* Schema::find_enum(std::string_view name) const noexcept {
 
 const SchemaType& Schema::type(TypeId id) const noexcept { return data_->types[id]; }
 
+const SchemaSpan* Schema::span(std::string_view name) const noexcept {
+    for (const auto& s : data_->spans)
+        if (s.name == name) return &s;
+    return nullptr;
+}
+
 const SchemaStruct* Schema::payload_of(const SchemaEvent& event) const noexcept {
     return event.payload == kNoPayload ? nullptr : &data_->structs[event.payload];
 }

@@ -174,7 +174,7 @@ private:
             span.name = ctx_.identifier_key(key, "span name");
             const std::string what = fmt::format("span '{}'", span.name);
             const toml::table& table = ctx_.as_table(node, what);
-            ctx_.check_keys(table, {"begin", "end", "key", "description"}, what);
+            ctx_.check_keys(table, {"begin", "end", "key", "description", "label", "id", "opener", "stages"}, what);
             span.description = ctx_.optional_text(table, "description", "description");
             span.begin = event_list(ctx_.required(table, "begin", what), "begin");
             span.end = event_list(ctx_.required(table, "end", what), "end");
@@ -193,8 +193,85 @@ private:
                     span.key.push_back(index);
                 }
             }
+            parse_span_positions(table, span);
             data_.spans.push_back(std::move(span));
         }
+    }
+
+    const SchemaEvent& event_named(const toml::node& node, const std::string& name) const {
+        for (const auto& e : data_.events)
+            if (e.name == name) return e;
+        ctx_.fail(node, fmt::format("unknown event '{}'", name));
+    }
+
+    // A dotted path of `event`'s fixed part that must be an unsigned integer
+    // (`label`) or a byte array (`id`).
+    std::string span_field(const toml::node& node, const SchemaEvent& event, bool bytes) const {
+        const std::string path = ctx_.string(node, bytes ? "an id field path" : "a label field path");
+        const std::uint32_t* payload = event.payload == kNoPayload ? nullptr : &event.payload;
+        const SchemaType* type = nullptr;
+        std::string_view rest = path;
+        for (const SchemaStruct* current = payload ? &data_.structs[*payload] : nullptr; current != nullptr;) {
+            const std::size_t dot = rest.find('.');
+            const SchemaField* f = current->field(rest.substr(0, dot));
+            if (f == nullptr) break;
+            type = &data_.types[f->type];
+            current = nullptr;
+            if (dot != std::string_view::npos) {
+                if (type->kind == TypeKind::Struct) current = &data_.structs[type->index];
+                type = nullptr;
+                rest.remove_prefix(dot + 1);
+            }
+        }
+        if (type == nullptr) ctx_.fail(node, fmt::format("event '{}' has no field '{}'", event.name, path));
+        const bool ok = bytes ? type->kind == TypeKind::Bytes
+                              : type->kind == TypeKind::Scalar && (type->scalar == Scalar::U8 || type->scalar == Scalar::U16 ||
+                                                                    type->scalar == Scalar::U32 || type->scalar == Scalar::U64);
+        if (!ok)
+            ctx_.fail(node, fmt::format("field '{}' of event '{}' is not {}", path, event.name,
+                                        bytes ? "a byte array (bytesN)" : "an unsigned integer (u8 to u64)"));
+        return path;
+    }
+
+    // label, id, opener and stages: what `--from SPAN:N` needs (docs/schema.md, "Spans").
+    void parse_span_positions(const toml::table& table, SchemaSpan& span) {
+        const std::string what = fmt::format("span '{}'", span.name);
+        for (const auto* key : {"label", "id"}) {
+            const toml::node* node = table.get(key);
+            if (node == nullptr) continue;
+            std::string path;
+            for (auto number : span.begin) {
+                const SchemaEvent& e = *std::find_if(data_.events.begin(), data_.events.end(),
+                                                     [number](const SchemaEvent& x) { return x.number == number; });
+                path = span_field(*node, e, std::string_view(key) == "id");
+            }
+            (std::string_view(key) == "id" ? span.id : span.label) = path;
+        }
+        if (const toml::node* opener = table.get("opener")) {
+            const std::string tag = ctx_.string(*opener, "a flow tag name");
+            auto it = std::find(data_.flow_tags.begin(), data_.flow_tags.end(), tag);
+            if (tag.empty() || it == data_.flow_tags.end())
+                ctx_.fail(*opener, fmt::format("'{}' is not one of the schema's flow_tags", tag));
+            span.opener = static_cast<std::uint8_t>(it - data_.flow_tags.begin());
+        }
+        const toml::node* stages = table.get("stages");
+        if (stages == nullptr) return;
+        if (span.label.empty()) ctx_.fail(*stages, fmt::format("{}: stages need a label", what));
+        for (const auto& node : ctx_.as_array(*stages, "stages")) {
+            const toml::table& st = ctx_.as_table(node, "a stage");
+            ctx_.check_keys(st, {"name", "event", "label", "id"}, "a stage");
+            SchemaSpanStage stage;
+            stage.name = ctx_.identifier(ctx_.required(st, "name", "a stage"), "a stage name");
+            if (span.stage(stage.name) != nullptr) ctx_.fail(node, fmt::format("stage '{}' is listed twice", stage.name));
+            const toml::node& event_node = ctx_.required(st, "event", "a stage");
+            const SchemaEvent& event = event_named(event_node, ctx_.string(event_node, "an event name"));
+            stage.event = event.number;
+            stage.label = span_field(ctx_.required(st, "label", "a stage"), event, false);
+            if (const toml::node* id = st.get("id")) stage.id = span_field(*id, event, true);
+            span.stages.push_back(std::move(stage));
+        }
+        std::sort(span.stages.begin(), span.stages.end(),
+                  [](const SchemaSpanStage& a, const SchemaSpanStage& b) { return a.name < b.name; });
     }
 
     const ParseContext& ctx_;

@@ -54,6 +54,12 @@ TEST(BuiltinSchemas, BothMonadSchemasAreBuiltInAndFoundByTheirForeignHash) {
     }
     EXPECT_FALSE(find_builtin_schema(3, *parse_schema_hash(kV1Hash)).has_value());
     EXPECT_FALSE(find_builtin_schema(2, SchemaHash{}).has_value());
+    // Their own hashes, as docs/schema.md ("Built-in schemas") states them: a change of a
+    // built-in schema's meaning (its spans' positions included) must update the docs too.
+    EXPECT_EQ(builtin_schema("monad-exec-v1")->hash_hex(),
+              "40599a273bf765a47146d3ad0937045bf8bf3c92e5ea3e9864b0ca522105b50d");
+    EXPECT_EQ(builtin_schema("monad-exec-old")->hash_hex(),
+              "3163401190df4f40f26fd961373809a298bef6a1a20ac779789fe9179b62c2ae");
     auto missing = builtin_schema("nope");
     ASSERT_FALSE(missing.ok());
     EXPECT_NE(missing.error().message().find("monad-exec-v1, monad-exec-old"), std::string::npos);

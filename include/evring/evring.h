@@ -199,6 +199,14 @@ typedef struct evring_item {
  * evring_source_error. */
 int evring_source_next(evring_source* source, evring_item* item, int flags);
 
+/* From now on evring_source_next hands out only the events this filter
+ * expression keeps (where.hpp, docs/cli.md "Filter expressions":
+ * "type == TXN_LOG && topics[0] ^= 0xddf252ad"), compiled against the
+ * source's schema; NULL or "" removes it. A bad expression is refused
+ * (EVRING_E_INVALID, evring_source_error says where and why) and the previous
+ * filter stays. While a filter is set, evring_source_next_batch refuses. */
+int evring_source_set_where(evring_source* source, const char* expression);
+
 typedef struct evring_batch {
     size_t events;     /* descriptors written to the front of the array */
     uint64_t gaps;     /* gaps passed over while filling */
@@ -212,9 +220,10 @@ int evring_source_next_batch(evring_source* source, evring_descriptor* out, size
                              evring_batch* batch);
 
 /* Positions the source: "oldest", "latest", a sequence number, "-N" (N back
- * from the newest), or a time (position.hpp: "@1700000000", "-5s",
- * "2026-11-22T01:45:00Z"). A start that had to move leaves a note in
- * evring_source_notice. */
+ * from the newest), a time (position.hpp: "@1700000000", "-5s",
+ * "2026-11-22T01:45:00Z"), or a span position through the source's schema
+ * ("block:15000009", "block:latest", "block.finalized:N"; span_seek.hpp). A
+ * start that had to move leaves a note in evring_source_notice. */
 int evring_source_seek(evring_source* source, const char* position);
 int evring_source_seek_seqno(evring_source* source, uint64_t seqno);
 /* The newest event (the iterator's reset) and the oldest one still held. */

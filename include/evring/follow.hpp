@@ -12,7 +12,8 @@
 //
 // Contract:
 // - Positions the source (options.start, options.stop: position.hpp,
-//   EventSource::seek), then hands every event that passes options.filter to
+//   seek_source in span_seek.hpp), then hands every event that passes options.filter
+//   (and options.where) to
 //   sink.event(), every gap to sink.gap(), every notice to sink.notice(),
 //   until one of: options.count events reached the sink; the stop position
 //   (the event at the stop seqno was handed out, or an event, or a gap, lies
@@ -49,12 +50,15 @@
 #include <string_view>
 
 #include "evring/error.hpp"
+#include "evring/event_predicate.hpp"
 #include "evring/event_source.hpp"
 #include "evring/flow_filter.hpp"
 #include "evring/position.hpp"
 #include "evring/source_open.hpp"
 
 namespace evring {
+
+class Schema;
 
 class FollowSink {
 public:
@@ -79,6 +83,16 @@ struct FollowOptions {
     Position stop;                     // Kind::None: no stop position
     std::uint64_t count = 0;           // events handed to the sink; 0: no limit
     FlowFilter filter;
+    // Then this test on whole events (`--where`, where.hpp); null: none. When it
+    // needs payloads the loop reads them (PayloadRead::Copy) whatever `payloads` says.
+    const EventPredicate* where = nullptr;
+    // How the loop positions a source: EventSource::seek when null. Readers
+    // that link the schema library set evring::seek_source (span_seek.hpp),
+    // so span positions (`block:N`) work; it decodes them with `schema`, or
+    // with the source's own schema when that is null. (A pointer keeps this
+    // library free of the schema library's dependencies.)
+    Result<std::string> (*seek)(EventSource&, const Position&, const Schema*) = nullptr;
+    const Schema* schema = nullptr;
     PayloadRead payloads = PayloadRead::None;
     bool follow_name = false;
     SourceOptions reopen;              // how follow_name reopens the name

@@ -1,9 +1,16 @@
 // evring/position.hpp — where reading starts and stops, as a user writes it.
 //
-//   start: latest | oldest | SEQNO | MEMBER:SEQNO | -N | TIME
+//   start: latest | oldest | SEQNO | MEMBER:SEQNO | -N | TIME | SPAN
 //   (MEMBER:SEQNO: a ring set member's sequence number, ring_set_source.hpp;
 //   other sources refuse it)
 //   stop:  SEQNO | TIME
+//   SPAN:  block:15000009      the opening event of that span instance (its label)
+//          block:latest        the newest opening event
+//          block:0x5a...       the instance whose id starts with these hex digits
+//          block.finalized:N   the event that marks stage "finalized" of block N
+//                              (spans, labels, ids and stages: the schema's
+//                              [span.NAME], docs/schema.md; resolved by
+//                              seek_source, span_seek.hpp)
 //   TIME:  2026-11-22T01:45:00[.fraction][Z]   (UTC; the date must exist)
 //          @1700000000[.fraction]              (seconds since the Unix epoch)
 //          -5s -250ms -10us -3m -1h -100ns     (relative: before "now", which is the
@@ -11,7 +18,9 @@
 //                                               newest event for anything else)
 //
 // Parsing is pure; every event source resolves a Position itself
-// (EventSource::seek and EventSource::resolve_until in event_source.hpp):
+// (EventSource::seek and EventSource::resolve_until in event_source.hpp),
+// except a SPAN, which seek_source (span_seek.hpp) turns into a sequence
+// number first, through the schema:
 // a ring by binary search on timestamps, a recording by its block headers'
 // sequence ranges and a scan, a stream by its server's start positions.
 // Sequence numbers past kMaxSeqno (2^62), which no ring reaches, and times
@@ -26,11 +35,24 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "evring/error.hpp"
 
 namespace evring {
+
+// A span position as written: SPAN[.STAGE]:(LABEL | latest | 0xID).
+struct SpanRef {
+    enum class Pick : std::uint8_t { Label, Latest, Id };
+    std::string span;   // "block"
+    std::string stage;  // "finalized"; empty: the span's opening event
+    Pick pick = Pick::Label;
+    std::uint64_t label = 0;
+    std::vector<std::uint8_t> id;  // Id: a prefix of the id, 1 to 32 bytes
+    std::string text;              // as written, for messages
+};
 
 struct Position {
     enum class Kind : std::uint8_t {
@@ -41,12 +63,18 @@ struct Position {
         Back,          // value: N, that many events back from the newest
         AbsoluteTime,  // value: nanoseconds since the Unix epoch
         RelativeTime,  // value: nanoseconds before the source's "now"
+        Span,          // span: an instance of a schema span (span_seek.hpp)
     };
     Kind kind = Kind::None;
     std::uint64_t value = 0;
     // Seqno of a ring set member (MEMBER:SEQNO); kAnyMember otherwise.
     static constexpr std::uint32_t kAnyMember = 0xffffffffu;
     std::uint32_t member = kAnyMember;
+    SpanRef span;  // Span only
+
+    Position() = default;
+    Position(Kind k, std::uint64_t v) : kind(k), value(v) {}
+    Position(Kind k, std::uint64_t v, std::uint32_t m) : kind(k), value(v), member(m) {}
 
     static Position latest() noexcept { return {Kind::Latest, 0}; }
     static Position oldest() noexcept { return {Kind::Oldest, 0}; }
@@ -65,6 +93,10 @@ struct Position {
 Result<Position> parse_start(std::string_view text, std::string_view option = "--from");
 // A stop position: a sequence number or a time.
 Result<Position> parse_stop(std::string_view text, std::string_view option = "--until");
+
+// What EventSource::seek returns for a span position: only seek_source
+// (span_seek.hpp), which has the schema, resolves those.
+Error unresolved_span(const Position& position);
 
 // Where a resolved stop position ends reading: after the event `seqno`, or at
 // the first event stamped after `nanos`. kNever means no bound.

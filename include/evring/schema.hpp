@@ -133,15 +133,39 @@ struct SchemaEvent {
     std::uint32_t payload = kNoPayload;  // index in structs(), or kNoPayload: empty payload
 };
 
+// A named moment in a span instance's life that a later event marks (Monad's
+// FINALIZED and VERIFIED of block N): the `event` whose payload field `label`
+// (and `id`, when given) carries the label (and id) of the instance.
+struct SchemaSpanStage {
+    std::string name;
+    std::uint16_t event = 0;
+    std::string label;  // dotted path of an unsigned integer field of `event`
+    std::string id;     // dotted path of a bytes field of `event`; empty: none
+};
+
 // A begin/end pair (for timelines): an instance opens with any `begin` event
 // and closes with the next `end` event that has the same values in the flow
-// tags listed in `key`.
+// tags listed in `key`. For positions (`--from block:N`, span_seek.hpp) a span
+// may also say which payload field of its begin events labels an instance
+// (`label`, an unsigned integer: the block number), which one identifies it
+// (`id`, bytes: the block id), which flow tag of the events inside holds the
+// sequence number of the opening event (`opener`), and its stages.
 struct SchemaSpan {
     std::string name;
     std::vector<std::uint16_t> begin;  // event numbers
     std::vector<std::uint16_t> end;
     std::vector<std::uint8_t> key;     // flow tag indices (0..3)
     std::string description;
+    std::string label;                 // empty: instances have no label
+    std::string id;                    // empty: instances have no id
+    std::optional<std::uint8_t> opener;  // flow tag index
+    std::vector<SchemaSpanStage> stages;  // by name
+
+    const SchemaSpanStage* stage(std::string_view stage_name) const noexcept {
+        for (const auto& s : stages)
+            if (s.name == stage_name) return &s;
+        return nullptr;
+    }
 };
 
 // A field found by path inside a payload's fixed part.
@@ -191,6 +215,7 @@ public:
     const SchemaStruct* find_struct(std::string_view name) const noexcept;
     const SchemaEnum* find_enum(std::string_view name) const noexcept;
     const SchemaType& type(TypeId id) const noexcept;
+    const SchemaSpan* span(std::string_view name) const noexcept;
 
     // The payload struct of an event, or nullptr for an empty payload.
     const SchemaStruct* payload_of(const SchemaEvent& event) const noexcept;

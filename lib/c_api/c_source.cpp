@@ -5,6 +5,7 @@
 
 #include "evring/follow.hpp"
 #include "evring/position.hpp"
+#include "evring/where.hpp"
 #include "source_handle.hpp"
 
 using evring::bindings::guard;
@@ -121,9 +122,18 @@ int evring_source_next(evring_source* source, evring_item* item, int flags) {
     return guard(
         [&]() -> int {
             evring::SourceItem got;
-            const auto read = (flags & EVRING_READ_PAYLOAD) != 0 ? evring::PayloadRead::Copy
-                                                                  : evring::PayloadRead::None;
-            const evring::SourceStep step = source->source->next(got, read);
+            const bool wants_payload = (flags & EVRING_READ_PAYLOAD) != 0;
+            const evring::EventPredicate* where = source->where.get();
+            const auto read = wants_payload || (where && where->needs_payload()) ? evring::PayloadRead::Copy
+                                                                                 : evring::PayloadRead::None;
+            evring::SourceStep step = source->source->next(got, read);
+            // evring_source_set_where: events the filter drops are passed over.
+            while (where && step == evring::SourceStep::Event && !where->matches(got.event))
+                step = source->source->next(got, read);
+            if (step == evring::SourceStep::Event && !wants_payload) {
+                got.event.payload_state = evring::PayloadState::NotRead;
+                got.event.payload = {};
+            }
             switch (step) {
             case evring::SourceStep::Event:
                 copy_descriptor(got.event.descriptor, item->event);
@@ -155,6 +165,9 @@ int evring_source_next(evring_source* source, evring_item* item, int flags) {
 
 int evring_source_next_batch(evring_source* source, evring_descriptor* out, size_t capacity, evring_batch* batch) {
     if (source == nullptr || batch == nullptr || (out == nullptr && capacity > 0)) return EVRING_E_INVALID;
+    if (source->where)
+        return set_error(source, EVRING_E_INVALID,
+                         "evring_source_next_batch: a where filter is set; read with evring_source_next");
     return guard(
         [&]() -> int {
             if (source->batch.size() < kBatchStaging) source->batch.resize(kBatchStaging);
@@ -173,6 +186,25 @@ int evring_source_next_batch(evring_source* source, evring_descriptor* out, size
                 set_error(source, source->source->error());
                 return EVRING_E_FAILED;
             }
+            return EVRING_OK;
+        },
+        [&](int status, const char* message) { return fail_source(source, status, message); });
+}
+
+int evring_source_set_where(evring_source* source, const char* expression) {
+    if (source == nullptr) return EVRING_E_INVALID;
+    return guard(
+        [&]() -> int {
+            if (expression == nullptr || *expression == '\0') {
+                source->where.reset();
+                return EVRING_OK;
+            }
+            if (!source->schema.schema)
+                return set_error(source, EVRING_E_INVALID,
+                                 "evring_source_set_where: the source has no schema to name fields by");
+            auto compiled = evring::compile_where(expression, *source->schema.schema, "where");
+            if (!compiled) return set_error(source, EVRING_E_INVALID, compiled.error().message());
+            source->where = std::move(*compiled);
             return EVRING_OK;
         },
         [&](int status, const char* message) { return fail_source(source, status, message); });

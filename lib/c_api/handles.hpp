@@ -16,6 +16,7 @@
 
 #include "evring/error.hpp"
 #include "evring/evring.h"
+#include "evring/event_predicate.hpp"
 #include "evring/event_source.hpp"
 #include "evring/publisher.hpp"
 #include "evring/ring_writer.hpp"
@@ -34,6 +35,7 @@ struct evring_source {
     // next_batch's staging area: EventDescriptor is 64-byte aligned, the
     // caller's array need not be.
     std::vector<evring::EventDescriptor> batch;
+    std::unique_ptr<evring::EventPredicate> where;  // evring_source_set_where
 };
 
 struct evring_writer {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "evring/position.hpp"
+#include "evring/span_seek.hpp"
 
 namespace evring::bindings {
 
@@ -22,7 +23,8 @@ Result<std::unique_ptr<evring_source>> open_source_handle(const std::string& loc
 Status seek_source(evring_source& handle, const std::string& position, std::string_view option) {
     auto start = parse_start(position, option);
     if (!start) return std::move(start).error();
-    auto notice = handle.source->seek(*start);
+    // Span positions (block:N) decode through the handle's schema (span_seek.hpp).
+    auto notice = evring::seek_source(*handle.source, *start, handle.schema.schema ? &*handle.schema.schema : nullptr);
     if (!notice) return std::move(notice).error();
     handle.notice = std::move(*notice);
     return {};

@@ -121,6 +121,7 @@ Result<StartAt> StreamReader::start_at(const Position& start) const {
     }
     case Position::Kind::AbsoluteTime:
     case Position::Kind::RelativeTime: return StartAt::time(start.time_at(wall_clock_nanos()));
+    case Position::Kind::Span: return unresolved_span(start);  // resolved by span_seek.hpp's reader
     }
     return StartAt::oldest();
 }

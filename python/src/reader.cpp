@@ -9,6 +9,7 @@
 #include "evring/ring.hpp"
 #include "evring/ring_source.hpp"
 #include "evring/schema_render.hpp"
+#include "evring/where.hpp"
 #include "source_handle.hpp"
 
 namespace evring::python {
@@ -75,6 +76,9 @@ PyObject* next_event(IteratorObject* it) {
         switch (source.next(item, PayloadRead::Copy)) {
         case SourceStep::Event:
             it->reader->on_event(item.event.descriptor);
+            // Reader.set_where: events the filter expression drops are passed over.
+            if (const EventPredicate* where = it->reader->handle().where.get(); where && !where->matches(item.event))
+                break;
             return make_event(*it->reader, item.event);
         case SourceStep::Gap: break;  // counted by the source
         case SourceStep::Notice: it->reader->note(item.notice); break;
@@ -256,6 +260,22 @@ void register_reader(py::module_& m) {
             "source ends (a ring's writer exited) or, with `timeout`, no event came for that many seconds.")
         .def("read_batch", &read_batch, py::arg("max_events"), py::arg("payloads") = true)
         .def("seek", &Reader::seek, py::arg("start"))
+        .def(
+            "set_where",
+            [](Reader& r, py::object expression) {
+                r.check_not_busy();
+                if (expression.is_none() || py::str(expression).cast<std::string>().empty()) {
+                    r.handle().where.reset();
+                    return;
+                }
+                if (!r.handle().schema.schema) raise_error("set_where: the source has no schema to name fields by");
+                auto compiled = compile_where(py::str(expression).cast<std::string>(), *r.handle().schema.schema, "where");
+                if (!compiled) raise_error(compiled.error().message());
+                r.handle().where = std::move(*compiled);
+            },
+            py::arg("expression"),
+            "From now on replay() and follow() hand out only the events this filter expression keeps "
+            "(docs/cli.md, \"Filter expressions\"); None removes it. read_batch refuses while one is set.")
         .def_property_readonly("lost", [](Reader& r) { return r.source().counters().lost; })
         .def_property_readonly("gaps", [](Reader& r) { return r.source().counters().gaps; })
         .def_property_readonly("counters", &counters_of)

@@ -122,6 +122,7 @@ Filled fill_from_ring(Reader& reader, EventSource& source, DescriptorArray& out)
 py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
     EventSource& source = reader.source();
     reader.check_not_busy();
+    if (reader.handle().where) raise_error("read_batch: a where filter is set (set_where); iterate instead");
     const MappedRing* mapped = source.ring();
     // A ring holds at most its capacity of unread events when the batch starts.
     DescriptorArray descriptors(max_events, mapped != nullptr ? std::min<std::size_t>(mapped->descriptor_mask() + 1, kFirstRoom)

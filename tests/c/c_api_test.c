@@ -305,6 +305,29 @@ static void test_real_snapshot_reads_and_decodes(void) {
     CHECK(step == EVRING_STEP_END);
     CHECK(events > 1000);
     evring_source_close(s);
+
+    /* A span position and a filter expression, through the source's schema: block 15000001's start,
+       then only the 229 transaction headers (counted by `evring stats` on this snapshot). */
+    s = evring_source_open(path, NULL);
+    CHECK(s != NULL);
+    CHECK(evring_source_seek(s, "block:15000001") == EVRING_OK);
+    CHECK(evring_source_next(s, &item, 0) == EVRING_STEP_EVENT && item.event.seqno == 1 && item.event.event_type == 2);
+    CHECK(evring_source_seek(s, "block:12") != EVRING_OK && strstr(evring_source_error(s), "no block 12") != NULL);
+    CHECK(evring_source_set_where(s, "type == TXN_HEADR_START") == EVRING_E_INVALID);
+    CHECK(strstr(evring_source_error(s), "nearest: TXN_HEADER_START") != NULL);
+    CHECK(evring_source_set_where(s, "type == TXN_HEADER_START && txn_header.gas_limit > 0") == EVRING_OK);
+    CHECK(evring_source_oldest(s) == EVRING_OK);
+    uint64_t kept = 0;
+    while ((step = evring_source_next(s, &item, 0)) == EVRING_STEP_EVENT) {
+        CHECK(item.event.event_type == 10 && item.payload == NULL);
+        ++kept;
+    }
+    CHECK(step == EVRING_STEP_END && kept == 229);
+    evring_batch batch;
+    evring_descriptor d[4];
+    CHECK(evring_source_next_batch(s, d, 4, &batch) == EVRING_E_INVALID);
+    CHECK(evring_source_set_where(s, NULL) == EVRING_OK);
+    evring_source_close(s);
 }
 
 int main(void) {

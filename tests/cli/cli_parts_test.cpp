@@ -47,11 +47,11 @@ TEST(EventFormat, JsonlHasExactlyTheDocumentedKeys) {
     const std::byte bytes[] = {std::byte{0xab}, std::byte{0x01}, std::byte{0xff}};
     EXPECT_EQ(printed(Format::Jsonl, sample_event(), {PayloadView::State::Ok, bytes}),
               "{\"seqno\":42,\"event_type\":1,\"payload_size\":3,\"record_epoch_nanos\":"
-              "1795311900000000007,\"content_ext\":[0,5,0,18446744073709551615],\"payload\":"
+              "1795311900000000007,\"time\":\"2026-11-22T01:45:00.000000007Z\",\"content_ext\":[0,5,0,18446744073709551615],\"payload\":"
               "\"ab01ff\"}\n");
     EXPECT_EQ(printed(Format::Jsonl, sample_event(), {PayloadView::State::Expired, {}}),
               "{\"seqno\":42,\"event_type\":1,\"payload_size\":3,\"record_epoch_nanos\":"
-              "1795311900000000007,\"content_ext\":[0,5,0,18446744073709551615],\"payload\":"
+              "1795311900000000007,\"time\":\"2026-11-22T01:45:00.000000007Z\",\"content_ext\":[0,5,0,18446744073709551615],\"payload\":"
               "null}\n");
 }
 

@@ -41,6 +41,9 @@ struct WatchOptions {
     std::optional<std::string> count;
     std::vector<std::string> types;
     std::vector<std::string> flows;
+    std::optional<std::string> where;  // --where EXPR (evring/where.hpp)
+    bool no_payload = false;           // --no-payload: decoded jsonl without the payload hex
+    std::optional<std::string> fields;  // --fields a,b,c (field_columns.hpp)
     std::string format = "text";
     std::optional<std::string> max_snapshot_size;
     bool follow_name = false;
@@ -64,6 +67,7 @@ struct RecordOptions {
     std::optional<std::string> until;
     std::optional<std::string> count;
     std::optional<std::string> rotate_size;
+    std::optional<std::string> where;  // --where EXPR: record only the events it keeps
     bool no_compress = false;
     std::optional<std::string> level;
     bool no_register = false;

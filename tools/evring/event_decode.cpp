@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstring>
 
 #include "escape.hpp"
 #include "event_format.hpp"
@@ -12,10 +13,17 @@
 namespace evring::cli {
 namespace {
 
-void put_flow_tags(OutputBuffer& out, const Schema& schema, const EventDescriptor& event) {
+void put_flow_tags(OutputBuffer& out, const Schema& schema, const EventDescriptor& event, const SpanLabels& labels) {
     for (std::size_t i = 0; i < 4; ++i) {
         if (event.content_ext[i] == 0) continue;
         const std::string& name = schema.flow_tags()[i];
+        if (auto label = labels.label(i, event.content_ext[i]); label && !name.empty()) {
+            out.put(' ');
+            out.put(name);
+            out.put('=');
+            out.put_uint(*label);
+            continue;
+        }
         if (name.empty()) {
             out.put(" ext[");
             out.put(static_cast<char>('0' + i));
@@ -38,6 +46,35 @@ bool equal_ignoring_case(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
+
+SpanLabels::SpanLabels(const Schema* schema) {
+    if (schema == nullptr) return;
+    for (const SchemaSpan& span : schema->spans()) {
+        if (!span.opener || span.label.empty()) continue;
+        for (std::uint16_t number : span.begin) {
+            const SchemaEvent* e = schema->event(number);
+            auto field = e ? schema->find_field(*e, span.label) : std::nullopt;
+            if (!field) continue;
+            opens_.push_back({number, *span.opener, field->offset, schema->type(field->type).size});
+        }
+    }
+}
+
+void SpanLabels::note(const EventDescriptor& event, std::span<const std::byte> payload) noexcept {
+    for (const Opens& o : opens_) {
+        if (o.event != event.event_type || std::size_t{o.offset} + o.size > payload.size() || o.size > 8) continue;
+        std::uint64_t value = 0;
+        std::memcpy(&value, payload.data() + o.offset, o.size);  // little-endian
+        seen_[next_] = {event.seqno, value, o.tag};
+        next_ = (next_ + 1) % seen_.size();
+    }
+}
+
+std::optional<std::uint64_t> SpanLabels::label(std::size_t tag, std::uint64_t seqno) const noexcept {
+    for (const Seen& s : seen_)
+        if (s.seqno == seqno && s.seqno != 0 && s.tag == tag) return s.label;
+    return std::nullopt;
+}
 
 std::string_view EventPrinter::decode_reason(const EventDescriptor& event, const PayloadView& payload,
                                              DecodeError& error) {
@@ -81,7 +118,8 @@ void EventPrinter::put_decoded_text(OutputBuffer& out, const EventDescriptor& ev
             out.put(scratch_);
         }
     }
-    put_flow_tags(out, *schema_, event);
+    if (labels_.any() && payload.state == PayloadView::State::Ok) labels_.note(event, payload.bytes);
+    put_flow_tags(out, *schema_, event, labels_);
     out.put('\n');
 }
 
@@ -103,12 +141,29 @@ void EventPrinter::put_decoded_json(OutputBuffer& out, const EventDescriptor& ev
     out.put_uint(event.payload_size);
     out.put(",\"record_epoch_nanos\":");
     out.put_uint(event.record_epoch_nanos);
+    // The same instant as a string (ISO 8601, UTC, to the nanosecond): JSON tools
+    // read numbers as doubles and round nanoseconds since the epoch.
+    out.put(",\"time\":\"");
+    put_utc_time(out, event.record_epoch_nanos);
+    out.put('"');
     out.put(",\"content_ext\":[");
     for (std::size_t i = 0; i < 4; ++i) {
         if (i > 0) out.put(',');
         out.put_uint(event.content_ext[i]);
     }
     out.put(']');
+    // The named flow tags by name (all of them, zeros included, so every line has the same keys).
+    bool named = false;
+    for (std::size_t i = 0; i < 4; ++i) {
+        const std::string& name = schema_->flow_tags()[i];
+        if (name.empty()) continue;
+        out.put(named ? ",\"" : ",\"flow\":{\"");
+        named = true;
+        out.put(name);  // an identifier: nothing to escape
+        out.put("\":");
+        out.put_uint(event.content_ext[i]);
+    }
+    if (named) out.put('}');
     scratch_.clear();
     DecodeError error;
     std::string_view reason = decode_reason(event, payload, error);
@@ -122,6 +177,10 @@ void EventPrinter::put_decoded_json(OutputBuffer& out, const EventDescriptor& ev
         append_json_string(scratch_, reason);
     }
     out.put(scratch_);
+    if (!payload_hex_) {
+        out.put("}\n");
+        return;
+    }
     out.put(",\"payload\":");
     if (payload.state == PayloadView::State::Ok) {
         out.put('"');

@@ -1,4 +1,5 @@
 #include "event_format.hpp"
+#include "field_columns.hpp"
 
 #include <charconv>
 
@@ -95,6 +96,11 @@ void put_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView
     out.put_uint(event.payload_size);
     out.put(",\"record_epoch_nanos\":");
     out.put_uint(event.record_epoch_nanos);
+    // The same instant as a string (ISO 8601, UTC, to the nanosecond): JSON tools
+    // read numbers as doubles and round nanoseconds since the epoch.
+    out.put(",\"time\":\"");
+    put_utc_time(out, event.record_epoch_nanos);
+    out.put('"');
     out.put(",\"content_ext\":[");
     for (std::size_t i = 0; i < 4; ++i) {
         if (i > 0) out.put(',');
@@ -146,6 +152,10 @@ void print_event(OutputBuffer& out, Format format, const EventDescriptor& event,
 }
 
 void EventPrinter::print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
+    if (columns_ != nullptr) {
+        columns_->print(out, event, payload);
+        return;
+    }
     if (schema_ == nullptr) {
         print_event(out, format_, event, payload, member_);
         return;

@@ -25,11 +25,13 @@
 // Thread safety: one thread per printer.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
@@ -63,15 +65,48 @@ void print_event(OutputBuffer& out, Format format, const EventDescriptor& event,
 // Prints events in one format, decoded with `schema` when it is not null (the
 // schema must outlive the printer). Its scratch buffer is reused: once it has
 // grown to the longest line, printing allocates nothing.
+// Span labels for text lines: a flow tag that points back to a span's
+// opening event (the schema's `opener`) is shown as the span's label,
+// `block=15000009`, once the opening event has been printed (or seen through
+// note()); until then as `ext.block=SEQNO`. A fixed table of the newest
+// openings, so nothing is allocated per event.
+class SpanLabels {
+public:
+    explicit SpanLabels(const Schema* schema);
+    // Remembers the label of `event` when it opens a labelled span.
+    void note(const EventDescriptor& event, std::span<const std::byte> payload) noexcept;
+    // The label of the opening event at `seqno` for flow tag `tag`, if known.
+    std::optional<std::uint64_t> label(std::size_t tag, std::uint64_t seqno) const noexcept;
+    bool any() const noexcept { return !opens_.empty(); }
+
+private:
+    struct Opens {
+        std::uint16_t event;
+        std::uint8_t tag;
+        std::uint32_t offset, size;
+    };
+    struct Seen {
+        std::uint64_t seqno = 0, label = 0;
+        std::uint8_t tag = 0;
+    };
+    std::vector<Opens> opens_;
+    std::array<Seen, 64> seen_{};
+    std::size_t next_ = 0;
+};
+
 class EventPrinter {
 public:
-    EventPrinter(Format format, const Schema* schema) : format_(format), schema_(schema) {}
+    EventPrinter(Format format, const Schema* schema) : format_(format), schema_(schema), labels_(schema) {}
 
     // Whether the follow loop must copy payloads for this printer.
     // A ring set's member index to show with the next events (a `member`
     // key in jsonl, member=N in text), or -1 for none (every other source).
     void set_member(std::int64_t member) noexcept { member_ = member; }
     bool reads_payloads() const noexcept { return schema_ != nullptr || format_reads_payloads(format_); }
+    // Decoded jsonl without the "payload" hex (--no-payload); raw jsonl keeps it.
+    void set_payload_hex(bool on) noexcept { payload_hex_ = on; }
+    // Chosen columns instead (--fields, --format csv: field_columns.hpp); null: none.
+    void set_columns(class FieldColumns* columns) noexcept { columns_ = columns; }
     void print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload);
 
 private:
@@ -83,6 +118,9 @@ private:
 
     Format format_;
     const Schema* schema_;
+    SpanLabels labels_;
+    bool payload_hex_ = true;
+    class FieldColumns* columns_ = nullptr;
     std::string scratch_;
     char reason_[256] = {};
 };

@@ -167,6 +167,8 @@ std::unique_ptr<ExportOptions> add_export_command(CLI::App& app) {
     c->add_option("--flow", o.flows, "Only events with content_ext[INDEX] == VALUE (repeatable)")
         ->type_name("INDEX=VALUE")
         ->allow_extra_args(false);
+    c->add_option("--where", o.where, "Only events this expression keeps (docs/cli.md, filter expressions)")
+        ->type_name("EXPR");
     c->add_option("--track-by", o.track_by, "type (default: a track per event type) or flow:N (per value of "
                                             "flow tag N, an index 0-3 or the schema's name)");
     c->add_option("--schema", o.schema_file, "Schema file for a source without one")->type_name("FILE");
@@ -189,6 +191,8 @@ int run_export(const ExportOptions& options) {
     if (!schema->warning.empty()) report_error(schema->warning);
     const Schema* decoder = schema->schema ? &*schema->schema : nullptr;
     if (auto s = apply_schema(*plan, options, decoder, identity.content_type); !s) return usage_error(s.error());
+    std::unique_ptr<EventPredicate> where;
+    if (auto s = compile_where_option(plan->follow, options.where, decoder, where); !s) return usage_error(s.error());
 
     Outputs outputs;
     OutputFileOptions rules;

@@ -15,6 +15,8 @@
 #include "escape.hpp"
 #include "export_cmd.hpp"
 #include "gc.hpp"
+#include "stats_cmd.hpp"
+#include "digest_cmd.hpp"
 #include "ops_cmd.hpp"
 #include "schema_cmd.hpp"
 
@@ -94,7 +96,7 @@ int main(int argc, char** argv) {
     auto* watch_cmd = app.add_subcommand("watch", "Print events as they arrive, or replay them");
     watch_cmd->add_option("RING", watch.ring, "Ring name or path, snapshot or recording")->required();
     watch_cmd->add_option("--from", watch.from,
-                          "latest (default), oldest, SEQNO, -N, or a time (2026-11-22T01:45:00Z, @EPOCH, -5s)");
+                          "latest (default), oldest, SEQNO, -N, a time (2026-11-22T01:45:00Z, @EPOCH, -5s) or block:N");
     add_value(watch_cmd, "--until", watch.until, "Stop after this SEQNO or TIME", "SEQNO|TIME");
     add_value(watch_cmd, "--count", watch.count, "Stop after printing N events", "N");
     watch_cmd->add_option("--type", watch.types, "Only this event type (name or number; repeatable)")
@@ -102,7 +104,13 @@ int main(int argc, char** argv) {
     watch_cmd->add_option("--flow", watch.flows, "Only events with content_ext[INDEX] == VALUE; INDEX may be a flow tag's name (repeatable)")
         ->type_name("INDEX=VALUE")
         ->allow_extra_args(false);
-    watch_cmd->add_option("--format", watch.format, "text (default), hex or jsonl");
+    add_value(watch_cmd, "--where", watch.where,
+              "Only events this expression keeps: type == TXN_LOG && address == 0x... (docs/cli.md)", "EXPR");
+    watch_cmd->add_option("--format", watch.format, "text (default), hex, jsonl or csv");
+    add_value(watch_cmd, "--fields", watch.fields,
+              "Only these columns: seqno,type,time,nanos,payload_size, flow tags, payload fields by path", "A,B,C");
+    watch_cmd->add_flag("--no-payload", watch.no_payload,
+                        "jsonl decoded by a schema: leave the raw payload hex out (the fields carry it)");
     watch_cmd->add_option("--schema", watch.schema_file,
                           "Decode with this schema file when the source carries none (docs/schema.md)")
         ->type_name("FILE");
@@ -132,6 +140,7 @@ int main(int argc, char** argv) {
     add_value(record_cmd, "--count", record.count, "Stop after N events", "N");
     add_value(record_cmd, "--rotate-size", record.rotate_size,
               "Start FILE.1, FILE.2, ... when a file reaches SIZE (binary units: 64K, 512M, 4G)", "SIZE");
+    add_value(record_cmd, "--where", record.where, "Record only events this expression keeps (docs/cli.md)", "EXPR");
     record_cmd->add_flag("--no-compress", record.no_compress, "Write records without zstd");
     add_value(record_cmd, "--level", record.level, "zstd level, 1 to 19 (default 1)", "LEVEL");
     record_cmd->add_flag("--no-register", record.no_register, "Do not announce this reader in the ring's reader registry");
@@ -140,6 +149,8 @@ int main(int argc, char** argv) {
 
     auto schema = add_schema_command(app);
     auto export_cmd = add_export_command(app);
+    auto stats_cmd = add_stats_command(app);
+    auto digest_cmd = add_digest_command(app);
 #ifdef EVRING_HAVE_NATS
     // nats://HOST:PORT/STREAM is a source for watch and info (evring/nats_source.hpp).
     evring::nats::register_nats_source_scheme();
@@ -164,6 +175,8 @@ int main(int argc, char** argv) {
     if (*record_cmd) return run_record(record);
     if (schema->chosen()) return run_schema_command(*schema);
     if (export_cmd->chosen()) return run_export(*export_cmd);
+    if (stats_cmd->chosen()) return run_stats(*stats_cmd);
+    if (digest_cmd->chosen()) return run_digest(*digest_cmd);
 #ifdef EVRING_HAVE_NATS
     if (*nats_commands.relay) return run_relay_command(nats_commands.relay_options);
     if (*nats_commands.mirror) return run_mirror(nats_commands.mirror_options);

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "commands.hpp"
+#include "evring/schema_resolve.hpp"
 #include "escape.hpp"
 #include "evring/follow.hpp"
 #include "evring/recording_writer.hpp"
@@ -155,6 +156,17 @@ int run_record(const RecordOptions& options) {
     }
     auto source = open_for_command(options.ring, {});
     if (!source) return runtime_error(source.error());
+    // --where needs the source's schema; compiled before anything is written.
+    std::optional<ResolvedSchema> found;
+    std::unique_ptr<EventPredicate> where;
+    if (options.where) {
+        auto resolved = resolve_schema(**source);
+        if (!resolved) return runtime_error(resolved.error());
+        found = std::move(*resolved);
+        if (auto s = compile_where_option(plan->follow, options.where, found->schema ? &*found->schema : nullptr, where);
+            !s)
+            return usage_error(s.error());
+    }
     // The schema blob the source carries goes into every file of the recording.
     plan->recording.schema = (*source)->schema();
     plan->recording.ring_set = (*source)->identity().members;  // member ids in every record

@@ -6,6 +6,8 @@
 #include <charconv>
 
 #include "escape.hpp"
+#include "evring/span_seek.hpp"
+#include "evring/where.hpp"
 
 namespace evring::cli {
 namespace {
@@ -38,6 +40,7 @@ Status parse_follow_range(FollowOptions& follow, std::string_view from, const st
     auto start = parse_start(from, "--from");
     if (!start) return std::move(start).error();
     follow.start = *start;
+    follow.seek = &seek_source;  // span positions (block:N) for every command
     if (until) {
         auto stop = parse_stop(*until, "--until");
         if (!stop) return std::move(stop).error();
@@ -48,6 +51,18 @@ Status parse_follow_range(FollowOptions& follow, std::string_view from, const st
         if (!n) return std::move(n).error();
         follow.count = *n;
     }
+    return {};
+}
+
+Status compile_where_option(FollowOptions& follow, const std::optional<std::string>& where, const Schema* schema,
+                            std::unique_ptr<EventPredicate>& holder) {
+    if (!where) return {};
+    if (schema == nullptr)
+        return Error(EINVAL, "bad --where: the source has no schema to name fields by (give --schema FILE)");
+    auto compiled = compile_where(*where, *schema, "--where");
+    if (!compiled) return std::move(compiled).error();
+    holder = std::move(*compiled);
+    follow.where = holder.get();
     return {};
 }
 

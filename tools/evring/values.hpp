@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,11 @@ Result<std::string> parse_choice(std::string_view option, std::string_view text,
 // (--from through the one resolver, evring/position.hpp).
 Status parse_follow_range(FollowOptions& follow, std::string_view from, const std::optional<std::string>& until,
                           const std::optional<std::string>& count);
+// --where EXPR compiled against the source's schema (evring/where.hpp), into
+// follow.where; `holder` keeps it alive. Nothing when `where` is empty; an
+// error (a usage error) when there is no schema or the expression is bad.
+Status compile_where_option(FollowOptions& follow, const std::optional<std::string>& where, const Schema* schema,
+                            std::unique_ptr<EventPredicate>& holder);
 // --flow INDEX=VALUE into `filter`; with a schema also NAME=VALUE, NAME one
 // of its flow tags (an unknown name is refused with the names it has).
 Status add_flow(FlowFilter& filter, std::string_view text, const Schema* schema = nullptr);

@@ -2,10 +2,14 @@
 // follow loop with WatchSink.
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include "commands.hpp"
 #include "escape.hpp"
 #include "evring/schema_resolve.hpp"
 #include "evring/source_open.hpp"
+#include "evring/span_seek.hpp"
+#include "field_columns.hpp"
 #include "open.hpp"
 #include "evring/registering_sink.hpp"
 #include "stop.hpp"
@@ -17,6 +21,7 @@ namespace {
 
 struct WatchPlan {
     Format format = Format::Text;
+    bool csv = false;  // --format csv: columns (field_columns.hpp)
     FollowOptions follow;
     SourceOptions source;
     // --type and --flow values that name things: resolved once the schema is known.
@@ -30,9 +35,12 @@ bool starts_with_digit(std::string_view text) { return !text.empty() && text[0] 
 // event types and flow tags wait for the schema).
 Result<WatchPlan> plan_watch(const WatchOptions& options) {
     WatchPlan plan;
-    auto format = parse_choice("--format", options.format, {"text", "hex", "jsonl"});
+    auto format = parse_choice("--format", options.format, {"text", "hex", "jsonl", "csv"});
     if (!format) return std::move(format).error();
-    plan.format = *parse_format(*format);
+    plan.csv = *format == "csv";
+    plan.format = plan.csv ? Format::Text : *parse_format(*format);
+    if (options.fields && plan.format == Format::Hex)
+        return Error(EINVAL, "--fields goes with --format text, jsonl or csv, not hex");
     if (auto range = parse_follow_range(plan.follow, options.from, options.until, options.count); !range)
         return std::move(range).error();
     for (const auto& flow : options.flows) {
@@ -62,16 +70,50 @@ Result<WatchPlan> plan_watch(const WatchOptions& options) {
     return plan;
 }
 
+// --flow NAME=LABEL where NAME is the flow tag a span's events point back to
+// its opening event with (`opener`, docs/schema.md): the user means the
+// span's label (block=15000009), and the tag holds the opening event's seqno,
+// which span_seek finds. nullopt when NAME is no such tag.
+std::optional<Result<std::uint64_t>> span_label_flow(const std::string& flow, const Schema* schema,
+                                                     EventSource& source) {
+    if (schema == nullptr) return std::nullopt;
+    const auto eq = flow.find('=');
+    const auto index = schema->flow_tag(std::string_view(flow).substr(0, eq));
+    if (!index) return std::nullopt;
+    for (const SchemaSpan& span : schema->spans()) {
+        if (span.opener != index || span.label.empty()) continue;
+        SpanRef ref;
+        ref.span = span.name;
+        ref.text = "--flow " + flow;
+        const std::string value = flow.substr(eq + 1);
+        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ref.label);
+        if (ec != std::errc() || end != value.data() + value.size() || value.empty())
+            return Result<std::uint64_t>(Error(EINVAL, fmt::format("bad --flow '{}': expected {}=NUMBER (a {} label)",
+                                                                   flow, flow.substr(0, eq), span.name)));
+        return resolve_span(source, ref, *schema);
+    }
+    return std::nullopt;
+}
+
 // The names in --type and --flow, by the schema (or refused without one).
-Status resolve_names(WatchPlan& plan, const Schema* schema) {
+// Returns the exit code of a failure (usage or, for a label no event carries, runtime).
+std::optional<int> resolve_names(WatchPlan& plan, const Schema* schema, EventSource& source) {
     for (const auto& type : plan.type_names) {
         auto parsed = parse_type_option(schema, type);
-        if (!parsed) return std::move(parsed).error();
+        if (!parsed) return usage_error(parsed.error());
         plan.follow.filter.types.add(*parsed);
     }
-    for (const auto& flow : plan.flow_names)
-        if (auto s = add_flow(plan.follow.filter, flow, schema); !s) return s;
-    return {};
+    for (const auto& flow : plan.flow_names) {
+        if (auto seqno = span_label_flow(flow, schema, source)) {
+            if (!*seqno) return seqno->error().errno_value() == EINVAL ? usage_error(seqno->error()) : runtime_error(seqno->error());
+            const auto index = *schema->flow_tag(std::string_view(flow).substr(0, flow.find('=')));
+            if (!plan.follow.filter.require_flow(index, **seqno))
+                return usage_error(Error(EINVAL, fmt::format("bad --flow '{}': at most 8 --flow conditions", flow)));
+            continue;
+        }
+        if (auto s = add_flow(plan.follow.filter, flow, schema); !s) return usage_error(s.error());
+    }
+    return std::nullopt;
 }
 
 }  // namespace
@@ -97,9 +139,22 @@ int run_watch(const WatchOptions& options) {
     if (!found) return runtime_error(found.error());
     if (!found->warning.empty()) report_error(found->warning);
     const Schema* schema = found->schema ? &*found->schema : nullptr;
-    if (auto s = resolve_names(*plan, schema); !s) return usage_error(s.error());
+    if (auto failed = resolve_names(*plan, schema, **source)) return *failed;
+    plan->follow.schema = schema;
+    std::unique_ptr<EventPredicate> where;
+    if (auto s = compile_where_option(plan->follow, options.where, schema, where); !s) return usage_error(s.error());
     EventPrinter printer(plan->format, schema);
-    plan->follow.payloads = printer.reads_payloads() ? PayloadRead::Copy : PayloadRead::None;
+    printer.set_payload_hex(!options.no_payload);
+    std::optional<FieldColumns> columns;
+    if (options.fields || plan->csv) {
+        const auto style = plan->csv ? FieldColumns::Style::Csv
+                           : plan->format == Format::Jsonl ? FieldColumns::Style::Jsonl : FieldColumns::Style::Text;
+        auto parsed = FieldColumns::parse(options.fields.value_or(""), schema, style);
+        if (!parsed) return usage_error(parsed.error());
+        columns.emplace(std::move(*parsed));
+        printer.set_columns(&*columns);
+    }
+    plan->follow.payloads = printer.reads_payloads() || columns ? PayloadRead::Copy : PayloadRead::None;
     install_stop_handlers();
     OutputBuffer out(1);
     WatchSink sink(printer, out);

@@ -1,0 +1,292 @@
+// Span positions (span_seek.hpp): walking back along the opener flow tag on
+// rings and snapshots, a forward scan of a second source elsewhere.
+#include "evring/span_seek.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "evring/schema_resolve.hpp"
+#include "evring/source_open.hpp"
+
+namespace evring {
+namespace {
+
+// An event copied out of the source (its payload is valid only until the next call).
+struct Held {
+    EventDescriptor d{};
+    std::vector<std::byte> payload;
+};
+
+// Reads fields named by dotted paths out of payloads, bounds-checked.
+class FieldReader {
+public:
+    explicit FieldReader(const Schema& schema) : schema_(schema) {}
+
+    std::optional<std::uint64_t> unsigned_at(const Held& e, const std::string& path) const {
+        auto field = locate(e, path);
+        if (!field) return std::nullopt;
+        const SchemaType& t = schema_.type(field->type);
+        std::uint64_t v = 0;
+        std::memcpy(&v, e.payload.data() + field->offset, std::min<std::size_t>(t.size, 8));  // little-endian
+        return v;
+    }
+    bool bytes_start_with(const Held& e, const std::string& path, const std::vector<std::uint8_t>& prefix) const {
+        auto field = locate(e, path);
+        if (!field) return false;
+        const SchemaType& t = schema_.type(field->type);
+        return prefix.size() <= t.size && std::memcmp(e.payload.data() + field->offset, prefix.data(), prefix.size()) == 0;
+    }
+
+private:
+    std::optional<SchemaFieldRef> locate(const Held& e, const std::string& path) const {
+        const SchemaEvent* event = schema_.event(e.d.event_type);
+        if (event == nullptr || path.empty()) return std::nullopt;
+        auto field = schema_.find_field(*event, path);
+        if (!field) return std::nullopt;
+        const SchemaType& t = schema_.type(field->type);
+        if (std::size_t{field->offset} + t.size > e.payload.size()) return std::nullopt;
+        return field;
+    }
+    const Schema& schema_;
+};
+
+class SpanSearch {
+public:
+    SpanSearch(EventSource& source, const SpanRef& ref, const Schema& schema, const SchemaSpan& span,
+               const SchemaSpanStage* stage)
+        : source_(source), ref_(ref), span_(span), stage_(stage), fields_(schema) {}
+
+    Result<std::uint64_t> run() {
+        std::optional<std::uint64_t> found;
+        if (source_.ring() != nullptr) {
+            auto newest = newest_seqno();
+            if (!newest) return std::move(newest).error();
+            found = stage_ == nullptr ? walk_back(*newest) : find_stage(*newest);
+        } else {
+            auto scratch = open_source(source_.identity().location, {});
+            if (!scratch) return std::move(scratch).error();
+            auto s = (*scratch)->seek(Position::oldest());
+            if (!s) return std::move(s).error();
+            found = scan_forward(**scratch, stage_ == nullptr);
+        }
+        if (failure_) return std::move(*failure_);
+        if (found) return *found;
+        return not_found();
+    }
+
+private:
+    bool opens(const EventDescriptor& d) const {
+        return std::find(span_.begin.begin(), span_.begin.end(), d.event_type) != span_.begin.end();
+    }
+    bool marks_stage(const EventDescriptor& d) const { return stage_ != nullptr && d.event_type == stage_->event; }
+
+    // Does `e` (an opening event, or the stage's event) name the instance asked for?
+    bool matches(const Held& e) {
+        const std::string& label_path = stage_ ? stage_->label : span_.label;
+        const std::string& id_path = stage_ ? stage_->id : span_.id;
+        if (auto label = fields_.unsigned_at(e, label_path)) {
+            low_ = std::min(low_, *label);
+            high_ = std::max(high_, *label);
+            ++seen_;
+        }
+        switch (ref_.pick) {
+        case SpanRef::Pick::Latest: return true;
+        case SpanRef::Pick::Label: return fields_.unsigned_at(e, label_path) == ref_.label;
+        case SpanRef::Pick::Id: return fields_.bytes_start_with(e, id_path, ref_.id);
+        }
+        return false;
+    }
+
+    // The event at `seqno`, or nullopt when the source no longer (or never) held it.
+    std::optional<Held> read_at(std::uint64_t seqno) {
+        if (seqno == 0) return std::nullopt;
+        auto moved = source_.seek(Position::seqno(seqno));
+        if (!moved) return std::nullopt;
+        SourceItem item;
+        for (int tries = 0; tries < 4; ++tries) {
+            switch (source_.next(item, PayloadRead::Copy)) {
+            case SourceStep::Event: {
+                if (item.event.descriptor.seqno != seqno) return std::nullopt;
+                Held h;
+                h.d = item.event.descriptor;
+                h.payload.assign(item.event.payload.begin(), item.event.payload.end());
+                return h;
+            }
+            case SourceStep::Gap:
+            case SourceStep::Notice: continue;
+            case SourceStep::Failed: failure_ = source_.error(); return std::nullopt;
+            default: return std::nullopt;
+            }
+        }
+        return std::nullopt;
+    }
+
+    Result<std::uint64_t> newest_seqno() {
+        auto moved = source_.seek(Position{Position::Kind::Back, 1});
+        if (!moved) return std::move(moved).error();
+        SourceItem item;
+        for (int tries = 0; tries < 4; ++tries) {
+            const SourceStep step = source_.next(item, PayloadRead::None);
+            if (step == SourceStep::Event) return item.event.descriptor.seqno;
+            if (step == SourceStep::Failed) return source_.error();
+            if (step != SourceStep::Gap && step != SourceStep::Notice) break;
+        }
+        return Error(ENOENT, fmt::format("{}: {} '{}' holds no events", ref_.text, describe(source_.kind()),
+                                         source_.identity().path));
+    }
+
+    // From `from` back: at each instance, its opening event (the event itself
+    // or the one its opener tag points to), then the event before it.
+    std::optional<std::uint64_t> walk_back(std::uint64_t from) {
+        std::uint64_t s = from;
+        while (s > 0 && !failure_) {
+            auto e = read_at(s);
+            if (!e) return std::nullopt;  // older than the oldest event held
+            std::uint64_t opener = 0;
+            if (opens(e->d)) {
+                opener = s;
+            } else if (span_.opener && e->d.content_ext[*span_.opener] != 0 && e->d.content_ext[*span_.opener] < s) {
+                opener = e->d.content_ext[*span_.opener];
+                e = read_at(opener);
+                if (!e || !opens(e->d)) return std::nullopt;  // overwritten, or a tag that lies
+            } else {
+                --s;  // between instances
+                continue;
+            }
+            if (matches(*e)) return opener;
+            s = opener - 1;
+        }
+        return std::nullopt;
+    }
+
+    // The stage's event: forward from the instance's opening event when it
+    // is still held, else from the oldest event; `latest` walks back.
+    std::optional<std::uint64_t> find_stage(std::uint64_t newest) {
+        if (ref_.pick == SpanRef::Pick::Latest) {
+            for (std::uint64_t s = newest; s > 0 && !failure_; --s) {
+                auto e = read_at(s);
+                if (!e) return std::nullopt;
+                if (marks_stage(e->d) && matches(*e)) return s;
+            }
+            return std::nullopt;
+        }
+        std::optional<std::uint64_t> start;
+        if (!span_.label.empty() || !span_.id.empty()) {
+            const SchemaSpanStage* stage = stage_;
+            stage_ = nullptr;  // the instance itself first
+            start = walk_back(newest);
+            stage_ = stage;
+            low_ = ~std::uint64_t{0}, high_ = 0, seen_ = 0;
+        }
+        auto moved = source_.seek(start ? Position::seqno(*start) : Position::oldest());
+        if (!moved) return std::nullopt;
+        if (auto hit = scan_forward(source_, false); hit || start == std::nullopt) return hit;
+        if (!source_.seek(Position::oldest())) return std::nullopt;
+        return scan_forward(source_, false);
+    }
+
+    // Reads `source` to its end (or until it has nothing ready) for the asked-for
+    // instance's event; `latest` keeps the last one.
+    std::optional<std::uint64_t> scan_forward(EventSource& source, bool openings) {
+        std::optional<std::uint64_t> last;
+        SourceItem item;
+        for (;;) {
+            const SourceStep step = source.next(item, PayloadRead::Copy);
+            if (step == SourceStep::Failed) {
+                failure_ = source.error();
+                return std::nullopt;
+            }
+            if (step == SourceStep::End || step == SourceStep::NotReady) return last;
+            if (step != SourceStep::Event) continue;
+            const EventDescriptor& d = item.event.descriptor;
+            if (openings ? !opens(d) : !marks_stage(d)) continue;
+            Held h;
+            h.d = d;
+            h.payload.assign(item.event.payload.begin(), item.event.payload.end());
+            if (!matches(h)) continue;
+            if (ref_.pick != SpanRef::Pick::Latest) return d.seqno;
+            last = d.seqno;
+        }
+    }
+
+    Error not_found() const {
+        const std::string what = stage_ ? fmt::format("{} {}", span_.name, stage_->name) : span_.name;
+        std::string asked;
+        switch (ref_.pick) {
+        case SpanRef::Pick::Latest: asked = fmt::format("no {} event", what); break;
+        case SpanRef::Pick::Label: asked = fmt::format("no {} {}", what, ref_.label); break;
+        case SpanRef::Pick::Id: asked = fmt::format("no {} with that id", what); break;
+        }
+        const std::string held = seen_ == 0 ? fmt::format("it holds no {} with a label", what)
+                                            : fmt::format("its {} labels run from {} to {}", what, low_, high_);
+        return Error(ENOENT, fmt::format("{}: {} in {} '{}' ({})", ref_.text, asked, describe(source_.kind()),
+                                         source_.identity().path, held));
+    }
+
+    EventSource& source_;
+    const SpanRef& ref_;
+    const SchemaSpan& span_;
+    const SchemaSpanStage* stage_;
+    FieldReader fields_;
+    std::optional<Error> failure_;
+    std::uint64_t low_ = ~std::uint64_t{0}, high_ = 0, seen_ = 0;
+};
+
+std::string names_of_spans(const Schema& schema) {
+    std::string out;
+    for (const auto& s : schema.spans()) out += (out.empty() ? "" : ", ") + s.name;
+    return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+Result<std::uint64_t> resolve_span(EventSource& source, const SpanRef& ref, const Schema& schema) {
+    const SchemaSpan* span = schema.span(ref.span);
+    if (span == nullptr)
+        return Error(EINVAL, fmt::format("{}: schema {} has no span '{}' (its spans: {})", ref.text,
+                                         schema.content_name(), ref.span, names_of_spans(schema)));
+    const SchemaSpanStage* stage = nullptr;
+    if (!ref.stage.empty()) {
+        stage = span->stage(ref.stage);
+        if (stage == nullptr) {
+            std::string names;
+            for (const auto& s : span->stages) names += (names.empty() ? "" : ", ") + s.name;
+            return Error(EINVAL, fmt::format("{}: span '{}' of schema {} has no stage '{}' (its stages: {})", ref.text,
+                                             ref.span, schema.content_name(), ref.stage,
+                                             names.empty() ? "none" : names));
+        }
+    }
+    const std::string& label = stage ? stage->label : span->label;
+    const std::string& id = stage ? stage->id : span->id;
+    if (ref.pick == SpanRef::Pick::Label && label.empty())
+        return Error(EINVAL, fmt::format("{}: span '{}' of schema {} declares no label field", ref.text, ref.span,
+                                         schema.content_name()));
+    if (ref.pick == SpanRef::Pick::Id && id.empty())
+        return Error(EINVAL, fmt::format("{}: {} of schema {} declares no id field", ref.text,
+                                         stage ? "the stage" : "the span", schema.content_name()));
+    return SpanSearch(source, ref, schema, *span, stage).run();
+}
+
+Result<std::string> seek_source(EventSource& source, const Position& start, const Schema* schema) {
+    if (start.kind != Position::Kind::Span) return source.seek(start);
+    std::optional<Schema> own;
+    if (schema == nullptr) {
+        auto found = resolve_schema(source);
+        if (!found) return std::move(found).error();
+        if (!found->schema)
+            return Error(EINVAL, fmt::format("{}: a span position needs a schema, and {} '{}' has none (give --schema "
+                                             "FILE)", start.span.text, describe(source.kind()),
+                                             source.identity().path));
+        own = std::move(found->schema);
+        schema = &*own;
+    }
+    auto seqno = resolve_span(source, start.span, *schema);
+    if (!seqno) return std::move(seqno).error();
+    return source.seek(Position::seqno(*seqno));
+}
+
+}  // namespace evring

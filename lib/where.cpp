@@ -1,0 +1,571 @@
+// Filter expressions (where.hpp): compiling the parsed tree against a schema,
+// and evaluating it. Descriptor tests are moved before payload tests in every
+// && and ||, so a payload is looked at only when the descriptor left the
+// answer open.
+#include "evring/where.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bitset>
+#include <cstring>
+#include <optional>
+#include <set>
+
+#include "where_ast.hpp"
+
+namespace evring {
+namespace detail {
+namespace {
+
+enum class Operand : std::uint8_t { Type, Seqno, Time, PayloadSize, Ext, Field };
+
+// A value to compare with, in the form the field's type reads as.
+struct Value {
+    enum class Kind : std::uint8_t { Unsigned, Signed, Float, Bytes };
+    Kind kind = Kind::Unsigned;
+    bool negative = false;  // Unsigned: a literal below zero (below every value)
+    U256 u{};
+    Int128 s = 0;
+    double f = 0;
+    std::vector<std::uint8_t> b;
+};
+
+// Where a field is in one event type's payload.
+struct Access {
+    std::uint32_t offset = 0;       // in the fixed part, or in the element of `trailing`
+    std::uint32_t size = 0;
+    Value::Kind kind = Value::Kind::Unsigned;
+    Scalar scalar = Scalar::U8;
+    int trailing = -1;              // index of the payload's trailing array, or -1
+    std::uint64_t element = 0;      // trailing: which element
+    // trailing: the fixed part's size, then for arrays 0..trailing where
+    // their counts are and how big an element is.
+    struct Array {
+        std::uint32_t count_offset;
+        std::uint32_t count_size;
+        std::uint32_t element_size;
+    };
+    std::uint32_t fixed = 0;
+    std::vector<Array> arrays;
+    std::vector<Value> literals;    // the test's literals in this field's terms
+};
+
+struct Compiled {
+    WhereNode::Kind kind = WhereNode::Kind::Test;
+    std::unique_ptr<Compiled> a, b;
+    bool payload = false;  // the subtree reads payloads
+    // Test:
+    Operand operand = Operand::Type;
+    std::uint8_t ext = 0;
+    WhereOp op = WhereOp::Truth;
+    std::vector<Value> literals;             // descriptor operands
+    std::vector<std::int32_t> slot;          // Field: event type -> index into access, -1: no such field
+    std::vector<Access> access;
+};
+
+int compare(const U256& x, const U256& y) {
+    for (int i = 3; i >= 0; --i)
+        if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
+bool holds(WhereOp op, int c) {
+    switch (op) {
+    case WhereOp::Eq: case WhereOp::In: return c == 0;
+    case WhereOp::Ne: return c != 0;
+    case WhereOp::Lt: return c < 0;
+    case WhereOp::Le: return c <= 0;
+    case WhereOp::Gt: return c > 0;
+    case WhereOp::Ge: return c >= 0;
+    default: return false;
+    }
+}
+
+// Compares `v` (read from an event) with each literal as the op says.
+bool test_unsigned(WhereOp op, const U256& v, const std::vector<Value>& lits) {
+    if (op == WhereOp::Truth) return v != U256{};
+    for (const Value& l : lits) {
+        const int c = l.negative ? 1 : compare(v, l.u);
+        if (op == WhereOp::In ? c == 0 : holds(op, c)) return true;
+        if (op != WhereOp::In) return false;
+    }
+    return false;
+}
+
+std::string shown(const WhereLiteral& l) { return l.negative ? "-" + l.name : l.name; }
+
+class Compiler {
+public:
+    Compiler(const Schema& schema, std::string_view text, std::string_view option)
+        : schema_(schema), text_(text), option_(option) {}
+
+    Result<std::unique_ptr<Compiled>> compile(const WhereNode& n) {
+        auto c = std::make_unique<Compiled>();
+        c->kind = n.kind;
+        if (n.kind != WhereNode::Kind::Test) {
+            auto a = compile(*n.a);
+            if (!a) return std::move(a).error();
+            c->a = std::move(*a);
+            if (n.b) {
+                auto b = compile(*n.b);
+                if (!b) return std::move(b).error();
+                c->b = std::move(*b);
+                // Descriptor tests first: the payload is read only when they leave it open.
+                if (c->a->payload && !c->b->payload) std::swap(c->a, c->b);
+            }
+            c->payload = c->a->payload || (c->b && c->b->payload);
+            return c;
+        }
+        if (auto s = test(n, *c); !s) return std::move(s).error();
+        return c;
+    }
+
+private:
+    Error fail(std::size_t at, std::string_view reason) const { return where_error(option_, text_, at, reason); }
+
+    Status test(const WhereNode& n, Compiled& c) {
+        c.op = n.op;
+        const std::string& head = n.path[0].name;
+        if (n.path.size() == 1 && (head == "type" || head == "seqno" || head == "time" || head == "payload_size")) {
+            c.operand = head == "type" ? Operand::Type : head == "seqno" ? Operand::Seqno
+                        : head == "time" ? Operand::Time : Operand::PayloadSize;
+            return descriptor_literals(n, c);
+        }
+        if (n.path.size() == 1 && schema_.flow_tag(head)) {
+            c.operand = Operand::Ext;
+            c.ext = static_cast<std::uint8_t>(*schema_.flow_tag(head));
+            return descriptor_literals(n, c);
+        }
+        if (n.path.size() == 2 && head == "ext" && n.path[1].index) {
+            if (n.path[1].i > 3) return fail(n.at, "ext[I] takes I from 0 to 3");
+            c.operand = Operand::Ext;
+            c.ext = static_cast<std::uint8_t>(n.path[1].i);
+            return descriptor_literals(n, c);
+        }
+        return field(n, c);
+    }
+
+    Status descriptor_literals(const WhereNode& n, Compiled& c) {
+        if (n.op == WhereOp::Prefix) return fail(n.at, fmt::format("'^=' is for byte fields; '{}' is a number", n.operand));
+        for (const WhereLiteral& l : n.literals) {
+            Value v;
+            if (c.operand == Operand::Type && l.kind == WhereLiteral::Kind::Name) {
+                const SchemaEvent* e = schema_.event(l.name);
+                if (e == nullptr) {
+                    std::vector<std::string> names;
+                    for (const auto& ev : schema_.events()) names.push_back(ev.name);
+                    return fail(l.at, fmt::format("'{}' is not an event type of schema {}{}", l.name,
+                                                  schema_.content_name(), nearest(l.name, names)));
+                }
+                v.u[0] = e->number;
+            } else if (l.kind != WhereLiteral::Kind::Number || !l.fits || l.fraction) {
+                return fail(l.at, fmt::format("'{}' compares with a whole number; '{}' is not one", n.operand, shown(l)));
+            } else {
+                v.u = l.number;
+                v.negative = l.negative && l.number != U256{};
+            }
+            c.literals.push_back(std::move(v));
+        }
+        return {};
+    }
+
+    // The field in every event type that has it; an error when none does, or
+    // when no event's field can be compared with the literals.
+    Status field(const WhereNode& n, Compiled& c) {
+        c.operand = Operand::Field;
+        c.payload = true;
+        std::optional<Error> why_not;
+        bool found = false;
+        for (const SchemaEvent& e : schema_.events()) {
+            std::string reason;
+            auto access = locate(e, n.path, reason);
+            if (!access) continue;
+            found = true;
+            auto ok = literals_for(n, *access);
+            if (!ok) {
+                if (!why_not) why_not = std::move(ok).error();
+                continue;
+            }
+            if (c.slot.size() <= e.number) c.slot.resize(e.number + 1u, -1);
+            c.slot[e.number] = static_cast<std::int32_t>(c.access.size());
+            c.access.push_back(std::move(*access));
+        }
+        if (!found) {
+            if (!struct_error_.empty()) return fail(n.at, struct_error_);
+            return fail(n.at, fmt::format("no event of schema {} has a field '{}'{}", schema_.content_name(),
+                                          n.operand, nearest(n.operand, all_paths())));
+        }
+        if (c.access.empty()) return std::move(*why_not);
+        return {};
+    }
+
+    // Walks the path through one event's payload.
+    std::optional<Access> locate(const SchemaEvent& e, const std::vector<WherePathStep>& path, std::string& reason) {
+        const SchemaStruct* current = schema_.payload_of(e);
+        if (current == nullptr) return std::nullopt;
+        Access a;
+        std::optional<TypeId> type;
+        std::size_t i = 0;
+        // The first step may name a trailing array of the payload.
+        for (std::size_t k = 0; k < current->trailing.size(); ++k) {
+            const SchemaTrailing& t = current->trailing[k];
+            if (t.name != path[0].name) continue;
+            if (t.bytes) {
+                if (path.size() > 1) return std::nullopt;
+                reason = fmt::format("'{}' is a variable-length byte array; it cannot be compared", t.name);
+                struct_error_ = reason;
+                return std::nullopt;
+            }
+            if (path.size() < 2 || !path[1].index) {
+                struct_error_ = fmt::format("'{}' is an array; give an element: {}[0]", t.name, t.name);
+                return std::nullopt;
+            }
+            a.trailing = static_cast<int>(k);
+            a.element = path[1].i;
+            a.fixed = current->size;
+            for (std::size_t j = 0; j <= k; ++j) {
+                const SchemaTrailing& tj = current->trailing[j];
+                a.arrays.push_back({tj.count_offset, scalar_size(tj.count_scalar), schema_.type(tj.element).size});
+            }
+            type = t.element;
+            i = 2;
+            break;
+        }
+        if (!type) {
+            const SchemaField* f = current->field(path[0].name);
+            if (f == nullptr) return std::nullopt;
+            a.offset = f->offset;
+            type = f->type;
+            i = 1;
+        }
+        for (; i < path.size(); ++i) {
+            const SchemaType& t = schema_.type(*type);
+            if (path[i].index) {
+                if (t.kind != TypeKind::Array) return std::nullopt;
+                if (path[i].i >= t.count) return std::nullopt;  // past a fixed array: no such field
+                const SchemaType& el = schema_.type(t.element);
+                a.offset += static_cast<std::uint32_t>(path[i].i) * el.size;
+                type = t.element;
+                continue;
+            }
+            if (t.kind != TypeKind::Struct) return std::nullopt;
+            const SchemaField* f = schema_.structs()[t.index].field(path[i].name);
+            if (f == nullptr) return std::nullopt;
+            a.offset += f->offset;
+            type = f->type;
+        }
+        const SchemaType& t = schema_.type(*type);
+        a.size = t.size;
+        switch (t.kind) {
+        case TypeKind::Struct: {
+            std::string names;
+            for (const auto& f : schema_.structs()[t.index].fields) names += (names.empty() ? "" : ", ") + f.name;
+            struct_error_ = fmt::format("'{}' is a struct; compare one of its fields: {}", path.back().name, names);
+            return std::nullopt;
+        }
+        case TypeKind::Array:
+            struct_error_ = fmt::format("'{}' is an array; give an element: [0]", path.back().name);
+            return std::nullopt;
+        case TypeKind::Bytes: a.kind = Value::Kind::Bytes; break;
+        case TypeKind::Enum:
+        case TypeKind::Scalar:
+            a.scalar = t.scalar;
+            if (t.kind == TypeKind::Enum) enum_ = &schema_.enums()[t.index];
+            else enum_ = nullptr;
+            a.kind = (t.scalar == Scalar::F32 || t.scalar == Scalar::F64) ? Value::Kind::Float
+                     : (t.scalar == Scalar::I8 || t.scalar == Scalar::I16 || t.scalar == Scalar::I32 ||
+                        t.scalar == Scalar::I64)
+                         ? Value::Kind::Signed
+                         : Value::Kind::Unsigned;
+            break;
+        }
+        if (t.kind != TypeKind::Enum) enum_ = nullptr;
+        return a;
+    }
+
+    Status literals_for(const WhereNode& n, Access& a) {
+        if (n.op == WhereOp::Prefix && a.kind != Value::Kind::Bytes)
+            return fail(n.at, fmt::format("'^=' is for byte fields; '{}' is a number", n.operand));
+        if (a.kind == Value::Kind::Bytes && n.op != WhereOp::Eq && n.op != WhereOp::Ne && n.op != WhereOp::In &&
+            n.op != WhereOp::Prefix && n.op != WhereOp::Truth)
+            return fail(n.at, fmt::format("'{}' is a byte array: compare it with ==, !=, in or ^=", n.operand));
+        for (const WhereLiteral& l : n.literals) {
+            Value v;
+            v.kind = a.kind;
+            if (a.kind == Value::Kind::Bytes) {
+                if (l.kind == WhereLiteral::Kind::Name || (l.kind == WhereLiteral::Kind::Number && !l.is_hex) ||
+                    (l.is_hex && l.bytes.empty()) || l.negative)
+                    return fail(l.at, fmt::format("'{}' is a byte array: give 0x and whole bytes, or \"text\"; not '{}'",
+                                                  n.operand, shown(l)));
+                v.b = l.bytes;
+            } else if (l.kind == WhereLiteral::Kind::Name) {
+                std::uint64_t bits = 0;
+                if (l.name == "true" || l.name == "false") {
+                    bits = l.name == "true";
+                } else if (enum_ != nullptr && enum_->value(l.name) != nullptr) {
+                    bits = enum_->value(l.name)->bits;
+                } else {
+                    std::vector<std::string> names;
+                    if (enum_) for (const auto& ev : enum_->values) names.push_back(ev.name);
+                    return fail(l.at, fmt::format("'{}' is not a value of '{}'{}", l.name, n.operand,
+                                                  enum_ ? nearest(l.name, names) : std::string("; it is a number")));
+                }
+                v.u[0] = bits;
+                v.s = static_cast<std::int64_t>(bits);
+                v.f = static_cast<double>(bits);
+                if (a.kind == Value::Kind::Signed && enum_ == nullptr) v.s = static_cast<Int128>(bits);
+            } else if (l.kind == WhereLiteral::Kind::String) {
+                return fail(l.at, fmt::format("'{}' is a number; it cannot equal text", n.operand));
+            } else if (l.fraction && a.kind != Value::Kind::Float) {
+                return fail(l.at, fmt::format("'{}' is a whole number; '{}' has a fraction", n.operand, shown(l)));
+            } else if (l.fraction) {
+                v.f = l.real;
+            } else {
+                if (!l.fits) return fail(l.at, fmt::format("'{}' is past 2^256", shown(l)));
+                v.u = l.number;
+                v.negative = l.negative && l.number != U256{};
+                const bool small = l.number[1] == 0 && l.number[2] == 0 && l.number[3] == 0;
+                double f = 0;
+                for (int i = 3; i >= 0; --i) f = f * 18446744073709551616.0 + static_cast<double>(l.number[i]);
+                v.f = l.negative ? -f : f;
+                if (a.kind == Value::Kind::Signed) {
+                    if (!small) v.s = l.negative ? static_cast<Int128>(-1) << 100 : static_cast<Int128>(1) << 100;
+                    else v.s = l.negative ? -static_cast<Int128>(l.number[0]) : static_cast<Int128>(l.number[0]);
+                }
+            }
+            a.literals.push_back(std::move(v));
+        }
+        return {};
+    }
+
+    std::vector<std::string> all_paths() const {
+        std::set<std::string> out = {"type", "seqno", "time", "payload_size"};
+        for (const auto& t : schema_.flow_tags())
+            if (!t.empty()) out.insert(t);
+        for (const auto& e : schema_.events())
+            if (const SchemaStruct* s = schema_.payload_of(e)) add_paths(*s, "", out, 0);
+        return {out.begin(), out.end()};
+    }
+    void add_paths(const SchemaStruct& s, const std::string& prefix, std::set<std::string>& out, int depth) const {
+        if (depth > 8) return;
+        for (const auto& f : s.fields) {
+            const std::string p = prefix + f.name;
+            out.insert(p);
+            const SchemaType& t = schema_.type(f.type);
+            if (t.kind == TypeKind::Struct) add_paths(schema_.structs()[t.index], p + ".", out, depth + 1);
+        }
+        for (const auto& t : s.trailing) out.insert(prefix + t.name);
+    }
+
+    // "; nearest: a, b, c" by edit distance (bounded work: names and text are short or cut).
+    static std::string nearest(std::string_view wanted, const std::vector<std::string>& names) {
+        wanted = wanted.substr(0, 64);
+        std::vector<std::pair<std::size_t, std::string>> scored;
+        for (const auto& name : names) {
+            const std::string_view n = std::string_view(name).substr(0, 64);
+            std::vector<std::size_t> row(n.size() + 1);
+            for (std::size_t j = 0; j <= n.size(); ++j) row[j] = j;
+            for (std::size_t i = 1; i <= wanted.size(); ++i) {
+                std::size_t diag = row[0];
+                row[0] = i;
+                for (std::size_t j = 1; j <= n.size(); ++j) {
+                    const std::size_t up = row[j];
+                    row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                                       diag + (std::tolower(wanted[i - 1]) == std::tolower(n[j - 1]) ? 0u : 1u)});
+                    diag = up;
+                }
+            }
+            // A name that ends with what was written (a path without its struct) is near too.
+            std::size_t d = row[n.size()];
+            if (n.size() > wanted.size() && n.substr(n.size() - wanted.size()) == wanted) d = 1;
+            scored.emplace_back(d, name);
+        }
+        std::sort(scored.begin(), scored.end());
+        std::string out;
+        for (std::size_t i = 0; i < scored.size() && i < 5; ++i)
+            if (scored[i].first <= std::max<std::size_t>(3, wanted.size() / 3))
+                out += (out.empty() ? "; nearest: " : ", ") + scored[i].second;
+        return out;
+    }
+
+    const Schema& schema_;
+    std::string_view text_;
+    std::string_view option_;
+    const SchemaEnum* enum_ = nullptr;
+    std::string struct_error_;
+};
+
+// Reads an unsigned little-endian integer of `size` bytes (at most 32).
+U256 read_unsigned(const std::byte* p, std::uint32_t size) {
+    U256 v{};
+    std::memcpy(v.data(), p, std::min<std::uint32_t>(size, 32));
+    return v;
+}
+
+using TypeBits = std::bitset<65536>;
+
+// The event types a node can possibly keep (a superset): a type test's own,
+// a field test's events that have the field; && intersects, || unites, !
+// gives up. Checked first, one bit per event, before the tree is walked.
+TypeBits possible_types(const Compiled& c) {
+    TypeBits bits;
+    switch (c.kind) {
+    case WhereNode::Kind::And: return possible_types(*c.a) & possible_types(*c.b);
+    case WhereNode::Kind::Or: return possible_types(*c.a) | possible_types(*c.b);
+    case WhereNode::Kind::Not: return bits.set();
+    case WhereNode::Kind::Test: break;
+    }
+    if (c.operand == Operand::Type) {
+        for (std::size_t t = 0; t < bits.size(); ++t) bits[t] = test_unsigned(c.op, U256{t, 0, 0, 0}, c.literals);
+    } else if (c.operand == Operand::Field) {
+        for (std::size_t t = 0; t < c.slot.size(); ++t) bits[t] = c.slot[t] >= 0;
+    } else {
+        bits.set();
+    }
+    return bits;
+}
+
+class WherePredicate final : public EventPredicate {
+public:
+    explicit WherePredicate(std::unique_ptr<Compiled> root)
+        : root_(std::move(root)), possible_(std::make_unique<TypeBits>(possible_types(*root_))) {}
+    bool needs_payload() const noexcept override { return root_->payload; }
+    bool matches(const SourceEvent& event) const noexcept override {
+        return possible_->test(event.descriptor.event_type) && eval(*root_, event);
+    }
+
+private:
+    static bool eval(const Compiled& c, const SourceEvent& e) {
+        switch (c.kind) {
+        case WhereNode::Kind::And: return eval(*c.a, e) && eval(*c.b, e);
+        case WhereNode::Kind::Or: return eval(*c.a, e) || eval(*c.b, e);
+        case WhereNode::Kind::Not: return !eval(*c.a, e);
+        case WhereNode::Kind::Test: return test(c, e);
+        }
+        return false;
+    }
+
+    static bool test(const Compiled& c, const SourceEvent& e) {
+        const EventDescriptor& d = e.descriptor;
+        U256 v{};
+        switch (c.operand) {
+        case Operand::Type: v[0] = d.event_type; break;
+        case Operand::Seqno: v[0] = d.seqno; break;
+        case Operand::Time: v[0] = d.record_epoch_nanos; break;
+        case Operand::PayloadSize: v[0] = d.payload_size; break;
+        case Operand::Ext: v[0] = d.content_ext[c.ext]; break;
+        case Operand::Field: return field(c, e);
+        }
+        return test_unsigned(c.op, v, c.literals);
+    }
+
+private:
+    static bool field(const Compiled& c, const SourceEvent& e) {
+        const std::uint16_t type = e.descriptor.event_type;
+        if (type >= c.slot.size() || c.slot[type] < 0 || e.payload_state != PayloadState::Ok) return false;
+        const Access& a = c.access[static_cast<std::size_t>(c.slot[type])];
+        const std::span<const std::byte> p = e.payload;
+        const std::byte* at = nullptr;
+        if (a.trailing < 0) {
+            if (std::uint64_t{a.offset} + a.size > p.size()) return false;
+            at = p.data() + a.offset;
+        } else {
+            at = trailing_element(a, p);
+            if (at == nullptr) return false;
+        }
+        switch (a.kind) {
+        case Value::Kind::Unsigned:
+            return test_unsigned(c.op, read_unsigned(at, a.size), a.literals);
+        case Value::Kind::Signed: {
+            std::int64_t s = 0;
+            switch (a.size) {
+            case 1: { std::int8_t x; std::memcpy(&x, at, 1); s = x; break; }
+            case 2: { std::int16_t x; std::memcpy(&x, at, 2); s = x; break; }
+            case 4: { std::int32_t x; std::memcpy(&x, at, 4); s = x; break; }
+            default: std::memcpy(&s, at, 8); break;
+            }
+            if (c.op == WhereOp::Truth) return s != 0;
+            for (const Value& l : a.literals) {
+                const int cmp = s < l.s ? -1 : s > l.s ? 1 : 0;
+                if (c.op == WhereOp::In ? cmp == 0 : holds(c.op, cmp)) return true;
+                if (c.op != WhereOp::In) return false;
+            }
+            return false;
+        }
+        case Value::Kind::Float: {
+            double f = 0;
+            if (a.size == 4) { float x; std::memcpy(&x, at, 4); f = x; }
+            else std::memcpy(&f, at, 8);
+            if (c.op == WhereOp::Truth) return f != 0;
+            for (const Value& l : a.literals) {
+                if (f != f) return c.op == WhereOp::Ne;  // NaN equals nothing
+                const int cmp = f < l.f ? -1 : f > l.f ? 1 : 0;
+                if (c.op == WhereOp::In ? cmp == 0 : holds(c.op, cmp)) return true;
+                if (c.op != WhereOp::In) return false;
+            }
+            return false;
+        }
+        case Value::Kind::Bytes: {
+            if (c.op == WhereOp::Truth) {
+                for (std::uint32_t i = 0; i < a.size; ++i)
+                    if (at[i] != std::byte{0}) return true;
+                return false;
+            }
+            for (const Value& l : a.literals) {
+                bool eq = false;
+                if (c.op == WhereOp::Prefix) eq = l.b.size() <= a.size && std::memcmp(at, l.b.data(), l.b.size()) == 0;
+                else eq = l.b.size() == a.size && std::memcmp(at, l.b.data(), a.size) == 0;
+                if (c.op == WhereOp::Ne) return !eq;
+                if (eq) return true;
+                if (c.op != WhereOp::In) return false;
+            }
+            return false;
+        }
+        }
+        return false;
+    }
+
+    // Element `a.element` of trailing array `a.trailing`: the arrays follow the
+    // fixed part in order, each `count x element size` bytes, counts read from
+    // the fixed part; every step checked against the payload's size.
+    static const std::byte* trailing_element(const Access& a, std::span<const std::byte> p) {
+        std::uint64_t at = a.fixed;
+        std::uint64_t count = 0;
+        for (std::size_t j = 0; j < a.arrays.size(); ++j) {
+            const Access::Array& arr = a.arrays[j];
+            if (std::uint64_t{arr.count_offset} + arr.count_size > p.size()) return nullptr;
+            count = 0;
+            std::memcpy(&count, p.data() + arr.count_offset, arr.count_size);
+            if (j + 1 == a.arrays.size()) break;
+            // count * size cannot overflow: count < 2^64 / 2^32 is not given, so check against the payload.
+            if (arr.element_size != 0 && count > (p.size() - std::min<std::uint64_t>(at, p.size())) / arr.element_size)
+                return nullptr;
+            at += count * arr.element_size;
+        }
+        if (a.element >= count) return nullptr;  // past the array's count: no such element
+        const std::uint64_t size = a.arrays.back().element_size;
+        if (at > p.size() || a.element > (p.size() - at) / std::max<std::uint64_t>(size, 1)) return nullptr;
+        at += a.element * size + a.offset;
+        if (at > p.size() || a.size > p.size() - at) return nullptr;
+        return p.data() + at;
+    }
+
+    std::unique_ptr<Compiled> root_;
+    std::unique_ptr<TypeBits> possible_;  // 8 KiB: on the heap, once
+};
+
+}  // namespace
+}  // namespace detail
+
+Result<std::unique_ptr<EventPredicate>> compile_where(std::string_view text, const Schema& schema,
+                                                      std::string_view option) {
+    auto tree = detail::parse_where(text, option);
+    if (!tree) return std::move(tree).error();
+    detail::Compiler compiler(schema, text, option);
+    auto compiled = compiler.compile(**tree);
+    if (!compiled) return std::move(compiled).error();
+    return std::unique_ptr<EventPredicate>(std::make_unique<detail::WherePredicate>(std::move(*compiled)));
+}
+
+}  // namespace evring

@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# Finding events (docs/cli.md, "Positions by meaning" and "Filter expressions"):
+# `--from block:N` on the real snapshots prints the BLOCK_START of block N for
+# every block, `block:latest` the newest, an unknown label is refused by name;
+# `--where EXPR` prints exactly what the same predicate applied in Python to
+# the unfiltered jsonl keeps. Needs EVRING_BIN and PRODUCER_BIN; the real
+# snapshots when EVRING_CONFORMANCE_DIR names them (else those cases skip).
+# Each case prints "ok <name>" or "FAIL <name>: <why>"; exits 1 if any failed.
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+skip_script_unless "python3 is not installed" command -v python3
+make_work evring-query
+
+evring() { "$EVRING_BIN" "$@"; }
+DIR=${EVRING_CONFORMANCE_DIR:-}
+have_snapshots() { [[ -n $DIR && -d $DIR ]]; }
+
+case_from_block_prints_each_blocks_start() {
+    have_snapshots || { skip from_block "EVRING_CONFORMANCE_DIR unset"; return; }
+    local f=$DIR/emn-30b-15m.snapshot.zst
+    evring watch "$f" --from oldest --type BLOCK_START --format jsonl 2>/dev/null |
+        python3 -c 'import sys, json
+for line in sys.stdin:
+    e = json.loads(line); print(e["fields"]["block_tag"]["block_number"], e["seqno"])' > "$WORK/blocks"
+    [[ $(wc -l < "$WORK/blocks") -ge 30 ]] || { fail from_block "found $(wc -l < "$WORK/blocks") blocks"; return; }
+    local n seqno got
+    while read -r n seqno; do
+        got=$(evring watch "$f" --from "block:$n" --count 1 --format jsonl 2>"$WORK/err") ||
+            { fail from_block "block:$n: $(cat "$WORK/err")"; return; }
+        python3 -c 'import sys, json
+e = json.loads(sys.argv[1])
+sys.exit(not (e["type_name"] == "BLOCK_START" and e["seqno"] == int(sys.argv[2]) and
+              e["fields"]["block_tag"]["block_number"] == int(sys.argv[3])))' "$got" "$seqno" "$n" ||
+            { fail from_block "block:$n gave ${got:0:120}"; return; }
+    done < "$WORK/blocks"
+    read -r n seqno < <(tail -1 "$WORK/blocks")
+    got=$(evring watch "$f" --from block:latest --count 1 --format jsonl 2>/dev/null)
+    [[ $got == *"\"seqno\":$seqno,"* ]] || { fail from_block "block:latest gave ${got:0:80}, expected seqno $seqno"; return; }
+    evring watch "$f" --from block:12 --count 1 >/dev/null 2>"$WORK/err"; local rc=$?
+    [[ $rc == 1 ]] && grep -q "^evring: block:12: no block 12 in snapshot '.*emn-30b-15m.snapshot.zst' (its block labels run from 15000001 to 15000030)$" "$WORK/err" ||
+        { fail from_block "unknown label: exit $rc: $(cat "$WORK/err")"; return; }
+    # A stage: the BLOCK_FINALIZED of block N.
+    evring watch "$f" --from block.finalized:15000009 --count 1 --format jsonl 2>/dev/null |
+        python3 -c 'import sys, json
+e = json.loads(sys.stdin.readline())
+sys.exit(not (e["type_name"] == "BLOCK_FINALIZED" and e["fields"]["block_number"] == 15000009))' ||
+        { fail from_block "block.finalized:15000009"; return; }
+    # Text lines name the block by its label once its start was printed; --flow block=N means block N.
+    evring watch "$f" --from block:15000009 --count 3 2>/dev/null | tail -1 | grep -q ' block=15000009$' ||
+        { fail from_block "text label: $(evring watch "$f" --from block:15000009 --count 3 2>&1 | tail -2)"; return; }
+    local txns; txns=$(evring watch "$f" --from oldest --flow block=15000009 --type TXN_END --format jsonl 2>/dev/null | wc -l)
+    [[ $txns -gt 0 && $txns == $(evring watch "$f" --from oldest --flow 0=41692 --type TXN_END --format jsonl 2>/dev/null | wc -l) ]] ||
+        { fail from_block "--flow block=15000009 gave $txns events"; return; }
+    evring watch "$f" --from oldest --flow block=12 >/dev/null 2>"$WORK/err"; rc=$?
+    [[ $rc == 1 ]] && grep -q "^evring: --flow block=12: no block 12 in snapshot" "$WORK/err" || { fail from_block "--flow block=12: exit $rc: $(cat "$WORK/err")"; return; }
+    ok from_block_prints_each_blocks_start
+}
+
+case_from_block_on_a_recording() {
+    have_snapshots || { skip from_block_recording "EVRING_CONFORMANCE_DIR unset"; return; }
+    local f=$DIR/emn-30b-15m.snapshot.zst
+    evring record "$f" --from oldest --count 60000 -o "$WORK/r.evrec" 2>"$WORK/err" || { fail from_block_recording "$(cat "$WORK/err")"; return; }
+    local a b
+    a=$(evring watch "$f" --from block:15000005 --count 3 --format jsonl 2>/dev/null)
+    b=$(evring watch "$WORK/r.evrec" --from block:15000005 --count 3 --format jsonl 2>/dev/null)
+    [[ -n $a && $a == "$b" ]] || { fail from_block_recording "recording and snapshot differ"; return; }
+    ok from_block_on_a_recording
+}
+
+# Each line: an expression, then (after ' ### ') the same predicate in Python over the decoded
+# event `e` (f = its fields, x = its flow tags). A field an event lacks makes a comparison false.
+WHERE_CASES=$(cat <<'CASES'
+type == TXN_HEADER_START && txn_header.gas_limit > 1000000 ### e["type_name"] == "TXN_HEADER_START" and f["txn_header"]["gas_limit"] > 1000000
+type == TXN_LOG && topics[0] ^= 0xddf252ad ### e["type_name"] == "TXN_LOG" and len(f["topics"]) > 0 and f["topics"][0].startswith("0xddf252ad")
+txn_header.txn_type == EIP1559 and not txn_header.gas_limit < 100000 ### "txn_header" in f and f["txn_header"]["txn_type"] == "EIP1559" and not f["txn_header"]["gas_limit"] < 100000
+txn in {1, 2, 3} || type in {BLOCK_START, BLOCK_END} ### x[1] in (1, 2, 3) or e["type_name"] in ("BLOCK_START", "BLOCK_END")
+receipt.status == false && type == TXN_EVM_OUTPUT ### e["type_name"] == "TXN_EVM_OUTPUT" and f["receipt"]["status"] is False
+!(txn == 0) && payload_size >= 100 && type != STORAGE_ACCESS ### x[1] != 0 and e["payload_size"] >= 100 and e["type_name"] != "STORAGE_ACCESS"
+value > 0 || opcode == DELEGATECALL ### ("value" in f and isinstance(f["value"], str) and int(f["value"], 16) > 0) or f.get("opcode") == "DELEGATECALL"
+caller == 0x6d72dc1b254fb818a1382a05212466b83424e469 or address ^= 0x4f81 ### f.get("caller") == "0x6d72dc1b254fb818a1382a05212466b83424e469" or (isinstance(f.get("address"), str) and f["address"].startswith("0x4f81"))
+evmc_status != 0 && depth >= 1 ### "evmc_status" in f and f["evmc_status"] != 0 and f["depth"] >= 1
+seqno >= 100 && seqno < 200 && !(type == TXN_LOG) ### 100 <= e["seqno"] < 200 and e["type_name"] != "TXN_LOG"
+CASES
+)
+
+case_where_keeps_what_python_keeps() {
+    have_snapshots || { skip where "EVRING_CONFORMANCE_DIR unset"; return; }
+    local f=$DIR/emn-1b-15m.snapshot.zst
+    evring watch "$f" --from oldest --format jsonl > "$WORK/all.jsonl" 2>/dev/null || { fail where "unfiltered watch"; return; }
+    local line expr pred n=0
+    while IFS= read -r line; do
+        expr=${line%% ### *}
+        pred=${line#* ### }
+        evring watch "$f" --from oldest --where "$expr" --format jsonl > "$WORK/kept.jsonl" 2>"$WORK/err" ||
+            { fail where "'$expr': $(cat "$WORK/err")"; return; }
+        python3 - "$WORK/all.jsonl" "$WORK/kept.jsonl" "$pred" <<'PY' || { fail where "'$expr' differs from Python: $(cat "$WORK/kept.jsonl.why")"; return; }
+import json, sys
+def keep(e, pred):
+    f, x = e.get("fields", {}), e["content_ext"]
+    try:
+        return bool(eval(pred, {}, {"e": e, "f": f, "x": x}))
+    except (KeyError, IndexError, TypeError):
+        return False
+with open(sys.argv[1]) as a: expected = [l for l in a if keep(json.loads(l), sys.argv[3])]
+with open(sys.argv[2]) as b: got = b.readlines()
+if got != expected or not expected:
+    open(sys.argv[2] + ".why", "w").write(f"evring kept {len(got)}, Python {len(expected)}")
+    sys.exit(1)
+PY
+        n=$((n + 1))
+    done <<< "$WHERE_CASES"
+    ok "where_keeps_what_python_keeps ($n expressions)"
+}
+
+case_where_refuses_bad_expressions_by_position() {
+    local f=${DIR:+$DIR/emn-1b-15m.snapshot.zst}
+    [[ -n $f ]] || { skip where_errors "EVRING_CONFORMANCE_DIR unset"; return; }
+    local args expect
+    while IFS='|' read -r args expect; do
+        evring watch "$f" --from oldest --where "$args" >/dev/null 2>"$WORK/err"; local rc=$?
+        [[ $rc == 2 && $(wc -l < "$WORK/err") == 1 ]] || { fail where_errors "'$args': exit $rc: $(cat "$WORK/err")"; return; }
+        grep -qF "$expect" "$WORK/err" || { fail where_errors "'$args': $(cat "$WORK/err")"; return; }
+    done <<'CASES'
+txn_header.gaz_limit > 1|at 1: no event of schema monad_exec has a field 'txn_header.gaz_limit'; nearest: txn_header.gas_limit
+type == TXN_HEADR_START|at 9: 'TXN_HEADR_START' is not an event type of schema monad_exec; nearest: TXN_HEADER_START
+sender < 0x01|'sender' is a byte array: compare it with ==, !=, in or ^=
+txn_header.txn_type == EIP1560|'EIP1560' is not a value of 'txn_header.txn_type'; nearest: EIP1559
+gas_used > "x"|it cannot equal text
+(type == 1|expected ')' but found 'the end'
+type = 1|at 6: unexpected character '='
+block_tag > 1|'block_tag' is a struct; compare one of its fields: id, block_number
+CASES
+    # Hostile: deep nesting and a long expression (100 KB: the kernel limits one argument to
+    # 128 KiB; compile_where_test gives the parser 1 MB) are refused, quickly, without a crash.
+    local deep; deep=$(printf '(%.0s' $(seq 1 10000))
+    evring watch "$f" --from oldest --where "$deep" >/dev/null 2>"$WORK/err"
+    grep -q "nested more than 64 deep" "$WORK/err" || { fail where_errors "deep: $(cat "$WORK/err")"; return; }
+    local big; big=$(head -c 100000 /dev/zero | tr '\0' 'a')
+    evring watch "$f" --from oldest --where "$big" >/dev/null 2>"$WORK/err"
+    grep -q "an expression is at most 65536 bytes; this one is 100000" "$WORK/err" || { fail where_errors "1 MB: $(cut -c1-200 "$WORK/err")"; return; }
+    ok where_refuses_bad_expressions_by_position
+}
+
+case_stats_counts_events_by_type_exactly() {
+    have_snapshots || { skip stats "EVRING_CONFORMANCE_DIR unset"; return; }
+    local f
+    for f in "$DIR/emn-1b-15m.snapshot.zst" "$DIR/emn-30b-15m.snapshot.zst"; do
+        evring stats "$f" --json > "$WORK/stats.json" 2>"$WORK/err" || { fail stats "$f: $(cat "$WORK/err")"; return; }
+        evring watch "$f" --from oldest --format jsonl 2>/dev/null | python3 -c '
+import collections, json, sys
+types, size, n = collections.Counter(), collections.Counter(), 0
+first = last = None
+for line in sys.stdin:
+    e = json.loads(line); n += 1
+    types[e["type_name"]] += 1; size[e["type_name"]] += e["payload_size"]
+    first = e["seqno"] if first is None else first; last = e["seqno"]
+s = json.load(open(sys.argv[1]))
+got = {t["name"]: (t["events"], t["bytes"]) for t in s["types"]}
+want = {k: (types[k], size[k]) for k in types}
+if got != want or s["events"] != n or s["first_seqno"] != first or s["last_seqno"] != last or s["gaps"] != 0:
+    print(f"stats {s['events']} events {got}, python {n} {want}"); sys.exit(1)
+block = [x for x in s["spans"] if x["name"] == "block"][0]
+if block["opened"] != types["BLOCK_START"]: print("block spans", block); sys.exit(1)
+' "$WORK/stats.json" > "$WORK/why" || { fail stats "$f: $(cat "$WORK/why")"; return; }
+    done
+    # With --where: the count of what the expression keeps.
+    evring stats "$DIR/emn-1b-15m.snapshot.zst" --where 'type == TXN_LOG && topics[0] ^= 0xddf252ad' --json |
+        python3 -c 'import json, sys; s = json.load(sys.stdin); sys.exit(not (s["events"] > 0 and [t["name"] for t in s["types"]] == ["TXN_LOG"]))' ||
+        { fail stats "--where"; return; }
+    ok stats_counts_events_by_type_exactly
+}
+
+case_digest_is_the_same_for_a_ring_its_snapshot_and_its_recording() {
+    "$PRODUCER_BIN" digestfeed:16:24 --count 3000 --keep 2>"$WORK/producer.err" ||
+        { fail digest "producer: $(cat "$WORK/producer.err")"; return; }
+    evring snapshot digestfeed -o "$WORK/feed.zst" 2>/dev/null || { fail digest "snapshot"; return; }
+    evring record digestfeed --from oldest -o "$WORK/feed.evrec" 2>/dev/null || { fail digest "record"; return; }
+    local ring snap rec
+    ring=$(evring digest digestfeed --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["digest"], s["events"])')
+    snap=$(evring digest "$WORK/feed.zst" --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["digest"], s["events"])')
+    rec=$(evring digest "$WORK/feed.evrec" --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["digest"], s["events"])')
+    [[ $ring == *" 3000" && $ring == "$snap" && $ring == "$rec" ]] || { fail digest "ring $ring, snapshot $snap, recording $rec"; return; }
+    # The blanking options change it; a different start changes it.
+    local blank other
+    blank=$(evring digest digestfeed --blank-time --blank-offset --blank-flow all | cut -d' ' -f1)
+    other=$(evring digest digestfeed --from 2 | cut -d' ' -f1)
+    [[ $blank != "${ring%% *}" && $other != "${ring%% *}" && $blank != "$other" ]] || { fail digest "blanking or --from made no difference"; return; }
+    if have_snapshots; then
+        local f=$DIR/emn-1b-15m.snapshot.zst
+        evring record "$f" --from oldest -o "$WORK/real.evrec" 2>/dev/null || { fail digest "record real"; return; }
+        [[ $(evring digest "$f" | cut -d' ' -f1) == $(evring digest "$WORK/real.evrec" | cut -d' ' -f1) ]] ||
+            { fail digest "real snapshot and its recording differ"; return; }
+    fi
+    ok digest_is_the_same_for_a_ring_its_snapshot_and_its_recording
+}
+
+case_jsonl_time_is_the_exact_instant_as_a_string() {
+    "$PRODUCER_BIN" timefeed:12:20 --count 50 --keep 2>/dev/null || { fail time "producer"; return; }
+    evring watch timefeed --from oldest --format jsonl 2>/dev/null | python3 -c '
+import datetime, json, sys
+n = 0
+for line in sys.stdin:
+    e = json.loads(line); n += 1
+    whole, frac = e["time"].rstrip("Z").split(".")
+    t = datetime.datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    if int(t.timestamp()) * 10**9 + int(frac) != e["record_epoch_nanos"]: sys.exit(f"{e}")
+sys.exit(0 if n == 50 else f"{n} events")' || { fail time "time and record_epoch_nanos differ"; return; }
+    # Flow tags by name, and --no-payload drops the hex (the fields carry the payload).
+    evring watch timefeed --from oldest --count 5 --format jsonl --no-payload 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    e = json.loads(line)
+    if "payload" in e or e["flow"] != {"symbol": e["content_ext"][0], "venue": e["content_ext"][1]} or "fields" not in e:
+        sys.exit(f"{e}")' || { fail time "flow by name or --no-payload"; return; }
+    ok jsonl_time_is_the_exact_instant_as_a_string
+}
+
+case_fields_choose_columns_in_text_jsonl_and_csv() {
+    have_snapshots || { skip fields "EVRING_CONFORMANCE_DIR unset"; return; }
+    local f=$DIR/emn-1b-15m.snapshot.zst
+    evring watch "$f" --from oldest --format jsonl 2>/dev/null > "$WORK/full.jsonl"
+    evring watch "$f" --from oldest --format csv --fields seqno,type,txn,txn_header.gas_limit,sender 2>/dev/null > "$WORK/cols.csv"
+    evring watch "$f" --from oldest --format jsonl --fields seqno,type,txn_header.gas_limit 2>/dev/null > "$WORK/cols.jsonl"
+    python3 - "$WORK/full.jsonl" "$WORK/cols.csv" "$WORK/cols.jsonl" <<'PY' || { fail fields "$(cat "$WORK/cols.why" 2>/dev/null)"; return; }
+import csv, json, sys
+full = [json.loads(l) for l in open(sys.argv[1])]
+rows = list(csv.DictReader(open(sys.argv[2])))
+cols = [json.loads(l) for l in open(sys.argv[3])]
+assert len(rows) == len(full) == len(cols)
+for e, r, c in zip(full, rows, cols):
+    gas = e.get("fields", {}).get("txn_header", {}).get("gas_limit")
+    assert r["seqno"] == str(e["seqno"]) and r["type"] == e["type_name"] and r["txn"] == str(e["content_ext"][1])
+    assert r["txn_header.gas_limit"] == ("" if gas is None else str(gas)), (r, e["seqno"])
+    assert r["sender"] == e.get("fields", {}).get("sender", "") if e["type_name"] == "TXN_HEADER_START" else r["sender"] == ""
+    assert c == {"seqno": e["seqno"], "type": e["type_name"], "txn_header.gas_limit": gas}, c
+PY
+    evring watch "$f" --from 7 --count 1 --fields seqno,type,txn_header.gas_limit 2>/dev/null |
+        grep -qx 'seqno=7 type=TXN_HEADER_START txn_header.gas_limit=46122' || { fail fields "text"; return; }
+    evring watch "$f" --fields seqno,nope >/dev/null 2>"$WORK/err"; local rc=$?
+    [[ $rc == 2 ]] && grep -q "bad --fields 'seqno,nope': no event of schema monad_exec has a field 'nope'" "$WORK/err" ||
+        { fail fields "unknown column: exit $rc: $(cat "$WORK/err")"; return; }
+    ok fields_choose_columns_in_text_jsonl_and_csv
+}
+
+for c in $(declare -F | awk '{print $3}' | grep '^case_'); do "$c"; done
+exit_with_results

@@ -1,0 +1,234 @@
+// Positions by meaning (span_seek.hpp, position.hpp's SPAN): parsing
+// `block:N`, the schema's span label/id/opener/stages, and on the real
+// snapshots (EVRING_CONFORMANCE_DIR) every block found by number, by id and
+// as `latest`, each stage found, and unknown labels refused by name.
+#include "evring/span_seek.hpp"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "evring/schema_resolve.hpp"
+#include "evring/source_open.hpp"
+
+namespace evring {
+namespace {
+
+TEST(SpanPosition, ParsesLabelLatestIdAndStage) {
+    auto p = parse_start("block:15000009");
+    ASSERT_TRUE(p.ok()) << p.error().message();
+    EXPECT_EQ(p->kind, Position::Kind::Span);
+    EXPECT_EQ(p->span.span, "block");
+    EXPECT_EQ(p->span.stage, "");
+    EXPECT_EQ(p->span.pick, SpanRef::Pick::Label);
+    EXPECT_EQ(p->span.label, 15000009u);
+    p = parse_start("block.finalized:latest");
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->span.stage, "finalized");
+    EXPECT_EQ(p->span.pick, SpanRef::Pick::Latest);
+    p = parse_start("block:0x00e4E1c9");
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->span.pick, SpanRef::Pick::Id);
+    EXPECT_EQ(p->span.id, (std::vector<std::uint8_t>{0x00, 0xe4, 0xe1, 0xc9}));
+    // Times keep their meaning: the part before ':' is not a name.
+    p = parse_start("2026-11-22T01:45:00Z");
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->kind, Position::Kind::AbsoluteTime);
+}
+
+TEST(SpanPosition, RefusesMalformedValuesByName) {
+    for (const char* bad : {"block:", "block:x1", "block:0x123", "block:0xzz", "block:-1"}) {
+        auto p = parse_start(bad);
+        ASSERT_FALSE(p.ok()) << bad;
+        EXPECT_NE(p.error().message().find(std::string("bad --from '") + bad + "'"), std::string::npos)
+            << p.error().message();
+    }
+    auto stop = parse_stop("block:5");
+    ASSERT_FALSE(stop.ok());
+    EXPECT_NE(stop.error().message().find("only for a start"), std::string::npos);
+}
+
+const char* kSpanSchema = R"(content_type = 1001
+content_name = "t"
+flow_tags = ["group"]
+[[event]]
+number = 1
+name = "OPEN"
+fields = [{ name = "n", type = "u32" }, { name = "key", type = "bytes8" }]
+[[event]]
+number = 2
+name = "CLOSE"
+[[event]]
+number = 3
+name = "DONE"
+fields = [{ name = "n", type = "u64" }]
+[span.g]
+begin = "OPEN"
+end = "CLOSE"
+key = ["group"]
+)";
+
+TEST(SpanSchema, DeclaresLabelIdOpenerAndStages) {
+    auto s = Schema::parse(std::string(kSpanSchema) +
+                           "label = \"n\"\nid = \"key\"\nopener = \"group\"\n"
+                           "stages = [{ name = \"done\", event = \"DONE\", label = \"n\" }]\n");
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    const SchemaSpan* g = s->span("g");
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->label, "n");
+    EXPECT_EQ(g->id, "key");
+    EXPECT_EQ(g->opener, std::optional<std::uint8_t>(0));
+    ASSERT_NE(g->stage("done"), nullptr);
+    EXPECT_EQ(g->stage("done")->event, 3);
+    // They change the hash; without them the hash is what it was.
+    auto plain = Schema::parse(kSpanSchema);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_NE(plain->hash_hex(), s->hash_hex());
+    EXPECT_EQ(plain->canonical_form().find("span_"), std::string::npos);
+}
+
+TEST(SpanSchema, RefusesFieldsOfTheWrongKindOrMissing) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"label = \"key\"\n", "is not an unsigned integer"},
+        {"id = \"n\"\n", "is not a byte array"},
+        {"label = \"nope\"\n", "has no field 'nope'"},
+        {"opener = \"other\"\n", "not one of the schema's flow_tags"},
+        {"stages = [{ name = \"done\", event = \"DONE\", label = \"n\" }]\n", "stages need a label"},
+        {"label = \"n\"\nstages = [{ name = \"done\", event = \"NOPE\", label = \"n\" }]\n", "unknown event 'NOPE'"},
+    };
+    for (const auto& [extra, reason] : cases) {
+        auto s = Schema::parse(std::string(kSpanSchema) + extra, "t.toml");
+        ASSERT_FALSE(s.ok()) << extra;
+        EXPECT_NE(s.error().message().find(reason), std::string::npos) << s.error().message();
+    }
+}
+
+std::vector<std::string> snapshots() {
+    std::vector<std::string> files;
+    const char* dir = std::getenv("EVRING_CONFORMANCE_DIR");
+    if (dir == nullptr || *dir == '\0') return files;
+    if (DIR* d = ::opendir(dir)) {
+        while (dirent* entry = ::readdir(d)) {
+            const std::string name = entry->d_name;
+            if (name.size() > 4 && name.compare(name.size() - 4, 4, ".zst") == 0)
+                files.push_back(std::string(dir) + "/" + name);
+        }
+        ::closedir(d);
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+std::uint64_t u64_at(std::span<const std::byte> payload, std::uint32_t offset) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, payload.data() + offset, 8);
+    return v;
+}
+
+// Every block of the snapshot, found from the front: number -> BLOCK_START seqno.
+struct Blocks {
+    std::map<std::uint64_t, std::uint64_t> start;
+    std::map<std::uint64_t, std::uint64_t> finalized;  // the first BLOCK_FINALIZED of each number
+    std::map<std::uint64_t, std::vector<std::uint8_t>> id;
+    std::uint64_t newest_start = 0;
+};
+
+Blocks scan(EventSource& source, const Schema& schema) {
+    Blocks b;
+    const SchemaEvent& start = *schema.event("BLOCK_START");
+    const SchemaEvent& fin = *schema.event("BLOCK_FINALIZED");
+    const auto number = *schema.find_field(start, "block_tag.block_number");
+    const auto id = *schema.find_field(start, "block_tag.id");
+    const auto fin_number = *schema.find_field(fin, "block_number");
+    EXPECT_TRUE(source.seek(Position::oldest()).ok());
+    SourceItem item;
+    while (source.next(item, PayloadRead::Copy) != SourceStep::End) {
+        const auto& e = item.event;
+        if (e.descriptor.event_type == start.number) {
+            const std::uint64_t n = u64_at(e.payload, number.offset);
+            b.start.emplace(n, e.descriptor.seqno);
+            const auto* p = reinterpret_cast<const std::uint8_t*>(e.payload.data()) + id.offset;
+            b.id.emplace(n, std::vector<std::uint8_t>(p, p + 32));
+            b.newest_start = e.descriptor.seqno;
+        } else if (e.descriptor.event_type == fin.number) {
+            b.finalized.emplace(u64_at(e.payload, fin_number.offset), e.descriptor.seqno);
+        }
+    }
+    return b;
+}
+
+SpanRef ref(std::string text) {
+    auto p = parse_start(text);
+    EXPECT_TRUE(p.ok()) << text;
+    return p->span;
+}
+
+TEST(SpanSeekOnRealSnapshots, FindsEveryBlockByNumberIdAndLatest) {
+    const auto files = snapshots();
+    if (files.empty()) GTEST_SKIP() << "EVRING_CONFORMANCE_DIR does not name the real snapshots";
+    for (const auto& file : files) {
+        SCOPED_TRACE(file);
+        auto source = open_source(file, {});
+        ASSERT_TRUE(source.ok()) << source.error().message();
+        auto found = resolve_schema(**source);
+        ASSERT_TRUE(found.ok() && found->schema);
+        const Schema& schema = *found->schema;
+        const Blocks blocks = scan(**source, schema);
+        ASSERT_FALSE(blocks.start.empty());
+        for (const auto& [number, seqno] : blocks.start) {
+            auto at = resolve_span(**source, ref("block:" + std::to_string(number)), schema);
+            ASSERT_TRUE(at.ok()) << at.error().message();
+            EXPECT_EQ(*at, seqno) << "block " << number;
+        }
+        auto latest = resolve_span(**source, ref("block:latest"), schema);
+        ASSERT_TRUE(latest.ok());
+        EXPECT_EQ(*latest, blocks.newest_start);
+        // By id (the whole id, and a prefix that only one block has: its last bytes differ).
+        const auto& [first_number, first_id] = *blocks.id.begin();
+        std::string hex = "block:0x";
+        for (auto byte : first_id) hex += fmt::format("{:02x}", byte);
+        auto by_id = resolve_span(**source, ref(hex), schema);
+        ASSERT_TRUE(by_id.ok()) << by_id.error().message();
+        EXPECT_EQ(*by_id, blocks.start.at(first_number));
+        // Stages: the BLOCK_FINALIZED of each block that has one (a sample, each a forward scan).
+        int checked = 0;
+        for (const auto& [number, seqno] : blocks.finalized) {
+            if (checked++ % 50 != 0) continue;
+            auto at = resolve_span(**source, ref("block.finalized:" + std::to_string(number)), schema);
+            ASSERT_TRUE(at.ok()) << at.error().message();
+            EXPECT_EQ(*at, seqno) << "finalized " << number;
+        }
+        // A label no event carries: an error that names it and what is there.
+        auto missing = resolve_span(**source, ref("block:99999999999"), schema);
+        ASSERT_FALSE(missing.ok());
+        EXPECT_NE(missing.error().message().find("block:99999999999: no block 99999999999 in snapshot"),
+                  std::string::npos) << missing.error().message();
+        EXPECT_NE(missing.error().message().find(fmt::format("run from {} to {}", blocks.start.begin()->first,
+                                                             blocks.start.rbegin()->first)),
+                  std::string::npos) << missing.error().message();
+        auto no_span = resolve_span(**source, ref("blok:1"), schema);
+        ASSERT_FALSE(no_span.ok());
+        EXPECT_NE(no_span.error().message().find("no span 'blok' (its spans: block, txn)"), std::string::npos);
+        auto no_stage = resolve_span(**source, ref("block.final:1"), schema);
+        ASSERT_FALSE(no_stage.ok());
+        EXPECT_NE(no_stage.error().message().find("(its stages: finalized, verified)"), std::string::npos);
+        // seek_source positions the source at the block: the next event is its BLOCK_START.
+        const auto& [number, seqno] = *blocks.start.rbegin();
+        auto start = parse_start("block:" + std::to_string(number));
+        ASSERT_TRUE(seek_source(**source, *start, &schema).ok());
+        SourceItem item;
+        ASSERT_EQ((*source)->next(item), SourceStep::Event);
+        EXPECT_EQ(item.event.descriptor.seqno, seqno);
+    }
+}
+
+}  // namespace
+}  // namespace evring

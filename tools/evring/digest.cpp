@@ -1,0 +1,136 @@
+// evring digest (digest_cmd.hpp): SHA-256 (OpenSSL's EVP interface) over one
+// 64-byte little-endian record per event (its descriptor, with the blanked
+// words zeroed), a payload state byte, and the payload bytes when read.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <openssl/evp.h>
+
+#include <cstring>
+
+#include "commands.hpp"
+#include "evring/schema_resolve.hpp"
+#include "digest_cmd.hpp"
+#include "json.hpp"
+#include "open.hpp"
+#include "stop.hpp"
+#include "values.hpp"
+
+namespace evring::cli {
+namespace {
+
+class DigestSink final : public FollowSink {
+public:
+    DigestSink(bool blank_time, bool blank_offset, std::array<bool, 4> blank_flow)
+        : ctx_(EVP_MD_CTX_new()), blank_time_(blank_time), blank_offset_(blank_offset), blank_flow_(blank_flow) {
+        ok_ = ctx_ != nullptr && EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) == 1;
+    }
+    ~DigestSink() override { EVP_MD_CTX_free(ctx_); }
+    DigestSink(const DigestSink&) = delete;
+    DigestSink& operator=(const DigestSink&) = delete;
+
+    bool event(const SourceEvent& e) override {
+        EventDescriptor d = e.descriptor;
+        d.reserved = 0;
+        if (blank_time_) d.record_epoch_nanos = 0;
+        if (blank_offset_) d.payload_buf_offset = 0;
+        for (std::size_t i = 0; i < 4; ++i)
+            if (blank_flow_[i]) d.content_ext[i] = 0;
+        std::uint8_t record[65];
+        std::memcpy(record, &d, 64);  // the descriptor's layout is little-endian and fixed (format.hpp)
+        record[64] = e.payload_state == PayloadState::Ok ? 1 : 2;  // 2: expired or invalid, no bytes
+        ok_ = ok_ && EVP_DigestUpdate(ctx_, record, sizeof record) == 1;
+        if (e.payload_state == PayloadState::Ok)
+            ok_ = ok_ && EVP_DigestUpdate(ctx_, e.payload.data(), e.payload.size()) == 1;
+        ++events_;
+        return ok_;
+    }
+    bool gap(const SourceGap& g) override {
+        ++gaps_;
+        gap_seqnos_ += g.count;
+        return true;
+    }
+    bool idle() override { return false; }  // a live ring: digest what is there
+
+    std::string hex() {
+        unsigned char out[EVP_MAX_MD_SIZE];
+        unsigned int length = 0;
+        if (!ok_ || EVP_DigestFinal_ex(ctx_, out, &length) != 1) return {};
+        std::string text;
+        for (unsigned int i = 0; i < length; ++i) text += fmt::format("{:02x}", out[i]);
+        return text;
+    }
+    std::uint64_t events() const { return events_; }
+    std::uint64_t gaps() const { return gaps_; }
+    std::uint64_t gap_seqnos() const { return gap_seqnos_; }
+
+private:
+    EVP_MD_CTX* ctx_;
+    bool ok_ = false;
+    bool blank_time_, blank_offset_;
+    std::array<bool, 4> blank_flow_;
+    std::uint64_t events_ = 0, gaps_ = 0, gap_seqnos_ = 0;
+};
+
+}  // namespace
+
+bool DigestOptions::chosen() const { return command != nullptr && command->parsed(); }
+
+std::unique_ptr<DigestOptions> add_digest_command(CLI::App& app) {
+    auto options = std::make_unique<DigestOptions>();
+    DigestOptions& o = *options;
+    auto* c = app.add_subcommand("digest", "One SHA-256 over the events of a source, to compare sources");
+    o.command = c;
+    c->add_option("SOURCE", o.source, "Ring name or path, snapshot, recording or stream")->required();
+    c->add_option("--from", o.from, "oldest (default), latest, SEQNO, -N, a time or block:N");
+    c->add_option("--until", o.until, "Stop after this SEQNO or TIME")->type_name("SEQNO|TIME");
+    c->add_option("--count", o.count, "Stop after N events")->type_name("N");
+    c->add_flag("--blank-time", o.blank_time, "Leave record_epoch_nanos out (Monad's digest -T)");
+    c->add_flag("--blank-offset", o.blank_offset, "Leave payload_buf_offset out (-P)");
+    c->add_option("--blank-flow", o.blank_flows, "Leave this flow tag out: a name, an index 0-3, or all (-C; repeatable)")
+        ->type_name("TAG")
+        ->allow_extra_args(false);
+    c->add_option("--schema", o.schema_file, "Schema file naming the flow tags")->type_name("FILE");
+    c->add_flag("--json", o.json, "One JSON object");
+    return options;
+}
+
+int run_digest(const DigestOptions& options) {
+    FollowOptions follow_options;
+    if (auto s = parse_follow_range(follow_options, options.from, options.until, options.count); !s)
+        return usage_error(s.error());
+    auto source = open_for_command(options.source, {});
+    if (!source) return runtime_error(source.error());
+    auto found = resolve_schema(**source, {.schema_file = options.schema_file});
+    if (!found) return runtime_error(found.error());
+    const Schema* schema = found->schema ? &*found->schema : nullptr;
+    follow_options.schema = schema;
+    std::array<bool, 4> blank{};
+    for (const auto& tag : options.blank_flows) {
+        if (tag == "all") { blank.fill(true); continue; }
+        if (tag.size() == 1 && tag[0] >= '0' && tag[0] <= '3') { blank[static_cast<std::size_t>(tag[0] - '0')] = true; continue; }
+        auto index = schema ? schema->flow_tag(tag) : std::nullopt;
+        if (!index)
+            return usage_error(Error(EINVAL, fmt::format("bad --blank-flow '{}': expected an index 0-3, all, or a flow "
+                                                         "tag name of the source's schema", tag)));
+        blank[*index] = true;
+    }
+    follow_options.payloads = PayloadRead::Copy;
+    install_stop_handlers();
+    follow_options.stop_flag = &stop_flag();
+    DigestSink sink(options.blank_time, options.blank_offset, blank);
+    auto result = follow(*source, follow_options, sink);
+    if (!result) return runtime_error(result.error());
+    const std::string hex = sink.hex();
+    if (hex.empty()) return runtime_error(Error(EIO, "SHA-256 failed (OpenSSL)"));
+    if (options.json) {
+        JsonObject o;
+        o.string("digest", hex).number("events", sink.events()).number("gaps", sink.gaps())
+            .number("gap_seqnos", sink.gap_seqnos()).string("source", (*source)->identity().path);
+        fmt::print("{}\n", o.text());
+    } else {
+        fmt::print("{}  {} events, {} gaps ({} seqnos)\n", hex, sink.events(), sink.gaps(), sink.gap_seqnos());
+    }
+    return result->damaged ? kExitRuntime : kExitOk;
+}
+
+}  // namespace evring::cli

@@ -1,0 +1,38 @@
+// tools/evring/digest_cmd.hpp — `evring digest SOURCE`: one SHA-256 over the
+// events a source holds, so a live ring, its snapshot, its recording and a
+// stream relayed from it can be checked to hold the same events.
+// docs/cli.md, "evring digest" says what it covers.
+//
+// Thread safety: one thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace evring::cli {
+
+struct DigestOptions {
+    CLI::App* command = nullptr;
+    std::string source;
+    std::string from = "oldest";
+    std::optional<std::string> until;
+    std::optional<std::string> count;
+    bool blank_time = false;          // like Monad's digest -T
+    bool blank_offset = false;        // -P
+    std::vector<std::string> blank_flows;  // -C: flow tags by name or index
+    std::string schema_file;
+    bool json = false;
+
+    bool chosen() const;
+};
+
+std::unique_ptr<DigestOptions> add_digest_command(CLI::App& app);
+int run_digest(const DigestOptions& options);
+
+}  // namespace evring::cli

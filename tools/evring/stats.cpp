@@ -1,0 +1,205 @@
+// evring stats (stats_cmd.hpp): a FollowSink that tallies, then one table or
+// one JSON object. A live ring is summarised up to the newest event when the
+// command starts reading (the loop stops when caught up).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "commands.hpp"
+#include "event_format.hpp"
+#include "evring/schema_resolve.hpp"
+#include "evring/where.hpp"
+#include "json.hpp"
+#include "open.hpp"
+#include "output.hpp"
+#include "stats_cmd.hpp"
+#include "stop.hpp"
+#include "values.hpp"
+
+namespace evring::cli {
+namespace {
+
+struct TypeTally {
+    std::uint64_t events = 0;
+    std::uint64_t bytes = 0;
+};
+
+// Instances of one schema span: opened by a begin event, closed by the next
+// end event with the same key flow tags.
+struct SpanTally {
+    const SchemaSpan* span = nullptr;
+    std::map<std::array<std::uint64_t, 4>, std::uint64_t> open;  // key -> begin time
+    std::uint64_t opened = 0, closed = 0;
+    std::uint64_t min = ~std::uint64_t{0}, max = 0, total = 0;
+
+    std::array<std::uint64_t, 4> key(const EventDescriptor& d) const {
+        std::array<std::uint64_t, 4> k{};
+        for (auto i : span->key) k[i] = d.content_ext[i];
+        return k;
+    }
+    void see(const EventDescriptor& d) {
+        if (std::find(span->begin.begin(), span->begin.end(), d.event_type) != span->begin.end()) {
+            ++opened;
+            if (open.size() < 100000) open[key(d)] = d.record_epoch_nanos;  // bounded: a stream of unclosed spans
+        } else if (std::find(span->end.begin(), span->end.end(), d.event_type) != span->end.end()) {
+            auto it = open.find(key(d));
+            if (it == open.end()) return;
+            const std::uint64_t took = d.record_epoch_nanos >= it->second ? d.record_epoch_nanos - it->second : 0;
+            open.erase(it);
+            ++closed;
+            min = std::min(min, took);
+            max = std::max(max, took);
+            total += took;
+        }
+    }
+};
+
+class StatsSink final : public FollowSink {
+public:
+    explicit StatsSink(const Schema* schema) {
+        if (schema != nullptr)
+            for (const auto& s : schema->spans()) spans_.push_back(SpanTally{&s, {}, 0, 0, ~std::uint64_t{0}, 0, 0});
+    }
+    bool event(const SourceEvent& e) override {
+        const EventDescriptor& d = e.descriptor;
+        TypeTally& t = types_[d.event_type];
+        ++t.events;
+        t.bytes += d.payload_size;
+        if (events_ == 0) { first_seqno_ = d.seqno; first_nanos_ = d.record_epoch_nanos; }
+        last_seqno_ = d.seqno;
+        last_nanos_ = std::max(last_nanos_, d.record_epoch_nanos);
+        first_nanos_ = std::min(first_nanos_, d.record_epoch_nanos);
+        ++events_;
+        bytes_ += d.payload_size;
+        for (auto& s : spans_) s.see(d);
+        return true;
+    }
+    bool gap(const SourceGap& g) override {
+        ++gaps_;
+        gap_seqnos_ += g.count;
+        return true;
+    }
+    bool idle() override { return false; }  // caught up: summarise what is there
+
+    std::string json(const Schema* schema, const std::string& path) const {
+        std::string types = "[";
+        for (const auto& [type, t] : types_) {
+            JsonObject o;
+            o.number("type", type);
+            const SchemaEvent* e = schema ? schema->event(type) : nullptr;
+            if (e) o.string("name", e->name);
+            else o.null("name");
+            o.number("events", t.events).number("bytes", t.bytes);
+            types += (types.size() > 1 ? "," : "") + o.text();
+        }
+        types += "]";
+        std::string spans = "[";
+        for (const auto& s : spans_) {
+            JsonObject o;
+            o.string("name", s.span->name).number("opened", s.opened).number("closed", s.closed);
+            if (s.closed > 0)
+                o.number("min_nanos", s.min).number("mean_nanos", s.total / s.closed).number("max_nanos", s.max);
+            spans += (spans.size() > 1 ? "," : "") + o.text();
+        }
+        spans += "]";
+        JsonObject o;
+        o.string("source", path).number("events", events_).number("bytes", bytes_);
+        if (events_ > 0) {
+            o.number("first_seqno", first_seqno_).number("last_seqno", last_seqno_);
+            o.string("first_time", utc_time(first_nanos_)).string("last_time", utc_time(last_nanos_));
+            o.string("first_nanos", std::to_string(first_nanos_)).string("last_nanos", std::to_string(last_nanos_));
+        }
+        o.number("gaps", gaps_).number("gap_seqnos", gap_seqnos_);
+        std::string text = o.text();
+        text.pop_back();
+        text += fmt::format(",\"events_per_second\":{:.3f},\"types\":{},\"spans\":{}}}", rate(), types, spans);
+        return text;
+    }
+
+    std::string table(const Schema* schema, const std::string& path) const {
+        std::string out = fmt::format("{}: {} events, {} payload bytes", path, events_, bytes_);
+        if (events_ > 0)
+            out += fmt::format(", seqno {}..{}, {} .. {} ({:.3f} s, {:.0f} events/s)", first_seqno_, last_seqno_,
+                               utc_time(first_nanos_), utc_time(last_nanos_), seconds(), rate());
+        out += fmt::format("; {} gaps ({} seqnos)\n\n{:<28} {:>12} {:>14}\n", gaps_, gap_seqnos_, "TYPE", "EVENTS",
+                           "BYTES");
+        for (const auto& [type, t] : types_) {
+            const SchemaEvent* e = schema ? schema->event(type) : nullptr;
+            out += fmt::format("{:<28} {:>12} {:>14}\n", e ? e->name : std::to_string(type), t.events, t.bytes);
+        }
+        if (!spans_.empty()) out += fmt::format("\n{:<12} {:>8} {:>8} {:>14} {:>14} {:>14}\n", "SPAN", "OPENED",
+                                                "CLOSED", "MIN", "MEAN", "MAX");
+        for (const auto& s : spans_) {
+            if (s.closed == 0) {
+                out += fmt::format("{:<12} {:>8} {:>8}\n", s.span->name, s.opened, s.closed);
+                continue;
+            }
+            out += fmt::format("{:<12} {:>8} {:>8} {:>12.3f}us {:>12.3f}us {:>12.3f}us\n", s.span->name, s.opened,
+                               s.closed, static_cast<double>(s.min) / 1e3,
+                               static_cast<double>(s.total) / static_cast<double>(s.closed) / 1e3,
+                               static_cast<double>(s.max) / 1e3);
+        }
+        return out;
+    }
+
+private:
+    double seconds() const { return events_ > 1 ? static_cast<double>(last_nanos_ - first_nanos_) / 1e9 : 0; }
+    double rate() const { return seconds() > 0 ? static_cast<double>(events_) / seconds() : 0; }
+
+    std::map<std::uint16_t, TypeTally> types_;
+    std::vector<SpanTally> spans_;
+    std::uint64_t events_ = 0, bytes_ = 0, gaps_ = 0, gap_seqnos_ = 0;
+    std::uint64_t first_seqno_ = 0, last_seqno_ = 0, first_nanos_ = ~std::uint64_t{0}, last_nanos_ = 0;
+};
+
+}  // namespace
+
+bool StatsOptions::chosen() const { return command != nullptr && command->parsed(); }
+
+std::unique_ptr<StatsOptions> add_stats_command(CLI::App& app) {
+    auto options = std::make_unique<StatsOptions>();
+    StatsOptions& o = *options;
+    auto* c = app.add_subcommand("stats", "Count events by type, time range and rate, spans and gaps of a source");
+    o.command = c;
+    c->add_option("SOURCE", o.source, "Ring name or path, snapshot or recording")->required();
+    c->add_option("--from", o.from, "oldest (default), latest, SEQNO, -N, a time or block:N");
+    c->add_option("--until", o.until, "Stop after this SEQNO or TIME")->type_name("SEQNO|TIME");
+    c->add_option("--count", o.count, "Stop after N events")->type_name("N");
+    c->add_option("--type", o.types, "Only this event type (name or number; repeatable)")->allow_extra_args(false);
+    c->add_option("--where", o.where, "Only events this expression keeps (docs/cli.md)")->type_name("EXPR");
+    c->add_option("--schema", o.schema_file, "Schema file for a source without one")->type_name("FILE");
+    c->add_flag("--json", o.json, "One JSON object instead of a table");
+    return options;
+}
+
+int run_stats(const StatsOptions& options) {
+    FollowOptions follow_options;
+    if (auto s = parse_follow_range(follow_options, options.from, options.until, options.count); !s)
+        return usage_error(s.error());
+    auto source = open_for_command(options.source, {});
+    if (!source) return runtime_error(source.error());
+    auto found = resolve_schema(**source, {.schema_file = options.schema_file});
+    if (!found) return runtime_error(found.error());
+    if (!found->warning.empty()) report_error(found->warning);
+    const Schema* schema = found->schema ? &*found->schema : nullptr;
+    follow_options.schema = schema;
+    for (const auto& type : options.types) {
+        auto parsed = parse_type_option(schema, type);
+        if (!parsed) return usage_error(parsed.error());
+        follow_options.filter.types.add(*parsed);
+    }
+    std::unique_ptr<EventPredicate> where;
+    if (auto s = compile_where_option(follow_options, options.where, schema, where); !s) return usage_error(s.error());
+    install_stop_handlers();
+    follow_options.stop_flag = &stop_flag();
+    StatsSink sink(schema);
+    auto result = follow(*source, follow_options, sink);
+    if (!result) return runtime_error(result.error());
+    const std::string& path = (*source)->identity().path;
+    fmt::print("{}\n", options.json ? sink.json(schema, path) : sink.table(schema, path));
+    return result->damaged ? kExitRuntime : kExitOk;
+}
+
+}  // namespace evring::cli
