@@ -37,6 +37,7 @@ struct Access {
     std::uint32_t size = 0;
     Value::Kind kind = Value::Kind::Unsigned;
     Scalar scalar = Scalar::U8;
+    bool text = false;              // char[N]: the bytes before the first NUL are compared
     int trailing = -1;              // index of the payload's trailing array, or -1
     std::uint64_t element = 0;      // trailing: which element
     // trailing: the fixed part's size, then for arrays 0..trailing where
@@ -268,6 +269,7 @@ private:
             struct_error_ = fmt::format("'{}' is an array; give an element: [0]", path.back().name);
             return std::nullopt;
         case TypeKind::Bytes: a.kind = Value::Kind::Bytes; break;
+        case TypeKind::String: a.kind = Value::Kind::Bytes, a.text = true; break;  // "ACME" == NUL-padded ACME
         case TypeKind::Enum:
         case TypeKind::Scalar:
             a.scalar = t.scalar;
@@ -515,6 +517,9 @@ private:
             for (const Value& l : a.literals) {
                 bool eq = false;
                 if (c.op == WhereOp::Prefix) eq = l.b.size() <= a.size && std::memcmp(at, l.b.data(), l.b.size()) == 0;
+                else if (a.text)  // the text, then NUL padding (or the field's end)
+                    eq = l.b.size() <= a.size && std::memcmp(at, l.b.data(), l.b.size()) == 0 &&
+                         (l.b.size() == a.size || at[l.b.size()] == std::byte{0});
                 else eq = l.b.size() == a.size && std::memcmp(at, l.b.data(), a.size) == 0;
                 if (c.op == WhereOp::Ne) return !eq;
                 if (eq) return true;
