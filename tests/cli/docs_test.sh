@@ -127,9 +127,11 @@ if [ -z "${EVRING_PYTHONPATH:-}" ]; then
 elif [ ! -f "$snapshot" ]; then
     skip "readme-python" "no snapshot at $snapshot (EVRING_CONFORMANCE_DIR)"
 else
+    # Run from the repository's top, as README.md's relative paths (schemas/) mean.
     echo "$py_snippet" | sed -e "s#\"/path/to/emn-1b-15m.snapshot.zst\"#\"$snapshot\"#" \
-        -e "s#\"/dev/shm/ticks\"#\"$WORK/ticks\"#" >"$WORK/readme.py"
-    if out=$(cd "$WORK" && PYTHONPATH="$EVRING_PYTHONPATH" timeout 120 /usr/bin/python3 readme.py 2>&1); then
+        -e "s#\"/dev/shm/\([a-z]*\)\"#\"$WORK/\1\"#" >"$WORK/readme.py"
+    if out=$(cd "$EVRING_SOURCE_DIR" && PYTHONPATH="$EVRING_PYTHONPATH" PYTHONDONTWRITEBYTECODE=1 \
+            timeout 120 /usr/bin/python3 "$WORK/readme.py" 2>&1); then
         if echo "$out" | grep -qE '^[0-9]+ BLOCK_START '; then
             ok "README.md's Python snippet runs and decodes the snapshot"
         else
