@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <latch>
 #include <thread>
 #include <vector>
 
@@ -124,10 +125,15 @@ int run_set(const std::string& config_text, evring::RingConfig config, unsigned 
                  ::getpid());
     std::atomic<std::uint64_t> written{0};
     std::atomic<bool> failed{false};
+    // Every thread takes its member before any starts writing: a thread that
+    // finished and exited would otherwise hand its member to a thread started
+    // after it (ring_set.hpp), and the set would have fewer members than threads.
+    std::latch members_taken(threads);
     std::vector<std::thread> workers;
     for (unsigned t = 0; t < threads; ++t)
         workers.emplace_back([&, t] {
             auto publisher = set->publisher();  // this thread's own member
+            members_taken.arrive_and_wait();
             if (!publisher) {
                 std::fprintf(stderr, "producer: %s\n", publisher.error().message().c_str());
                 failed = true;

@@ -22,7 +22,7 @@ const Schema& amplifying() {
     static const Schema schema = [] {
         std::string text = "content_type = 4661\ncontent_name = \"amp\"\n";
         for (int level = 0; level < 30; ++level) {
-            char number[8];
+            char number[16];  // room for any int: g++ checks at -O1
             std::snprintf(number, sizeof number, "%04d", level);
             text += "[struct.s" + std::to_string(level) + "]\nfields = [ { name = \"" + std::string(116, 'f') + number +
                     "\", type = \"" + (level == 0 ? std::string("u8") : "s" + std::to_string(level - 1)) + "\" } ]\n";
