@@ -100,7 +100,13 @@ void RelaySink::started(const EventSource& source) {
 void RelaySink::replaced(const EventSource& old_source, const EventSource& new_source) {
     (void)old_source;
     if (!release_gap()) return;
-    const std::uint64_t first = new_source.next_seqno();
+    // follow_name reads a new ring from its first event, and reports what the
+    // writer overwrote before the ring was opened as a gap (RingReplaced), so
+    // the new instance is relayed from seqno 1. new_source is not positioned
+    // yet (started() comes after this): its next_seqno() was where the ring
+    // happened to be when opened, and the events before it reached neither the
+    // stream nor a gap (found by scripts/soak).
+    const std::uint64_t first = 1;
     if (!publish_waiting([&] { return publisher_.switch_ring(ring_identity(new_source, new_source.identity().path),
                                                              first); }))
         return;

@@ -330,6 +330,24 @@ case_watch_nats_type_name_prints_only_that_type() {
     ok watch_nats_type_name_prints_only_that_type
 }
 
+# A writer restarting under the relayed name: the new instance is relayed from
+# its seqno 1 (regression, found by scripts/soak: it was announced from where
+# the relay first looked, and the events before that were in neither the
+# stream nor a gap).
+case_writer_restarted_under_a_relay_is_relayed_from_its_first_event() {
+    start_producer renew:14:22 --count 2000 --rate 20000 || { fail renew "no ring"; return; }
+    start_relay renew RENEW
+    wait "$PRODUCER_PID"
+    wait_stream_at RENEW 2000 || { fail renew "stream never reached 2000: $(cat "$WORK/relay-RENEW.err")"; return; }
+    start_producer renew:14:22 --count 3000 --rate 20000 || { fail renew "no second ring"; return; }
+    wait "$PRODUCER_PID"
+    read_stream RENEW 5000 >"$WORK/renew.jsonl" 2>"$WORK/renew.err"
+    jq -e -s '[.[] | select(.seqno != null and .gap == null) | .seqno] | .[2000:] == [range(1; 3001)]' \
+        "$WORK/renew.jsonl" >/dev/null || { fail renew "the new instance is not 1..3000: $(cat "$WORK/renew.err")"; return; }
+    kill "$RELAY_PID"; wait "$RELAY_PID"
+    ok writer_restarted_under_a_relay_is_relayed_from_its_first_event
+}
+
 case_relay_watch_and_mirror_carry_every_event_identically
 case_messages_not_evrings_stop_neither_readers_nor_a_restarted_relay
 case_relay_and_mirror_are_registered_readers_while_they_run
@@ -338,5 +356,6 @@ case_watch_nats_type_name_prints_only_that_type
 case_relay_killed_and_restarted_duplicates_and_misses_nothing
 case_server_restarted_mid_stream_loses_nothing
 case_paused_relay_lapped_publishes_one_exact_gap
+case_writer_restarted_under_a_relay_is_relayed_from_its_first_event
 case_bad_input_is_refused_clearly
 exit_with_results

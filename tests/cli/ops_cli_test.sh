@@ -150,9 +150,9 @@ served_port() {
 # The value of sample $2 in a scrape of port $1 (empty when absent).
 scraped() { http_get "$1" /metrics | grep -F "$2 " | awk '{print $2}'; }
 
-# A writer restarts under the same name: `metrics --listen` moves to the new
-# ring (as watch --follow-name would), and `readers` lists the new ring's
-# readers instead of failing on the old instance's registry.
+# A writer restarts under the same name: `metrics --listen` and `top` move to
+# the new ring (as watch --follow-name would), and `readers` lists the new
+# ring's readers instead of failing on the old instance's registry.
 test_writer_restart_followed() {
     local ring="restart-$$"
     "$PRODUCER_BIN" "$ring:12:20" --rate 500 2>/dev/null &
@@ -170,6 +170,9 @@ test_writer_restart_followed() {
     port=$(served_port "$WORK/restart-serve.err")
     [[ -n $port ]] || { fail writer_restart "server did not say its port"; return; }
     [[ $(scraped "$port" "evring_writer_alive{ring=\"$ring\"}") == 1 ]] || { fail writer_restart "first writer not alive"; return; }
+    "$EVRING_BIN" top "$ring" --interval 1 >"$WORK/restart-top.txt" 2>&1 &
+    local top=$!
+    PIDS+=("$top")
     # The old ring's reader stays alive (stopped), so its registry stays at
     # the name: an unused one would be reclaimed by the next writer.
     kill -STOP "$watcher"
@@ -193,13 +196,19 @@ test_writer_restart_followed() {
     poll 100 0.05 eval "(( \$(scraped $port 'evring_events_total{ring=\"$ring\"}') > $before ))"
     after=$(scraped "$port" "evring_events_total{ring=\"$ring\"}")
     (( after > before )) || { fail metrics_follow_name "events frozen at $before"; return; }
+    # Two more of top's lines: the second shows the ring at the name by then.
+    local lines
+    lines=$(wc -l <"$WORK/restart-top.txt")
+    poll 100 0.05 eval "(( \$(wc -l <'$WORK/restart-top.txt') >= $lines + 2 ))"
+    tail -1 "$WORK/restart-top.txt" | grep -q "writer alive" \
+        || { fail top_follow_name "still the old ring: $(tail -1 "$WORK/restart-top.txt")"; return; }
     "$EVRING_BIN" watch "$ring" >/dev/null 2>&1 &
     local watcher2=$!
     PIDS+=("$watcher2")
     wait_readers "$ring" "watch +watch +$watcher2 .* alive" || { fail readers_follow_name "the new ring's reader not listed"; return; }
     kill -9 "$watcher"
-    kill "$second" "$watcher2" "$server"; wait "$second" "$watcher2" "$server" "$watcher" 2>/dev/null
-    ok writer_restart_followed_by_metrics_and_readers
+    kill "$second" "$watcher2" "$server" "$top"; wait "$second" "$watcher2" "$server" "$top" "$watcher" 2>/dev/null
+    ok writer_restart_followed_by_metrics_readers_and_top
 }
 
 # Nothing left behind: a clean writer exit with a registered reader leaves no

@@ -6,6 +6,10 @@
 // so `q` quits without Enter; Ctrl-C still raises SIGINT (ISIG stays on),
 // which the stop handlers turn into a flag. The terminal's modes and cursor
 // are restored on every way out.
+//
+// Like `watch --follow-name` and `metrics --listen`, top follows the name: a
+// writer that restarts under it makes a new ring file, which top shows from
+// the next refresh on (source_renamed.hpp), its rates measured afresh.
 #include <sys/ioctl.h>
 #include <poll.h>
 #include <termios.h>
@@ -16,6 +20,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -177,6 +182,24 @@ bool wait_for_key(int timeout_ms, bool keys) {
     return true;
 }
 
+// Moves `view` to the ring now at its name when a writer restarted there.
+// What cannot be opened there is said once (until it changes), and the old
+// ring stays on screen meanwhile. True when it moved.
+bool follow_name(std::unique_ptr<RingView>& view, std::string& said) {
+    auto moved = view->reopen_if_renamed();
+    if (!moved) {
+        if (moved.error().message() != said) {
+            said = moved.error().message();
+            std::fputs(fmt::format("evring: {}\n", printable(said)).c_str(), stderr);
+        }
+        return false;
+    }
+    said.clear();
+    if (!*moved) return false;
+    view = std::move(*moved);
+    return true;
+}
+
 }  // namespace
 
 int run_top(const TopOptions& options) {
@@ -192,8 +215,10 @@ int run_top(const TopOptions& options) {
         if (!value) return usage_error(value.error());
         count = *value;
     }
-    auto view = RingView::open(options.ring);
-    if (!view) return runtime_error(view.error());
+    auto opened = RingView::open(options.ring);
+    if (!opened) return runtime_error(opened.error());
+    std::unique_ptr<RingView> view = std::move(*opened);
+    std::string said;  // the last reopen error reported
     install_stop_handlers();
     const bool terminal = ::isatty(STDOUT_FILENO) != 0;
     RawInput input;
@@ -201,7 +226,8 @@ int run_top(const TopOptions& options) {
     std::uint64_t previous_ns = 0;
     int code = kExitOk;
     for (std::uint64_t refresh = 0; count == 0 || refresh < count; ++refresh) {
-        auto r = (*view)->refresh();
+        if (refresh > 0 && follow_name(view, said)) previous_ns = 0;  // a new ring: a new baseline
+        auto r = view->refresh();
         if (!r) {
             code = runtime_error(r.error());
             break;
@@ -209,9 +235,9 @@ int run_top(const TopOptions& options) {
         const Rates rates = rates_of(r->sample, previous_ns);
         previous_ns = r->sample.wall_ns;
         if (terminal) {
-            draw(frame_lines(**view, *r, rates));
+            draw(frame_lines(*view, *r, rates));
         } else if (refresh > 0 || count == 1) {  // the first sample only sets the baseline
-            std::string line = summary_line(**view, *r, rates) + "\n";
+            std::string line = summary_line(*view, *r, rates) + "\n";
             if (std::fputs(line.c_str(), stdout) < 0 || std::fflush(stdout) != 0) break;  // a closed pipe ends it
         }
         if (count != 0 && refresh + 1 == count) break;
