@@ -154,10 +154,12 @@ else
     fi
 fi
 
-# No absolute path of one machine (build folders and fetched data aside).
+# No absolute path of this machine: the folder the checkout sits in, or $HOME
+# (build folders and fetched data aside: git tracks neither).
 if command -v git >/dev/null && git -C "$EVRING_SOURCE_DIR" rev-parse >/dev/null 2>&1; then
-    hits=$(git -C "$EVRING_SOURCE_DIR" grep -nIE '(/work/(main|shared|wt)|/home/[a-z]+/|/root/)' -- . \
-        ':!tests/cli/docs_test.sh' 2>/dev/null | head -5)
+    machine_paths=(-e "$(cd "$EVRING_SOURCE_DIR/.." && pwd)/")
+    [ -n "${HOME:-}" ] && [ "$HOME" != / ] && machine_paths+=(-e "$HOME/")
+    hits=$(git -C "$EVRING_SOURCE_DIR" grep -nIF "${machine_paths[@]}" -- . 2>/dev/null | head -5)
     if [ -z "$hits" ]; then
         ok "no machine paths in the repository"
     else

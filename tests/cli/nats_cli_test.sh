@@ -216,6 +216,20 @@ case_paused_relay_lapped_publishes_one_exact_gap() {
     ok paused_relay_lapped_publishes_one_exact_gap
 }
 
+case_relay_wait_relays_a_ring_created_after_it_started() {
+    start_relay late LATE --wait
+    sleep 0.3
+    grep -q "waiting for ring 'late' to be created" "$WORK/relay-LATE.err" ||
+        { fail relay_wait "no waiting notice: $(cat "$WORK/relay-LATE.err")"; return; }
+    start_producer late:12:20 --count 500 --rate 5000 || { fail relay_wait "no ring"; return; }
+    wait "$PRODUCER_PID"
+    wait_stream_at LATE 500 || { fail relay_wait "stream never reached 500: $(cat "$WORK/relay-LATE.err")"; return; }
+    read_stream LATE 500 >"$WORK/late.jsonl" 2>/dev/null
+    check_contiguous "$WORK/late.jsonl" 1 500 || { fail relay_wait "stream not 1..500"; return; }
+    kill "$RELAY_PID"; wait "$RELAY_PID"
+    ok relay_wait_relays_a_ring_created_after_it_started
+}
+
 case_bad_input_is_refused_clearly() {
     start_producer bad1:10:20 --count 10 || { fail bad "no ring"; return; }
     wait "$PRODUCER_PID"
@@ -357,5 +371,6 @@ case_relay_killed_and_restarted_duplicates_and_misses_nothing
 case_server_restarted_mid_stream_loses_nothing
 case_paused_relay_lapped_publishes_one_exact_gap
 case_writer_restarted_under_a_relay_is_relayed_from_its_first_event
+case_relay_wait_relays_a_ring_created_after_it_started
 case_bad_input_is_refused_clearly
 exit_with_results

@@ -93,6 +93,7 @@ void add_nats_commands(CLI::App& app, NatsCommands& c) {
         ->type_name("N");
     c.relay->add_flag("--allow-other-ring", r.allow_other_ring, "Relay into a stream holding another ring's events");
     c.relay->add_flag("--no-register", r.no_register, "Do not announce this reader in the ring's reader registry");
+    c.relay->add_flag("--wait", r.wait, "Wait for the ring to be created when it does not exist yet");
 
     MirrorOptions& m = c.mirror_options;
     c.mirror = app.add_subcommand("mirror", "Write a relayed JetStream stream (or any source) into a local ring");
@@ -114,6 +115,11 @@ int run_relay_command(const RelayCommandOptions& options) {
     auto plan = plan_relay(options);
     if (!plan) return usage_error(plan.error());
     install_stop_handlers();
+    if (options.wait) {  // the wait of watch and record (follow.hpp)
+        FollowOptions follow;
+        follow.stop_flag = &stop_flag();
+        if (!wait_for_name(options.ring, follow, report_error)) return kExitOk;  // interrupted
+    }
     auto result = nats::run_relay(*plan);
     if (!result) return runtime_error(result.error());
     const nats::PublisherStats& s = result->publisher;
