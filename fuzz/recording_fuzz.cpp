@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "../lib/crc32c.hpp"
-#include "../lib/recording_block.hpp"
-#include "evring/recording.hpp"
+#include "util/crc32c.hpp"
+#include "recording/recording_block.hpp"
+#include "evring/recording/recording.hpp"
 #include "exercise.hpp"
 
 namespace {

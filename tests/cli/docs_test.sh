@@ -168,4 +168,31 @@ if command -v git >/dev/null && git -C "$EVRING_SOURCE_DIR" rev-parse >/dev/null
 else
     skip "machine-paths" "not a git checkout"
 fi
+
+# The floor plan (docs/architecture.md "Where things are"): lib/ has a folder
+# per subsystem with its own meson.build, no folder holds more than 40 source
+# files, and at most 35 headers sit at the top of include/evring/.
+src=$EVRING_SOURCE_DIR
+lib_folders=$(find "$src/lib" -mindepth 1 -maxdepth 1 -type d | wc -l)
+lib_built=$(find "$src/lib" -mindepth 2 -maxdepth 2 -name meson.build | wc -l)
+if [ "$lib_folders" -ge 5 ] && [ "$lib_built" -eq "$lib_folders" ]; then
+    ok "lib/ has $lib_folders folders, each with a meson.build"
+else
+    fail "floor-plan" "lib/ has $lib_folders folders, $lib_built of them with a meson.build (wanted >= 5, all)"
+fi
+crowded=$(cd "$src" && for d in $(find include lib tools tests bench fuzz python examples -type d -not -path '*/corpus*'); do
+    n=$(find "$d" -maxdepth 1 -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.c' -o -name '*.py' -o -name '*.sh' \) | wc -l)
+    [ "$n" -gt 40 ] && echo "$d ($n)"
+done)
+if [ -z "$crowded" ]; then
+    ok "no folder holds more than 40 source files"
+else
+    fail "floor-plan" "folders with more than 40 source files: $crowded"
+fi
+top_headers=$(find "$src/include/evring" -maxdepth 1 -type f | wc -l)
+if [ "$top_headers" -le 35 ]; then
+    ok "$top_headers headers at the top of include/evring/"
+else
+    fail "floor-plan" "$top_headers headers at the top of include/evring/ (at most 35)"
+fi
 exit_with_results

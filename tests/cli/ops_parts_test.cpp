@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/publisher.hpp"
-#include "evring/ring_writer.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_writer.hpp"
 #include "metrics_text.hpp"
 #include "ring_sample.hpp"
 #include "support/temp_ring.hpp"

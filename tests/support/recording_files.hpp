@@ -14,10 +14,10 @@
 
 #include <gtest/gtest.h>
 
-#include "../../lib/crc32c.hpp"
-#include "../../lib/recording_block.hpp"
-#include "../../lib/recording_v1.hpp"
-#include "evring/recording.hpp"
+#include "util/crc32c.hpp"
+#include "recording/recording_block.hpp"
+#include "recording/recording_v1.hpp"
+#include "evring/recording/recording.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring::test {

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "commands.hpp"
-#include "evring/schema_resolve.hpp"
+#include "evring/schema/schema_resolve.hpp"
 #include "digest_cmd.hpp"
 #include "json.hpp"
 #include "open.hpp"

@@ -7,7 +7,7 @@
 // evring::cli.
 #pragma once
 
-#include "evring/text_escape.hpp"
+#include "util/text_escape.hpp"
 
 namespace evring::cli {
 

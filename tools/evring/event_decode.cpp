@@ -8,7 +8,7 @@
 
 #include "escape.hpp"
 #include "event_format.hpp"
-#include "evring/schema_render.hpp"
+#include "evring/schema/schema_render.hpp"
 
 namespace evring::cli {
 namespace {

@@ -35,8 +35,8 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/schema.hpp"
-#include "evring/schema_decode.hpp"
+#include "evring/schema/schema.hpp"
+#include "evring/schema/schema_decode.hpp"
 #include "output.hpp"
 
 namespace evring::cli {

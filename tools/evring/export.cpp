@@ -12,7 +12,7 @@
 #include "commands.hpp"
 #include "escape.hpp"
 #include "event_format.hpp"
-#include "evring/schema_resolve.hpp"
+#include "evring/schema/schema_resolve.hpp"
 #include "export_chrome.hpp"
 #include "export_cmd.hpp"
 #include "export_perfetto.hpp"

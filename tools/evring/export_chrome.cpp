@@ -6,8 +6,8 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "evring/schema_decode.hpp"
-#include "evring/schema_render.hpp"
+#include "evring/schema/schema_decode.hpp"
+#include "evring/schema/schema_render.hpp"
 #include "output.hpp"
 
 namespace evring::cli {

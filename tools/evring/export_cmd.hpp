@@ -36,7 +36,7 @@ struct ExportOptions {
     std::optional<std::string> count;
     std::vector<std::string> types;
     std::vector<std::string> flows;
-    std::optional<std::string> where;  // --where EXPR (evring/where.hpp)
+    std::optional<std::string> where;  // --where EXPR (evring/query/where.hpp)
     std::string track_by = "type";
     std::string schema_file;
     std::string rate_interval = "10ms";

@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "evring/schema_decode.hpp"
-#include "evring/schema_render.hpp"
+#include "evring/schema/schema_decode.hpp"
+#include "evring/schema/schema_render.hpp"
 #include "output.hpp"
 #include "proto_writer.hpp"
 

@@ -20,9 +20,9 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/event_source.hpp"
-#include "evring/schema.hpp"
-#include "evring/schema_render.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/schema/schema.hpp"
+#include "evring/schema/schema_render.hpp"
 
 namespace evring::cli {
 

@@ -18,7 +18,7 @@
 
 #include "event_format.hpp"
 #include "evring/error.hpp"
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 #include "output.hpp"
 
 namespace evring::cli {

@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "evring/recording_source.hpp"
-#include "evring/ring_set_source.hpp"
-#include "evring/ring_source.hpp"
-#include "evring/schema_resolve.hpp"
+#include "evring/source/recording_source.hpp"
+#include "evring/set/ring_set_source.hpp"
+#include "evring/source/ring_source.hpp"
+#include "evring/schema/schema_resolve.hpp"
 #include "json.hpp"
 
 namespace evring::cli {

@@ -8,7 +8,7 @@
 #include "commands.hpp"
 #include "escape.hpp"
 #include "event_format.hpp"
-#include "evring/ring.hpp"
+#include "evring/ring/ring.hpp"
 #include "info.hpp"
 #include "json.hpp"
 #include "output.hpp"

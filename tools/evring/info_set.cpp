@@ -4,9 +4,9 @@
 
 #include "commands.hpp"
 #include "escape.hpp"
-#include "evring/ring.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_set_manifest.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/set/ring_set_manifest.hpp"
 #include "info.hpp"
 #include "output.hpp"
 

@@ -11,10 +11,10 @@
 #include "commands.hpp"
 #include "escape.hpp"
 #include "event_format.hpp"
-#include "evring/ring_directory.hpp"
-#include "evring/ring_list.hpp"
+#include "evring/ring/ring_directory.hpp"
+#include "evring/ring/ring_list.hpp"
 #include "gc.hpp"
-#include "evring/ring_set_manifest.hpp"
+#include "evring/set/ring_set_manifest.hpp"
 #include "json.hpp"
 #include "output.hpp"
 

@@ -6,8 +6,8 @@
 
 #include <map>
 
-#include "evring/ring_reader.hpp"
-#include "evring/text_escape.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "util/text_escape.hpp"
 
 namespace evring::cli {
 namespace {

@@ -30,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-#include "evring/text_escape.hpp"
+#include "util/text_escape.hpp"
 
 namespace evring::cli {
 

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <ctime>
 
-#include "evring/iterator.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/sigbus_guard.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/ring/sigbus_guard.hpp"
 
 namespace evring::cli {
 namespace {

@@ -24,7 +24,7 @@
 #include <map>
 
 #include "evring/error.hpp"
-#include "evring/ring.hpp"
+#include "evring/ring/ring.hpp"
 
 namespace evring::cli {
 

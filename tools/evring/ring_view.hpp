@@ -17,9 +17,9 @@
 #include <optional>
 #include <string>
 
-#include "evring/event_source.hpp"
-#include "evring/reader_listing.hpp"
-#include "evring/schema.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/registry/reader_listing.hpp"
+#include "evring/schema/schema.hpp"
 #include "ring_sample.hpp"
 
 namespace evring {

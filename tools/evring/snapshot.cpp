@@ -9,8 +9,8 @@
 
 #include "commands.hpp"
 #include "escape.hpp"
-#include "evring/ring.hpp"
-#include "evring/snapshot.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/snapshot.hpp"
 #include "open.hpp"
 #include "output.hpp"
 #include "output_file.hpp"

@@ -9,8 +9,8 @@
 
 #include "commands.hpp"
 #include "event_format.hpp"
-#include "evring/schema_resolve.hpp"
-#include "evring/where.hpp"
+#include "evring/schema/schema_resolve.hpp"
+#include "evring/query/where.hpp"
 #include "json.hpp"
 #include "open.hpp"
 #include "output.hpp"

@@ -6,8 +6,8 @@
 #include <charconv>
 
 #include "escape.hpp"
-#include "evring/span_seek.hpp"
-#include "evring/where.hpp"
+#include "evring/query/span_seek.hpp"
+#include "evring/query/where.hpp"
 
 namespace evring::cli {
 namespace {

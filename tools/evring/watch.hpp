@@ -1,5 +1,5 @@
 // tools/evring/watch.hpp — what `evring watch` does with what the follow loop
-// hands it (evring/follow.hpp): events to stdout in the chosen format,
+// hands it (evring/source/follow.hpp): events to stdout in the chosen format,
 // everything else to stderr.
 //
 // Stderr, never stdout, carries everything that is not an event: one line per
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "event_format.hpp"
-#include "evring/follow.hpp"
+#include "evring/source/follow.hpp"
 #include "output.hpp"
 
 namespace evring::cli {
