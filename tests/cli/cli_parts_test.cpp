@@ -8,12 +8,12 @@
 
 #include <gtest/gtest.h>
 
-#include "escape.hpp"
-#include "event_format.hpp"
+#include "output/escape.hpp"
+#include "output/event_format.hpp"
 #include "evring/schema/schema_render.hpp"
-#include "metrics_text.hpp"
-#include "output.hpp"
-#include "values.hpp"
+#include "ops/metrics_text.hpp"
+#include "output/output.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "evring/ring/publisher.hpp"
 #include "evring/ring/ring_writer.hpp"
-#include "metrics_text.hpp"
-#include "ring_sample.hpp"
+#include "ops/metrics_text.hpp"
+#include "ops/ring_sample.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring::cli {

@@ -10,10 +10,10 @@
 #include "commands.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "digest_cmd.hpp"
-#include "json.hpp"
+#include "output/json.hpp"
 #include "open.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "export_cmd.hpp"
-#include "gc.hpp"
+#include "output/escape.hpp"
+#include "export/export_cmd.hpp"
+#include "ops/gc.hpp"
 #include "stats_cmd.hpp"
 #include "digest_cmd.hpp"
-#include "ops_cmd.hpp"
+#include "ops/ops_cmd.hpp"
 #include "schema_cmd.hpp"
 
 #ifdef EVRING_HAVE_NATS

@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "event_format.hpp"
+#include "output/escape.hpp"
+#include "output/event_format.hpp"
 #include "evring/nats/nats_relay.hpp"
 #include "evring/nats/nats_source.hpp"
 #include "nats_cmd.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "commands.hpp"
-#include "escape.hpp"
+#include "output/escape.hpp"
 #include "evring/format.hpp"
 #include "evring/schema/schema.hpp"
 #include "evring/schema/schema_builtin.hpp"
@@ -22,7 +22,7 @@
 #include "evring/schema/schema_render.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "open.hpp"
-#include "output_file.hpp"
+#include "output/output_file.hpp"
 
 namespace evring::cli {
 

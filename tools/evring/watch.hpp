@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "event_format.hpp"
+#include "output/event_format.hpp"
 #include "evring/source/follow.hpp"
-#include "output.hpp"
+#include "output/output.hpp"
 
 namespace evring::cli {
 

@@ -1,5 +1,5 @@
 // The Chrome JSON writer: one line per trace event into an OutputBuffer.
-#include "export_chrome.hpp"
+#include "export/export_chrome.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "evring/schema/schema_decode.hpp"
 #include "evring/schema/schema_render.hpp"
-#include "output.hpp"
+#include "output/output.hpp"
 
 namespace evring::cli {
 namespace {

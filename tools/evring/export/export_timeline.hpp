@@ -1,4 +1,4 @@
-// tools/evring/export_timeline.hpp — how `evring export` lays events out on a
+// tools/evring/export/export_timeline.hpp — how `evring export` lays events out on a
 // timeline: the follow loop's sink (evring/source/follow.hpp) that turns events into
 // tracks, instants, slices and counter samples for one or more TraceWriters
 // (export_trace.hpp).
@@ -39,7 +39,7 @@
 
 #include "evring/source/follow.hpp"
 #include "evring/schema/schema.hpp"
-#include "export_trace.hpp"
+#include "export/export_trace.hpp"
 
 namespace evring::cli {
 

@@ -1,4 +1,4 @@
-// tools/evring/export_trace.hpp — what `evring export` writes, independent of
+// tools/evring/export/export_trace.hpp — what `evring export` writes, independent of
 // the file format: tracks, instants, slices and counter samples. The timeline
 // (export_timeline.hpp) decides what goes where; a TraceWriter per format
 // (export_perfetto.hpp, export_chrome.hpp) encodes it and streams it to its

@@ -1,4 +1,4 @@
-// tools/evring/gc.hpp — `evring gc` and the debris section of `evring ls
+// tools/evring/ops/gc.hpp — `evring gc` and the debris section of `evring ls
 // --all` (docs/cli.md, docs/hugepages.md).
 //
 // gc lists what killed processes left in a ring directory (temporary files
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "evring/error.hpp"
-#include "output.hpp"
+#include "output/output.hpp"
 
 namespace evring::cli {
 

@@ -1,6 +1,6 @@
 // Rendering rings as Prometheus metrics: gather every family's samples, then
 // write each family once.
-#include "metrics_text.hpp"
+#include "ops/metrics_text.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // RingSampler: bounded descriptor scans between control-word readings.
-#include "ring_sample.hpp"
+#include "ops/ring_sample.hpp"
 
 #include <fmt/format.h>
 

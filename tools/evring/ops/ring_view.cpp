@@ -1,5 +1,5 @@
 // RingView: open a live ring once, then refresh its numbers.
-#include "ring_view.hpp"
+#include "ops/ring_view.hpp"
 
 #include <fmt/format.h>
 

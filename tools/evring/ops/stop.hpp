@@ -1,4 +1,4 @@
-// tools/evring/stop.hpp — how a command is asked to stop.
+// tools/evring/ops/stop.hpp — how a command is asked to stop.
 //
 // install_stop_handlers makes SIGINT, SIGTERM and SIGHUP set stop_flag(),
 // which the follow loop (evring/source/follow.hpp) and the snapshot writer check, so

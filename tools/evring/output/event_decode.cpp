@@ -6,8 +6,8 @@
 #include <cctype>
 #include <cstring>
 
-#include "escape.hpp"
-#include "event_format.hpp"
+#include "output/escape.hpp"
+#include "output/event_format.hpp"
 #include "evring/schema/schema_render.hpp"
 
 namespace evring::cli {

@@ -1,4 +1,4 @@
-// tools/evring/values.hpp — option values, checked with messages that name
+// tools/evring/output/values.hpp — option values, checked with messages that name
 // the option, the value and the reason.
 //
 // CLI11 only splits the command line; every value is parsed here, so each
