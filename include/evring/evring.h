@@ -47,13 +47,13 @@
  *   messages, type names) stay valid until the next call on that handle.
  * - Hot paths (next, next_batch, peek, copy, reserve, commit) neither
  *   allocate nor make system calls, except that next on a recording reads
- *   the file.
- *
+ *   the file (and a ring set's re-reads its manifest every 10 ms at most).
+ *   A registered reader publishes its position with a few stores.
  * - How the ABI grows (docs/c-api.md, "Versions"): every struct a caller
  *   allocates starts with `uint32_t struct_size`, the size of the struct as
  *   the caller's header has it: the _init functions set it, or write
- *   `evring_item item = {.struct_size = sizeof item};`. Fields are only ever added at the
- *   end. The library reads (options) and writes (results) only the first
+ *   `evring_item item = {.struct_size = sizeof item};`. Fields are only ever
+ *   added at the end. The library reads (options) and writes (results) only the first
  *   struct_size bytes, so a program built against an older, smaller struct
  *   keeps working: fields it does not know take their defaults. Results come
  *   back with struct_size set to the bytes the library filled (less than the
