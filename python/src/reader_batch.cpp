@@ -149,13 +149,12 @@ py::object read_batch(Reader& reader, std::size_t max_events, bool payloads) {
                                                               : kFirstRoom);
     std::vector<std::uint8_t> states;
     std::vector<std::uint64_t> offsets{0};
-    std::vector<std::uint32_t> members;  // event by event only; a ring's are all 0
+    std::vector<std::uint32_t> members;  // event by event only; a ring's are all 0 (numpy.zeros)
     std::string data;                     // event by event: the payloads
     py::array_t<std::uint8_t> ring_data;  // a ring's payloads, copied straight in
     Filled f;
     if (const MappedRing* ring = mapped) {
         f = fill_from_ring(reader, descriptors);
-        members.assign(f.events, 0);
         const std::byte* out = descriptors.data();
         if (payloads) {
             states.resize(f.events);
@@ -186,7 +185,7 @@ py::object read_batch(Reader& reader, std::size_t max_events, bool payloads) {
     if (f.stopped == SourceStep::Failed) raise_error(source.error().message());
     BatchData b;
     b.events = descriptors.array()[py::slice(0, static_cast<py::ssize_t>(f.events), 1)];
-    b.members = numpy_copy(members);
+    b.members = mapped != nullptr ? py::module_::import("numpy").attr("zeros")(f.events, "uint32") : numpy_copy(members);
     b.stopped = stop_name(f.stopped);
     b.gaps = f.gaps;
     b.skipped = f.skipped;
