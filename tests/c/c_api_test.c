@@ -240,6 +240,12 @@ static void test_batches_count_exactly_what_a_lapped_reader_lost(void) {
     CHECK(evring_source_next_batch(s, out, 4, &batch) == EVRING_OK);
     CHECK(batch.events == 4 && batch.stopped == EVRING_STEP_EVENT && out[0].seqno == 190);
     CHECK(evring_source_seek_latest(s) == EVRING_OK && evring_source_next_seqno(s) == 200);
+    /* The names before 0.1.0's still work for one release (deprecated: the compiler warns). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    CHECK(evring_source_oldest(s) == EVRING_OK && evring_source_next_seqno(s) == 200 - 63);
+    CHECK(evring_source_reset(s) == EVRING_OK && evring_source_next_seqno(s) == 200);
+#pragma GCC diagnostic pop
     CHECK(evring_source_seek(s, "-3") == EVRING_OK && evring_source_next_seqno(s) == 198);
     CHECK(evring_source_seek(s, "sometime") != EVRING_OK);
     CHECK(strstr(evring_source_error(s), "sometime") != NULL);

@@ -33,7 +33,9 @@ def test_a_set_iterates_merged_with_each_events_member(ring_set):
         assert reader.kind == "ring set" and reader.member_ids
         assert not reader.registered
         events = list(reader.replay(start="oldest"))
+        counters = reader.counters
     assert len(events) == THREADS * PER_THREAD
+    assert counters["events"] == len(events) and counters["lost"] == 0 and counters["late_events"] == 0
     times = [e.record_epoch_nanos for e in events]
     assert times == sorted(times)
     for member in range(THREADS):
