@@ -112,6 +112,11 @@ static void test_a_ring_set_reads_merged_in_time_order_with_each_events_member(c
         CHECK(out[i].seqno == ++per_member[members[i]]);
         CHECK(i == 0 || out[i].record_epoch_nanos >= out[i - 1].record_epoch_nanos);
     }
+
+    /* Positions are the set's: MEMBER:SEQNO starts there; a bare sequence number is refused. */
+    CHECK(evring_source_seek(s, "1:150") == EVRING_OK);
+    CHECK(evring_source_next(s, &item, 0) == EVRING_STEP_EVENT && item.member == 1 && item.event.seqno == 150);
+    CHECK(evring_source_seek(s, "150") != EVRING_OK && strlen(evring_source_error(s)) > 0);
     evring_source_close(s);
 
     /* One member alone is an ordinary ring. */
