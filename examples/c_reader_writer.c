@@ -26,7 +26,7 @@ static int fail(const char* what, const char* why) {
 
 static int write_prices(evring_writer* writer) {
     for (uint64_t i = 0; i < kEvents; ++i) {
-        evring_reservation r;
+        evring_reservation r = {.struct_size = sizeof r};
         if (evring_writer_reserve(writer, sizeof(struct price), &r) != EVRING_OK)
             return fail("reserve", evring_writer_error(writer));
         struct price p = {i % 8, (int64_t)(1000000 + i)};
@@ -40,7 +40,7 @@ static int write_prices(evring_writer* writer) {
 
 static int read_prices(evring_source* source) {
     evring_descriptor batch[256];
-    evring_batch got;
+    evring_batch got = {.struct_size = sizeof got};
     uint64_t events = 0;
     int64_t sum = 0;
     do {
@@ -56,7 +56,7 @@ static int read_prices(evring_source* source) {
             ++events;
         }
     } while (got.stopped == EVRING_STEP_EVENT);
-    evring_counters counters;
+    evring_counters counters = {.struct_size = sizeof counters};
     evring_source_get_counters(source, &counters);
     printf("read %" PRIu64 " events (lost %" PRIu64 "), sum of prices %" PRId64 "\n", events, counters.lost, sum);
     return events == kEvents ? 0 : fail("read", "not every event came back");
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
         evring_writer_close(writer);
         return fail(ring, evring_last_error());
     }
-    int status = evring_source_oldest(source) == EVRING_OK ? 0 : fail("seek", evring_source_error(source));
+    int status = evring_source_seek_oldest(source) == EVRING_OK ? 0 : fail("seek", evring_source_error(source));
     if (status == 0) status = write_prices(writer);
     if (status == 0) status = read_prices(source);
     evring_source_close(source);

@@ -1,15 +1,16 @@
 /* evring/evring.h — the C ABI: evring from C and from any language with a C FFI.
  *
- * How to read any source (a ring name or path, a snapshot, a recording):
+ * How to read any source (a ring name or path, a ring set, a snapshot, a
+ * recording):
  *
  *     evring_source* src = evring_source_open("demo", NULL);
  *     if (src == NULL) { fprintf(stderr, "%s\n", evring_last_error()); exit(1); }
  *     evring_source_seek(src, "oldest");
- *     evring_item item;
+ *     evring_item item = {.struct_size = sizeof item};
  *     for (;;) {
  *         switch (evring_source_next(src, &item, EVRING_READ_PAYLOAD)) {
- *         case EVRING_STEP_EVENT:     use(&item.event, item.payload, item.payload_size); break;
- *         case EVRING_STEP_GAP:       note(item.gap_first_seqno, item.gap_count, item.gap_reason); break;
+ *         case EVRING_STEP_EVENT:     use(item.member, &item.event, item.payload, item.payload_size); break;
+ *         case EVRING_STEP_GAP:       note(item.member, item.gap_first_seqno, item.gap_count, item.gap_reason); break;
  *         case EVRING_STEP_NOTICE:    log(item.text); break;
  *         case EVRING_STEP_NOT_READY: evring_source_wait(src, 100000000); break;  // the doorbell
  *         case EVRING_STEP_END:       goto done;
@@ -23,7 +24,7 @@
  *     evring_writer_options o; evring_writer_options_init(&o);
  *     o.name = "demo"; o.descriptor_shift = 10; o.payload_shift = 20;
  *     evring_writer* w = evring_writer_create(&o);
- *     evring_reservation r;
+ *     evring_reservation r = {.struct_size = sizeof r};
  *     if (evring_writer_reserve(w, 16, &r) == EVRING_OK) {
  *         memcpy(r.payload, bytes, 16); r.event_type = 7; r.content_ext[0] = 42;
  *         evring_writer_commit(w, &r);
@@ -46,7 +47,21 @@
  *   messages, type names) stay valid until the next call on that handle.
  * - Hot paths (next, next_batch, peek, copy, reserve, commit) neither
  *   allocate nor make system calls, except that next on a recording reads
- *   the file.
+ *   the file (and a ring set's re-reads its manifest every 10 ms at most).
+ *   A registered reader publishes its position with a few stores.
+ * - How the ABI grows (docs/c-api.md, "Versions"): every struct a caller
+ *   allocates starts with `uint32_t struct_size`, the size of the struct as
+ *   the caller's header has it: the _init functions set it, or write
+ *   `evring_item item = {.struct_size = sizeof item};`. Fields are only ever
+ *   added at the end. The library reads (options) and writes (results) only the first
+ *   struct_size bytes, so a program built against an older, smaller struct
+ *   keeps working: fields it does not know take their defaults. Results come
+ *   back with struct_size set to the bytes the library filled (less than the
+ *   caller's when the library is older than the caller's header). A
+ *   struct_size below the struct's first versioned size (0, a struct never
+ *   initialised) is refused with EVRING_E_INVALID and a message naming it.
+ *   EVRING_VERSION_* say which header a program was built with,
+ *   evring_version() which library it runs with.
  *
  * Thread safety: a source handle is used by one thread at a time; any number
  * of handles over one ring, in any threads or processes, are independent. A
@@ -66,10 +81,28 @@ extern "C" {
 #define EVRING_ALIGNAS(n) _Alignas(n)
 #endif
 
-#define EVRING_ABI_VERSION 1
+#if defined(__GNUC__) || defined(__clang__)
+#define EVRING_DEPRECATED(why) __attribute__((deprecated(why)))
+#else
+#define EVRING_DEPRECATED(why)
+#endif
 
-/* "0.1.0": the library's version. */
+/* The version of this header. The build of the library refuses to configure
+ * when these disagree with meson.build's project version, so they are the
+ * library's version at build time; evring_version() is the one a program
+ * runs with. */
+#define EVRING_VERSION_MAJOR 0
+#define EVRING_VERSION_MINOR 1
+#define EVRING_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH: 100 for 0.1.0. */
+#define EVRING_VERSION_NUMBER (EVRING_VERSION_MAJOR * 10000 + EVRING_VERSION_MINOR * 100 + EVRING_VERSION_PATCH)
+/* 2: every struct a caller allocates starts with struct_size (see the contract). */
+#define EVRING_ABI_VERSION 2
+
+/* "0.1.0": the library's version at run time. */
 const char* evring_version(void);
+/* The same as EVRING_VERSION_NUMBER computes it. */
+unsigned evring_version_number(void);
 
 typedef enum evring_status {
     EVRING_OK = 0,
@@ -111,7 +144,8 @@ typedef enum evring_source_kind {
     EVRING_KIND_RING = 0,
     EVRING_KIND_SNAPSHOT = 1,
     EVRING_KIND_RECORDING = 2,
-    EVRING_KIND_STREAM = 3
+    EVRING_KIND_STREAM = 3,
+    EVRING_KIND_RING_SET = 4   /* members merged in time order (docs/ring-sets.md) */
 } evring_source_kind;
 
 typedef struct evring_open_options {
@@ -120,13 +154,23 @@ typedef struct evring_open_options {
                                     source's own (embedded), else a built-in one */
     uint64_t max_snapshot_size;  /* larger snapshots are refused; 0: the default */
     int recording_series;        /* a recording continues into FILE.1, ...; default 1 */
+    /* Since 0.1.0 (ABI 2): a reader of a live ring announces itself in the
+     * ring's reader registry, so `evring readers RING` lists it with its lag
+     * (docs/operations.md). */
+    int register_reader;         /* default 1; 0 stays out of the registry */
+    const char* reader_name;     /* as listed; NULL: "c" */
+    const char* reader_detail;   /* what it does with the events; NULL: the program's name */
 } evring_open_options;
 
 void evring_open_options_init(evring_open_options* options);
 
-/* Opens what `location` names, as the CLI does (source_open.hpp); the schema
- * is found then (see evring_source_schema_json). NULL on failure:
- * evring_last_error says why. `options` may be NULL. */
+/* Opens what `location` names, as the CLI does (source_open.hpp): a ring, a
+ * ring set (its name or directory: read merged, each event with its member),
+ * a snapshot or a recording; the schema is found then (see
+ * evring_source_schema_json). A live ring's reader registers in its reader
+ * registry (evring_open_options.register_reader; when it cannot, it reads
+ * anyway and evring_source_notice says why). NULL on failure:
+ * evring_last_error says why. `options` may be NULL: the defaults. */
 evring_source* evring_source_open(const char* location, const evring_open_options* options);
 void evring_source_close(evring_source* source);
 
@@ -140,6 +184,7 @@ const char* evring_source_error(const evring_source* source);
 int evring_source_errno(const evring_source* source);
 
 typedef struct evring_source_info {
+    uint32_t struct_size;          /* sizeof(evring_source_info) */
     int kind;                      /* an evring_source_kind */
     int live;                      /* a live ring with a writer */
     uint16_t content_type;
@@ -147,6 +192,9 @@ typedef struct evring_source_info {
     uint64_t descriptor_capacity;  /* of the ring (a recording's: the ring it came from) */
     uint64_t payload_buf_size;
     const char* path;              /* the file it resolved to; valid while open */
+    int member_ids;                /* events and gaps carry member ids: a ring set or a recording of one */
+    uint32_t members;              /* a ring set: the members read now; 0 otherwise */
+    int registered;                /* listed in the ring's reader registry (evring readers) */
 } evring_source_info;
 
 int evring_source_get_info(const evring_source* source, evring_source_info* info);
@@ -182,6 +230,8 @@ typedef enum evring_gap_reason {
 const char* evring_gap_reason_text(uint32_t reason);
 
 typedef struct evring_item {
+    uint32_t struct_size;     /* sizeof(evring_item) */
+    uint32_t member;          /* EVENT, GAP: the ring set member (its sequence numbers); 0 otherwise */
     evring_descriptor event;  /* EVENT */
     int payload_state;        /* EVENT: an evring_payload_state */
     const void* payload;      /* EVENT with EVRING_READ_PAYLOAD and state OK */
@@ -208,6 +258,7 @@ int evring_source_next(evring_source* source, evring_item* item, int flags);
 int evring_source_set_where(evring_source* source, const char* expression);
 
 typedef struct evring_batch {
+    uint32_t struct_size;  /* sizeof(evring_batch) */
     size_t events;     /* descriptors written to the front of the array */
     uint64_t gaps;     /* gaps passed over while filling */
     uint64_t skipped;  /* sequence numbers in them */
@@ -218,6 +269,11 @@ typedef struct evring_batch {
  * Returns EVRING_OK, or EVRING_E_FAILED when the source failed. */
 int evring_source_next_batch(evring_source* source, evring_descriptor* out, size_t capacity,
                              evring_batch* batch);
+/* The same with each event's member (the member column): members[i] for
+ * out[i]; all 0 unless evring_source_info.member_ids. A ring set is merged
+ * event by event, so its batches cost about what evring_source_next does. */
+int evring_source_next_batch_members(evring_source* source, evring_descriptor* out, uint32_t* members,
+                                     size_t capacity, evring_batch* batch);
 
 /* Positions the source: "oldest", "latest", a sequence number, "-N" (N back
  * from the newest), a time (position.hpp: "@1700000000", "-5s",
@@ -226,9 +282,13 @@ int evring_source_next_batch(evring_source* source, evring_descriptor* out, size
  * start that had to move leaves a note in evring_source_notice. */
 int evring_source_seek(evring_source* source, const char* position);
 int evring_source_seek_seqno(evring_source* source, uint64_t seqno);
-/* The newest event (the iterator's reset) and the oldest one still held. */
-int evring_source_reset(evring_source* source);
-int evring_source_oldest(evring_source* source);
+/* To the newest event (only events after it come next), and to the oldest
+ * one still held: evring_source_seek's "latest" and "oldest". */
+int evring_source_seek_latest(evring_source* source);
+int evring_source_seek_oldest(evring_source* source);
+/* The names before 0.1.0's: deprecated, removed in the release after it. */
+EVRING_DEPRECATED("use evring_source_seek_latest") int evring_source_reset(evring_source* source);
+EVRING_DEPRECATED("use evring_source_seek_oldest") int evring_source_oldest(evring_source* source);
 /* The note the last seek left ("" when none). */
 const char* evring_source_notice(const evring_source* source);
 /* The sequence number the next event should have (0 when not known). */
@@ -239,6 +299,7 @@ uint64_t evring_source_next_seqno(const evring_source* source);
 void evring_source_wait(evring_source* source, uint64_t timeout_nanos);
 
 typedef struct evring_counters {
+    uint32_t struct_size;      /* sizeof(evring_counters) */
     uint64_t events;
     uint64_t lost;             /* lapped: equals the C++ Iterator::total_lost() */
     uint64_t gaps;             /* how many lapped gaps */
@@ -247,8 +308,12 @@ typedef struct evring_counters {
     uint64_t damaged;
     uint64_t replaced;
     uint64_t damage_reports;
+    uint64_t records_lost_to_damage; /* known lost in damaged recordings (a lower bound) */
+    uint64_t foreign;          /* input passed over that is not evring's (streams) */
+    uint64_t late_events;      /* a ring set: events older than one already handed out */
 } evring_counters;
 
+/* The counters of everything read (a ring set: all members summed). */
 int evring_source_get_counters(const evring_source* source, evring_counters* counters);
 
 /* ---- Payloads of ring and snapshot sources (zero-copy) ------------------ */
@@ -323,6 +388,7 @@ uint64_t evring_writer_max_payload(const evring_writer* writer);
  * out records a RECORD_ERROR in the event's place and returns EVRING_E_DECODE
  * with the reason in evring_writer_error. */
 typedef struct evring_reservation {
+    uint32_t struct_size;   /* sizeof(evring_reservation) */
     void* payload;          /* out: payload_size writable bytes, 16-byte aligned */
     uint64_t seqno;         /* out */
     uint64_t payload_size;  /* out */

@@ -2,6 +2,8 @@
 #include <cerrno>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "evring/ring/gap_reason.hpp"
 #include "handles.hpp"
 
@@ -37,13 +39,18 @@ int set_last_error(const Error& error) noexcept {
     return status_of(error);
 }
 
-int set_error(evring_source* source, int status, std::string message) noexcept {
+std::string size_message(const char* function, const char* type, std::uint32_t given) {
+    return fmt::format("{}: {}.struct_size is {}: set it to sizeof({}) (`{} x = {{.struct_size = sizeof x}};`)", function, type,
+                       given, type, type);
+}
+
+int set_error(const evring_source* source, int status, std::string message) noexcept {
     source->error = std::move(message);
     source->error_errno = 0;
     return status;
 }
 
-int set_error(evring_source* source, const Error& error) noexcept {
+int set_error(const evring_source* source, const Error& error) noexcept {
     try {
         source->error = error.message();
     } catch (...) {
@@ -58,6 +65,10 @@ int set_error(evring_source* source, const Error& error) noexcept {
 extern "C" {
 
 const char* evring_version(void) { return EVRING_VERSION_STRING; }
+
+unsigned evring_version_number(void) {
+    return EVRING_VERSION_MAJOR * 10000 + EVRING_VERSION_MINOR * 100 + EVRING_VERSION_PATCH;
+}
 
 const char* evring_last_error(void) { return evring::bindings::last_error_text(); }
 

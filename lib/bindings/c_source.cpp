@@ -1,22 +1,42 @@
 // The C ABI's sources: open, read, position, wait (evring.h).
+#include <errno.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 
 #include "evring/source/follow.hpp"
 #include "evring/source/position.hpp"
 #include "evring/query/where.hpp"
+#include "reader_session.hpp"
 #include "source_handle.hpp"
 
+using evring::bindings::big_enough;
+using evring::bindings::deliver;
 using evring::bindings::guard;
 using evring::bindings::set_error;
+using evring::bindings::size_message;
 
 namespace {
 
 constexpr std::size_t kBatchStaging = 1024;
 
+// The structs' sizes when they were first versioned (ABI 2): a caller's
+// struct_size may not be smaller. When a struct grows these stay as they are
+// (the asserts below then name the new size and must be updated beside them).
+constexpr std::size_t kOpenOptionsFirst = offsetof(evring_open_options, register_reader);  // 0.1.0's layout
+constexpr std::size_t kInfoFirst = 88;
+constexpr std::size_t kItemFirst = 128;
+constexpr std::size_t kBatchFirst = 40;
+constexpr std::size_t kCountersFirst = 96;
+static_assert(sizeof(evring_source_info) == kInfoFirst);
+static_assert(sizeof(evring_item) == kItemFirst);
+static_assert(sizeof(evring_batch) == kBatchFirst);
+static_assert(sizeof(evring_counters) == kCountersFirst);
+static_assert(EVRING_KIND_RING_SET == static_cast<int>(evring::SourceKind::RingSet));
+
 // The C enums are the C++ ones' values.
-static_assert(EVRING_KIND_STREAM == static_cast<int>(evring::SourceKind::Stream));
 static_assert(EVRING_STEP_FAILED == static_cast<int>(evring::SourceStep::Failed));
 static_assert(EVRING_STEP_NOT_READY == static_cast<int>(evring::SourceStep::NotReady));
 static_assert(EVRING_PAYLOAD_INVALID == static_cast<int>(evring::PayloadState::Invalid));
@@ -38,6 +58,7 @@ int seek_to(evring_source* source, const evring::Position& position) noexcept {
             auto notice = source->source->seek(position);
             if (!notice) return set_error(source, notice.error());
             source->notice = std::move(*notice);
+            evring::bindings::publish_position(*source);
             return EVRING_OK;
         },
         [&](int status, const char* message) { return fail_source(source, status, message); });
@@ -52,6 +73,7 @@ void evring_open_options_init(evring_open_options* options) {
     *options = evring_open_options{};
     options->struct_size = sizeof(evring_open_options);
     options->recording_series = 1;
+    options->register_reader = 1;
 }
 
 evring_source* evring_source_open(const char* location, const evring_open_options* options) {
@@ -63,12 +85,16 @@ evring_source* evring_source_open(const char* location, const evring_open_option
     return guard(
         [&]() -> evring_source* {
             evring::bindings::OpenSettings settings;
+            // Older callers pass a smaller struct: the fields they lack take their defaults.
+            evring_open_options o;
+            evring_open_options_init(&o);
             if (options != nullptr) {
-                if (options->struct_size < sizeof(evring_open_options)) {
+                if (options->struct_size < kOpenOptionsFirst) {
                     set_last_error(evring::Error(EINVAL, "evring_source_open: options not initialised "
                                                          "(call evring_open_options_init)"));
                     return nullptr;
                 }
+                std::memcpy(&o, options, std::min<std::size_t>(options->struct_size, sizeof o));
                 if (options->schema_path != nullptr) settings.schema_path = options->schema_path;
                 if (options->max_snapshot_size != 0) settings.source.max_snapshot_size = options->max_snapshot_size;
                 settings.source.recording_series = options->recording_series != 0;
@@ -77,6 +103,13 @@ evring_source* evring_source_open(const char* location, const evring_open_option
             if (!handle) {
                 set_last_error(handle.error());
                 return nullptr;
+            }
+            if (o.register_reader != 0) {
+                evring::ReaderInfo info{o.reader_name != nullptr ? o.reader_name : "c",
+                                        evring::ReaderKind::Application,
+                                        o.reader_detail != nullptr ? o.reader_detail : program_invocation_short_name};
+                std::string told = evring::bindings::register_reader(**handle, info);
+                if (!told.empty()) evring::bindings::hold_notice(**handle, std::move(told));
             }
             return handle->release();
         },
@@ -105,56 +138,64 @@ int evring_source_errno(const evring_source* source) { return source == nullptr 
 
 int evring_source_get_info(const evring_source* source, evring_source_info* info) {
     if (source == nullptr || info == nullptr) return EVRING_E_INVALID;
+    if (!big_enough(info, kInfoFirst))
+        return set_error(source, EVRING_E_INVALID,
+                         size_message("evring_source_get_info", "evring_source_info", info->struct_size));
     const evring::SourceIdentity& id = source->source->identity();
-    *info = evring_source_info{};
-    info->kind = static_cast<int>(id.kind);
-    info->live = source->source->live() ? 1 : 0;
-    info->content_type = id.content_type;
-    std::memcpy(info->schema_hash, id.schema_hash.data(), sizeof info->schema_hash);
-    info->descriptor_capacity = id.ring_size.descriptor_capacity;
-    info->payload_buf_size = id.ring_size.payload_buf_size;
-    info->path = id.path.c_str();
+    evring_source_info got{};
+    got.kind = static_cast<int>(id.kind);
+    got.live = source->source->live() ? 1 : 0;
+    got.content_type = id.content_type;
+    std::memcpy(got.schema_hash, id.schema_hash.data(), sizeof got.schema_hash);
+    got.descriptor_capacity = id.ring_size.descriptor_capacity;
+    got.payload_buf_size = id.ring_size.payload_buf_size;
+    got.path = id.path.c_str();
+    got.member_ids = id.members ? 1 : 0;
+    got.members = evring::bindings::member_count(*source);
+    got.registered = source->registration.registered() ? 1 : 0;
+    deliver(info, got);
     return EVRING_OK;
 }
 
 int evring_source_next(evring_source* source, evring_item* item, int flags) {
     if (source == nullptr || item == nullptr) return EVRING_STEP_FAILED;
+    if (!big_enough(item, kItemFirst)) {
+        set_error(source, EVRING_E_INVALID, size_message("evring_source_next", "evring_item", item->struct_size));
+        return EVRING_STEP_FAILED;
+    }
     return guard(
         [&]() -> int {
             evring::SourceItem got;
             const bool wants_payload = (flags & EVRING_READ_PAYLOAD) != 0;
-            const evring::EventPredicate* where = source->where.get();
-            const auto read = wants_payload || (where && where->needs_payload()) ? evring::PayloadRead::Copy
-                                                                                 : evring::PayloadRead::None;
-            evring::SourceStep step = source->source->next(got, read);
-            // evring_source_set_where: events the filter drops are passed over.
-            while (where && step == evring::SourceStep::Event && !where->matches(got.event))
-                step = source->source->next(got, read);
-            if (step == evring::SourceStep::Event && !wants_payload) {
-                got.event.payload_state = evring::PayloadState::NotRead;
-                got.event.payload = {};
-            }
+            const evring::SourceStep step = evring::bindings::next_item(
+                *source, got, wants_payload ? evring::PayloadRead::Copy : evring::PayloadRead::None);
+            evring_item out{};
             switch (step) {
             case evring::SourceStep::Event:
-                copy_descriptor(got.event.descriptor, item->event);
-                item->payload_state = static_cast<int>(got.event.payload_state);
-                item->payload = got.event.payload.data();
-                item->payload_size = got.event.payload.size();
+                copy_descriptor(got.event.descriptor, out.event);
+                out.member = got.event.member;
+                if (wants_payload) {  // a filter may have read it without being asked
+                    out.payload_state = static_cast<int>(got.event.payload_state);
+                    out.payload = got.event.payload.data();
+                    out.payload_size = got.event.payload.size();
+                }
                 break;
             case evring::SourceStep::Gap:
-                item->gap_first_seqno = got.gap.first_seqno;
-                item->gap_count = got.gap.count;
-                item->gap_reason = static_cast<std::uint32_t>(got.gap.reason);
+                out.member = got.gap.member;
+                out.gap_first_seqno = got.gap.first_seqno;
+                out.gap_count = got.gap.count;
+                out.gap_reason = static_cast<std::uint32_t>(got.gap.reason);
                 source->item_text.assign(got.gap.detail);
-                item->text = source->item_text.c_str();
+                out.text = source->item_text.c_str();
                 break;
             case evring::SourceStep::Notice:
-                source->item_text.assign(got.notice);
-                item->text = source->item_text.c_str();
+                if (got.notice.data() != source->item_text.data()) source->item_text.assign(got.notice);
+                out.text = source->item_text.c_str();
                 break;
             case evring::SourceStep::Failed: set_error(source, source->source->error()); break;
             default: break;
             }
+            deliver(item, out);
             return static_cast<int>(step);
         },
         [&](int status, const char* message) {
@@ -164,25 +205,41 @@ int evring_source_next(evring_source* source, evring_item* item, int flags) {
 }
 
 int evring_source_next_batch(evring_source* source, evring_descriptor* out, size_t capacity, evring_batch* batch) {
+    return evring_source_next_batch_members(source, out, nullptr, capacity, batch);
+}
+
+int evring_source_next_batch_members(evring_source* source, evring_descriptor* out, uint32_t* members,
+                                     size_t capacity, evring_batch* batch) {
     if (source == nullptr || batch == nullptr || (out == nullptr && capacity > 0)) return EVRING_E_INVALID;
+    if (!big_enough(batch, kBatchFirst))
+        return set_error(source, EVRING_E_INVALID,
+                         size_message("evring_source_next_batch", "evring_batch", batch->struct_size));
     if (source->where)
         return set_error(source, EVRING_E_INVALID,
                          "evring_source_next_batch: a where filter is set; read with evring_source_next");
     return guard(
         [&]() -> int {
             if (source->batch.size() < kBatchStaging) source->batch.resize(kBatchStaging);
-            *batch = evring_batch{0, 0, 0, EVRING_STEP_EVENT};
-            while (batch->events < capacity) {
-                const std::size_t n = std::min(capacity - batch->events, source->batch.size());
-                const evring::Batch got = source->source->next_batch({source->batch.data(), n});
-                std::memcpy(out + batch->events, source->batch.data(), got.events * sizeof(evring_descriptor));
-                batch->events += got.events;
-                batch->gaps += got.gaps;
-                batch->skipped += got.skipped;
-                batch->stopped = static_cast<int>(got.stopped);
+            std::vector<std::uint32_t>& staged_members = source->batch_members;
+            if (members != nullptr) staged_members.resize(source->batch.size());
+            evring_batch result{};
+            result.stopped = EVRING_STEP_EVENT;
+            while (result.events < capacity) {
+                const std::size_t n = std::min(capacity - result.events, source->batch.size());
+                const evring::Batch got = evring::bindings::next_descriptors(
+                    *source, {source->batch.data(), n},
+                    members != nullptr ? std::span<std::uint32_t>(staged_members.data(), n) : std::span<std::uint32_t>());
+                std::memcpy(out + result.events, source->batch.data(), got.events * sizeof(evring_descriptor));
+                if (members != nullptr)
+                    std::memcpy(members + result.events, staged_members.data(), got.events * sizeof(std::uint32_t));
+                result.events += got.events;
+                result.gaps += got.gaps;
+                result.skipped += got.skipped;
+                result.stopped = static_cast<int>(got.stopped);
                 if (got.stopped != evring::SourceStep::Event) break;
             }
-            if (batch->stopped == EVRING_STEP_FAILED) {
+            deliver(batch, result);
+            if (result.stopped == EVRING_STEP_FAILED) {
                 set_error(source, source->source->error());
                 return EVRING_E_FAILED;
             }
@@ -224,8 +281,11 @@ int evring_source_seek(evring_source* source, const char* position) {
 int evring_source_seek_seqno(evring_source* source, uint64_t seqno) {
     return seek_to(source, evring::Position::seqno(seqno));
 }
-int evring_source_reset(evring_source* source) { return seek_to(source, evring::Position::latest()); }
-int evring_source_oldest(evring_source* source) { return seek_to(source, evring::Position::oldest()); }
+int evring_source_seek_latest(evring_source* source) { return seek_to(source, evring::Position::latest()); }
+int evring_source_seek_oldest(evring_source* source) { return seek_to(source, evring::Position::oldest()); }
+// The deprecated names (evring.h): the same functions, for one release.
+int evring_source_reset(evring_source* source) { return evring_source_seek_latest(source); }
+int evring_source_oldest(evring_source* source) { return evring_source_seek_oldest(source); }
 
 const char* evring_source_notice(const evring_source* source) {
     return source == nullptr ? "" : source->notice.c_str();
@@ -244,9 +304,25 @@ void evring_source_wait(evring_source* source, uint64_t timeout_nanos) {
 
 int evring_source_get_counters(const evring_source* source, evring_counters* counters) {
     if (source == nullptr || counters == nullptr) return EVRING_E_INVALID;
-    const evring::SourceCounters& c = source->source->counters();
-    *counters = evring_counters{c.events,          c.lost,     c.gaps,     c.abandoned,
-                                c.never_committed, c.damaged, c.replaced, c.damage_reports};
+    if (!big_enough(counters, kCountersFirst)) {
+        return set_error(source, EVRING_E_INVALID,
+                         size_message("evring_source_get_counters", "evring_counters", counters->struct_size));
+    }
+    const evring::bindings::SessionCounters session = evring::bindings::counters_of(*source);
+    const evring::SourceCounters& c = session.source;
+    evring_counters got{};
+    got.events = c.events;
+    got.lost = c.lost;
+    got.gaps = c.gaps;
+    got.abandoned = c.abandoned;
+    got.never_committed = c.never_committed;
+    got.damaged = c.damaged;
+    got.replaced = c.replaced;
+    got.damage_reports = c.damage_reports;
+    got.records_lost_to_damage = c.records_lost_to_damage;
+    got.foreign = c.foreign;
+    got.late_events = session.late_events;
+    deliver(counters, got);
     return EVRING_OK;
 }
 

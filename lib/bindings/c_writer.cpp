@@ -17,6 +17,11 @@ static_assert(std::is_trivially_copyable_v<evring::Reservation>);
 static_assert(sizeof(evring::Reservation) <= EVRING_RESERVATION_PRIVATE_SIZE);
 static_assert(alignof(evring::Reservation) <= 64);
 
+// evring_reservation's size when it was first versioned (ABI 2): a caller's
+// struct_size may not be smaller (evring.h, "How the ABI grows").
+constexpr std::size_t kReservationFirst = 320;
+static_assert(sizeof(evring_reservation) == kReservationFirst);
+
 evring::Reservation& held(evring_reservation* r) noexcept {
     return *std::launder(reinterpret_cast<evring::Reservation*>(r->private_));
 }
@@ -121,7 +126,15 @@ uint64_t evring_writer_max_payload(const evring_writer* writer) {
 
 int evring_writer_reserve(evring_writer* writer, uint64_t payload_size, evring_reservation* reservation) {
     if (writer == nullptr || reservation == nullptr) return EVRING_E_INVALID;
-    std::memset(reservation, 0, sizeof *reservation);
+    if (!evring::bindings::big_enough(reservation, kReservationFirst)) {
+        const std::string why = evring::bindings::size_message("evring_writer_reserve", "evring_reservation",
+                                                               reservation->struct_size);
+        return writer_error(writer, EVRING_E_INVALID, why.c_str());
+    }
+    // The library's part only; a newer caller's larger struct keeps its tail.
+    std::memset(reinterpret_cast<unsigned char*>(reservation) + sizeof reservation->struct_size, 0,
+                sizeof *reservation - sizeof reservation->struct_size);
+    reservation->struct_size = sizeof *reservation;
     evring::Reservation& r = *new (reservation->private_) evring::Reservation(writer->publisher.reserve(payload_size));
     if (!r) {
         return too_large(writer, payload_size, "");

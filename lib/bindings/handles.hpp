@@ -8,6 +8,8 @@
 // publishing calls from any thread, its message is then the last one set).
 #pragma once
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <optional>
@@ -19,15 +21,18 @@
 #include "evring/source/event_predicate.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/ring/publisher.hpp"
+#include "evring/registry/reader_registration.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/schema.hpp"
 #include "source_schema.hpp"
 
+// A reader session: the bindings read through reader_session.hpp.
 struct evring_source {
     std::unique_ptr<evring::EventSource> source;
     evring::bindings::SourceSchema schema;
-    std::string error;
-    int error_errno = 0;
+    // mutable: calls on a const handle (get_counters) report failures too.
+    mutable std::string error;
+    mutable int error_errno = 0;
     std::string notice;     // of the last seek
     std::string item_text;  // NUL-terminated copy of an item's text
     std::string schema_json;
@@ -35,7 +40,11 @@ struct evring_source {
     // next_batch's staging area: EventDescriptor is 64-byte aligned, the
     // caller's array need not be.
     std::vector<evring::EventDescriptor> batch;
+    std::vector<std::uint32_t> batch_members;  // next_batch_members' staging area
     std::unique_ptr<evring::EventPredicate> where;  // evring_source_set_where
+    // Declared after `source`: the slot is freed before the source closes.
+    evring::ReaderRegistration registration;  // inert unless registered
+    std::vector<std::string> held_notices;     // handed out first by next_item
 };
 
 struct evring_writer {
@@ -60,8 +69,25 @@ const char* last_error_text() noexcept;
 // Keeps `error` as this thread's last error; returns its status.
 int set_last_error(const Error& error) noexcept;
 // Keeps `error` as the handle's message; returns its status.
-int set_error(evring_source* source, const Error& error) noexcept;
-int set_error(evring_source* source, int status, std::string message) noexcept;
+int set_error(const evring_source* source, const Error& error) noexcept;
+int set_error(const evring_source* source, int status, std::string message) noexcept;
+
+// The struct_size rule (evring.h, "How the ABI grows"): a caller's struct
+// must be at least `first_size` bytes, the struct's size when it was first
+// versioned (ABI 2). Results are built whole, then only the caller's first
+// struct_size bytes are written, and struct_size says how many.
+template <class T>
+bool big_enough(const T* caller, std::size_t first_size) noexcept {
+    return caller != nullptr && caller->struct_size >= first_size;
+}
+template <class T>
+void deliver(T* caller, T& result) noexcept {
+    const std::size_t n = std::min<std::size_t>(caller->struct_size, sizeof(T));
+    result.struct_size = static_cast<std::uint32_t>(n);
+    std::memcpy(static_cast<void*>(caller), &result, n);
+}
+// "evring_counters.struct_size is 0: set it to sizeof(evring_counters) ..."
+std::string size_message(const char* function, const char* type, std::uint32_t given);
 
 // Runs `body`; an exception becomes EVRING_E_NOMEM (std::bad_alloc) or
 // EVRING_E_INVALID, and its message goes to `on_error`.

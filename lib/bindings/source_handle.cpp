@@ -5,6 +5,7 @@
 
 #include "evring/source/position.hpp"
 #include "evring/query/span_seek.hpp"
+#include "reader_session.hpp"
 
 namespace evring::bindings {
 
@@ -27,6 +28,7 @@ Status seek_source(evring_source& handle, const std::string& position, std::stri
     auto notice = evring::seek_source(*handle.source, *start, handle.schema.schema ? &*handle.schema.schema : nullptr);
     if (!notice) return std::move(notice).error();
     handle.notice = std::move(*notice);
+    publish_position(handle);
     return {};
 }
 

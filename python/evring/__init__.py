@@ -11,7 +11,7 @@
         ...
 
     batch = reader.read_batch(100_000)                 # numpy structured array, no object per event
-    batch.events["seqno"], batch.payload(0)
+    batch.events["seqno"], batch.members, batch.payload(0)   # members: a ring set's member column
 
     with evring.create("/dev/shm/mine", descriptor_shift=16, payload_shift=24, schema="orders.toml") as w:
         w.record("ORDER_NEW", payload_bytes, flow=(symbol, order_id))
@@ -21,7 +21,7 @@ Errors raise evring.Error with the library's message. docs/python.md has the res
 
 import os as _os
 
-from ._evring import Error, Event, Reader, Writer, __version__
+from ._evring import DESCRIPTOR_DTYPE, Batch, Error, Event, Reader, Writer, __version__
 from ._evring import create as _create
 from ._evring import open as _open
 from ._evring import _wait_for_name
@@ -30,7 +30,8 @@ __all__ = ["Batch", "Error", "Event", "Reader", "Writer", "create", "open", "DES
 
 
 def open(source, schema=None, max_snapshot_size=0, register=True, name="python", detail=None, wait=None):
-    """Opens a ring (a name in the ring directory, or a path), a snapshot or a
+    """Opens a ring (a name in the ring directory, or a path), a ring set
+    (merged in time order; each event has its `member`), a snapshot or a
     recording, as the evring CLI does. `schema`: a schema file to decode with
     (it must describe the source's header); by default the source's own
     embedded schema, else a built-in one.
@@ -77,72 +78,3 @@ def create(name, descriptor_shift=20, payload_shift=28, content_type=None, schem
         schema = _os.fspath(schema)
     return _create(_os.fspath(name), descriptor_shift, payload_shift, content_type, schema, shared, keep,
                    bool(check_raw))
-
-
-class Batch:
-    """What Reader.read_batch returns: `events` (a numpy array of
-    DESCRIPTOR_DTYPE), the payloads as one uint8 array `payload_data` with
-    `payload_offsets` (event i's bytes are data[offsets[i]:offsets[i+1]]) and
-    `payload_states` (1 ok, 2 expired, 3 invalid), why it stopped (`stopped`:
-    "full", "not_ready", "end") and the gaps it passed over."""
-
-    __slots__ = ("events", "payload_data", "payload_offsets", "payload_states", "stopped", "gaps", "skipped",
-                 "schema")
-
-    def __init__(self, events, data, offsets, states, stopped, gaps, skipped, schema=None):
-        self.events = events
-        self.payload_data = data
-        self.payload_offsets = offsets
-        self.payload_states = states
-        self.stopped = stopped
-        self.gaps = gaps
-        self.skipped = skipped
-        self.schema = schema  # the reader's schema (a dict) when it has one
-
-    def __len__(self):
-        return len(self.events)
-
-    def payload(self, i):
-        """Event i's payload as a numpy view (empty when it expired)."""
-        return self.payload_data[self.payload_offsets[i]:self.payload_offsets[i + 1]]
-
-    def to_dataframe(self):
-        """The batch as a pandas DataFrame, one row per event, flat columns: seqno,
-        event_type, type_name (from the schema; None without one), payload_size,
-        record_epoch_nanos, payload_buf_offset, one column per flow tag named as
-        the schema names it (content_ext0..3 otherwise), payload_state. pandas is
-        optional (Debian: python3-pandas); without it this raises ImportError."""
-        import pandas
-        e = self.events
-        names = {t["number"]: t["name"] for t in (self.schema or {}).get("events", [])}
-        tags = (self.schema or {}).get("flow_tags") or [None] * 4
-        columns = {"seqno": e["seqno"], "event_type": e["event_type"],
-                   "type_name": _type_names(pandas, e["event_type"], names),
-                   "payload_size": e["payload_size"], "record_epoch_nanos": e["record_epoch_nanos"],
-                   "payload_buf_offset": e["payload_buf_offset"]}
-        for i in range(4):
-            columns[tags[i] if i < len(tags) and tags[i] else f"content_ext{i}"] = e["content_ext"][:, i]
-        if len(self.payload_states) == len(e):
-            columns["payload_state"] = self.payload_states
-        return pandas.DataFrame(columns)
-
-
-def _type_names(pandas, types, names):
-    named = pandas.Series(types).map(names).astype(object)
-    return named.where(named.notna(), None).to_numpy()
-
-
-def _read_batch(self, max_events, payloads=True):
-    """Up to `max_events` events available now, as a Batch."""
-    return Batch(*self._read_batch(max_events, payloads), schema=self.schema)
-
-
-Reader._read_batch = Reader.read_batch
-Reader.read_batch = _read_batch
-
-import numpy as _numpy  # noqa: E402  (after the module: the dtype matches the C++ one)
-
-DESCRIPTOR_DTYPE = _numpy.dtype([
-    ("seqno", "<u8"), ("event_type", "<u2"), ("reserved", "<u2"), ("payload_size", "<u4"),
-    ("record_epoch_nanos", "<u8"), ("payload_buf_offset", "<u8"), ("content_ext", "<u8", (4,)),
-])

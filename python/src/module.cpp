@@ -13,6 +13,7 @@
 
 #include "evring/source/follow.hpp"
 
+#include "batch.hpp"
 #include "event.hpp"
 #include "module.hpp"
 #include "reader.hpp"
@@ -57,6 +58,7 @@ PYBIND11_MODULE(_evring, m) {
     m.attr("Error") = error;
     set_error_type(error);
     register_event(m);
+    register_batch(m);
     register_reader(m);
     register_writer(m);
     m.def("open", &open, py::arg("source"), py::arg("schema") = py::none(), py::arg("max_snapshot_size") = 0,

@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "evring/ring/ring.hpp"
-#include "evring/source/ring_source.hpp"
 #include "evring/schema/schema_render.hpp"
 #include "evring/query/where.hpp"
 #include "bindings/source_handle.hpp"
@@ -73,17 +72,12 @@ PyObject* next_event(IteratorObject* it) {
     auto idle_since = std::chrono::steady_clock::time_point{};
     SourceItem item;
     for (;;) {
-        switch (source.next(item, PayloadRead::Copy)) {
-        case SourceStep::Event:
-            it->reader->on_event(item.event.descriptor);
-            // Reader.set_where: events the filter expression drops are passed over.
-            if (const EventPredicate* where = it->reader->handle().where.get(); where && !where->matches(item.event))
-                break;
-            return make_event(*it->reader, item.event);
+        // The session passes over what Reader.set_where drops and keeps the registry told.
+        switch (bindings::next_item(it->reader->handle(), item, PayloadRead::Copy)) {
+        case SourceStep::Event: return make_event(*it->reader, item.event);
         case SourceStep::Gap: break;  // counted by the source
         case SourceStep::Notice: it->reader->note(item.notice); break;
         case SourceStep::NotReady:
-            it->reader->on_idle();
             if (it->follow && wait_for_more(it, source, idle_since)) break;
             it->done = true;
             return nullptr;
@@ -143,7 +137,8 @@ std::optional<std::chrono::nanoseconds> timeout_of(const py::object& timeout) {
 }
 
 py::dict counters_of(Reader& r) {
-    const SourceCounters& c = r.source().counters();
+    const bindings::SessionCounters session = bindings::counters_of(r.handle());
+    const SourceCounters& c = session.source;
     py::dict d;
     d["events"] = c.events;
     d["lost"] = c.lost;
@@ -153,13 +148,10 @@ py::dict counters_of(Reader& r) {
     d["damaged"] = c.damaged;
     d["replaced"] = c.replaced;
     d["damage_reports"] = c.damage_reports;
+    d["records_lost_to_damage"] = c.records_lost_to_damage;
+    d["foreign"] = c.foreign;
+    d["late_events"] = session.late_events;
     return d;
-}
-
-py::object schema_json(Reader& r) {
-    const auto& schema = r.handle().schema.schema;
-    if (!schema) return py::none();
-    return py::module_::import("json").attr("loads")(schema_to_json(*schema));
 }
 
 }  // namespace
@@ -177,29 +169,16 @@ Reader::Reader(std::unique_ptr<evring_source> handle) : handle_(std::move(handle
 }
 
 void Reader::register_as(const ReaderInfo& info) {
-    const auto* ring_source = dynamic_cast<const RingSource*>(handle().source.get());
-    const RingReader* ring = ring_source != nullptr ? ring_source->reader() : nullptr;
-    if (ring == nullptr) return;  // snapshots and recordings: nobody falls behind
-    RegistrationOptions options;
-    options.print_warning = false;  // kept in `notices` instead
-    registration_ = ReaderRegistration::attach(*ring, info, options);
-    if (!registration_.registered()) {
-        note(fmt::format("not registered in the ring's reader registry: {}", registration_.warning()));
-        return;
+    // Kept in `notices`: why it could not register, or a registry it replaced.
+    if (std::string told = bindings::register_reader(handle(), info); !told.empty()) note(told);
+}
+
+py::object Reader::schema_dict() {
+    if (!schema_dict_) {
+        const auto& schema = handle().schema.schema;
+        schema_dict_ = schema ? py::module_::import("json").attr("loads")(schema_to_json(*schema)) : py::none();
     }
-    if (!registration_.notice().empty()) note(registration_.notice());
-    publish_position();
-}
-
-void Reader::on_idle() noexcept {
-    const EventSource& s = *handle_->source;
-    registration_.on_idle(s.next_seqno(), s.counters().lost, s.counters().abandoned);
-}
-
-void Reader::publish_position() noexcept {
-    if (!registration_.registered()) return;
-    const EventSource& s = *handle_->source;
-    registration_.update(s.next_seqno(), s.counters().lost, s.counters().abandoned);
+    return schema_dict_;
 }
 
 void Reader::check_not_busy() const {
@@ -208,8 +187,7 @@ void Reader::check_not_busy() const {
 
 void Reader::close() {
     check_not_busy();
-    registration_.unregister();
-    handle_.reset();
+    handle_.reset();  // frees the registry slot, then closes the source
 }
 
 evring_source& Reader::handle() {
@@ -229,7 +207,6 @@ void Reader::seek(const py::object& start) {
     const std::string position = py::str(start).cast<std::string>();
     if (auto s = bindings::seek_source(handle(), position, "start"); !s) raise_error(s.error().message());
     if (!handle_->notice.empty()) note(handle_->notice);
-    publish_position();
 }
 
 void register_reader(py::module_& m) {
@@ -258,7 +235,10 @@ void register_reader(py::module_& m) {
             py::arg("start") = "latest", py::arg("timeout") = py::none(),
             "Events from `start`, waiting for new ones (the GIL is released while waiting) until the "
             "source ends (a ring's writer exited) or, with `timeout`, no event came for that many seconds.")
-        .def("read_batch", &read_batch, py::arg("max_events"), py::arg("payloads") = true)
+        .def("read_batch", &read_batch, py::arg("max_events"), py::arg("payloads") = true,
+             "Up to `max_events` events available now, as an evring.Batch: descriptors as a numpy array "
+             "(DESCRIPTOR_DTYPE), each event's ring set member, the payloads as one byte array with offsets. "
+             "No Python object per event.")
         .def("seek", &Reader::seek, py::arg("start"))
         .def(
             "set_where",
@@ -288,7 +268,9 @@ void register_reader(py::module_& m) {
                                "whether the reader is listed in the ring's reader registry (evring readers)")
         .def_property_readonly("content_type", [](Reader& r) { return r.source().identity().content_type; })
         .def_property_readonly("schema_hash", [](Reader& r) { return hex_string(r.source().identity().schema_hash); })
-        .def_property_readonly("schema", &schema_json, "the schema as a dict (schema_to_json), or None")
+        .def_property_readonly("schema", &Reader::schema_dict, "the schema as a dict (schema_to_json), or None")
+        .def_property_readonly("member_ids", [](Reader& r) { return r.source().identity().members; },
+                               "whether events carry ring set member ids (a ring set, or a recording of one)")
         .def_property_readonly("schema_origin", [](Reader& r) { return r.handle().schema.origin; })
         .def("close", &Reader::close)
         .def("__enter__", [](py::object self) { return self; })

@@ -8,11 +8,12 @@
 // read_batch() hands out descriptors as a numpy structured array and
 // payloads as one byte array plus offsets: no Python object per event.
 //
-// A reader of a live ring registers in the ring's reader registry
-// (reader_registration.hpp, docs/operations.md) unless opened with
-// register=False, so `evring readers` shows it; it publishes its position
-// every so many events and when it finds nothing new, and frees its slot
-// when closed (or collected).
+// A Reader is the bindings' reader session (lib/bindings/reader_session.hpp),
+// the same as a C reader's: a reader of a live ring registers in the ring's
+// reader registry (docs/operations.md) unless opened with register=False, so
+// `evring readers` shows it; it publishes its position every so many events
+// and when it finds nothing new, and frees its slot when closed (or
+// collected).
 //
 // Thread safety: a Reader is used by one thread at a time (the GIL, and
 // the source's own contract: event_source.hpp).
@@ -27,6 +28,7 @@
 #include "event.hpp"
 #include "evring/registry/reader_registration.hpp"
 #include "bindings/handles.hpp"
+#include "bindings/reader_session.hpp"
 
 namespace evring::python {
 
@@ -37,14 +39,9 @@ public:
     explicit Reader(std::unique_ptr<evring_source> handle);
     // Announces the reader when its source is a live ring (see above).
     void register_as(const ReaderInfo& info);
-    bool registered() const noexcept { return registration_.registered(); }
-    // The registry's view of the reader after an event, or when idle.
-    void on_event(const EventDescriptor& event) noexcept {
-        const SourceCounters& c = handle_->source->counters();
-        registration_.on_event(event.record_epoch_nanos, event.seqno + 1, c.lost, c.abandoned);
-    }
-    void on_idle() noexcept;
-    void publish_position() noexcept;
+    bool registered() const noexcept { return handle_ && handle_->registration.registered(); }
+    // The schema as a dict (schema_to_json), or None; made once.
+    py::object schema_dict();
 
     EventSource& source();
     // The capsule every event of this reader references (event.hpp).
@@ -77,7 +74,7 @@ private:
     std::unique_ptr<evring_source> handle_;
     py::object context_;
     py::list notices_;
-    ReaderRegistration registration_;  // inert unless registered (register_as)
+    py::object schema_dict_;  // null until asked for
     int busy_ = 0;  // changed only under the GIL
 };
 
@@ -86,7 +83,8 @@ private:
 void set_error_type(py::object type);
 
 void register_reader(py::module_& m);
-// read_batch (reader_batch.cpp).
-py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads);
+// Reader.read_batch and evring.Batch (reader_batch.cpp).
+py::object read_batch(Reader& reader, std::size_t max_events, bool payloads);
+void register_batch(py::module_& m);
 
 }  // namespace evring::python

@@ -1,17 +1,19 @@
-// Reader.read_batch: descriptors as a numpy structured array, payloads as one
-// byte array plus offsets (reader.hpp).
+// Reader.read_batch: descriptors as a numpy structured array, each event's
+// member, payloads as one byte array plus offsets (reader.hpp, batch.hpp).
 //
-// Ring and snapshot sources go through EventSource::next_batch (descriptors
-// only, no virtual call per event) and copy each payload with copy_payload;
-// recordings, whose payloads come only with next(), go event by event. No
-// Python object is made per event either way, and the GIL is released while
-// a ring batch is read.
+// Ring and snapshot sources go through the session's next_descriptors
+// (EventSource::next_batch: descriptors only, no virtual call per event) and
+// copy each payload with copy_payload; recordings, whose payloads come only
+// with next(), and ring sets, merged event by event, go through next_item.
+// No Python object is made per event either way, and the GIL is released
+// while a ring batch is read.
 #include <pybind11/numpy.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "batch.hpp"
 #include "evring/ring/payload.hpp"
 #include "reader.hpp"
 
@@ -20,26 +22,6 @@ namespace {
 
 constexpr std::size_t kStaging = 1024;
 constexpr std::size_t kFirstRoom = std::size_t{1} << 16;
-
-// The numpy dtype of one descriptor: RING01's 64 bytes, field by field.
-py::object descriptor_dtype() {
-    // Never destroyed: it would be released after the interpreter is gone.
-    static py::object* dtype = new py::object([] {
-        py::list fields;
-        fields.append(py::make_tuple("seqno", "<u8"));
-        fields.append(py::make_tuple("event_type", "<u2"));
-        fields.append(py::make_tuple("reserved", "<u2"));
-        fields.append(py::make_tuple("payload_size", "<u4"));
-        fields.append(py::make_tuple("record_epoch_nanos", "<u8"));
-        fields.append(py::make_tuple("payload_buf_offset", "<u8"));
-        fields.append(py::make_tuple("content_ext", "<u8", py::make_tuple(4)));
-        py::object d = py::module_::import("numpy").attr("dtype")(fields);
-        if (d.attr("itemsize").cast<std::size_t>() != sizeof(EventDescriptor))
-            throw std::logic_error("descriptor dtype is not 64 bytes");
-        return d;
-    }());
-    return *dtype;
-}
 
 const char* stop_name(SourceStep step) {
     switch (step) {
@@ -86,12 +68,12 @@ private:
     py::array array_;
 };
 
-
 // Descriptors of a ring source, straight into `out` through an aligned
 // staging area (the numpy buffer need not be 64-byte aligned). Notices met on
 // the way are handed to the reader.
-Filled fill_from_ring(Reader& reader, EventSource& source, DescriptorArray& out) {
+Filled fill_from_ring(Reader& reader, DescriptorArray& out) {
     Filled f;
+    evring_source& handle = reader.handle();
     std::vector<EventDescriptor> staging(std::min(out.room(), kStaging));
     while (out.make_room(f.events)) {
         const std::size_t n = std::min(out.room() - f.events, staging.size());
@@ -99,7 +81,7 @@ Filled fill_from_ring(Reader& reader, EventSource& source, DescriptorArray& out)
         {
             Reader::Busy busy(reader);
             py::gil_scoped_release unlocked;
-            b = source.next_batch({staging.data(), n});
+            b = bindings::next_descriptors(handle, {staging.data(), n}, {});
         }
         std::memcpy(out.data() + f.events * sizeof(EventDescriptor), staging.data(),
                     b.events * sizeof(EventDescriptor));
@@ -109,7 +91,7 @@ Filled fill_from_ring(Reader& reader, EventSource& source, DescriptorArray& out)
         f.stopped = b.stopped;
         if (b.stopped == SourceStep::Notice) {
             SourceItem item;
-            if (source.next(item) == SourceStep::Notice) reader.note(item.notice);
+            if (bindings::next_item(handle, item, PayloadRead::None) == SourceStep::Notice) reader.note(item.notice);
             continue;
         }
         if (b.stopped != SourceStep::Event) break;
@@ -117,9 +99,47 @@ Filled fill_from_ring(Reader& reader, EventSource& source, DescriptorArray& out)
     return f;
 }
 
+// Event by event (recordings, ring sets), payloads and members with them.
+Filled fill_by_event(Reader& reader, DescriptorArray& out, bool payloads, std::vector<std::uint32_t>& members,
+                     std::vector<std::uint8_t>& states, std::vector<std::uint64_t>& offsets, std::string& data) {
+    Filled f;
+    SourceItem item;
+    while (out.make_room(f.events)) {
+        const SourceStep step =
+            bindings::next_item(reader.handle(), item, payloads ? PayloadRead::Copy : PayloadRead::None);
+        f.stopped = step;
+        if (step == SourceStep::Event) {
+            std::memcpy(out.data() + f.events * sizeof(EventDescriptor), &item.event.descriptor,
+                        sizeof(EventDescriptor));
+            members.push_back(item.event.member);
+            ++f.events;
+            if (payloads) {
+                const bool ok = item.event.payload_state == PayloadState::Ok;
+                states.push_back(ok ? 1 : item.event.payload_state == PayloadState::Expired ? 2 : 3);
+                if (ok) data.append(reinterpret_cast<const char*>(item.event.payload.data()), item.event.payload.size());
+                offsets.push_back(data.size());
+            }
+            f.stopped = SourceStep::Event;
+        } else if (step == SourceStep::Gap) {
+            ++f.gaps;
+            f.skipped += item.gap.count;
+        } else if (step == SourceStep::Notice) {
+            reader.note(item.notice);
+        } else {
+            break;
+        }
+    }
+    return f;
+}
+
+template <class T>
+py::array_t<T> numpy_copy(const std::vector<T>& values) {
+    return py::array_t<T>(static_cast<py::ssize_t>(values.size()), values.data());
+}
+
 }  // namespace
 
-py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
+py::object read_batch(Reader& reader, std::size_t max_events, bool payloads) {
     EventSource& source = reader.source();
     reader.check_not_busy();
     if (reader.handle().where) raise_error("read_batch: a where filter is set (set_where); iterate instead");
@@ -129,12 +149,12 @@ py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
                                                               : kFirstRoom);
     std::vector<std::uint8_t> states;
     std::vector<std::uint64_t> offsets{0};
-    std::string data;              // a recording's payloads
+    std::vector<std::uint32_t> members;  // event by event only; a ring's are all 0 (numpy.zeros)
+    std::string data;                     // event by event: the payloads
     py::array_t<std::uint8_t> ring_data;  // a ring's payloads, copied straight in
-    bool from_ring = false;
     Filled f;
     if (const MappedRing* ring = mapped) {
-        f = fill_from_ring(reader, source, descriptors);
+        f = fill_from_ring(reader, descriptors);
         const std::byte* out = descriptors.data();
         if (payloads) {
             states.resize(f.events);
@@ -146,7 +166,6 @@ py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
                 if (payload_in_bounds(*ring, d)) total += d.payload_size;
             }
             ring_data = py::array_t<std::uint8_t>(static_cast<py::ssize_t>(total));
-            from_ring = true;
             auto* dst = ring_data.mutable_data();
             Reader::Busy busy(reader);
             py::gil_scoped_release unlocked;
@@ -161,48 +180,32 @@ py::tuple read_batch(Reader& reader, std::size_t max_events, bool payloads) {
             }
         }
     } else {
-        // A recording: event by event, payloads with them.
-        SourceItem item;
-        while (descriptors.make_room(f.events)) {
-            const SourceStep step = source.next(item, payloads ? PayloadRead::Copy : PayloadRead::None);
-            f.stopped = step;
-            if (step == SourceStep::Event) {
-                std::memcpy(descriptors.data() + f.events * sizeof(EventDescriptor), &item.event.descriptor,
-                            sizeof(EventDescriptor));
-                ++f.events;
-                if (payloads) {
-                    const bool ok = item.event.payload_state == PayloadState::Ok;
-                    states.push_back(ok ? 1 : item.event.payload_state == PayloadState::Expired ? 2 : 3);
-                    if (ok) data.append(reinterpret_cast<const char*>(item.event.payload.data()), item.event.payload.size());
-                    offsets.push_back(data.size());
-                }
-                f.stopped = SourceStep::Event;
-            } else if (step == SourceStep::Gap) {
-                ++f.gaps;
-                f.skipped += item.gap.count;
-            } else if (step == SourceStep::Notice) {
-                reader.note(item.notice);
-            } else {
-                break;
-            }
-        }
+        f = fill_by_event(reader, descriptors, payloads, members, states, offsets, data);
     }
     if (f.stopped == SourceStep::Failed) raise_error(source.error().message());
-    reader.publish_position();  // once per batch: the registry's view of how far it has read
-    py::object used = descriptors.array()[py::slice(0, static_cast<py::ssize_t>(f.events), 1)];
-    if (!payloads) return py::make_tuple(used, py::none(), py::none(), py::none(), stop_name(f.stopped), f.gaps, f.skipped);
-    py::object payload_data = ring_data;
-    if (!from_ring) {
-        py::array_t<std::uint8_t> copied(static_cast<py::ssize_t>(data.size()));
-        if (!data.empty()) std::memcpy(copied.mutable_data(), data.data(), data.size());
-        payload_data = copied;
-    } else if (offsets.back() < static_cast<std::uint64_t>(ring_data.size())) {
-        payload_data = ring_data[py::slice(0, static_cast<py::ssize_t>(offsets.back()), 1)];  // expired ones left room
+    BatchData b;
+    b.events = descriptors.array()[py::slice(0, static_cast<py::ssize_t>(f.events), 1)];
+    b.members = mapped != nullptr ? py::module_::import("numpy").attr("zeros")(f.events, "uint32") : numpy_copy(members);
+    b.stopped = stop_name(f.stopped);
+    b.gaps = f.gaps;
+    b.skipped = f.skipped;
+    b.schema = reader.schema_dict();
+    b.member_ids = source.identity().members;
+    b.payload_data = b.payload_offsets = b.payload_states = py::none();
+    if (payloads) {
+        if (mapped == nullptr) {
+            py::array_t<std::uint8_t> copied(static_cast<py::ssize_t>(data.size()));
+            if (!data.empty()) std::memcpy(copied.mutable_data(), data.data(), data.size());
+            b.payload_data = copied;
+        } else if (offsets.back() < static_cast<std::uint64_t>(ring_data.size())) {
+            b.payload_data = ring_data[py::slice(0, static_cast<py::ssize_t>(offsets.back()), 1)];  // expired ones left room
+        } else {
+            b.payload_data = ring_data;
+        }
+        b.payload_offsets = numpy_copy(offsets);
+        b.payload_states = numpy_copy(states);
     }
-    py::array_t<std::uint64_t> payload_offsets(static_cast<py::ssize_t>(offsets.size()), offsets.data());
-    py::array_t<std::uint8_t> payload_states(static_cast<py::ssize_t>(states.size()), states.data());
-    return py::make_tuple(used, payload_data, payload_offsets, payload_states, stop_name(f.stopped), f.gaps,
-                          f.skipped);
+    return py::cast(std::move(b));
 }
 
 }  // namespace evring::python
