@@ -86,7 +86,7 @@ int run_classic_reader(const PeerOptions& options) {
     LatencyLog log(latency, options.count("events", 1'000'000));
 
     std::uint64_t expected = 1, received = 0, lost = 0, expired = 0, first_ns = 0, idle = 0;
-    std::uint64_t last_progress = 0;
+    std::uint64_t last_progress = 0, not_ready = 0;
     bool ended = false;
     const double setup_ns = double(monotonic_nanos() - entered);  // map + construct
     print_ready();
@@ -95,6 +95,7 @@ int run_classic_reader(const PeerOptions& options) {
         log.poll();
         const ClassicPoll poll = poll_classic(ring, expected, lost, buffer.data(), buffer.size());
         if (poll == ClassicPoll::NotReady) {
+            ++not_ready;
             if ((++idle & 0xffff) == 0 && monotonic_nanos() - last_progress > timeout_ns) break;
             continue;
         }
@@ -115,7 +116,8 @@ int run_classic_reader(const PeerOptions& options) {
         .add("lost", double(lost + expired))
         .add("expired", double(expired))
         .add("ended", ended ? 1 : 0)
-        .add("reader_events_per_s", received > 1 ? double(received) / elapsed * 1e9 : 0);
+        .add("reader_events_per_s", received > 1 ? double(received) / elapsed * 1e9 : 0)
+        .add("not_ready_per_event", received > 0 ? double(not_ready) / double(received) : 0);
     line.add("setup_ns", setup_ns);
     log.report(line);
     line.print();

@@ -131,9 +131,9 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
         {"writer_ns_64b", "writer ns/event, 64 B, no reader", spec(64, options.flat_events, 0, 0, false), true,
          {"writer_ns_per_event", "claimed"}, true, false},
         {"reader_events_per_s_64b", "reader events/s, 64 B, flat out", spec(64, options.flat_events, 0, 1, false),
-         false, {"reader_events_per_s", "lost", "received", "expired"}, true, true},
+         false, {"reader_events_per_s", "lost", "received", "expired", "not_ready_per_event"}, true, true},
         {"reader_events_per_s_1kib", "reader events/s, 1 KiB, flat out",
-         spec(1024, options.flat_events / 4, 0, 1, false), false, {"reader_events_per_s", "lost", "received", "expired"}, true, true},
+         spec(1024, options.flat_events / 4, 0, 1, false), false, {"reader_events_per_s", "lost", "received", "expired", "not_ready_per_event"}, true, true},
         {"latency", "latency, 64 B, paced", spec(64, latency_events, options.latency_rate, 1, true), false,
          {"latency_p50_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns", "late_events",
           "late_events_reader_stalled", "reader_stalls", "reader_stall_max_ns", "setup_ns",
@@ -260,7 +260,25 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                     for (std::size_t i = 0; i < runs.size() && i < ours.size(); ++i)
                         to_floor.push_back(ours[i] / runs[i]);
                     const double floor_ratio = median(to_floor);
-                    std::printf("%-36s %-17s %12s %10.3f %6s\n", "", "default / floor", "", floor_ratio, "");
+                    // Beside it, how far apart this run's rounds were and (with
+                    // the A/A control) how far two identical pairs came out: a
+                    // ratio to the floor is only read against that spread.
+                    double low = NAN, high = NAN;
+                    for (double r : to_floor) {
+                        if (std::isnan(r)) continue;
+                        low = std::isnan(low) ? r : std::min(low, r);
+                        high = std::isnan(high) ? r : std::max(high, r);
+                    }
+                    char aa[48] = "";
+                    if (options.variant == "aa") {
+                        std::vector<double> again;
+                        const std::vector<double>& control = samples[f][Shared][key];
+                        for (std::size_t i = 0; i < control.size(); ++i)
+                            again.push_back(control[i] / samples[f][Classic][key][i]);
+                        std::snprintf(aa, sizeof aa, "  A/A spread %.3f", median(again));
+                    }
+                    std::printf("%-36s %-17s %12s %10.3f %6s  rounds %zu, range %.3f-%.3f%s\n", "", "default / floor", "",
+                                floor_ratio, "", to_floor.size(), low, high, aa);
                     add_short_keys(json, "floor_ratio_", stem, suffix, floor_ratio);
                 }
             }
@@ -283,6 +301,7 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
             }
         }
     }
+    json["compare_rounds" + suffix] = options.runs;
     std::fflush(stdout);
     return json;
 }

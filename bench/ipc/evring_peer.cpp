@@ -142,11 +142,12 @@ int run_evring_reader(const PeerOptions& options) {
     print_ready();
     last_progress = wall_clock_nanos();
     EventDescriptor event{};
-    std::uint64_t idle = 0;
+    std::uint64_t idle = 0, not_ready = 0;
     for (;;) {
         log.poll();
         const NextResult result = it.try_next(event);
         if (result == NextResult::NotReady) [[unlikely]] {
+            ++not_ready;
             if ((++idle & 0xffff) == 0 && wall_clock_nanos() - last_progress > timeout_ns) break;
             for (std::uint64_t i = 0; i < backoff; ++i) _mm_pause();
             continue;
@@ -174,7 +175,8 @@ int run_evring_reader(const PeerOptions& options) {
         .add("abandoned", double(it.total_abandoned()))
         .add("expired", double(expired))
         .add("ended", ended ? 1 : 0)
-        .add("reader_events_per_s", received > 1 ? double(received) / elapsed * 1e9 : 0);
+        .add("reader_events_per_s", received > 1 ? double(received) / elapsed * 1e9 : 0)
+        .add("not_ready_per_event", received > 0 ? double(not_ready) / double(received) : 0);
     line.add("setup_ns", setup_ns);
     log.report(line);
     line.print();

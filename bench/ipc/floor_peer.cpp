@@ -35,9 +35,11 @@ int run_floor_reader(const PeerOptions& options) {
     const std::uint64_t events = options.count("events", 1'000'000);
     PageBuffer buffer(size);
     print_ready();
-    std::uint64_t expected = 1, received = 0, lost = 0, first_ns = 0;
+    std::uint64_t expected = 1, received = 0, lost = 0, first_ns = 0, not_ready = 0;
     while (expected <= events) {
-        if (floor_poll(ring, expected, lost, buffer.data(), size) != FloorPoll::Ok) continue;
+        const FloorPoll poll = floor_poll(ring, expected, lost, buffer.data(), size);
+        not_ready += poll == FloorPoll::NotReady;
+        if (poll != FloorPoll::Ok) continue;
         if (received++ == 0) first_ns = wall_clock_nanos();
     }
     const double elapsed = double(wall_clock_nanos() - first_ns);
@@ -45,6 +47,7 @@ int run_floor_reader(const PeerOptions& options) {
         .add("received", double(received))
         .add("lost", double(lost))
         .add("reader_events_per_s", received > 1 ? double(received) / elapsed * 1e9 : 0)
+        .add("not_ready_per_event", received > 0 ? double(not_ready) / double(received) : 0)
         .print();
     return 0;
 }

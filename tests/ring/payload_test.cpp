@@ -31,6 +31,24 @@ TEST(Payload, PeekShowsTheBytesInPlace) {
     EXPECT_TRUE(payload_valid(*rings.reader, event));
 }
 
+// copy_payload copies 16..64 bytes as two overlapping fixed-size pieces and
+// everything else with memcpy: every size around those bounds copies exactly
+// its bytes, in order, and not one byte past them.
+TEST(Payload, CopiesEverySizeExactlyAndNothingPast) {
+    RingPair rings;
+    Publisher publisher(*rings.writer);
+    for (std::size_t size = 1; size <= 130; ++size) {
+        Reservation r = publisher.reserve(size);
+        for (std::size_t i = 0; i < size; ++i) r.payload()[i] = std::byte(i * 7 + size);
+        publisher.commit(r);
+        std::vector<std::uint8_t> out(size + 64, 0xee);
+        ASSERT_EQ(copy_payload(*rings.reader, r.descriptor(), out.data(), size), PayloadResult::Ok) << size;
+        for (std::size_t i = 0; i < size; ++i)
+            ASSERT_EQ(out[i], static_cast<std::uint8_t>(i * 7 + size)) << "size " << size << " byte " << i;
+        for (std::size_t i = size; i < out.size(); ++i) ASSERT_EQ(out[i], 0xee) << "size " << size << " byte " << i;
+    }
+}
+
 TEST(Payload, ExpiresOnceTheWriterLapsIt) {
     RingPair rings;  // 64 KiB buffer
     Publisher publisher(*rings.writer);
