@@ -45,6 +45,9 @@
 //   whose doorbell is unusable) it polls every millisecond. The announce /
 //   membarrier / re-check protocol is doorbell.hpp's, once for all members.
 // - End: when every member has ended and no writer holds the set.
+// - A set snapshot (open_snapshot, ring_set_snapshot.hpp) is read the same
+//   way, frozen: its members are the snapshot's (never refreshed), each read
+//   to its end, the same merge order, gaps and positions; live() is false.
 //
 // Thread safety: as event_source.hpp (one thread at a time).
 #pragma once
@@ -58,6 +61,8 @@
 #include <vector>
 
 #include "evring/event_source.hpp"
+#include "evring/ring_set_manifest.hpp"
+#include "evring/ring_set_snapshot.hpp"
 
 namespace evring {
 
@@ -72,6 +77,9 @@ public:
     // `directory`: the set's directory; `location`: what the user gave.
     static Result<std::unique_ptr<RingSetSource>> open(const std::string& directory, std::string location,
                                                        RingSetSourceOptions options = {});
+    // A set snapshot's members, merged; `location`: what the user gave.
+    static Result<std::unique_ptr<RingSetSource>> open_snapshot(LoadedSetSnapshot snapshot, std::string location,
+                                                                RingSetSourceOptions options = {});
     ~RingSetSource() override;
 
     Result<std::string> seek(const Position& start) override;
@@ -88,6 +96,13 @@ public:
     std::vector<std::uint32_t> members() const;
     // Member `index`'s own counters (zeros for a member not read).
     SourceCounters member_counters(std::uint32_t index) const;
+    // Member `index`'s ring (null when it is not read).
+    const MappedRing* member_ring(std::uint32_t index) const;
+    // The manifest as opened (a live set's may have changed since), and its bytes.
+    const RingSetManifest& manifest() const noexcept { return manifest_; }
+    std::span<const std::byte> manifest_bytes() const noexcept { return manifest_bytes_; }
+    // True for a set snapshot (open_snapshot).
+    bool frozen() const noexcept { return frozen_; }
 
     struct Member;  // lib/
 
@@ -96,6 +111,8 @@ protected:
 
 private:
     RingSetSource() = default;
+    void adopt_manifest(RingSetManifest manifest, std::vector<std::byte> bytes, std::string location,
+                        RingSetSourceOptions options);
     void refresh_members(bool force);
     void open_member(std::uint32_t index, const std::string& name, const Position& start);
     SourceStep pull(Member& member, SourceItem& item, PayloadRead payload);
@@ -103,7 +120,10 @@ private:
     std::uint64_t now_monotonic() const;
 
     std::string directory_;
-    int manifest_fd_ = -1;
+    RingSetManifest manifest_;
+    std::vector<std::byte> manifest_bytes_;
+    bool frozen_ = false;
+    int manifest_fd_ = -1;  // -1: frozen, nothing to refresh
     std::uint64_t generation_ = 0;
     std::uint64_t next_refresh_ = 0;
     std::uint32_t refresh_calls_ = 0;

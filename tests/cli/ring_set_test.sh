@@ -69,6 +69,35 @@ case "$first" in
     *) fail from_member_seqno_starts_at_that_members_event "got: $first" ;;
 esac
 
+# snapshot SET: one file; watch, digest, stats and info read it as the set.
+if "$EVRING_BIN" snapshot "$SET" -o "$WORK/set.zst" 2>"$WORK/snap.err"; then
+    out=$("$EVRING_BIN" watch "$WORK/set.zst" --from oldest --format jsonl 2>"$WORK/snapwatch.err" | check_jsonl 2>&1)
+    live=$("$EVRING_BIN" digest "$SET" 2>&1)
+    frozen=$("$EVRING_BIN" digest "$WORK/set.zst" 2>&1)
+    if [ "$out" = ok ] && [ "$live" = "$frozen" ] && [ -n "$live" ]; then ok snapshot_of_the_set_reads_as_the_set
+    else fail snapshot_of_the_set_reads_as_the_set "$out; digest live '$live' snapshot '$frozen' $(cat "$WORK/snap.err")"; fi
+else
+    fail snapshot_of_the_set_reads_as_the_set "$(cat "$WORK/snap.err")"
+fi
+info=$("$EVRING_BIN" info "$WORK/set.zst" --json 2>&1)
+stats=$("$EVRING_BIN" stats "$WORK/set.zst" 2>&1)
+case "$info|$stats" in
+    *'"kind":"ring set snapshot"'*'"member":3'*"$((4 * COUNT)) events"*) ok info_and_stats_describe_a_set_snapshot ;;
+    *) fail info_and_stats_describe_a_set_snapshot "$info $stats" ;;
+esac
+# A snapshot of the snapshot holds the same events.
+if "$EVRING_BIN" snapshot "$WORK/set.zst" -o "$WORK/again.zst" 2>/dev/null &&
+    [ "$("$EVRING_BIN" digest "$WORK/again.zst" 2>&1)" = "$frozen" ]; then ok a_set_snapshot_snapshots_to_the_same_events
+else fail a_set_snapshot_snapshots_to_the_same_events "$("$EVRING_BIN" digest "$WORK/again.zst" 2>&1)"; fi
+# Cut short: exit 1, one line naming the file.
+head -c 5000 "$WORK/set.zst" > "$WORK/cut.zst"
+"$EVRING_BIN" watch "$WORK/cut.zst" --from oldest >/dev/null 2>"$WORK/cut.err"; rc=$?
+if [ "$rc" = 1 ] && [ "$(wc -l < "$WORK/cut.err")" = 1 ] && grep -q "cut.zst" "$WORK/cut.err"; then
+    ok a_cut_set_snapshot_is_refused_in_one_line
+else
+    fail a_cut_set_snapshot_is_refused_in_one_line "exit $rc: $(cat "$WORK/cut.err")"
+fi
+
 if [ -n "${EVRING_PYTHONPATH:-}" ] && PYTHONPATH="$EVRING_PYTHONPATH" "$PY" -c 'import evring' 2>/dev/null; then
     out=$(PYTHONPATH="$EVRING_PYTHONPATH" "$PY" -c '
 import json, sys, evring
