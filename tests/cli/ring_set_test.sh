@@ -98,6 +98,40 @@ else
     fail a_cut_set_snapshot_is_refused_in_one_line "exit $rc: $(cat "$WORK/cut.err")"
 fi
 
+# watch --follow-name SET: the set removed and re-created under its name is
+# followed from the new set's oldest events.
+FN=fn$$
+if "$PRODUCER_BIN" "$FN" --threads 2 --count 1000 2>/dev/null; then
+    "$EVRING_BIN" watch "$FN" --from oldest --follow-name --format jsonl >"$WORK/fn.jsonl" 2>"$WORK/fn.err" &
+    watcher=$!
+    PIDS+=("$watcher")
+    if poll 3000 0.01 has_lines "$WORK/fn.jsonl" 2000 && poll 3000 0.01 grep -q "waiting for a new ring set" "$WORK/fn.err"; then
+        rm -rf "${EVRING_RING_DIR:?}/$FN"
+        "$PRODUCER_BIN" "$FN" --threads 3 --count 300 2>/dev/null
+        if poll 3000 0.01 has_lines "$WORK/fn.jsonl" 2900; then
+            kill -INT "$watcher"; wait "$watcher"; rc=$?
+            second=$(tail -n +2001 "$WORK/fn.jsonl" | "$PY" -c '
+import collections, json, sys
+per = collections.Counter(json.loads(l)["member"] for l in sys.stdin)
+print(sorted(per.items()))')
+            if [ "$rc" = 0 ] && [ "$(wc -l < "$WORK/fn.jsonl")" = 2900 ] &&
+                [ "$second" = "[(0, 300), (1, 300), (2, 300)]" ] &&
+                grep -q "a new writer created ring set '$FN'" "$WORK/fn.err"; then
+                ok watch_follow_name_follows_a_set_re_created_under_its_name
+            else
+                fail watch_follow_name_follows_a_set_re_created_under_its_name "exit $rc, second set $second: $(cat "$WORK/fn.err")"
+            fi
+        else
+            fail watch_follow_name_follows_a_set_re_created_under_its_name "the new set was not followed: $(cat "$WORK/fn.err")"
+        fi
+    else
+        fail watch_follow_name_follows_a_set_re_created_under_its_name "the first set was not read to its end: $(cat "$WORK/fn.err")"
+    fi
+else
+    fail watch_follow_name_follows_a_set_re_created_under_its_name "producer"
+fi
+rm -rf "${EVRING_RING_DIR:?}/$FN"
+
 if [ -n "${EVRING_PYTHONPATH:-}" ] && PYTHONPATH="$EVRING_PYTHONPATH" "$PY" -c 'import evring' 2>/dev/null; then
     out=$(PYTHONPATH="$EVRING_PYTHONPATH" "$PY" -c '
 import json, sys, evring

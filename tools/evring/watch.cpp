@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "escape.hpp"
+#include "evring/source_renamed.hpp"
 #include "evring/schema_resolve.hpp"
 #include "evring/source_open.hpp"
 #include "evring/span_seek.hpp"
@@ -129,8 +130,8 @@ int run_watch(const WatchOptions& options) {
     }
     auto source = open_for_command(options.ring, plan->source);
     if (!source) return runtime_error(source.error());
-    if (options.follow_name && (*source)->kind() != SourceKind::Ring)
-        return usage_error(Error(EINVAL, fmt::format("--follow-name follows a ring by name; '{}' is a {}",
+    if (options.follow_name && !follows_names(**source))
+        return usage_error(Error(EINVAL, fmt::format("--follow-name follows a ring or ring set by name; '{}' is a {}",
                                                      options.ring, describe((*source)->kind()))));
     if (!options.members.empty() && !(*source)->identity().members)
         return usage_error(Error(EINVAL, fmt::format("--member picks members of a ring set; '{}' is a {}",
