@@ -19,6 +19,7 @@
 #include "evring/ring_set_manifest.hpp"
 #include "evring/shared_word.hpp"
 #include "evring/sigbus_guard.hpp"
+#include "ring_locks.hpp"
 #include "ring_set_member.hpp"
 #include "source_identity.hpp"
 
@@ -291,6 +292,9 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
             if (!notices_.empty()) continue;
             if (std::any_of(members_.begin(), members_.end(), [](const auto& m) { return !m->ended || m->reopen; }))
                 continue;
+            // A writer that holds the set but has no member yet (or none
+            // left) will add one: the set has not ended.
+            if (writers_hold_set()) return SourceStep::NotReady;
             return SourceStep::End;
         }
         if (!may_release()) return SourceStep::NotReady;
@@ -364,7 +368,19 @@ Result<std::string> RingSetSource::seek_member(std::uint32_t index, std::uint64_
 }
 
 bool RingSetSource::live() const {
-    return std::any_of(members_.begin(), members_.end(), [](const auto& m) { return !m->ended && m->source->live(); });
+    return std::any_of(members_.begin(), members_.end(), [](const auto& m) { return !m->ended && m->source->live(); }) ||
+           writers_hold_set();
+}
+
+bool RingSetSource::writers_hold_set() const {
+    if (manifest_fd_ < 0) return false;  // frozen
+    // Every set writer holds LOCK_SH on the manifest while it lives
+    // (ring_set_writer.cpp); readers never lock it. /proc/locks is read only
+    // once every member has ended.
+    auto holders = detail::lock_holders(manifest_fd_);
+    if (!holders) return false;
+    return std::any_of(holders->begin(), holders->end(),
+                       [](const detail::LockHolder& h) { return h.kind == detail::LockKind::Flock; });
 }
 
 Result<std::uint64_t> RingSetSource::now_nanos() {

@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -328,6 +329,20 @@ TEST_F(SetFixture, OpenSourceRecognisesASetByNameAndEndsWhenItsWritersAreGone) {
     SourceStep last{};
     EXPECT_EQ(drain(**source, &last).size(), 1u);
     EXPECT_EQ(last, SourceStep::End);
+}
+
+TEST_F(SetFixture, ASetHeldByAWriterWithoutAMemberYetHasNotEnded) {
+    std::optional<RingSetWriter> a(writer(true));  // holds the set; its thread has taken no member
+    auto source = open();
+    ASSERT_TRUE(source->seek(Position::oldest()).ok());
+    SourceStep last{};
+    EXPECT_TRUE(drain(*source, &last).empty());
+    EXPECT_EQ(last, SourceStep::NotReady);
+    EXPECT_TRUE(source->live());
+    a.reset();  // kept on close: the set stays, nobody holds it
+    EXPECT_TRUE(drain(*source, &last).empty());
+    EXPECT_EQ(last, SourceStep::End);
+    EXPECT_FALSE(source->live());
 }
 
 // --- Members that lie, are missing or are foreign --------------------------

@@ -44,7 +44,9 @@
 //   noticed; without futex_waitv (or with more than 128 members, or a member
 //   whose doorbell is unusable) it polls every millisecond. The announce /
 //   membarrier / re-check protocol is doorbell.hpp's, once for all members.
-// - End: when every member has ended and no writer holds the set.
+// - End: when every member has ended and no writer holds the set (a writer
+//   holding it without a member yet, or with none left, will add one: until
+//   it closes the source is live and gives NotReady).
 // - A set snapshot (open_snapshot, ring_set_snapshot.hpp) is read the same
 //   way, frozen: its members are the snapshot's (never refreshed), each read
 //   to its end, the same merge order, gaps and positions; live() is false.
@@ -118,6 +120,7 @@ private:
     SourceStep pull(Member& member, SourceItem& item, PayloadRead payload);
     bool may_release();
     std::uint64_t now_monotonic() const;
+    bool writers_hold_set() const;
 
     std::string directory_;
     RingSetManifest manifest_;
