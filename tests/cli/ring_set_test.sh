@@ -98,6 +98,29 @@ else
     fail a_cut_set_snapshot_is_refused_in_one_line "exit $rc: $(cat "$WORK/cut.err")"
 fi
 
+# export SET: a track per member (a group "member N" holding that member's
+# event tracks), in Chrome JSON and Perfetto; every event on its member's.
+if "$EVRING_BIN" export "$SET" --chrome-json "$WORK/set.json" --perfetto "$WORK/set.pftrace" 2>"$WORK/export.err"; then
+    out=$("$PY" -c '
+import collections, json, sys
+count = int(sys.argv[2])
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "thread_name"}
+groups = sorted(n for n in names.values() if n.startswith("member ") and n.count(" ") == 1)
+if groups != ["member 0", "member 1", "member 2", "member 3"]: sys.exit("member tracks: %s" % groups)
+per = collections.Counter(names[e["tid"]].split(" ")[1] for e in events if e.get("ph") == "i")
+if dict(per) != {str(m): count for m in range(4)}: sys.exit("instants per member %s" % dict(per))
+print("ok")
+' "$WORK/set.json" "$COUNT" 2>&1)
+    if [ "$out" = ok ] && [ -s "$WORK/set.pftrace" ] && grep -q " 0 lost" "$WORK/export.err"; then
+        ok export_gives_a_track_per_member
+    else
+        fail export_gives_a_track_per_member "$out $(cat "$WORK/export.err")"
+    fi
+else
+    fail export_gives_a_track_per_member "$(cat "$WORK/export.err")"
+fi
+
 # watch --follow-name SET: the set removed and re-created under its name is
 # followed from the new set's oldest events.
 FN=fn$$
