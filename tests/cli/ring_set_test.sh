@@ -121,6 +121,54 @@ else
     fail export_gives_a_track_per_member "$(cat "$WORK/export.err")"
 fi
 
+# top, metrics and readers SET: a row or series per member, plus the set's
+# totals, while two writer threads publish.
+LIVE=live$$
+"$PRODUCER_BIN" "$LIVE" --threads 2 --count 1000000 --rate 500 2>/dev/null &
+producer=$!
+PIDS+=("$producer")
+if poll 500 0.01 test -e "$EVRING_RING_DIR/$LIVE/m1"; then
+    # A reader of member 1 alone registers in that member's registry.
+    "$EVRING_BIN" watch "$EVRING_RING_DIR/$LIVE/m1" >/dev/null 2>&1 &
+    PIDS+=("$!")
+    "$EVRING_BIN" metrics "$LIVE" >"$WORK/metrics.txt" 2>"$WORK/metrics.err"; rc=$?
+    if [ "$rc" = 0 ] && grep -qx "evring_up{ring=\"$LIVE\",member=\"0\"} 1" "$WORK/metrics.txt" &&
+        grep -qx "evring_up{ring=\"$LIVE\",member=\"1\"} 1" "$WORK/metrics.txt" &&
+        grep -qx "evring_set_members{ring=\"$LIVE\"} 2" "$WORK/metrics.txt" &&
+        grep -qx "evring_writer_alive{ring=\"$LIVE\",member=\"1\"} 1" "$WORK/metrics.txt"; then
+        ok metrics_gives_a_series_per_member_and_the_sets_totals
+    else
+        fail metrics_gives_a_series_per_member_and_the_sets_totals "exit $rc: $(grep -v '^#' "$WORK/metrics.txt" | head -5) $(cat "$WORK/metrics.err")"
+    fi
+    if command -v promtool >/dev/null; then
+        promtool check metrics <"$WORK/metrics.txt" >"$WORK/promtool.out" 2>&1 &&
+            ok set_metrics_pass_promtool || fail set_metrics_pass_promtool "$(head -3 "$WORK/promtool.out")"
+    else
+        skip set_metrics_pass_promtool "promtool is not installed (apt-get install prometheus)"
+    fi
+    "$EVRING_BIN" top "$LIVE" --count 2 --interval 1 >"$WORK/top.txt" 2>"$WORK/top.err"; rc=$?
+    if [ "$rc" = 0 ] && grep -q "^.* $LIVE member 0: [0-9.k]* ev/s .*writer alive" "$WORK/top.txt" &&
+        grep -q "^.* $LIVE member 1: " "$WORK/top.txt" && grep -Eq " $LIVE total: [1-9][0-9.k]* ev/s" "$WORK/top.txt"; then
+        ok top_shows_a_line_per_member_and_the_total
+    else
+        fail top_shows_a_line_per_member_and_the_total "exit $rc: $(cat "$WORK/top.txt" "$WORK/top.err")"
+    fi
+    if poll 300 0.02 sh -c "'$EVRING_BIN' readers '$LIVE' --json | grep -q '\"member\":1,'"; then
+        table=$("$EVRING_BIN" readers "$LIVE" 2>&1)
+        case "$table" in
+            *"member 0: registry"*"member 1: registry"*"total: 1 readers registered in 2 members"*)
+                ok readers_lists_each_members_registry ;;
+            *) fail readers_lists_each_members_registry "$table" ;;
+        esac
+    else
+        fail readers_lists_each_members_registry "no reader of member 1: $("$EVRING_BIN" readers "$LIVE" --json 2>&1)"
+    fi
+else
+    fail metrics_gives_a_series_per_member_and_the_sets_totals "the producer made no set"
+fi
+kill "$producer" 2>/dev/null; wait "$producer" 2>/dev/null
+rm -rf "${EVRING_RING_DIR:?}/$LIVE"
+
 # watch --follow-name SET: the set removed and re-created under its name is
 # followed from the new set's oldest events.
 FN=fn$$
