@@ -158,6 +158,7 @@ void RingSetSource::open_member(std::uint32_t index, const std::string& name, co
     if (auto moved = member->source->seek(start); !moved) return skip(moved.error().message());
     member->bell.emplace(Doorbell::attach(*member->source->ring()));
     auto at = std::find_if(members_.begin(), members_.end(), [&](const auto& m) { return m->index > index; });
+    member->serial = ++member_version_;
     members_.insert(at, std::move(member));
 }
 
@@ -273,6 +274,7 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
                     const std::uint32_t index = m.index;
                     const std::string name = m.name;
                     members_.erase(members_.begin() + static_cast<std::ptrdiff_t>(i));
+                    ++member_version_;
                     open_member(index, name, Position::oldest());
                     return read(item, payload);  // at most once per re-created member
                 }
@@ -402,6 +404,15 @@ std::vector<std::uint32_t> RingSetSource::members() const {
     std::vector<std::uint32_t> out;
     for (const auto& m : members_) out.push_back(m->index);
     return out;
+}
+
+const RingSource* RingSetSource::member_source(std::uint32_t index, std::uint64_t* serial) const {
+    for (const auto& m : members_)
+        if (m->index == index) {
+            if (serial != nullptr) *serial = m->serial;
+            return m->source.get();
+        }
+    return nullptr;
 }
 
 const MappedRing* RingSetSource::member_ring(std::uint32_t index) const {

@@ -68,6 +68,8 @@
 
 namespace evring {
 
+class RingSource;
+
 struct RingSetSourceOptions {
     std::chrono::nanoseconds stall_bound = std::chrono::milliseconds(100);
     // The monotonic clock the stall bound is measured with (tests inject one).
@@ -98,6 +100,13 @@ public:
     std::vector<std::uint32_t> members() const;
     // Member `index`'s own counters (zeros for a member not read).
     SourceCounters member_counters(std::uint32_t index) const;
+    // Member `index`'s own source (null when it is not read) and, in
+    // `serial`, which opening of it that is (a member re-created under its
+    // name gets a new one). Valid until member_version() changes.
+    const RingSource* member_source(std::uint32_t index, std::uint64_t* serial = nullptr) const;
+    // Changes whenever a member is opened or dropped (readers that keep
+    // per-member state, such as RegisteringSink, re-sync then).
+    std::uint64_t member_version() const noexcept { return member_version_; }
     // Member `index`'s ring (null when it is not read).
     const MappedRing* member_ring(std::uint32_t index) const;
     // The manifest as opened (a live set's may have changed since), and its bytes.
@@ -126,6 +135,7 @@ private:
     RingSetManifest manifest_;
     std::vector<std::byte> manifest_bytes_;
     bool frozen_ = false;
+    std::uint64_t member_version_ = 0;
     int manifest_fd_ = -1;  // -1: frozen, nothing to refresh
     std::uint64_t generation_ = 0;
     std::uint64_t next_refresh_ = 0;

@@ -128,8 +128,11 @@ LIVE=live$$
 producer=$!
 PIDS+=("$producer")
 if poll 500 0.01 test -e "$EVRING_RING_DIR/$LIVE/m1"; then
-    # A reader of member 1 alone registers in that member's registry.
+    # A reader of member 1 alone registers in that member's registry; a
+    # merged reader of the set in every member's.
     "$EVRING_BIN" watch "$EVRING_RING_DIR/$LIVE/m1" >/dev/null 2>&1 &
+    PIDS+=("$!")
+    "$EVRING_BIN" watch "$LIVE" >/dev/null 2>&1 &
     PIDS+=("$!")
     "$EVRING_BIN" metrics "$LIVE" >"$WORK/metrics.txt" 2>"$WORK/metrics.err"; rc=$?
     if [ "$rc" = 0 ] && grep -qx "evring_up{ring=\"$LIVE\",member=\"0\"} 1" "$WORK/metrics.txt" &&
@@ -153,15 +156,16 @@ if poll 500 0.01 test -e "$EVRING_RING_DIR/$LIVE/m1"; then
     else
         fail top_shows_a_line_per_member_and_the_total "exit $rc: $(cat "$WORK/top.txt" "$WORK/top.err")"
     fi
-    if poll 300 0.02 sh -c "'$EVRING_BIN' readers '$LIVE' --json | grep -q '\"member\":1,'"; then
+    if poll 300 0.02 sh -c "'$EVRING_BIN' readers '$LIVE' --no-reclaim | grep -q 'total: 3 readers'"; then
         table=$("$EVRING_BIN" readers "$LIVE" 2>&1)
-        case "$table" in
-            *"member 0: registry"*"member 1: registry"*"total: 1 readers registered in 2 members"*)
-                ok readers_lists_each_members_registry ;;
-            *) fail readers_lists_each_members_registry "$table" ;;
+        json=$("$EVRING_BIN" readers "$LIVE" --json 2>&1 | grep -c '"member":0,')
+        case "$json|$table" in
+            "1|"*"member 0: registry"*"member 1: registry"*"total: 3 readers registered in 2 members"*)
+                ok readers_lists_each_members_registry_with_the_merged_reader_in_each ;;
+            *) fail readers_lists_each_members_registry "$json $table" ;;
         esac
     else
-        fail readers_lists_each_members_registry "no reader of member 1: $("$EVRING_BIN" readers "$LIVE" --json 2>&1)"
+        fail readers_lists_each_members_registry "not 3 readers: $("$EVRING_BIN" readers "$LIVE" 2>&1)"
     fi
 else
     fail metrics_gives_a_series_per_member_and_the_sets_totals "the producer made no set"
