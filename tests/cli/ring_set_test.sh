@@ -5,6 +5,10 @@
 # events, each with a `member` key, in non-decreasing record_epoch_nanos, with
 # no gap; the same for `evring record` of the set replayed with watch, and for
 # evring.open(NAME) in Python (when the package of this build loads).
+# Then the set everywhere a ring goes: `snapshot SET` (one file that watch,
+# digest, stats, info, snapshot and Python read as the set; a cut one refused),
+# `export SET` (a track per member), `metrics`/`top`/`readers SET` (per
+# member, promtool-checked) and `watch --follow-name SET` (a re-created set).
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 skip_script_unless "python3 is not installed" command -v python3
 make_work evring-ring-set-test
@@ -89,6 +93,10 @@ esac
 if "$EVRING_BIN" snapshot "$WORK/set.zst" -o "$WORK/again.zst" 2>/dev/null &&
     [ "$("$EVRING_BIN" digest "$WORK/again.zst" 2>&1)" = "$frozen" ]; then ok a_set_snapshot_snapshots_to_the_same_events
 else fail a_set_snapshot_snapshots_to_the_same_events "$("$EVRING_BIN" digest "$WORK/again.zst" 2>&1)"; fi
+# A snapshot follows no name: refused by name, exit 2.
+"$EVRING_BIN" watch "$WORK/set.zst" --follow-name >/dev/null 2>"$WORK/fnsnap.err"; rc=$?
+if [ "$rc" = 2 ] && grep -q "is a ring set snapshot" "$WORK/fnsnap.err"; then ok follow_name_refuses_a_set_snapshot
+else fail follow_name_refuses_a_set_snapshot "exit $rc: $(cat "$WORK/fnsnap.err")"; fi
 # Cut short: exit 1, one line naming the file.
 head -c 5000 "$WORK/set.zst" > "$WORK/cut.zst"
 "$EVRING_BIN" watch "$WORK/cut.zst" --from oldest >/dev/null 2>"$WORK/cut.err"; rc=$?
@@ -215,6 +223,13 @@ for e in evring.open(sys.argv[1]).replay("oldest"):
 ' "$SET" | check_jsonl 2>&1)
     if [ "$out" = ok ]; then ok python_open_iterates_the_set_merged
     else fail python_open_iterates_the_set_merged "$out"; fi
+    out=$(PYTHONPATH="$EVRING_PYTHONPATH" "$PY" -c '
+import json, sys, evring
+for e in evring.open(sys.argv[1]).replay("oldest"):
+    print(json.dumps({"member": e.member, "record_epoch_nanos": e.record_epoch_nanos}))
+' "$WORK/set.zst" | check_jsonl 2>&1)
+    if [ "$out" = ok ]; then ok python_open_iterates_a_set_snapshot_merged
+    else fail python_open_iterates_a_set_snapshot_merged "$out"; fi
 else
     skip python_open_iterates_the_set_merged "the Python package of this build does not load"
 fi
