@@ -1,5 +1,5 @@
 // A ring set frozen in one file: writing and loading (ring_set_snapshot.hpp).
-#include "evring/ring_set_snapshot.hpp"
+#include "evring/set/ring_set_snapshot.hpp"
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -9,9 +9,9 @@
 
 #include <cstring>
 
-#include "regular_file.hpp"
-#include "snapshot_support.hpp"
-#include "write_all.hpp"
+#include "util/regular_file.hpp"
+#include "ring/snapshot_support.hpp"
+#include "util/write_all.hpp"
 
 namespace evring {
 namespace {

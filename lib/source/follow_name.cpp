@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
-#include "evring/ring_set_source.hpp"
-#include "evring/source_renamed.hpp"
-#include "follow_loop.hpp"
+#include "evring/set/ring_set_source.hpp"
+#include "evring/source/source_renamed.hpp"
+#include "source/follow_loop.hpp"
 
 namespace evring {
 

@@ -14,13 +14,13 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/reader_listing.hpp"
-#include "evring/registering_sink.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_set.hpp"
-#include "evring/ring_set_manifest.hpp"
-#include "evring/ring_set_source.hpp"
-#include "evring/source_open.hpp"
+#include "evring/registry/reader_listing.hpp"
+#include "evring/registry/registering_sink.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/set/ring_set.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "evring/set/ring_set_source.hpp"
+#include "evring/source/source_open.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

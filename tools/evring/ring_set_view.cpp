@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "evring/ring_set_manifest.hpp"
-#include "evring/source_open.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "evring/source/source_open.hpp"
 
 namespace evring::cli {
 

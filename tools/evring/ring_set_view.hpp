@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "ring_view.hpp"
+#include "ops/ring_view.hpp"
 
 namespace evring::cli {
 

@@ -1,4 +1,4 @@
-// evring/ring_set_snapshot.hpp — a ring set frozen in one file.
+// evring/set/ring_set_snapshot.hpp — a ring set frozen in one file.
 //
 //     evring snapshot demo -o demo.zst      # demo is a ring set
 //     evring watch demo.zst --from oldest   # the merged stream, with members
@@ -45,9 +45,9 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "evring/ring.hpp"
-#include "evring/ring_set_manifest.hpp"
-#include "evring/snapshot.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "evring/ring/snapshot.hpp"
 
 namespace evring {
 

@@ -26,13 +26,13 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "ops_cmd.hpp"
-#include "output.hpp"
+#include "output/escape.hpp"
+#include "ops/ops_cmd.hpp"
+#include "output/output.hpp"
 #include "ring_set_view.hpp"
-#include "ring_view.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "ops/ring_view.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {
