@@ -30,8 +30,11 @@ constexpr std::uint8_t kZstdMagic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 // chunks, or a caller's buffer, used in place.
 class CompressedInput {
 public:
-    static CompressedInput file(int fd) { return CompressedInput(fd, {}); }
-    static CompressedInput memory(std::span<const std::byte> bytes) { return CompressedInput(-1, bytes); }
+    // Bytes [offset, offset + length) of the file (a set snapshot's member).
+    static CompressedInput file(int fd, std::uint64_t offset = 0, std::uint64_t length = UINT64_MAX) {
+        return CompressedInput(fd, {}, offset, length);
+    }
+    static CompressedInput memory(std::span<const std::byte> bytes) { return CompressedInput(-1, bytes, 0, 0); }
 
     // Up to `n` bytes from the start, without consuming anything.
     Result<std::size_t> peek(void* out, std::size_t n, std::string_view name) const {
@@ -40,7 +43,7 @@ public:
             if (k > 0) std::memcpy(out, memory_.data(), k);  // an empty span's data() may be null
             return k;
         }
-        const ssize_t got = ::pread(fd_, out, n, 0);
+        const ssize_t got = ::pread(fd_, out, std::min<std::uint64_t>(n, remaining_), static_cast<off_t>(offset_));
         if (got < 0) return Error::from_errno(errno, fmt::format("reading {}", name));
         return static_cast<std::size_t>(got);
     }
@@ -50,17 +53,25 @@ public:
         if (fd_ < 0) return std::exchange(memory_, {});
         if (chunk_.empty()) chunk_.resize(kChunk);
         for (;;) {
-            const ssize_t got = ::read(fd_, chunk_.data(), chunk_.size());
-            if (got >= 0) return std::span<const std::byte>(chunk_.data(), static_cast<std::size_t>(got));
+            const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_.size(), remaining_));
+            const ssize_t got = ::pread(fd_, chunk_.data(), want, static_cast<off_t>(offset_));
+            if (got >= 0) {
+                offset_ += static_cast<std::uint64_t>(got);
+                remaining_ -= static_cast<std::uint64_t>(got);
+                return std::span<const std::byte>(chunk_.data(), static_cast<std::size_t>(got));
+            }
             if (errno != EINTR) return Error::from_errno(errno, fmt::format("reading {}", name));
         }
     }
 
 private:
-    CompressedInput(int fd, std::span<const std::byte> memory) : fd_(fd), memory_(memory) {}
+    CompressedInput(int fd, std::span<const std::byte> memory, std::uint64_t offset, std::uint64_t length)
+        : fd_(fd), memory_(memory), offset_(offset), remaining_(length) {}
 
     int fd_;
     std::span<const std::byte> memory_;
+    std::uint64_t offset_;     // file: the next byte to read
+    std::uint64_t remaining_;  // file: bytes left in the range
     std::vector<std::byte> chunk_;
 };
 
@@ -327,6 +338,12 @@ Result<LoadedSnapshot> load_snapshot(const std::string& path, const SnapshotLoad
     auto loaded = load(input, static_cast<std::uint64_t>(st.st_size), path, options);
     if (!loaded) return std::move(loaded).error();
     return loaded;
+}
+
+Result<LoadedSnapshot> snapshot_detail::load_snapshot_range(int fd, std::uint64_t offset, std::uint64_t length,
+                                                            std::string name, const SnapshotLoadOptions& options) {
+    CompressedInput input = CompressedInput::file(fd, offset, length);
+    return load(input, length, std::move(name), options);
 }
 
 Result<LoadedSnapshot> load_snapshot(std::span<const std::byte> compressed, std::string name,

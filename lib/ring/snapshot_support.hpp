@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "evring/ring/snapshot.hpp"
+
 namespace evring::snapshot_detail {
 
 inline constexpr std::size_t kChunk = std::size_t{1} << 20;
@@ -41,5 +43,11 @@ struct Mapping {
     std::byte* bytes() const { return static_cast<std::byte*>(at); }
 };
 
+// Loads the one snapshot frame in bytes [offset, offset + length) of the
+// open file `fd` (a member of a set snapshot, ring_set_snapshot.hpp); bytes
+// after the frame within the range are an error, as after a snapshot file's.
+// `name` becomes the ring's path().
+Result<LoadedSnapshot> load_snapshot_range(int fd, std::uint64_t offset, std::uint64_t length, std::string name,
+                                           const SnapshotLoadOptions& options);
 
 }  // namespace evring::snapshot_detail

@@ -117,7 +117,7 @@ Result<RingSetManifest> parse_set_manifest(std::span<const std::byte> bytes, std
     return m;
 }
 
-Result<RingSetManifest> read_set_manifest(std::string_view directory) {
+Result<std::vector<std::byte>> read_set_manifest_bytes(std::string_view directory) {
     const std::string file = std::string(directory) + "/" + kSetManifestName;
     const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return Error::from_errno(errno, "opening ring set manifest " + file);
@@ -137,7 +137,17 @@ Result<RingSetManifest> read_set_manifest(std::string_view directory) {
     }
     ::close(fd);
     bytes.resize(got);
-    return parse_set_manifest(bytes, directory);
+    return bytes;
+}
+
+Result<RingSetManifest> read_set_manifest(std::string_view directory) {
+    auto bytes = read_set_manifest_bytes(directory);
+    if (!bytes) return std::move(bytes).error();
+    return parse_set_manifest(*bytes, directory);
+}
+
+std::uint64_t set_manifest_used_size(const RingSetManifest& manifest) noexcept {
+    return set_schema_offset(manifest.max_members) + manifest.schema_blob.size();
 }
 
 Result<std::uint64_t> read_set_generation(int manifest_fd) {

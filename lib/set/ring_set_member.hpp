@@ -27,6 +27,7 @@ struct RingSetSource::Member {
     bool pending = false;    // probe_pending: its writer reserved what its source has not read       // its last pull found nothing: pulled again only when it has something
     bool ended = false;      // read to its end (writer gone) or failed
     bool reopen = false;     // a new ring is at its name: read it once this one ends
+    std::uint64_t serial = 0;       // member_version() when it was opened: tells a re-created member apart
     std::uint64_t stuck_since = 0;  // monotonic ns when the merge first waited on its reservation; 0: not waiting
     dev_t device = 0;
     ino_t inode = 0;

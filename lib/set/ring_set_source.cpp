@@ -19,7 +19,9 @@
 #include "evring/set/ring_set_manifest.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "evring/ring/sigbus_guard.hpp"
+#include "ring/ring_locks.hpp"
 #include "set/ring_set_member.hpp"
+#include "source/source_identity.hpp"
 
 namespace evring {
 namespace {
@@ -61,39 +63,69 @@ RingSetSource::~RingSetSource() {
     if (manifest_fd_ >= 0) ::close(manifest_fd_);
 }
 
-Result<std::unique_ptr<RingSetSource>> RingSetSource::open(const std::string& directory, std::string location,
-                                                           RingSetSourceOptions options) {
-    (void)install_sigbus_handler();
-    auto manifest = read_set_manifest(directory);
-    if (!manifest) return std::move(manifest).error();
-    std::unique_ptr<RingSetSource> source(new RingSetSource());
-    source->options_ = std::move(options);
-    if (!source->options_.monotonic_nanos) source->options_.monotonic_nanos = [] { return clock_nanos(CLOCK_MONOTONIC); };
-    source->directory_ = directory;
-    const std::string file = directory + "/" + kSetManifestName;
-    source->manifest_fd_ = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (source->manifest_fd_ < 0) return Error::from_errno(errno, "opening " + file);
-    source->schema_blob_ = manifest->schema_blob;
-    source->content_type_ = manifest->content_type;
-    source->schema_hash_ = manifest->schema_hash;
-    SourceIdentity& id = source->identity_;
+void RingSetSource::adopt_manifest(RingSetManifest manifest, std::vector<std::byte> bytes, std::string location,
+                                   RingSetSourceOptions options) {
+    options_ = std::move(options);
+    if (!options_.monotonic_nanos) options_.monotonic_nanos = [] { return clock_nanos(CLOCK_MONOTONIC); };
+    directory_ = manifest.directory;
+    schema_blob_ = manifest.schema_blob;
+    content_type_ = manifest.content_type;
+    schema_hash_ = manifest.schema_hash;
+    generation_ = manifest.generation;
+    SourceIdentity& id = identity_;
     id.kind = SourceKind::RingSet;
     id.members = true;
     id.location = std::move(location);
-    id.path = directory;
-    id.content_type = manifest->content_type;
-    id.schema_hash = manifest->schema_hash;
-    id.ring_size = RingSize{std::uint64_t{1} << manifest->member_descriptor_shift,
-                            std::uint64_t{1} << manifest->member_payload_buf_shift, 0};
-    id.instance = manifest->set_id;
-    struct stat st {};
-    if (::stat(directory.c_str(), &st) == 0) {
-        id.device = st.st_dev;
-        id.inode = st.st_ino;
+    id.path = manifest.directory;
+    // Device and inode as every source encodes them (follow_name compares).
+    detail::file_identity(id.path, id);
+    id.content_type = manifest.content_type;
+    id.schema_hash = manifest.schema_hash;
+    id.ring_size = RingSize{std::uint64_t{1} << manifest.member_descriptor_shift,
+                            std::uint64_t{1} << manifest.member_payload_buf_shift, 0};
+    id.instance = manifest.set_id;
+    for (const auto& warning : manifest.warnings) notices_.push_back(warning);
+    bytes.resize(std::min<std::size_t>(bytes.size(), set_manifest_used_size(manifest)));
+    manifest_bytes_ = std::move(bytes);
+    manifest_ = std::move(manifest);
+}
+
+Result<std::unique_ptr<RingSetSource>> RingSetSource::open(const std::string& directory, std::string location,
+                                                           RingSetSourceOptions options) {
+    (void)install_sigbus_handler();
+    auto bytes = read_set_manifest_bytes(directory);
+    if (!bytes) return std::move(bytes).error();
+    auto manifest = parse_set_manifest(*bytes, directory);
+    if (!manifest) return std::move(manifest).error();
+    std::unique_ptr<RingSetSource> source(new RingSetSource());
+    const std::string file = directory + "/" + kSetManifestName;
+    source->manifest_fd_ = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (source->manifest_fd_ < 0) return Error::from_errno(errno, "opening " + file);
+    const auto members = manifest->members;
+    source->adopt_manifest(std::move(manifest).value(), std::move(bytes).value(), std::move(location),
+                           std::move(options));
+    for (const auto& info : members) source->open_member(info.index, info.name, Position::latest());
+    return source;
+}
+
+Result<std::unique_ptr<RingSetSource>> RingSetSource::open_snapshot(LoadedSetSnapshot snapshot, std::string location,
+                                                                    RingSetSourceOptions options) {
+    std::unique_ptr<RingSetSource> source(new RingSetSource());
+    source->frozen_ = true;
+    const std::string path = snapshot.manifest.directory;
+    source->adopt_manifest(std::move(snapshot.manifest), std::move(snapshot.manifest_bytes), std::move(location),
+                           std::move(options));
+    for (auto& [index, loaded] : snapshot.members) {
+        auto member = std::make_unique<Member>();
+        member->index = index;
+        member->name = fmt::format("m{}", index);
+        member->path = loaded.ring.path();
+        auto opened = RingSource::open_snapshot(std::move(loaded), member->path);
+        if (!opened) return std::move(opened).context(fmt::format("set snapshot '{}'", path)).error();
+        member->source = std::move(opened).value();
+        if (auto moved = member->source->seek(Position::latest()); !moved) return std::move(moved).error();
+        source->members_.push_back(std::move(member));  // ascending: load_set_snapshot checked
     }
-    source->generation_ = manifest->generation;
-    for (const auto& warning : manifest->warnings) source->notices_.push_back(warning);
-    for (const auto& info : manifest->members) source->open_member(info.index, info.name, Position::latest());
     return source;
 }
 
@@ -126,12 +158,14 @@ void RingSetSource::open_member(std::uint32_t index, const std::string& name, co
     if (auto moved = member->source->seek(start); !moved) return skip(moved.error().message());
     member->bell.emplace(Doorbell::attach(*member->source->ring()));
     auto at = std::find_if(members_.begin(), members_.end(), [&](const auto& m) { return m->index > index; });
+    member->serial = ++member_version_;
     members_.insert(at, std::move(member));
 }
 
 void RingSetSource::refresh_members(bool force) {
     // The clock is read once per 256 calls: a clock read per merged event
     // would cost more than the merge itself.
+    if (manifest_fd_ < 0) return;  // frozen: a set snapshot's members never change
     if (!force && (++refresh_calls_ & 255) != 0) return;
     const std::uint64_t now = clock_nanos(CLOCK_MONOTONIC);
     if (!force && now < next_refresh_) return;
@@ -240,6 +274,7 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
                     const std::uint32_t index = m.index;
                     const std::string name = m.name;
                     members_.erase(members_.begin() + static_cast<std::ptrdiff_t>(i));
+                    ++member_version_;
                     open_member(index, name, Position::oldest());
                     return read(item, payload);  // at most once per re-created member
                 }
@@ -259,6 +294,9 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
             if (!notices_.empty()) continue;
             if (std::any_of(members_.begin(), members_.end(), [](const auto& m) { return !m->ended || m->reopen; }))
                 continue;
+            // A writer that holds the set but has no member yet (or none
+            // left) will add one: the set has not ended.
+            if (writers_hold_set()) return SourceStep::NotReady;
             return SourceStep::End;
         }
         if (!may_release()) return SourceStep::NotReady;
@@ -332,7 +370,19 @@ Result<std::string> RingSetSource::seek_member(std::uint32_t index, std::uint64_
 }
 
 bool RingSetSource::live() const {
-    return std::any_of(members_.begin(), members_.end(), [](const auto& m) { return !m->ended && m->source->live(); });
+    return std::any_of(members_.begin(), members_.end(), [](const auto& m) { return !m->ended && m->source->live(); }) ||
+           writers_hold_set();
+}
+
+bool RingSetSource::writers_hold_set() const {
+    if (manifest_fd_ < 0) return false;  // frozen
+    // Every set writer holds LOCK_SH on the manifest while it lives
+    // (ring_set_writer.cpp); readers never lock it. /proc/locks is read only
+    // once every member has ended.
+    auto holders = detail::lock_holders(manifest_fd_);
+    if (!holders) return false;
+    return std::any_of(holders->begin(), holders->end(),
+                       [](const detail::LockHolder& h) { return h.kind == detail::LockKind::Flock; });
 }
 
 Result<std::uint64_t> RingSetSource::now_nanos() {
@@ -346,6 +396,7 @@ Result<std::uint64_t> RingSetSource::now_nanos() {
 std::span<const std::byte> RingSetSource::schema() const { return schema_blob_; }
 
 std::string RingSetSource::end_text() const {
+    if (frozen_) return fmt::format("end of set snapshot '{}' (every member read to its end)", identity_.location);
     return fmt::format("end of ring set '{}' (every member read to its end)", identity_.location);
 }
 
@@ -353,6 +404,21 @@ std::vector<std::uint32_t> RingSetSource::members() const {
     std::vector<std::uint32_t> out;
     for (const auto& m : members_) out.push_back(m->index);
     return out;
+}
+
+const RingSource* RingSetSource::member_source(std::uint32_t index, std::uint64_t* serial) const {
+    for (const auto& m : members_)
+        if (m->index == index) {
+            if (serial != nullptr) *serial = m->serial;
+            return m->source.get();
+        }
+    return nullptr;
+}
+
+const MappedRing* RingSetSource::member_ring(std::uint32_t index) const {
+    for (const auto& m : members_)
+        if (m->index == index) return m->source->ring();
+    return nullptr;
 }
 
 SourceCounters RingSetSource::member_counters(std::uint32_t index) const {

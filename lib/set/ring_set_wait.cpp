@@ -54,6 +54,7 @@ void sleep_for(std::chrono::nanoseconds d) {
 }  // namespace
 
 void RingSetSource::wait(std::chrono::nanoseconds timeout) {
+    if (frozen_) return;  // a set snapshot: nothing will come
     refresh_calls_ |= 255;  // the next refresh_members looks at the clock
     refresh_members(false);
     timeout = std::min<std::chrono::nanoseconds>(timeout, kMaxSleep);

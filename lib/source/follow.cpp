@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "evring/clock.hpp"
+#include "evring/source/source_renamed.hpp"
 #include "source/follow_loop.hpp"
 
 namespace evring {
@@ -94,7 +95,7 @@ Result<FollowResult> FollowLoop::run() {
         case SourceStep::Notice: sink_.notice(item.notice); break;
         case SourceStep::NotReady: end = on_idle(); break;
         case SourceStep::End: {
-            if (!options_.follow_name || source_->kind() != SourceKind::Ring) return finish(FollowEnd::End);
+            if (!options_.follow_name || !follows_names(*source_)) return finish(FollowEnd::End);
             auto next = wait_for_new_ring();
             if (!next) return std::move(next).error();
             end = *next;

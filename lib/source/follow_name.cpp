@@ -11,24 +11,34 @@
 
 #include <fmt/format.h>
 
+#include "evring/set/ring_set_source.hpp"
 #include "evring/source/source_renamed.hpp"
 #include "source/follow_loop.hpp"
 
 namespace evring {
 
+bool follows_names(const EventSource& source) {
+    if (source.kind() == SourceKind::Ring) return true;
+    const auto* set = dynamic_cast<const RingSetSource*>(&source);
+    return set != nullptr && !set->frozen();
+}
+
 Result<std::unique_ptr<EventSource>> reopen_if_renamed(const SourceIdentity& old, const SourceOptions& options) {
-    if (old.kind != SourceKind::Ring) return std::unique_ptr<EventSource>();
+    if (old.kind != SourceKind::Ring && old.kind != SourceKind::RingSet) return std::unique_ptr<EventSource>();
     auto path = resolve_location(old.location, options.directory);
     if (!path) return std::unique_ptr<EventSource>();
     struct stat st {};
     if (::stat(path->c_str(), &st) != 0) return std::unique_ptr<EventSource>();  // not created yet
+    // A live set is a directory; a set snapshot (a file) follows no name.
+    if (old.kind == SourceKind::RingSet && !S_ISDIR(st.st_mode)) return std::unique_ptr<EventSource>();
     const std::uint64_t device = (std::uint64_t{major(st.st_dev)} << 32) | minor(st.st_dev);
     if (static_cast<std::uint64_t>(st.st_ino) == old.inode && device == old.device)
         return std::unique_ptr<EventSource>();  // still ours
     auto fresh = open_source(old.location, options);
     if (!fresh) return std::move(fresh).error();
-    if ((*fresh)->kind() != SourceKind::Ring)
-        return Error(EINVAL, fmt::format("'{}' is now a {}, not a ring", old.location, describe((*fresh)->kind())));
+    if ((*fresh)->kind() != old.kind)
+        return Error(EINVAL, fmt::format("'{}' is now a {}, not a {}", old.location, describe((*fresh)->kind()),
+                                         describe(old.kind)));
     return std::move(fresh).value();
 }
 
@@ -36,6 +46,11 @@ Result<std::unique_ptr<EventSource>> reopen_if_renamed(const SourceIdentity& old
 
 namespace evring::detail {
 namespace {
+
+// "ring" or "ring set": what the messages of a followed name call it.
+const char* followed_kind(const EventSource& source) {
+    return source.kind() == SourceKind::RingSet ? "ring set" : "ring";
+}
 
 void sleep_for(std::chrono::nanoseconds interval) {
     const auto ns = interval.count();
@@ -56,7 +71,7 @@ std::unique_ptr<EventSource> FollowLoop::try_reopen(std::string& problem) {
 
 Result<std::optional<FollowEnd>> FollowLoop::wait_for_new_ring() {
     if (!sink_.idle()) return std::optional<FollowEnd>(FollowEnd::Sink);
-    sink_.notice(fmt::format("waiting for a new ring named '{}'", source_->identity().location));
+    sink_.notice(fmt::format("waiting for a new {} named '{}'", followed_kind(*source_), source_->identity().location));
     std::string last_problem;
     for (;;) {
         if (stop_requested()) return std::optional<FollowEnd>(FollowEnd::Stopped);
@@ -75,13 +90,13 @@ Result<std::optional<FollowEnd>> FollowLoop::wait_for_new_ring() {
 
 bool FollowLoop::name_moved() {
     const auto now = std::chrono::steady_clock::now();
-    if (now < next_name_check_ || source_->kind() != SourceKind::Ring) return false;
+    if (now < next_name_check_ || !follows_names(*source_)) return false;
     next_name_check_ = now + std::chrono::seconds(1);
     std::string problem;
     std::unique_ptr<EventSource> fresh = try_reopen(problem);
     if (!fresh) return false;
-    sink_.notice(fmt::format("'{}' now names another ring file while the writer of the one followed still runs; "
-                             "following the new one", source_->identity().location));
+    sink_.notice(fmt::format("'{}' now names another {} file while the writer of the one followed still runs; "
+                             "following the new one", source_->identity().location, followed_kind(*source_)));
     if (auto s = switch_to(std::move(fresh)); !s) {
         sink_.notice(s.error().message());
         return false;
@@ -95,10 +110,11 @@ Status FollowLoop::switch_to(std::unique_ptr<EventSource> fresh) {
     sink_.replaced(*source_, *fresh);
     source_ = std::move(fresh);
     ++result_.rings;
-    sink_.notice(fmt::format("a new writer created ring '{}' ({}): following it from its oldest event",
-                             source_->identity().location, source_->identity().path));
+    sink_.notice(fmt::format("a new writer created {} '{}' ({}): following it from its oldest event",
+                             followed_kind(*source_), source_->identity().location, source_->identity().path));
     if (auto s = position(Position::oldest()); !s) return s;
-    // What the new writer wrote and overwrote before we got here.
+    // What the new writer wrote and overwrote before we got here (a set's
+    // members count their own sequence numbers: next_seqno() is 0).
     const std::uint64_t oldest = source_->next_seqno();
     if (oldest > 1) {
         const SourceGap gap{1, oldest - 1, GapReason::RingReplaced, {}};

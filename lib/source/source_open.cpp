@@ -13,6 +13,7 @@
 #include "evring/source/recording_source.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/set/ring_set_manifest.hpp"
+#include "evring/set/ring_set_snapshot.hpp"
 #include "evring/set/ring_set_source.hpp"
 #include "evring/source/ring_source.hpp"
 #include "util/text_escape.hpp"
@@ -67,6 +68,15 @@ Result<std::unique_ptr<EventSource>> open_file(std::string_view typed, const std
         auto set = RingSetSource::open(path, std::string(typed));
         if (!set) return std::move(set).context("opening ring set " + named).error();
         return std::unique_ptr<EventSource>(std::move(set).value());
+    }
+    auto set_snapshot = is_set_snapshot_file(path);
+    if (!set_snapshot) return std::move(set_snapshot).context("opening " + named).error();
+    if (*set_snapshot) {
+        auto loaded = load_set_snapshot(path, {options.max_snapshot_size});
+        if (!loaded) return std::move(loaded).context("opening " + named).error();
+        auto source = RingSetSource::open_snapshot(std::move(loaded).value(), std::string(typed));
+        if (!source) return std::move(source).error();
+        return std::unique_ptr<EventSource>(std::move(source).value());
     }
     auto zstd = is_zstd_file(path);
     if (!zstd) return std::move(zstd).context("opening " + named).error();

@@ -519,6 +519,30 @@ TEST(Timeline, TracksByFlowTagValue) {
                                                                   "instant txn 3 NOTE @30"}));
 }
 
+TEST(Timeline, ARingSetGetsATrackPerMemberWithItsOwnEventTracks) {
+    CallLog log;
+    TimelineOptions options;
+    options.per_member = true;
+    Timeline timeline({&log}, nullptr, 7, options);
+    auto on = [](std::uint32_t member, SourceEvent e) {
+        e.member = member;
+        return e;
+    };
+    for (const SourceEvent& e : {on(0, make_event(1, 9, 10, 0, 0)), on(2, make_event(1, 9, 20, 0, 0)),
+                                 on(0, make_event(2, 8, 30, 0, 0)), on(2, make_event(2, 9, 40, 0, 0))})
+        ASSERT_TRUE(timeline.event(e));
+    ASSERT_TRUE(timeline.finish());
+    EXPECT_EQ(log.matching("track member"),
+              (std::vector<std::string>{"track member 0", "track member 0 type 9", "track member 2",
+                                        "track member 2 type 9", "track member 0 type 8"}));
+    EXPECT_EQ(log.matching("instant"),
+              (std::vector<std::string>{"instant member 0 type 9 type 9 @10", "instant member 2 type 9 type 9 @20",
+                                        "instant member 0 type 8 type 8 @30", "instant member 2 type 9 type 9 @40"}));
+    // root, two counters, two member groups, three event tracks.
+    EXPECT_EQ(timeline.stats().tracks, 8u);
+    EXPECT_EQ(timeline.stats().records(), log.calls.size());
+}
+
 TEST(Timeline, FlowValuesPastTheCapShareOneTrack) {
     CallLog log;
     TimelineOptions options;

@@ -9,10 +9,14 @@
 
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "evring/registry/reader_listing.hpp"
+#include "evring/registry/registering_sink.hpp"
+#include "evring/ring/ring_reader.hpp"
 #include "evring/set/ring_set.hpp"
 #include "evring/set/ring_set_manifest.hpp"
 #include "evring/set/ring_set_source.hpp"
@@ -328,6 +332,59 @@ TEST_F(SetFixture, OpenSourceRecognisesASetByNameAndEndsWhenItsWritersAreGone) {
     SourceStep last{};
     EXPECT_EQ(drain(**source, &last).size(), 1u);
     EXPECT_EQ(last, SourceStep::End);
+}
+
+TEST_F(SetFixture, ASetHeldByAWriterWithoutAMemberYetHasNotEnded) {
+    std::optional<RingSetWriter> a(writer(true));  // holds the set; its thread has taken no member
+    auto source = open();
+    ASSERT_TRUE(source->seek(Position::oldest()).ok());
+    SourceStep last{};
+    EXPECT_TRUE(drain(*source, &last).empty());
+    EXPECT_EQ(last, SourceStep::NotReady);
+    EXPECT_TRUE(source->live());
+    a.reset();  // kept on close: the set stays, nobody holds it
+    EXPECT_TRUE(drain(*source, &last).empty());
+    EXPECT_EQ(last, SourceStep::End);
+    EXPECT_FALSE(source->live());
+}
+
+struct NullSink : FollowSink {
+    bool event(const SourceEvent&) override { return true; }
+};
+
+std::size_t readers_of(const std::string& member_path) {
+    auto reader = RingReader::open(member_path);
+    EXPECT_TRUE(reader.ok()) << reader.error().message();
+    if (!reader) return 0;
+    ListingOptions look;
+    look.reclaim_dead = false;
+    auto listing = list_readers(*reader, look);
+    return listing ? listing->readers.size() : 0;
+}
+
+TEST_F(SetFixture, AMergedReaderRegistersInEveryMembersRegistryAndInMembersThatJoinLater) {
+    auto a = writer();
+    auto b = writer();
+    publish_at(publisher_of(a), 1);
+    publish_at(publisher_of(b), 2);
+    auto source = open();
+    NullSink inner;
+    RegisteringSink sink(inner, {"merged", ReaderKind::Watch, ""});
+    sink.started(*source);
+    EXPECT_TRUE(sink.registered());
+    EXPECT_EQ(readers_of(dir.file("set/m0")), 1u);
+    EXPECT_EQ(readers_of(dir.file("set/m1")), 1u);
+    auto c = writer();  // a third member joins
+    publish_at(publisher_of(c), 3);
+    fake_now += 1'000'000'000;
+    SourceItem item;
+    for (int i = 0; i < 64 && source->members().size() < 3; ++i) {
+        (void)source->next(item);
+        source->wait(std::chrono::milliseconds(20));
+    }
+    ASSERT_EQ(source->members().size(), 3u);
+    EXPECT_TRUE(sink.idle());
+    EXPECT_EQ(readers_of(dir.file("set/m2")), 1u);
 }
 
 // --- Members that lie, are missing or are foreign --------------------------

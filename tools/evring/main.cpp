@@ -125,8 +125,8 @@ int main(int argc, char** argv) {
     watch_cmd->add_flag("--no-register", watch.no_register, "Do not announce this reader in the ring's reader registry");
 
     SnapshotOptions snapshot;
-    auto* snapshot_cmd = app.add_subcommand("snapshot", "Write a zstd-compressed copy of a ring");
-    snapshot_cmd->add_option("RING", snapshot.ring, "Ring name or path (or a snapshot)")->required();
+    auto* snapshot_cmd = app.add_subcommand("snapshot", "Write a zstd-compressed copy of a ring or ring set");
+    snapshot_cmd->add_option("RING", snapshot.ring, "Ring or ring set name or path (or a snapshot of either)")->required();
     snapshot_cmd->add_option("-o,--output", snapshot.output, "Snapshot file to write")->required();
     add_value(snapshot_cmd, "--level", snapshot.level, "zstd level, 1 to 19 (default 3)", "LEVEL");
     snapshot_cmd->add_flag("--force", snapshot.force, "Replace an existing file (never the ring being copied)");

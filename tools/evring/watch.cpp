@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "output/escape.hpp"
+#include "evring/source/source_renamed.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "evring/source/source_open.hpp"
 #include "evring/query/span_seek.hpp"
@@ -129,9 +130,13 @@ int run_watch(const WatchOptions& options) {
     }
     auto source = open_for_command(options.ring, plan->source);
     if (!source) return runtime_error(source.error());
-    if (options.follow_name && (*source)->kind() != SourceKind::Ring)
-        return usage_error(Error(EINVAL, fmt::format("--follow-name follows a ring by name; '{}' is a {}",
-                                                     options.ring, describe((*source)->kind()))));
+    if (options.follow_name && !follows_names(**source)) {
+        // A set that follows no name is a set snapshot.
+        const std::string_view what =
+            (*source)->kind() == SourceKind::RingSet ? "ring set snapshot" : describe((*source)->kind());
+        return usage_error(Error(EINVAL, fmt::format("--follow-name follows a ring or ring set by name; '{}' is a {}",
+                                                     options.ring, what)));
+    }
     if (!options.members.empty() && !(*source)->identity().members)
         return usage_error(Error(EINVAL, fmt::format("--member picks members of a ring set; '{}' is a {}",
                                                      options.ring, describe((*source)->kind()))));

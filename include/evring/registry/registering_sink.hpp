@@ -15,6 +15,11 @@
 //   not registered (nobody writes them, so nobody falls behind). With
 //   follow_name each new ring gets a fresh registration; the old one is
 //   freed first.
+// - A live ring set (ring_set_source.hpp) is registered member by member: in
+//   each member's own registry, with that member's position and counts, so
+//   `evring readers SET` lists the merged reader under every member. Members
+//   that join later, or are re-created, are registered when the source's
+//   member_version() changes (checked per event and when idle).
 // - The position published is the source's: events the loop's filter drops
 //   still move it (published when idle), so a filtered reader is not shown
 //   as lagging.
@@ -29,12 +34,17 @@
 // Thread safety: one thread, the follow loop's.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "evring/source/follow.hpp"
 #include "evring/registry/reader_registration.hpp"
 
 namespace evring {
+
+class RingSetSource;
+class RingSource;
 
 class RegisteringSink final : public FollowSink {
 public:
@@ -50,6 +60,8 @@ public:
             const SourceCounters& c = source_->counters();
             registration_.on_event(event.descriptor.record_epoch_nanos, event.descriptor.seqno + 1, c.lost,
                                    c.abandoned);
+        } else if (set_ != nullptr) {
+            on_member_event(event);
         }
         return inner_.event(event);
     }
@@ -63,7 +75,7 @@ public:
     // heartbeat at most every update_every). Nothing when not registered.
     void keep_alive();
 
-    bool registered() const noexcept { return registration_.registered(); }
+    bool registered() const noexcept;
     // Replaces the detail text shown in listings (a relay reconnecting, say).
     void set_detail(std::string_view detail) noexcept { registration_.set_detail(detail); }
 
@@ -73,6 +85,19 @@ private:
     bool enabled_;
     const EventSource* source_ = nullptr;  // the registered source; null when not registered
     ReaderRegistration registration_;
+
+    // A ring set: one registration per member read.
+    struct MemberRegistration {
+        std::uint32_t index = 0;
+        std::uint64_t serial = 0;             // RingSetSource::member_source's
+        const RingSource* source = nullptr;   // valid while set_version_ is current
+        ReaderRegistration registration;
+    };
+    void sync_members();
+    void on_member_event(const SourceEvent& event);
+    const RingSetSource* set_ = nullptr;
+    std::uint64_t set_version_ = 0;
+    std::vector<MemberRegistration> members_;
 };
 
 }  // namespace evring

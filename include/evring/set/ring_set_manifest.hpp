@@ -69,6 +69,14 @@ Result<RingSetManifest> parse_set_manifest(std::span<const std::byte> bytes, std
 // Reads and parses <directory>/manifest.
 Result<RingSetManifest> read_set_manifest(std::string_view directory);
 
+// The manifest's bytes as read_set_manifest reads them (unchecked; at most
+// max_set_manifest_size()).
+Result<std::vector<std::byte>> read_set_manifest_bytes(std::string_view directory);
+
+// The bytes a parsed manifest occupies: header, member table and schema
+// (a manifest file on hugetlbfs is a whole page; the rest is zeros).
+std::uint64_t set_manifest_used_size(const RingSetManifest& manifest) noexcept;
+
 // The generation word alone (one pread of 8 bytes), for readers that poll.
 Result<std::uint64_t> read_set_generation(int manifest_fd);
 

@@ -44,7 +44,12 @@
 //   noticed; without futex_waitv (or with more than 128 members, or a member
 //   whose doorbell is unusable) it polls every millisecond. The announce /
 //   membarrier / re-check protocol is doorbell.hpp's, once for all members.
-// - End: when every member has ended and no writer holds the set.
+// - End: when every member has ended and no writer holds the set (a writer
+//   holding it without a member yet, or with none left, will add one: until
+//   it closes the source is live and gives NotReady).
+// - A set snapshot (open_snapshot, ring_set_snapshot.hpp) is read the same
+//   way, frozen: its members are the snapshot's (never refreshed), each read
+//   to its end, the same merge order, gaps and positions; live() is false.
 //
 // Thread safety: as event_source.hpp (one thread at a time).
 #pragma once
@@ -58,8 +63,12 @@
 #include <vector>
 
 #include "evring/source/event_source.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "evring/set/ring_set_snapshot.hpp"
 
 namespace evring {
+
+class RingSource;
 
 struct RingSetSourceOptions {
     std::chrono::nanoseconds stall_bound = std::chrono::milliseconds(100);
@@ -72,6 +81,9 @@ public:
     // `directory`: the set's directory; `location`: what the user gave.
     static Result<std::unique_ptr<RingSetSource>> open(const std::string& directory, std::string location,
                                                        RingSetSourceOptions options = {});
+    // A set snapshot's members, merged; `location`: what the user gave.
+    static Result<std::unique_ptr<RingSetSource>> open_snapshot(LoadedSetSnapshot snapshot, std::string location,
+                                                                RingSetSourceOptions options = {});
     ~RingSetSource() override;
 
     Result<std::string> seek(const Position& start) override;
@@ -88,6 +100,20 @@ public:
     std::vector<std::uint32_t> members() const;
     // Member `index`'s own counters (zeros for a member not read).
     SourceCounters member_counters(std::uint32_t index) const;
+    // Member `index`'s own source (null when it is not read) and, in
+    // `serial`, which opening of it that is (a member re-created under its
+    // name gets a new one). Valid until member_version() changes.
+    const RingSource* member_source(std::uint32_t index, std::uint64_t* serial = nullptr) const;
+    // Changes whenever a member is opened or dropped (readers that keep
+    // per-member state, such as RegisteringSink, re-sync then).
+    std::uint64_t member_version() const noexcept { return member_version_; }
+    // Member `index`'s ring (null when it is not read).
+    const MappedRing* member_ring(std::uint32_t index) const;
+    // The manifest as opened (a live set's may have changed since), and its bytes.
+    const RingSetManifest& manifest() const noexcept { return manifest_; }
+    std::span<const std::byte> manifest_bytes() const noexcept { return manifest_bytes_; }
+    // True for a set snapshot (open_snapshot).
+    bool frozen() const noexcept { return frozen_; }
 
     struct Member;  // lib/
 
@@ -96,14 +122,21 @@ protected:
 
 private:
     RingSetSource() = default;
+    void adopt_manifest(RingSetManifest manifest, std::vector<std::byte> bytes, std::string location,
+                        RingSetSourceOptions options);
     void refresh_members(bool force);
     void open_member(std::uint32_t index, const std::string& name, const Position& start);
     SourceStep pull(Member& member, SourceItem& item, PayloadRead payload);
     bool may_release();
     std::uint64_t now_monotonic() const;
+    bool writers_hold_set() const;
 
     std::string directory_;
-    int manifest_fd_ = -1;
+    RingSetManifest manifest_;
+    std::vector<std::byte> manifest_bytes_;
+    bool frozen_ = false;
+    std::uint64_t member_version_ = 0;
+    int manifest_fd_ = -1;  // -1: frozen, nothing to refresh
     std::uint64_t generation_ = 0;
     std::uint64_t next_refresh_ = 0;
     std::uint32_t refresh_calls_ = 0;

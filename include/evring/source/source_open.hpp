@@ -13,7 +13,9 @@
 //     directory (ring_directory.hpp) when it exists there, else a file of
 //     that name in the working directory;
 //   - otherwise a path used as written.
-// The file is then a snapshot when it starts with the zstd magic, a recording
+// A directory holding a manifest is a ring set (ring_set_source.hpp). A file
+// is a set snapshot when it starts with its skippable frame
+// (ring_set_snapshot.hpp), then a snapshot when it starts with the zstd magic, a recording
 // when it starts with "EVRECORD", and a ring file otherwise (ring_source.hpp,
 // recording_source.hpp). Only regular files are opened, without blocking (a
 // FIFO, device, socket or directory is refused by name). Errors say what was

@@ -16,7 +16,9 @@
 //   source when it is a ring; an error naming the location when it cannot be
 //   opened or is now something else (a snapshot, a recording). Callers that
 //   poll say such an error once, not every poll.
-// - Only ring sources follow names; for any other kind it returns null.
+// - Only live rings and live ring sets (a directory) follow names; for any
+//   other kind (a snapshot, a set snapshot, a recording) it returns null.
+//   A set re-created under the name is a new set (another directory).
 //
 // Thread safety: a free function; stats and opens files, no shared state.
 #pragma once
@@ -28,6 +30,9 @@
 #include "evring/source/source_open.hpp"
 
 namespace evring {
+
+// True for the sources that follow a name: a ring, a live ring set.
+bool follows_names(const EventSource& source);
 
 Result<std::unique_ptr<EventSource>> reopen_if_renamed(const SourceIdentity& identity, const SourceOptions& options);
 

@@ -210,6 +210,7 @@ int run_export(const ExportOptions& options) {
     std::vector<TraceWriter*> writers;
     for (auto& w : outputs.writers) writers.push_back(w.get());
     plan->timeline.root_name = fmt::format("evring {} ({})", identity.path, schema->from);
+    plan->timeline.per_member = identity.members;  // a ring set, or a recording or snapshot of one
     plan->timeline.stop_when_caught_up = true;
 
     install_stop_handlers();

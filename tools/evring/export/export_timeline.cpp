@@ -60,12 +60,26 @@ const std::string& Timeline::event_name(std::uint16_t type) {
     return it->second;
 }
 
-std::uint64_t Timeline::event_track(const EventDescriptor& d) {
+std::uint64_t Timeline::event_track(const SourceEvent& e) {
+    const EventDescriptor& d = e.descriptor;
     const bool by_flow = options_.track_by == TimelineOptions::TrackBy::Flow;
     const std::uint64_t value = by_flow ? d.content_ext[options_.flow_index] : d.event_type;
-    if (auto it = event_tracks_.find(value); it != event_tracks_.end()) return it->second;
+    std::unordered_map<std::uint64_t, std::uint64_t>* tracks = &event_tracks_;
+    std::uint64_t parent = root_;
+    std::string prefix;
+    if (options_.per_member) {
+        MemberTracks& member = member_tracks_[e.member];
+        if (member.group == 0) {
+            member.group = next_uuid_++;
+            declare(TrackInfo{member.group, root_, TrackInfo::Kind::Group, fmt::format("member {}", e.member), {}});
+        }
+        tracks = &member.tracks;
+        parent = member.group;
+        prefix = fmt::format("member {} ", e.member);
+    }
+    if (auto it = tracks->find(value); it != tracks->end()) return it->second;
     const std::string& tag = flow_names_[options_.flow_index];
-    if (by_flow && event_tracks_.size() >= kMaxFlowTracks) {
+    if (by_flow && value_tracks_ >= kMaxFlowTracks) {
         // Past the cap every new value shares one track, so memory stays bounded.
         if (overflow_track_ == 0) {
             overflow_track_ = next_uuid_++;
@@ -73,12 +87,13 @@ std::uint64_t Timeline::event_track(const EventDescriptor& d) {
         }
         return overflow_track_;
     }
-    auto [it, inserted] = event_tracks_.try_emplace(value, next_uuid_++);
+    auto [it, inserted] = tracks->try_emplace(value, next_uuid_++);
+    ++value_tracks_;
     std::string name;
     if (!by_flow) name = event_name(d.event_type);
     else if (value == 0) name = fmt::format("no {}", tag);
     else name = fmt::format("{} {}", tag, value);
-    declare(TrackInfo{it->second, root_, TrackInfo::Kind::Events, std::move(name), {}});
+    declare(TrackInfo{it->second, parent, TrackInfo::Kind::Events, prefix + name, {}});
     return it->second;
 }
 
@@ -187,7 +202,7 @@ bool Timeline::event(const SourceEvent& event) {
     }
     count_rate(last_nanos_);
     const EventArgs args{&event, schema_, &flow_names_, {}};
-    const std::uint64_t track = event_track(event.descriptor);
+    const std::uint64_t track = event_track(event);
     const std::string& name = event_name(event.descriptor.event_type);
     for (TraceWriter* w : writers_) w->instant(track, last_nanos_, name, args);
     ++stats_.events;

@@ -8,6 +8,11 @@
 //   (named from the schema) or, with TrackBy::Flow, one per value of a flow
 //   tag ("block 1234", "no block" for 0), created when first used. Every
 //   event is an instant on its track, its payload decoded into arguments.
+//   A ring set's stream (per_member): under the root one group track per
+//   member ("member 2"), and under it that member's own event tracks
+//   ("member 2 QUOTE", "member 2 block 1234"): a timeline track per member.
+//   Spans and counters stay the set's (a span may begin on one member and
+//   end on another).
 // - the schema's spans ([span.NAME]: a begin event, an end event, key flow
 //   tags): each open span instance is a slice on a lane of its span's group
 //   ("block" > "block lane 0", ...). An instance takes the lowest free lane,
@@ -50,6 +55,7 @@ struct TimelineOptions {
     std::uint64_t rate_interval_nanos = 10'000'000;  // the event rate's bucket
     std::string root_name;                           // "evring /dev/shm/feed"
     bool stop_when_caught_up = true;                 // a live ring: export what is there, then stop
+    bool per_member = false;                         // a ring set: event tracks per member
 };
 
 struct TimelineStats {
@@ -106,7 +112,7 @@ private:
     };
 
     void declare(TrackInfo track);
-    std::uint64_t event_track(const EventDescriptor& d);
+    std::uint64_t event_track(const SourceEvent& e);
     const std::string& event_name(std::uint16_t type);
     void end_spans(const SourceEvent& event, const EventArgs& args);
     void begin_spans(const SourceEvent& event, const EventArgs& args);
@@ -129,6 +135,13 @@ private:
     std::uint64_t next_uuid_ = 16;
     std::uint64_t overflow_track_ = 0;
     std::unordered_map<std::uint64_t, std::uint64_t> event_tracks_;
+    struct MemberTracks {
+        std::uint64_t group = 0;  // the member's group track
+        std::unordered_map<std::uint64_t, std::uint64_t> tracks;
+    };
+    // per_member: at most 65536 members (a recording's member field is 16 bits).
+    std::unordered_map<std::uint32_t, MemberTracks> member_tracks_;
+    std::size_t value_tracks_ = 0;  // event tracks made, all members together
     std::unordered_map<std::uint16_t, std::string> names_;  // type or flow value -> uuid
     std::vector<SpanState> spans_;
     std::unordered_map<std::uint16_t, std::vector<Role>> roles_;  // event type -> span roles

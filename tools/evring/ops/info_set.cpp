@@ -12,19 +12,39 @@
 
 namespace evring::cli {
 
-int describe_ring_set(RingSetSource& source, bool json, const ResolvedSchema& schema) {
-    auto manifest = read_set_manifest(source.identity().path);
-    if (!manifest) return runtime_error(manifest.error());
-    struct MemberLine {
-        const RingSetMemberInfo* info = nullptr;
-        std::uint64_t last_seqno = 0;
-        bool alive = false;
-        std::string error;
-    };
+namespace {
+
+struct MemberLine {
+    std::uint32_t index = 0;
+    std::string path;
+    std::uint32_t pid = 0;
+    std::uint64_t last_seqno = 0;
+    bool alive = false;
+    std::string error;
+};
+
+// A live set: every member the manifest lists now, each opened afresh. A set
+// snapshot: the members it holds.
+std::vector<MemberLine> member_lines(const RingSetSource& source, const RingSetManifest& manifest) {
     std::vector<MemberLine> members;
-    for (const auto& m : manifest->members) {
+    if (source.frozen()) {
+        for (std::uint32_t index : source.members()) {
+            MemberLine line;
+            line.index = index;
+            const MappedRing* ring = source.member_ring(index);
+            line.path = ring != nullptr ? ring->path() : std::string();
+            for (const auto& m : manifest.members)
+                if (m.index == index) line.pid = m.pid;
+            if (ring != nullptr) line.last_seqno = ring->header().control.last_seqno;
+            members.push_back(std::move(line));
+        }
+        return members;
+    }
+    for (const auto& m : manifest.members) {
         MemberLine line;
-        line.info = &m;
+        line.index = m.index;
+        line.path = m.path;
+        line.pid = m.pid;
         if (auto reader = RingReader::open(m.path); reader) {
             line.last_seqno = reader->ring().header().control.last_seqno;
             line.alive = reader->writer_alive();
@@ -33,10 +53,26 @@ int describe_ring_set(RingSetSource& source, bool json, const ResolvedSchema& sc
         }
         members.push_back(std::move(line));
     }
+    return members;
+}
+
+}  // namespace
+
+int describe_ring_set(RingSetSource& source, bool json, const ResolvedSchema& schema) {
+    RingSetManifest fresh;
+    const RingSetManifest* manifest = &source.manifest();
+    if (!source.frozen()) {
+        auto read = read_set_manifest(source.identity().path);
+        if (!read) return runtime_error(read.error());
+        fresh = std::move(read).value();
+        manifest = &fresh;
+    }
+    const std::vector<MemberLine> members = member_lines(source, *manifest);
+    const char* kind = source.frozen() ? "ring set snapshot" : "ring set";
     if (json) {
         JsonObject o;
         o.string("path", manifest->directory)
-            .string("kind", "ring set")
+            .string("kind", kind)
             .number("set_id", manifest->set_id)
             .number("created_nanos", manifest->created_nanos)
             .number("content_type", manifest->content_type)
@@ -49,7 +85,7 @@ int describe_ring_set(RingSetSource& source, bool json, const ResolvedSchema& sc
         std::string list;
         for (const auto& m : members) {
             JsonObject e;
-            e.number("member", m.info->index).string("path", m.info->path).number("pid", m.info->pid);
+            e.number("member", m.index).string("path", m.path).number("pid", m.pid);
             if (m.error.empty()) e.number("last_seqno", m.last_seqno).boolean("writer_alive", m.alive);
             else e.string("error", m.error);
             list += (list.empty() ? "" : ",") + e.text();
@@ -62,7 +98,7 @@ int describe_ring_set(RingSetSource& source, bool json, const ResolvedSchema& sc
         return kExitOk;
     }
     Lines lines;
-    lines.add("ring set", manifest->directory);
+    lines.add(kind, manifest->directory);
     lines.add("set id", fmt::format("{:016x}", manifest->set_id));
     lines.add("content type", std::to_string(manifest->content_type));
     lines.add("schema hash", hex_string(manifest->schema_hash));
@@ -73,10 +109,11 @@ int describe_ring_set(RingSetSource& source, bool json, const ResolvedSchema& sc
                                          std::uint64_t{1} << manifest->member_descriptor_shift,
                                          std::uint64_t{1} << manifest->member_payload_buf_shift));
     for (const auto& m : members) {
-        const std::string label = fmt::format("  member {}", m.info->index);
-        lines.add(label.c_str(), m.error.empty() ? fmt::format("{}: newest seqno {}, writer {}", m.info->path,
-                                                               m.last_seqno, m.alive ? "alive" : "gone")
-                                                 : fmt::format("{}: {}", m.info->path, m.error));
+        const std::string label = fmt::format("  member {}", m.index);
+        const char* writer = source.frozen() ? "none (a snapshot)" : m.alive ? "alive" : "gone";
+        lines.add(label.c_str(), m.error.empty() ? fmt::format("{}: newest seqno {}, writer {}", m.path,
+                                                               m.last_seqno, writer)
+                                                 : fmt::format("{}: {}", m.path, m.error));
     }
     fmt::print("{}", lines.text);
     for (const auto& w : manifest->warnings) report_error(w);

@@ -168,13 +168,13 @@ int serve(const std::string& address, std::vector<MetricsTarget>& targets) {
 
 int run_metrics(const MetricsOptions& options) {
     std::vector<MetricsTarget> targets;
-    for (const std::string& ring : options.rings) targets.push_back({ring, nullptr, {}});
+    for (const std::string& ring : options.rings) targets.push_back({ring, nullptr, {}, nullptr});
     if (!options.listen.empty()) return serve(options.listen, targets);
     const std::string text = render_metrics(targets);
     std::fputs(text.c_str(), stdout);
     int code = kExitOk;
     for (const MetricsTarget& t : targets)
-        if (!t.view) {
+        if (!t.view && !t.set) {
             report_error(t.error);
             code = kExitRuntime;
         }

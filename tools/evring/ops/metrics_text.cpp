@@ -40,11 +40,13 @@ private:
     std::map<std::string, Family> families_;
 };
 
-void add_ring(Exposition& e, RingView& view, const RingRefresh& r) {
-    const std::string ring = fmt::format("ring=\"{}\"", escape_label(view.location()));
+const char* const kUpHelp = "1 when the ring could be read, 0 otherwise.";
+
+// `ring`: the sample's labels (`ring="NAME"`, and `member="N"` for a set's member).
+void add_ring(Exposition& e, RingView& view, const RingRefresh& r, const std::string& ring) {
     const RingSample& s = r.sample;
     const RingSize& size = view.ring().header().size;
-    e.add("evring_up", "gauge", "1 when the ring could be read, 0 otherwise.", ring, 1);
+    e.add("evring_up", "gauge", kUpHelp, ring, 1);
     e.add("evring_events_total", "counter", "Events published into the ring since it was created (its last sequence number).",
           ring, static_cast<double>(s.newest_seqno));
     e.add("evring_payload_bytes_total", "counter", "Payload bytes published into the ring since it was created.", ring,
@@ -123,6 +125,44 @@ void follow_name(MetricsTarget& t) {
     }
 }
 
+// A ring set: every member as a ring labelled with its member index, then
+// the set's own totals over the members read.
+void add_set(Exposition& e, MetricsTarget& t) {
+    const std::string ring = fmt::format("ring=\"{}\"", escape_label(t.location));
+    if (auto s = t.set->refresh(); !s) {
+        t.error = s.error().message();
+        t.set.reset();  // reopened at the next scrape
+        e.add("evring_up", "gauge", kUpHelp, ring, 0);
+        return;
+    }
+    double events = 0;
+    double bytes = 0;
+    double alive = 0;
+    for (RingSetView::Member& m : t.set->members()) {
+        const std::string labels = fmt::format("{},member=\"{}\"", ring, m.index);
+        if (!m.latest) {
+            e.add("evring_up", "gauge", kUpHelp, labels, 0);
+            continue;
+        }
+        add_ring(e, *m.view, *m.latest, labels);
+        events += static_cast<double>(m.latest->sample.newest_seqno);
+        bytes += static_cast<double>(m.latest->sample.next_payload_byte);
+        alive += m.latest->writer_alive ? 1 : 0;
+    }
+    e.add("evring_up", "gauge", kUpHelp, ring, 1);
+    e.add("evring_set_members", "gauge", "Members a ring set's manifest lists.", ring,
+          static_cast<double>(t.set->members().size()));
+    e.add("evring_set_max_members", "gauge", "Members a ring set can have.", ring,
+          static_cast<double>(t.set->max_members()));
+    e.add("evring_set_members_with_writer", "gauge", "Members of a ring set whose writer holds them open.", ring,
+          alive);
+    e.add("evring_set_events_total", "counter",
+          "Events published into a ring set's members read by this scrape (the sum of their last sequence numbers).",
+          ring, events);
+    e.add("evring_set_payload_bytes_total", "counter", "Payload bytes published into a ring set's members read.", ring,
+          bytes);
+}
+
 }  // namespace
 
 std::string escape_label(std::string_view value) {
@@ -143,6 +183,17 @@ std::string escape_label(std::string_view value) {
 std::string render_metrics(std::vector<MetricsTarget>& targets) {
     Exposition e;
     for (MetricsTarget& t : targets) {
+        if (!t.view && !t.set) {
+            auto set = RingSetView::open_if_set(t.location);
+            if (set && *set) {
+                t.set = std::move(*set);
+                t.error.clear();
+            }
+        }
+        if (t.set) {
+            add_set(e, t);
+            continue;
+        }
         if (!t.view) {
             auto view = RingView::open(t.location);
             if (view) {
@@ -156,14 +207,13 @@ std::string render_metrics(std::vector<MetricsTarget>& targets) {
         if (t.view) {
             auto refresh = t.view->refresh();
             if (refresh) {
-                add_ring(e, *t.view, *refresh);
+                add_ring(e, *t.view, *refresh, fmt::format("ring=\"{}\"", escape_label(t.location)));
                 continue;
             }
             t.error = refresh.error().message();
             t.view.reset();  // reopened at the next scrape
         }
-        e.add("evring_up", "gauge", "1 when the ring could be read, 0 otherwise.",
-              fmt::format("ring=\"{}\"", escape_label(t.location)), 0);
+        e.add("evring_up", "gauge", kUpHelp, fmt::format("ring=\"{}\"", escape_label(t.location)), 0);
     }
     return e.text();
 }

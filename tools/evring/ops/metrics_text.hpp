@@ -12,15 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "ring_set_view.hpp"
 #include "ops/ring_view.hpp"
 
 namespace evring::cli {
 
-// A ring as the exporter knows it: opened (view) or not (why).
+// A ring as the exporter knows it: opened (view) or not (why). A ring set
+// (set) is rendered per member: each member's samples carry the labels
+// ring="SET",member="N", then the set's totals (evring_set_*) carry ring="SET".
 struct MetricsTarget {
     std::string location;
     std::unique_ptr<RingView> view;  // null: not open (error says why)
     std::string error;
+    std::unique_ptr<RingSetView> set;  // a ring set instead of a ring
 };
 
 // "a\"b" for a"b: a label value as the exposition format wants it.

@@ -13,6 +13,7 @@
 #include "output/json.hpp"
 #include "open.hpp"
 #include "ops/ops_cmd.hpp"
+#include "ring_set_view.hpp"
 
 namespace evring::cli {
 namespace {
@@ -59,8 +60,10 @@ void print_table(const ReaderListing& listing) {
         std::puts("* pid in another pid namespace");
 }
 
-void print_json(const ReaderEntry& r) {
+// `member`: the ring set member whose registry lists the reader (-1: a ring).
+void print_json(const ReaderEntry& r, std::int64_t member = -1) {
     JsonObject o;
+    if (member >= 0) o.number("member", static_cast<std::uint64_t>(member));
     o.number("slot", r.slot).string("name", r.name).string("kind", to_string(r.kind)).string("detail", r.detail);
     o.number("pid", r.pid).boolean("pid_in_our_namespace", r.pid_in_our_namespace).number("uid", r.uid);
     o.string("liveness", to_string(r.liveness)).boolean("reclaimed", r.reclaimed).boolean("consistent", r.consistent);
@@ -93,6 +96,52 @@ bool registry_usable(RegistryState state) {
     return state == RegistryState::Valid || state == RegistryState::Missing;
 }
 
+// A ring set: each member's registry in turn (a member is a ring with its
+// own registry), labelled with its member index; then the set's total.
+int list_set_readers(RingSetView& set, const ReadersOptions& options, const ListingOptions& listing_options) {
+    int code = kExitOk;
+    std::size_t total = 0;
+    if (!options.json)
+        fmt::print("ring set {} ({}): {} members\n", printable(set.location()), printable(set.directory()),
+                   set.members().size());
+    for (RingSetView::Member& m : set.members()) {
+        if (!m.view) {
+            report_error(fmt::format("ring set '{}': member {}: {}", set.location(), m.index, m.error));
+            code = kExitRuntime;
+            continue;
+        }
+        auto listing = list_readers(m.view->reader(), listing_options);
+        if (!listing) {
+            report_error(fmt::format("ring set '{}': member {}: {}", set.location(), m.index, listing.error().message()));
+            code = kExitRuntime;
+            continue;
+        }
+        if (listing->state == RegistryState::OtherRing) {
+            if (!options.json)
+                fmt::print("member {}: registry {} belongs to an earlier instance of the member: no reader of this "
+                           "one has registered yet\n", m.index, printable(listing->registry_path));
+            continue;
+        }
+        if (!registry_usable(listing->state)) {
+            report_error(fmt::format("cannot list the readers of member {} of '{}': registry '{}' is {}: {}", m.index,
+                                     set.location(), listing->registry_path, to_string(listing->state),
+                                     listing->problem));
+            code = kExitRuntime;
+            continue;
+        }
+        total += listing->readers.size();
+        if (options.json) {
+            for (const ReaderEntry& r : listing->readers) print_json(r, m.index);
+        } else {
+            fmt::print("member {}: ", m.index);
+            print_table(*listing);
+        }
+    }
+    if (!options.json) fmt::print("total: {} readers registered in {} members\n", total, set.members().size());
+    const int written = finish_output();
+    return code != kExitOk ? code : written;
+}
+
 }  // namespace
 
 std::string duration_text(std::uint64_t nanos) {
@@ -123,10 +172,12 @@ std::string readers_summary(const ReaderListing& listing) {
 }
 
 int run_readers(const ReadersOptions& options) {
-    auto source = open_for_command(options.ring, {});
-    if (!source) return runtime_error(source.error());
     ListingOptions listing_options;
     listing_options.reclaim_dead = !options.no_reclaim;
+    if (auto set = RingSetView::open_if_set(options.ring); set && *set)
+        return list_set_readers(**set, options, listing_options);
+    auto source = open_for_command(options.ring, {});
+    if (!source) return runtime_error(source.error());
     for (int attempt = 0;; ++attempt) {
         const auto* ring_source = dynamic_cast<const RingSource*>(source->get());
         if (ring_source == nullptr || ring_source->reader() == nullptr) {

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -28,6 +29,7 @@
 #include "output/escape.hpp"
 #include "ops/ops_cmd.hpp"
 #include "output/output.hpp"
+#include "ring_set_view.hpp"
 #include "ops/ring_view.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
@@ -90,7 +92,8 @@ std::string readers_count(const RingRefresh& r) {
     return fmt::format("readers {} alive {} stale {} dead", alive, stale, dead);
 }
 
-std::string summary_line(const RingView& view, const RingRefresh& r, const Rates& rates) {
+std::string summary_line(const RingView& view, const RingRefresh& r, const Rates& rates,
+                         const std::string& label = {}) {
     const RingSize& size = view.ring().header().size;
     std::uint64_t max_lag = 0, lost = 0;
     if (r.readers)
@@ -101,7 +104,8 @@ std::string summary_line(const RingView& view, const RingRefresh& r, const Rates
     return fmt::format("{} {}: {} ev/s {:.2f} MiB/s, seqno {}, window {:.1f}%, writer {}, {}, max lag {} events, "
                        "readers lost {}, abandoned {}{}",
                        utc_time(static_cast<std::uint64_t>(std::time(nullptr)) * 1'000'000'000ULL),
-                       printable(view.location()), rate_text(rates.events), mib(rates.bytes), r.sample.newest_seqno,
+                       label.empty() ? printable(view.location()) : label, rate_text(rates.events), mib(rates.bytes),
+                       r.sample.newest_seqno,
                        size.payload_buf_size == 0 ? 0.0 : 100.0 * static_cast<double>(r.sample.payload_in_use) /
                                                               static_cast<double>(size.payload_buf_size),
                        r.writer_alive ? "alive" : "gone", readers_count(r), max_lag, lost,
@@ -200,6 +204,95 @@ bool follow_name(std::unique_ptr<RingView>& view, std::string& said) {
     return true;
 }
 
+// A ring set: a row per member, and the set's total.
+struct MemberRates {
+    std::uint32_t index;
+    RingView* view;
+    const RingRefresh* refresh;
+    Rates rates;
+};
+
+std::vector<std::string> set_frame_lines(RingSetView& set, const std::vector<MemberRates>& rows, const Rates& total) {
+    std::vector<std::string> l;
+    std::size_t alive = 0;
+    for (const MemberRates& m : rows) alive += m.refresh->writer_alive ? 1 : 0;
+    l.push_back(fmt::format("evring top - ring set {} ({})   q quits", printable(set.location()),
+                            printable(set.directory())));
+    l.push_back(fmt::format("members {} of at most {}   writers alive in {}", set.members().size(), set.max_members(),
+                            alive));
+    l.push_back(fmt::format("total {} ev/s  {:.3f} MiB/s", rate_text(total.events), mib(total.bytes)));
+    l.push_back("");
+    l.push_back(fmt::format("{:>6} {:>10} {:>10} {:>12} {:>7} {:<6} {:>7} {:>10} {:>8} {:>9}", "MEMBER", "EV/S", "MIB/S",
+                            "SEQNO", "WINDOW", "WRITER", "READERS", "MAX-LAG", "LOST", "ABANDONED"));
+    for (const MemberRates& m : rows) {
+        const RingRefresh& r = *m.refresh;
+        const RingSize& size = m.view->ring().header().size;
+        std::uint64_t max_lag = 0, lost = 0;
+        std::size_t readers = 0;
+        if (r.readers)
+            for (const ReaderEntry& e : r.readers->readers) {
+                if (e.liveness != ReaderLiveness::Dead) ++readers;
+                if (e.lag && e.liveness != ReaderLiveness::Dead) max_lag = std::max(max_lag, e.lag->events);
+                lost += e.lost;
+            }
+        l.push_back(fmt::format("{:>6} {:>10} {:>10.3f} {:>12} {:>6.1f}% {:<6} {:>7} {:>10} {:>8} {:>9}", m.index,
+                                rate_text(m.rates.events), mib(m.rates.bytes), r.sample.newest_seqno,
+                                size.payload_buf_size == 0 ? 0.0
+                                                           : 100.0 * static_cast<double>(r.sample.payload_in_use) /
+                                                                 static_cast<double>(size.payload_buf_size),
+                                r.writer_alive ? "alive" : "gone", r.readers ? std::to_string(readers) : "?", max_lag,
+                                lost, m.view->sampler().abandoned()));
+    }
+    for (const RingSetView::Member& m : set.members())
+        if (!m.latest) l.push_back(fmt::format("{:>6} {}", m.index, printable(m.error)));
+    if (set.members().empty()) l.push_back("(no members yet)");
+    return l;
+}
+
+int run_top_set(RingSetView& set, int interval_ms, std::uint64_t count) {
+    install_stop_handlers();
+    const bool terminal = ::isatty(STDOUT_FILENO) != 0;
+    RawInput input;
+    if (terminal) std::fputs("\x1b[?25l", stdout);
+    std::map<std::uint32_t, std::uint64_t> previous_ns;  // per member: its last sample
+    int code = kExitOk;
+    for (std::uint64_t refresh = 0; count == 0 || refresh < count; ++refresh) {
+        if (auto s = set.refresh(); !s) {  // follows the manifest and the set at the name
+            code = runtime_error(s.error());
+            break;
+        }
+        std::vector<MemberRates> rows;
+        Rates total;
+        for (RingSetView::Member& m : set.members()) {
+            if (!m.latest) continue;
+            if (m.moved) previous_ns.erase(m.index);  // a new ring: a new baseline
+            const Rates rates = rates_of(m.latest->sample, previous_ns[m.index]);
+            previous_ns[m.index] = m.latest->sample.wall_ns;
+            total.events += rates.events;
+            total.bytes += rates.bytes;
+            rows.push_back({m.index, m.view.get(), &*m.latest, rates});
+        }
+        if (terminal) {
+            draw(set_frame_lines(set, rows, total));
+        } else if (refresh > 0 || count == 1) {
+            std::string text;
+            for (const MemberRates& m : rows)
+                text += summary_line(*m.view, *m.refresh, m.rates,
+                                     fmt::format("{} member {}", printable(set.location()), m.index)) + "\n";
+            text += fmt::format("{} {} total: {} ev/s {:.2f} MiB/s, {} members\n",
+                                utc_time(static_cast<std::uint64_t>(std::time(nullptr)) * 1'000'000'000ULL),
+                                printable(set.location()), rate_text(total.events), mib(total.bytes),
+                                set.members().size());
+            if (std::fputs(text.c_str(), stdout) < 0 || std::fflush(stdout) != 0) break;
+        }
+        if (count != 0 && refresh + 1 == count) break;
+        if (!wait_for_key(interval_ms, input.active())) break;
+    }
+    if (terminal) std::fputs("\x1b[?25h\r\n", stdout);
+    std::fflush(stdout);
+    return code;
+}
+
 }  // namespace
 
 int run_top(const TopOptions& options) {
@@ -215,6 +308,8 @@ int run_top(const TopOptions& options) {
         if (!value) return usage_error(value.error());
         count = *value;
     }
+    auto set = RingSetView::open_if_set(options.ring);
+    if (set && *set) return run_top_set(**set, interval_ms, count);
     auto opened = RingView::open(options.ring);
     if (!opened) return runtime_error(opened.error());
     std::unique_ptr<RingView> view = std::move(*opened);
