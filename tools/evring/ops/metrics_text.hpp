@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ring_set_view.hpp"
+#include "ops/ring_set_view.hpp"
 #include "ops/ring_view.hpp"
 
 namespace evring::cli {

@@ -13,7 +13,7 @@
 #include "output/json.hpp"
 #include "open.hpp"
 #include "ops/ops_cmd.hpp"
-#include "ring_set_view.hpp"
+#include "ops/ring_set_view.hpp"
 
 namespace evring::cli {
 namespace {

@@ -29,7 +29,7 @@
 #include "output/escape.hpp"
 #include "ops/ops_cmd.hpp"
 #include "output/output.hpp"
-#include "ring_set_view.hpp"
+#include "ops/ring_set_view.hpp"
 #include "ops/ring_view.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"

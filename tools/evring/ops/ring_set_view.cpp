@@ -1,6 +1,6 @@
 // RingSetView: a live ring set's members as ring views, kept in step with
 // its manifest.
-#include "ring_set_view.hpp"
+#include "ops/ring_set_view.hpp"
 
 #include <fmt/format.h>
 
