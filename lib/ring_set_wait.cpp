@@ -54,7 +54,6 @@ void sleep_for(std::chrono::nanoseconds d) {
 }  // namespace
 
 void RingSetSource::wait(std::chrono::nanoseconds timeout) {
-    refresh_calls_ |= 255;  // the next refresh_members looks at the clock
     refresh_members(false);
     timeout = std::min<std::chrono::nanoseconds>(timeout, kMaxSleep);
     // A merge held back by a stuck member only needs to wait out its bound.
@@ -62,7 +61,7 @@ void RingSetSource::wait(std::chrono::nanoseconds timeout) {
     std::vector<Member*> waiting;
     for (auto& m : members_) {
         if (m->ended) continue;
-        if (m->has_head) has_head = true;
+        if (m->has_head()) has_head = true;
         else waiting.push_back(m.get());
     }
     if (has_head) timeout = std::min<std::chrono::nanoseconds>(timeout, kPollInterval);
