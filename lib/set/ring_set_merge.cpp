@@ -11,10 +11,10 @@
 
 #include <algorithm>
 
-#include "evring/ring_set_source.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/sigbus_guard.hpp"
-#include "ring_set_member.hpp"
+#include "evring/set/ring_set_source.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/ring/sigbus_guard.hpp"
+#include "set/ring_set_member.hpp"
 
 namespace evring {
 namespace {

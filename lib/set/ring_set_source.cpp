@@ -1,6 +1,6 @@
 // A ring set merged by time (ring_set_source.hpp): opening members, members
 // coming and going, positions. The merge itself is ring_set_merge.cpp.
-#include "evring/ring_set_source.hpp"
+#include "evring/set/ring_set_source.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,11 +11,11 @@
 #include <algorithm>
 #include <ctime>
 
-#include "evring/ring_reader.hpp"
-#include "evring/ring_set_manifest.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/sigbus_guard.hpp"
-#include "ring_set_member.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/ring/sigbus_guard.hpp"
+#include "set/ring_set_member.hpp"
 
 namespace evring {
 namespace {

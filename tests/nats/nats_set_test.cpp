@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "evring/nats_encoding.hpp"
-#include "evring/nats_reader.hpp"
-#include "evring/nats_relay.hpp"
-#include "evring/nats_source.hpp"
-#include "evring/ring_set.hpp"
+#include "evring/nats/nats_encoding.hpp"
+#include "evring/nats/nats_reader.hpp"
+#include "evring/nats/nats_relay.hpp"
+#include "evring/nats/nats_source.hpp"
+#include "evring/set/ring_set.hpp"
 #include "support/nats_relay.hpp"
 #include "support/nats_server.hpp"
 #include "support/nats_wire.hpp"

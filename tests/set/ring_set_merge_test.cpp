@@ -1,4 +1,4 @@
-// The merge's read-ahead (ring_set_source.cpp, lib/ring_set_member.hpp):
+// The merge's read-ahead (ring_set_source.cpp, lib/set/ring_set_member.hpp):
 // members read a run of descriptors at a time, a gap met after a run, the
 // streak of one member's burst, and counters that count only what was handed
 // out. Deterministic on one thread, as ring_set_test.cpp: each RingSetWriter
@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/ring_set.hpp"
-#include "evring/ring_set_source.hpp"
+#include "evring/set/ring_set.hpp"
+#include "evring/set/ring_set_source.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
