@@ -217,9 +217,24 @@ Status validate_ring_identity(const RingIdentity& ring) {
 
 bool is_evring_message(const WireMessage& message) noexcept { return !message.ring.empty(); }
 
+// Evring-Member: a decimal 0..kMaxMember, on events and gaps only.
+Status decode_member(const WireMessage& in, DecodedMessage& out) {
+    out.member.reset();
+    if (in.member.empty()) return {};
+    detail::Fields fields(in.member);
+    std::uint64_t member = 0;
+    if (!fields.next_number(member, kMaxMember) || !fields.at_end())
+        return refused(fmt::format("bad {} header '{}'", kMemberHeader, in.member));
+    if (in.event.empty() && in.gap.empty())
+        return refused(fmt::format("a {} header on a message that is neither an event nor a gap", kMemberHeader));
+    out.member = static_cast<std::uint32_t>(member);
+    return {};
+}
+
 Status decode_message(const WireMessage& in, DecodedMessage& out) {
     if (in.ring.empty()) return refused(fmt::format("not an evring message (no {} header)", kRingHeader));
     if (auto s = decode_ring(in.ring, out); !s) return s;
+    if (auto s = decode_member(in, out); !s) return s;
     const int kinds = !in.event.empty() + !in.gap.empty() + !in.announce.empty() + !in.schema.empty() +
                       !in.batch.empty();
     if (kinds != 1)

@@ -46,6 +46,19 @@ void set_chunk_header(OutgoingMessage& out, std::uint32_t chunk, std::uint32_t c
     out.headers.push_back({kChunkHeader, std::move(value)});
 }
 
+// A ring set member: the header, and "mMEMBER:" in the message id before
+// the sequence number (members count their own sequence numbers, and ids
+// must differ for the stream's duplicate detection).
+void add_member(OutgoingMessage& out, std::optional<std::uint32_t> member) {
+    if (!member) return;
+    std::string value;
+    detail::append_decimal(value, *member);
+    out.msg_id += 'm';
+    out.msg_id += value;
+    out.msg_id += ':';
+    out.headers.push_back({kMemberHeader, std::move(value)});
+}
+
 }  // namespace
 
 void OutgoingMessage::clear() {
@@ -90,10 +103,11 @@ std::uint32_t Encoder::event_chunks(std::size_t payload_size) const {
 }
 
 void Encoder::encode_event(const EventDescriptor& event, std::span<const std::byte> payload, std::uint32_t chunk,
-                           OutgoingMessage& out) const {
+                           OutgoingMessage& out, std::optional<std::uint32_t> member) const {
     add_common(out, MessageKind::Event);
     out.first_seqno = out.last_seqno = event.seqno;
     append_event_subject(out.subject, layout_, event);
+    add_member(out, member);
     detail::append_decimal(out.msg_id, event.seqno);
     if (chunk > 0) {
         out.msg_id += ':';
@@ -118,12 +132,13 @@ void Encoder::encode_event(const EventDescriptor& event, std::span<const std::by
 }
 
 void Encoder::encode_gap(std::uint64_t first, std::uint64_t count, GapReason reason, std::uint64_t now_nanos,
-                         OutgoingMessage& out) const {
+                         OutgoingMessage& out, std::optional<std::uint32_t> member) const {
     add_common(out, MessageKind::Gap);
     out.first_seqno = first;
     out.last_seqno = first + count - 1;
     out.subject = control_subject(layout_.prefix, MessageKind::Gap);
     out.msg_id += "gap:";
+    add_member(out, member);
     detail::append_decimal(out.msg_id, first);
     out.headers.push_back(
         {kGapHeader, fmt::format("{} {} {}", first, count, static_cast<std::uint32_t>(reason))});

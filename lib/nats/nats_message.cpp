@@ -60,6 +60,7 @@ WireMessage wire_view(natsMsg* message) {
             wire.batch = header(message, kBatchHeader);
         }
         wire.chunk = header(message, kChunkHeader);
+        wire.member = header(message, kMemberHeader);
     }
     const char* data = natsMsg_GetData(message);
     const int size = natsMsg_GetDataLength(message);

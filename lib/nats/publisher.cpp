@@ -108,10 +108,11 @@ PublishStatus StreamPublisher::Impl::send_batch(std::unique_lock<std::mutex>& lo
 
 // --- The API ---------------------------------------------------------------
 
-PublishStatus StreamPublisher::publish_event(const EventDescriptor& event, std::span<const std::byte> payload) {
+PublishStatus StreamPublisher::publish_event(const EventDescriptor& event, std::span<const std::byte> payload,
+                                            std::optional<std::uint32_t> member) {
     Impl& p = *impl_;
     std::unique_lock lock(p.mutex);
-    if (p.options.events_per_message > 1) {
+    if (p.options.events_per_message > 1 && !member) {
         if (p.batch.batch_count >= p.options.events_per_message ||
             (p.batch.batch_count > 0 && !p.encoder.add_to_batch(event, payload, p.batch))) {
             // The open batch is full: it goes first, then this event starts the next.
@@ -133,7 +134,7 @@ PublishStatus StreamPublisher::publish_event(const EventDescriptor& event, std::
     if (s != PublishStatus::Ok) return s;
     for (std::uint32_t chunk = 0; chunk < chunks; ++chunk) {
         PendingMessage& entry = p.add_entry();
-        p.encoder.encode_event(event, payload, chunk, entry.message);
+        p.encoder.encode_event(event, payload, chunk, entry.message, member);
         p.send(entry, false);
     }
     ++p.stats.events;
@@ -141,7 +142,8 @@ PublishStatus StreamPublisher::publish_event(const EventDescriptor& event, std::
     return PublishStatus::Ok;
 }
 
-PublishStatus StreamPublisher::publish_gap(std::uint64_t first_seqno, std::uint64_t count, GapReason reason) {
+PublishStatus StreamPublisher::publish_gap(std::uint64_t first_seqno, std::uint64_t count, GapReason reason,
+                                          std::optional<std::uint32_t> member) {
     if (first_seqno == 0 || count == 0 || first_seqno > kMaxSeqno || count > kMaxSeqno - first_seqno + 1) {
         std::lock_guard lock(impl_->mutex);
         impl_->fail(Error(EINVAL, fmt::format("impossible gap of {} from sequence number {}", count, first_seqno)));
@@ -152,7 +154,7 @@ PublishStatus StreamPublisher::publish_gap(std::uint64_t first_seqno, std::uint6
     if (PublishStatus s = p.send_batch(lock); s != PublishStatus::Ok) return s;
     if (PublishStatus s = p.ready(lock, 1, sizeof(GapRecord)); s != PublishStatus::Ok) return s;
     PendingMessage& entry = p.add_entry();
-    p.encoder.encode_gap(first_seqno, count, reason, now_nanos(), entry.message);
+    p.encoder.encode_gap(first_seqno, count, reason, now_nanos(), entry.message, member);
     p.send(entry, false);
     ++p.stats.gaps;
     p.stats.lost_in_gaps += count;
@@ -165,7 +167,8 @@ PublishStatus StreamPublisher::announce_ring(std::uint64_t first_seqno) {
     if (PublishStatus s = p.send_batch(lock); s != PublishStatus::Ok) return s;
     if (PublishStatus s = p.ready(lock, 1, sizeof(AnnouncementBody)); s != PublishStatus::Ok) return s;
     const std::uint32_t flags = (p.options.filtered ? kAnnounceFiltered : 0) |
-                                (p.options.events_per_message > 1 ? kAnnounceBatched : 0);
+                                (p.options.events_per_message > 1 && !p.options.members ? kAnnounceBatched : 0) |
+                                (p.options.members ? kAnnounceMembers : 0);
     PendingMessage& entry = p.add_entry();
     p.encoder.encode_announcement(first_seqno == 0 ? 1 : first_seqno, flags, now_nanos(), entry.message);
     p.send(entry, true);

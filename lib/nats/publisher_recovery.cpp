@@ -128,8 +128,13 @@ Result<ResumePoint> StreamPublisher::resume_point() {
         switch (d.kind) {
         case MessageKind::Event:  // an event cut short resumes at itself
             point.next_seqno = d.chunk + 1 == d.chunk_count ? d.event.seqno + 1 : d.event.seqno;
+            point.member = d.member;
+            point.last_was_event = d.chunk + 1 == d.chunk_count;
             return point;
         case MessageKind::Gap:
+            point.next_seqno = d.last_seqno() + 1;
+            point.member = d.member;
+            return point;
         case MessageKind::Batch: point.next_seqno = d.last_seqno() + 1; return point;
         case MessageKind::Announcement: point.next_seqno = d.announcement.first_seqno; return point;
         case MessageKind::Schema: continue;  // follows the announcement

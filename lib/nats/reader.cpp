@@ -2,14 +2,30 @@
 // sequence order. See nats_reader.hpp for the contract.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "reader_impl.hpp"
 
 namespace evring::nats {
+void StreamReader::Impl::select_member(std::optional<std::uint32_t> m) {
+    const std::uint32_t next = m.value_or(0);  // decode_message bounds it by kMaxMember
+    if (next == member) return;
+    if (member_expected.size() <= std::max(next, member)) member_expected.resize(std::max(next, member) + 1, 0);
+    member_expected[member] = expected;
+    expected = member_expected[next];
+    member = next;
+}
+
+void StreamReader::Impl::forget_members() {
+    member_expected.clear();
+    member = 0;
+}
+
 SourceStep StreamReader::Impl::hole(std::uint64_t first, std::uint64_t count, std::string detail, SourceItem& item) {
     text = std::move(detail);
     item.gap = SourceGap{first, count, kGapNotInStream, text};
+    item.gap.member = member;
     expected = first + count;
     ++stats.gaps;
     stats.lost += count;
@@ -34,6 +50,7 @@ SourceStep StreamReader::Impl::event_item(const EventDescriptor& event, std::spa
                     item);
     }
     expected = event.seqno + 1;
+    item.event.member = member;
     item.event.descriptor = event;
     item.event.payload_state = PayloadState::Ok;
     item.event.payload = payload;
@@ -48,16 +65,30 @@ SourceStep StreamReader::Impl::process(SourceItem& item) {
         // numbers start where its announcement, or its first message, says.
         const bool first = instance.empty();
         instance = std::string(decoded.instance);
+        if (!first) forget_members();
         if (decoded.kind != MessageKind::Announcement && !first) expected = 0;
-        if (decoded.kind != MessageKind::Announcement && first && expected == 0) expected = decoded.first_seqno();
+        if (decoded.kind != MessageKind::Announcement && first && expected == 0) {
+            select_member(decoded.member);  // a ring set: the first message's member starts there
+            expected = decoded.first_seqno();
+        }
     }
+    if (decoded.kind == MessageKind::Event || decoded.kind == MessageKind::Gap) select_member(decoded.member);
+    else if (decoded.kind == MessageKind::Batch) select_member(std::nullopt);
     switch (decoded.kind) {
     case MessageKind::Announcement: {
         have_current = false;
         ++stats.announcements;
         const Announcement& a = decoded.announcement;
         const bool same_start = expected != 0 && ring && ring->ring.instance == a.ring.instance;
-        if (!same_start) expected = a.first_seqno;
+        if ((a.flags & kAnnounceMembers) != 0) {
+            // A ring set: each member's first event or gap says where it starts.
+            if (!same_start) {
+                forget_members();
+                expected = 0;
+            }
+        } else if (!same_start) {
+            expected = a.first_seqno;
+        }
         filtered = !options.event_subject.empty() || (a.flags & kAnnounceFiltered) != 0;
         ring = a;
         text = fmt::format("ring '{}' (instance {}) relayed from sequence number {}{}", a.ring.name,
@@ -97,6 +128,7 @@ SourceStep StreamReader::Impl::process(SourceItem& item) {
         have_current = false;
         const std::uint64_t from = expected != 0 ? std::max(first, expected) : first;
         item.gap = SourceGap{from, last - from + 1, decoded.gap.reason, {}};
+        item.gap.member = member;
         expected = last + 1;
         ++stats.gaps;
         stats.lost += item.gap.count;

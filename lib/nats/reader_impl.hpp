@@ -57,7 +57,12 @@ struct StreamReader::Impl {
 
     // Where the source's sequence numbers are.
     std::string instance;
-    std::uint64_t expected = 0;  // the next source seqno (0: not known yet)
+    std::uint64_t expected = 0;  // the next source seqno (0: not known yet), of `member`
+    // A ring set's stream: every member counts its own sequence numbers.
+    // `expected` is the current member's; the others wait here (0: not known
+    // yet). At most kMaxMember + 1 entries, whatever a stream claims.
+    std::vector<std::uint64_t> member_expected;
+    std::uint32_t member = 0;
     std::uint64_t start_floor = 0;  // a source seqno start: what is below it is not wanted
     bool filtered = false;       // holes between events are not losses
     std::optional<Announcement> ring;
@@ -93,6 +98,9 @@ struct StreamReader::Impl {
                         bool& consumed);
     bool skip_foreign(const Error& why, SourceItem& item);
     SourceStep hole(std::uint64_t first, std::uint64_t count, std::string detail, SourceItem& item);
+    // Makes `member`'s sequence numbers the current ones (none: member 0).
+    void select_member(std::optional<std::uint32_t> member);
+    void forget_members();
 };
 
 // A reader's consumers on `connection`, subscribed at options.start;

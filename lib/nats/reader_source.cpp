@@ -83,6 +83,8 @@ Result<std::unique_ptr<StreamReader>> StreamReader::prepare(std::unique_ptr<Conn
         id.schema_hash = ring->ring.schema_hash;
         id.ring_size = ring->ring.size;
         id.instance = instance_number(ring->ring.instance);
+        // A ring set relayed: events and gaps carry their member.
+        id.members = (ring->flags & kAnnounceMembers) != 0;
     }
     reader->options_ = std::move(options);
     return reader;

@@ -20,10 +20,13 @@ struct StartPlan {
     Position start;
     std::optional<std::uint64_t> resume_next;
     bool nothing_left = false;
+    // A ring set resumed at its last relayed event: that event, read again
+    // to position the other members, is not published twice.
+    std::optional<std::pair<std::uint32_t, std::uint64_t>> skip;
 };
 
 Result<StartPlan> plan_start(StreamPublisher& publisher, EventSource& source, const RelayOptions& options) {
-    StartPlan plan{options.start, std::nullopt, false};
+    StartPlan plan{options.start, std::nullopt, false, std::nullopt};
     auto resume = publisher.resume_point();
     if (!resume) return Error(resume.error().errno_value(), fmt::format("stream '{}': {}", options.stream,
                                                                   resume.error().message()));
@@ -32,6 +35,26 @@ Result<StartPlan> plan_start(StreamPublisher& publisher, EventSource& source, co
                                 options.stream, resume->skipped));
     if (resume->state != ResumeState::ThisInstance) return plan;
     plan.resume_next = resume->next_seqno;
+    if (source.identity().members) {
+        // A ring set: the stream ends with member M's seqno N - 1 (an event,
+        // or the end of a gap). The merge starts again there
+        // (Position::member_seqno: member M at that seqno, every other member
+        // at its event's time), and that event is not published again: what
+        // the merge handed out before it was relayed. An event of a lower
+        // member stamped at that very nanosecond may go twice; the stream's
+        // duplicate window drops it (its message id names member and seqno).
+        // After a gap, member M starts past it. After an announcement alone,
+        // nothing was relayed: start where asked.
+        if (!resume->member) return plan;
+        const std::uint64_t last = resume->next_seqno - 1;
+        if (resume->last_was_event && last >= 1) {
+            plan.start = Position::member_seqno(*resume->member, last);
+            plan.skip = std::pair<std::uint32_t, std::uint64_t>(*resume->member, last);
+        } else {
+            plan.start = Position::member_seqno(*resume->member, resume->next_seqno);
+        }
+        return plan;
+    }
     plan.start = Position::seqno(resume->next_seqno);
     if (!source.live()) {
         // A finished source refuses a start past its newest event: ask for it first.
@@ -62,7 +85,10 @@ PublisherOptions publisher_options(const RelayOptions& options, const EventSourc
     p.stream.prefix = p.subjects.prefix;
     p.allow_other_ring = options.allow_other_ring;
     p.filtered = !options.filter.accepts_everything();
-    p.events_per_message = options.events_per_message == 0 ? 1 : options.events_per_message;
+    p.members = source.identity().members;
+    // A batch carries one run of sequence numbers; a set's members each count
+    // their own, so its events travel one per message.
+    p.events_per_message = options.events_per_message == 0 || p.members ? 1 : options.events_per_message;
     return p;
 }
 
@@ -115,6 +141,7 @@ Result<RelayResult> run_relay(const RelayOptions& options) {
 
     detail::RelaySink sink(*publisher, options);
     sink.set_resume(plan->resume_next);
+    if (plan->skip) sink.skip_once(plan->skip->first, plan->skip->second);
     RegisteringSink seen(sink,
                          {options.reader_name, ReaderKind::Relay,
                           fmt::format("-> {} {}", options.url.display(), options.stream)},

@@ -82,6 +82,14 @@ void RelaySink::started(const EventSource& source) {
     if (!first_start_) return;  // a replaced ring: replaced() announced it
     first_start_ = false;
     first_seqno_ = source.next_seqno();
+    members_ = source.identity().members;
+    if (members_) {
+        // A ring set: sequence numbers are per member, and a resumed relay
+        // starts every member at the last relayed event (run_relay).
+        if (!resume_next_ && announce(source)) log(fmt::format("relaying ring set '{}'", source.identity().path));
+        else if (resume_next_) log(fmt::format("resuming ring set '{}'", source.identity().path));
+        return;
+    }
     if (!resume_next_) {
         if (announce(source)) log(fmt::format("relaying '{}' from seqno {}", source.identity().path, first_seqno_));
         return;
@@ -116,13 +124,14 @@ void RelaySink::replaced(const EventSource& old_source, const EventSource& new_s
                     first));
 }
 
-bool RelaySink::hold_gap(std::uint64_t first, std::uint64_t count, GapReason reason) {
-    if (held_gap_ && held_gap_->reason == reason && held_gap_->first + held_gap_->count == first) {
+bool RelaySink::hold_gap(std::uint64_t first, std::uint64_t count, GapReason reason, std::uint32_t member) {
+    if (held_gap_ && held_gap_->reason == reason && held_gap_->member == member &&
+        held_gap_->first + held_gap_->count == first) {
         held_gap_->count += count;
         return true;
     }
     if (!release_gap()) return false;
-    held_gap_ = HeldGap{first, count, reason};
+    held_gap_ = HeldGap{first, count, reason, member};
     return true;
 }
 
@@ -130,23 +139,29 @@ bool RelaySink::release_gap() {
     if (!held_gap_) return failure_ == std::nullopt;
     const HeldGap gap = *held_gap_;
     held_gap_.reset();
-    return publish_waiting([&] { return publisher_.publish_gap(gap.first, gap.count, gap.reason); });
+    return publish_waiting(
+        [&] { return publisher_.publish_gap(gap.first, gap.count, gap.reason, member_of(gap.member)); });
 }
 
 bool RelaySink::event(const SourceEvent& event) {
+    if (skip_ && skip_->first == event.member && skip_->second == event.descriptor.seqno) {
+        skip_.reset();
+        return true;
+    }
     if (event.payload_state == PayloadState::Expired)
-        return hold_gap(event.descriptor.seqno, 1, GapReason::FellBehind);
+        return hold_gap(event.descriptor.seqno, 1, GapReason::FellBehind, event.member);
     if (event.payload_state == PayloadState::Invalid)
-        return hold_gap(event.descriptor.seqno, 1, GapReason::LostToDamage);
+        return hold_gap(event.descriptor.seqno, 1, GapReason::LostToDamage, event.member);
     if (!release_gap()) return false;
-    return publish_waiting([&] { return publisher_.publish_event(event.descriptor, event.payload); });
+    return publish_waiting(
+        [&] { return publisher_.publish_event(event.descriptor, event.payload, member_of(event.member)); });
 }
 
 bool RelaySink::gap(const SourceGap& gap) {
     if (gap.reason == GapReason::FellBehind)
         log(fmt::format("seqno {}..{} overwritten before the relay read them; published as a gap", gap.first_seqno,
                         gap.last_seqno()));
-    return hold_gap(gap.first_seqno, gap.count, gap.reason);
+    return hold_gap(gap.first_seqno, gap.count, gap.reason, gap.member);
 }
 
 void RelaySink::notice(std::string_view text) { log(text); }
@@ -163,7 +178,7 @@ Status RelaySink::finish() {
         const HeldGap gap = *held_gap_;
         held_gap_.reset();
         // Stopping: one try, the resume point covers it otherwise.
-        if (publisher_.publish_gap(gap.first, gap.count, gap.reason) == PublishStatus::Failed)
+        if (publisher_.publish_gap(gap.first, gap.count, gap.reason, member_of(gap.member)) == PublishStatus::Failed)
             return *publisher_.failure();
     }
     return publisher_.flush(options_.flush_timeout);

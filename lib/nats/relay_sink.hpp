@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <utility>
 
 #include "evring/source/follow.hpp"
 #include "evring/nats/nats_publisher.hpp"
@@ -21,6 +22,9 @@ public:
     // the ring still holds `resume_next` (else a gap covers the missing
     // range); a fresh one announces the instance and its schema.
     void set_resume(std::optional<std::uint64_t> resume_next) { resume_next_ = resume_next; }
+    // A resumed ring set: the first event of `member` numbered `seqno` is
+    // already in the stream (it positioned the merge) and is not published.
+    void skip_once(std::uint32_t member, std::uint64_t seqno) { skip_ = {member, seqno}; }
     // Called at each step of a wait for the publisher (a full window, a
     // server outage), which can last as long as the outage: the relay's
     // registration keeps its heartbeat there (RegisteringSink::keep_alive).
@@ -47,7 +51,11 @@ private:
     template <class Publish>
     bool publish_waiting(Publish publish);
     bool announce(const EventSource& source);
-    bool hold_gap(std::uint64_t first, std::uint64_t count, GapReason reason);
+    bool hold_gap(std::uint64_t first, std::uint64_t count, GapReason reason, std::uint32_t member);
+    // The member a ring set's event or gap goes out with; none for a ring.
+    std::optional<std::uint32_t> member_of(std::uint32_t member) const {
+        return members_ ? std::optional<std::uint32_t>(member) : std::nullopt;
+    }
     bool release_gap();
     void log(std::string_view text) const;
 
@@ -56,6 +64,8 @@ private:
     std::optional<std::uint64_t> resume_next_;
     std::function<void()> keep_alive_;
     bool first_start_ = true;
+    bool members_ = false;  // the source is a ring set (SourceIdentity::members)
+    std::optional<std::pair<std::uint32_t, std::uint64_t>> skip_;
     std::uint64_t first_seqno_ = 0;
     std::uint64_t resume_gap_ = 0;
     std::uint64_t outages_ = 0;
@@ -66,6 +76,7 @@ private:
         std::uint64_t first = 0;
         std::uint64_t count = 0;
         GapReason reason = GapReason::FellBehind;
+        std::uint32_t member = 0;
     };
     std::optional<HeldGap> held_gap_;
 };

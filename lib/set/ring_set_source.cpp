@@ -1,9 +1,5 @@
-// A ring set merged by time (ring_set_source.hpp): opening members, the
-// release rule, positions.
-//
-// Invariant: read() calls next() on a member only when it holds no event of
-// that member, so a held event's payload (in that member's source) stays
-// valid until the merge hands it out, and until the next read() after that.
+// A ring set merged by time (ring_set_source.hpp): opening members, members
+// coming and going, positions. The merge itself is ring_set_merge.cpp.
 #include "evring/set/ring_set_source.hpp"
 
 #include <fcntl.h>
@@ -34,30 +30,7 @@ std::uint64_t clock_nanos(clockid_t clock) {
     return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-bool earlier(const RingSetSource::Member& a, const RingSetSource::Member& b) {
-    const auto& x = a.head.event.descriptor;
-    const auto& y = b.head.event.descriptor;
-    if (x.record_epoch_nanos != y.record_epoch_nanos) return x.record_epoch_nanos < y.record_epoch_nanos;
-    if (a.index != b.index) return a.index < b.index;
-    return x.seqno < y.seqno;
-}
-
 }  // namespace
-
-void probe_pending(std::vector<std::unique_ptr<RingSetSource::Member>>& members) {
-    // Acquire: the reservation word is only compared with what this reader
-    // has read (no data is read through it).
-    const bool intact = guard_sigbus([&] {
-        for (auto& m : members) {
-            if (m->has_head || m->ended) continue;
-            const MappedRing* ring = m->source->ring();
-            m->pending = ring != nullptr &&
-                         shared::load_acquire(ring->header().control.last_seqno) >= m->source->next_seqno();
-        }
-    });
-    if (!intact)
-        for (auto& m : members) m->pending = !m->has_head && !m->ended;
-}
 
 RingSetSource::~RingSetSource() {
     if (manifest_fd_ >= 0) ::close(manifest_fd_);
@@ -156,17 +129,16 @@ void RingSetSource::open_member(std::uint32_t index, const std::string& name, co
         member->inode = st.st_ino;
     }
     if (auto moved = member->source->seek(start); !moved) return skip(moved.error().message());
+    member->source->set_abandon_after(options_.abandon_after);
     member->bell.emplace(Doorbell::attach(*member->source->ring()));
     auto at = std::find_if(members_.begin(), members_.end(), [&](const auto& m) { return m->index > index; });
     member->serial = ++member_version_;
     members_.insert(at, std::move(member));
+    streak_ = nullptr;
 }
 
 void RingSetSource::refresh_members(bool force) {
-    // The clock is read once per 256 calls: a clock read per merged event
-    // would cost more than the merge itself.
     if (manifest_fd_ < 0) return;  // frozen: a set snapshot's members never change
-    if (!force && (++refresh_calls_ & 255) != 0) return;
     const std::uint64_t now = clock_nanos(CLOCK_MONOTONIC);
     if (!force && now < next_refresh_) return;
     next_refresh_ = now + kRefreshInterval;
@@ -177,6 +149,7 @@ void RingSetSource::refresh_members(bool force) {
                                        "re-reading its members",
                                        directory_, generation_, *generation));
     generation_ = *generation;
+    streak_ = nullptr;  // members may be opened or marked for re-opening
     auto manifest = read_set_manifest(directory_);
     if (!manifest) {
         notices_.push_back(manifest.error().message() + "; reading the members already open");
@@ -198,122 +171,6 @@ void RingSetSource::refresh_members(bool force) {
     }
 }
 
-SourceStep RingSetSource::pull(Member& m, SourceItem& item, PayloadRead payload) {
-    const SourceStep step = m.source->next(m.head, payload);
-    switch (step) {
-    case SourceStep::Event:
-        m.has_head = true;
-        m.idle = false;
-        m.stuck_since = 0;
-        return step;
-    case SourceStep::Gap:
-        item.gap = m.head.gap;
-        item.gap.member = m.index;
-        return step;
-    case SourceStep::Notice:
-        notice_text_ = fmt::format("member {}: {}", m.index, m.head.notice);
-        item.notice = notice_text_;
-        return step;
-    case SourceStep::NotReady:
-        m.idle = true;
-        return step;
-    case SourceStep::End:
-        m.ended = true;
-        return step;
-    case SourceStep::Failed:
-        m.ended = true;
-        notice_text_ = fmt::format("member {}: {}; no longer read", m.index, m.source->error().message());
-        item.notice = notice_text_;
-        return SourceStep::Notice;
-    }
-    return step;
-}
-
-// The release rule (see the contract): false while a member without a held
-// event has a reservation pending and the stall bound has not passed.
-bool RingSetSource::may_release() {
-    bool ok = true;
-    std::uint64_t now = 0;  // read only when a member has a reservation pending
-    for (auto& m : members_) {
-        if (m->ended || m->has_head) continue;
-        if (!m->pending) {
-            m->stuck_since = 0;
-            continue;
-        }
-        if (now == 0) now = now_monotonic();
-        if (m->stuck_since == 0) m->stuck_since = now;
-        if (now - m->stuck_since < static_cast<std::uint64_t>(options_.stall_bound.count())) ok = false;
-    }
-    return ok;
-}
-
-std::uint64_t RingSetSource::now_monotonic() const { return options_.monotonic_nanos(); }
-
-SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
-    for (;;) {
-        refresh_members(false);
-        if (!notices_.empty()) {
-            notice_text_ = std::move(notices_.front());
-            notices_.erase(notices_.begin());
-            item.notice = notice_text_;
-            return SourceStep::Notice;
-        }
-        // An idle member is pulled again only when its writer has reserved
-        // something new (phase 0), or when no member holds an event (phase
-        // 1: its NotReady path then notices a writer that exited): a NotReady
-        // pull costs a liveness check, which must not be paid per event.
-        probe_pending(members_);
-        for (int phase = 0; phase < 2; ++phase) {
-            if (phase == 1 && std::any_of(members_.begin(), members_.end(), [](const auto& m) { return m->has_head; }))
-                break;
-            for (std::size_t i = 0; i < members_.size(); ++i) {
-                Member& m = *members_[i];
-                if (m.has_head) continue;
-                if (m.ended) {
-                    if (!m.reopen || phase == 1) continue;
-                    const std::uint32_t index = m.index;
-                    const std::string name = m.name;
-                    members_.erase(members_.begin() + static_cast<std::ptrdiff_t>(i));
-                    ++member_version_;
-                    open_member(index, name, Position::oldest());
-                    return read(item, payload);  // at most once per re-created member
-                }
-                const bool quiet = m.idle && !m.pending;
-                if (quiet != (phase == 1)) continue;
-                const SourceStep step = pull(m, item, payload);
-                if (step == SourceStep::Gap || step == SourceStep::Notice) return step;
-            }
-        }
-        Member* best = nullptr;
-        for (auto& m : members_)
-            if (m->has_head && (best == nullptr || earlier(*m, *best))) best = m.get();
-        if (best == nullptr) {
-            const bool all_ended = std::all_of(members_.begin(), members_.end(), [](const auto& m) { return m->ended; });
-            if (!all_ended) return SourceStep::NotReady;
-            refresh_members(true);  // a member may have appeared since
-            if (!notices_.empty()) continue;
-            if (std::any_of(members_.begin(), members_.end(), [](const auto& m) { return !m->ended || m->reopen; }))
-                continue;
-            // A writer that holds the set but has no member yet (or none
-            // left) will add one: the set has not ended.
-            if (writers_hold_set()) return SourceStep::NotReady;
-            return SourceStep::End;
-        }
-        if (!may_release()) return SourceStep::NotReady;
-        best->has_head = false;
-        item.event = best->head.event;
-        item.event.member = best->index;
-        const std::uint64_t t = item.event.descriptor.record_epoch_nanos;
-        if (t < last_released_nanos_) ++late_;
-        else last_released_nanos_ = t;
-        if (skip_ > 0) {
-            --skip_;
-            continue;
-        }
-        return SourceStep::Event;
-    }
-}
-
 Result<std::string> RingSetSource::seek(const Position& start) {
     if (start.kind == Position::Kind::Seqno && start.member != Position::kAnyMember)
         return seek_member(start.member, start.value);
@@ -323,8 +180,9 @@ Result<std::string> RingSetSource::seek(const Position& start) {
                                          identity_.location));
     std::string notes;
     std::uint64_t available = 0;
+    streak_ = nullptr;
     for (auto& m : members_) {
-        m->has_head = false;
+        m->drop_run();
         m->ended = false;
         auto moved = m->source->seek(start);
         if (!moved) return std::move(moved).error();
@@ -346,25 +204,28 @@ Result<std::string> RingSetSource::seek_member(std::uint32_t index, std::uint64_
     if (it == members_.end())
         return Error(ENOENT, fmt::format("ring set '{}' has no member {} to start at", identity_.location, index));
     Member& m = **it;
+    streak_ = nullptr;
     auto moved = m.source->seek(Position::seqno(seqno));
     if (!moved) return std::move(moved).error();
-    m.has_head = false;
+    m.drop_run();
     SourceItem item;
-    for (int i = 0; i < 64 && !m.has_head; ++i)
-        if (pull(m, item, PayloadRead::None) != SourceStep::Gap) break;
-    if (!m.has_head) {
+    for (int i = 0; i < 64 && !m.has_head(); ++i)
+        if (pull(m, item) != SourceStep::Gap) break;
+    if (!m.has_head()) {
         // Nothing there yet: start every other member at the newest.
         for (auto& other : members_)
-            if (other.get() != &m) (void)other->source->seek(Position::latest());
+            if (other.get() != &m) {
+                other->drop_run();
+                (void)other->source->seek(Position::latest());
+            }
         return *moved;
     }
-    const Position at{Position::Kind::AbsoluteTime, m.head.event.descriptor.record_epoch_nanos};
+    const Position at{Position::Kind::AbsoluteTime, m.head().record_epoch_nanos};
     for (auto& other : members_) {
         if (other.get() == &m) continue;
-        other->has_head = false;
+        other->drop_run();
         if (auto s = other->source->seek(at); !s) return std::move(s).error();
     }
-    m.head.event.payload_state = PayloadState::NotRead;
     last_released_nanos_ = 0;
     return *moved;
 }
@@ -422,8 +283,12 @@ const MappedRing* RingSetSource::member_ring(std::uint32_t index) const {
 }
 
 SourceCounters RingSetSource::member_counters(std::uint32_t index) const {
-    for (const auto& m : members_)
-        if (m->index == index) return m->source->counters();
+    for (const auto& m : members_) {
+        if (m->index != index) continue;
+        SourceCounters c = m->source->counters();
+        c.events -= m->held();  // read ahead, not handed out yet
+        return c;
+    }
     return {};
 }
 

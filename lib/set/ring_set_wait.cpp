@@ -55,7 +55,6 @@ void sleep_for(std::chrono::nanoseconds d) {
 
 void RingSetSource::wait(std::chrono::nanoseconds timeout) {
     if (frozen_) return;  // a set snapshot: nothing will come
-    refresh_calls_ |= 255;  // the next refresh_members looks at the clock
     refresh_members(false);
     timeout = std::min<std::chrono::nanoseconds>(timeout, kMaxSleep);
     // A merge held back by a stuck member only needs to wait out its bound.
@@ -63,7 +62,7 @@ void RingSetSource::wait(std::chrono::nanoseconds timeout) {
     std::vector<Member*> waiting;
     for (auto& m : members_) {
         if (m->ended) continue;
-        if (m->has_head) has_head = true;
+        if (m->has_head()) has_head = true;
         else waiting.push_back(m.get());
     }
     if (has_head) timeout = std::min<std::chrono::nanoseconds>(timeout, kPollInterval);

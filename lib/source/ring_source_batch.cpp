@@ -1,6 +1,7 @@
-// RingSource::read_batch: many descriptors per call, one SIGBUS guard per
-// batch, no virtual call per event (the C ABI's next_batch and Python's
-// read_batch are built on it).
+// RingSource::read_batch and read_run: many descriptors per call, one SIGBUS
+// guard per batch, no virtual call per event (the C ABI's next_batch and
+// Python's read_batch are built on read_batch, the ring set's merge on
+// read_run).
 #include "evring/source/ring_source.hpp"
 #include "source/ring_source_state.hpp"
 
@@ -52,6 +53,41 @@ Batch RingSource::read_batch(std::span<EventDescriptor> out) {
         batch.stopped = step;
         return batch;
     }
+}
+
+SourceStep RingSource::read_run(std::span<EventDescriptor> out, std::size_t& filled, SourceItem& item) {
+    filled = 0;
+    NextResult result = NextResult::Success;
+    const bool whole = state_->guard(
+        [&] {
+            while (filled < out.size()) {
+                result = it_->try_next(out[filled]);
+                if (result != NextResult::Success) return;
+                ++filled;
+            }
+        },
+        "reading descriptors");
+    counters_.events += filled;
+    if (!whole) return fail(std::move(state_->fault));
+    if (filled == out.size()) return SourceStep::Event;
+    SourceStep step = SourceStep::Gap;
+    switch (result) {
+    case NextResult::Gap: {
+        const std::uint64_t lost = it_->last_gap_lost();
+        item.gap = SourceGap{it_->next_seqno() - lost, lost, GapReason::FellBehind, {}};
+        break;
+    }
+    case NextResult::Abandoned:
+        item.gap = SourceGap{it_->last_abandoned_seqno(), 1, GapReason::Abandoned, {}};
+        break;
+    case NextResult::Success:  // not reached: a full run returned above
+    case NextResult::NotReady:
+        if (filled > 0) return SourceStep::Event;  // what was ready is read; the rest comes later
+        step = not_ready(item);  // the writer's exit, a hole, the end
+        break;
+    }
+    if (step == SourceStep::Gap) counters_.count_gap(item.gap);
+    return step;
 }
 
 }  // namespace evring

@@ -362,6 +362,32 @@ case_writer_restarted_under_a_relay_is_relayed_from_its_first_event() {
     ok writer_restarted_under_a_relay_is_relayed_from_its_first_event
 }
 
+# A ring set relayed (docs/distributed.md, "Ring sets"): read back merged with
+# every event's member, the same events as watching the set itself, and
+# mirrored into one ring whose stderr lines name the members.
+case_relayed_set_is_read_back_merged_with_its_members() {
+    "$PRODUCER_BIN" fleet:12:20 --threads 2 --count 2000 --keep 2>"$WORK/producer-fleet.err" ||
+        { fail set "producer: $(cat "$WORK/producer-fleet.err")"; return; }
+    evring relay fleet --to "nats://127.0.0.1:$PORT" --stream FLEET 2>"$WORK/relay-FLEET.err" ||
+        { fail set "relay: $(cat "$WORK/relay-FLEET.err")"; return; }
+    evring watch fleet --from oldest --format jsonl >"$WORK/set.jsonl" 2>/dev/null
+    read_stream FLEET 4000 >"$WORK/set-stream.jsonl" 2>"$WORK/set-stream.err" ||
+        { fail set "watch nats://: $(cat "$WORK/set-stream.err")"; return; }
+    jq -e -s '[.[] | select(.seqno != null and .gap == null)] as $e | ($e | length) == 4000 and
+              ([$e[] | select(.member == 0)] | length) == 2000 and ([$e[] | select(.member == 1)] | length) == 2000 and
+              ([$e[].record_epoch_nanos] | . == sort)' "$WORK/set-stream.jsonl" >/dev/null ||
+        { fail set "not 2 x 2000 events with members in time order: $(head -2 "$WORK/set-stream.jsonl")"; return; }
+    [[ $(events_of "$WORK/set.jsonl" | sha256sum) == $(events_of "$WORK/set-stream.jsonl" | sha256sum) ]] ||
+        { fail set "watch nats:// differs from watching the set: $(diff <(events_of "$WORK/set.jsonl") <(events_of "$WORK/set-stream.jsonl") | head -3)"; return; }
+    timeout 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/FLEET" --to fleetcopy --count 4000 --keep \
+        2>"$WORK/set-mirror.err" || { fail set "mirror: $(cat "$WORK/set-mirror.err")"; return; }
+    grep -q "comes from a ring set: the mirror holds its merged events without their member ids" \
+        "$WORK/set-mirror.err" || { fail set "the mirror does not say it drops member ids: $(head -3 "$WORK/set-mirror.err")"; return; }
+    [[ $(evring watch fleetcopy --from oldest --format jsonl 2>/dev/null | jq -c 'select(.seqno != null and .gap == null)' | wc -l) == 4000 ]] ||
+        { fail set "the mirror does not hold 4000 events"; return; }
+    ok relayed_set_is_read_back_merged_with_its_members
+}
+
 case_relay_watch_and_mirror_carry_every_event_identically
 case_messages_not_evrings_stop_neither_readers_nor_a_restarted_relay
 case_relay_and_mirror_are_registered_readers_while_they_run
@@ -372,5 +398,6 @@ case_server_restarted_mid_stream_loses_nothing
 case_paused_relay_lapped_publishes_one_exact_gap
 case_writer_restarted_under_a_relay_is_relayed_from_its_first_event
 case_relay_wait_relays_a_ring_created_after_it_started
+case_relayed_set_is_read_back_merged_with_its_members
 case_bad_input_is_refused_clearly
 exit_with_results

@@ -10,10 +10,18 @@
 // (or a new source ring instance); the mirror prints each "mirror seqno M =
 // source seqno S" line on stderr, and with --seqno-tag INDEX each event also
 // carries its source seqno in content_ext[INDEX] (docs/distributed.md).
+//
+// A stream relayed from a ring set: the mirror is one ring holding the set's
+// merged stream in the stream's (time) order, and says once that member ids
+// are not kept (the ring has no member column; --seqno-tag keeps the source
+// seqno, not the member). Every member counts its own sequence numbers, so
+// the lines say "mirror seqno M = member K seqno S", printed when member K's
+// numbering jumps, and gaps name their member.
 #include <fmt/format.h>
 
 #include <bit>
 #include <cstring>
+#include <vector>
 
 #include "commands.hpp"
 #include "output/escape.hpp"
@@ -81,7 +89,8 @@ Result<RingWriter> create_mirror(const MirrorPlan& plan, const EventSource& sour
 
 class MirrorSink final : public FollowSink {
 public:
-    MirrorSink(const MappedRing& ring, int seqno_tag) : publisher_(ring, WriterSharing::Exclusive), tag_(seqno_tag) {}
+    MirrorSink(const MappedRing& ring, int seqno_tag, bool members)
+        : publisher_(ring, WriterSharing::Exclusive), tag_(seqno_tag), members_(members) {}
 
     bool event(const SourceEvent& event) override {
         const EventDescriptor& d = event.descriptor;
@@ -98,16 +107,22 @@ public:
         staged.content_ext = d.content_ext;
         if (tag_ >= 0) staged.content_ext[static_cast<std::size_t>(tag_)] = d.seqno;
         if (d.payload_size > 0) std::memcpy(r.payload(), event.payload.data(), d.payload_size);
-        if (d.seqno != last_source_ + 1)
-            fmt::print(stderr, "evring: mirror seqno {} = source seqno {}\n", r.seqno(), d.seqno);
-        last_source_ = d.seqno;
+        std::uint64_t& last = last_source(event.member);
+        if (d.seqno != last + 1) {
+            if (members_)
+                fmt::print(stderr, "evring: mirror seqno {} = member {} seqno {}\n", r.seqno(), event.member, d.seqno);
+            else
+                fmt::print(stderr, "evring: mirror seqno {} = source seqno {}\n", r.seqno(), d.seqno);
+        }
+        last = d.seqno;
         publisher_.commit(r);
         ++events_;
         return true;
     }
 
     bool gap(const SourceGap& gap) override {
-        fmt::print(stderr, "evring: source seqno {}..{} ({} events) not in the mirror: {}\n", gap.first_seqno,
+        fmt::print(stderr, "evring: source {}seqno {}..{} ({} events) not in the mirror: {}\n",
+                   members_ ? fmt::format("member {} ", gap.member) : std::string(), gap.first_seqno,
                    gap.last_seqno(), gap.count, describe(gap.reason));
         if (!gap.detail.empty()) fmt::print(stderr, "evring: {}\n", printable(gap.detail));
         return true;
@@ -115,16 +130,24 @@ public:
 
     void notice(std::string_view text) override {
         fmt::print(stderr, "evring: {}\n", printable(text));
-        last_source_ = 0;  // a new ring instance numbers from its own start
+        last_source_.assign(last_source_.size(), 0);  // a new ring instance numbers from its own start
     }
 
     const Status& status() const { return status_; }
     std::uint64_t events() const { return events_; }
 
 private:
+    // The last source seqno mirrored, per member (one entry for a ring; a set
+    // has at most 1024 members, the stream reader's bound).
+    std::uint64_t& last_source(std::uint32_t member) {
+        if (last_source_.size() <= member) last_source_.resize(std::size_t{member} + 1, 0);
+        return last_source_[member];
+    }
+
     Publisher publisher_;
     int tag_;
-    std::uint64_t last_source_ = 0;
+    bool members_;
+    std::vector<std::uint64_t> last_source_ = std::vector<std::uint64_t>(1, 0);
     std::uint64_t events_ = 0;
     Status status_;
 };
@@ -140,8 +163,13 @@ int run_mirror(const MirrorOptions& options) {
     if (!writer) return runtime_error(writer.error());
     fmt::print(stderr, "evring: mirroring {} into ring file {}\n", printable((*source)->identity().path),
                printable(writer->path()));
+    if ((*source)->identity().members)
+        fmt::print(stderr,
+                   "evring: {} comes from a ring set: the mirror holds its merged events without their member "
+                   "ids (watch or record the stream to keep them)\n",
+                   printable((*source)->identity().path));
     install_stop_handlers();
-    MirrorSink sink(writer->ring(), plan->seqno_tag);
+    MirrorSink sink(writer->ring(), plan->seqno_tag, (*source)->identity().members);
     RegisteringSink seen(sink, {"mirror", ReaderKind::Mirror, fmt::format("-> {}", writer->path())},
                          !options.no_register);
     auto result = follow(*source, plan->follow, seen);

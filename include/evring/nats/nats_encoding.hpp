@@ -23,6 +23,10 @@
 //   schema        Evring-Schema: TOTAL_BYTES              the ring's schema blob
 //   batch         Evring-Batch: FIRST LAST COUNT          COUNT × (descriptor, payload)
 //
+// A ring set's stream (announcement flag kAnnounceMembers): every event and
+// gap message also carries `Evring-Member: M` and a Msg-Id naming the
+// member; a message without it has no member (read as member 0).
+//
 // An event or schema larger than what the server accepts in one message is
 // split into chunks that follow each other in the stream, each with
 // `Evring-Chunk: INDEX COUNT`; chunk 0 of an event starts with the descriptor.
@@ -63,6 +67,9 @@ inline constexpr char kAnnounceHeader[] = "Evring-Announce";
 inline constexpr char kSchemaHeader[] = "Evring-Schema";
 inline constexpr char kBatchHeader[] = "Evring-Batch";
 inline constexpr char kChunkHeader[] = "Evring-Chunk";
+// The ring set member of an event or gap relayed from a ring set
+// (docs/distributed.md, "Ring sets"); absent: member 0 of no set.
+inline constexpr char kMemberHeader[] = "Evring-Member";
 inline constexpr char kMsgIdHeader[] = "Nats-Msg-Id";
 inline constexpr char kExpectedLastMsgIdHeader[] = "Nats-Expected-Last-Msg-Id";
 
@@ -78,6 +85,7 @@ inline constexpr std::size_t kMaxRingNameSize = 4096;
 inline constexpr std::uint64_t kMaxSchemaSize = std::uint64_t{4} << 20;
 inline constexpr std::uint32_t kMaxChunks = std::uint32_t{1} << 20;
 inline constexpr std::uint32_t kMaxBatchCount = 65536;
+inline constexpr std::uint32_t kMaxMember = 1023;  // ring sets hold at most 1024 members
 inline constexpr std::size_t kMaxPrefixSize = 200;
 // Room left for headers and the subject when a body is sized to fit the
 // server's max_payload: the longest header block this encoding writes is
@@ -134,7 +142,8 @@ inline constexpr std::uint16_t kNoFlowToken = 0xffff;
 inline constexpr std::uint32_t kAnnounceTypeNames = 1;  // subjects name event types
 inline constexpr std::uint32_t kAnnounceFiltered = 2;   // only some events are relayed
 inline constexpr std::uint32_t kAnnounceBatched = 4;    // events travel in batch messages
-inline constexpr std::uint32_t kAnnounceKnownFlags = 7;
+inline constexpr std::uint32_t kAnnounceMembers = 8;    // a ring set: events and gaps carry Evring-Member
+inline constexpr std::uint32_t kAnnounceKnownFlags = 15;
 
 struct AnnouncementBody {
     std::array<char, 8> magic;
@@ -199,10 +208,13 @@ public:
 
     // How many messages an event with this payload needs (1 unless chunked).
     std::uint32_t event_chunks(std::size_t payload_size) const;
+    // `member`: the ring set member the event or gap belongs to (an
+    // Evring-Member header, and a Nats-Msg-Id naming it, since sequence
+    // numbers are per member); none for a ring.
     void encode_event(const EventDescriptor& event, std::span<const std::byte> payload, std::uint32_t chunk,
-                      OutgoingMessage& out) const;
+                      OutgoingMessage& out, std::optional<std::uint32_t> member = std::nullopt) const;
     void encode_gap(std::uint64_t first, std::uint64_t count, GapReason reason, std::uint64_t now_nanos,
-                    OutgoingMessage& out) const;
+                    OutgoingMessage& out, std::optional<std::uint32_t> member = std::nullopt) const;
     void encode_announcement(std::uint64_t first_seqno, std::uint32_t flags, std::uint64_t now_nanos,
                              OutgoingMessage& out) const;
     std::uint32_t schema_chunks(std::size_t blob_size) const;
@@ -235,6 +247,7 @@ struct WireMessage {
     std::string_view schema;
     std::string_view batch;
     std::string_view chunk;
+    std::string_view member;
     std::span<const std::byte> body;
 };
 
@@ -253,6 +266,8 @@ struct DecodedMessage {
     std::uint64_t batch_first = 0, batch_last = 0;  // Batch
     std::uint32_t batch_count = 0;
     std::span<const std::byte> batch_records;
+    // Event and Gap: the Evring-Member header's value (0..kMaxMember), if any.
+    std::optional<std::uint32_t> member;
 
     // The ring sequence numbers the message carries (0, 0 for announcements and schemas).
     std::uint64_t first_seqno() const;

@@ -81,6 +81,10 @@ struct PublisherOptions {
     // readers do not count the others as lost.
     bool filtered = false;
     std::uint32_t events_per_message = 1;  // > 1: batch messages
+    // A ring set: the announcement says so (kAnnounceMembers) and events and
+    // gaps are published with their member (never batched: a batch has one
+    // run of sequence numbers).
+    bool members = false;
     std::size_t max_unacked_messages = 4096;
     std::size_t max_unacked_bytes = std::size_t{64} << 20;
     std::uint32_t ack_every = 64;
@@ -107,6 +111,10 @@ struct ResumePoint {
     std::uint64_t next_seqno = 0;       // ThisInstance: first sequence number not in the stream
     std::uint64_t last_stream_sequence = 0;
     std::optional<Announcement> latest_announcement;  // the stream's newest, if any
+    // ThisInstance of a ring set: the member of the last event or gap (its
+    // sequence number is next_seqno - 1); none after an announcement.
+    std::optional<std::uint32_t> member;
+    bool last_was_event = false;  // ThisInstance: the last message is a whole event
     // Messages at the stream's end passed over because they are not evring's
     // or do not decode (another client published into the stream).
     std::uint64_t skipped = 0;
@@ -144,8 +152,11 @@ public:
     // A new ring instance (a new writer re-created the ring): announces it.
     PublishStatus switch_ring(RingIdentity ring, std::uint64_t first_seqno);
     PublishStatus publish_schema(std::span<const std::byte> blob);
-    PublishStatus publish_event(const EventDescriptor& event, std::span<const std::byte> payload);
-    PublishStatus publish_gap(std::uint64_t first_seqno, std::uint64_t count, GapReason reason);
+    // `member`: the ring set member (PublisherOptions::members).
+    PublishStatus publish_event(const EventDescriptor& event, std::span<const std::byte> payload,
+                                std::optional<std::uint32_t> member = std::nullopt);
+    PublishStatus publish_gap(std::uint64_t first_seqno, std::uint64_t count, GapReason reason,
+                              std::optional<std::uint32_t> member = std::nullopt);
 
     // Sends a partial batch and asks for the last message's acknowledgement,
     // without blocking: call it when no event is coming for a while.

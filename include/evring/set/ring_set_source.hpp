@@ -9,7 +9,9 @@
 //   seqno): ties between members go to the lower member index, and within a
 //   member events keep their sequence order. Every event and gap carries its
 //   member index (SourceEvent::member, SourceGap::member); sequence numbers
-//   are per member. Memory is one held event per member, never per event.
+//   are per member. Memory is one run of at most 32 descriptors read ahead
+//   per member, never per event; payloads are read when an event is handed
+//   out. counters() and member_counters() count only what was handed out.
 // - Release rule: the earliest held event is released only when every other
 //   member either holds an event too, or cannot produce an earlier one. A
 //   member with no pending reservation (its last_seqno is the last sequence
@@ -74,6 +76,9 @@ struct RingSetSourceOptions {
     std::chrono::nanoseconds stall_bound = std::chrono::milliseconds(100);
     // The monotonic clock the stall bound is measured with (tests inject one).
     std::function<std::uint64_t()> monotonic_nanos;
+    // Every member's abandon bound (Iterator::kDefaultAbandonAfter by default;
+    // RingSource::set_abandon_after).
+    std::chrono::nanoseconds abandon_after = std::chrono::seconds(1);
 };
 
 class RingSetSource final : public EventSource {
@@ -126,7 +131,10 @@ private:
                         RingSetSourceOptions options);
     void refresh_members(bool force);
     void open_member(std::uint32_t index, const std::string& name, const Position& start);
-    SourceStep pull(Member& member, SourceItem& item, PayloadRead payload);
+    Member* pick(SourceItem& item, SourceStep& step, bool& again);
+    SourceStep fill(SourceItem& item);
+    SourceStep pull(Member& member, SourceItem& item);
+    SourceStep hand_out(Member& member, SourceStep step, SourceItem& item);
     bool may_release();
     std::uint64_t now_monotonic() const;
     bool writers_hold_set() const;
@@ -152,6 +160,14 @@ private:
     std::uint64_t last_released_nanos_ = 0;
     std::uint64_t late_ = 0;
     std::uint64_t skip_ = 0;  // -N: older events still to pass over
+    std::uint64_t runs_ = 0;  // runs read from members that held events (probe_pending)
+    // The streak (pick): the member released last, while its head is before
+    // (bound_nanos_, bound_index_), the earliest other head when it was
+    // chosen, and no run has been read since (runs_ == streak_runs_).
+    Member* streak_ = nullptr;
+    std::uint64_t streak_runs_ = 0;
+    std::uint64_t bound_nanos_ = 0;
+    std::uint32_t bound_index_ = 0;
     RingSetSourceOptions options_;
 };
 

@@ -72,6 +72,24 @@ public:
     // The iterator's abandon bound (iterator.hpp).
     void set_abandon_after(std::chrono::nanoseconds bound) noexcept { it_->set_abandon_after(bound); }
 
+    // A run of descriptors for a merge that holds several events of each of
+    // its sources (ring_set_source.hpp). Fills `out` from the front with the
+    // next events, as next(item, PayloadRead::None) would hand them out one
+    // by one, sets `filled`, and counts them (and a gap) in counters() as
+    // handed out. Returns Event when `out` is full, or when at least one
+    // event was read and the ring has nothing more ready now (no liveness
+    // check is paid then); otherwise the item that stopped the run, with
+    // `item` filled as next() fills it: a Gap or Notice comes after the
+    // `filled` events, and Failed after them too. One SIGBUS guard per run.
+    // Not to be mixed with next_batch (whose held Notice it would pass over).
+    SourceStep read_run(std::span<EventDescriptor> out, std::size_t& filled, SourceItem& item);
+    // The payload of an event read_run handed out, read now as next() with
+    // PayloadRead::Copy reads it: sets payload and payload_state (Expired when
+    // the writer overwrote it meanwhile). Event, or Failed (the file was cut
+    // short under the reader; error() says where). The bytes stay valid until
+    // the next call on this source that reads a payload.
+    SourceStep fill_payload(SourceEvent& event);
+
     // The first sequence number whose event is at or after `target_nanos`
     // (newest + 1 when there is none); see the contract. Guarded.
     Result<std::uint64_t> seek_time(std::uint64_t target_nanos);
@@ -86,7 +104,7 @@ private:
     explicit RingSource(std::unique_ptr<State> state);
     void start();
     void copy_schema_blob();
-    SourceStep read_payload(SourceItem& item);
+    SourceStep read_payload(SourceEvent& event);
     SourceStep not_ready(SourceItem& item);
     SourceStep hole_or_end(SourceItem& item);
     bool writer_gone();

@@ -1,0 +1,181 @@
+// The merge's read-ahead (ring_set_source.cpp, lib/set/ring_set_member.hpp):
+// members read a run of descriptors at a time, a gap met after a run, the
+// streak of one member's burst, and counters that count only what was handed
+// out. Deterministic on one thread, as ring_set_test.cpp: each RingSetWriter
+// object gives the calling thread its own member, timestamps are chosen.
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "evring/set/ring_set.hpp"
+#include "evring/set/ring_set_source.hpp"
+#include "support/temp_ring.hpp"
+
+namespace evring {
+namespace {
+
+struct MergeFixture : ::testing::Test {
+    test::TempDir dir;
+    std::uint64_t fake_now = 1'000'000'000;
+
+    RingSetWriter writer() {
+        SetCreateOptions o;
+        o.directory.read_environment = false;
+        o.directory.ring_dir_override = dir.path();
+        o.directory.print_warning = false;
+        RingConfig config;
+        config.name_or_path = "set";
+        config.descriptor_shift = 10;
+        config.payload_buf_shift = 16;
+        auto w = RingSetWriter::create(RingSetSpec(config, test::test_content(), 4), o);
+        EXPECT_TRUE(w.ok()) << w.error().message();
+        return std::move(w).value();
+    }
+    std::unique_ptr<RingSetSource> open(std::chrono::nanoseconds abandon_after = std::chrono::seconds(1)) {
+        RingSetSourceOptions o;
+        o.monotonic_nanos = [this] { return fake_now; };
+        o.abandon_after = abandon_after;
+        auto source = RingSetSource::open(dir.file("set"), "set", o);
+        EXPECT_TRUE(source.ok()) << source.error().message();
+        return std::move(source).value();
+    }
+};
+
+Publisher& publisher_of(RingSetWriter& w) {
+    auto p = w.publisher();
+    EXPECT_TRUE(p.ok()) << p.error().message();
+    return **p;
+}
+
+void publish_at(Publisher& p, std::uint64_t nanos) {
+    auto r = p.reserve(8);
+    ASSERT_TRUE(r);
+    r.descriptor().event_type = 7;
+    r.descriptor().record_epoch_nanos = nanos;
+    std::memcpy(r.payload(), &nanos, 8);
+    p.commit(r);
+}
+
+// "m:nanos" per event, "gap m:first+count" per gap, until NotReady or End.
+std::vector<std::string> drain(EventSource& source, std::size_t limit = ~std::size_t{0}) {
+    std::vector<std::string> out;
+    SourceItem item;
+    while (out.size() < limit) {
+        const SourceStep step = source.next(item, PayloadRead::Copy);
+        if (step == SourceStep::Event) {
+            std::uint64_t payload = 0;
+            EXPECT_EQ(item.event.payload_state, PayloadState::Ok);
+            if (item.event.payload.size() == 8) std::memcpy(&payload, item.event.payload.data(), 8);
+            EXPECT_EQ(payload, item.event.descriptor.record_epoch_nanos);  // the payload of that very event
+            out.push_back(std::to_string(item.event.member) + ":" +
+                          std::to_string(item.event.descriptor.record_epoch_nanos));
+        } else if (step == SourceStep::Gap) {
+            out.push_back("gap " + std::to_string(item.gap.member) + ":" + std::to_string(item.gap.first_seqno) + "+" +
+                          std::to_string(item.gap.count));
+        } else if (step != SourceStep::Notice) {
+            break;
+        }
+    }
+    return out;
+}
+
+TEST_F(MergeFixture, RunsLongerThanOneReadAheadKeepTheOrderAndTheirPayloads) {
+    auto a = writer();
+    auto b = writer();
+    Publisher& pa = publisher_of(a);
+    Publisher& pb = publisher_of(b);
+    // 100 events each (several runs of read-ahead), alternating in time,
+    // then a burst of 50 of member 0 with one event of member 1 inside it.
+    std::vector<std::string> want;
+    for (std::uint64_t i = 0; i < 100; ++i) {
+        publish_at(pa, 10 * i + 1);
+        publish_at(pb, 10 * i + 5);
+        want.push_back("0:" + std::to_string(10 * i + 1));
+        want.push_back("1:" + std::to_string(10 * i + 5));
+    }
+    for (std::uint64_t i = 0; i < 50; ++i) {
+        publish_at(pa, 2000 + i);
+        want.push_back("0:" + std::to_string(2000 + i));
+        if (i == 39) want.push_back("1:2039");
+    }
+    publish_at(pb, 2039);  // ties with member 0's 2039: the lower member first
+    auto source = open();
+    ASSERT_TRUE(source->seek(Position::oldest()).ok());
+    EXPECT_EQ(drain(*source), want);
+    EXPECT_EQ(source->late_events(), 0u);
+}
+
+TEST_F(MergeFixture, MemberCountersCountWhatWasHandedOutNotWhatWasReadAhead) {
+    auto a = writer();
+    auto b = writer();
+    Publisher& pa = publisher_of(a);
+    Publisher& pb = publisher_of(b);
+    for (std::uint64_t t = 1; t <= 40; ++t) publish_at(pa, t);
+    for (std::uint64_t t = 100; t <= 140; ++t) publish_at(pb, t);
+    auto source = open();
+    ASSERT_TRUE(source->seek(Position::oldest()).ok());
+    ASSERT_EQ(drain(*source, 3).size(), 3u);  // member 1's first run is held, not handed out
+    EXPECT_EQ(source->member_counters(0).events, 3u);
+    EXPECT_EQ(source->member_counters(1).events, 0u);
+    EXPECT_EQ(source->counters().events, 3u);
+    EXPECT_EQ(drain(*source).size(), 78u);
+    EXPECT_EQ(source->member_counters(0).events, 40u);
+    EXPECT_EQ(source->member_counters(1).events, 41u);
+}
+
+TEST_F(MergeFixture, AGapMetAfterARunComesAfterItsEventsInItsMembersOrder) {
+    auto a = writer();
+    auto b = writer();
+    Publisher& pa = publisher_of(a);
+    Publisher& pb = publisher_of(b);
+    publish_at(pa, 10);
+    auto dead = pa.reserve(8);  // member 0's seqno 2: never committed
+    ASSERT_TRUE(dead);
+    publish_at(pa, 30);
+    publish_at(pa, 40);
+    publish_at(pb, 20);
+    publish_at(pb, 35);
+    // Abandoned at once: the run of member 0 stops at seqno 2 after seqno 1.
+    auto source = open(std::chrono::nanoseconds(0));
+    ASSERT_TRUE(source->seek(Position::oldest()).ok());
+    const std::vector<std::string> want{"0:10", "gap 0:2+1", "1:20", "0:30", "1:35", "0:40"};
+    EXPECT_EQ(drain(*source), want);
+    EXPECT_EQ(source->member_counters(0).abandoned, 1u);
+    EXPECT_EQ(source->counters().abandoned, 1u);
+    pa.abort(dead);
+}
+
+TEST_F(MergeFixture, AMemberWritingDuringAnotherMembersBurstIsMergedInTime) {
+    auto a = writer();
+    auto b = writer();
+    Publisher& pa = publisher_of(a);
+    Publisher& pb = publisher_of(b);
+    for (std::uint64_t t = 10; t <= 50; t += 10) publish_at(pa, t);
+    auto source = open();
+    ASSERT_TRUE(source->seek(Position::oldest()).ok());
+    EXPECT_EQ(drain(*source, 2), (std::vector<std::string>{"0:10", "0:20"}));  // member 1 idle
+    publish_at(pb, 60);  // later than everything member 0 holds
+    publish_at(pa, 70);
+    const std::vector<std::string> want{"0:30", "0:40", "0:50", "1:60", "0:70"};
+    EXPECT_EQ(drain(*source), want);
+    EXPECT_EQ(source->late_events(), 0u);
+}
+
+TEST_F(MergeFixture, SeekingAgainForgetsWhatWasReadAhead) {
+    auto a = writer();
+    auto b = writer();
+    Publisher& pa = publisher_of(a);
+    Publisher& pb = publisher_of(b);
+    for (std::uint64_t t : {1, 3, 5, 7}) publish_at(pa, t);
+    for (std::uint64_t t : {2, 4, 6, 8}) publish_at(pb, t);
+    auto source = open();
+    ASSERT_TRUE(source->seek(Position::oldest()).ok());
+    ASSERT_EQ(drain(*source).size(), 8u);
+    ASSERT_TRUE(source->seek(Position::oldest()).ok());
+    EXPECT_EQ(drain(*source, 3), (std::vector<std::string>{"0:1", "1:2", "0:3"}));
+    ASSERT_TRUE(source->seek_member(1, 3).ok());  // member 1's seqno 3: time 6
+    EXPECT_EQ(drain(*source), (std::vector<std::string>{"1:6", "0:7", "1:8"}));
+}
+
+}  // namespace
+}  // namespace evring
