@@ -52,6 +52,7 @@ void RecordingReader::Decoder::count(const Record& record) {
         totals.lost += record.gap.lost_count;
         break;
     case RecordKind::End:
+    case RecordKind::IndexRef:
     case RecordKind::Damage: break;
     }
 }

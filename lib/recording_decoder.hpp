@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "evring/recording_index.hpp"
 #include "evring/recording_reader.hpp"
 
 namespace evring {
@@ -42,6 +43,13 @@ struct RecordingReader::Decoder {
     // decoder needs before the first record (a v2 schema block, say).
     virtual Status start() { return {}; }
     Result<ReadStatus> next(Record& record);
+    // The index (recording_index.hpp); files without one answer NoIndex.
+    virtual Result<IndexAnswer> find(const IndexQuery&) {
+        IndexAnswer answer;
+        answer.why = named() + " is a version 1 recording: it has no index";
+        return answer;
+    }
+    virtual Result<bool> jump(const IndexedBlock&) { return false; }
 
 protected:
     // Puts the next record in `record` (true), or makes progress without one

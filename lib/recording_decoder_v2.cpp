@@ -83,6 +83,7 @@ Result<bool> DecoderV2::produce(Record& record) {
             cursor_.pos = 0;
             return true;
         }
+        case RecordKind::IndexRef:       // for seeking (recording_index.cpp), not replayed
         case RecordKind::Damage: break;  // never stored (checked), here for the switch
         }
         // An unknown kind from a newer minor version: skipped by its size.
@@ -158,6 +159,7 @@ Status DecoderV2::load_block(const RecordingBlockHeader& h, std::uint64_t at) {
     }
     expected_block_ = h.block_number + 1;
     expected_known_ = true;
+    if (h.content == static_cast<std::uint16_t>(BlockContent::Index)) return {};  // for seeking, not replayed
     if (h.content == static_cast<std::uint16_t>(BlockContent::Schema) && at != sizeof(RecordingFileHeader)) {
         report(DamageKind::MisplacedBlock, at, kBlockHeaderSize + h.stored_size, 0, 0, 0,
                fmt::format("a schema block at offset {}, where only records may be: skipped", at));

@@ -137,6 +137,7 @@ SourceStep RecordingSource::from_record(SourceItem& item, PayloadRead payload, b
     case RecordKind::End:
         continued_ = (record_.end.flags & kEndContinued) != 0;
         return SourceStep::Notice;
+    case RecordKind::IndexRef: break;  // the reader never hands these out
     }
     return SourceStep::Notice;  // a kind from a newer reader: passed over
 }

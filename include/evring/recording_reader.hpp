@@ -42,6 +42,7 @@
 #include "evring/error.hpp"
 #include "evring/format.hpp"
 #include "evring/recording_format.hpp"
+#include "evring/recording_index.hpp"
 
 namespace evring {
 
@@ -121,6 +122,16 @@ public:
     // After an end status: what happened at the end ("" after CleanEnd).
     const std::string& notice() const noexcept;
     const ReplayTotals& totals() const noexcept;
+
+    // The index (recording_index.hpp): where to jump for `query`. Errors:
+    // read(2) and allocation failures only; an index that does not hold is
+    // IndexOutcome::Lies.
+    Result<IndexAnswer> find(const IndexQuery& query);
+    // Before the first next(): continues the replay at `block` instead of
+    // the start, after checking that the block header there is the one the
+    // index names (false, nothing moved, when it is not). The end record's
+    // totals are then not checked against the replay.
+    Result<bool> jump(const IndexedBlock& block);
 
     struct Decoder;  // one per format version (lib/)
 
