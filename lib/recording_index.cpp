@@ -381,7 +381,7 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
 
 Result<bool> DecoderV2::jump(const IndexedBlock& block) {
     if (auto s = refresh_size(); !s) return std::move(s).error();
-    if (block.offset <= sizeof(RecordingFileHeader) || block.offset > file_bytes) return false;
+    if (block.offset < sizeof(RecordingFileHeader) || block.offset > file_bytes) return false;
     if (file_bytes - block.offset >= kBlockHeaderSize) {
         RecordingBlockHeader h;
         auto n = detail::read_at(fd, block.offset, &h, sizeof h, named());

@@ -191,6 +191,21 @@ Result<std::uint64_t> RecordingSource::now_nanos() {
 // As RingSource::seek for a ring nobody writes: an older seqno starts at the
 // oldest with a notice, one past the newest event is an error.
 Result<std::string> RecordingSource::seek_seqno(std::uint64_t seqno) {
+    IndexAnswer answer;
+    std::string notice;
+    auto jumped = seek_by_index(IndexQuery::seqno(seqno), answer, notice);
+    if (!jumped) return std::move(jumped).error();
+    if (*jumped) {
+        min_seqno_ = seqno;
+        if (answer.outcome == IndexOutcome::Tail && answer.finished && !answer.continued && seqno > answer.newest_seqno)
+            return Error(ERANGE, fmt::format("seqno {} is beyond the newest event ({}) of {} '{}'", seqno,
+                                             answer.newest_seqno, describe(kind()), identity_.path));
+        const bool first_block = files_ == 1 && answer.block.block_number == (first_schema_.empty() ? 0u : 1u);
+        if (answer.outcome == IndexOutcome::Found && first_block && seqno < answer.block.first_seqno)
+            return fmt::format("seqno {} is not in {} '{}'; starting at the oldest, {}", seqno, describe(kind()),
+                               identity_.path, answer.block.first_seqno);
+        return std::string();
+    }
     auto totals = scan();
     if (!totals) return std::move(totals).error();
     if (seqno > totals->last_seqno)
@@ -198,9 +213,9 @@ Result<std::string> RecordingSource::seek_seqno(std::uint64_t seqno) {
                      fmt::format("seqno {} is beyond the newest event ({}) of {} '{}'", seqno,
                                  totals->last_seqno, describe(kind()), identity_.path));
     min_seqno_ = seqno;
-    if (seqno >= totals->first_seqno) return std::string();
-    return fmt::format("seqno {} is not in {} '{}'; starting at the oldest, {}", seqno,
-                       describe(kind()), identity_.path, totals->first_seqno);
+    if (seqno >= totals->first_seqno) return notice;
+    return fmt::format("seqno {} is not in {} '{}'; starting at the oldest, {}{}", seqno,
+                       describe(kind()), identity_.path, totals->first_seqno, notice.empty() ? "" : "; " + notice);
 }
 
 Result<std::string> RecordingSource::seek(const Position& start) {
@@ -209,10 +224,15 @@ Result<std::string> RecordingSource::seek(const Position& start) {
     case Position::Kind::Span: return unresolved_span(start);
     case Position::Kind::Seqno:
         return seek_seqno(start.value);
-    case Position::Kind::AbsoluteTime:
+    case Position::Kind::AbsoluteTime: {
         min_nanos_ = start.value;
         started_ = false;
-        return std::string();
+        IndexAnswer answer;
+        std::string notice;
+        auto jumped = seek_by_index(IndexQuery::time(start.value), answer, notice);
+        if (!jumped) return std::move(jumped).error();
+        return notice;
+    }
     case Position::Kind::None:
     case Position::Kind::Latest:
     case Position::Kind::Back:
