@@ -49,7 +49,10 @@ struct RecordingReader::Decoder {
         answer.why = named() + " is a version 1 recording: it has no index";
         return answer;
     }
-    virtual Result<bool> jump(const IndexedBlock&) { return false; }
+    virtual Result<bool> jump(const IndexedBlock&, std::string& why) {
+        why = "a version 1 recording has no blocks";
+        return false;
+    }
 
 protected:
     // Puts the next record in `record` (true), or makes progress without one

@@ -23,7 +23,7 @@ class DecoderV2 final : public RecordingReader::Decoder {
 public:
     Status start() override;
     Result<IndexAnswer> find(const IndexQuery& query) override;  // recording_index.cpp
-    Result<bool> jump(const IndexedBlock& block) override;
+    Result<bool> jump(const IndexedBlock& block, std::string& why) override;
 
 protected:
     Result<bool> produce(Record& record) override;

@@ -379,19 +379,25 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
     return answer;
 }
 
-Result<bool> DecoderV2::jump(const IndexedBlock& block) {
+Result<bool> DecoderV2::jump(const IndexedBlock& block, std::string& why) {
     if (auto s = refresh_size(); !s) return std::move(s).error();
-    if (block.offset < sizeof(RecordingFileHeader) || block.offset > file_bytes) return false;
+    if (block.offset < sizeof(RecordingFileHeader) || block.offset > file_bytes) {
+        why = "that offset is not inside the file";
+        return false;
+    }
     if (file_bytes - block.offset >= kBlockHeaderSize) {
         RecordingBlockHeader h;
         auto n = detail::read_at(fd, block.offset, &h, sizeof h, named());
         if (!n) return std::move(n).error();
-        if (*n < sizeof h || !detail::block_header_problem(h, series_id_).empty() ||
-            h.block_number != block.block_number ||
-            h.content == static_cast<std::uint16_t>(BlockContent::Schema))
-            return false;
-        if (block.first_seqno != 0 && (h.first_seqno != block.first_seqno || h.last_seqno != block.last_seqno))
-            return false;
+        why = *n < sizeof h ? std::string("the file ends there") : detail::block_header_problem(h, series_id_);
+        if (why.empty() && h.block_number != block.block_number)
+            why = fmt::format("block {} is there", h.block_number);
+        if (why.empty() && h.content == static_cast<std::uint16_t>(BlockContent::Schema)) why = "the schema block is there";
+        if (why.empty() && block.first_seqno != 0 &&
+            (h.first_seqno != block.first_seqno || h.last_seqno != block.last_seqno))
+            why = fmt::format("the block there holds seqno {}..{}, not {}..{}", h.first_seqno, h.last_seqno,
+                              block.first_seqno, block.last_seqno);
+        if (!why.empty()) return false;
     }
     offset_ = block.offset;
     expected_block_ = block.block_number;

@@ -98,7 +98,12 @@ const ReplayTotals& RecordingReader::totals() const noexcept { return decoder_->
 
 Result<ReadStatus> RecordingReader::next(Record& record) { return decoder_->next(record); }
 Result<IndexAnswer> RecordingReader::find(const IndexQuery& query) { return decoder_->find(query); }
-Result<bool> RecordingReader::jump(const IndexedBlock& block) { return decoder_->jump(block); }
+Result<bool> RecordingReader::jump(const IndexedBlock& block, std::string* why) {
+    std::string reason;
+    auto jumped = decoder_->jump(block, reason);
+    if (why != nullptr) *why = std::move(reason);
+    return jumped;
+}
 
 Result<bool> is_recording_file(const std::string& path) {
     auto fd = detail::open_regular_file(path, "'" + path + "'");

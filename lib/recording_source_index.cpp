@@ -55,15 +55,16 @@ Result<bool> RecordingSource::seek_by_index(const IndexQuery& query, IndexAnswer
                 if (open_next_for_seek()) continue;
                 return false;
             }
-            auto jumped = reader_->jump(answer.block);
+            std::string why;
+            auto jumped = reader_->jump(answer.block, &why);
             if (!jumped) return std::move(jumped).error();
             if (*jumped) {
                 account(answer.block.first_seqno > 0 ? answer.block.first_seqno - 1 : answer.newest_seqno);
                 return true;
             }
             notice = scan_notice(fmt::format("recording '{}': its index names block {} at offset {}, which is not "
-                                             "there (the index is not trusted)",
-                                             reader_->path(), answer.block.block_number, answer.block.offset),
+                                             "there ({}; the index is not trusted)",
+                                             reader_->path(), answer.block.block_number, answer.block.offset, why),
                                  what);
             return false;
         }

@@ -129,9 +129,10 @@ public:
     Result<IndexAnswer> find(const IndexQuery& query);
     // Before the first next(): continues the replay at `block` instead of
     // the start, after checking that the block header there is the one the
-    // index names (false, nothing moved, when it is not). The end record's
-    // totals are then not checked against the replay.
-    Result<bool> jump(const IndexedBlock& block);
+    // index names (false, nothing moved, when it is not; `why` says what is
+    // there instead). The end record's totals are then not checked against
+    // the replay.
+    Result<bool> jump(const IndexedBlock& block, std::string* why = nullptr);
 
     struct Decoder;  // one per format version (lib/)
 
