@@ -71,6 +71,10 @@ Result<ReadStatus> RecordingReader::Decoder::next(Record& record) {
             count(record);
             return ReadStatus::Record;
         }
+        if (stalled && pending_.empty() && !final_) {
+            stalled = false;
+            return ReadStatus::NotYet;
+        }
     }
 }
 

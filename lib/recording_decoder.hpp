@@ -28,6 +28,8 @@ struct RecordingReader::Decoder {
     std::uint64_t file_bytes = 0;
     RecordingFileHeader header{};
     bool header_trusted = true;
+    bool follow = false;   // RecordingReader::follow
+    bool stalled = false;  // follow: produce() met the end of a file being written
     std::vector<std::byte> schema;
     ReplayTotals totals;
     std::string notice;

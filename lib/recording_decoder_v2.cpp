@@ -98,8 +98,14 @@ Result<bool> DecoderV2::produce(Record& record) {
 }
 
 Status DecoderV2::load_next_block() {
+    stalled = false;
     if (offset_ + kBlockHeaderSize > file_bytes)
         if (auto s = refresh_size(); !s) return s;
+    // Following a file being written: its next block is not (wholly) there yet.
+    if (follow && offset_ + kBlockHeaderSize > file_bytes) {
+        stalled = true;
+        return {};
+    }
     if (offset_ >= file_bytes) {
         finish(ReadStatus::Truncated,
                fmt::format("{} ends at offset {} without an end record (the recorder did not finish: "
@@ -128,6 +134,11 @@ Status DecoderV2::load_block(const RecordingBlockHeader& h, std::uint64_t at) {
     const std::uint64_t end = at + kBlockHeaderSize + h.stored_size;
     if (end > file_bytes)
         if (auto s = refresh_size(); !s) return s;
+    if (end > file_bytes && follow) {
+        offset_ = at;  // read it again once it is all there
+        stalled = true;
+        return {};
+    }
     if (end > file_bytes) {
         const std::uint64_t present = file_bytes - at - kBlockHeaderSize;
         report(DamageKind::Truncated, at, file_bytes - at, h.first_seqno, h.last_seqno, h.record_count,

@@ -43,7 +43,7 @@ namespace {
 
 std::string recording_named(const std::string& path) { return "recording '" + path + "'"; }
 
-Result<std::unique_ptr<RecordingReader::Decoder>> open_decoder(const std::string& path) {
+Result<std::unique_ptr<RecordingReader::Decoder>> open_decoder(const std::string& path, bool follow) {
     auto fd = detail::open_regular_file(path, recording_named(path));
     if (!fd) return std::move(fd).error();
     RecordingFileHeader header{};
@@ -71,14 +71,15 @@ Result<std::unique_ptr<RecordingReader::Decoder>> open_decoder(const std::string
     decoder->fd = *fd;
     decoder->file_bytes = *size;
     decoder->header = header;
+    decoder->follow = follow;
     if (auto s = decoder->start(); !s) return std::move(s).error();
     return decoder;
 }
 
 }  // namespace
 
-Result<RecordingReader> RecordingReader::open(const std::string& path) {
-    auto decoder = open_decoder(path);
+Result<RecordingReader> RecordingReader::open(const std::string& path, bool follow) {
+    auto decoder = open_decoder(path, follow);
     if (!decoder) return std::move(decoder).error();
     return RecordingReader(std::move(*decoder));
 }

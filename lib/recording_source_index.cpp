@@ -30,7 +30,7 @@ std::string RecordingSource::scan_notice(const std::string& why, std::string_vie
 // Goes on with the next file of the series for a position past this one.
 // Nothing was read yet, so nothing is skipped that a person must be told of.
 bool RecordingSource::open_next_for_seek() {
-    auto next = RecordingReader::open(next_recording_path(reader_->path(), file_index_));
+    auto next = RecordingReader::open(next_recording_path(reader_->path(), file_index_), follow_);
     if (!next || (series_id_ != 0 && next->header().series_id != series_id_)) return false;
     file_index_ = next->header().file_index;
     reader_.emplace(std::move(*next));

@@ -238,6 +238,62 @@ TEST(RecordingIndexSeries, RotatedFilesAreSkippedByTheirIndexes) {
     }
 }
 
+// `watch --follow`: a recording read while it is written, from a position
+// its index blocks so far lead to (or a scan, when the writer's worker has
+// not written them yet: the same events either way), to its end record.
+TEST(RecordingIndexFollow, RecordingIsReadAsItIsWritten) {
+    TempDir dir;
+    const std::string path = dir.file("live.evrec");
+    RecordingOptions options;
+    options.span_marker = marks;
+    auto writer = RecordingWriter::create(path, recording_source_header(), options);
+    ASSERT_TRUE(writer.ok());
+    auto append = [&](std::uint64_t from, std::uint64_t to) {
+        for (std::uint64_t s = from; s <= to; ++s) {
+            append_event(*writer, s, 40);
+            if (s % kPerBlock == 0) {
+                ASSERT_TRUE(writer->flush().ok());
+            }
+        }
+        ASSERT_TRUE(writer->flush().ok());
+    };
+    append(1, 1000);
+    auto source = RecordingSource::open(path, path, true, true);
+    ASSERT_TRUE(source.ok()) << source.error().message();
+    ASSERT_TRUE((*source)->seek(Position::seqno(500)).ok());
+    EXPECT_TRUE((*source)->live());
+    std::vector<std::uint64_t> seen;
+    // Reads until `last` was seen (or the end); bounded: 30 s of 10 ms waits.
+    auto read_until = [&](std::uint64_t last) {
+        SourceItem item;
+        for (int idle = 0; idle < 3000 && (seen.empty() || seen.back() < last);) {
+            const SourceStep step = (*source)->next(item);
+            if (step == SourceStep::Event) seen.push_back(item.event.descriptor.seqno);
+            if (step == SourceStep::NotReady) {
+                ++idle;
+                (*source)->wait(std::chrono::milliseconds(10));
+            }
+            if (step == SourceStep::Notice) ADD_FAILURE() << item.notice;
+            if (step == SourceStep::Gap) ADD_FAILURE() << item.gap.detail;
+            if (step == SourceStep::End || step == SourceStep::Failed) return step;
+        }
+        return SourceStep::Event;
+    };
+    EXPECT_EQ(read_until(1000), SourceStep::Event);
+    append(1001, 1500);
+    ASSERT_TRUE(writer->finish().ok());
+    SourceItem item;
+    EXPECT_EQ(read_until(1500), SourceStep::Event);
+    SourceStep step;
+    while ((step = (*source)->next(item)) == SourceStep::Notice || step == SourceStep::NotReady) {
+        if (step == SourceStep::NotReady) (*source)->wait(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(step, SourceStep::End);
+    EXPECT_FALSE((*source)->live());
+    EXPECT_EQ(seen, test::range(500, 1500));
+    EXPECT_FALSE((*source)->damaged());
+}
+
 // ---- Indexes that lie -------------------------------------------------------
 
 struct Indexed {

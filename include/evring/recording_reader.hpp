@@ -86,6 +86,8 @@ enum class ReadStatus {
     CleanEnd,    // the end record was read and checks out (it came as a Record first)
     Truncated,   // the file ends without a readable end record; notice() says where
     DamagedEnd,  // the end record was read, but something at the end is wrong; notice()
+    NotYet,      // follow(true) only: the file ends here for now (being written); call
+                 // next() again later
 };
 
 // What a reader has replayed so far from its file.
@@ -102,7 +104,11 @@ struct ReplayTotals {
 
 class RecordingReader {
 public:
-    static Result<RecordingReader> open(const std::string& path);
+    // With `follow`, a recording being written (version 2 and 3): where the
+    // file ends without an end record (after its last complete block, or
+    // inside a block still being written), next() returns NotYet instead of
+    // Truncated and reads on from there when called again.
+    static Result<RecordingReader> open(const std::string& path, bool follow = false);
     RecordingReader(RecordingReader&&) noexcept;
     RecordingReader& operator=(RecordingReader&&) noexcept;
     ~RecordingReader();

@@ -37,7 +37,14 @@
 //   of seek (or span_index) says so, once per source. Latest, -N and
 //   relative times cost one extra pass over the series (-N is the last N
 //   events).
-// - Never NotReady: a recording is read to its end; wait() returns at once.
+// - Never NotReady, unless opened with `follow`: a recording is read to its
+//   end; wait() returns at once. With `follow` (`watch --follow`), a file
+//   being written is read as it grows: at its current end (no end record
+//   yet) the source is NotReady, wait() sleeps a little (the file has no
+//   doorbell: it polls its size, at most every 50 ms), and a file whose end
+//   record says it continues waits for the next file to appear. It ends
+//   with the end record of the last file. Positions use the index blocks
+//   written so far (recording_index.hpp) and read the rest.
 //
 // Thread safety: as event_source.hpp (one thread at a time).
 #pragma once
@@ -63,12 +70,12 @@ std::string series_base(const std::string& path, std::uint32_t file_index);
 class RecordingSource final : public EventSource {
 public:
     static Result<std::unique_ptr<RecordingSource>> open(const std::string& path, std::string location,
-                                                         bool series = true);
+                                                         bool series = true, bool follow = false);
     ~RecordingSource() override;
 
     Result<std::string> seek(const Position& start) override;
-    void wait(std::chrono::nanoseconds) override {}
-    bool live() const override { return false; }
+    void wait(std::chrono::nanoseconds timeout) override;
+    bool live() const override { return follow_ && phase_ != Phase::Done; }
     // The newest event's time (an extra pass over the series, done once).
     Result<std::uint64_t> now_nanos() override;
     std::uint64_t next_seqno() const override { return 0; }
@@ -108,7 +115,7 @@ private:
     // A later file of the series to go on with (recording_series.cpp).
     struct Successor;
 
-    RecordingSource(RecordingReader reader, bool series);
+    RecordingSource(RecordingReader reader, bool series, bool follow);
     SourceStep from_record(SourceItem& item, PayloadRead payload, bool& handed_out);
     SourceStep damage(SourceItem& item);
     SourceStep next_file(SourceItem& item);
@@ -129,6 +136,7 @@ private:
 
     std::optional<RecordingReader> reader_;
     bool series_;
+    bool follow_;
     Record record_;
     Phase phase_ = Phase::Reading;
     std::optional<ReadStatus> status_;

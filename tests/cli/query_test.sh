@@ -105,6 +105,26 @@ PY
     ok indexed_recording_starts_where_a_scan_does
 }
 
+# watch --follow reads a recording while `evring record` writes it, and ends
+# with its end record; --follow on anything but a recording is refused.
+case_watch_follow_reads_a_recording_as_it_is_written() {
+    [[ -x ${PRODUCER_BIN:-} ]] || { skip watch_follow "no producer at ${PRODUCER_BIN:-}"; return; }
+    local ring=qfollow r=$WORK/follow.evrec
+    "$PRODUCER_BIN" "$ring:14:22" --count 6000 --rate 3000 --keep >/dev/null 2>"$WORK/producer.err" & PIDS+=($!)
+    poll 200 0.02 evring info "$ring" >/dev/null || { fail watch_follow "no ring: $(cat "$WORK/producer.err")"; return; }
+    evring record "$ring" -o "$r" --no-register 2>"$WORK/record.err" & PIDS+=($!)
+    poll 200 0.02 test -s "$r" || { fail watch_follow "no recording: $(cat "$WORK/record.err")"; return; }
+    local got
+    got=$(timeout 60 "$EVRING_BIN" watch "$r" --follow --from oldest --format jsonl 2>"$WORK/err" | wc -l)
+    local all; all=$(evring watch "$r" --from oldest --format jsonl 2>/dev/null | wc -l)
+    [[ $got -gt 0 && $got == "$all" ]] && grep -q "end of the recording$" "$WORK/err" ||
+        { fail watch_follow "followed $got of $all events: $(tail -2 "$WORK/err")"; return; }
+    evring watch "$ring" --follow >/dev/null 2>"$WORK/err"; local rc=$?
+    [[ $rc == 2 ]] && grep -q -- "--follow reads a recording as it is written; '$ring' is a ring file" "$WORK/err" ||
+        { fail watch_follow "--follow on a ring: exit $rc: $(cat "$WORK/err")"; return; }
+    ok watch_follow_reads_a_recording_as_it_is_written
+}
+
 # Each line: an expression, then (after ' ### ') the same predicate in Python over the decoded
 # event `e` (f = its fields, x = its flow tags). A field an event lacks makes a comparison false.
 WHERE_CASES=$(cat <<'CASES'
