@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "evring/recording_index.hpp"
-#include "evring/recording_reader.hpp"
+#include "evring/recording/recording_index.hpp"
+#include "evring/recording/recording_reader.hpp"
 
 namespace evring {
 

@@ -10,11 +10,11 @@
 #include <array>
 #include <cstring>
 
-#include "byte_buffer.hpp"
-#include "crc32c.hpp"
-#include "recording_block.hpp"
-#include "recording_decoder_v2.hpp"
-#include "recording_file.hpp"
+#include "util/byte_buffer.hpp"
+#include "util/crc32c.hpp"
+#include "recording/recording_block.hpp"
+#include "recording/recording_decoder_v2.hpp"
+#include "recording/recording_file.hpp"
 
 namespace evring {
 

@@ -1,5 +1,5 @@
 // Building index blocks (recording_index_build.hpp).
-#include "recording_index_build.hpp"
+#include "recording/recording_index_build.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "recording_decoder_v2.hpp"
+#include "recording/recording_decoder_v2.hpp"
 
 namespace evring {
 

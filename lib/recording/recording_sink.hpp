@@ -19,10 +19,10 @@
 #include <thread>
 #include <vector>
 
-#include "byte_buffer.hpp"
+#include "util/byte_buffer.hpp"
 #include "evring/error.hpp"
-#include "recording_block.hpp"
-#include "recording_index_build.hpp"
+#include "recording/recording_block.hpp"
+#include "recording/recording_index_build.hpp"
 
 namespace evring::detail {
 

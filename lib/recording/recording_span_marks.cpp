@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "evring/recording_index.hpp"
-#include "evring/schema.hpp"
+#include "evring/recording/recording_index.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring {
 namespace {
