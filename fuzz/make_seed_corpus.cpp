@@ -149,6 +149,7 @@ int main(int argc, char** argv) {
         ::unlink(tmp_rec.c_str());
         evring::RecordingOptions options;
         options.compress = compress;
+        options.index = false;  // version 2 seeds
         if (compress) options.schema = std::as_bytes(std::span(schema));
         auto writer = evring::RecordingWriter::create(tmp_rec, small.ring.header(), options);
         if (!writer) {
@@ -169,6 +170,37 @@ int main(int argc, char** argv) {
             !writer->append_gap(9, 1, evring::GapReason::NeverCommitted).ok() || !writer->finish().ok())
             return 1;
         save(rec_dir, compress ? "v2_blocks_schema_zstd" : "v2_blocks_raw", read_file(tmp_rec));
+        ::unlink(tmp_rec.c_str());
+    }
+    // Recordings of version 3: 70 one-event blocks, so an index block after
+    // the 64th and the last one before the end block, with span marks (every
+    // third event opens a "block" labelled by its seqno).
+    for (bool compress : {true, false}) {
+        const std::string tmp_rec = "/tmp/evring-seed-recording.evrec";
+        ::unlink(tmp_rec.c_str());
+        evring::RecordingOptions options;
+        options.compress = compress;
+        options.span_marker = [](const evring::EventDescriptor& e, std::span<const std::byte>,
+                                 std::span<evring::SpanMark> out) -> std::size_t {
+            if (e.seqno % 3 != 0) return 0;
+            out[0] = evring::SpanMark{evring::span_index_key("block"), 0, 1000 + e.seqno, e.seqno};
+            return 1;
+        };
+        auto writer = evring::RecordingWriter::create(tmp_rec, small.ring.header(), options);
+        if (!writer) return 1;
+        evring::EventDescriptor event{};
+        evring::Iterator it(small.ring);
+        if (!it.read_descriptor(1, event)) return 1;
+        for (std::uint64_t s = 1; s <= 70; ++s) {
+            event.seqno = s;
+            event.record_epoch_nanos += 1000;
+            std::byte* dst = writer->begin_event(event);
+            std::memcpy(dst, small.ring.payload_buffer() + (event.payload_buf_offset & small.ring.payload_mask()),
+                        event.payload_size);
+            if (!writer->end_event(true).ok() || !writer->flush().ok()) return 1;
+        }
+        if (!writer->finish().ok()) return 1;
+        save(rec_dir, compress ? "v3_indexed_zstd" : "v3_indexed_raw", read_file(tmp_rec));
         ::unlink(tmp_rec.c_str());
     }
     std::printf("seed corpus written under %s\n", root.c_str());

@@ -43,7 +43,7 @@ void reseal(std::vector<std::uint8_t>& file) {
     if (file.size() < sizeof(RecordingFileHeader)) return;
     RecordingFileHeader fh;
     std::memcpy(&fh, file.data(), sizeof fh);
-    if (fh.version != kRecordingVersion) return;
+    if (fh.version != kRecordingVersion && fh.version != kRecordingVersion2) return;
     fh.header_crc = detail::file_header_crc(fh);
     std::memcpy(file.data(), &fh, sizeof fh);
     for (std::size_t at = sizeof fh; at + sizeof(RecordingBlockHeader) <= file.size();) {
@@ -69,8 +69,44 @@ bool names_the_file(const std::string& message) {
     return message.find(scratch_path()) != std::string::npos;
 }
 
+// The index (recording_index.hpp) of a hostile file: every query answers
+// without crashing or allocating what the file claims, a lie names the file,
+// and a jump to what the index names (when its block is really there) replays
+// to an end.
+void query_index(std::size_t size) {
+    using evring::IndexQuery;
+    const std::uint32_t key = evring::span_index_key("block");
+    for (const IndexQuery& query : {IndexQuery::seqno(1), IndexQuery::seqno(40), IndexQuery::seqno(1ull << 62),
+                                    IndexQuery::time(0), IndexQuery::time(~0ull), IndexQuery::span(key, 1030),
+                                    IndexQuery::span_latest(key)}) {
+        auto reader = evring::RecordingReader::open(scratch_path());
+        if (!reader) return;
+        auto answer = reader->find(query);
+        if (!answer) {
+            EVRING_FUZZ_CHECK(names_the_file(answer.error().message()));
+            continue;
+        }
+        if (answer->outcome == evring::IndexOutcome::Lies) {
+            EVRING_FUZZ_CHECK(names_the_file(answer->why));
+            tally_outcome("index lies");
+        }
+        if (answer->outcome != evring::IndexOutcome::Found && answer->outcome != evring::IndexOutcome::Tail) continue;
+        tally_outcome(answer->outcome == evring::IndexOutcome::Found ? "index found" : "index tail");
+        auto jumped = reader->jump(answer->block);
+        if (!jumped || !*jumped) continue;
+        evring::Record record;
+        const std::uint64_t max_records = 64 * (size + 1024) * 1024;
+        for (std::uint64_t i = 0;; ++i) {
+            EVRING_FUZZ_CHECK(i < max_records);
+            auto status = reader->next(record);
+            if (!status || *status != evring::ReadStatus::Record) break;
+        }
+    }
+}
+
 void read_recording(const std::uint8_t* data, std::size_t size) {
     write_input(data, size);
+    query_index(size);
     auto reader = evring::RecordingReader::open(scratch_path());
     if (!reader) {
         EVRING_FUZZ_CHECK(names_the_file(reader.error().message()));

@@ -9,6 +9,8 @@
 #include <optional>
 #include <vector>
 
+#include "evring/recording/recording_index.hpp"
+#include "evring/source/recording_source.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "evring/source/source_open.hpp"
 
@@ -67,18 +69,57 @@ public:
             if (!newest) return std::move(newest).error();
             found = stage_ == nullptr ? walk_back(*newest) : find_stage(*newest);
         } else {
-            auto scratch = open_source(source_.identity().location, {});
-            if (!scratch) return std::move(scratch).error();
-            auto s = (*scratch)->seek(Position::oldest());
-            if (!s) return std::move(s).error();
-            found = scan_forward(**scratch, stage_ == nullptr);
+            auto indexed = from_index();
+            if (!indexed) return std::move(indexed).error();
+            found = *indexed;
+            if (!found && !failure_) {
+                low_ = ~std::uint64_t{0}, high_ = 0, seen_ = 0;
+                auto scratch = open_source(source_.identity().location, {});
+                if (!scratch) return std::move(scratch).error();
+                auto s = (*scratch)->seek(Position::oldest());
+                if (!s) return std::move(s).error();
+                found = scan_forward(**scratch, stage_ == nullptr);
+            }
         }
         if (failure_) return std::move(*failure_);
         if (found) return *found;
         return not_found();
     }
 
+    // What a person is told about how the position was found (a recording
+    // without an index, or whose index lies, is read from the start).
+    const std::string& notice() const { return notice_; }
+
 private:
+    // A recording's span index (recording_index.hpp) names the event, or
+    // where the unindexed rest of the file starts: the search reads from
+    // there, and checks that the event really is the one asked for. nullopt:
+    // read from the start (no index, an index that lies, or nothing found).
+    Result<std::optional<std::uint64_t>> from_index() {
+        auto* recording = dynamic_cast<RecordingSource*>(&source_);
+        if (recording == nullptr || ref_.pick == SpanRef::Pick::Id) return std::optional<std::uint64_t>();
+        const std::uint32_t key = span_index_key(span_.name, stage_ ? std::string_view(stage_->name) : "");
+        const IndexQuery query = ref_.pick == SpanRef::Pick::Latest ? IndexQuery::span_latest(key)
+                                                                    : IndexQuery::span(key, ref_.label);
+        auto answer = recording->span_index(query, notice_);
+        if (!answer) return std::move(answer).error();
+        if (answer->outcome != IndexOutcome::Found && answer->outcome != IndexOutcome::Tail)
+            return std::optional<std::uint64_t>();
+        auto scratch = open_source(source_.identity().location, {});
+        if (!scratch) return std::move(scratch).error();
+        auto s = (*scratch)->seek(Position::seqno(answer->seqno));
+        if (!s) return std::optional<std::uint64_t>();  // past the newest event: nothing there
+        std::optional<std::uint64_t> found = scan_forward(**scratch, stage_ == nullptr);
+        if (answer->outcome == IndexOutcome::Found && (!found || (ref_.pick == SpanRef::Pick::Label && *found != answer->seqno))) {
+            if (notice_.empty())
+                notice_ = fmt::format("{}: the index of recording '{}' names seqno {}, which is not that event (the "
+                                      "index is not trusted); reading it from the start",
+                                      ref_.text, source_.identity().path, answer->seqno);
+            return std::optional<std::uint64_t>();
+        }
+        return found;
+    }
+
     bool opens(const EventDescriptor& d) const {
         return std::find(span_.begin.begin(), span_.begin.end(), d.event_type) != span_.begin.end();
     }
@@ -233,6 +274,7 @@ private:
     const SchemaSpanStage* stage_;
     FieldReader fields_;
     std::optional<Error> failure_;
+    std::string notice_;
     std::uint64_t low_ = ~std::uint64_t{0}, high_ = 0, seen_ = 0;
 };
 
@@ -244,7 +286,7 @@ std::string names_of_spans(const Schema& schema) {
 
 }  // namespace
 
-Result<std::uint64_t> resolve_span(EventSource& source, const SpanRef& ref, const Schema& schema) {
+Result<std::uint64_t> resolve_span(EventSource& source, const SpanRef& ref, const Schema& schema, std::string* notice) {
     const SchemaSpan* span = schema.span(ref.span);
     if (span == nullptr)
         return Error(EINVAL, fmt::format("{}: schema {} has no span '{}' (its spans: {})", ref.text,
@@ -268,7 +310,10 @@ Result<std::uint64_t> resolve_span(EventSource& source, const SpanRef& ref, cons
     if (ref.pick == SpanRef::Pick::Id && id.empty())
         return Error(EINVAL, fmt::format("{}: {} of schema {} declares no id field", ref.text,
                                          stage ? "the stage" : "the span", schema.content_name()));
-    return SpanSearch(source, ref, schema, *span, stage).run();
+    SpanSearch search(source, ref, schema, *span, stage);
+    auto found = search.run();
+    if (notice != nullptr) *notice = search.notice();
+    return found;
 }
 
 Result<std::string> seek_source(EventSource& source, const Position& start, const Schema* schema) {
@@ -284,9 +329,12 @@ Result<std::string> seek_source(EventSource& source, const Position& start, cons
         own = std::move(found->schema);
         schema = &*own;
     }
-    auto seqno = resolve_span(source, start.span, *schema);
+    std::string how;
+    auto seqno = resolve_span(source, start.span, *schema, &how);
     if (!seqno) return std::move(seqno).error();
-    return source.seek(Position::seqno(*seqno));
+    auto notice = source.seek(Position::seqno(*seqno));
+    if (!notice || how.empty()) return notice;
+    return notice->empty() ? how : how + "; " + *notice;
 }
 
 }  // namespace evring

@@ -46,7 +46,7 @@ bool BlockEncoder::compress(std::span<const std::byte> content) {
 
 void BlockEncoder::encode(std::span<const std::byte> content, const BlockMeta& meta,
                           std::uint64_t series_id) {
-    const bool zstd = compress(content);
+    const bool zstd = !meta.raw && compress(content);
     if (!zstd) stored_ = content;
     header_ = RecordingBlockHeader{};
     header_.magic = kBlockMagic;
@@ -88,6 +88,13 @@ std::string block_header_problem(const RecordingBlockHeader& h, std::uint64_t se
             return "schema block with records or a block number other than 0";
         if (h.content_size > kMaxRecordingSchemaSize)
             return fmt::format("schema of {} bytes, over the limit of {}", h.content_size, kMaxRecordingSchemaSize);
+        return {};
+    }
+    if (h.content == static_cast<std::uint16_t>(BlockContent::Index)) {
+        if (h.record_count != 0 || h.first_seqno != 0 || h.last_seqno != 0 || (h.flags & kBlockHoldsEnd))
+            return "index block with records";
+        if (h.content_size > kMaxIndexContent)
+            return fmt::format("index of {} bytes, over the limit of {}", h.content_size, kMaxIndexContent);
         return {};
     }
     if (h.content != static_cast<std::uint16_t>(BlockContent::Records))

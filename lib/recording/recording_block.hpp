@@ -28,6 +28,7 @@ struct BlockMeta {
     std::uint32_t block_number = 0;
     BlockContent content = BlockContent::Records;
     bool holds_end = false;
+    bool raw = false;  // never compressed (the end block of a v3 file, found at a fixed distance from its end)
 };
 
 std::uint32_t file_header_crc(const RecordingFileHeader& header) noexcept;

@@ -52,6 +52,7 @@ void RecordingReader::Decoder::count(const Record& record) {
         totals.lost += record.gap.lost_count;
         break;
     case RecordKind::End:
+    case RecordKind::IndexRef:
     case RecordKind::Damage: break;
     }
 }
@@ -69,6 +70,10 @@ Result<ReadStatus> RecordingReader::Decoder::next(Record& record) {
         if (*produced) {
             count(record);
             return ReadStatus::Record;
+        }
+        if (stalled && pending_.empty() && !final_) {
+            stalled = false;
+            return ReadStatus::NotYet;
         }
     }
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "evring/recording/recording_index.hpp"
 #include "evring/recording/recording_reader.hpp"
 
 namespace evring {
@@ -27,6 +28,8 @@ struct RecordingReader::Decoder {
     std::uint64_t file_bytes = 0;
     RecordingFileHeader header{};
     bool header_trusted = true;
+    bool follow = false;   // RecordingReader::follow
+    bool stalled = false;  // follow: produce() met the end of a file being written
     std::vector<std::byte> schema;
     ReplayTotals totals;
     std::string notice;
@@ -42,6 +45,16 @@ struct RecordingReader::Decoder {
     // decoder needs before the first record (a v2 schema block, say).
     virtual Status start() { return {}; }
     Result<ReadStatus> next(Record& record);
+    // The index (recording_index.hpp); files without one answer NoIndex.
+    virtual Result<IndexAnswer> find(const IndexQuery&) {
+        IndexAnswer answer;
+        answer.why = named() + " is a version 1 recording: it has no index";
+        return answer;
+    }
+    virtual Result<bool> jump(const IndexedBlock&, std::string& why) {
+        why = "a version 1 recording has no blocks";
+        return false;
+    }
 
 protected:
     // Puts the next record in `record` (true), or makes progress without one

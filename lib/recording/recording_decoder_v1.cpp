@@ -160,6 +160,7 @@ std::string DecoderV1::body_problem(const RecordHeaderV1& head) const {
         if (size < sizeof(EventDescriptor) || size - sizeof(EventDescriptor) > UINT32_MAX)
             return fmt::format("an event record of {} bytes", size);
         break;
+    case RecordKind::IndexRef:
     case RecordKind::Damage: break;  // unknown to v1: skipped by size
     }
     // What the file can hold: raw, the bytes left; compressed, a fixed bound.
@@ -242,6 +243,7 @@ Result<bool> DecoderV1::produce(Record& record) {
             end_seen_ = true;
             end_record_ = record.end;
             break;
+        case RecordKind::IndexRef:
         case RecordKind::Damage: break;
         }
         pos_ += total;

@@ -83,6 +83,7 @@ Result<bool> DecoderV2::produce(Record& record) {
             cursor_.pos = 0;
             return true;
         }
+        case RecordKind::IndexRef:       // for seeking (recording_index.cpp), not replayed
         case RecordKind::Damage: break;  // never stored (checked), here for the switch
         }
         // An unknown kind from a newer minor version: skipped by its size.
@@ -97,8 +98,14 @@ Result<bool> DecoderV2::produce(Record& record) {
 }
 
 Status DecoderV2::load_next_block() {
+    stalled = false;
     if (offset_ + kBlockHeaderSize > file_bytes)
         if (auto s = refresh_size(); !s) return s;
+    // Following a file being written: its next block is not (wholly) there yet.
+    if (follow && offset_ + kBlockHeaderSize > file_bytes) {
+        stalled = true;
+        return {};
+    }
     if (offset_ >= file_bytes) {
         finish(ReadStatus::Truncated,
                fmt::format("{} ends at offset {} without an end record (the recorder did not finish: "
@@ -127,6 +134,11 @@ Status DecoderV2::load_block(const RecordingBlockHeader& h, std::uint64_t at) {
     const std::uint64_t end = at + kBlockHeaderSize + h.stored_size;
     if (end > file_bytes)
         if (auto s = refresh_size(); !s) return s;
+    if (end > file_bytes && follow) {
+        offset_ = at;  // read it again once it is all there
+        stalled = true;
+        return {};
+    }
     if (end > file_bytes) {
         const std::uint64_t present = file_bytes - at - kBlockHeaderSize;
         report(DamageKind::Truncated, at, file_bytes - at, h.first_seqno, h.last_seqno, h.record_count,
@@ -158,6 +170,7 @@ Status DecoderV2::load_block(const RecordingBlockHeader& h, std::uint64_t at) {
     }
     expected_block_ = h.block_number + 1;
     expected_known_ = true;
+    if (h.content == static_cast<std::uint16_t>(BlockContent::Index)) return {};  // for seeking, not replayed
     if (h.content == static_cast<std::uint16_t>(BlockContent::Schema) && at != sizeof(RecordingFileHeader)) {
         report(DamageKind::MisplacedBlock, at, kBlockHeaderSize + h.stored_size, 0, 0, 0,
                fmt::format("a schema block at offset {}, where only records may be: skipped", at));

@@ -6,6 +6,7 @@
 // Thread safety: one thread at a time (the RecordingReader's).
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,6 +22,8 @@ inline constexpr std::uint64_t kBlockHeaderSize = sizeof(RecordingBlockHeader);
 class DecoderV2 final : public RecordingReader::Decoder {
 public:
     Status start() override;
+    Result<IndexAnswer> find(const IndexQuery& query) override;  // recording_index.cpp
+    Result<bool> jump(const IndexedBlock& block, std::string& why) override;
 
 protected:
     Result<bool> produce(Record& record) override;
@@ -47,6 +50,29 @@ private:
     std::uint64_t next_uncovered() const { return covered_ == 0 ? 0 : covered_ + 1; }
     void cover(std::uint64_t last) { covered_ = std::max(covered_, last); }
 
+    // An index block, checked (recording_index.cpp).
+    struct Index {
+        std::uint64_t offset = 0;
+        RecordingBlockHeader header{};
+        IndexHead head{};
+        std::vector<IndexSummary> summaries;
+        std::vector<IndexEntry> entries;
+        std::vector<SpanMark> marks;
+        std::uint64_t end() const { return offset + kBlockHeaderSize + header.stored_size; }
+    };
+    struct Newest {
+        std::optional<Index> index;  // none: NoIndex, or Lies when `lies`
+        bool finished = false;       // the end block was found (the index covers every record)
+        bool continued = false;      // its End record says the recording continues
+        bool lies = false;
+        std::string why;
+    };
+    Result<Newest> newest_index();
+    Result<std::optional<Index>> read_index(std::uint64_t at, std::string& why);
+    Result<IndexAnswer> answer_in(const Newest& newest, const IndexQuery& query);
+    Result<std::optional<Index>> interval(const Newest& newest, std::size_t i, std::string& why);
+
+    bool partial_ = false;         // jump() moved the replay: the end totals are not checked
     std::uint64_t series_id_ = 0;  // 0 until known
     std::uint64_t offset_ = sizeof(RecordingFileHeader);
     std::uint32_t expected_block_ = 0;

@@ -43,7 +43,7 @@ namespace {
 
 std::string recording_named(const std::string& path) { return "recording '" + path + "'"; }
 
-Result<std::unique_ptr<RecordingReader::Decoder>> open_decoder(const std::string& path) {
+Result<std::unique_ptr<RecordingReader::Decoder>> open_decoder(const std::string& path, bool follow) {
     auto fd = detail::open_regular_file(path, recording_named(path));
     if (!fd) return std::move(fd).error();
     RecordingFileHeader header{};
@@ -52,7 +52,7 @@ Result<std::unique_ptr<RecordingReader::Decoder>> open_decoder(const std::string
     const bool magic = n && *n >= sizeof header.magic && header.magic == kRecordingMagic;
     std::unique_ptr<RecordingReader::Decoder> decoder;
     if (n && size && magic && *n == sizeof header) {
-        if (header.version == kRecordingVersion) decoder = make_decoder_v2();
+        if (header.version == kRecordingVersion || header.version == kRecordingVersion2) decoder = make_decoder_v2();
         if (header.version == kRecordingVersion1) decoder = make_decoder_v1();
     }
     if (!decoder) {
@@ -63,7 +63,7 @@ Result<std::unique_ptr<RecordingReader::Decoder>> open_decoder(const std::string
         if (*n < sizeof header)
             return Error(EINVAL, fmt::format("{} is cut short inside its file header ({} of {} bytes)",
                                              recording_named(path), *n, sizeof header));
-        return Error(EINVAL, fmt::format("{} has format version {}; this evring reads versions {} and {}",
+        return Error(EINVAL, fmt::format("{} has format version {}; this evring reads versions {} to {}",
                                          recording_named(path), header.version, kRecordingVersion1,
                                          kRecordingVersion));
     }
@@ -71,14 +71,15 @@ Result<std::unique_ptr<RecordingReader::Decoder>> open_decoder(const std::string
     decoder->fd = *fd;
     decoder->file_bytes = *size;
     decoder->header = header;
+    decoder->follow = follow;
     if (auto s = decoder->start(); !s) return std::move(s).error();
     return decoder;
 }
 
 }  // namespace
 
-Result<RecordingReader> RecordingReader::open(const std::string& path) {
-    auto decoder = open_decoder(path);
+Result<RecordingReader> RecordingReader::open(const std::string& path, bool follow) {
+    auto decoder = open_decoder(path, follow);
     if (!decoder) return std::move(decoder).error();
     return RecordingReader(std::move(*decoder));
 }
@@ -97,6 +98,13 @@ const std::string& RecordingReader::notice() const noexcept { return decoder_->n
 const ReplayTotals& RecordingReader::totals() const noexcept { return decoder_->totals; }
 
 Result<ReadStatus> RecordingReader::next(Record& record) { return decoder_->next(record); }
+Result<IndexAnswer> RecordingReader::find(const IndexQuery& query) { return decoder_->find(query); }
+Result<bool> RecordingReader::jump(const IndexedBlock& block, std::string* why) {
+    std::string reason;
+    auto jumped = decoder_->jump(block, reason);
+    if (why != nullptr) *why = std::move(reason);
+    return jumped;
+}
 
 Result<bool> is_recording_file(const std::string& path) {
     auto fd = detail::open_regular_file(path, "'" + path + "'");

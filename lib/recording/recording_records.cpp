@@ -46,6 +46,8 @@ std::string body_problem(std::uint32_t kind, const std::byte* body, std::uint32_
     }
     case RecordKind::End:
         return size == sizeof(EndRecord) ? std::string() : fmt::format("end record of {} bytes", size);
+    case RecordKind::IndexRef:
+        return size == sizeof(IndexRefRecord) ? std::string() : fmt::format("index reference record of {} bytes", size);
     case RecordKind::Damage: return "a stored record of the reader-only kind Damage";
     }
     return {};  // an unknown kind: skipped by size
@@ -100,6 +102,7 @@ std::size_t parse_record(std::span<const std::byte> content, std::size_t pos, Re
     case RecordKind::ExpiredPayload: std::memcpy(&record.event, body, sizeof record.event); break;
     case RecordKind::Gap: std::memcpy(&record.gap, body, sizeof record.gap); break;
     case RecordKind::End: std::memcpy(&record.end, body, sizeof record.end); break;
+    case RecordKind::IndexRef:
     case RecordKind::Damage: break;
     }
     return pos + sizeof head + head.body_size;

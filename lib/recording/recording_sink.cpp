@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace evring::detail {
 namespace {
@@ -106,12 +107,40 @@ Status RecordingSink::process(Job& job) {
         std::lock_guard lock(mutex_);
         if (error_) status = *error_;  // after a failed write, later blocks would leave a hole
     }
+    if (job.file_start) index_.start_file(job.start_offset, job.start_block);
+    if (status && job.end_block) {
+        // The file's last index block, then the end block pointing to it.
+        const std::uint64_t index_offset = index_.offset();
+        status = write_index(job);
+        const IndexRefRecord ref{index_offset, 0};
+        if (job.size >= sizeof(RecordHeader) + sizeof ref)
+            std::memcpy(job.content.data() + sizeof(RecordHeader), &ref, sizeof ref);
+    }
     if (status) {
+        job.meta.block_number = index_.next_block_number();
         encoder_.encode({job.content.data(), job.size}, job.meta, job.series_id);
+        const std::uint64_t at = index_.offset();
         status = write_block(job.fd, encoder_.header(), encoder_.stored(), job.path);
+        if (status && job.indexed && job.meta.content == BlockContent::Records && !job.end_block) {
+            index_.add(encoder_.header(), at, job.index);
+            index_.written(sizeof(RecordingBlockHeader) + encoder_.stored().size());
+            if (index_.due()) status = write_index(job);
+        } else {
+            index_.written(sizeof(RecordingBlockHeader) + encoder_.stored().size());
+        }
     }
     if (job.close_after && ::close(job.fd) != 0 && status)
         status = Error::from_errno(errno, "closing " + recording_named(job.path));
+    return status;
+}
+
+Status RecordingSink::write_index(const Job& job) {
+    BlockMeta meta;
+    meta.content = BlockContent::Index;
+    meta.block_number = index_.next_block_number();
+    encoder_.encode(index_.build(), meta, job.series_id);
+    Status status = write_block(job.fd, encoder_.header(), encoder_.stored(), job.path);
+    index_.written(sizeof(RecordingBlockHeader) + encoder_.stored().size());
     return status;
 }
 

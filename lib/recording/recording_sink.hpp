@@ -22,6 +22,7 @@
 #include "util/byte_buffer.hpp"
 #include "evring/error.hpp"
 #include "recording/recording_block.hpp"
+#include "recording/recording_index_build.hpp"
 
 namespace evring::detail {
 
@@ -35,6 +36,16 @@ public:
         BlockMeta meta;
         std::uint64_t series_id = 0;
         bool close_after = false;  // the file is complete: close fd after this block
+        BlockIndexInfo index;      // a records block: its index entry's times and marks
+        // The first block of a file: where it goes and its number (the sink
+        // numbers blocks, since it inserts index blocks).
+        bool file_start = false;
+        std::uint64_t start_offset = 0;
+        std::uint32_t start_block = 0;
+        // The end block: an index block goes before it, and the sink writes
+        // that block's offset into the IndexRef record the content starts with.
+        bool end_block = false;
+        bool indexed = true;  // false: a version 2 file, no index blocks
     };
 
     RecordingSink(bool compress, int level);
@@ -57,8 +68,10 @@ private:
 
     void run();
     Status process(Job& job);
+    Status write_index(const Job& job);
 
     BlockEncoder encoder_;  // the worker's alone
+    IndexBuilder index_;    // the worker's alone
     std::mutex mutex_;
     std::condition_variable work_, room_, idle_;
     std::deque<Job> queue_;

@@ -8,10 +8,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
 #include "evring/clock.hpp"
+#include "evring/recording/recording_index.hpp"
 #include "evring/recording/recording_writer.hpp"
 #include "recording/recording_block.hpp"
 #include "recording/recording_sink.hpp"
@@ -67,7 +70,8 @@ struct RecordingWriter::State {
     bool open_oversized = false;          // its payload cannot be kept
     BlockMeta block;                      // of the block being staged
     bool block_has_seqno = false;         // block.first/last_seqno are set
-    std::uint32_t next_block_number = 0;
+    detail::BlockIndexInfo index_info;    // of the block being staged (times, span marks)
+    bool file_started = false;            // the sink was told where this file's blocks go
     std::uint64_t raw_bytes = 0;          // bytes of this file so far, before compression
     RecordingTotals file_totals;          // for this file's end record
     std::unique_ptr<detail::RecordingSink> sink;
@@ -112,7 +116,7 @@ struct RecordingWriter::State {
         header.start_epoch_nanos = wall_clock_nanos();
         header.header_crc = detail::file_header_crc(header);
         raw_bytes = sizeof header + (schema_block.empty() ? 0 : sizeof(RecordingBlockHeader) + header.schema_size);
-        next_block_number = schema_block.empty() ? 0 : 1;
+        file_started = false;
         file_totals = {};
         // The sink has not seen this descriptor yet: writing here is safe.
         if (auto s = detail::write_all(fd, &header, sizeof header, recording_named(path)); !s) return s;
@@ -122,12 +126,29 @@ struct RecordingWriter::State {
     // Hands the staged records to the sink as one block.
     Status push_block(bool close_after) {
         if (staged == 0 && !close_after) return {};
-        block.block_number = next_block_number++;
-        detail::RecordingSink::Job job{fd, path, std::move(stage), staged, block, header.series_id, close_after};
+        detail::RecordingSink::Job job;
+        job.fd = fd;
+        job.path = path;
+        job.content = std::move(stage);
+        job.size = staged;
+        job.meta = block;
+        job.series_id = header.series_id;
+        job.close_after = close_after;
+        job.index = std::move(index_info);
+        job.end_block = block.holds_end && options.index;
+        job.indexed = options.index;
+        if (!file_started) {
+            // The sink numbers the blocks and knows their offsets (it inserts index blocks).
+            job.file_start = true;
+            job.start_offset = sizeof header + schema_block.size();
+            job.start_block = schema_block.empty() ? 0 : 1;
+            file_started = true;
+        }
         raw_bytes += sizeof(RecordingBlockHeader) + staged;
         stage = sink->spare_buffer();
         staged = 0;
         block = {};
+        index_info = {};
         block_has_seqno = false;
         if (close_after) fd = -1;
         return sink->submit(std::move(job));
@@ -138,9 +159,21 @@ struct RecordingWriter::State {
         return raw_bytes + (staged > 0 ? sizeof(RecordingBlockHeader) + staged : 0);
     }
 
+    // The staged records as a block; the sink then writes the file's last
+    // index block and the end block: an IndexRef record (the sink fills in
+    // the index block's offset) and the End record, raw, so a reader finds
+    // it exactly kEndBlockSize bytes before the end of the file.
+    // (Version 2: the End record ends the last records block.)
     Status close_file(std::uint64_t flags) {
         const EndRecord end{file_totals.events, file_totals.lost, file_totals.expired,
                             wall_clock_nanos(), flags, file_totals.gaps};
+        if (options.index) {
+            if (auto s = push_block(false); !s) return s;
+            const IndexRefRecord ref{0, 0};
+            append_record(RecordKind::IndexRef, &ref, sizeof ref);
+            block.record_count = 1;
+            block.raw = true;
+        }
         append_record(RecordKind::End, &end, sizeof end);
         ++block.record_count;
         block.holds_end = true;
@@ -158,7 +191,7 @@ Result<RecordingWriter> RecordingWriter::create(const std::string& path, const R
     state->options.schema = {};
     RecordingFileHeader& header = state->header;
     header.magic = kRecordingMagic;
-    header.version = kRecordingVersion;
+    header.version = options.index ? kRecordingVersion : kRecordingVersion2;
     header.content_type = source.content_type;
     header.flags = (options.compress ? kRecordingZstd : 0) | (options.schema.empty() ? 0 : kRecordingHasSchema) |
                    (options.ring_set ? kRecordingRingSet : 0);
@@ -211,6 +244,12 @@ Status RecordingWriter::end_event(bool payload_intact) {
     if (payload_intact && !s.open_oversized) {
         ++totals_.events;
         ++s.file_totals.events;
+        if (s.options.span_marker) {
+            std::array<SpanMark, kMaxSpanMarksPerEvent> marks{};
+            const std::byte* payload = s.stage.data() + s.open_record + sizeof head + sizeof event;
+            const std::size_t n = std::min(marks.size(), s.options.span_marker(event, {payload, event.payload_size}, marks));
+            s.index_info.marks.insert(s.index_info.marks.end(), marks.begin(), marks.begin() + n);
+        }
     } else {
         // Keep the header and descriptor, drop the payload bytes.
         s.staged = s.open_record + sizeof head + sizeof event;
@@ -220,6 +259,7 @@ Status RecordingWriter::end_event(bool payload_intact) {
         ++s.file_totals.expired;
     }
     s.note_seqnos(event.seqno, event.seqno);
+    s.index_info.note_event(event.record_epoch_nanos);
     ++s.block.record_count;
     return after_record();
 }

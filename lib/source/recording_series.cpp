@@ -69,7 +69,7 @@ RecordingSource::Successor RecordingSource::find_successor() {
     }
     for (const std::uint32_t index : candidates) {
         const std::string path = rotated_path(base_, index);
-        auto reader = RecordingReader::open(path);
+        auto reader = RecordingReader::open(path, follow_);
         std::string problem;
         if (!reader)
             problem = reader.error().message();

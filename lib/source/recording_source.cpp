@@ -3,6 +3,10 @@
 #include "evring/source/recording_source.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -22,14 +26,15 @@ std::string next_recording_path(const std::string& path, std::uint32_t file_inde
     return rotated_path(series_base(path, file_index), file_index + 1);
 }
 
-RecordingSource::RecordingSource(RecordingReader reader, bool series) : reader_(std::move(reader)), series_(series) {}
+RecordingSource::RecordingSource(RecordingReader reader, bool series, bool follow)
+    : reader_(std::move(reader)), series_(series), follow_(follow) {}
 RecordingSource::~RecordingSource() = default;
 
 Result<std::unique_ptr<RecordingSource>> RecordingSource::open(const std::string& path, std::string location,
-                                                               bool series) {
-    auto reader = RecordingReader::open(path);
+                                                               bool series, bool follow) {
+    auto reader = RecordingReader::open(path, follow);
     if (!reader) return std::move(reader).error();
-    std::unique_ptr<RecordingSource> source(new RecordingSource(std::move(reader).value(), series));
+    std::unique_ptr<RecordingSource> source(new RecordingSource(std::move(reader).value(), series, follow));
     const RecordingFileHeader& h = source->reader_->header();
     SourceIdentity& id = source->identity_;
     id.kind = SourceKind::Recording;
@@ -51,6 +56,12 @@ Result<std::unique_ptr<RecordingSource>> RecordingSource::open(const std::string
     return source;
 }
 
+void RecordingSource::wait(std::chrono::nanoseconds timeout) {
+    if (!follow_) return;
+    // A file has no doorbell: look again after a short sleep.
+    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(timeout, std::chrono::milliseconds(50)));
+}
+
 std::string RecordingSource::end_text() const {
     if (!ended_.empty()) return ended_;
     if (status_ == ReadStatus::Truncated) return "end of the truncated recording";
@@ -62,6 +73,10 @@ SourceStep RecordingSource::read(SourceItem& item, PayloadRead payload) {
     for (;;) {
         if (phase_ == Phase::Done) return SourceStep::End;
         if (phase_ == Phase::FileEnded) {
+            // Following: the file it continues in is not created yet.
+            if (follow_ && series_ && continued_ &&
+                ::access(next_recording_path(reader_->path(), file_index_).c_str(), F_OK) != 0)
+                return SourceStep::NotReady;
             // A cut file lost its end record: whether the series goes on is
             // told by the files after it.
             if (series_ && (continued_ || status_ == ReadStatus::Truncated)) return next_file(item);
@@ -74,6 +89,7 @@ SourceStep RecordingSource::read(SourceItem& item, PayloadRead payload) {
         else
             status = reader_->next(record_);
         if (!status) return fail(std::move(status).error());
+        if (*status == ReadStatus::NotYet) return SourceStep::NotReady;  // follow_: being written
         if (*status == ReadStatus::Record) {
             bool handed_out = false;
             const SourceStep step = from_record(item, payload, handed_out);
@@ -137,6 +153,7 @@ SourceStep RecordingSource::from_record(SourceItem& item, PayloadRead payload, b
     case RecordKind::End:
         continued_ = (record_.end.flags & kEndContinued) != 0;
         return SourceStep::Notice;
+    case RecordKind::IndexRef: break;  // the reader never hands these out
     }
     return SourceStep::Notice;  // a kind from a newer reader: passed over
 }
@@ -190,6 +207,25 @@ Result<std::uint64_t> RecordingSource::now_nanos() {
 // As RingSource::seek for a ring nobody writes: an older seqno starts at the
 // oldest with a notice, one past the newest event is an error.
 Result<std::string> RecordingSource::seek_seqno(std::uint64_t seqno) {
+    IndexAnswer answer;
+    std::string notice;
+    auto jumped = seek_by_index(IndexQuery::seqno(seqno), answer, notice);
+    if (!jumped) return std::move(jumped).error();
+    if (*jumped) {
+        min_seqno_ = seqno;
+        if (answer.outcome == IndexOutcome::Tail && answer.finished && !answer.continued && seqno > answer.newest_seqno)
+            return Error(ERANGE, fmt::format("seqno {} is beyond the newest event ({}) of {} '{}'", seqno,
+                                             answer.newest_seqno, describe(kind()), identity_.path));
+        const bool first_block = files_ == 1 && answer.block.block_number == (first_schema_.empty() ? 0u : 1u);
+        if (answer.outcome == IndexOutcome::Found && first_block && seqno < answer.block.first_seqno)
+            return fmt::format("seqno {} is not in {} '{}'; starting at the oldest, {}", seqno, describe(kind()),
+                               identity_.path, answer.block.first_seqno);
+        return std::string();
+    }
+    if (follow_) {  // being written: whatever it holds now is not its end
+        min_seqno_ = seqno;
+        return notice;
+    }
     auto totals = scan();
     if (!totals) return std::move(totals).error();
     if (seqno > totals->last_seqno)
@@ -197,9 +233,9 @@ Result<std::string> RecordingSource::seek_seqno(std::uint64_t seqno) {
                      fmt::format("seqno {} is beyond the newest event ({}) of {} '{}'", seqno,
                                  totals->last_seqno, describe(kind()), identity_.path));
     min_seqno_ = seqno;
-    if (seqno >= totals->first_seqno) return std::string();
-    return fmt::format("seqno {} is not in {} '{}'; starting at the oldest, {}", seqno,
-                       describe(kind()), identity_.path, totals->first_seqno);
+    if (seqno >= totals->first_seqno) return notice;
+    return fmt::format("seqno {} is not in {} '{}'; starting at the oldest, {}{}", seqno,
+                       describe(kind()), identity_.path, totals->first_seqno, notice.empty() ? "" : "; " + notice);
 }
 
 Result<std::string> RecordingSource::seek(const Position& start) {
@@ -208,10 +244,15 @@ Result<std::string> RecordingSource::seek(const Position& start) {
     case Position::Kind::Span: return unresolved_span(start);
     case Position::Kind::Seqno:
         return seek_seqno(start.value);
-    case Position::Kind::AbsoluteTime:
+    case Position::Kind::AbsoluteTime: {
         min_nanos_ = start.value;
         started_ = false;
-        return std::string();
+        IndexAnswer answer;
+        std::string notice;
+        auto jumped = seek_by_index(IndexQuery::time(start.value), answer, notice);
+        if (!jumped) return std::move(jumped).error();
+        return notice;
+    }
     case Position::Kind::None:
     case Position::Kind::Latest:
     case Position::Kind::Back:

@@ -90,7 +90,8 @@ Result<std::unique_ptr<EventSource>> open_file(std::string_view typed, const std
     auto recording = is_recording_file(path);
     if (!recording) return std::move(recording).context("opening " + named).error();
     if (*recording) {
-        auto source = RecordingSource::open(path, std::string(typed), options.recording_series);
+        auto source = RecordingSource::open(path, std::string(typed), options.recording_series,
+                                            options.follow_recording);
         if (!source) return std::move(source).context("opening " + named).error();
         return std::unique_ptr<EventSource>(std::move(source).value());
     }

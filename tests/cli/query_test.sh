@@ -66,6 +66,65 @@ case_from_block_on_a_recording() {
     ok from_block_on_a_recording
 }
 
+# An indexed recording (docs/recording-format.md, "Indexes"): --from block:N and
+# --from SEQNO start at the same event as a scan of it, without a notice; an
+# index that lies is not trusted (the same event, and one notice saying so).
+case_indexed_recording_starts_where_a_scan_does() {
+    have_snapshots || { skip indexed_recording "EVRING_CONFORMANCE_DIR unset"; return; }
+    local f=$DIR/emn-30b-15m.snapshot.zst r=$WORK/indexed.evrec
+    evring record "$f" --from oldest -o "$r" 2>"$WORK/err" || { fail indexed_recording "$(cat "$WORK/err")"; return; }
+    local n pos want got
+    for n in 15000001 15000017 15000030; do
+        want=$(evring watch "$r" --from oldest --where "type == BLOCK_START && block_tag.block_number == $n" --count 1 --format jsonl 2>/dev/null)
+        got=$(evring watch "$r" --from "block:$n" --count 1 --format jsonl 2>"$WORK/err")
+        [[ -n $want && $got == "$want" ]] || { fail indexed_recording "block:$n gave ${got:0:100}, a scan ${want:0:100}"; return; }
+        grep -q "from the start" "$WORK/err" && { fail indexed_recording "block:$n: $(cat "$WORK/err")"; return; }
+    done
+    for pos in 1 41692 98453 136891; do
+        want=$(evring watch "$r" --from oldest --where "seqno >= $pos" --count 1 --format jsonl 2>/dev/null)
+        got=$(evring watch "$r" --from "$pos" --count 1 --format jsonl 2>"$WORK/err")
+        [[ -n $want && $got == "$want" ]] || { fail indexed_recording "--from $pos gave ${got:0:100}, a scan ${want:0:100}"; return; }
+        grep -q "from the start" "$WORK/err" && { fail indexed_recording "--from $pos: $(cat "$WORK/err")"; return; }
+    done
+    # A damaged index block (the one the end block names): the same event, said once.
+    python3 - "$r" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+end = len(data) - 144                              # the end block (raw, 144 bytes)
+index = struct.unpack_from("<Q", data, end + 64 + 8)[0]  # its IndexRef record's offset
+data[index + 64 + 40] ^= 0x10                     # inside the index block's stored bytes
+open(sys.argv[1], "wb").write(data)
+PY
+    want=$(evring watch "$r" --from oldest --where "seqno >= 98453" --count 1 --format jsonl 2>/dev/null)
+    got=$(evring watch "$r" --from 98453 --count 1 --format jsonl 2>"$WORK/err")
+    [[ $got == "$want" ]] || { fail indexed_recording "lying index: --from 98453 gave ${got:0:100}"; return; }
+    [[ $(grep -c "the index is not trusted" "$WORK/err") == 1 ]] || { fail indexed_recording "lying index: $(cat "$WORK/err")"; return; }
+    got=$(evring watch "$r" --from block:15000017 --count 1 --format jsonl 2>"$WORK/err")
+    [[ $got == *'"block_number":15000017'* ]] || { fail indexed_recording "lying index: block:15000017 gave ${got:0:100}"; return; }
+    [[ $(grep -c "not trusted" "$WORK/err") == 1 ]] || { fail indexed_recording "lying index, block: $(cat "$WORK/err")"; return; }
+    ok indexed_recording_starts_where_a_scan_does
+}
+
+# watch --follow reads a recording while `evring record` writes it, and ends
+# with its end record; --follow on anything but a recording is refused.
+case_watch_follow_reads_a_recording_as_it_is_written() {
+    [[ -x ${PRODUCER_BIN:-} ]] || { skip watch_follow "no producer at ${PRODUCER_BIN:-}"; return; }
+    local ring=qfollow r=$WORK/follow.evrec
+    "$PRODUCER_BIN" "$ring:14:22" --count 6000 --rate 3000 --keep >/dev/null 2>"$WORK/producer.err" & PIDS+=($!)
+    poll 200 0.02 evring info "$ring" >/dev/null || { fail watch_follow "no ring: $(cat "$WORK/producer.err")"; return; }
+    evring record "$ring" -o "$r" --no-register 2>"$WORK/record.err" & PIDS+=($!)
+    poll 200 0.02 test -s "$r" || { fail watch_follow "no recording: $(cat "$WORK/record.err")"; return; }
+    local got
+    got=$(timeout 60 "$EVRING_BIN" watch "$r" --follow --from oldest --format jsonl 2>"$WORK/err" | wc -l)
+    local all; all=$(evring watch "$r" --from oldest --format jsonl 2>/dev/null | wc -l)
+    [[ $got -gt 0 && $got == "$all" ]] && grep -q "end of the recording$" "$WORK/err" ||
+        { fail watch_follow "followed $got of $all events: $(tail -2 "$WORK/err")"; return; }
+    evring watch "$ring" --follow >/dev/null 2>"$WORK/err"; local rc=$?
+    [[ $rc == 2 ]] && grep -q -- "--follow reads a recording as it is written; '$ring' is a ring file" "$WORK/err" ||
+        { fail watch_follow "--follow on a ring: exit $rc: $(cat "$WORK/err")"; return; }
+    ok watch_follow_reads_a_recording_as_it_is_written
+}
+
 # Each line: an expression, then (after ' ### ') the same predicate in Python over the decoded
 # event `e` (f = its fields, x = its flow tags). A field an event lacks makes a comparison false.
 WHERE_CASES=$(cat <<'CASES'

@@ -534,7 +534,9 @@ TEST_P(RecordingDamage, AnySingleBitFlipLosesAtMostOneBlockAndNeverAltersAnEvent
         flip_bit(file, offset, static_cast<unsigned>(offset % 8));
         write_file(path, file);
         const Replay r = replay(path);
-        if (offset < 10) {  // the magic or the version: not a recording any more
+        // The magic or the version: not a recording any more (except version
+        // 2 flipped to 3, a version that is read too: then the header CRC fails).
+        if (offset < 10 && offset != 8) {
             EXPECT_FALSE(r.error.empty()) << offset;
             continue;
         }

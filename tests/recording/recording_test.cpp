@@ -174,10 +174,12 @@ TEST(Recording, SchemaBlobIsKeptOpaqueAndExposedByTheReader) {
     ASSERT_EQ(reader->schema().size(), schema.size());
     EXPECT_TRUE(std::equal(schema.begin(), schema.end(), reader->schema().begin()));
     const auto blocks = list_blocks(read_file(path));
-    ASSERT_EQ(blocks.size(), 2u);  // the schema block, then the events and the end record
+    ASSERT_EQ(blocks.size(), 4u);  // the schema block, the events, the index, the end record
     EXPECT_EQ(blocks[0].header.content, static_cast<std::uint16_t>(BlockContent::Schema));
     EXPECT_EQ(blocks[0].header.block_number, 0u);
     EXPECT_EQ(blocks[1].header.block_number, 1u);
+    EXPECT_EQ(blocks[2].header.content, static_cast<std::uint16_t>(BlockContent::Index));
+    EXPECT_EQ(blocks[3].header.block_number, 3u);
     const Replay r = replay(path);
     EXPECT_EQ(r.status, ReadStatus::CleanEnd);
     EXPECT_EQ(r.event_seqnos(), range(1, 1));
@@ -286,7 +288,7 @@ TEST(Recording, FlushWithNothingStagedWritesNoBlock) {
         for (int i = 0; i < 5; ++i) ASSERT_TRUE(writer->flush().ok());
         ASSERT_TRUE(writer->finish().ok());
     }
-    EXPECT_EQ(list_blocks(read_file(path)).size(), 2u);
+    EXPECT_EQ(list_blocks(read_file(path)).size(), 3u);  // the event, the index, the end record
 }
 
 TEST(Recording, RotationContinuesInNumberedFilesEachWithAnEndRecordAndTheSchema) {
@@ -364,7 +366,7 @@ TEST_P(RecordingRoundTrip, FileCutAtAnyByteReplaysItsCompleteBlocks) {
     }
     const Bytes full = read_file(path);
     const auto blocks = list_blocks(full);
-    ASSERT_EQ(blocks.size(), 41u);
+    ASSERT_EQ(blocks.size(), 42u);  // 40 events, the index, the end record
     const std::string cut = dir.file("cut.evrec");
     for (std::size_t size = sizeof(RecordingFileHeader); size < full.size(); size += 7) {
         write_file(cut, Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(size)));
@@ -460,7 +462,7 @@ TEST(Recording, FileWithoutTheMagicOrWithAnUnknownVersionIsRefused) {
     write_file(path, file);
     auto reader = RecordingReader::open(path);
     ASSERT_FALSE(reader.ok());
-    EXPECT_NE(reader.error().message().find("format version 3; this evring reads versions 1 and 2"),
+    EXPECT_NE(reader.error().message().find("format version 4; this evring reads versions 1 to 3"),
               std::string::npos)
         << reader.error().message();
     write_file(path, Bytes(file.begin(), file.begin() + 100));

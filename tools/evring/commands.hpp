@@ -47,6 +47,7 @@ struct WatchOptions {
     std::string format = "text";
     std::optional<std::string> max_snapshot_size;
     bool follow_name = false;
+    bool follow = false;  // a recording being written: read it as it grows
     bool wait = false;        // --wait: wait for the ring to be created (implied by --follow-name)
     std::string schema_file;  // --schema FILE; empty: none
     bool no_register = false;  // stay out of the ring's reader registry

@@ -119,6 +119,9 @@ int main(int argc, char** argv) {
     watch_cmd->add_flag("--follow-name", watch.follow_name,
                         "Keep following the ring's name when its writer exits and a new one "
                         "creates it (like tail -F); waits for the ring to be created");
+    watch_cmd->add_flag("--follow", watch.follow,
+                        "A recording being written: read it as it grows (like tail -f), through its "
+                        "index, until its end record");
     watch_cmd->add_flag("--wait", watch.wait,
                         "Wait for the ring to be created when it does not exist yet");
     watch_cmd->add_option("--member", watch.members, "Only this member of a ring set (repeatable)");

@@ -167,8 +167,13 @@ int run_record(const RecordOptions& options) {
             !s)
             return usage_error(s.error());
     }
-    // The schema blob the source carries goes into every file of the recording.
+    // The schema blob the source carries goes into every file of the recording,
+    // and its span labels make the recording's span index (recording_index.hpp).
     plan->recording.schema = (*source)->schema();
+    if (!found) {
+        if (auto resolved = resolve_schema(**source)) found = std::move(*resolved);
+    }
+    if (found && found->schema) plan->recording.span_marker = span_marker(*found->schema);
     plan->recording.ring_set = (*source)->identity().members;  // member ids in every record
     auto writer = RecordingWriter::create(options.output, source_header((*source)->identity()), plan->recording);
     if (!writer) return runtime_error(writer.error());

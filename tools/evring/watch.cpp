@@ -66,6 +66,7 @@ Result<WatchPlan> plan_watch(const WatchOptions& options) {
         plan.source.max_snapshot_size = *size;
     }
     plan.follow.follow_name = options.follow_name;
+    plan.source.follow_recording = options.follow;
     plan.follow.reopen = plan.source;
     plan.follow.stop_flag = &stop_flag();
     return plan;
@@ -137,6 +138,10 @@ int run_watch(const WatchOptions& options) {
         return usage_error(Error(EINVAL, fmt::format("--follow-name follows a ring or ring set by name; '{}' is a {}",
                                                      options.ring, what)));
     }
+    if (options.follow && (*source)->kind() != SourceKind::Recording)
+        return usage_error(Error(EINVAL, fmt::format("--follow reads a recording as it is written; '{}' is a {} "
+                                                     "(a ring is followed anyway)",
+                                                     options.ring, describe((*source)->kind()))));
     if (!options.members.empty() && !(*source)->identity().members)
         return usage_error(Error(EINVAL, fmt::format("--member picks members of a ring set; '{}' is a {}",
                                                      options.ring, describe((*source)->kind()))));

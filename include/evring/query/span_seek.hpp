@@ -19,9 +19,13 @@
 // - On a ring or a snapshot the search walks back from the newest event
 //   along the `opener` flow tag: one or two reads per span instance, so its
 //   cost is O(instances back), not O(events back). A stage is then looked for
-//   forward from its instance's opening event. Other sources (recordings,
-//   streams) are read from their oldest event by a second source opened at
-//   the same location, so the source handed in is positioned only once.
+//   forward from its instance's opening event. A recording with a span index
+//   (recording_index.hpp, written by `evring record` from the schema's
+//   labels) names the event; it is read and checked by a second source opened
+//   at the same location (an index that lies costs a scan, and a notice).
+//   Other sources (streams, recordings without an index) are read from their
+//   oldest event by such a second source, so the source handed in is
+//   positioned only once.
 // - Errors name the position as written and the source: a span or stage the
 //   schema does not declare (with the ones it does), a span without a label
 //   or id, no schema at all, and a label no event carries ("no block
@@ -49,6 +53,9 @@ Result<std::string> seek_source(EventSource& source, const Position& start, cons
 
 // The sequence number of the event a span position names in `source` (see
 // the contract). Moves `source`'s read position when it is a ring or snapshot.
-Result<std::uint64_t> resolve_span(EventSource& source, const SpanRef& ref, const Schema& schema);
+// `notice`, when given, gets what a person should be told about the search
+// (a recording without an index, or whose index lies, read from the start).
+Result<std::uint64_t> resolve_span(EventSource& source, const SpanRef& ref, const Schema& schema,
+                                   std::string* notice = nullptr);
 
 }  // namespace evring

@@ -1,4 +1,4 @@
-// evring/recording/recording_format.hpp — the bytes of a recording file (version 2).
+// evring/recording/recording_format.hpp — the bytes of a recording file (version 3).
 //
 // Pure data: the structs, constants and limits of docs/recording-format.md,
 // which has the byte tables, a worked example and the reasons. Any change to a
@@ -7,7 +7,13 @@
 // A version 2 file is a file header, an optional schema block, then blocks of
 // records until an end record:
 //
-//   [file header 128][schema block]?[block][block]...[block holding the End record]
+//   [file header 128][schema block]?[block][block]...[index block]...[block holding the End record]
+//
+// Version 3 adds index blocks (BlockContent::Index, IndexHead below): every
+// kIndexEveryBlocks records blocks (or kIndexEveryBytes stored bytes) and
+// once more before the end block, which then holds an IndexRef record
+// pointing to that last index. A version 2 file is a version 3 file without
+// index blocks; both are read.
 //
 // Every block is a 64-byte block header (magic, sizes, record count, the
 // sequence numbers it covers, a CRC32C of its stored bytes and one of itself)
@@ -29,7 +35,8 @@
 namespace evring {
 
 inline constexpr std::array<char, 8> kRecordingMagic = {'E', 'V', 'R', 'E', 'C', 'O', 'R', 'D'};
-inline constexpr std::uint16_t kRecordingVersion = 2;   // written by this evring
+inline constexpr std::uint16_t kRecordingVersion = 3;   // written by this evring (indexed)
+inline constexpr std::uint16_t kRecordingVersion2 = 2;  // still read (blocks, no index blocks)
 inline constexpr std::uint16_t kRecordingVersion1 = 1;  // still read (one zstd stream, no blocks)
 
 // RecordingFileHeader::flags.
@@ -79,6 +86,7 @@ inline constexpr std::uint16_t kBlockHoldsEnd = 2;  // the block holds the file'
 enum class BlockContent : std::uint16_t {
     Records = 1,  // records, each a RecordHeader and its body
     Schema = 2,   // the schema blob; only as block 0
+    Index = 3,    // v3: an index of the blocks before it (IndexHead); no records
 };
 
 struct RecordingBlockHeader {
@@ -116,6 +124,7 @@ enum class RecordKind : std::uint32_t {
     Gap = 2,             // GapRecord: sequence numbers not captured, and why
     ExpiredPayload = 3,  // EventDescriptor of an event whose payload was lost
     End = 4,             // EndRecord
+    IndexRef = 5,        // v3: IndexRefRecord, just before the End record
     Damage = 16,         // never stored: RecordingReader's report of a damaged part
 };
 
@@ -148,5 +157,80 @@ struct EndRecord {
     std::uint64_t gaps;              // v2: Gap records in this file (v1 files: not recorded, 0)
 };
 static_assert(sizeof(EndRecord) == 48);
+
+// ---- Version 3: index blocks --------------------------------------------
+//
+// The content of an index block (raw or one zstd frame, like any block):
+//
+//   IndexHead | IndexSummary[summaries] | IndexEntry[entries] | SpanMark[marks]
+//
+// `entries` are the records blocks written since the previous index block
+// (or the file's start), in file order; `summaries` describe every earlier
+// index block of the file, in file order, so the newest index block alone
+// leads to any block in two reads. `marks` are the span instances (span
+// positions, span_seek.hpp) whose opening or stage events are in those
+// blocks. Nothing in an index is trusted: a reader checks it against the
+// block headers it points to and scans when it does not hold.
+
+// A writer adds an index block after this many records blocks, or once the
+// blocks since the last one store this many bytes, whichever comes first.
+inline constexpr std::uint32_t kIndexEveryBlocks = 64;
+inline constexpr std::uint64_t kIndexEveryBytes = std::uint64_t{8} << 20;
+// An index block's content is at most this big (a reader refuses more).
+inline constexpr std::uint32_t kMaxIndexContent = std::uint32_t{16} << 20;
+
+struct IndexHead {
+    std::uint32_t summaries;       // IndexSummary entries
+    std::uint32_t entries;         // IndexEntry entries
+    std::uint32_t marks;           // SpanMark entries
+    std::uint32_t reserved;        // zero
+    std::uint64_t previous_index;  // file offset of the previous index block (0: none)
+    std::uint64_t reserved1;       // zero
+};
+static_assert(sizeof(IndexHead) == 32);
+
+// One earlier index block.
+struct IndexSummary {
+    std::uint64_t offset;       // of that index block
+    std::uint64_t first_seqno;  // lowest first_seqno of its entries (0: none)
+    std::uint64_t last_seqno;   // highest last_seqno of its entries
+    std::uint64_t max_nanos;    // latest event time in its blocks (0: no event)
+    std::uint64_t min_label;    // lowest and highest label among its marks;
+    std::uint64_t max_label;    // min > max when it has none
+};
+static_assert(sizeof(IndexSummary) == 48);
+
+// One records block.
+struct IndexEntry {
+    std::uint64_t offset;        // of its block header
+    std::uint64_t first_seqno;   // as in its block header
+    std::uint64_t last_seqno;
+    std::uint64_t min_nanos;     // earliest and latest event time in it (0, 0: no event)
+    std::uint64_t max_nanos;
+    std::uint32_t block_number;  // as in its block header
+    std::uint32_t events;        // Event and ExpiredPayload records in it
+};
+static_assert(sizeof(IndexEntry) == 48);
+
+// One span instance's opening (or stage) event.
+struct SpanMark {
+    std::uint32_t key;       // span_index_key(span, stage), recording_index.hpp
+    std::uint32_t reserved;  // zero
+    std::uint64_t label;     // the value of the span's (or stage's) label field
+    std::uint64_t seqno;     // of the event
+};
+static_assert(sizeof(SpanMark) == 24);
+
+// A v3 file's end block: raw, an IndexRef record and the End record, so it is
+// exactly this many bytes at the very end of a finished file.
+inline constexpr std::uint64_t kEndBlockSize =
+    sizeof(RecordingBlockHeader) + 2 * sizeof(RecordHeader) + 16 + sizeof(EndRecord);
+
+// The body of an IndexRef record.
+struct IndexRefRecord {
+    std::uint64_t index_offset;  // of the file's last index block
+    std::uint64_t reserved;      // zero
+};
+static_assert(sizeof(IndexRefRecord) == 16);
 
 }  // namespace evring

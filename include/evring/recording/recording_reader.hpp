@@ -42,6 +42,7 @@
 #include "evring/error.hpp"
 #include "evring/format.hpp"
 #include "evring/recording/recording_format.hpp"
+#include "evring/recording/recording_index.hpp"
 
 namespace evring {
 
@@ -85,6 +86,8 @@ enum class ReadStatus {
     CleanEnd,    // the end record was read and checks out (it came as a Record first)
     Truncated,   // the file ends without a readable end record; notice() says where
     DamagedEnd,  // the end record was read, but something at the end is wrong; notice()
+    NotYet,      // follow(true) only: the file ends here for now (being written); call
+                 // next() again later
 };
 
 // What a reader has replayed so far from its file.
@@ -101,7 +104,11 @@ struct ReplayTotals {
 
 class RecordingReader {
 public:
-    static Result<RecordingReader> open(const std::string& path);
+    // With `follow`, a recording being written (version 2 and 3): where the
+    // file ends without an end record (after its last complete block, or
+    // inside a block still being written), next() returns NotYet instead of
+    // Truncated and reads on from there when called again.
+    static Result<RecordingReader> open(const std::string& path, bool follow = false);
     RecordingReader(RecordingReader&&) noexcept;
     RecordingReader& operator=(RecordingReader&&) noexcept;
     ~RecordingReader();
@@ -121,6 +128,17 @@ public:
     // After an end status: what happened at the end ("" after CleanEnd).
     const std::string& notice() const noexcept;
     const ReplayTotals& totals() const noexcept;
+
+    // The index (recording_index.hpp): where to jump for `query`. Errors:
+    // read(2) and allocation failures only; an index that does not hold is
+    // IndexOutcome::Lies.
+    Result<IndexAnswer> find(const IndexQuery& query);
+    // Before the first next(): continues the replay at `block` instead of
+    // the start, after checking that the block header there is the one the
+    // index names (false, nothing moved, when it is not; `why` says what is
+    // there instead). The end record's totals are then not checked against
+    // the replay.
+    Result<bool> jump(const IndexedBlock& block, std::string* why = nullptr);
 
     struct Decoder;  // one per format version (lib/)
 

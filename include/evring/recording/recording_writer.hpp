@@ -42,6 +42,7 @@
 #include "evring/error.hpp"
 #include "evring/format.hpp"
 #include "evring/recording/recording_format.hpp"
+#include "evring/recording/recording_index.hpp"
 
 namespace evring {
 
@@ -58,6 +59,14 @@ struct RecordingOptions {
     // The source is a ring set: events and gaps carry member indexes
     // (kRecordingRingSet; begin_event's descriptor.reserved, append_gap's member).
     bool ring_set = false;
+    // Marks the span instances an event opens or stages, for the span index
+    // (recording_index.hpp; span_marker(schema) reads the schema's labels).
+    // Empty: the recording's index has block, sequence number and time
+    // entries only. Called on the caller's thread for every kept event.
+    SpanMarker span_marker{};
+    // False: a version 2 file, without index blocks, for a reader that
+    // predates version 3 (and for tests of old files).
+    bool index = true;
 };
 
 struct RecordingTotals {

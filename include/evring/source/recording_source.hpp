@@ -26,13 +26,25 @@
 // - Positions: oldest is the first event; a sequence number starts at the
 //   first event at or past it (a notice when that is not the sequence
 //   number asked for because it is older than the first event; an ERANGE
-//   error past the newest one, as for a snapshot); sequence numbers,
-//   latest, -N and relative times cost one extra pass over the series
-//   (-N is the last N events); an
-//   absolute time starts at the first event stamped at or after it and shows
-//   everything after that. Gaps before the start are not handed out; damage
-//   always is.
-// - Never NotReady: a recording is read to its end; wait() returns at once.
+//   error past the newest one, as for a snapshot); an absolute time starts
+//   at the first event stamped at or after it and shows everything after
+//   that. Gaps before the start are not handed out; damage always is.
+// - A version 3 file's index (recording_index.hpp) takes sequence numbers
+//   and times straight to their block, through the files of a rotated
+//   series, in a few reads; span positions go through span_index (used by
+//   span_seek.hpp). Without an index (version 1 and 2 files), or when the
+//   index lies, the source reads from the start as before, and the notice
+//   of seek (or span_index) says so, once per source. Latest, -N and
+//   relative times cost one extra pass over the series (-N is the last N
+//   events).
+// - Never NotReady, unless opened with `follow`: a recording is read to its
+//   end; wait() returns at once. With `follow` (`watch --follow`), a file
+//   being written is read as it grows: at its current end (no end record
+//   yet) the source is NotReady, wait() sleeps a little (the file has no
+//   doorbell: it polls its size, at most every 50 ms), and a file whose end
+//   record says it continues waits for the next file to appear. It ends
+//   with the end record of the last file. Positions use the index blocks
+//   written so far (recording_index.hpp) and read the rest.
 //
 // Thread safety: as event_source.hpp (one thread at a time).
 #pragma once
@@ -44,6 +56,7 @@
 #include <vector>
 
 #include "evring/source/event_source.hpp"
+#include "evring/recording/recording_index.hpp"
 #include "evring/recording/recording_reader.hpp"
 
 namespace evring {
@@ -57,12 +70,12 @@ std::string series_base(const std::string& path, std::uint32_t file_index);
 class RecordingSource final : public EventSource {
 public:
     static Result<std::unique_ptr<RecordingSource>> open(const std::string& path, std::string location,
-                                                         bool series = true);
+                                                         bool series = true, bool follow = false);
     ~RecordingSource() override;
 
     Result<std::string> seek(const Position& start) override;
-    void wait(std::chrono::nanoseconds) override {}
-    bool live() const override { return false; }
+    void wait(std::chrono::nanoseconds timeout) override;
+    bool live() const override { return follow_ && phase_ != Phase::Done; }
     // The newest event's time (an extra pass over the series, done once).
     Result<std::uint64_t> now_nanos() override;
     std::uint64_t next_seqno() const override { return 0; }
@@ -79,6 +92,15 @@ public:
     // Files opened so far.
     std::uint32_t files() const noexcept { return files_; }
 
+    // The span instance `query` (a SpanLabel or SpanLatest query) asks for,
+    // through the indexes of the series' files, without moving this source:
+    // Found with the event's seqno; Tail with `seqno` the first sequence
+    // number past the indexed part (the rest must be scanned from there);
+    // NotFound, NoIndex or Lies: scan from the start. `notice` gets the one
+    // line a person is told when the answer costs a scan (at most once per
+    // source).
+    Result<IndexAnswer> span_index(const IndexQuery& query, std::string& notice);
+
 protected:
     SourceStep read(SourceItem& item, PayloadRead payload) override;
 
@@ -93,7 +115,7 @@ private:
     // A later file of the series to go on with (recording_series.cpp).
     struct Successor;
 
-    RecordingSource(RecordingReader reader, bool series);
+    RecordingSource(RecordingReader reader, bool series, bool follow);
     SourceStep from_record(SourceItem& item, PayloadRead payload, bool& handed_out);
     SourceStep damage(SourceItem& item);
     SourceStep next_file(SourceItem& item);
@@ -103,11 +125,18 @@ private:
     bool bridge(std::uint64_t seqno, SourceItem& item);
     void account(std::uint64_t last_seqno) noexcept;
     Result<std::string> seek_seqno(std::uint64_t seqno);
+    // Jumps to where `query` points (recording_index.cpp): true when it did;
+    // false to scan instead, with `notice` saying why when a person should
+    // know. `answer` is the index's last answer.
+    Result<bool> seek_by_index(const IndexQuery& query, IndexAnswer& answer, std::string& notice);
+    bool open_next_for_seek();
+    std::string scan_notice(const std::string& why, std::string_view what);
     bool before_start(const EventDescriptor& event);
     Result<Scan> scan();
 
     std::optional<RecordingReader> reader_;
     bool series_;
+    bool follow_;
     Record record_;
     Phase phase_ = Phase::Reading;
     std::optional<ReadStatus> status_;
@@ -131,6 +160,7 @@ private:
     std::uint64_t min_nanos_ = 0;
     bool started_ = true;            // a time start passes everything after its first match
     std::uint64_t index_ = 0;        // events seen so far
+    bool told_slow_ = false;         // the "no index: reading from the start" notice was given
 };
 
 }  // namespace evring

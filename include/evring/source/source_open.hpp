@@ -44,6 +44,8 @@ struct SourceOptions {
     std::uint64_t max_snapshot_size = kDefaultMaxSnapshotSize;
     // A recording continues into FILE.1, FILE.2, ... (recording_source.hpp).
     bool recording_series = true;
+    // A recording being written is followed as it grows (recording_source.hpp).
+    bool follow_recording = false;
     // How a pure name is resolved.
     DirectoryOptions directory;
 };

@@ -1,0 +1,181 @@
+// Looking positions up in a version 3 recording's index (recording_index.hpp):
+// the newest index block's summaries lead to the earlier index block that
+// lists the wanted block (recording_index.cpp reads and checks them).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "recording/recording_decoder_v2.hpp"
+
+namespace evring {
+
+std::uint32_t span_index_key(std::string_view span, std::string_view stage) noexcept {
+    std::uint32_t h = 2166136261u;  // FNV-1a
+    auto mix = [&h](std::string_view text) {
+        for (const char c : text) {
+            h ^= static_cast<unsigned char>(c);
+            h *= 16777619u;
+        }
+    };
+    mix(span);
+    if (!stage.empty()) {
+        mix(".");
+        mix(stage);
+    }
+    return h;
+}
+
+namespace detail {
+namespace {
+
+// Earlier index blocks one span query may read (labels that overlap across
+// many of them: not an index worth following).
+constexpr int kMaxIntervalReads = 16;
+
+// The summary an index block's own content makes (as IndexBuilder::build).
+IndexSummary summary_of(std::uint64_t offset, const std::vector<IndexEntry>& entries,
+                        const std::vector<SpanMark>& marks) {
+    IndexSummary s{offset, 0, 0, 0, ~std::uint64_t{0}, 0};
+    for (const IndexEntry& e : entries) {
+        if (e.first_seqno != 0 && (s.first_seqno == 0 || e.first_seqno < s.first_seqno)) s.first_seqno = e.first_seqno;
+        s.last_seqno = std::max(s.last_seqno, e.last_seqno);
+        s.max_nanos = std::max(s.max_nanos, e.max_nanos);
+    }
+    for (const SpanMark& m : marks) {
+        s.min_label = std::min(s.min_label, m.label);
+        s.max_label = std::max(s.max_label, m.label);
+    }
+    return s;
+}
+
+bool same(const IndexSummary& a, const IndexSummary& b) {
+    return a.offset == b.offset && a.first_seqno == b.first_seqno && a.last_seqno == b.last_seqno &&
+           a.max_nanos == b.max_nanos && a.min_label == b.min_label && a.max_label == b.max_label;
+}
+
+}  // namespace
+
+Result<std::optional<DecoderV2::Index>> DecoderV2::interval(const Newest& newest, std::size_t i, std::string& why) {
+    const Index& last = *newest.index;
+    if (i == last.summaries.size()) return std::optional<Index>(last);
+    const IndexSummary& summary = last.summaries[i];
+    auto index = read_index(summary.offset, why);
+    if (!index || !*index) return index;
+    if ((*index)->summaries.size() != i ||
+        !same(summary_of(summary.offset, (*index)->entries, (*index)->marks), summary)) {
+        why = fmt::format("index {} disagrees with its summary in index block {}",
+                          block_named((*index)->header, summary.offset), last.header.block_number);
+        return std::optional<Index>();
+    }
+    return index;
+}
+
+Result<IndexAnswer> DecoderV2::find(const IndexQuery& query) {
+    auto newest = newest_index();
+    if (!newest) return std::move(newest).error();
+    return answer_in(*newest, query);
+}
+
+Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery& query) {
+    IndexAnswer answer;
+    answer.finished = newest.finished;
+    answer.continued = newest.continued;
+    if (!newest.index) {
+        answer.outcome = newest.lies ? IndexOutcome::Lies : IndexOutcome::NoIndex;
+        answer.why = newest.why;
+        return answer;
+    }
+    const Index& last = *newest.index;
+    const std::size_t k = last.summaries.size();
+    for (const IndexSummary& s : last.summaries) {
+        answer.newest_seqno = std::max(answer.newest_seqno, s.last_seqno);
+        answer.newest_nanos = std::max(answer.newest_nanos, s.max_nanos);
+    }
+    const IndexSummary own = summary_of(last.offset, last.entries, last.marks);
+    answer.newest_seqno = std::max(answer.newest_seqno, own.last_seqno);
+    answer.newest_nanos = std::max(answer.newest_nanos, own.max_nanos);
+    answer.block = IndexedBlock{last.end(), last.header.block_number + 1, 0, 0};
+    answer.outcome = IndexOutcome::Tail;
+    const bool members = (header.flags & kRecordingRingSet) != 0;
+    if (members && query.kind != IndexQuery::Kind::Time) {
+        answer.outcome = IndexOutcome::NoIndex;
+        answer.why = fmt::format("{} records a ring set, whose sequence numbers are per member: its index "
+                                 "serves times only", named());
+        return answer;
+    }
+    auto lies = [&](std::string why) {
+        answer.outcome = IndexOutcome::Lies;
+        answer.why = fmt::format("{}: {}", named(), why);
+        return answer;
+    };
+    // The block of interval `index` holding `seqno` (span marks).
+    auto block_of = [&](const Index& index, std::uint64_t seqno) -> const IndexEntry* {
+        for (const IndexEntry& e : index.entries)
+            if (e.first_seqno <= seqno && seqno <= e.last_seqno) return &e;
+        return nullptr;
+    };
+    auto found = [&](const IndexEntry& e, std::uint64_t seqno) {
+        answer.outcome = IndexOutcome::Found;
+        answer.block = IndexedBlock{e.offset, e.block_number, e.first_seqno, e.last_seqno};
+        answer.seqno = seqno;
+        return answer;
+    };
+    switch (query.kind) {
+    case IndexQuery::Kind::Seqno:
+    case IndexQuery::Kind::Time: {
+        const bool by_seqno = query.kind == IndexQuery::Kind::Seqno;
+        auto reaches = [&](std::uint64_t last_seqno, std::uint64_t max_nanos) {
+            return by_seqno ? last_seqno >= query.value : max_nanos >= query.value;
+        };
+        for (std::size_t i = 0; i <= k; ++i) {
+            const IndexSummary& s = i < k ? last.summaries[i] : own;
+            if (!reaches(s.last_seqno, s.max_nanos)) continue;
+            std::string why;
+            auto index = interval(newest, i, why);
+            if (!index) return std::move(index).error();
+            if (!*index) return lies(why);
+            for (const IndexEntry& e : (*index)->entries)
+                if (reaches(e.last_seqno, e.max_nanos)) return found(e, 0);
+            return lies(fmt::format("index block at offset {} lists no block its summary promises", s.offset));
+        }
+        return answer;  // the tail
+    }
+    case IndexQuery::Kind::SpanLabel:
+    case IndexQuery::Kind::SpanLatest: {
+        const bool latest = query.kind == IndexQuery::Kind::SpanLatest;
+        int reads = 0;
+        for (std::size_t step = 0; step <= k; ++step) {
+            const std::size_t i = latest ? k - step : step;
+            const IndexSummary& s = i < k ? last.summaries[i] : own;
+            if (s.min_label > s.max_label || (!latest && (query.value < s.min_label || query.value > s.max_label)))
+                continue;
+            if (i < k && ++reads > kMaxIntervalReads) {
+                answer.outcome = IndexOutcome::NoIndex;
+                answer.why = fmt::format("{}: the span labels of more than {} index blocks overlap", named(),
+                                         kMaxIntervalReads);
+                return answer;
+            }
+            std::string why;
+            auto index = interval(newest, i, why);
+            if (!index) return std::move(index).error();
+            if (!*index) return lies(why);
+            const auto& marks = (*index)->marks;
+            for (std::size_t j = 0; j < marks.size(); ++j) {
+                const SpanMark& m = marks[latest ? marks.size() - 1 - j : j];
+                if (m.key != query.key || (!latest && m.label != query.value)) continue;
+                const IndexEntry* e = block_of(**index, m.seqno);
+                if (e == nullptr)
+                    return lies(fmt::format("a span mark of index block at offset {} names seqno {}, which none "
+                                            "of its blocks holds", (*index)->offset, m.seqno));
+                return found(*e, m.seqno);
+            }
+        }
+        if (newest.finished) answer.outcome = IndexOutcome::NotFound;
+        return answer;
+    }
+    }
+    return answer;
+}
+
+}  // namespace detail
+}  // namespace evring
