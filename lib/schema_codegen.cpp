@@ -135,6 +135,26 @@ void append_embedding(std::string& out, const Schema& schema) {
            "#endif\n\n";
 }
 
+// Keyword bits and interest_of(EventType): constants, so that
+// publisher.wants(EventType::X) and the publish helpers fold the check to a
+// load and a test (interest.hpp).
+void append_interest(std::string& out, const Schema& schema) {
+    out += "// Interest (evring/interest.hpp): each keyword's bit, and what each event type asks of the\n"
+           "// ring's interest word. `if (auto* p = publisher.wants(EventType::X))` skips building an event\n"
+           "// no reader wants; the publish_<event> helpers skip it by themselves (and return 0).\n"
+           "namespace keyword {\n";
+    for (std::size_t i = 0; i < schema.keywords().size(); ++i)
+        out += fmt::format("inline constexpr std::uint64_t {} = std::uint64_t{{1}} << {};\n",
+                           CppNames::member(schema.keywords()[i]), i);
+    out += "}  // namespace keyword\n\n"
+           "constexpr evring::EventInterest interest_of(EventType type) noexcept {\n    switch (type) {\n";
+    for (const auto& e : schema.events())
+        if (e.keywords != 0 || e.level != 0 || e.always_recorded)
+            out += fmt::format("    case EventType::{}: return {{{}u, {}, {}}};\n", CppNames::member(e.name),
+                               e.keywords, e.level, e.always_recorded ? "true" : "false");
+    out += "    default: return {};\n    }\n}\n\n";
+}
+
 void append_event_types(std::string& out, const Schema& schema, const CppNames& names) {
     out += "enum class EventType : std::uint16_t {\n";
     for (const auto& e : schema.events())
@@ -153,6 +173,7 @@ void append_event_types(std::string& out, const Schema& schema, const CppNames& 
                            s && !s->trailing.empty() ? "true" : "false");
     }
     out += "\n";
+    append_interest(out, schema);
 }
 
 }  // namespace
@@ -181,7 +202,7 @@ Result<std::string> generate_cpp_header(const Schema& schema, const CodegenOptio
         "// Schema '{}', content type {}, hash {}.\n"
         "#pragma once\n\n"
         "#include <array>\n#include <cstddef>\n#include <cstdint>\n#include <cstring>\n#include <span>\n#include <string_view>\n"
-        "#include <type_traits>\n\n#include <evring/schema_types.hpp>\n"
+        "#include <type_traits>\n\n#include <evring/interest.hpp>\n#include <evring/schema_types.hpp>\n"
         "#if __has_include(<evring/typed_publish.hpp>)\n#include <evring/typed_publish.hpp>\n#endif\n"
         "#if __has_include(<evring/config.hpp>)\n#include <evring/config.hpp>\n#endif\n"
         "#if __has_include(<evring/payload.hpp>)\n#include <evring/payload.hpp>\n#endif\n\n"
