@@ -126,7 +126,7 @@ std::uint64_t union_of_live_slots(const RegistryFile& file, std::uint32_t own_sl
     return any ? word : kInterestEverything;
 }
 
-InterestUpdate recompute_interest(const RegistryFile& file, std::string_view ring_path, const RingControl* control,
+InterestUpdate recompute_interest(const RegistryFile& file, std::string_view ring_path, const RingHeader* header,
                                   std::uint32_t own_slot) {
     InterestUpdate update;
     auto lock = InterestLock::take(file.fd());  // I1
@@ -136,18 +136,23 @@ InterestUpdate recompute_interest(const RegistryFile& file, std::string_view rin
         bool truncated = false;
         const std::uint64_t wanted = union_of_live_slots(file, own_slot, truncated);  // I2
         auto word = WritableWord::map(ring_path, file.header().ring);
-        if (!word) {
-            update.problem = word.error().message() + "; the readers' interest is not applied";
-        } else if (word->word() != nullptr) {
+        if (word && word->word() != nullptr) {
             shared::store_relaxed(*word->word(), wanted);  // I3, ordered by I5 [D]
             update.word = wanted;
+        } else if (!word && header != nullptr) {
+            // Not ours to write (permissions, say): only a problem when the
+            // word wants less than the readers do.
+            const std::uint64_t now = shared::load_relaxed(extension_in(const_cast<RingHeader*>(header))->interest);  // only loaded
+            update.word = now;
+            if (interest_union(now, wanted) != now)
+                update.problem = word.error().message() + "; the readers' interest is not applied";
         }
     }  // I4 (the lock's destructor)
-    if (control != nullptr) {
+    if (header != nullptr) {
         shared::fence_seq_cst();  // I5, pairs with W9 [D]
         if (!interest_membarrier() && update.problem.empty())
             update.problem = "membarrier failed: a writer may skip events for a moment after registration";
-        update.from_seqno = shared::load_relaxed(control->last_seqno) + 1;  // I6
+        update.from_seqno = shared::load_relaxed(header->control.last_seqno) + 1;  // I6
     }
     return update;
 }

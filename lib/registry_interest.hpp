@@ -73,12 +73,13 @@ struct InterestUpdate {
 };
 
 // I1..I4 for the ring at `ring_path` (the instance `file` belongs to),
-// whose registry `file` is open read-write. With the registrant's `control`
-// (its mapping's control words) and slot, also I5 and I6; a leaving reader or a
-// reclaimer passes null (it only narrows the word: being late only
-// publishes more).
+// whose registry `file` is open read-write. With the registrant's `header`
+// (its own mapping of the ring) and slot, also I5 and I6; a leaving reader
+// or a reclaimer passes null (it only narrows the word: being late only
+// publishes more). A registrant that cannot write the ring has a problem
+// only when the word wants less than the union.
 InterestUpdate recompute_interest(const RegistryFile& file, std::string_view ring_path,
-                                  const RingControl* control, std::uint32_t own_slot = kNoOwnSlot);
+                                  const RingHeader* header, std::uint32_t own_slot = kNoOwnSlot);
 
 // The ring's interest word as a writer sees it (kInterestEverything on a
 // ring whose writers do not honour interest).

@@ -292,7 +292,7 @@ Result<ReaderRegistration> ReaderRegistration::register_reader(std::string_view 
     // including ours (lib/registry_interest.hpp, I1..I6).
     registration.interest_ = options.interest;
     const detail::InterestUpdate interest =
-        detail::recompute_interest(*registration.file_, ring_path, &ring.header().control, *index);
+        detail::recompute_interest(*registration.file_, ring_path, &ring.header(), *index);
     registration.ring_interest_ = interest.word;
     registration.interest_from_ = interest.from_seqno;
     registration.interest_problem_ = interest.problem;

@@ -140,9 +140,9 @@ TEST(InterestRaceDeterministic, ALeavingReadersRecomputationNeverDropsANewerRegi
         shared::store_relaxed(word, interest_word(kQuotes, 15));  // as if neither had recomputed yet
         if (leaver_first) {
             leaver.unregister();  // frees its slot, recomputes
-            (void)detail::recompute_interest(opened.file, ring.path, &ring.writer->header().control);
+            (void)detail::recompute_interest(opened.file, ring.path, &ring.writer->header());
         } else {
-            (void)detail::recompute_interest(opened.file, ring.path, &ring.writer->header().control);
+            (void)detail::recompute_interest(opened.file, ring.path, &ring.writer->header());
             leaver.unregister();
         }
         EXPECT_EQ(shared::load_relaxed(word), interest_word(kTrades, 15));

@@ -11,6 +11,7 @@
 #include "evring/interest.hpp"
 #include "evring/ring_extension.hpp"
 #include "evring/schema.hpp"
+#include "evring/schema_codegen.hpp"
 #include "evring/schema_interest.hpp"
 #include "evring/shared_word.hpp"
 #include "support/registry_ring.hpp"
@@ -183,6 +184,22 @@ TEST(SchemaInterest, ReaderKeywordListsResolveByName) {
     EXPECT_EQ(describe_interest(kInterestEverything, &schema), "everything");
 }
 
+TEST(SchemaInterest, GeneratedKeywordNamesNeverCollide) {
+    const std::string head = "content_type = 900\ncontent_name = \"m\"\n";
+    auto escaped = Schema::parse(head + "keywords = [\"class\", \"EOF\"]\n");
+    ASSERT_TRUE(escaped) << escaped.error().message();
+    auto header = generate_cpp_header(*escaped);
+    ASSERT_TRUE(header) << header.error().message();
+    EXPECT_NE(header->find("inline constexpr std::uint64_t class_ = std::uint64_t{1} << 0;"), std::string::npos);
+    EXPECT_NE(header->find("inline constexpr std::uint64_t EOF_ = std::uint64_t{1} << 1;"), std::string::npos);
+    auto colliding = Schema::parse(head + "keywords = [\"int\", \"int_\"]\n");
+    ASSERT_TRUE(colliding) << colliding.error().message();
+    auto refused = generate_cpp_header(*colliding);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message().find("keywords 'int' and 'int_' are both keyword::int_"), std::string::npos)
+        << refused.error().message();
+}
+
 std::uint64_t ring_word(const RegistryRing& ring) {
     return shared::load_relaxed(extension_in(&ring.writer->header())->interest);
 }
@@ -275,12 +292,17 @@ TEST(RegistryInterest, ADeadReadersInterestGoesAtTheNextRecomputation) {
 TEST(RegistryInterest, ReadersOfARingTheyCannotWriteAreStillRegistered) {
     if (::geteuid() == 0) GTEST_SKIP() << "root writes any file";
     RegistryRing ring;
+    const std::uint64_t quotes = interest_word(kQuotes, 2);
+    ReaderRegistration q = attach(ring, "q", wanting(quotes));
+    ASSERT_EQ(ring_word(ring), quotes);
     ::chmod(ring.path.c_str(), 0444);
+    ReaderRegistration plain = attach(ring, "plain", wanting(quotes));  // wants nothing new: no problem
     ReaderRegistration a = attach(ring, "a", wanting(interest_word(kTrades, 2)));
     ::chmod(ring.path.c_str(), 0644);
     ASSERT_TRUE(a.registered()) << a.warning();
+    EXPECT_TRUE(plain.interest_problem().empty()) << plain.interest_problem();
     EXPECT_NE(a.interest_problem().find("not applied"), std::string::npos) << a.interest_problem();
-    EXPECT_EQ(ring_word(ring), kInterestEverything) << "nothing narrowed: everything is published";
+    EXPECT_EQ(ring_word(ring), quotes) << "unchanged: nobody could write it";
 }
 
 }  // namespace
