@@ -40,23 +40,6 @@ struct SchemaData {
     // Indices into events, sorted by name.
     std::vector<std::uint32_t> events_by_name;
 
-    // check_payload's rules (schema_decode.cpp), by index into events: the
-    // fixed size and a range of trailing_rules, flat so the check of a
-    // write is a few loads, not a walk of the structs.
-    struct SizeRule {
-        std::uint32_t fixed = 0;
-        std::uint32_t first_trailing = 0;
-        std::uint32_t trailing_count = 0;
-    };
-    struct TrailingRule {
-        std::uint32_t count_offset = 0;
-        std::uint32_t count_width = 0;  // bytes
-        std::uint64_t element_size = 1;
-        const SchemaTrailing* array = nullptr;
-    };
-    std::vector<SizeRule> size_rules;
-    std::vector<TrailingRule> trailing_rules;
-
     std::string canonical;
     SchemaHash hash{};
     std::string source;
@@ -65,8 +48,6 @@ struct SchemaData {
     // Sorts events, builds the indexes, computes the canonical form and the
     // hash, and wraps the result in a Schema.
     static Schema finish(std::unique_ptr<SchemaData> data);
-    // The representation a Schema shares (for the library's own hot paths).
-    static const SchemaData& of(const Schema& schema) noexcept { return *schema.data_; }
 };
 
 // The canonical form (docs/schema.md) of a parsed schema.

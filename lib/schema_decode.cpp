@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include "evring/schema_decode.hpp"
-#include "schema_data.hpp"
 #include "schema_walk.hpp"
 
 namespace evring {
@@ -81,40 +80,42 @@ Out write_reason(Out out, const Schema& schema, const DecodeError& e) {
 
 DecodeError check_payload(const Schema& schema, std::uint16_t event_type,
                           std::span<const std::byte> payload) noexcept {
-    // The rules flattened at parse time (schema_data.hpp): every typed write
-    // of the C ABI and Python runs this.
-    const detail::SchemaData& data = detail::SchemaData::of(schema);
     DecodeError e;
     e.event_type = event_type;
     e.payload_size = payload.size();
-    if (event_type >= data.event_slot.size() || data.event_slot[event_type] < 0) {
+    const SchemaEvent* event = schema.event(event_type);
+    if (event == nullptr) {
         e.status = DecodeStatus::UnknownEventType;
         return e;
     }
-    const detail::SchemaData::SizeRule& rule = data.size_rules[static_cast<std::size_t>(data.event_slot[event_type])];
-    e.expected_size = rule.fixed;
-    if (payload.size() < rule.fixed) {
+    const SchemaStruct* s = schema.payload_of(*event);
+    const std::uint64_t fixed = s == nullptr ? 0 : s->size;
+    e.expected_size = fixed;
+    if (payload.size() < fixed) {
         e.status = DecodeStatus::SizeMismatch;
         return e;
     }
-    // used <= payload.size() throughout, so `payload.size() - used` never wraps
-    // and count * size is only formed once it is known to fit.
-    std::uint64_t used = rule.fixed;
-    for (std::uint32_t i = 0; i < rule.trailing_count; ++i) {
-        const detail::SchemaData::TrailingRule& t = data.trailing_rules[rule.first_trailing + i];
-        const std::uint64_t count = detail::load_unsigned(payload.data() + t.count_offset, t.count_width);
-        const std::uint64_t available = payload.size() - used;
-        if (count > available / t.element_size) {
-            e.status = DecodeStatus::CountOverflow;
-            e.array = t.array;
-            e.count = count;
-            e.available = available;
-            return e;
+    if (s != nullptr) {
+        // used <= payload.size() throughout, so `payload.size() - used` never wraps
+        // and count * size is only formed once it is known to fit.
+        std::uint64_t used = fixed;
+        for (const auto& t : s->trailing) {
+            const std::uint64_t count =
+                detail::load_unsigned(payload.data() + t.count_offset, scalar_size(t.count_scalar));
+            const std::uint64_t size = schema.type(t.element).size;
+            const std::uint64_t available = payload.size() - used;
+            if (count > available / size) {
+                e.status = DecodeStatus::CountOverflow;
+                e.array = &t;
+                e.count = count;
+                e.available = available;
+                return e;
+            }
+            used += count * size;
         }
-        used += count * t.element_size;
+        e.expected_size = used;
     }
-    e.expected_size = used;
-    if (used != payload.size()) e.status = DecodeStatus::SizeMismatch;
+    if (e.expected_size != payload.size()) e.status = DecodeStatus::SizeMismatch;
     return e;
 }
 

@@ -62,21 +62,6 @@ Schema detail::SchemaData::finish(std::unique_ptr<SchemaData> data) {
     }
     std::sort(data->events_by_name.begin(), data->events_by_name.end(),
               [&events](std::uint32_t a, std::uint32_t b) { return events[a].name < events[b].name; });
-    data->size_rules.clear();
-    data->trailing_rules.clear();
-    for (const auto& e : events) {
-        SizeRule rule;
-        rule.first_trailing = static_cast<std::uint32_t>(data->trailing_rules.size());
-        if (e.payload != kNoPayload) {
-            const SchemaStruct& s = data->structs[e.payload];
-            rule.fixed = s.size;
-            for (const auto& t : s.trailing)
-                data->trailing_rules.push_back(
-                    {t.count_offset, scalar_size(t.count_scalar), data->types[t.element].size, &t});
-            rule.trailing_count = static_cast<std::uint32_t>(s.trailing.size());
-        }
-        data->size_rules.push_back(rule);
-    }
     data->canonical = canonical_form_of(*data);
     data->hash = sha256(data->canonical);
     return Schema(std::shared_ptr<const SchemaData>(std::move(data)));
