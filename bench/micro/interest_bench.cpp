@@ -11,10 +11,10 @@
 #include <benchmark/benchmark.h>
 
 #include "evring/interest.hpp"
-#include "evring/publisher.hpp"
-#include "evring/ring_extension.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/typed_publish.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/schema/typed_publish.hpp"
 #include "support/bench_ring.hpp"
 
 namespace {

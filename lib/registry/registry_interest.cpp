@@ -1,6 +1,6 @@
 // The ring's interest word as the union of its live registered readers'
 // interest. The protocol and its ordering argument: registry_interest.hpp.
-#include "registry_interest.hpp"
+#include "registry/registry_interest.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -13,13 +13,13 @@
 
 #include <fmt/format.h>
 
-#include "evring/publisher.hpp"
-#include "evring/ring_extension.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/sigbus_guard.hpp"
-#include "membarrier.hpp"
-#include "registry_locks.hpp"
-#include "registry_slot.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/ring/sigbus_guard.hpp"
+#include "util/membarrier.hpp"
+#include "registry/registry_locks.hpp"
+#include "registry/registry_slot.hpp"
 
 namespace evring::detail {
 

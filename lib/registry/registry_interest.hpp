@@ -1,4 +1,4 @@
-// lib/registry_interest.hpp — keeping a ring's interest word the union of
+// lib/registry/registry_interest.hpp — keeping a ring's interest word the union of
 // what its live registered readers want (private to the library; tests
 // include it). docs/interest.md has the protocol; the steps, labelled as at
 // the call sites (shared_word.hpp), time running down:
@@ -37,8 +37,8 @@
 #include <utility>
 
 #include "evring/interest.hpp"
-#include "evring/ring.hpp"
-#include "registry_file.hpp"
+#include "evring/ring/ring.hpp"
+#include "registry/registry_file.hpp"
 
 namespace evring::detail {
 

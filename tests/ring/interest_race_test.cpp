@@ -1,4 +1,4 @@
-// Racing registration (lib/registry_interest.hpp, docs/interest.md): a
+// Racing registration (lib/registry/registry_interest.hpp, docs/interest.md): a
 // reader that registers while a writer checks interest sees every event it
 // wants from interest_from() on. First the steps interleaved by hand on one
 // thread, then with real threads.
@@ -9,11 +9,11 @@
 #include <gtest/gtest.h>
 
 #include "evring/interest.hpp"
-#include "evring/iterator.hpp"
-#include "evring/ring_extension.hpp"
-#include "evring/shared_word.hpp"
-#include "registry_interest.hpp"
-#include "registry_identity.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "registry/registry_interest.hpp"
+#include "registry/registry_identity.hpp"
 #include "support/registry_ring.hpp"
 
 namespace evring {

@@ -9,11 +9,11 @@
 #include <gtest/gtest.h>
 
 #include "evring/interest.hpp"
-#include "evring/ring_extension.hpp"
-#include "evring/schema.hpp"
-#include "evring/schema_codegen.hpp"
-#include "evring/schema_interest.hpp"
-#include "evring/shared_word.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/schema/schema.hpp"
+#include "evring/schema/schema_codegen.hpp"
+#include "evring/schema/schema_interest.hpp"
+#include "evring/ring/shared_word.hpp"
 #include "support/registry_ring.hpp"
 
 namespace evring {

@@ -15,10 +15,10 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/ring_extension.hpp"
-#include "evring/ring_writer.hpp"
-#include "evring/schema_embed.hpp"
-#include "evring/shared_word.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "evring/schema/schema_embed.hpp"
+#include "evring/ring/shared_word.hpp"
 #include "interest_schema.hpp"  // generated from schemas/interest.toml
 #include "support/schema_payload.hpp"
 #include "support/temp_ring.hpp"

@@ -1,15 +1,15 @@
-// evring relay: options, then the library's relay (evring/nats_relay.hpp),
+// evring relay: options, then the library's relay (evring/nats/nats_relay.hpp),
 // which runs the follow loop into a JetStream stream publisher.
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "event_format.hpp"
-#include "evring/nats_relay.hpp"
-#include "evring/nats_source.hpp"
+#include "output/escape.hpp"
+#include "output/event_format.hpp"
+#include "evring/nats/nats_relay.hpp"
+#include "evring/nats/nats_source.hpp"
 #include "nats_cmd.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

@@ -1,4 +1,4 @@
-// evring/ring_extension.hpp — evring's extension block inside a RING01 header section.
+// evring/ring/ring_extension.hpp — evring's extension block inside a RING01 header section.
 //
 // The RING01 header section is 2 MiB long, but only its first 192 bytes are
 // the RING01 header; every RING01 writer zeroes the rest, and RING01 readers
@@ -31,7 +31,7 @@
 // Thread/process safety: line 0 is written once by initialize_ring_file
 // before the magic of the RING01 header, and only read afterwards. The
 // doorbell, claim and interest words are only accessed through
-// shared_word.hpp (doorbell.hpp, writer_claim.hpp, lib/registry_interest.cpp).
+// shared_word.hpp (doorbell.hpp, writer_claim.hpp, lib/registry/registry_interest.cpp).
 // The interest word is written by registered readers (through a read-write
 // mapping of their own, as the doorbell's sleepers do), one at a time under
 // the registry's interest lock, and loaded relaxed by writers before every

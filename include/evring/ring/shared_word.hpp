@@ -1,4 +1,4 @@
-// evring/shared_word.hpp — the one vocabulary for words in shared memory.
+// evring/ring/shared_word.hpp — the one vocabulary for words in shared memory.
 //
 // Every access the library makes to a word that another thread or process
 // may access at the same time (the ring's control words, every descriptor
@@ -8,11 +8,11 @@
 // doorbell), R1..R4 the reader's descriptor copy, P1..P3 its payload check,
 // D1..D5 a reader going to sleep on the doorbell, X1..X7 the writer claim
 // (writer_claim.hpp), C1..C4 and c1..c4 the clock anchor, I1..I7 the
-// interest word (lib/registry_interest.hpp), H a hint that a later step
+// interest word (lib/registry/registry_interest.hpp), H a hint that a later step
 // validates. The
 // ring protocol, writer and reader side by side with the fence pairs, is
 // drawn once in docs/format.md ("The protocol"); the doorbell's in
-// doorbell.hpp; the clock's in lib/clock.cpp.
+// doorbell.hpp; the clock's in lib/util/clock.cpp.
 //
 // They wrap std::atomic_ref, which is lock-free for the word types (asserted
 // below), so an access is one plain instruction on x86-64 (a locked one for

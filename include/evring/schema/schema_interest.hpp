@@ -1,4 +1,4 @@
-// evring/schema_interest.hpp — interest words in a schema's words.
+// evring/schema/schema_interest.hpp — interest words in a schema's words.
 //
 // How a reader turns `--keywords trades,quotes --level 3` into the word it
 // registers (reader_registration.hpp), and how tools show a word:
@@ -24,7 +24,7 @@
 
 #include "evring/error.hpp"
 #include "evring/interest.hpp"
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring {
 
