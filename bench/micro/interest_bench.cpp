@@ -10,7 +10,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "evring/interest.hpp"
+#include "evring/ring/interest.hpp"
 #include "evring/ring/publisher.hpp"
 #include "evring/ring/ring_extension.hpp"
 #include "evring/ring/shared_word.hpp"

@@ -36,7 +36,7 @@
 #include <string_view>
 #include <utility>
 
-#include "evring/interest.hpp"
+#include "evring/ring/interest.hpp"
 #include "evring/ring/ring.hpp"
 #include "registry/registry_file.hpp"
 

@@ -139,7 +139,7 @@ void append_embedding(std::string& out, const Schema& schema) {
 // publisher.wants(EventType::X) and the publish helpers fold the check to a
 // load and a test (interest.hpp).
 void append_interest(std::string& out, const Schema& schema) {
-    out += "// Interest (evring/interest.hpp): each keyword's bit, and what each event type asks of the\n"
+    out += "// Interest (evring/ring/interest.hpp): each keyword's bit, and what each event type asks of the\n"
            "// ring's interest word. `if (auto* p = publisher.wants(EventType::X))` skips building an event\n"
            "// no reader wants; the publish_<event> helpers skip it by themselves (and return 0).\n"
            "namespace keyword {\n";
@@ -210,7 +210,7 @@ Result<std::string> generate_cpp_header(const Schema& schema, const CodegenOptio
         "// Schema '{}', content type {}, hash {}.\n"
         "#pragma once\n\n"
         "#include <array>\n#include <cstddef>\n#include <cstdint>\n#include <cstring>\n#include <span>\n#include <string_view>\n"
-        "#include <type_traits>\n\n#include <evring/interest.hpp>\n#include <evring/schema/schema_types.hpp>\n"
+        "#include <type_traits>\n\n#include <evring/ring/interest.hpp>\n#include <evring/schema/schema_types.hpp>\n"
         "#if __has_include(<evring/schema/typed_publish.hpp>)\n#include <evring/schema/typed_publish.hpp>\n#endif\n"
         "#if __has_include(<evring/config.hpp>)\n#include <evring/config.hpp>\n#endif\n"
         "#if __has_include(<evring/ring/payload.hpp>)\n#include <evring/ring/payload.hpp>\n#endif\n\n"

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/interest.hpp"
+#include "evring/ring/interest.hpp"
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/ring_extension.hpp"
 #include "evring/ring/shared_word.hpp"

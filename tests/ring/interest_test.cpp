@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/interest.hpp"
+#include "evring/ring/interest.hpp"
 #include "evring/ring/ring_extension.hpp"
 #include "evring/schema/schema.hpp"
 #include "evring/schema/schema_codegen.hpp"

@@ -49,7 +49,7 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "evring/interest.hpp"
+#include "evring/ring/interest.hpp"
 #include "evring/format.hpp"
 #include "evring/registry/reader_registration.hpp"
 #include "evring/registry/reader_registry.hpp"

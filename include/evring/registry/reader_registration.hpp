@@ -86,7 +86,7 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/interest.hpp"
+#include "evring/ring/interest.hpp"
 #include "evring/ring/iterator.hpp"
 #include "evring/registry/reader_registry.hpp"
 #include "evring/ring/ring.hpp"

@@ -1,4 +1,4 @@
-// evring/interest.hpp — which events anybody wants: the interest word.
+// evring/ring/interest.hpp — which events anybody wants: the interest word.
 //
 // How a writer skips what nobody wants:
 //

@@ -65,7 +65,7 @@
 
 #include "evring/ring/doorbell.hpp"
 #include "evring/format.hpp"
-#include "evring/interest.hpp"
+#include "evring/ring/interest.hpp"
 #include "evring/ring/ring.hpp"
 
 namespace evring {

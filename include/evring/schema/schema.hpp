@@ -44,7 +44,7 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "evring/interest.hpp"
+#include "evring/ring/interest.hpp"
 
 namespace evring {
 

@@ -23,7 +23,7 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/interest.hpp"
+#include "evring/ring/interest.hpp"
 #include "evring/schema/schema.hpp"
 
 namespace evring {
