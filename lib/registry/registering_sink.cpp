@@ -22,7 +22,7 @@ void RegisteringSink::started(const EventSource& source) {
         const auto* ring_source = dynamic_cast<const RingSource*>(&source);
         const RingReader* reader = ring_source != nullptr ? ring_source->reader() : nullptr;
         if (reader != nullptr) {
-            registration_ = ReaderRegistration::attach(*reader, info_);
+            registration_ = ReaderRegistration::attach(*reader, info_, options_);
             if (registration_.registered()) {
                 source_ = &source;
                 registration_.update(source.next_seqno(), source.counters().lost, source.counters().abandoned);

@@ -18,6 +18,7 @@
 #include "evring/ring/ring_reader.hpp"
 #include "evring/ring/sigbus_guard.hpp"
 #include "registry/registry_file.hpp"
+#include "registry/registry_interest.hpp"
 #include "registry/registry_identity.hpp"
 #include "registry/registry_locks.hpp"
 #include "registry/registry_slot.hpp"
@@ -33,6 +34,7 @@ constexpr std::uint64_t kMaxUint32 = std::numeric_limits<std::uint32_t>::max();
 std::string read_entry(const RegistrySlot& copy, ReaderEntry& entry) {
     entry.generation = copy.generation;
     entry.kind_value = copy.kind;
+    entry.interest = copy.interest;
     entry.kind = copy.kind <= static_cast<std::uint64_t>(ReaderKind::Export)
                      ? static_cast<ReaderKind>(copy.kind)
                      : ReaderKind::Application;
@@ -67,7 +69,7 @@ std::string read_entry(const RegistrySlot& copy, ReaderEntry& entry) {
         return fmt::format("name has no terminating NUL within its {} bytes", kReaderNameBytes);
     if (!detail_ends)
         return fmt::format("detail has no terminating NUL within its {} bytes", kReaderDetailBytes);
-    if (copy.reserved0 != 0 || copy.reserved1 != 0) return "reserved words are not zero";
+    if (copy.reserved0 != 0) return "reserved words are not zero";
     return {};
 }
 
@@ -168,6 +170,7 @@ Result<ReaderListing> list_readers(std::string_view ring_path, int ring_fd, cons
             fmt::format("reader registry '{}': {}", listing.registry_path, opened->verdict.reason);
     listing.listed_at_ns = wall_clock_nanos();
     listing.head = ring_head(ring);
+    listing.interest = detail::current_interest(ring);
     if (listing.state != RegistryState::Valid) return listing;
     if (auto s = install_sigbus_handler(); !s) return std::move(s).error();
 
@@ -191,6 +194,12 @@ Result<ReaderListing> list_readers(std::string_view ring_path, int ring_fd, cons
         }
         if (entry) listing.readers.push_back(std::move(*entry));
     }
+    // Reclaimed readers want nothing any more: the ring's word may narrow.
+    const bool reclaimed = std::any_of(listing.readers.begin(), listing.readers.end(),
+                                       [](const ReaderEntry& r) { return r.reclaimed; });
+    if (reclaimed && listing.state == RegistryState::Valid)
+        (void)detail::recompute_interest(file, ring_path, nullptr);
+    listing.interest = detail::current_interest(ring);
     return listing;
 }
 

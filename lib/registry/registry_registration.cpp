@@ -36,6 +36,7 @@
 #include "evring/ring/sigbus_guard.hpp"
 #include "registry/registry_file.hpp"
 #include "registry/registry_identity.hpp"
+#include "registry/registry_interest.hpp"
 #include "registry/registry_locks.hpp"
 #include "registry/registry_open.hpp"
 #include "registry/registry_slot.hpp"
@@ -47,13 +48,14 @@ namespace {
 constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
 
 // Prints `warning` unless this process already printed one for `path`.
-void warn_once(const std::string& path, const std::string& warning) {
+void warn_once(const std::string& path, const std::string& warning,
+               const char* what = "reader not registered") {
     static std::mutex guard;
     static std::vector<std::string> warned;
     std::lock_guard<std::mutex> lock(guard);
     if (std::find(warned.begin(), warned.end(), path) != warned.end()) return;
     warned.push_back(path);
-    std::fprintf(stderr, "evring: reader not registered: %s\n", warning.c_str());
+    std::fprintf(stderr, "evring: %s: %s\n", what, warning.c_str());
 }
 
 Result<mode_t> registry_mode(int ring_fd, const RegistryFileOptions& options) {
@@ -144,7 +146,7 @@ Result<std::uint32_t> claim_slot(const detail::RegistryFile& file) {
 
 // Writes a claimed slot's whole entry (E1..E4).
 bool write_entry(RegistrySlot& slot, const ReaderInfo& info, const detail::ProcessIdentity& self,
-                 std::uint64_t now) noexcept {
+                 std::uint64_t now, std::uint64_t interest) noexcept {
     return guard_sigbus([&] {
         const std::uint64_t odd = detail::begin_slot_write(slot);
         shared::store_relaxed(slot.state, kSlotActive);
@@ -160,6 +162,7 @@ bool write_entry(RegistrySlot& slot, const ReaderInfo& info, const detail::Proce
         shared::store_relaxed(slot.start_ticks, self.start_ticks);
         shared::store_relaxed(slot.uid, self.uid);
         shared::store_relaxed(slot.kind, static_cast<std::uint64_t>(info.kind));
+        shared::store_relaxed(slot.interest, interest);
         detail::pack_text(slot.name, info.name);
         detail::pack_text(slot.detail, info.detail);
         detail::end_slot_write(slot, odd);
@@ -209,6 +212,10 @@ ReaderRegistration& ReaderRegistration::operator=(ReaderRegistration&& other) no
         truncated_ = other.truncated_;
         owner_pid_ = other.owner_pid_;
         index_ = other.index_;
+        interest_ = other.interest_;
+        ring_interest_ = other.ring_interest_;
+        interest_from_ = other.interest_from_;
+        interest_problem_ = std::move(other.interest_problem_);
         file_ = std::move(other.file_);
         registry_path_ = std::move(other.registry_path_);
         ring_path_ = std::move(other.ring_path_);
@@ -266,7 +273,7 @@ Result<ReaderRegistration> ReaderRegistration::register_reader(std::string_view 
     ::flock(file->fd(), LOCK_UN);  // the slot's lock (or nothing) keeps it now: registry_remove.cpp
     if (!index) return std::move(index).error();
     const std::uint64_t now = wall_clock_nanos();
-    if (!write_entry(file->slot(*index), info, detail::this_process(), now))
+    if (!write_entry(file->slot(*index), info, detail::this_process(), now, options.interest))
         return Error(EIO,
                      fmt::format("reader registry '{}' was truncated while registering", path));
     registration.file_ = std::make_unique<detail::RegistryFile>(std::move(file).value());
@@ -281,6 +288,16 @@ Result<ReaderRegistration> ReaderRegistration::register_reader(std::string_view 
     registration.countdown_ = registration.every_events_;
     registration.due_event_ns_ = 0;  // the first event publishes
     registration.published_at_ns_ = now;
+    // With our slot written, the ring's interest word becomes the union
+    // including ours (lib/registry/registry_interest.hpp, I1..I6).
+    registration.interest_ = options.interest;
+    const detail::InterestUpdate interest =
+        detail::recompute_interest(*registration.file_, ring_path, &ring.header(), *index);
+    registration.ring_interest_ = interest.word;
+    registration.interest_from_ = interest.from_seqno;
+    registration.interest_problem_ = interest.problem;
+    if (!interest.problem.empty() && options.print_warning)
+        warn_once(path + " interest", interest.problem, "reader's interest");
     // The ring was removed after our first look: its writer may have found
     // no reader and removed the registry, and ours would be left behind.
     // Leaving removes it (unregister) unless another reader uses it.
@@ -371,7 +388,13 @@ void ReaderRegistration::unregister() noexcept {
             shared::store_relaxed(slot.state, kSlotFree);
             detail::end_slot_write(slot, odd);
         });
-        (void)written;  // truncated: nothing left to free
+        // Without us the union may want less (a failure only publishes more).
+        if (written && file_) {
+            try {
+                (void)detail::recompute_interest(*file_, ring_path_, nullptr);
+            } catch (...) {  // out of memory formatting a message: the word keeps our interest
+            }
+        }
     }
     slot_ = nullptr;
     std::optional<RingIdentity> ring;

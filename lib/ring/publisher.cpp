@@ -4,12 +4,25 @@
 #include <algorithm>
 #include <utility>
 
+#include "evring/ring/ring_extension.hpp"
 #include "evring/ring/shared_word.hpp"
 
 namespace evring {
 
+namespace {
+// The word of rings whose writers do not honour interest: never written.
+std::uint64_t never_narrows = kInterestEverything;
+}  // namespace
+
+const std::uint64_t* interest_word_of(const MappedRing& ring) noexcept {
+    const RingExtension* extension = extension_in(&ring.header());
+    if ((ring_features(*extension) & kRingFeatureDoorbell) == 0) return &never_narrows;
+    return &extension->interest;
+}
+
 Publisher::Publisher(Publisher&& other) noexcept
     : ring_(other.ring_),
+      interest_(other.interest_),
       control_(other.control_),
       descriptors_(other.descriptors_),
       payload_(other.payload_),

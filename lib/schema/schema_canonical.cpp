@@ -67,6 +67,20 @@ std::string canonical_form_of(const SchemaData& data) {
     for (const auto& e : data.events)
         out += fmt::format("event {} {} {}\n", e.number, e.name,
                            e.payload == kNoPayload ? std::string("-") : "struct:" + data.structs[e.payload].name);
+    // Interest lines only when a schema uses interest, so schemas without
+    // keep their hash. In the hash at all because writers and readers must
+    // agree on what a keyword bit means.
+    for (std::size_t i = 0; i < data.keywords.size(); ++i) out += fmt::format("keyword {} {}\n", i, data.keywords[i]);
+    for (const auto& e : data.events) {
+        if (e.keywords != 0 || e.level != 0) {
+            std::string names;
+            for (std::size_t i = 0; i < data.keywords.size(); ++i)
+                if ((e.keywords >> i) & 1) names += (names.empty() ? "" : ",") + data.keywords[i];
+            out += fmt::format("event_interest {} keywords {} level {}\n", e.number, names.empty() ? "-" : names,
+                               e.level);
+        }
+        if (e.always_recorded) out += fmt::format("event_always_recorded {}\n", e.number);
+    }
     for (const auto& s : data.spans) {
         out += fmt::format("span {} begin {} end {} key {}\n", s.name, joined(s.begin), joined(s.end), joined(s.key));
         // Only when given, so schemas without them keep their hash.

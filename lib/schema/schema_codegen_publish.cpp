@@ -33,10 +33,19 @@ std::string parameter_name(const std::string& name) {
     return out;
 }
 
+// The interest check of a helper: nothing for types every word admits
+// (always recorded, or no keywords at level 0), else the constants.
+std::string interest_check(const SchemaEvent& e) {
+    if (e.always_recorded || (e.keywords == 0 && e.level == 0)) return {};
+    return fmt::format("    if (!evring::publisher_wants(publisher, {}u, {})) return 0;  // nobody wants it\n",
+                       e.keywords, e.level);
+}
+
 void append_empty(std::string& out, const SchemaEvent& e) {
     out += fmt::format(
         "template <class Publisher>\n"
         "std::uint64_t {}(Publisher& publisher, const Flow& flow = {{}}) noexcept {{\n"
+        "{}"
         "    auto reservation = publisher.reserve(0);\n"
         "    if (!reservation) return 0;\n"
         "    reservation.descriptor().event_type = static_cast<std::uint16_t>(EventType::{});\n"
@@ -44,7 +53,7 @@ void append_empty(std::string& out, const SchemaEvent& e) {
         "    publisher.commit(reservation);\n"
         "    return reservation.seqno();\n"
         "}}\n\n",
-        CppNames::helper(e.name), CppNames::member(e.name));
+        CppNames::helper(e.name), interest_check(e), CppNames::member(e.name));
 }
 
 void append_with_payload(std::string& out, const SchemaEvent& e, const SchemaStruct& s, const CppNames& names,
@@ -69,6 +78,7 @@ void append_with_payload(std::string& out, const SchemaEvent& e, const SchemaStr
     out += fmt::format("template <class Publisher>\n"
                        "std::uint64_t {}(Publisher& publisher, {}{}{} payload{}, const Flow& flow = {{}}) noexcept {{\n",
                        CppNames::helper(e.name), sets_counts ? "" : "const ", cpp, sets_counts ? "" : "&", params);
+    out += interest_check(e);
     out += body;
     out += fmt::format("    return publish(publisher, static_cast<std::uint16_t>(EventType::{}), flow.tags(), payload{});\n}}\n\n",
                        CppNames::member(e.name), args);
@@ -80,7 +90,8 @@ void append_publish_helpers(std::string& out, const Schema& schema, const CppNam
     out += "// publish_<event>(publisher, payload, trailing arrays..., flow): one call per event type. The\n"
            "// helpers set each trailing array's count field from its span and return 0 without publishing\n"
            "// when a span is too long for it; otherwise what evring::publish returns (0 when the payload\n"
-           "// did not fit the ring and a RECORD_ERROR was published instead).\n";
+           "// did not fit the ring and a RECORD_ERROR was published instead, or when no reader wants the\n"
+           "// event: see interest_of).\n";
     for (const auto& e : schema.events()) {
         if (!e.description.empty()) out += fmt::format("// {}: {}\n", e.name, CppNames::comment_text(e.description));
         const SchemaStruct* s = schema.payload_of(e);

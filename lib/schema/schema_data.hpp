@@ -27,6 +27,7 @@ struct SchemaData {
     std::uint32_t payload_alignment = 16;
     std::array<std::string, 4> flow_tags;
     std::vector<SchemaHash> describes;  // sorted
+    std::vector<std::string> keywords;  // in bit order
 
     std::vector<SchemaType> types;
     std::vector<SchemaStruct> structs;  // by name

@@ -82,6 +82,14 @@ std::optional<std::size_t> Schema::flow_tag(std::string_view name) const noexcep
 
 const std::vector<SchemaHash>& Schema::describes() const noexcept { return data_->describes; }
 
+const std::vector<std::string>& Schema::keywords() const noexcept { return data_->keywords; }
+
+std::optional<unsigned> Schema::keyword(std::string_view name) const noexcept {
+    for (std::size_t i = 0; i < data_->keywords.size(); ++i)
+        if (data_->keywords[i] == name) return static_cast<unsigned>(i);
+    return std::nullopt;
+}
+
 bool Schema::matches(const SchemaHash& ring_hash) const noexcept {
     if (ring_hash == data_->hash) return true;
     return std::binary_search(data_->describes.begin(), data_->describes.end(), ring_hash);

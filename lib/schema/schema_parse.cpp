@@ -29,7 +29,7 @@ public:
 
     void parse(const toml::table& root) {
         ctx_.check_keys(root, {"content_type", "content_name", "description", "payload_alignment", "flow_tags",
-                               "describes", "enum", "struct", "event", "span"},
+                               "describes", "keywords", "enum", "struct", "event", "span"},
                         "the schema");
         parse_header(root);
         if (const toml::node* enums = root.get("enum")) types_.add_enums(ctx_.as_table(*enums, "[enum]"));
@@ -54,6 +54,7 @@ private:
             data_.payload_alignment = static_cast<std::uint32_t>(v);
         }
         if (const toml::node* tags = root.get("flow_tags")) parse_flow_tags(ctx_.as_array(*tags, "flow_tags"));
+        if (const toml::node* list = root.get("keywords")) parse_keywords(ctx_.as_array(*list, "keywords"));
         if (const toml::node* list = root.get("describes")) {
             for (const auto& node : ctx_.as_array(*list, "describes")) {
                 auto hash = parse_schema_hash(ctx_.string(node, "a described hash"));
@@ -77,6 +78,42 @@ private:
         }
     }
 
+    void parse_keywords(const toml::array& list) {
+        if (list.size() > kMaxKeywords)
+            ctx_.fail(*list.get(kMaxKeywords),
+                      fmt::format("a schema has at most {} keywords (bits of the interest word)", kMaxKeywords));
+        for (const auto& node : list) {
+            std::string name = ctx_.identifier(node, "keyword");
+            if (std::find(data_.keywords.begin(), data_.keywords.end(), name) != data_.keywords.end())
+                ctx_.fail(node, fmt::format("duplicate keyword '{}'", name));
+            data_.keywords.push_back(std::move(name));
+        }
+    }
+
+    // An event's keywords, level and always_recorded mark (docs/interest.md).
+    void parse_interest(const toml::table& table, SchemaEvent& e) {
+        if (const toml::node* list = table.get("keywords")) {
+            for (const auto& node : ctx_.as_array(*list, "an event's keywords")) {
+                const std::string name = ctx_.identifier(node, "keyword");
+                const auto it = std::find(data_.keywords.begin(), data_.keywords.end(), name);
+                if (it == data_.keywords.end())
+                    ctx_.fail(node, fmt::format("event '{}': keyword '{}' is not in the schema's keywords list",
+                                                e.name, name));
+                const std::uint64_t bit = std::uint64_t{1} << (it - data_.keywords.begin());
+                if ((e.keywords & bit) != 0)
+                    ctx_.fail(node, fmt::format("event '{}': keyword '{}' is listed twice", e.name, name));
+                e.keywords |= bit;
+            }
+        }
+        if (const toml::node* level = table.get("level"))
+            e.level = static_cast<std::uint8_t>(ctx_.integer_in(*level, "level", 0, kMaxInterestLevel));
+        if (const toml::node* always = table.get("always_recorded")) {
+            const auto* flag = always->as_boolean();
+            if (flag == nullptr) ctx_.fail(*always, "always_recorded must be true or false");
+            e.always_recorded = flag->get();
+        }
+    }
+
     void declare_structs(const toml::table& structs) {
         for (auto&& [key, node] : structs) {
             StructDecl decl;
@@ -92,13 +129,17 @@ private:
 
     const toml::table& declare_event(const toml::node& node) {
         const toml::table& table = ctx_.as_table(node, "an [[event]]");
-        ctx_.check_keys(table, {"number", "name", "description", "payload", "fields", "size", "align"}, "an event");
+        ctx_.check_keys(table,
+                        {"number", "name", "description", "payload", "fields", "size", "align", "keywords",
+                         "level", "always_recorded"},
+                        "an event");
         SchemaEvent e;
         const toml::node& number = ctx_.required(table, "number", "an event");
         e.number = static_cast<std::uint16_t>(ctx_.integer_in(number, "event number", 1, UINT16_MAX));
         const toml::node& name = ctx_.required(table, "name", "an event");
         e.name = ctx_.identifier(name, "event name");
         e.description = ctx_.optional_text(table, "description", "description");
+        parse_interest(table, e);
         if (auto [it, fresh] = numbers_.emplace(e.number, &number); !fresh)
             ctx_.fail(number, fmt::format("duplicate event number {} (also at {})", e.number, ctx_.line_of(*it->second)));
         if (auto [it, fresh] = names_.emplace(e.name, &name); !fresh)

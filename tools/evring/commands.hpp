@@ -51,6 +51,8 @@ struct WatchOptions {
     bool wait = false;        // --wait: wait for the ring to be created (implied by --follow-name)
     std::string schema_file;  // --schema FILE; empty: none
     bool no_register = false;  // stay out of the ring's reader registry
+    std::optional<std::string> keywords;  // --keywords K1,K2: register interest (docs/interest.md)
+    std::optional<std::string> level;     // --level N (0..15)
     std::vector<std::uint32_t> members;  // --member: only these ring set members (empty: all)
 };
 

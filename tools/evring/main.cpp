@@ -126,6 +126,11 @@ int main(int argc, char** argv) {
                         "Wait for the ring to be created when it does not exist yet");
     watch_cmd->add_option("--member", watch.members, "Only this member of a ring set (repeatable)");
     watch_cmd->add_flag("--no-register", watch.no_register, "Do not announce this reader in the ring's reader registry");
+    add_value(watch_cmd, "--keywords", watch.keywords,
+              "Register interest in event types with these keywords of the schema (writers skip what no "
+              "reader wants; docs/interest.md); show only those types", "K1,K2");
+    add_value(watch_cmd, "--level", watch.level,
+              "With or without --keywords: want event types up to this level (0..15, default 15)", "N");
 
     SnapshotOptions snapshot;
     auto* snapshot_cmd = app.add_subcommand("snapshot", "Write a zstd-compressed copy of a ring or ring set");

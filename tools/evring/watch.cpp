@@ -13,6 +13,7 @@
 #include "output/field_columns.hpp"
 #include "open.hpp"
 #include "evring/registry/registering_sink.hpp"
+#include "evring/schema/schema_interest.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
 #include "watch.hpp"
@@ -118,6 +119,38 @@ std::optional<int> resolve_names(WatchPlan& plan, const Schema* schema, EventSou
     return std::nullopt;
 }
 
+// --keywords and --level: the interest word to register (docs/interest.md),
+// or nullopt when neither was given. An Error for a usage error.
+Result<std::optional<std::uint64_t>> interest_option(const WatchOptions& options, const Schema* schema,
+                                                     const EventSource& source) {
+    if (!options.keywords && !options.level) return std::optional<std::uint64_t>();
+    const char* option = options.keywords ? "--keywords" : "--level";
+    if (options.no_register)
+        return Error(EINVAL, fmt::format("{} registers this reader's interest; it cannot go with --no-register", option));
+    if (source.kind() != SourceKind::Ring)
+        return Error(EINVAL, fmt::format("{} registers interest with a live ring's writers; '{}' is a {}", option,
+                                         options.ring, describe(source.kind())));
+    unsigned level = kMaxInterestLevel;
+    if (options.level) {
+        auto parsed = parse_count("--level", *options.level);
+        if (!parsed) return std::move(parsed).error();
+        if (*parsed > kMaxInterestLevel)
+            return Error(EINVAL, fmt::format("bad --level '{}': levels go from 0 to {}", *options.level,
+                                             kMaxInterestLevel));
+        level = static_cast<unsigned>(*parsed);
+    }
+    if (!options.keywords) return std::optional<std::uint64_t>(interest_word(kInterestKeywordMask, level));
+    if (schema == nullptr)
+        return Error(EINVAL, fmt::format("--keywords names keywords of the ring's schema, and '{}' carries none; "
+                                         "give --schema FILE",
+                                         options.ring));
+    if (options.keywords->empty())
+        return Error(EINVAL, "bad --keywords '': name at least one keyword (K1,K2)");
+    auto word = interest_from_keywords(*schema, *options.keywords, level);
+    if (!word) return Error(EINVAL, fmt::format("bad --keywords '{}': {}", *options.keywords, word.error().message()));
+    return std::optional<std::uint64_t>(*word);
+}
+
 }  // namespace
 
 int run_watch(const WatchOptions& options) {
@@ -150,6 +183,13 @@ int run_watch(const WatchOptions& options) {
     if (!found->warning.empty()) report_error(found->warning);
     const Schema* schema = found->schema ? &*found->schema : nullptr;
     if (auto failed = resolve_names(*plan, schema, **source)) return *failed;
+    auto interest = interest_option(options, schema, **source);
+    if (!interest) return usage_error(interest.error());
+    // Without --type, show what we asked for: the types our interest admits
+    // (others' interest may bring more into the ring).
+    if (*interest && schema != nullptr && options.types.empty())
+        for (const auto& e : schema->events())
+            if (interest_admits(**interest, e.interest())) plan->follow.filter.types.add(e.number);
     plan->follow.schema = schema;
     std::unique_ptr<EventPredicate> where;
     if (auto s = compile_where_option(plan->follow, options.where, schema, where); !s) return usage_error(s.error());
@@ -171,6 +211,7 @@ int run_watch(const WatchOptions& options) {
     sink.only_members(options.members);
     RegisteringSink seen(sink, {"watch", ReaderKind::Watch, fmt::format("--format {}", options.format)},
                          !options.no_register);
+    if (*interest) seen.set_interest(**interest);
     auto result = follow(*source, plan->follow, seen);
     out.flush();
     if (out.failed()) return output_failure(out.error());

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "evring/error.hpp"
+#include "evring/ring/interest.hpp"
 #include "evring/format.hpp"
 #include "evring/registry/reader_registration.hpp"
 #include "evring/registry/reader_registry.hpp"
@@ -106,6 +107,7 @@ struct ReaderEntry {
     ReaderKind kind = ReaderKind::Application;
     std::uint64_t kind_value = 0;  // as stored (kind is Application for unknown values)
     std::string detail;
+    std::uint64_t interest = kInterestEverything;  // what it registered wanting (interest.hpp)
     std::uint64_t pid = 0;
     std::uint64_t pid_namespace = 0;
     bool pid_in_our_namespace = false;
@@ -131,6 +133,9 @@ struct ReaderListing {
     bool writable = false;           // the lister could reclaim
     std::uint64_t listed_at_ns = 0;  // wall clock
     RingHead head;
+    // The ring's interest word (interest.hpp): what writers publish. A
+    // listing that reclaimed dead readers recomputed it first.
+    std::uint64_t interest = kInterestEverything;
     std::vector<ReaderEntry> readers;  // active slots (dead ones included), by slot
 };
 

@@ -55,6 +55,13 @@
 //   time. A reader that sleeps calls it each time it wakes, so listers see it
 //   alive (a heartbeat older than their stale bound marks it stopped or
 //   wedged; see reader_listing.hpp).
+// - Interest (docs/interest.md): the registration says what the reader
+//   wants (RegistrationOptions::interest; everything by default), and
+//   registering and unregistering recompute the ring's interest word, the
+//   union of every live registered reader's, so writers skip what nobody
+//   wants. That writes one word in the ring's header section (a mapping of
+//   our own, as the doorbell's); when that is not permitted the reader is
+//   still registered and interest_problem() says so.
 // - The slot's file is shared with other readers who could truncate it;
 //   attach() installs evring's SIGBUS handler (sigbus_guard.hpp, which passes
 //   any other SIGBUS on) and every write to the slot is guarded, so a
@@ -79,6 +86,7 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
+#include "evring/ring/interest.hpp"
 #include "evring/ring/iterator.hpp"
 #include "evring/registry/reader_registry.hpp"
 #include "evring/ring/ring.hpp"
@@ -124,6 +132,10 @@ struct RegistrationOptions {
     std::chrono::nanoseconds update_every = std::chrono::milliseconds(100);
     // Print why a reader is not registered (once per registry path per process).
     bool print_warning = true;
+    // What the reader wants (interest.hpp, schema_interest.hpp):
+    // kInterestEverything, or a word from interest_word/interest_from_keywords.
+    // Writers skip events no registered reader wants (docs/interest.md).
+    std::uint64_t interest = kInterestEverything;
 };
 
 class ReaderRegistration {
@@ -158,6 +170,19 @@ public:
     const std::string& notice() const noexcept { return notice_; }
     const std::string& registry_path() const noexcept { return registry_path_; }
     std::uint32_t slot() const noexcept { return index_; }
+    // Interest (docs/interest.md). What this reader registered, and the
+    // ring's interest word as its registration left it (the union with
+    // every other live registered reader's).
+    std::uint64_t interest() const noexcept { return interest_; }
+    std::uint64_t ring_interest() const noexcept { return ring_interest_; }
+    // Every event a writer checks after committing an event numbered
+    // interest_from() or later is checked against a word that includes this
+    // reader's interest: a reader that starts at or before it misses nothing
+    // it wants from then on. 0 when not registered.
+    std::uint64_t interest_from() const noexcept { return interest_from_; }
+    // Why the ring's word may not include this reader's interest (the ring
+    // file is not writable by us, say); empty when it does.
+    const std::string& interest_problem() const noexcept { return interest_problem_; }
 
     // Per event, after try_next returned Success (see the contract).
     void on_event(const Iterator& it, const EventDescriptor& event) noexcept {
@@ -210,11 +235,15 @@ private:
     bool truncated_ = false;  // the registry was truncated under us
     pid_t owner_pid_ = 0;
     std::uint32_t index_ = 0;
+    std::uint64_t interest_ = kInterestEverything;
+    std::uint64_t ring_interest_ = kInterestEverything;
+    std::uint64_t interest_from_ = 0;
     std::unique_ptr<detail::RegistryFile> file_;
     std::string registry_path_;
     std::string ring_path_;  // to see, at unregister(), whether the ring is gone
     std::string warning_;
     std::string notice_;
+    std::string interest_problem_;
 };
 
 }  // namespace evring

@@ -17,6 +17,13 @@
 // Every size and offset below is pinned with a static_assert; changing any of
 // them is a format change and must change kRegistryVersion.
 //
+// Interest (docs/interest.md): each slot says what its reader wants, and
+// whoever changes which slots are active (a registrant, a leaving reader, a
+// lister reclaiming a dead one) then recomputes the union of the active
+// slots' interest into the ring's interest word, holding the interest lock:
+// an OFD write lock on the header bytes [kInterestLockOffset, +8), so
+// recomputations never interleave (lib/registry/registry_interest.cpp).
+//
 // Cross-process contract (the invariants every user of a slot relies on):
 // - One writer per slot: only the process holding the OFD write lock that
 //   covers a slot's byte range writes that slot (lib/registry/registry_locks.cpp). The
@@ -46,6 +53,8 @@ inline constexpr std::uint32_t kRegistryVersion = 1;
 inline constexpr std::string_view kRegistrySuffix = ".readers";
 
 inline constexpr std::uint32_t kRegistryHeaderSize = 256;
+// The interest lock's bytes: the header's last reserved word (never written).
+inline constexpr std::uint32_t kInterestLockOffset = kRegistryHeaderSize - 8;
 inline constexpr std::uint32_t kRegistrySlotSize = 256;
 inline constexpr std::uint32_t kRegistryDefaultCapacity = 128;
 // Bounds the file (1 MiB of slots) and the work of one listing.
@@ -127,7 +136,9 @@ struct alignas(64) RegistrySlot {
     std::uint64_t start_ticks;  // its start time, clock ticks after boot (/proc/self/stat)
     std::uint64_t uid;
     std::uint64_t kind;  // a ReaderKind (reader_registration.hpp)
-    std::uint64_t reserved1;
+    // What the reader wants (interest.hpp): kInterestEverything (0, what
+    // readers that predate interest left here) or a narrowing word.
+    std::uint64_t interest;
     // lines 2..3: what it says about itself
     alignas(64) std::array<std::uint64_t, kReaderNameBytes / 8> name;
     std::array<std::uint64_t, kReaderDetailBytes / 8> detail;
@@ -138,6 +149,7 @@ static_assert(offsetof(RegistrySlot, heartbeat_ns) == 40);
 static_assert(offsetof(RegistrySlot, generation) == 64);
 static_assert(offsetof(RegistrySlot, pid) == 80);
 static_assert(offsetof(RegistrySlot, kind) == 112);
+static_assert(offsetof(RegistrySlot, interest) == 120);
 static_assert(offsetof(RegistrySlot, name) == 128);
 static_assert(offsetof(RegistrySlot, detail) == 176);
 static_assert(kReaderNameBytes % 8 == 0 && kReaderDetailBytes % 8 == 0);

@@ -76,6 +76,10 @@ public:
     void keep_alive();
 
     bool registered() const noexcept;
+    // What the reader registers wanting (RegistrationOptions::interest,
+    // docs/interest.md); everything unless set before the loop starts.
+    void set_interest(std::uint64_t interest) noexcept { options_.interest = interest; }
+    const ReaderRegistration& registration() const noexcept { return registration_; }
     // Replaces the detail text shown in listings (a relay reconnecting, say).
     void set_detail(std::string_view detail) noexcept { registration_.set_detail(detail); }
 
@@ -83,6 +87,7 @@ private:
     FollowSink& inner_;
     ReaderInfo info_;
     bool enabled_;
+    RegistrationOptions options_;
     const EventSource* source_ = nullptr;  // the registered source; null when not registered
     ReaderRegistration registration_;
 

@@ -60,15 +60,22 @@
 #pragma once
 
 #include <cstddef>
+#include <concepts>
 #include <cstdint>
 
 #include "evring/ring/doorbell.hpp"
 #include "evring/format.hpp"
+#include "evring/ring/interest.hpp"
 #include "evring/ring/ring.hpp"
 
 namespace evring {
 
 class Publisher;
+
+// The interest word a writer of `ring` honours: the extension block's on a
+// ring that announces the doorbell (whose fence after every commit the
+// ordering argument needs, docs/interest.md), else one that never narrows.
+const std::uint64_t* interest_word_of(const MappedRing& ring) noexcept;
 
 // A reserved, not yet published event.
 class Reservation {
@@ -132,6 +139,27 @@ public:
                                        const void* payload_start, std::uint64_t available_bytes,
                                        const std::array<std::uint64_t, 4>& content_ext) noexcept;
 
+    // The ring's interest word (interest.hpp), one relaxed load: what the
+    // ring's live registered readers want. kInterestEverything on a ring
+    // without evring's doorbell (another implementation's, a snapshot).
+    std::uint64_t interest() const noexcept;
+    // This publisher when some reader wants an event of `event` (always when
+    // it is always recorded), else null: `if (auto* p = publisher.wants(T))`
+    // skips building an event nobody wants. Typed helpers check by
+    // themselves; the raw reserve()/commit() never do.
+    Publisher* wants(const EventInterest& event) noexcept {
+        return interest_admits(interest(), event) ? this : nullptr;
+    }
+    // The same for a generated header's EventType (interest_of found by
+    // argument-dependent lookup, constexpr, so the check folds to constants).
+    template <class Type>
+        requires requires(Type type) {
+            { interest_of(type) } -> std::convertible_to<EventInterest>;
+        }
+    Publisher* wants(Type type) noexcept {
+        return wants(EventInterest(interest_of(type)));
+    }
+
     std::uint64_t max_payload_size() const noexcept { return max_payload_size_; }
     // True while reserve() from the claim's owner thread (or, before the first
     // reserve, from any thread) takes the plain path: this Auto publisher holds
@@ -147,6 +175,9 @@ private:
     bool reserve_plain_if_claimed(std::uint64_t aligned, std::uint64_t& seqno, std::uint64_t& offset) noexcept;
 
     const MappedRing* ring_;
+    // The ring's interest word, or a word that always says "everything".
+    // Initialised from ring_, which is declared first.
+    const std::uint64_t* interest_ = interest_word_of(*ring_);
     RingControl* control_;
     DescriptorSlot* descriptors_;
     std::byte* payload_;

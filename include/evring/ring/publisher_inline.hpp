@@ -59,6 +59,10 @@
 
 namespace evring {
 
+// I7 (lib/registry/registry_interest.hpp, docs/interest.md): relaxed; the fence that orders it after this
+// writer's earlier reservations is W9 of its last commit.
+inline std::uint64_t Publisher::interest() const noexcept { return shared::load_relaxed(*interest_); }
+
 inline Publisher::Publisher(const MappedRing& ring, WriterSharing sharing) noexcept
     : ring_(&ring),
       control_(&ring.header().control),

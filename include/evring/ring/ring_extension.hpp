@@ -12,6 +12,10 @@
 //   offset 4160  line 1: the doorbell word (32-bit futex word, see doorbell.hpp)
 //   offset 4224  line 2: the writer claim (writer_claim.hpp): which publisher
 //                        may reserve with plain stores, and its handshake
+//   offset 4288  line 3: the interest word (interest.hpp): the union of what
+//                        the ring's live registered readers want; zero (no
+//                        reader narrowed it, or an older evring made the
+//                        ring) means everything
 //
 // Each mutable word has a cache line of its own, so the doorbell line is
 // shared (read-only) in every writer's cache until a reader goes to sleep,
@@ -26,8 +30,14 @@
 //
 // Thread/process safety: line 0 is written once by initialize_ring_file
 // before the magic of the RING01 header, and only read afterwards. The
-// doorbell and claim words are only accessed through shared_word.hpp
-// (doorbell.hpp, writer_claim.hpp).
+// doorbell, claim and interest words are only accessed through
+// shared_word.hpp (doorbell.hpp, writer_claim.hpp, lib/registry/registry_interest.cpp).
+// The interest word is written by registered readers (through a read-write
+// mapping of their own, as the doorbell's sleepers do), one at a time under
+// the registry's interest lock, and loaded relaxed by writers before every
+// typed event (docs/interest.md). Writers honour it only on rings that
+// announce kRingFeatureDoorbell: the ordering argument needs the doorbell's
+// fence after every commit.
 #pragma once
 
 #include <array>
@@ -72,12 +82,16 @@ struct RingExtension {
     alignas(64) std::uint32_t doorbell;
     std::array<std::uint32_t, 15> reserved1;
     WriterClaim claim;
+    // The interest word (interest.hpp); its own line, which writers only read.
+    alignas(64) std::uint64_t interest;
+    std::array<std::uint64_t, 7> reserved3;
 };
-static_assert(sizeof(RingExtension) == 192);
+static_assert(sizeof(RingExtension) == 256);
 static_assert(offsetof(RingExtension, features) == 8);
 static_assert(offsetof(RingExtension, snapshot_lapped) == 16);
 static_assert(offsetof(RingExtension, doorbell) == 64);
 static_assert(offsetof(RingExtension, claim) == 128);
+static_assert(offsetof(RingExtension, interest) == 192);
 static_assert(offsetof(WriterClaim, busy) == 4 && offsetof(WriterClaim, revoked) == 8);
 static_assert(kRingExtensionOffset + sizeof(RingExtension) <= kHeaderSectionSize,
               "the extension block must lie inside the RING01 header section");

@@ -7,8 +7,9 @@
 // label of its step in the protocol: W1..W11 the writer (W9..W11 its
 // doorbell), R1..R4 the reader's descriptor copy, P1..P3 its payload check,
 // D1..D5 a reader going to sleep on the doorbell, X1..X7 the writer claim
-// (writer_claim.hpp), C1..C4 and c1..c4 the clock anchor, H a hint that a
-// later step validates. The
+// (writer_claim.hpp), C1..C4 and c1..c4 the clock anchor, I1..I7 the
+// interest word (lib/registry/registry_interest.hpp), H a hint that a later step
+// validates. The
 // ring protocol, writer and reader side by side with the fence pairs, is
 // drawn once in docs/format.md ("The protocol"); the doorbell's in
 // doorbell.hpp; the clock's in lib/util/clock.cpp.

@@ -24,8 +24,9 @@
 //   its struct, every size fits 32 bits, every count field is an unsigned
 //   integer of the fixed part.
 // - hash() is SHA-256 over canonical_form() (docs/schema.md, "Canonical form"):
-//   numbers, names, types, offsets, sizes, flow tag names, described hashes
-//   and spans change it; comments, descriptions, whitespace, key order and the
+//   numbers, names, types, offsets, sizes, flow tag names, described hashes,
+//   spans, keywords, levels and always_recorded marks change it (the last
+//   three only when a schema uses them, so schemas without keep their hash); comments, descriptions, whitespace, key order and the
 //   order of events in the file do not.
 // - A Schema is an immutable value; copies share one parsed representation.
 //
@@ -43,6 +44,7 @@
 #include <vector>
 
 #include "evring/error.hpp"
+#include "evring/ring/interest.hpp"
 
 namespace evring {
 
@@ -131,6 +133,12 @@ struct SchemaEvent {
     std::string name;
     std::string description;
     std::uint32_t payload = kNoPayload;  // index in structs(), or kNoPayload: empty payload
+    // Interest (interest.hpp, docs/interest.md): bit i = the schema's keywords()[i].
+    std::uint64_t keywords = 0;
+    std::uint8_t level = 0;        // 0..15
+    bool always_recorded = false;  // no reader's interest skips it
+
+    EventInterest interest() const noexcept { return {keywords, level, always_recorded}; }
 };
 
 // A named moment in a span instance's life that a later event marks (Monad's
@@ -204,6 +212,10 @@ public:
     // The text it was parsed from, and the name given for it.
     const std::string& source() const noexcept;
     const std::string& source_name() const noexcept;
+
+    // The keywords event types may carry, in bit order (bit i is keywords()[i]).
+    const std::vector<std::string>& keywords() const noexcept;
+    std::optional<unsigned> keyword(std::string_view name) const noexcept;
 
     std::span<const SchemaEvent> events() const noexcept;  // by number
     const SchemaEvent* event(std::uint16_t number) const noexcept;

@@ -15,6 +15,7 @@
 #include "evring/ring/sigbus_guard.hpp"
 #include "evring/ring/snapshot.hpp"
 #include "ops/info.hpp"
+#include "evring/schema/schema_interest.hpp"
 #include "output/json.hpp"
 #include "ops/ops_cmd.hpp"
 #include "output/output.hpp"
@@ -93,7 +94,11 @@ void render_json(const RingSource& source, const RingFacts& f, const WriterFacts
         std::vector<std::uint64_t> p(w.pids.begin(), w.pids.end());
         o.numbers("writer_pids", p).boolean("writer_alive", w.alive);
     }
-    if (w.readers) o.string("readers", readers_summary(*w.readers));
+    if (w.readers) {
+        o.string("readers", readers_summary(*w.readers));
+        o.string("interest", describe_interest(w.readers->interest, schema.schema ? &*schema.schema : nullptr))
+            .string("interest_word", fmt::format("{:016x}", w.readers->interest));
+    }
     if (const LoadedSnapshot* s = source.snapshot())
         o.number("compressed_size", s->compressed_size)
             .number("decompressed_size", s->decompressed_size)
@@ -142,7 +147,10 @@ void render_text(const RingSource& source, const RingFacts& f, const WriterFacts
     if (w.live_file)
         l.add("writers", w.pids.empty() ? std::string("none") + (w.alive ? " listed (but a lock is held)" : "")
                                         : pids_text(w.pids) + (w.alive ? " (alive)" : " (gone)"));
-    if (w.readers) l.add("readers", readers_summary(*w.readers) + " (evring readers RING)");
+    if (w.readers) {
+        l.add("readers", readers_summary(*w.readers) + " (evring readers RING)");
+        l.add("interest", interest_text(w.readers->interest, schema.schema ? &*schema.schema : nullptr));
+    }
     std::fputs(l.text.c_str(), stdout);
 }
 

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "evring/schema/schema.hpp"
+
 namespace CLI {
 class App;
 }
@@ -61,6 +63,9 @@ int run_metrics(const MetricsOptions& options);
 
 // "2 registered: 1 alive, 1 dead; most behind: record, 12 events" (for info).
 std::string readers_summary(const ReaderListing& listing);
+// What the ring's interest word says writers publish, for people:
+// "everything (no reader narrowed it)" or "keywords a,b, levels 0..3: writers skip the rest".
+std::string interest_text(std::uint64_t word, const Schema* schema);
 // "850 ms", "12.3 s", "4.0 min": a duration for people.
 std::string duration_text(std::uint64_t nanos);
 

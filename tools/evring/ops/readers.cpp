@@ -7,6 +7,8 @@
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "evring/registry/reader_listing.hpp"
+#include "evring/schema/schema_interest.hpp"
+#include "evring/schema/schema_resolve.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/source/ring_source.hpp"
 #include "evring/source/source_renamed.hpp"
@@ -40,9 +42,10 @@ std::string state_text(const ReaderEntry& r) {
     return text;
 }
 
-void print_table(const ReaderListing& listing) {
+void print_table(const ReaderListing& listing, const Schema* schema) {
     fmt::print("registry {} ({}, {} slots{})\n", printable(listing.registry_path), to_string(listing.state),
                listing.capacity, listing.writable ? "" : ", read-only: dead entries are left");
+    fmt::print("interest: {}\n", interest_text(listing.interest, schema));
     if (listing.readers.empty()) {
         std::puts("no readers registered");
         return;
@@ -54,6 +57,7 @@ void print_table(const ReaderListing& listing) {
         fmt::print("{:>4}  {:<16} {:<11} {:>8}  {:>12} {:>12} {:>9} {:>8} {:>9}  {:<8} {}\n", r.slot,
                    printable(r.name), to_string(r.kind), pid, lag_events(r), lag_bytes(r), lag_time(r), r.lost,
                    r.abandoned, state_text(r), printable(r.detail));
+        if (interest_narrows(r.interest)) fmt::print("{:>4}  wants {}\n", "", describe_interest(r.interest, schema));
     }
     if (std::any_of(listing.readers.begin(), listing.readers.end(),
                     [](const ReaderEntry& r) { return !r.pid_in_our_namespace; }))
@@ -61,10 +65,11 @@ void print_table(const ReaderListing& listing) {
 }
 
 // `member`: the ring set member whose registry lists the reader (-1: a ring).
-void print_json(const ReaderEntry& r, std::int64_t member = -1) {
+void print_json(const ReaderEntry& r, const Schema* schema, std::int64_t member = -1) {
     JsonObject o;
     if (member >= 0) o.number("member", static_cast<std::uint64_t>(member));
     o.number("slot", r.slot).string("name", r.name).string("kind", to_string(r.kind)).string("detail", r.detail);
+    o.string("interest", describe_interest(r.interest, schema)).string("interest_word", fmt::format("{:016x}", r.interest));
     o.number("pid", r.pid).boolean("pid_in_our_namespace", r.pid_in_our_namespace).number("uid", r.uid);
     o.string("liveness", to_string(r.liveness)).boolean("reclaimed", r.reclaimed).boolean("consistent", r.consistent);
     if (!r.problem.empty()) o.string("problem", r.problem);
@@ -131,10 +136,10 @@ int list_set_readers(RingSetView& set, const ReadersOptions& options, const List
         }
         total += listing->readers.size();
         if (options.json) {
-            for (const ReaderEntry& r : listing->readers) print_json(r, m.index);
+            for (const ReaderEntry& r : listing->readers) print_json(r, nullptr, m.index);
         } else {
             fmt::print("member {}: ", m.index);
-            print_table(*listing);
+            print_table(*listing, nullptr);
         }
     }
     if (!options.json) fmt::print("total: {} readers registered in {} members\n", total, set.members().size());
@@ -151,6 +156,11 @@ std::string duration_text(std::uint64_t nanos) {
     if (nanos < 120'000'000'000ULL) return fmt::format("{:.1f} s", static_cast<double>(nanos) / 1e9);
     if (nanos < 7'200'000'000'000ULL) return fmt::format("{:.1f} min", static_cast<double>(nanos) / 60e9);
     return fmt::format("{:.1f} h", static_cast<double>(nanos) / 3600e9);
+}
+
+std::string interest_text(std::uint64_t word, const Schema* schema) {
+    if (!interest_narrows(word)) return "everything (no registered reader narrowed it)";
+    return describe_interest(word, schema) + ": writers skip the rest (docs/interest.md)";
 }
 
 std::string readers_summary(const ReaderListing& listing) {
@@ -208,10 +218,13 @@ int run_readers(const ReadersOptions& options) {
                                      listing->registry_path, to_string(listing->state), listing->problem));
             return kExitRuntime;
         }
+        // Keyword names come from the ring's schema, when it has one.
+        auto found = resolve_schema(**source, {});
+        const Schema* schema = found && found->schema ? &*found->schema : nullptr;
         if (options.json) {
-            for (const ReaderEntry& r : listing->readers) print_json(r);
+            for (const ReaderEntry& r : listing->readers) print_json(r, schema);
         } else {
-            print_table(*listing);
+            print_table(*listing, schema);
         }
         return finish_output();
     }
