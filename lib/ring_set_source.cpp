@@ -216,6 +216,7 @@ bool RingSetSource::may_release() {
 std::uint64_t RingSetSource::now_monotonic() const { return options_.monotonic_nanos(); }
 
 SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
+    last_ = nullptr;  // members may be dropped below
     for (;;) {
         refresh_members(false);
         if (!notices_.empty()) {
@@ -263,6 +264,7 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
         }
         if (!may_release()) return SourceStep::NotReady;
         best->has_head = false;
+        last_ = best;
         item.event = best->head.event;
         item.event.member = best->index;
         const std::uint64_t t = item.event.descriptor.record_epoch_nanos;
@@ -276,7 +278,23 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
     }
 }
 
+// From the member the event came from (its ring still holds the payload
+// unless overwritten since: Expired then).
+SourceStep RingSetSource::load_payload(SourceEvent& event) {
+    if (last_ == nullptr || last_->index != event.member) {
+        event.payload_state = PayloadState::Expired;
+        event.payload = {};
+        return SourceStep::Event;
+    }
+    const std::uint32_t member = event.member;
+    const SourceStep step = last_->source->read_payload(event);
+    event.member = member;
+    if (step == SourceStep::Failed) return fail(last_->source->error());
+    return step;
+}
+
 Result<std::string> RingSetSource::seek(const Position& start) {
+    last_ = nullptr;
     if (start.kind == Position::Kind::Seqno && start.member != Position::kAnyMember)
         return seek_member(start.member, start.value);
     if (start.kind == Position::Kind::Seqno)

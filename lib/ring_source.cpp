@@ -114,7 +114,7 @@ SourceStep RingSource::read(SourceItem& item, PayloadRead payload) {
         return fail(std::move(state_->fault));
     switch (result) {
     case NextResult::Success:
-        if (payload == PayloadRead::Copy) return read_payload(item);
+        if (payload == PayloadRead::Copy) return copy_payload_of(item.event);
         event.payload_state = PayloadState::NotRead;
         event.payload = {};
         return SourceStep::Event;
@@ -131,8 +131,11 @@ SourceStep RingSource::read(SourceItem& item, PayloadRead payload) {
     return not_ready(item);
 }
 
-SourceStep RingSource::read_payload(SourceItem& item) {
-    SourceEvent& event = item.event;
+// By the descriptor alone: the payload is in the ring until overwritten
+// (Expired then), whenever it is asked for.
+SourceStep RingSource::load_payload(SourceEvent& event) { return copy_payload_of(event); }
+
+SourceStep RingSource::copy_payload_of(SourceEvent& event) {
     const EventDescriptor& d = event.descriptor;
     event.payload = {};
     if (!payload_in_bounds(*state_->ring, d)) {

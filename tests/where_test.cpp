@@ -2,6 +2,15 @@
 // and literal, missing fields, trailing arrays bounds-checked, hostile text.
 #include "evring/where.hpp"
 
+#include <tuple>
+
+#include "evring/follow.hpp"
+#include "evring/publisher.hpp"
+#include "evring/ring_reader.hpp"
+#include "evring/ring_source.hpp"
+#include "evring/ring_writer.hpp"
+#include "support/temp_ring.hpp"
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -178,6 +187,68 @@ TEST(Where, HostileTextIsRefusedCheaply) {
     EXPECT_NE(past.error().message().find("past 2^256"), std::string::npos);
     // Long shown text is cut in the message.
     EXPECT_LT(huge.error().message().size(), 200u);
+}
+
+// --- Through the follow loop over a real ring: descriptor first -----------
+
+// Payloads the filter never looks at are never read: the source's payload
+// counter (SourceCounters::payloads, one per copy out of the ring) counts
+// only the events the descriptor tests leave open, and the sink still gets
+// the payload of every event it is handed.
+TEST(WhereFollow, PayloadsOfEventsTheDescriptorRulesOutAreNeverCopied) {
+    test::TempDir dir;
+    const std::string path = dir.file("ring");
+    CreateOptions create;
+    create.keep_on_close = true;
+    auto writer = RingWriter::create(test::small_spec(path, 8, 16), create);
+    ASSERT_TRUE(writer.ok()) << writer.error().message();
+    {
+        Publisher publisher(writer->ring());
+        for (std::uint32_t i = 0; i < 200; ++i) {
+            Reservation r = publisher.reserve(4);
+            std::memcpy(r.payload(), &i, 4);  // n (u32, A's and B's first field)
+            r.descriptor().event_type = i % 4 == 0 ? 1 : 2;  // 50 A, 150 B
+            publisher.commit(r);
+        }
+    }
+    struct Sink : FollowSink {
+        std::size_t events = 0, with_payload = 0;
+        bool event(const SourceEvent& e) override {
+            ++events;
+            with_payload += e.payload_state == PayloadState::Ok;
+            return true;
+        }
+    };
+    const Schema s = schema();
+    auto run = [&](const char* where_text, PayloadRead payloads, std::uint16_t only_type = 0) {
+        auto where = compile_where(where_text, s);
+        EXPECT_TRUE(where.ok());
+        auto reader = RingReader::open(path);
+        EXPECT_TRUE(reader.ok());
+        std::unique_ptr<EventSource> source = std::move(RingSource::open_live(std::move(*reader), path).value());
+        FollowOptions options;
+        options.start = Position::oldest();
+        options.stop = Position::seqno(200);  // the writer is alive (this process): stop at its last event
+        options.where = where->get();
+        options.payloads = payloads;
+        if (only_type != 0) options.filter.types.add(only_type);
+        Sink sink;
+        auto result = follow(source, options, sink);
+        EXPECT_TRUE(result.ok());
+        EXPECT_EQ(result->counters.events, 200u);
+        return std::make_tuple(sink.events, sink.with_payload, result->counters.payloads);
+    };
+    // A's n is 0, 4, 8, ...: n > 100 keeps 24 of them; only the 50 A payloads are copied.
+    EXPECT_EQ(run("type == A && n > 100", PayloadRead::None), std::make_tuple(24u, 24u, 50u));
+    // Written the other way round: the compiler tests the descriptor first all the same.
+    EXPECT_EQ(run("n > 100 && type == A", PayloadRead::None), std::make_tuple(24u, 24u, 50u));
+    // Descriptor only: no payload read for the filter; the sink's kept events only when it asks.
+    EXPECT_EQ(run("type == A && seqno > 100", PayloadRead::None), std::make_tuple(25u, 0u, 0u));
+    EXPECT_EQ(run("type == A && seqno > 100", PayloadRead::Copy), std::make_tuple(25u, 25u, 25u));
+    // A FlowFilter alone (--type) also copies only what it keeps.
+    EXPECT_EQ(run("seqno > 0", PayloadRead::Copy, 1), std::make_tuple(50u, 50u, 50u));
+    // B also has n (a u8): every event's payload is then needed.
+    EXPECT_EQ(run("n == 3", PayloadRead::None), std::make_tuple(1u, 1u, 200u));
 }
 
 }  // namespace

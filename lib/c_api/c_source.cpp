@@ -124,12 +124,24 @@ int evring_source_next(evring_source* source, evring_item* item, int flags) {
             evring::SourceItem got;
             const bool wants_payload = (flags & EVRING_READ_PAYLOAD) != 0;
             const evring::EventPredicate* where = source->where.get();
-            const auto read = wants_payload || (where && where->needs_payload()) ? evring::PayloadRead::Copy
-                                                                                 : evring::PayloadRead::None;
+            // evring_source_set_where: descriptors first; payloads only of
+            // what the filter keeps (event_predicate.hpp), the rest passed over.
+            const auto read = wants_payload && !where ? evring::PayloadRead::Copy : evring::PayloadRead::None;
+            struct Loader final : evring::PayloadLoader {
+                explicit Loader(evring::EventSource& s) : source(s) {}
+                void load(evring::SourceEvent& e) noexcept override {
+                    if (source.read_payload(e) == evring::SourceStep::Failed) failed = true;
+                }
+                evring::EventSource& source;
+                bool failed = false;
+            } loader(*source->source);
             evring::SourceStep step = source->source->next(got, read);
-            // evring_source_set_where: events the filter drops are passed over.
-            while (where && step == evring::SourceStep::Event && !where->matches(got.event))
+            while (where && step == evring::SourceStep::Event && !where->matches(got.event, loader) && !loader.failed)
                 step = source->source->next(got, read);
+            if (step == evring::SourceStep::Event && wants_payload && !loader.failed &&
+                got.event.payload_state == evring::PayloadState::NotRead)
+                loader.load(got.event);
+            if (loader.failed) step = evring::SourceStep::Failed;
             if (step == evring::SourceStep::Event && !wants_payload) {
                 got.event.payload_state = evring::PayloadState::NotRead;
                 got.event.payload = {};

@@ -61,7 +61,7 @@ PublisherOptions publisher_options(const RelayOptions& options, const EventSourc
     p.stream.name = options.stream;
     p.stream.prefix = p.subjects.prefix;
     p.allow_other_ring = options.allow_other_ring;
-    p.filtered = !options.filter.accepts_everything();
+    p.filtered = !options.filter.accepts_everything() || options.where != nullptr;
     p.events_per_message = options.events_per_message == 0 ? 1 : options.events_per_message;
     return p;
 }
@@ -108,6 +108,7 @@ Result<RelayResult> run_relay(const RelayOptions& options) {
     FollowOptions follow_options;
     follow_options.start = plan->start;
     follow_options.filter = options.filter;
+    follow_options.where = options.where;
     follow_options.payloads = PayloadRead::Copy;
     follow_options.follow_name = source->kind() == SourceKind::Ring;
     follow_options.reopen = options.source_options;

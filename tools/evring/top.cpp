@@ -99,20 +99,22 @@ std::string summary_line(const RingView& view, const RingRefresh& r, const Rates
             lost += e.lost;
         }
     return fmt::format("{} {}: {} ev/s {:.2f} MiB/s, seqno {}, window {:.1f}%, writer {}, {}, max lag {} events, "
-                       "readers lost {}, abandoned {}{}",
+                       "readers lost {}, abandoned {}{}{}",
                        utc_time(static_cast<std::uint64_t>(std::time(nullptr)) * 1'000'000'000ULL),
                        printable(view.location()), rate_text(rates.events), mib(rates.bytes), r.sample.newest_seqno,
                        size.payload_buf_size == 0 ? 0.0 : 100.0 * static_cast<double>(r.sample.payload_in_use) /
                                                               static_cast<double>(size.payload_buf_size),
                        r.writer_alive ? "alive" : "gone", readers_count(r), max_lag, lost,
-                       view.sampler().abandoned(), r.registry_problem.empty() ? "" : " (registry unusable)");
+                       view.sampler().abandoned(), r.registry_problem.empty() ? "" : " (registry unusable)",
+                       view.where() ? fmt::format(" (where {})", printable(*view.where())) : "");
 }
 
 std::vector<std::string> frame_lines(const RingView& view, const RingRefresh& r, const Rates& rates) {
     const RingSample& s = r.sample;
     const RingSize& size = view.ring().header().size;
     std::vector<std::string> l;
-    l.push_back(fmt::format("evring top - {} ({})   q quits", printable(view.location()), printable(view.path())));
+    l.push_back(fmt::format("evring top - {} ({}){}   q quits", printable(view.location()), printable(view.path()),
+                            view.where() ? fmt::format("   where {}", printable(*view.where())) : ""));
     l.push_back(fmt::format("writer {} ({} pid{})   seqno {}   descriptors {} of {}   payload window {} of {} "
                             "({:.1f}%)",
                             r.writer_alive ? "alive" : "gone", r.writer_pids, r.writer_pids == 1 ? "" : "s",
@@ -215,8 +217,9 @@ int run_top(const TopOptions& options) {
         if (!value) return usage_error(value.error());
         count = *value;
     }
-    auto opened = RingView::open(options.ring);
-    if (!opened) return runtime_error(opened.error());
+    auto opened = RingView::open(options.ring, options.where);
+    if (!opened) return opened.error().errno_value() == EINVAL && options.where ? usage_error(opened.error())
+                                                                                : runtime_error(opened.error());
     std::unique_ptr<RingView> view = std::move(*opened);
     std::string said;  // the last reopen error reported
     install_stop_handlers();
