@@ -189,6 +189,49 @@ TEST(Where, HostileTextIsRefusedCheaply) {
     EXPECT_LT(huge.error().message().size(), 200u);
 }
 
+// --- Span names compare by label ------------------------------------------
+
+TEST(Where, ASpanOpenerTagComparesByLabelThroughTheResolver) {
+    std::string text = kSchema;
+    text += "[span.g]\nbegin = \"A\"\nend = \"B\"\nkey = [\"group\"]\nlabel = \"n\"\nopener = \"group\"\n";
+    auto parsed = Schema::parse(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+    const Schema s = std::move(parsed).value();
+    // Label 7 opens at seqno 42, label 8 at 50; 9 is carried by no event.
+    const SpanLabelResolver labels = [](const SchemaSpan& span, std::uint64_t label) -> Result<std::uint64_t> {
+        EXPECT_EQ(span.name, "g");
+        if (label == 7) return std::uint64_t{42};
+        if (label == 8) return std::uint64_t{50};
+        return Error(ENOENT, "no g 9 in the test source");
+    };
+    auto keeps = [&](const char* expr, std::uint64_t tag) {
+        auto w = compile_where(expr, s, "--where", labels);
+        EXPECT_TRUE(w.ok()) << expr << ": " << (w ? "" : w.error().message());
+        SourceEvent e;
+        e.descriptor.event_type = 2;
+        e.descriptor.content_ext[0] = tag;
+        return w && (*w)->matches(e);
+    };
+    EXPECT_TRUE(keeps("group == 7", 42));
+    EXPECT_FALSE(keeps("group == 7", 7));  // the raw tag is a seqno, not the label
+    EXPECT_TRUE(keeps("group in {8, 7}", 50));
+    EXPECT_TRUE(keeps("group != 7", 50));
+    EXPECT_TRUE(keeps("ext[0] == 7", 7));  // the raw tag by index
+    EXPECT_TRUE(keeps("group", 1));        // bare: the raw tag is non-zero
+    auto unknown = compile_where("group == 9", s, "--where", labels);
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_EQ(unknown.error().message(), "bad --where 'group == 9': at 10: no g 9 in the test source");
+    auto order = compile_where("group > 7", s, "--where", labels);
+    ASSERT_FALSE(order.ok());
+    EXPECT_NE(order.error().message().find("'group' compares g labels (n) with ==, != or in; ext[0] is the raw tag"),
+              std::string::npos)
+        << order.error().message();
+    auto blind = compile_where("group == 7", s);
+    ASSERT_FALSE(blind.ok());
+    EXPECT_NE(blind.error().message().find("which this reader cannot look up"), std::string::npos);
+    EXPECT_TRUE(compile_where("item == 7", s).ok());  // a tag no span opens: raw, as before
+}
+
 // --- Through the follow loop over a real ring: descriptor first -----------
 
 // Payloads the filter never looks at are never read: the source's payload
