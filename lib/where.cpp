@@ -1,7 +1,7 @@
-// Filter expressions (where.hpp): compiling the parsed tree against a schema,
-// and evaluating it. Descriptor tests are moved before payload tests in every
-// && and ||, so a payload is looked at only when the descriptor left the
-// answer open.
+// Filter expressions (where.hpp): compiling the parsed tree against a schema
+// (where_eval.cpp runs it). Descriptor tests are moved before payload tests
+// in every && and ||, so a payload is looked at only when the descriptor left
+// the answer open.
 #include "evring/where.hpp"
 
 #include <fmt/format.h>

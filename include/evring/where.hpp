@@ -37,7 +37,9 @@
 //   array with `<`, a number with a string).
 // - Evaluation: descriptor tests (type, seqno, time, payload_size, flow tags)
 //   first; payload fields only of events whose descriptor left the result
-//   open. A field the event does not have, a payload that is not Ok, an array
+//   open. The loading form of matches() (event_predicate.hpp) fetches a
+//   payload only then, so the follow loop never copies the payload of an
+//   event the descriptor rules out. A field the event does not have, a payload that is not Ok, an array
 //   index past the array's count, or a payload too short for the field makes
 //   that comparison false (so `!(x == 1)` holds for events without x).
 //   Payload reads are bounds-checked and allocation-free.
