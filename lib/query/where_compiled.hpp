@@ -9,9 +9,9 @@
 #include <memory>
 #include <vector>
 
-#include "evring/event_predicate.hpp"
-#include "evring/schema.hpp"
-#include "where_ast.hpp"
+#include "evring/source/event_predicate.hpp"
+#include "evring/schema/schema.hpp"
+#include "query/where_ast.hpp"
 
 namespace evring::detail {
 

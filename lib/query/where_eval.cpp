@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "where_compiled.hpp"
+#include "query/where_compiled.hpp"
 
 namespace evring::detail {
 namespace {

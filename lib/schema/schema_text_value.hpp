@@ -1,4 +1,4 @@
-// lib/schema_text_value.hpp — how a char[N] field's text is written in JSON
+// lib/schema/schema_text_value.hpp — how a char[N] field's text is written in JSON
 // and in watch's text lines (private to the renderers).
 //
 // The text is the field's bytes before the first NUL (schema_walk.hpp's
@@ -11,8 +11,8 @@
 #include <cstddef>
 #include <string_view>
 
-#include "evring/text_escape.hpp"  // utf8_sequence_length: one UTF-8 rule for every text format
-#include "schema_sinks.hpp"
+#include "util/text_escape.hpp"  // utf8_sequence_length: one UTF-8 rule for every text format
+#include "schema/schema_sinks.hpp"
 
 namespace evring::detail {
 

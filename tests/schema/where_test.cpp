@@ -1,14 +1,14 @@
 // Filter expressions (where.hpp) on crafted payloads: every kind of operand
 // and literal, missing fields, trailing arrays bounds-checked, hostile text.
-#include "evring/where.hpp"
+#include "evring/query/where.hpp"
 
 #include <tuple>
 
-#include "evring/follow.hpp"
-#include "evring/publisher.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_source.hpp"
-#include "evring/ring_writer.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/source/ring_source.hpp"
+#include "evring/ring/ring_writer.hpp"
 #include "support/temp_ring.hpp"
 
 #include <cstring>

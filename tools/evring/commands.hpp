@@ -41,7 +41,7 @@ struct WatchOptions {
     std::optional<std::string> count;
     std::vector<std::string> types;
     std::vector<std::string> flows;
-    std::optional<std::string> where;  // --where EXPR (evring/where.hpp)
+    std::optional<std::string> where;  // --where EXPR (evring/query/where.hpp)
     bool no_payload = false;           // --no-payload: decoded jsonl without the payload hex
     std::optional<std::string> fields;  // --fields a,b,c (field_columns.hpp)
     std::string format = "text";

@@ -12,16 +12,16 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "export_cmd.hpp"
-#include "gc.hpp"
+#include "output/escape.hpp"
+#include "export/export_cmd.hpp"
+#include "ops/gc.hpp"
 #include "stats_cmd.hpp"
 #include "digest_cmd.hpp"
-#include "ops_cmd.hpp"
+#include "ops/ops_cmd.hpp"
 #include "schema_cmd.hpp"
 
 #ifdef EVRING_HAVE_NATS
-#include "evring/nats_source.hpp"
+#include "evring/nats/nats_source.hpp"
 #include "nats_cmd.hpp"
 #endif
 
@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
     auto stats_cmd = add_stats_command(app);
     auto digest_cmd = add_digest_command(app);
 #ifdef EVRING_HAVE_NATS
-    // nats://HOST:PORT/STREAM is a source for watch and info (evring/nats_source.hpp).
+    // nats://HOST:PORT/STREAM is a source for watch and info (evring/nats/nats_source.hpp).
     evring::nats::register_nats_source_scheme();
     NatsCommands nats_commands;
     add_nats_commands(app, nats_commands);

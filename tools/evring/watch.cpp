@@ -5,15 +5,15 @@
 #include <charconv>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "evring/schema_resolve.hpp"
-#include "evring/source_open.hpp"
-#include "evring/span_seek.hpp"
-#include "field_columns.hpp"
+#include "output/escape.hpp"
+#include "evring/schema/schema_resolve.hpp"
+#include "evring/source/source_open.hpp"
+#include "evring/query/span_seek.hpp"
+#include "output/field_columns.hpp"
 #include "open.hpp"
-#include "evring/registering_sink.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "evring/registry/registering_sink.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 #include "watch.hpp"
 
 namespace evring::cli {

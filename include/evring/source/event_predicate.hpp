@@ -1,4 +1,4 @@
-// evring/event_predicate.hpp — a test on whole events (descriptor and
+// evring/source/event_predicate.hpp — a test on whole events (descriptor and
 // payload) that the follow loop applies after its FlowFilter.
 //
 // The follow loop (follow.hpp, FollowOptions::where) reads descriptors only
@@ -18,7 +18,7 @@
 // with its own event and loader).
 #pragma once
 
-#include "evring/event_source.hpp"
+#include "evring/source/event_source.hpp"
 
 namespace evring {
 

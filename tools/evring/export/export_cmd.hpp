@@ -1,4 +1,4 @@
-// tools/evring/export_cmd.hpp — `evring export SOURCE --perfetto FILE
+// tools/evring/export/export_cmd.hpp — `evring export SOURCE --perfetto FILE
 // [--chrome-json FILE]`: a timeline of any event source (ring, snapshot,
 // recording) for trace viewers (docs/cli.md, docs/operations.md "Export").
 //
@@ -36,7 +36,7 @@ struct ExportOptions {
     std::optional<std::string> count;
     std::vector<std::string> types;
     std::vector<std::string> flows;
-    std::optional<std::string> where;  // --where EXPR (evring/where.hpp)
+    std::optional<std::string> where;  // --where EXPR (evring/query/where.hpp)
     std::string track_by = "type";
     std::string schema_file;
     std::string rate_interval = "10ms";

@@ -1,5 +1,5 @@
 // Registering `readers`, `top` and `metrics` with CLI11.
-#include "ops_cmd.hpp"
+#include "ops/ops_cmd.hpp"
 
 #include <CLI/CLI.hpp>
 

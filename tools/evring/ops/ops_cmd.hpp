@@ -1,4 +1,4 @@
-// tools/evring/ops_cmd.hpp — the commands for the person on call
+// tools/evring/ops/ops_cmd.hpp — the commands for the person on call
 // (docs/operations.md): `evring readers`, `evring top`, `evring metrics`.
 //
 // main.cpp registers them with add_ops_commands and, when one was chosen,

@@ -1,4 +1,4 @@
-// tools/evring/ring_sample.hpp — what `top` and `metrics` know about a ring's
+// tools/evring/ops/ring_sample.hpp — what `top` and `metrics` know about a ring's
 // traffic, from its descriptors alone (payloads are never read).
 //
 // Each sample() reads the control words and the descriptors of the events
@@ -24,8 +24,8 @@
 #include <map>
 
 #include "evring/error.hpp"
-#include "evring/event_predicate.hpp"
-#include "evring/ring.hpp"
+#include "evring/source/event_predicate.hpp"
+#include "evring/ring/ring.hpp"
 
 namespace evring::cli {
 
