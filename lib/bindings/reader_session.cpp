@@ -69,13 +69,35 @@ SourceStep next_item(evring_source& handle, SourceItem& item, PayloadRead payloa
         item.notice = handle.item_text;
         return SourceStep::Notice;
     }
+    // A where filter (evring_source_set_where) decides on descriptors first;
+    // payloads are copied only of events it keeps, or whose fields it needs
+    // (event_predicate.hpp): the rest are passed over on their descriptors.
     const EventPredicate* where = handle.where.get();
-    if (where && where->needs_payload()) payload = PayloadRead::Copy;
+    const bool wants_payload = payload == PayloadRead::Copy;
+    const PayloadRead read = where ? PayloadRead::None : payload;
+    struct Loader final : PayloadLoader {
+        explicit Loader(EventSource& s) : source(s) {}
+        void load(SourceEvent& e) noexcept override {
+            if (source.read_payload(e) == SourceStep::Failed) failed = true;
+        }
+        EventSource& source;
+        bool failed = false;
+    } loader(*handle.source);
     for (;;) {
-        const SourceStep step = handle.source->next(item, payload);
+        const SourceStep step = handle.source->next(item, read);
         if (step == SourceStep::Event) {
             on_event(handle, item.event.descriptor);
-            if (where && !where->matches(item.event)) continue;
+            if (where) {
+                const bool kept = where->matches(item.event, loader);
+                if (!loader.failed && !kept) continue;
+                if (!loader.failed && wants_payload && item.event.payload_state == PayloadState::NotRead)
+                    loader.load(item.event);
+                if (loader.failed) return SourceStep::Failed;
+                if (!wants_payload) {
+                    item.event.payload_state = PayloadState::NotRead;
+                    item.event.payload = {};
+                }
+            }
         } else if (step == SourceStep::NotReady) {
             on_idle(handle);
         }

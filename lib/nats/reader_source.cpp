@@ -151,11 +151,24 @@ SourceStep StreamReader::read(SourceItem& item, PayloadRead payload) {
     const SourceStep step = impl_->next(item);
     counters_.foreign = foreign_before_ + impl_->stats.foreign + impl_->stats.invalid;
     if (step == SourceStep::Failed) return fail(impl_->error);
+    if (step == SourceStep::Event) {
+        last_seqno_ = item.event.descriptor.seqno;
+        last_state_ = item.event.payload_state;
+        last_payload_ = item.event.payload;
+    }
     if (step == SourceStep::Event && payload == PayloadRead::None) {
         item.event.payload_state = PayloadState::NotRead;
         item.event.payload = {};
     }
     return step;
+}
+
+// The message last decoded is still held (valid until the next call).
+SourceStep StreamReader::load_payload(SourceEvent& event) {
+    const bool same = last_seqno_ == event.descriptor.seqno && last_seqno_ != 0;
+    event.payload_state = same ? last_state_ : PayloadState::Expired;
+    event.payload = same ? last_payload_ : std::span<const std::byte>{};
+    return SourceStep::Event;
 }
 
 void StreamReader::wait(std::chrono::nanoseconds timeout) {

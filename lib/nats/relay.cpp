@@ -84,7 +84,7 @@ PublisherOptions publisher_options(const RelayOptions& options, const EventSourc
     p.stream.name = options.stream;
     p.stream.prefix = p.subjects.prefix;
     p.allow_other_ring = options.allow_other_ring;
-    p.filtered = !options.filter.accepts_everything();
+    p.filtered = !options.filter.accepts_everything() || options.where != nullptr;
     p.members = source.identity().members;
     // A batch carries one run of sequence numbers; a set's members each count
     // their own, so its events travel one per message.
@@ -134,6 +134,7 @@ Result<RelayResult> run_relay(const RelayOptions& options) {
     FollowOptions follow_options;
     follow_options.start = plan->start;
     follow_options.filter = options.filter;
+    follow_options.where = options.where;
     follow_options.payloads = PayloadRead::Copy;
     follow_options.follow_name = source->kind() == SourceKind::Ring;
     follow_options.reopen = options.source_options;

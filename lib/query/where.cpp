@@ -1,105 +1,28 @@
-// Filter expressions (where.hpp): compiling the parsed tree against a schema,
-// and evaluating it. Descriptor tests are moved before payload tests in every
-// && and ||, so a payload is looked at only when the descriptor left the
-// answer open.
+// Filter expressions (where.hpp): compiling the parsed tree against a schema
+// (where_eval.cpp runs it). Descriptor tests are moved before payload tests
+// in every && and ||, so a payload is looked at only when the descriptor left
+// the answer open.
 #include "evring/query/where.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bitset>
 #include <cstring>
 #include <optional>
 #include <set>
 
-#include "query/where_ast.hpp"
+#include "query/where_compiled.hpp"
 
 namespace evring {
 namespace detail {
 namespace {
 
-enum class Operand : std::uint8_t { Type, Seqno, Time, PayloadSize, Ext, Field };
-
-// A value to compare with, in the form the field's type reads as.
-struct Value {
-    enum class Kind : std::uint8_t { Unsigned, Signed, Float, Bytes };
-    Kind kind = Kind::Unsigned;
-    bool negative = false;  // Unsigned: a literal below zero (below every value)
-    U256 u{};
-    Int128 s = 0;
-    double f = 0;
-    std::vector<std::uint8_t> b;
-};
-
-// Where a field is in one event type's payload.
-struct Access {
-    std::uint32_t offset = 0;       // in the fixed part, or in the element of `trailing`
-    std::uint32_t size = 0;
-    Value::Kind kind = Value::Kind::Unsigned;
-    Scalar scalar = Scalar::U8;
-    bool text = false;              // char[N]: the bytes before the first NUL are compared
-    int trailing = -1;              // index of the payload's trailing array, or -1
-    std::uint64_t element = 0;      // trailing: which element
-    // trailing: the fixed part's size, then for arrays 0..trailing where
-    // their counts are and how big an element is.
-    struct Array {
-        std::uint32_t count_offset;
-        std::uint32_t count_size;
-        std::uint32_t element_size;
-    };
-    std::uint32_t fixed = 0;
-    std::vector<Array> arrays;
-    std::vector<Value> literals;    // the test's literals in this field's terms
-};
-
-struct Compiled {
-    WhereNode::Kind kind = WhereNode::Kind::Test;
-    std::unique_ptr<Compiled> a, b;
-    bool payload = false;  // the subtree reads payloads
-    // Test:
-    Operand operand = Operand::Type;
-    std::uint8_t ext = 0;
-    WhereOp op = WhereOp::Truth;
-    std::vector<Value> literals;             // descriptor operands
-    std::vector<std::int32_t> slot;          // Field: event type -> index into access, -1: no such field
-    std::vector<Access> access;
-};
-
-int compare(const U256& x, const U256& y) {
-    for (int i = 3; i >= 0; --i)
-        if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
-    return 0;
-}
-
-bool holds(WhereOp op, int c) {
-    switch (op) {
-    case WhereOp::Eq: case WhereOp::In: return c == 0;
-    case WhereOp::Ne: return c != 0;
-    case WhereOp::Lt: return c < 0;
-    case WhereOp::Le: return c <= 0;
-    case WhereOp::Gt: return c > 0;
-    case WhereOp::Ge: return c >= 0;
-    default: return false;
-    }
-}
-
-// Compares `v` (read from an event) with each literal as the op says.
-bool test_unsigned(WhereOp op, const U256& v, const std::vector<Value>& lits) {
-    if (op == WhereOp::Truth) return v != U256{};
-    for (const Value& l : lits) {
-        const int c = l.negative ? 1 : compare(v, l.u);
-        if (op == WhereOp::In ? c == 0 : holds(op, c)) return true;
-        if (op != WhereOp::In) return false;
-    }
-    return false;
-}
-
 std::string shown(const WhereLiteral& l) { return l.negative ? "-" + l.name : l.name; }
 
 class Compiler {
 public:
-    Compiler(const Schema& schema, std::string_view text, std::string_view option)
-        : schema_(schema), text_(text), option_(option) {}
+    Compiler(const Schema& schema, std::string_view text, std::string_view option, const SpanLabelResolver& labels)
+        : schema_(schema), text_(text), option_(option), labels_(labels) {}
 
     Result<std::unique_ptr<Compiled>> compile(const WhereNode& n) {
         auto c = std::make_unique<Compiled>();
@@ -136,6 +59,9 @@ private:
         if (n.path.size() == 1 && schema_.flow_tag(head)) {
             c.operand = Operand::Ext;
             c.ext = static_cast<std::uint8_t>(*schema_.flow_tag(head));
+            if (n.op != WhereOp::Truth)
+                for (const SchemaSpan& span : schema_.spans())
+                    if (span.opener == c.ext && !span.label.empty()) return span_labels(n, c, span);
             return descriptor_literals(n, c);
         }
         if (n.path.size() == 2 && head == "ext" && n.path[1].index) {
@@ -145,6 +71,30 @@ private:
             return descriptor_literals(n, c);
         }
         return field(n, c);
+    }
+
+    // `block == 15000009`: the flow tag holds the opening event's seqno, and
+    // the user means the span's label; each label is looked up once, now.
+    Status span_labels(const WhereNode& n, Compiled& c, const SchemaSpan& span) {
+        const std::string raw = fmt::format("ext[{}]", c.ext);
+        if (n.op != WhereOp::Eq && n.op != WhereOp::Ne && n.op != WhereOp::In)
+            return fail(n.at, fmt::format("'{}' compares {} labels ({}) with ==, != or in; {} is the raw tag",
+                                          n.operand, span.name, span.label, raw));
+        if (!labels_)
+            return fail(n.at, fmt::format("'{}' compares {} labels ({}), which this reader cannot look up; {} is "
+                                          "the raw tag", n.operand, span.name, span.label, raw));
+        for (const WhereLiteral& l : n.literals) {
+            if (l.kind != WhereLiteral::Kind::Number || !l.fits || l.fraction || l.negative ||
+                l.number[1] != 0 || l.number[2] != 0 || l.number[3] != 0)
+                return fail(l.at, fmt::format("'{}' compares {} labels, whole numbers; '{}' is not one", n.operand,
+                                              span.name, shown(l)));
+            auto seqno = labels_(span, l.number[0]);
+            if (!seqno) return fail(l.at, seqno.error().message());
+            Value v;
+            v.u[0] = *seqno;
+            c.literals.push_back(std::move(v));
+        }
+        return {};
     }
 
     Status descriptor_literals(const WhereNode& n, Compiled& c) {
@@ -394,183 +344,22 @@ private:
     const Schema& schema_;
     std::string_view text_;
     std::string_view option_;
+    const SpanLabelResolver& labels_;
     const SchemaEnum* enum_ = nullptr;
     std::string struct_error_;
-};
-
-// Reads an unsigned little-endian integer of `size` bytes (at most 32).
-U256 read_unsigned(const std::byte* p, std::uint32_t size) {
-    U256 v{};
-    std::memcpy(v.data(), p, std::min<std::uint32_t>(size, 32));
-    return v;
-}
-
-using TypeBits = std::bitset<65536>;
-
-// The event types a node can possibly keep (a superset): a type test's own,
-// a field test's events that have the field; && intersects, || unites, !
-// gives up. Checked first, one bit per event, before the tree is walked.
-TypeBits possible_types(const Compiled& c) {
-    TypeBits bits;
-    switch (c.kind) {
-    case WhereNode::Kind::And: return possible_types(*c.a) & possible_types(*c.b);
-    case WhereNode::Kind::Or: return possible_types(*c.a) | possible_types(*c.b);
-    case WhereNode::Kind::Not: return bits.set();
-    case WhereNode::Kind::Test: break;
-    }
-    if (c.operand == Operand::Type) {
-        for (std::size_t t = 0; t < bits.size(); ++t) bits[t] = test_unsigned(c.op, U256{t, 0, 0, 0}, c.literals);
-    } else if (c.operand == Operand::Field) {
-        for (std::size_t t = 0; t < c.slot.size(); ++t) bits[t] = c.slot[t] >= 0;
-    } else {
-        bits.set();
-    }
-    return bits;
-}
-
-class WherePredicate final : public EventPredicate {
-public:
-    explicit WherePredicate(std::unique_ptr<Compiled> root)
-        : root_(std::move(root)), possible_(std::make_unique<TypeBits>(possible_types(*root_))) {}
-    bool needs_payload() const noexcept override { return root_->payload; }
-    bool matches(const SourceEvent& event) const noexcept override {
-        return possible_->test(event.descriptor.event_type) && eval(*root_, event);
-    }
-
-private:
-    static bool eval(const Compiled& c, const SourceEvent& e) {
-        switch (c.kind) {
-        case WhereNode::Kind::And: return eval(*c.a, e) && eval(*c.b, e);
-        case WhereNode::Kind::Or: return eval(*c.a, e) || eval(*c.b, e);
-        case WhereNode::Kind::Not: return !eval(*c.a, e);
-        case WhereNode::Kind::Test: return test(c, e);
-        }
-        return false;
-    }
-
-    static bool test(const Compiled& c, const SourceEvent& e) {
-        const EventDescriptor& d = e.descriptor;
-        U256 v{};
-        switch (c.operand) {
-        case Operand::Type: v[0] = d.event_type; break;
-        case Operand::Seqno: v[0] = d.seqno; break;
-        case Operand::Time: v[0] = d.record_epoch_nanos; break;
-        case Operand::PayloadSize: v[0] = d.payload_size; break;
-        case Operand::Ext: v[0] = d.content_ext[c.ext]; break;
-        case Operand::Field: return field(c, e);
-        }
-        return test_unsigned(c.op, v, c.literals);
-    }
-
-private:
-    static bool field(const Compiled& c, const SourceEvent& e) {
-        const std::uint16_t type = e.descriptor.event_type;
-        if (type >= c.slot.size() || c.slot[type] < 0 || e.payload_state != PayloadState::Ok) return false;
-        const Access& a = c.access[static_cast<std::size_t>(c.slot[type])];
-        const std::span<const std::byte> p = e.payload;
-        const std::byte* at = nullptr;
-        if (a.trailing < 0) {
-            if (std::uint64_t{a.offset} + a.size > p.size()) return false;
-            at = p.data() + a.offset;
-        } else {
-            at = trailing_element(a, p);
-            if (at == nullptr) return false;
-        }
-        switch (a.kind) {
-        case Value::Kind::Unsigned:
-            return test_unsigned(c.op, read_unsigned(at, a.size), a.literals);
-        case Value::Kind::Signed: {
-            std::int64_t s = 0;
-            switch (a.size) {
-            case 1: { std::int8_t x; std::memcpy(&x, at, 1); s = x; break; }
-            case 2: { std::int16_t x; std::memcpy(&x, at, 2); s = x; break; }
-            case 4: { std::int32_t x; std::memcpy(&x, at, 4); s = x; break; }
-            default: std::memcpy(&s, at, 8); break;
-            }
-            if (c.op == WhereOp::Truth) return s != 0;
-            for (const Value& l : a.literals) {
-                const int cmp = s < l.s ? -1 : s > l.s ? 1 : 0;
-                if (c.op == WhereOp::In ? cmp == 0 : holds(c.op, cmp)) return true;
-                if (c.op != WhereOp::In) return false;
-            }
-            return false;
-        }
-        case Value::Kind::Float: {
-            double f = 0;
-            if (a.size == 4) { float x; std::memcpy(&x, at, 4); f = x; }
-            else std::memcpy(&f, at, 8);
-            if (c.op == WhereOp::Truth) return f != 0;
-            for (const Value& l : a.literals) {
-                if (f != f) return c.op == WhereOp::Ne;  // NaN equals nothing
-                const int cmp = f < l.f ? -1 : f > l.f ? 1 : 0;
-                if (c.op == WhereOp::In ? cmp == 0 : holds(c.op, cmp)) return true;
-                if (c.op != WhereOp::In) return false;
-            }
-            return false;
-        }
-        case Value::Kind::Bytes: {
-            if (c.op == WhereOp::Truth) {
-                for (std::uint32_t i = 0; i < a.size; ++i)
-                    if (at[i] != std::byte{0}) return true;
-                return false;
-            }
-            for (const Value& l : a.literals) {
-                bool eq = false;
-                if (c.op == WhereOp::Prefix) eq = l.b.size() <= a.size && std::memcmp(at, l.b.data(), l.b.size()) == 0;
-                else if (a.text)  // the text, then NUL padding (or the field's end)
-                    eq = l.b.size() <= a.size && std::memcmp(at, l.b.data(), l.b.size()) == 0 &&
-                         (l.b.size() == a.size || at[l.b.size()] == std::byte{0});
-                else eq = l.b.size() == a.size && std::memcmp(at, l.b.data(), a.size) == 0;
-                if (c.op == WhereOp::Ne) return !eq;
-                if (eq) return true;
-                if (c.op != WhereOp::In) return false;
-            }
-            return false;
-        }
-        }
-        return false;
-    }
-
-    // Element `a.element` of trailing array `a.trailing`: the arrays follow the
-    // fixed part in order, each `count x element size` bytes, counts read from
-    // the fixed part; every step checked against the payload's size.
-    static const std::byte* trailing_element(const Access& a, std::span<const std::byte> p) {
-        std::uint64_t at = a.fixed;
-        std::uint64_t count = 0;
-        for (std::size_t j = 0; j < a.arrays.size(); ++j) {
-            const Access::Array& arr = a.arrays[j];
-            if (std::uint64_t{arr.count_offset} + arr.count_size > p.size()) return nullptr;
-            count = 0;
-            std::memcpy(&count, p.data() + arr.count_offset, arr.count_size);
-            if (j + 1 == a.arrays.size()) break;
-            // count * size cannot overflow: count < 2^64 / 2^32 is not given, so check against the payload.
-            if (arr.element_size != 0 && count > (p.size() - std::min<std::uint64_t>(at, p.size())) / arr.element_size)
-                return nullptr;
-            at += count * arr.element_size;
-        }
-        if (a.element >= count) return nullptr;  // past the array's count: no such element
-        const std::uint64_t size = a.arrays.back().element_size;
-        if (at > p.size() || a.element > (p.size() - at) / std::max<std::uint64_t>(size, 1)) return nullptr;
-        at += a.element * size + a.offset;
-        if (at > p.size() || a.size > p.size() - at) return nullptr;
-        return p.data() + at;
-    }
-
-    std::unique_ptr<Compiled> root_;
-    std::unique_ptr<TypeBits> possible_;  // 8 KiB: on the heap, once
 };
 
 }  // namespace
 }  // namespace detail
 
 Result<std::unique_ptr<EventPredicate>> compile_where(std::string_view text, const Schema& schema,
-                                                      std::string_view option) {
+                                                      std::string_view option, const SpanLabelResolver& labels) {
     auto tree = detail::parse_where(text, option);
     if (!tree) return std::move(tree).error();
-    detail::Compiler compiler(schema, text, option);
+    detail::Compiler compiler(schema, text, option, labels);
     auto compiled = compiler.compile(**tree);
     if (!compiled) return std::move(compiled).error();
-    return std::unique_ptr<EventPredicate>(std::make_unique<detail::WherePredicate>(std::move(*compiled)));
+    return std::unique_ptr<EventPredicate>(detail::make_where_predicate(std::move(*compiled)));
 }
 
 }  // namespace evring

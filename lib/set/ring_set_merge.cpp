@@ -230,6 +230,7 @@ RingSetSource::Member* RingSetSource::pick(SourceItem& item, SourceStep& step, b
 }
 
 SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
+    last_ = nullptr;  // members may be dropped below
     for (;;) {
         // The clock is read once per 256 calls: a clock read per merged event
         // would cost more than the merge itself.
@@ -266,6 +267,7 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
             best->ended = true;
             return hand_out(*best, SourceStep::Failed, item);
         }
+        last_ = best;  // load_payload reads from it
         return SourceStep::Event;
     }
 }

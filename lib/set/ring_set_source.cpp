@@ -171,7 +171,23 @@ void RingSetSource::refresh_members(bool force) {
     }
 }
 
+// From the member the event came from (its ring still holds the payload
+// unless overwritten since: Expired then).
+SourceStep RingSetSource::load_payload(SourceEvent& event) {
+    if (last_ == nullptr || last_->index != event.member) {
+        event.payload_state = PayloadState::Expired;
+        event.payload = {};
+        return SourceStep::Event;
+    }
+    const std::uint32_t member = event.member;
+    const SourceStep step = last_->source->fill_payload(event);
+    event.member = member;
+    if (step == SourceStep::Failed) return fail(last_->source->error());
+    return step;
+}
+
 Result<std::string> RingSetSource::seek(const Position& start) {
+    last_ = nullptr;
     if (start.kind == Position::Kind::Seqno && start.member != Position::kAnyMember)
         return seek_member(start.member, start.value);
     if (start.kind == Position::Kind::Seqno)

@@ -40,6 +40,12 @@ Batch EventSource::next_batch(std::span<EventDescriptor> out) {
     return read_batch(out);
 }
 
+SourceStep EventSource::load_payload(SourceEvent& event) {
+    event.payload_state = PayloadState::Expired;
+    event.payload = {};
+    return SourceStep::Event;
+}
+
 Batch EventSource::read_batch(std::span<EventDescriptor> out) {
     Batch batch;
     SourceItem item;

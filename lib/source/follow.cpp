@@ -21,6 +21,7 @@ void add_counters(SourceCounters& total, const SourceCounters& more) noexcept {
     total.damage_reports += more.damage_reports;
     total.records_lost_to_damage += more.records_lost_to_damage;
     total.foreign += more.foreign;
+    total.payloads += more.payloads;
 }
 
 namespace detail {
@@ -51,11 +52,35 @@ Status FollowLoop::position(const Position& start) {
     return {};
 }
 
-std::optional<FollowEnd> FollowLoop::on_event(const SourceEvent& event) {
+namespace {
+
+// The predicate's way to a payload: the source's, remembering a failure.
+struct SourceLoader final : PayloadLoader {
+    explicit SourceLoader(EventSource& s) : source(s) {}
+    void load(SourceEvent& event) noexcept override {
+        if (source.read_payload(event) == SourceStep::Failed) failed = true;
+    }
+    EventSource& source;
+    bool failed = false;
+};
+
+}  // namespace
+
+std::optional<FollowEnd> FollowLoop::on_event(SourceEvent& event) {
     const EventDescriptor& d = event.descriptor;
     if (d.seqno > stop_at_.seqno || d.record_epoch_nanos > stop_at_.nanos) return FollowEnd::Stop;
     // --- the filter: descriptor tests, then the whole-event predicate (where.hpp) ---
-    if (options_.filter.matches(d) && (options_.where == nullptr || options_.where->matches(event))) {
+    // Read descriptor-first (run()): a payload is loaded only for what the
+    // descriptor tests keep, and by the predicate only when it needs a field.
+    SourceLoader loader(*source_);
+    const bool keep = options_.filter.matches(d) && (options_.where == nullptr || options_.where->matches(event, loader));
+    if (keep && lazy_ && options_.payloads == PayloadRead::Copy && event.payload_state == PayloadState::NotRead)
+        loader.load(event);
+    if (loader.failed) {
+        load_failed_ = true;  // run() reports the source's failure
+        return std::nullopt;
+    }
+    if (keep) {
         if (!sink_.event(event)) return FollowEnd::Sink;
         ++result_.handed_out;
         if (options_.count != 0 && result_.handed_out >= options_.count) return FollowEnd::Count;
@@ -83,14 +108,19 @@ std::optional<FollowEnd> FollowLoop::on_idle() {
 Result<FollowResult> FollowLoop::run() {
     if (auto s = position(options_.start); !s) return std::move(s).error();
     SourceItem item;
-    // A --where that reads fields needs payloads whatever the sink asked for.
-    const PayloadRead payloads =
-        options_.where != nullptr && options_.where->needs_payload() ? PayloadRead::Copy : options_.payloads;
+    // With a filter, descriptors first and payloads of kept events only
+    // (on_event); a --where that reads fields loads them whatever the sink
+    // asked for.
+    lazy_ = options_.where != nullptr || !options_.filter.accepts_everything();
+    const PayloadRead payloads = lazy_ ? PayloadRead::None : options_.payloads;
     for (;;) {
         if (stop_requested()) return finish(FollowEnd::Stopped);
         std::optional<FollowEnd> end;
         switch (source_->next(item, payloads)) {
-        case SourceStep::Event: end = on_event(item.event); break;
+        case SourceStep::Event:
+            end = on_event(item.event);
+            if (load_failed_) return source_->error();  // loading a payload failed
+            break;
         case SourceStep::Gap: end = on_gap(item.gap); break;
         case SourceStep::Notice: sink_.notice(item.notice); break;
         case SourceStep::NotReady: end = on_idle(); break;

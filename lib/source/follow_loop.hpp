@@ -25,7 +25,7 @@ public:
 private:
     bool stop_requested() const noexcept;
     Status position(const Position& start);
-    std::optional<FollowEnd> on_event(const SourceEvent& event);
+    std::optional<FollowEnd> on_event(SourceEvent& event);
     std::optional<FollowEnd> on_gap(const SourceGap& gap);
     std::optional<FollowEnd> on_idle();
     FollowResult finish(FollowEnd end);
@@ -47,6 +47,8 @@ private:
     StopAt stop_at_;
     bool stop_resolved_ = false;
     FollowResult result_;
+    bool load_failed_ = false;
+    bool lazy_ = false;  // reading descriptors first, payloads of kept events (run())
     SourceCounters extra_;  // gaps the loop itself reports (RingReplaced)
     std::chrono::steady_clock::time_point next_name_check_{};
 };

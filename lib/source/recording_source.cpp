@@ -106,6 +106,14 @@ SourceStep RecordingSource::read(SourceItem& item, PayloadRead payload) {
     }
 }
 
+// The record last read is still held: its payload, when it is the event's.
+SourceStep RecordingSource::load_payload(SourceEvent& event) {
+    const bool same = record_.kind == RecordKind::Event && record_.event.seqno == event.descriptor.seqno;
+    event.payload_state = same ? PayloadState::Ok : PayloadState::Expired;
+    event.payload = same ? record_.payload : std::span<const std::byte>{};
+    return SourceStep::Event;
+}
+
 SourceStep RecordingSource::from_record(SourceItem& item, PayloadRead payload, bool& handed_out) {
     handed_out = false;
     switch (record_.kind) {

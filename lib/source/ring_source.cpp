@@ -114,7 +114,7 @@ SourceStep RingSource::read(SourceItem& item, PayloadRead payload) {
         return fail(std::move(state_->fault));
     switch (result) {
     case NextResult::Success:
-        if (payload == PayloadRead::Copy) return read_payload(item.event);
+        if (payload == PayloadRead::Copy) return copy_payload_of(item.event);
         event.payload_state = PayloadState::NotRead;
         event.payload = {};
         return SourceStep::Event;
@@ -131,9 +131,13 @@ SourceStep RingSource::read(SourceItem& item, PayloadRead payload) {
     return not_ready(item);
 }
 
-SourceStep RingSource::fill_payload(SourceEvent& event) { return read_payload(event); }
+SourceStep RingSource::fill_payload(SourceEvent& event) { return copy_payload_of(event); }
 
-SourceStep RingSource::read_payload(SourceEvent& event) {
+// By the descriptor alone: the payload is in the ring until overwritten
+// (Expired then), whenever it is asked for.
+SourceStep RingSource::load_payload(SourceEvent& event) { return copy_payload_of(event); }
+
+SourceStep RingSource::copy_payload_of(SourceEvent& event) {
     const EventDescriptor& d = event.descriptor;
     event.payload = {};
     if (!payload_in_bounds(*state_->ring, d)) {

@@ -5,12 +5,17 @@
 # producer's and watch's own reports, elapsed times and lost events.
 #
 #   EVRING_BIN=build/tools/evring PRODUCER_BIN=build/examples/producer \
-#       tests/cli/watch_throughput.sh [RATE] [COUNT] [FORMAT]
+#       tests/cli/watch_throughput.sh [RATE] [COUNT] [FORMAT] [WHERE]
+#
+# WHERE: a filter expression (`watch --where`) over the producer's schema
+# (schemas/demo.toml), e.g. 'type == TRADE && quantity > 500'.
 set -eu
 : "${EVRING_BIN:?}" "${PRODUCER_BIN:?}"
 RATE=${1:-1000000}
 COUNT=${2:-5000000}
 FORMAT=${3:-text}
+WHERE=${4:-}
+where_args=(); [[ -n $WHERE ]] && where_args=(--where "$WHERE")
 WORK=$(mktemp -d /dev/shm/evring-throughput-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 export EVRING_RING_DIR="$WORK/rings"
@@ -22,7 +27,7 @@ producer=$!
 until "$EVRING_BIN" info perf >/dev/null 2>&1; do sleep 0.01; done
 start=$(date +%s.%N)
 /usr/bin/time -f "watch: %e s elapsed, %U s user, %S s system, %M KB max RSS" \
-    "$EVRING_BIN" watch perf --from oldest --format "$FORMAT" >"$WORK/out" 2>"$WORK/watch.err"
+    "$EVRING_BIN" watch perf --from oldest --format "$FORMAT" "${where_args[@]}" >"$WORK/out" 2>"$WORK/watch.err"
 end=$(date +%s.%N)
 wait "$producer"
 cat "$WORK/producer.err"

@@ -2,6 +2,15 @@
 // and literal, missing fields, trailing arrays bounds-checked, hostile text.
 #include "evring/query/where.hpp"
 
+#include <tuple>
+
+#include "evring/source/follow.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/source/ring_source.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "support/temp_ring.hpp"
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -178,6 +187,111 @@ TEST(Where, HostileTextIsRefusedCheaply) {
     EXPECT_NE(past.error().message().find("past 2^256"), std::string::npos);
     // Long shown text is cut in the message.
     EXPECT_LT(huge.error().message().size(), 200u);
+}
+
+// --- Span names compare by label ------------------------------------------
+
+TEST(Where, ASpanOpenerTagComparesByLabelThroughTheResolver) {
+    std::string text = kSchema;
+    text += "[span.g]\nbegin = \"A\"\nend = \"B\"\nkey = [\"group\"]\nlabel = \"n\"\nopener = \"group\"\n";
+    auto parsed = Schema::parse(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+    const Schema s = std::move(parsed).value();
+    // Label 7 opens at seqno 42, label 8 at 50; 9 is carried by no event.
+    const SpanLabelResolver labels = [](const SchemaSpan& span, std::uint64_t label) -> Result<std::uint64_t> {
+        EXPECT_EQ(span.name, "g");
+        if (label == 7) return std::uint64_t{42};
+        if (label == 8) return std::uint64_t{50};
+        return Error(ENOENT, "no g 9 in the test source");
+    };
+    auto keeps = [&](const char* expr, std::uint64_t tag) {
+        auto w = compile_where(expr, s, "--where", labels);
+        EXPECT_TRUE(w.ok()) << expr << ": " << (w ? "" : w.error().message());
+        SourceEvent e;
+        e.descriptor.event_type = 2;
+        e.descriptor.content_ext[0] = tag;
+        return w && (*w)->matches(e);
+    };
+    EXPECT_TRUE(keeps("group == 7", 42));
+    EXPECT_FALSE(keeps("group == 7", 7));  // the raw tag is a seqno, not the label
+    EXPECT_TRUE(keeps("group in {8, 7}", 50));
+    EXPECT_TRUE(keeps("group != 7", 50));
+    EXPECT_TRUE(keeps("ext[0] == 7", 7));  // the raw tag by index
+    EXPECT_TRUE(keeps("group", 1));        // bare: the raw tag is non-zero
+    auto unknown = compile_where("group == 9", s, "--where", labels);
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_EQ(unknown.error().message(), "bad --where 'group == 9': at 10: no g 9 in the test source");
+    auto order = compile_where("group > 7", s, "--where", labels);
+    ASSERT_FALSE(order.ok());
+    EXPECT_NE(order.error().message().find("'group' compares g labels (n) with ==, != or in; ext[0] is the raw tag"),
+              std::string::npos)
+        << order.error().message();
+    auto blind = compile_where("group == 7", s);
+    ASSERT_FALSE(blind.ok());
+    EXPECT_NE(blind.error().message().find("which this reader cannot look up"), std::string::npos);
+    EXPECT_TRUE(compile_where("item == 7", s).ok());  // a tag no span opens: raw, as before
+}
+
+// --- Through the follow loop over a real ring: descriptor first -----------
+
+// Payloads the filter never looks at are never read: the source's payload
+// counter (SourceCounters::payloads, one per copy out of the ring) counts
+// only the events the descriptor tests leave open, and the sink still gets
+// the payload of every event it is handed.
+TEST(WhereFollow, PayloadsOfEventsTheDescriptorRulesOutAreNeverCopied) {
+    test::TempDir dir;
+    const std::string path = dir.file("ring");
+    CreateOptions create;
+    create.keep_on_close = true;
+    auto writer = RingWriter::create(test::small_spec(path, 8, 16), create);
+    ASSERT_TRUE(writer.ok()) << writer.error().message();
+    {
+        Publisher publisher(writer->ring());
+        for (std::uint32_t i = 0; i < 200; ++i) {
+            Reservation r = publisher.reserve(4);
+            std::memcpy(r.payload(), &i, 4);  // n (u32, A's and B's first field)
+            r.descriptor().event_type = i % 4 == 0 ? 1 : 2;  // 50 A, 150 B
+            publisher.commit(r);
+        }
+    }
+    struct Sink : FollowSink {
+        std::size_t events = 0, with_payload = 0;
+        bool event(const SourceEvent& e) override {
+            ++events;
+            with_payload += e.payload_state == PayloadState::Ok;
+            return true;
+        }
+    };
+    const Schema s = schema();
+    auto run = [&](const char* where_text, PayloadRead payloads, std::uint16_t only_type = 0) {
+        auto where = compile_where(where_text, s);
+        EXPECT_TRUE(where.ok());
+        auto reader = RingReader::open(path);
+        EXPECT_TRUE(reader.ok());
+        std::unique_ptr<EventSource> source = std::move(RingSource::open_live(std::move(*reader), path).value());
+        FollowOptions options;
+        options.start = Position::oldest();
+        options.stop = Position::seqno(200);  // the writer is alive (this process): stop at its last event
+        options.where = where->get();
+        options.payloads = payloads;
+        if (only_type != 0) options.filter.types.add(only_type);
+        Sink sink;
+        auto result = follow(source, options, sink);
+        EXPECT_TRUE(result.ok());
+        EXPECT_EQ(result->counters.events, 200u);
+        return std::make_tuple(sink.events, sink.with_payload, result->counters.payloads);
+    };
+    // A's n is 0, 4, 8, ...: n > 100 keeps 24 of them; only the 50 A payloads are copied.
+    EXPECT_EQ(run("type == A && n > 100", PayloadRead::None), std::make_tuple(24u, 24u, 50u));
+    // Written the other way round: the compiler tests the descriptor first all the same.
+    EXPECT_EQ(run("n > 100 && type == A", PayloadRead::None), std::make_tuple(24u, 24u, 50u));
+    // Descriptor only: no payload read for the filter; the sink's kept events only when it asks.
+    EXPECT_EQ(run("type == A && seqno > 100", PayloadRead::None), std::make_tuple(25u, 0u, 0u));
+    EXPECT_EQ(run("type == A && seqno > 100", PayloadRead::Copy), std::make_tuple(25u, 25u, 25u));
+    // A FlowFilter alone (--type) also copies only what it keeps.
+    EXPECT_EQ(run("seqno > 0", PayloadRead::Copy, 1), std::make_tuple(50u, 50u, 50u));
+    // B also has n (a u8): every event's payload is then needed.
+    EXPECT_EQ(run("n == 3", PayloadRead::None), std::make_tuple(1u, 1u, 200u));
 }
 
 }  // namespace

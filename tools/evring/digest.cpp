@@ -20,8 +20,9 @@ namespace {
 
 class DigestSink final : public FollowSink {
 public:
-    DigestSink(bool blank_time, bool blank_offset, std::array<bool, 4> blank_flow)
-        : ctx_(EVP_MD_CTX_new()), blank_time_(blank_time), blank_offset_(blank_offset), blank_flow_(blank_flow) {
+    DigestSink(bool blank_time, bool blank_offset, bool blank_seqno, std::array<bool, 4> blank_flow)
+        : ctx_(EVP_MD_CTX_new()), blank_time_(blank_time), blank_offset_(blank_offset), blank_seqno_(blank_seqno),
+          blank_flow_(blank_flow) {
         ok_ = ctx_ != nullptr && EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) == 1;
     }
     ~DigestSink() override { EVP_MD_CTX_free(ctx_); }
@@ -33,6 +34,7 @@ public:
         d.reserved = 0;
         if (blank_time_) d.record_epoch_nanos = 0;
         if (blank_offset_) d.payload_buf_offset = 0;
+        if (blank_seqno_) d.seqno = 0;
         for (std::size_t i = 0; i < 4; ++i)
             if (blank_flow_[i]) d.content_ext[i] = 0;
         std::uint8_t record[65];
@@ -49,7 +51,10 @@ public:
         gap_seqnos_ += g.count;
         return true;
     }
-    bool idle() override { return false; }  // a live ring: digest what is there
+    // A live ring: digest what is there. A stream is read up to a stop
+    // position instead (run_digest): it is idle while messages are fetched.
+    bool idle() override { return keep_waiting_; }
+    void keep_waiting() { keep_waiting_ = true; }
 
     std::string hex() {
         unsigned char out[EVP_MAX_MD_SIZE];
@@ -66,10 +71,32 @@ public:
 private:
     EVP_MD_CTX* ctx_;
     bool ok_ = false;
-    bool blank_time_, blank_offset_;
+    bool blank_time_, blank_offset_, blank_seqno_;
+    bool keep_waiting_ = false;
     std::array<bool, 4> blank_flow_;
     std::uint64_t events_ = 0, gaps_ = 0, gap_seqnos_ = 0;
 };
+
+// The sequence number of a stream's newest event now (read from a second
+// reader at `latest`), so that a digest of a stream covers what it held when
+// the digest started, as for a live ring; nullopt when it holds none within
+// a few seconds.
+std::optional<std::uint64_t> newest_in_stream(const std::string& location) {
+    auto probe = open_for_command(location, {});
+    if (!probe || !(*probe)->seek(Position::latest())) return std::nullopt;
+    SourceItem item;
+    for (int i = 0; i < 100 && !stop_requested(); ++i) {
+        switch ((*probe)->next(item)) {
+        case SourceStep::Event: return item.event.descriptor.seqno;
+        case SourceStep::NotReady: (*probe)->wait(std::chrono::milliseconds(50)); break;
+        case SourceStep::Gap:
+        case SourceStep::Notice: break;
+        case SourceStep::End:
+        case SourceStep::Failed: return std::nullopt;
+        }
+    }
+    return std::nullopt;
+}
 
 }  // namespace
 
@@ -86,6 +113,7 @@ std::unique_ptr<DigestOptions> add_digest_command(CLI::App& app) {
     c->add_option("--count", o.count, "Stop after N events")->type_name("N");
     c->add_flag("--blank-time", o.blank_time, "Leave record_epoch_nanos out (Monad's digest -T)");
     c->add_flag("--blank-offset", o.blank_offset, "Leave payload_buf_offset out (-P)");
+    c->add_flag("--blank-seqno", o.blank_seqno, "Leave seqno out (a ring evring mirror filled numbers from 1)");
     c->add_option("--blank-flow", o.blank_flows, "Leave this flow tag out: a name, an index 0-3, or all (-C; repeatable)")
         ->type_name("TAG")
         ->allow_extra_args(false);
@@ -117,7 +145,16 @@ int run_digest(const DigestOptions& options) {
     follow_options.payloads = PayloadRead::Copy;
     install_stop_handlers();
     follow_options.stop_flag = &stop_flag();
-    DigestSink sink(options.blank_time, options.blank_offset, blank);
+    DigestSink sink(options.blank_time, options.blank_offset, options.blank_seqno, blank);
+    if ((*source)->kind() == SourceKind::Stream) {
+        if (follow_options.stop.kind == Position::Kind::None && follow_options.count == 0) {
+            auto newest = newest_in_stream(options.source);
+            if (!newest) return runtime_error(Error(ENOENT, fmt::format("stream '{}' holds no event to digest",
+                                                                        (*source)->identity().path)));
+            follow_options.stop = Position::seqno(*newest);
+        }
+        sink.keep_waiting();
+    }
     auto result = follow(*source, follow_options, sink);
     if (!result) return runtime_error(result.error());
     const std::string hex = sink.hex();

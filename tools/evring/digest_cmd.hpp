@@ -25,6 +25,7 @@ struct DigestOptions {
     std::optional<std::string> count;
     bool blank_time = false;          // like Monad's digest -T
     bool blank_offset = false;        // -P
+    bool blank_seqno = false;         // a mirror numbers its events itself
     std::vector<std::string> blank_flows;  // -C: flow tags by name or index
     std::string schema_file;
     bool json = false;

@@ -29,6 +29,7 @@
 #include "evring/ring/publisher.hpp"
 #include "evring/registry/registering_sink.hpp"
 #include "evring/ring/ring_writer.hpp"
+#include "evring/schema/schema_resolve.hpp"
 #include "nats_cmd.hpp"
 #include "open.hpp"
 #include "ops/stop.hpp"
@@ -42,6 +43,7 @@ struct MirrorPlan {
     RingConfig ring;
     bool sizes_given = false;
     int seqno_tag = -1;
+    std::optional<Schema> schema;  // for --where
 };
 
 Result<MirrorPlan> plan_mirror(const MirrorOptions& options) {
@@ -159,6 +161,17 @@ int run_mirror(const MirrorOptions& options) {
     if (!plan) return usage_error(plan.error());
     auto source = open_for_command(options.stream, {});
     if (!source) return runtime_error(source.error());
+    std::unique_ptr<EventPredicate> where;
+    if (options.where) {
+        auto found = resolve_schema(**source, {.schema_file = options.schema_file});
+        if (!found) return runtime_error(found.error());
+        if (!found->warning.empty()) report_error(found->warning);
+        plan->schema = std::move(found->schema);
+        if (auto s = compile_where_option(plan->follow, options.where, plan->schema ? &*plan->schema : nullptr, where,
+                                          source->get());
+            !s)
+            return usage_error(s.error());
+    }
     auto writer = create_mirror(*plan, **source, options.keep);
     if (!writer) return runtime_error(writer.error());
     fmt::print(stderr, "evring: mirroring {} into ring file {}\n", printable((*source)->identity().path),

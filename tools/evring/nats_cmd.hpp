@@ -30,6 +30,8 @@ struct RelayCommandOptions {
     bool allow_other_ring = false;
     bool no_register = false;  // stay out of the ring's reader registry
     bool wait = false;         // wait for the ring to be created (follow.hpp's wait_for_name)
+    std::optional<std::string> where;  // a filter expression (where.hpp)
+    std::string schema_file;
 };
 
 struct MirrorOptions {
@@ -40,6 +42,8 @@ struct MirrorOptions {
     std::optional<std::string> seqno_tag;
     bool keep = false;
     bool no_register = false;
+    std::optional<std::string> where;  // a filter expression (where.hpp)
+    std::string schema_file;
 };
 
 // Adds the subcommands; the returned pointers tell main which one was chosen.

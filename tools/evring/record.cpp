@@ -163,7 +163,8 @@ int run_record(const RecordOptions& options) {
         auto resolved = resolve_schema(**source);
         if (!resolved) return runtime_error(resolved.error());
         found = std::move(*resolved);
-        if (auto s = compile_where_option(plan->follow, options.where, found->schema ? &*found->schema : nullptr, where);
+        if (auto s = compile_where_option(plan->follow, options.where, found->schema ? &*found->schema : nullptr, where,
+                                          source->get());
             !s)
             return usage_error(s.error());
     }

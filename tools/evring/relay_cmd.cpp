@@ -7,7 +7,9 @@
 #include "output/event_format.hpp"
 #include "evring/nats/nats_relay.hpp"
 #include "evring/nats/nats_source.hpp"
+#include "evring/schema/schema_resolve.hpp"
 #include "nats_cmd.hpp"
+#include "open.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
 
@@ -94,6 +96,10 @@ void add_nats_commands(CLI::App& app, NatsCommands& c) {
     c.relay->add_flag("--allow-other-ring", r.allow_other_ring, "Relay into a stream holding another ring's events");
     c.relay->add_flag("--no-register", r.no_register, "Do not announce this reader in the ring's reader registry");
     c.relay->add_flag("--wait", r.wait, "Wait for the ring to be created when it does not exist yet");
+    c.relay->add_option("--where", r.where, "Relay only events this expression keeps (docs/cli.md)")
+        ->type_name("EXPR");
+    c.relay->add_option("--schema", r.schema_file, "Schema file for --where when the ring has none")
+        ->type_name("FILE");
 
     MirrorOptions& m = c.mirror_options;
     c.mirror = app.add_subcommand("mirror", "Write a relayed JetStream stream (or any source) into a local ring");
@@ -109,6 +115,10 @@ void add_nats_commands(CLI::App& app, NatsCommands& c) {
     c.mirror->add_flag("--keep", m.keep, "Leave the ring file when the mirror exits");
     c.mirror->add_flag("--no-register", m.no_register,
                        "Do not announce this reader in the source ring's reader registry");
+    c.mirror->add_option("--where", m.where, "Mirror only events this expression keeps (docs/cli.md)")
+        ->type_name("EXPR");
+    c.mirror->add_option("--schema", m.schema_file, "Schema file for --where when the source has none")
+        ->type_name("FILE");
 }
 
 int run_relay_command(const RelayCommandOptions& options) {
@@ -119,6 +129,22 @@ int run_relay_command(const RelayCommandOptions& options) {
         FollowOptions follow;
         follow.stop_flag = &stop_flag();
         if (!wait_for_name(options.ring, follow, report_error)) return kExitOk;  // interrupted
+    }
+    // --where: compiled against the ring's schema (its span labels looked up
+    // in it) before the relay opens it for itself.
+    std::unique_ptr<EventPredicate> where;
+    if (options.where) {
+        auto source = open_for_command(options.ring, {});
+        if (!source) return runtime_error(source.error());
+        auto found = resolve_schema(**source, {.schema_file = options.schema_file});
+        if (!found) return runtime_error(found.error());
+        if (!found->warning.empty()) report_error(found->warning);
+        FollowOptions follow;
+        if (auto s = compile_where_option(follow, options.where, found->schema ? &*found->schema : nullptr, where,
+                                          source->get());
+            !s)
+            return usage_error(s.error());
+        plan->where = where.get();
     }
     auto result = nats::run_relay(*plan);
     if (!result) return runtime_error(result.error());

@@ -191,7 +191,7 @@ int run_stats(const StatsOptions& options) {
         follow_options.filter.types.add(*parsed);
     }
     std::unique_ptr<EventPredicate> where;
-    if (auto s = compile_where_option(follow_options, options.where, schema, where); !s) return usage_error(s.error());
+    if (auto s = compile_where_option(follow_options, options.where, schema, where, source->get()); !s) return usage_error(s.error());
     install_stop_handlers();
     follow_options.stop_flag = &stop_flag();
     StatsSink sink(schema);

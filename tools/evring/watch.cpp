@@ -192,7 +192,7 @@ int run_watch(const WatchOptions& options) {
             if (interest_admits(**interest, e.interest())) plan->follow.filter.types.add(e.number);
     plan->follow.schema = schema;
     std::unique_ptr<EventPredicate> where;
-    if (auto s = compile_where_option(plan->follow, options.where, schema, where); !s) return usage_error(s.error());
+    if (auto s = compile_where_option(plan->follow, options.where, schema, where, source->get()); !s) return usage_error(s.error());
     EventPrinter printer(plan->format, schema);
     printer.set_payload_hex(!options.no_payload);
     std::optional<FieldColumns> columns;

@@ -161,6 +161,7 @@ public:
 
 protected:
     SourceStep read(SourceItem& item, PayloadRead payload) override;
+    SourceStep load_payload(SourceEvent& event) override;
 
 private:
     StreamReader(std::unique_ptr<Connection> owned, const Connection& connection);
@@ -176,7 +177,11 @@ private:
     ReaderOptions options_;  // as opened (start: the first read's without seek())
     std::unique_ptr<Impl> impl_;
     std::optional<Announcement> announced_;  // the stream's newest at open
-    std::vector<std::byte> stored_schema_;  // the stream's newest schema message at open
+    std::vector<std::byte> stored_schema_;
+    // The event read() handed out last, for load_payload.
+    std::uint64_t last_seqno_ = 0;
+    PayloadState last_state_ = PayloadState::NotRead;
+    std::span<const std::byte> last_payload_;  // the stream's newest schema message at open
     std::string event_subject_;             // narrow()'s filter for the next seek()
     std::uint64_t foreign_before_ = 0;      // counted by consumers before impl_'s
 };

@@ -75,6 +75,9 @@ struct RelayOptions {
     int flow_token = -1; // 0..3: subjects carry content_ext[flow_token]
     Position start = Position::oldest();  // for a stream not yet holding this ring instance
     FlowFilter filter;   // relay only these events (announced as filtered)
+    // Then only the events this keeps (`--where`, where.hpp; announced as
+    // filtered); null: none. Must outlive run_relay.
+    const EventPredicate* where = nullptr;
     std::uint32_t events_per_message = kDefaultEventsPerMessage;
     bool allow_other_ring = false;
     StreamSpec stream_spec;  // name and prefix are filled in from the above

@@ -124,6 +124,7 @@ public:
 
 protected:
     SourceStep read(SourceItem& item, PayloadRead payload) override;
+    SourceStep load_payload(SourceEvent& event) override;
 
 private:
     RingSetSource() = default;
@@ -152,6 +153,7 @@ private:
     std::uint16_t content_type_ = 0;
     std::array<std::uint8_t, 32> schema_hash_{};
     std::vector<std::unique_ptr<Member>> members_;
+    Member* last_ = nullptr;  // whose event read() handed out last (load_payload); reset by read() and seek()
     // Members skipped (missing, foreign, ...) and the file they were then
     // (device, inode; 0, 0 when missing): tried again only when it changes.
     std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> skipped_;

@@ -1,27 +1,50 @@
 // evring/source/event_predicate.hpp — a test on whole events (descriptor and
 // payload) that the follow loop applies after its FlowFilter.
 //
-// The follow loop (follow.hpp, FollowOptions::where) calls matches() for each
-// event the FlowFilter kept; when needs_payload() the loop reads payloads
-// (PayloadRead::Copy) so the predicate can look at fields. Implementations:
-// the filter expressions of where.hpp (`--where`), compiled against a schema.
+// The follow loop (follow.hpp, FollowOptions::where) reads descriptors only
+// (PayloadRead::None) and calls matches(event, loader) for each event the
+// FlowFilter kept; the predicate decides on the descriptor first and calls
+// loader.load(event) only when a payload field is still needed, so events
+// the descriptor rules out never have their payload copied.
+// Implementations: the filter expressions of where.hpp (`--where`), compiled
+// against a schema.
 //
 // Contract: matches() is const, does not allocate and reads a payload only
 // when its state is PayloadState::Ok, within its size; a field the payload
-// does not hold makes the test false.
+// does not hold makes the test false. The loading form calls load() at most
+// once per event, and only while the event's state is NotRead.
 //
-// Thread safety: matches() may be called from several threads at once.
+// Thread safety: matches() may be called from several threads at once (each
+// with its own event and loader).
 #pragma once
 
 #include "evring/source/event_source.hpp"
 
 namespace evring {
 
+// Fetches the payload of an event read with PayloadRead::None
+// (EventSource::read_payload); sets its payload_state and payload.
+class PayloadLoader {
+public:
+    virtual void load(SourceEvent& event) noexcept = 0;
+
+protected:
+    ~PayloadLoader() = default;
+};
+
 class EventPredicate {
 public:
     virtual ~EventPredicate() = default;
+    // True when some test looks at payload fields.
     virtual bool needs_payload() const noexcept = 0;
+    // On the event as it is: a payload not read makes field tests false.
     virtual bool matches(const SourceEvent& event) const noexcept = 0;
+    // Lazily: the payload is loaded (once) only when the descriptor left the
+    // answer open. The default loads first when needed, then tests.
+    virtual bool matches(SourceEvent& event, PayloadLoader& loader) const noexcept {
+        if (needs_payload() && event.payload_state == PayloadState::NotRead) loader.load(event);
+        return matches(static_cast<const SourceEvent&>(event));
+    }
 };
 
 }  // namespace evring

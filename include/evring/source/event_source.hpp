@@ -151,6 +151,9 @@ struct SourceCounters {
     // Input that is not this source's, passed over: a stream's messages that
     // are not evring's or do not decode (a Notice reports the first).
     std::uint64_t foreign = 0;
+    // Payloads handed out (Ok, Expired or Invalid): with PayloadRead::Copy,
+    // and by read_payload(). A ring source copies each one.
+    std::uint64_t payloads = 0;
     void count_gap(const SourceGap& gap) noexcept;
 };
 
@@ -175,8 +178,24 @@ public:
     SourceStep next(SourceItem& item, PayloadRead payload = PayloadRead::None) {
         if (pending_) return take_pending(item);
         const SourceStep step = read(item, payload);
-        if (step == SourceStep::Event) ++counters_.events;
-        else if (step == SourceStep::Gap) counters_.count_gap(item.gap);
+        if (step == SourceStep::Event) {
+            ++counters_.events;
+            if (item.event.payload_state != PayloadState::NotRead) ++counters_.payloads;
+        } else if (step == SourceStep::Gap) {
+            counters_.count_gap(item.gap);
+        }
+        return step;
+    }
+    // The payload of the event the last next() returned, read with
+    // PayloadRead::None: the follow loop reads descriptors, and payloads
+    // only of the events its filters keep (event_predicate.hpp). Sets the
+    // event's payload_state and payload as next() with Copy would have (a
+    // ring's payload may since have been overwritten: Expired). Returns
+    // Event, or Failed as next() would. An event that is not the last one
+    // read comes back Expired.
+    SourceStep read_payload(SourceEvent& event) {
+        const SourceStep step = load_payload(event);
+        if (step == SourceStep::Event && event.payload_state != PayloadState::NotRead) ++counters_.payloads;
         return step;
     }
     // Descriptors only, many at a time, without a virtual call per event:
@@ -229,6 +248,8 @@ public:
 
 protected:
     virtual SourceStep read(SourceItem& item, PayloadRead payload) = 0;
+    // read_payload(): the default says Expired (nothing kept to read).
+    virtual SourceStep load_payload(SourceEvent& event);
     // The batch loop; the default calls read() per event. Implementations
     // count what they hand out in counters_.
     virtual Batch read_batch(std::span<EventDescriptor> out);

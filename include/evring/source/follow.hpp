@@ -83,8 +83,10 @@ struct FollowOptions {
     Position stop;                     // Kind::None: no stop position
     std::uint64_t count = 0;           // events handed to the sink; 0: no limit
     FlowFilter filter;
-    // Then this test on whole events (`--where`, where.hpp); null: none. When it
-    // needs payloads the loop reads them (PayloadRead::Copy) whatever `payloads` says.
+    // Then this test on whole events (`--where`, where.hpp); null: none.
+    // With a filter or `where` the loop reads descriptors first and loads a
+    // payload (EventSource::read_payload) only when `where` reaches a field
+    // the descriptor left open, or for a kept event when `payloads` asks.
     const EventPredicate* where = nullptr;
     // How the loop positions a source: EventSource::seek when null. Readers
     // that link the schema library set evring::seek_source (span_seek.hpp),

@@ -103,6 +103,7 @@ public:
 
 protected:
     SourceStep read(SourceItem& item, PayloadRead payload) override;
+    SourceStep load_payload(SourceEvent& event) override;
 
 private:
     enum class Phase { Reading, FileEnded, Done };

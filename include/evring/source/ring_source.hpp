@@ -98,13 +98,14 @@ public:
 
 protected:
     SourceStep read(SourceItem& item, PayloadRead payload) override;
+    SourceStep load_payload(SourceEvent& event) override;
     Batch read_batch(std::span<EventDescriptor> out) override;
 
 private:
     explicit RingSource(std::unique_ptr<State> state);
     void start();
     void copy_schema_blob();
-    SourceStep read_payload(SourceEvent& event);
+    SourceStep copy_payload_of(SourceEvent& event);
     SourceStep not_ready(SourceItem& item);
     SourceStep hole_or_end(SourceItem& item);
     bool writer_gone();

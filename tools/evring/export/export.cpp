@@ -192,7 +192,7 @@ int run_export(const ExportOptions& options) {
     const Schema* decoder = schema->schema ? &*schema->schema : nullptr;
     if (auto s = apply_schema(*plan, options, decoder, identity.content_type); !s) return usage_error(s.error());
     std::unique_ptr<EventPredicate> where;
-    if (auto s = compile_where_option(plan->follow, options.where, decoder, where); !s) return usage_error(s.error());
+    if (auto s = compile_where_option(plan->follow, options.where, decoder, where, source->get()); !s) return usage_error(s.error());
 
     Outputs outputs;
     OutputFileOptions rules;

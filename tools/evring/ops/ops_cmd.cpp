@@ -22,6 +22,8 @@ std::unique_ptr<OpsCommands> add_ops_commands(CLI::App& app) {
     ops->top_cmd->add_option("--interval", ops->top.interval, "Seconds between refreshes (default 1)")
         ->type_name("SECONDS");
     ops->top_cmd->add_option("--count", ops->top.count, "Stop after N refreshes")->type_name("N");
+    ops->top_cmd->add_option("--where", ops->top.where, "Count only events this expression keeps (docs/cli.md)")
+        ->type_name("EXPR");
 
     ops->metrics_cmd = app.add_subcommand("metrics", "Prometheus metrics of rings, once or served over HTTP");
     ops->metrics_cmd->add_option("RING", ops->metrics.rings, "Ring names or paths")->required();

@@ -36,6 +36,7 @@ struct TopOptions {
     std::string ring;
     std::optional<std::string> interval;  // seconds between refreshes (default 1)
     std::optional<std::string> count;     // stop after N refreshes (default: until q / Ctrl-C)
+    std::optional<std::string> where;     // count only what this filter expression keeps
 };
 
 struct MetricsOptions {

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "evring/ring/sigbus_guard.hpp"
 
@@ -19,7 +20,32 @@ std::uint64_t monotonic_ns() {
     return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+// The predicate's payloads: in place, zero-copy (checked after by keeps()).
+struct PeekLoader final : PayloadLoader {
+    explicit PeekLoader(const MappedRing& r) : ring(r) {}
+    void load(SourceEvent& e) noexcept override {
+        const std::byte* p = peek_payload(ring, e.descriptor);
+        loaded = p != nullptr;
+        e.payload_state = p != nullptr ? PayloadState::Ok : PayloadState::Invalid;
+        if (p != nullptr) e.payload = {p, e.descriptor.payload_size};
+    }
+    const MappedRing& ring;
+    bool loaded = false;
+};
+
 }  // namespace
+
+bool RingSampler::keeps(const EventDescriptor& d) const noexcept {
+    SourceEvent e;
+    e.descriptor = d;
+    PeekLoader loader(ring_);
+    const bool kept = where_->matches(e, loader);
+    if (!loader.loaded || payload_valid(ring_, d)) return kept;
+    // Overwritten while it was looked at: what it said is not trusted.
+    e.payload_state = PayloadState::Expired;
+    e.payload = {};
+    return where_->matches(static_cast<const SourceEvent&>(e));
+}
 
 // Counts [from, to] (the newest max_scan of them when more) as the events
 // published since `since` (earlier ones left the ring before we saw them),
@@ -39,11 +65,12 @@ void RingSampler::scan(RingSample& s, std::uint64_t since, std::uint64_t from, s
     EventDescriptor d{};
     for (std::uint64_t seqno = first; seqno <= to; ++seqno) {
         if (it.read_descriptor(seqno, d)) {
+            ++read;
+            uncommitted_run = 0;
+            if (where_ != nullptr && !keeps(d)) continue;
             TypeTally& t = seen[d.event_type];
             t.events += 1;
             t.bytes += static_cast<double>(d.payload_size);
-            ++read;
-            uncommitted_run = 0;
         } else if (seqno < it.oldest_seqno()) {
             continue;  // overwritten while we scanned: counted in the totals, not by type
         } else {
@@ -66,12 +93,19 @@ void RingSampler::scan(RingSample& s, std::uint64_t since, std::uint64_t from, s
     const std::uint64_t counted = counted_to >= since ? counted_to - since + 1 : 0;
     s.new_events = counted;
     const double scale = read == 0 ? 0.0 : static_cast<double>(counted) / static_cast<double>(read);
+    double kept_events = 0, kept_bytes = 0;
     for (auto& [type, tally] : seen) {
         TypeTally& out = s.types[type];
         out.events = s.estimated ? tally.events * scale : tally.events;
         out.bytes = s.estimated ? tally.bytes * scale : tally.bytes;
+        kept_events += out.events;
+        kept_bytes += out.bytes;
         totals_[type].events += out.events;
         totals_[type].bytes += out.bytes;
+    }
+    if (where_ != nullptr) {  // what the filter kept: the totals by seqno and offset count everything
+        s.new_events = static_cast<std::uint64_t>(kept_events + 0.5);
+        s.new_bytes = static_cast<std::uint64_t>(kept_bytes + 0.5);
     }
 }
 

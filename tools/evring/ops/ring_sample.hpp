@@ -24,6 +24,7 @@
 #include <map>
 
 #include "evring/error.hpp"
+#include "evring/source/event_predicate.hpp"
 #include "evring/ring/ring.hpp"
 
 namespace evring::cli {
@@ -55,6 +56,10 @@ public:
         : ring_(ring), max_scan_(max_scan) {}
 
     Result<RingSample> sample();
+    // Count only the events `where` keeps (by type, in new_events and
+    // new_bytes); payloads it needs are looked at in place (payload.hpp:
+    // peek, then payload_valid; one overwritten meanwhile is Expired).
+    void set_where(const EventPredicate* where) noexcept { where_ = where; }
 
     // Since the first sample.
     const std::map<std::uint16_t, TypeTally>& totals() const noexcept { return totals_; }
@@ -64,8 +69,11 @@ public:
 private:
     void scan(RingSample& s, std::uint64_t since, std::uint64_t from, std::uint64_t to);
 
+    bool keeps(const EventDescriptor& d) const noexcept;
+
     const MappedRing& ring_;
     std::uint64_t max_scan_;
+    const EventPredicate* where_ = nullptr;
     bool first_ = true;
     std::uint64_t next_ = 0;  // the first sequence number not yet counted
     std::uint64_t last_bytes_ = 0;

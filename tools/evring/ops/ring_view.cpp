@@ -8,23 +8,25 @@
 #include "evring/schema/schema_resolve.hpp"
 #include "evring/source/source_renamed.hpp"
 #include "open.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 
-Result<std::unique_ptr<RingView>> RingView::open(const std::string& location) {
+Result<std::unique_ptr<RingView>> RingView::open(const std::string& location, const std::optional<std::string>& where) {
     auto source = open_for_command(location, {});
     if (!source) return std::move(source).error();
-    return adopt(location, std::move(*source));
+    return adopt(location, std::move(*source), where);
 }
 
 Result<std::unique_ptr<RingView>> RingView::reopen_if_renamed() const {
     auto fresh = evring::reopen_if_renamed(source_->identity(), {});
     if (!fresh) return std::move(fresh).error();
     if (!*fresh) return std::unique_ptr<RingView>();
-    return adopt(location_, std::move(*fresh));
+    return adopt(location_, std::move(*fresh), where_text_);
 }
 
-Result<std::unique_ptr<RingView>> RingView::adopt(const std::string& location, std::unique_ptr<EventSource> opened) {
+Result<std::unique_ptr<RingView>> RingView::adopt(const std::string& location, std::unique_ptr<EventSource> opened,
+                                                  const std::optional<std::string>& where) {
     auto* ring_source = dynamic_cast<RingSource*>(opened.get());
     if (ring_source == nullptr || ring_source->reader() == nullptr)
         return Error(EINVAL, fmt::format("'{}' is a {}, not a live ring: nothing moves in it (evring info describes "
@@ -37,6 +39,15 @@ Result<std::unique_ptr<RingView>> RingView::adopt(const std::string& location, s
     if (auto found = resolve_schema(*opened)) {
         view->schema_ = std::move(found->schema);
         view->schema_from_ = found->from;
+    }
+    if (where) {
+        FollowOptions unused;
+        view->where_text_ = where;
+        if (auto s = compile_where_option(unused, where, view->schema_ ? &*view->schema_ : nullptr, view->where_,
+                                          opened.get());
+            !s)
+            return std::move(s).error();
+        view->sampler_->set_where(view->where_.get());
     }
     view->source_ = std::move(opened);
     return view;

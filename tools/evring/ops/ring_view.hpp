@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "evring/source/event_predicate.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/registry/reader_listing.hpp"
 #include "evring/schema/schema.hpp"
@@ -38,7 +39,11 @@ struct RingRefresh {
 
 class RingView {
 public:
-    static Result<std::unique_ptr<RingView>> open(const std::string& location);
+    // `where`: count only the events this filter expression keeps
+    // (where.hpp), compiled against the ring's schema, its span labels looked
+    // up in this ring (again in a ring found at the name later).
+    static Result<std::unique_ptr<RingView>> open(const std::string& location,
+                                                  const std::optional<std::string>& where = std::nullopt);
 
     // Following the name (like `watch --follow-name`; source_renamed.hpp):
     // a view of the ring now at location() when that is another ring file
@@ -56,10 +61,13 @@ public:
     // The schema's name for `type`, or its number.
     std::string type_name(std::uint16_t type) const;
     const std::string& schema_from() const noexcept { return schema_from_; }
+    // The filter expression counted by (null: none).
+    const std::string* where() const noexcept { return where_text_ ? &*where_text_ : nullptr; }
 
 private:
     RingView() = default;
-    static Result<std::unique_ptr<RingView>> adopt(const std::string& location, std::unique_ptr<EventSource> source);
+    static Result<std::unique_ptr<RingView>> adopt(const std::string& location, std::unique_ptr<EventSource> source,
+                                                   const std::optional<std::string>& where);
 
     std::string location_;
     std::unique_ptr<EventSource> source_;
@@ -67,6 +75,8 @@ private:
     std::unique_ptr<RingSampler> sampler_;
     std::optional<Schema> schema_;
     std::string schema_from_;
+    std::optional<std::string> where_text_;
+    std::unique_ptr<EventPredicate> where_;
 };
 
 }  // namespace evring::cli

@@ -102,21 +102,23 @@ std::string summary_line(const RingView& view, const RingRefresh& r, const Rates
             lost += e.lost;
         }
     return fmt::format("{} {}: {} ev/s {:.2f} MiB/s, seqno {}, window {:.1f}%, writer {}, {}, max lag {} events, "
-                       "readers lost {}, abandoned {}{}",
+                       "readers lost {}, abandoned {}{}{}",
                        utc_time(static_cast<std::uint64_t>(std::time(nullptr)) * 1'000'000'000ULL),
                        label.empty() ? printable(view.location()) : label, rate_text(rates.events), mib(rates.bytes),
                        r.sample.newest_seqno,
                        size.payload_buf_size == 0 ? 0.0 : 100.0 * static_cast<double>(r.sample.payload_in_use) /
                                                               static_cast<double>(size.payload_buf_size),
                        r.writer_alive ? "alive" : "gone", readers_count(r), max_lag, lost,
-                       view.sampler().abandoned(), r.registry_problem.empty() ? "" : " (registry unusable)");
+                       view.sampler().abandoned(), r.registry_problem.empty() ? "" : " (registry unusable)",
+                       view.where() ? fmt::format(" (where {})", printable(*view.where())) : "");
 }
 
 std::vector<std::string> frame_lines(const RingView& view, const RingRefresh& r, const Rates& rates) {
     const RingSample& s = r.sample;
     const RingSize& size = view.ring().header().size;
     std::vector<std::string> l;
-    l.push_back(fmt::format("evring top - {} ({})   q quits", printable(view.location()), printable(view.path())));
+    l.push_back(fmt::format("evring top - {} ({}){}   q quits", printable(view.location()), printable(view.path()),
+                            view.where() ? fmt::format("   where {}", printable(*view.where())) : ""));
     l.push_back(fmt::format("writer {} ({} pid{})   seqno {}   descriptors {} of {}   payload window {} of {} "
                             "({:.1f}%)",
                             r.writer_alive ? "alive" : "gone", r.writer_pids, r.writer_pids == 1 ? "" : "s",
@@ -309,9 +311,16 @@ int run_top(const TopOptions& options) {
         count = *value;
     }
     auto set = RingSetView::open_if_set(options.ring);
-    if (set && *set) return run_top_set(**set, interval_ms, count);
-    auto opened = RingView::open(options.ring);
-    if (!opened) return runtime_error(opened.error());
+    if (set && *set) {
+        if (options.where)
+            return usage_error(Error(EINVAL, fmt::format("--where: top of a ring set counts every member's events; "
+                                                         "'{}' is a ring set (give one member's ring, {}/mN)",
+                                                         options.ring, options.ring)));
+        return run_top_set(**set, interval_ms, count);
+    }
+    auto opened = RingView::open(options.ring, options.where);
+    if (!opened) return opened.error().errno_value() == EINVAL && options.where ? usage_error(opened.error())
+                                                                                : runtime_error(opened.error());
     std::unique_ptr<RingView> view = std::move(*opened);
     std::string said;  // the last reopen error reported
     install_stop_handlers();

@@ -55,11 +55,20 @@ Status parse_follow_range(FollowOptions& follow, std::string_view from, const st
 }
 
 Status compile_where_option(FollowOptions& follow, const std::optional<std::string>& where, const Schema* schema,
-                            std::unique_ptr<EventPredicate>& holder) {
+                            std::unique_ptr<EventPredicate>& holder, EventSource* source) {
     if (!where) return {};
     if (schema == nullptr)
         return Error(EINVAL, "bad --where: the source has no schema to name fields by (give --schema FILE)");
-    auto compiled = compile_where(*where, *schema, "--where");
+    SpanLabelResolver labels;
+    if (source != nullptr)
+        labels = [&](const SchemaSpan& span, std::uint64_t label) {
+            SpanRef ref;
+            ref.span = span.name;
+            ref.label = label;
+            ref.text = fmt::format("{}:{}", span.name, label);
+            return resolve_span(*source, ref, *schema);
+        };
+    auto compiled = compile_where(*where, *schema, "--where", labels);
     if (!compiled) return std::move(compiled).error();
     holder = std::move(*compiled);
     follow.where = holder.get();

@@ -37,8 +37,11 @@ Status parse_follow_range(FollowOptions& follow, std::string_view from, const st
 // --where EXPR compiled against the source's schema (evring/query/where.hpp), into
 // follow.where; `holder` keeps it alive. Nothing when `where` is empty; an
 // error (a usage error) when there is no schema or the expression is bad.
+// Span labels in it (`block == 15000009`) are looked up in `source` (which
+// may move its read position; the follow loop positions it afterwards).
+// A label no event carries makes the expression bad, naming the label.
 Status compile_where_option(FollowOptions& follow, const std::optional<std::string>& where, const Schema* schema,
-                            std::unique_ptr<EventPredicate>& holder);
+                            std::unique_ptr<EventPredicate>& holder, EventSource* source = nullptr);
 // --flow INDEX=VALUE into `filter`; with a schema also NAME=VALUE, NAME one
 // of its flow tags (an unknown name is refused with the names it has).
 Status add_flow(FlowFilter& filter, std::string_view text, const Schema* schema = nullptr);
