@@ -1,6 +1,11 @@
 // tools/evring/commands.hpp — the subcommands of `evring` and their options.
 //
-// Each run_* returns the process exit code: 0 success, 1 runtime error
+// Every subcommand has one shape: `Command add_X(CLI::App& app)` adds the
+// subcommand and its options to `app` and returns it with the function that
+// runs it; main.cpp is a table of these and runs the one CLI11 chose. The
+// options live in the run function's closure, filled in by CLI11's parse.
+//
+// Each run returns the process exit code: 0 success, 1 runtime error
 // (missing ring, unreadable or damaged input: everything readable is still
 // shown; a failed write), 2 usage error (bad option values). Errors go to
 // stderr as one line starting with "evring: " (report_error), naming the
@@ -9,13 +14,43 @@
 // checked by values.hpp.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "evring/error.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace evring::cli {
+
+// One subcommand: `app` is what CLI11 parsed into (chosen when app->parsed());
+// `run` runs it once, after parsing, and returns the exit code.
+struct Command {
+    CLI::App* app = nullptr;
+    std::function<int()> run;
+};
+
+// Each adds one subcommand to `app`; main.cpp's table lists them in the
+// order `evring --help` shows.
+Command add_ls(CLI::App& app);               // ls.cpp
+Command add_gc(CLI::App& app);               // gc.cpp
+Command add_info(CLI::App& app);             // info.cpp
+Command add_watch(CLI::App& app);            // watch.cpp
+Command add_snapshot(CLI::App& app);         // snapshot.cpp
+Command add_record(CLI::App& app);           // record.cpp
+Command add_schema(CLI::App& app);           // schema_cmd.cpp: check, show, compile
+Command add_export(CLI::App& app);           // export.cpp
+Command add_stats(CLI::App& app);            // stats.cpp
+Command add_digest(CLI::App& app);           // digest.cpp
+Command add_relay(CLI::App& app);            // relay_cmd.cpp (with NATS)
+Command add_mirror(CLI::App& app);           // mirror.cpp (with NATS)
+Command add_readers(CLI::App& app);          // readers.cpp
+Command add_top(CLI::App& app);              // top.cpp
+Command add_metrics(CLI::App& app);          // metrics.cpp
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitRuntime = 1;
@@ -79,6 +114,12 @@ int run_info(const InfoOptions& options);
 int run_watch(const WatchOptions& options);
 int run_snapshot(const SnapshotOptions& options);
 int run_record(const RecordOptions& options);
+
+// The texts several commands share in their --help.
+inline constexpr const char* kMaxSnapshotSizeHelp =
+    "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)";
+inline constexpr const char* kNoRegisterHelp = "Do not announce this reader in the ring's reader registry";
+inline constexpr const char* kWaitHelp = "Wait for the ring to be created when it does not exist yet";
 
 // Prints "evring: <message>" to stderr, control characters escaped.
 void report_error(std::string_view message);

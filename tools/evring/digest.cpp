@@ -73,13 +73,10 @@ private:
 
 }  // namespace
 
-bool DigestOptions::chosen() const { return command != nullptr && command->parsed(); }
-
-std::unique_ptr<DigestOptions> add_digest_command(CLI::App& app) {
-    auto options = std::make_unique<DigestOptions>();
+Command add_digest(CLI::App& app) {
+    auto options = std::make_shared<DigestOptions>();
     DigestOptions& o = *options;
     auto* c = app.add_subcommand("digest", "One SHA-256 over the events of a source, to compare sources");
-    o.command = c;
     c->add_option("SOURCE", o.source, "Ring name or path, snapshot, recording or stream")->required();
     c->add_option("--from", o.from, "oldest (default), latest, SEQNO, -N, a time or block:N");
     c->add_option("--until", o.until, "Stop after this SEQNO or TIME")->type_name("SEQNO|TIME");
@@ -91,7 +88,7 @@ std::unique_ptr<DigestOptions> add_digest_command(CLI::App& app) {
         ->allow_extra_args(false);
     c->add_option("--schema", o.schema_file, "Schema file naming the flow tags")->type_name("FILE");
     c->add_flag("--json", o.json, "One JSON object");
-    return options;
+    return {c, [options] { return run_digest(*options); }};
 }
 
 int run_digest(const DigestOptions& options) {

@@ -6,19 +6,13 @@
 // Thread safety: one thread.
 #pragma once
 
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace CLI {
-class App;
-}
-
 namespace evring::cli {
 
 struct DigestOptions {
-    CLI::App* command = nullptr;
     std::string source;
     std::string from = "oldest";
     std::optional<std::string> until;
@@ -28,11 +22,9 @@ struct DigestOptions {
     std::vector<std::string> blank_flows;  // -C: flow tags by name or index
     std::string schema_file;
     bool json = false;
-
-    bool chosen() const;
 };
 
-std::unique_ptr<DigestOptions> add_digest_command(CLI::App& app);
+// The exit code (commands.hpp); add_digest registers the command.
 int run_digest(const DigestOptions& options);
 
 }  // namespace evring::cli

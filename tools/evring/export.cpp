@@ -150,13 +150,10 @@ Result<std::uint64_t> parse_duration_nanos(std::string_view option, std::string_
     return nanos;
 }
 
-bool ExportOptions::chosen() const { return command != nullptr && command->parsed(); }
-
-std::unique_ptr<ExportOptions> add_export_command(CLI::App& app) {
-    auto options = std::make_unique<ExportOptions>();
+Command add_export(CLI::App& app) {
+    auto options = std::make_shared<ExportOptions>();
     ExportOptions& o = *options;
     auto* c = app.add_subcommand("export", "Write a timeline of a ring, snapshot or recording for trace viewers");
-    o.command = c;
     c->add_option("SOURCE", o.source, "Ring name or path, snapshot or recording")->required();
     c->add_option("--perfetto", o.perfetto, "Perfetto trace (protobuf) to write")->type_name("FILE");
     c->add_option("--chrome-json", o.chrome_json, "Chrome JSON trace to write")->type_name("FILE");
@@ -174,10 +171,8 @@ std::unique_ptr<ExportOptions> add_export_command(CLI::App& app) {
     c->add_option("--schema", o.schema_file, "Schema file for a source without one")->type_name("FILE");
     c->add_option("--rate-interval", o.rate_interval, "Bucket of the event-rate counter (default 10ms)")
         ->type_name("DURATION");
-    c->add_option("--max-snapshot-size", o.max_snapshot_size,
-                  "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)")
-        ->type_name("SIZE");
-    return options;
+    c->add_option("--max-snapshot-size", o.max_snapshot_size, kMaxSnapshotSizeHelp)->type_name("SIZE");
+    return {c, [options] { return run_export(*options); }};
 }
 
 int run_export(const ExportOptions& options) {

@@ -2,9 +2,9 @@
 // [--chrome-json FILE]`: a timeline of any event source (ring, snapshot,
 // recording) for trace viewers (docs/cli.md, docs/operations.md "Export").
 //
-// main.cpp registers the command with add_export_command and, when it was
-// chosen, returns run_export's exit code (0 success, 1 a source that cannot be
-// read or an output that cannot be written, 2 usage). Positions and filters
+// add_export (commands.hpp) registers the command; run_export returns its
+// exit code (0 success, 1 a source that cannot be read or an output that
+// cannot be written, 2 usage). Positions and filters
 // are watch's (--from, default oldest; --until; --count; --type; --flow);
 // a live ring is exported up to its newest event and the command ends.
 //
@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,14 +19,9 @@
 
 #include "evring/error.hpp"
 
-namespace CLI {
-class App;
-}
-
 namespace evring::cli {
 
 struct ExportOptions {
-    CLI::App* command = nullptr;
     std::string source;
     std::string perfetto;
     std::string chrome_json;
@@ -41,11 +35,8 @@ struct ExportOptions {
     std::string schema_file;
     std::string rate_interval = "10ms";
     std::optional<std::string> max_snapshot_size;
-
-    bool chosen() const;
 };
 
-std::unique_ptr<ExportOptions> add_export_command(CLI::App& app);
 int run_export(const ExportOptions& options);
 
 // A duration with a unit: 10ms, 500us, 1s, 250000ns (1ns to 1h).

@@ -10,6 +10,7 @@
 // (or a new source ring instance); the mirror prints each "mirror seqno M =
 // source seqno S" line on stderr, and with --seqno-tag INDEX each event also
 // carries its source seqno in content_ext[INDEX] (docs/distributed.md).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <bit>
@@ -151,6 +152,25 @@ int run_mirror(const MirrorOptions& options) {
     fmt::print(stderr, "evring: mirrored {} events{}\n", sink.events(),
                foreign == 0 ? std::string() : fmt::format(" ({} messages not evring's skipped)", foreign));
     return kExitOk;
+}
+
+Command add_mirror(CLI::App& app) {
+    auto options = std::make_shared<MirrorOptions>();
+    MirrorOptions& m = *options;
+    auto* mirror = app.add_subcommand("mirror", "Write a relayed JetStream stream (or any source) into a local ring");
+    mirror->add_option("SOURCE", m.stream,
+                         "nats://HOST[:PORT]/STREAM, or a ring name or path, a snapshot or a recording")
+        ->required();
+    mirror->add_option("--to", m.to, "Ring to create: NAME or PATH, optionally NAME:DESC_SHIFT:PAYLOAD_SHIFT")
+        ->required();
+    mirror->add_option("--from", m.from, "oldest (default), latest, SEQNO, -N or a time");
+    mirror->add_option("--count", m.count, "Stop after N events")->type_name("N");
+    mirror->add_option("--seqno-tag", m.seqno_tag, "Store the source seqno in content_ext[INDEX]")
+        ->type_name("INDEX");
+    mirror->add_flag("--keep", m.keep, "Leave the ring file when the mirror exits");
+    mirror->add_flag("--no-register", m.no_register,
+                       "Do not announce this reader in the source ring's reader registry");
+    return {mirror, [options] { return run_mirror(*options); }};
 }
 
 }  // namespace evring::cli

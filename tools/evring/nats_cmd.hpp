@@ -5,14 +5,12 @@
 //
 // Exit codes and error lines as commands.hpp.
 //
-// Thread safety: called once from main.
+// Thread safety: one thread.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace evring::cli {
 
@@ -42,15 +40,7 @@ struct MirrorOptions {
     bool no_register = false;
 };
 
-// Adds the subcommands; the returned pointers tell main which one was chosen.
-struct NatsCommands {
-    CLI::App* relay = nullptr;
-    CLI::App* mirror = nullptr;
-    RelayCommandOptions relay_options;
-    MirrorOptions mirror_options;
-};
-void add_nats_commands(CLI::App& app, NatsCommands& commands);
-
+// add_relay and add_mirror (commands.hpp) register them.
 int run_relay_command(const RelayCommandOptions& options);
 int run_mirror(const MirrorOptions& options);
 

@@ -1,4 +1,5 @@
 // evring readers: a ring's reader registry as a table or JSON lines.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -164,6 +165,15 @@ int run_readers(const ReadersOptions& options) {
         }
         return finish_output();
     }
+}
+
+Command add_readers(CLI::App& app) {
+    auto o = std::make_shared<ReadersOptions>();
+    auto* c = app.add_subcommand("readers", "List a ring's registered readers: lag, losses, liveness");
+    c->add_option("RING", o->ring, "Ring name or path")->required();
+    c->add_flag("--json", o->json, "One JSON object per reader");
+    c->add_flag("--no-reclaim", o->no_reclaim, "Show dead readers but leave their slots for the next registrant");
+    return {c, [o] { return run_readers(*o); }};
 }
 
 }  // namespace evring::cli

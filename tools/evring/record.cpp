@@ -6,6 +6,7 @@
 // recording's staging buffer (no formatting) and ends a block only when idle
 // (at most every 50 ms) or once a second when busy, so it keeps up with fast
 // writers; zstd and write(2) run on the recording writer's own thread.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -195,6 +196,25 @@ int run_record(const RecordOptions& options) {
         return kExitRuntime;
     }
     return kExitOk;
+}
+
+Command add_record(CLI::App& app) {
+    auto o = std::make_shared<RecordOptions>();
+    auto* c = app.add_subcommand("record", "Follow a ring and write every event to disk");
+    c->add_option("RING", o->ring, "Ring name or path, snapshot or recording")->required();
+    c->add_option("-o,--output", o->output, "Recording file to create")->required();
+    c->add_option("--from", o->from, "latest (default), oldest, SEQNO, -N or a time");
+    c->add_option("--until", o->until, "Stop after this SEQNO or TIME")->type_name("SEQNO|TIME");
+    c->add_option("--count", o->count, "Stop after N events")->type_name("N");
+    c->add_option("--rotate-size", o->rotate_size,
+                  "Start FILE.1, FILE.2, ... when a file reaches SIZE (binary units: 64K, 512M, 4G)")
+        ->type_name("SIZE");
+    c->add_option("--where", o->where, "Record only events this expression keeps (docs/cli.md)")->type_name("EXPR");
+    c->add_flag("--no-compress", o->no_compress, "Write records without zstd");
+    c->add_option("--level", o->level, "zstd level, 1 to 19 (default 1)")->type_name("LEVEL");
+    c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
+    c->add_flag("--wait", o->wait, kWaitHelp);
+    return {c, [o] { return run_record(*o); }};
 }
 
 }  // namespace evring::cli

@@ -1,5 +1,6 @@
 // evring relay: options, then the library's relay (evring/nats_relay.hpp),
 // which runs the follow loop into a JetStream stream publisher.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -66,51 +67,6 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
 
 }  // namespace
 
-void add_nats_commands(CLI::App& app, NatsCommands& c) {
-    RelayCommandOptions& r = c.relay_options;
-    c.relay = app.add_subcommand("relay", "Publish a ring's events to a NATS JetStream stream");
-    c.relay->add_option("RING", r.ring, "Ring name or path (or a snapshot or recording)")->required();
-    c.relay->add_option("--to", r.to,
-                        "The server, or servers of one cluster: nats://[USER:PASSWORD@]HOST[:PORT][,HOST[:PORT]]..."
-                        "[/STREAM]")
-        ->required();
-    c.relay->add_option("--stream", r.stream, "JetStream stream (created when missing)");
-    c.relay->add_option("--subject", r.subject, "Subject prefix (default evring.STREAM)")->type_name("PREFIX");
-    c.relay->add_option("--from", r.from,
-                        "oldest (default), latest or SEQNO, when the stream does not yet hold this ring "
-                        "(otherwise the relay resumes where the stream ends)");
-    c.relay->add_option("--type", r.types, "Relay only this event type (repeatable)")->allow_extra_args(false);
-    c.relay->add_option("--flow", r.flows, "Relay only events with content_ext[INDEX] == VALUE (repeatable)")
-        ->type_name("INDEX=VALUE")
-        ->allow_extra_args(false);
-    c.relay->add_option("--flow-subject", r.flow_subject, "Subjects also carry content_ext[INDEX]")
-        ->type_name("INDEX");
-    c.relay->add_option("--batch", r.batch,
-                        "Events per message (default 64; 1: one message per event, filterable by subject)")
-        ->type_name("N");
-    c.relay->add_option("--replicas", r.replicas,
-                        "Replicas of the stream when the relay creates it (default 1; 3 on a three-node cluster)")
-        ->type_name("N");
-    c.relay->add_flag("--allow-other-ring", r.allow_other_ring, "Relay into a stream holding another ring's events");
-    c.relay->add_flag("--no-register", r.no_register, "Do not announce this reader in the ring's reader registry");
-    c.relay->add_flag("--wait", r.wait, "Wait for the ring to be created when it does not exist yet");
-
-    MirrorOptions& m = c.mirror_options;
-    c.mirror = app.add_subcommand("mirror", "Write a relayed JetStream stream (or any source) into a local ring");
-    c.mirror->add_option("SOURCE", m.stream,
-                         "nats://HOST[:PORT]/STREAM, or a ring name or path, a snapshot or a recording")
-        ->required();
-    c.mirror->add_option("--to", m.to, "Ring to create: NAME or PATH, optionally NAME:DESC_SHIFT:PAYLOAD_SHIFT")
-        ->required();
-    c.mirror->add_option("--from", m.from, "oldest (default), latest, SEQNO, -N or a time");
-    c.mirror->add_option("--count", m.count, "Stop after N events")->type_name("N");
-    c.mirror->add_option("--seqno-tag", m.seqno_tag, "Store the source seqno in content_ext[INDEX]")
-        ->type_name("INDEX");
-    c.mirror->add_flag("--keep", m.keep, "Leave the ring file when the mirror exits");
-    c.mirror->add_flag("--no-register", m.no_register,
-                       "Do not announce this reader in the source ring's reader registry");
-}
-
 int run_relay_command(const RelayCommandOptions& options) {
     auto plan = plan_relay(options);
     if (!plan) return usage_error(plan.error());
@@ -128,6 +84,38 @@ int run_relay_command(const RelayCommandOptions& options) {
                "{} outages\n",
                s.events, s.gaps, s.lost_in_gaps, s.messages_confirmed, s.republished, result->outages);
     return kExitOk;
+}
+
+Command add_relay(CLI::App& app) {
+    auto options = std::make_shared<RelayCommandOptions>();
+    RelayCommandOptions& r = *options;
+    auto* relay = app.add_subcommand("relay", "Publish a ring's events to a NATS JetStream stream");
+    relay->add_option("RING", r.ring, "Ring name or path (or a snapshot or recording)")->required();
+    relay->add_option("--to", r.to,
+                        "The server, or servers of one cluster: nats://[USER:PASSWORD@]HOST[:PORT][,HOST[:PORT]]..."
+                        "[/STREAM]")
+        ->required();
+    relay->add_option("--stream", r.stream, "JetStream stream (created when missing)");
+    relay->add_option("--subject", r.subject, "Subject prefix (default evring.STREAM)")->type_name("PREFIX");
+    relay->add_option("--from", r.from,
+                        "oldest (default), latest or SEQNO, when the stream does not yet hold this ring "
+                        "(otherwise the relay resumes where the stream ends)");
+    relay->add_option("--type", r.types, "Relay only this event type (repeatable)")->allow_extra_args(false);
+    relay->add_option("--flow", r.flows, "Relay only events with content_ext[INDEX] == VALUE (repeatable)")
+        ->type_name("INDEX=VALUE")
+        ->allow_extra_args(false);
+    relay->add_option("--flow-subject", r.flow_subject, "Subjects also carry content_ext[INDEX]")
+        ->type_name("INDEX");
+    relay->add_option("--batch", r.batch,
+                        "Events per message (default 64; 1: one message per event, filterable by subject)")
+        ->type_name("N");
+    relay->add_option("--replicas", r.replicas,
+                        "Replicas of the stream when the relay creates it (default 1; 3 on a three-node cluster)")
+        ->type_name("N");
+    relay->add_flag("--allow-other-ring", r.allow_other_ring, "Relay into a stream holding another ring's events");
+    relay->add_flag("--no-register", r.no_register, kNoRegisterHelp);
+    relay->add_flag("--wait", r.wait, kWaitHelp);
+    return {relay, [options] { return run_relay_command(*options); }};
 }
 
 }  // namespace evring::cli

@@ -156,13 +156,10 @@ private:
 
 }  // namespace
 
-bool StatsOptions::chosen() const { return command != nullptr && command->parsed(); }
-
-std::unique_ptr<StatsOptions> add_stats_command(CLI::App& app) {
-    auto options = std::make_unique<StatsOptions>();
+Command add_stats(CLI::App& app) {
+    auto options = std::make_shared<StatsOptions>();
     StatsOptions& o = *options;
     auto* c = app.add_subcommand("stats", "Count events by type, time range and rate, spans and gaps of a source");
-    o.command = c;
     c->add_option("SOURCE", o.source, "Ring name or path, snapshot or recording")->required();
     c->add_option("--from", o.from, "oldest (default), latest, SEQNO, -N, a time or block:N");
     c->add_option("--until", o.until, "Stop after this SEQNO or TIME")->type_name("SEQNO|TIME");
@@ -171,7 +168,7 @@ std::unique_ptr<StatsOptions> add_stats_command(CLI::App& app) {
     c->add_option("--where", o.where, "Only events this expression keeps (docs/cli.md)")->type_name("EXPR");
     c->add_option("--schema", o.schema_file, "Schema file for a source without one")->type_name("FILE");
     c->add_flag("--json", o.json, "One JSON object instead of a table");
-    return options;
+    return {c, [options] { return run_stats(*options); }};
 }
 
 int run_stats(const StatsOptions& options) {

@@ -6,19 +6,13 @@
 // Thread safety: one thread.
 #pragma once
 
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace CLI {
-class App;
-}
-
 namespace evring::cli {
 
 struct StatsOptions {
-    CLI::App* command = nullptr;
     std::string source;
     std::string from = "oldest";
     std::optional<std::string> until;
@@ -27,11 +21,9 @@ struct StatsOptions {
     std::optional<std::string> where;
     std::string schema_file;
     bool json = false;
-
-    bool chosen() const;
 };
 
-std::unique_ptr<StatsOptions> add_stats_command(CLI::App& app);
+// The exit code (commands.hpp); add_stats registers the command.
 int run_stats(const StatsOptions& options);
 
 }  // namespace evring::cli

@@ -15,6 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -246,6 +247,15 @@ int run_top(const TopOptions& options) {
     if (terminal) std::fputs("\x1b[?25h\r\n", stdout);
     std::fflush(stdout);
     return code;
+}
+
+Command add_top(CLI::App& app) {
+    auto o = std::make_shared<TopOptions>();
+    auto* c = app.add_subcommand("top", "A live view of a ring: rates by event type, window, writers, readers");
+    c->add_option("RING", o->ring, "Ring name or path")->required();
+    c->add_option("--interval", o->interval, "Seconds between refreshes (default 1)")->type_name("SECONDS");
+    c->add_option("--count", o->count, "Stop after N refreshes")->type_name("N");
+    return {c, [o] { return run_top(*o); }};
 }
 
 }  // namespace evring::cli

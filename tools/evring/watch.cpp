@@ -1,5 +1,6 @@
 // evring watch: options, the schema (schema_resolve.hpp), then the library's
 // follow loop with WatchSink.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <charconv>
@@ -172,6 +173,40 @@ int run_watch(const WatchOptions& options) {
         return kExitRuntime;
     }
     return kExitOk;
+}
+
+Command add_watch(CLI::App& app) {
+    auto o = std::make_shared<WatchOptions>();
+    auto* c = app.add_subcommand("watch", "Print events as they arrive, or replay them");
+    c->add_option("RING", o->ring, "Ring name or path, snapshot or recording")->required();
+    c->add_option("--from", o->from,
+                  "latest (default), oldest, SEQNO, -N, a time (2026-11-22T01:45:00Z, @EPOCH, -5s) or block:N");
+    c->add_option("--until", o->until, "Stop after this SEQNO or TIME")->type_name("SEQNO|TIME");
+    c->add_option("--count", o->count, "Stop after printing N events")->type_name("N");
+    c->add_option("--type", o->types, "Only this event type (name or number; repeatable)")->allow_extra_args(false);
+    c->add_option("--flow", o->flows,
+                  "Only events with content_ext[INDEX] == VALUE; INDEX may be a flow tag's name (repeatable)")
+        ->type_name("INDEX=VALUE")
+        ->allow_extra_args(false);
+    c->add_option("--where", o->where,
+                  "Only events this expression keeps: type == TXN_LOG && address == 0x... (docs/cli.md)")
+        ->type_name("EXPR");
+    c->add_option("--format", o->format, "text (default), hex, jsonl or csv");
+    c->add_option("--fields", o->fields,
+                  "Only these columns: seqno,type,time,nanos,payload_size, flow tags, payload fields by path")
+        ->type_name("A,B,C");
+    c->add_flag("--no-payload", o->no_payload,
+                "jsonl decoded by a schema: leave the raw payload hex out (the fields carry it)");
+    c->add_option("--schema", o->schema_file, "Decode with this schema file when the source carries none (docs/schema.md)")
+        ->type_name("FILE");
+    c->add_option("--max-snapshot-size", o->max_snapshot_size, kMaxSnapshotSizeHelp)->type_name("SIZE");
+    c->add_flag("--follow-name", o->follow_name,
+                "Keep following the ring's name when its writer exits and a new one creates it (like tail -F); "
+                "waits for the ring to be created");
+    c->add_flag("--wait", o->wait, kWaitHelp);
+    c->add_option("--member", o->members, "Only this member of a ring set (repeatable)");
+    c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
+    return {c, [o] { return run_watch(*o); }};
 }
 
 }  // namespace evring::cli
