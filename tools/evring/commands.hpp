@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "event_selection.hpp"
 #include "evring/error.hpp"
 
 namespace CLI {
@@ -71,12 +72,7 @@ struct InfoOptions {
 
 struct WatchOptions {
     std::string ring;
-    std::string from = "latest";
-    std::optional<std::string> until;
-    std::optional<std::string> count;
-    std::vector<std::string> types;
-    std::vector<std::string> flows;
-    std::optional<std::string> where;  // --where EXPR (evring/where.hpp)
+    EventSelection select{"latest"};  // --from ... --where, --member
     bool no_payload = false;           // --no-payload: decoded jsonl without the payload hex
     std::optional<std::string> fields;  // --fields a,b,c (field_columns.hpp)
     std::string format = "text";
@@ -85,7 +81,6 @@ struct WatchOptions {
     bool wait = false;        // --wait: wait for the ring to be created (implied by --follow-name)
     std::string schema_file;  // --schema FILE; empty: none
     bool no_register = false;  // stay out of the ring's reader registry
-    std::vector<std::uint32_t> members;  // --member: only these ring set members (empty: all)
 };
 
 struct SnapshotOptions {
@@ -98,11 +93,8 @@ struct SnapshotOptions {
 struct RecordOptions {
     std::string ring;
     std::string output;
-    std::string from = "latest";
-    std::optional<std::string> until;
-    std::optional<std::string> count;
+    EventSelection select{"latest"};  // --from, --until, --count, --where
     std::optional<std::string> rotate_size;
-    std::optional<std::string> where;  // --where EXPR: record only the events it keeps
     bool no_compress = false;
     std::optional<std::string> level;
     bool no_register = false;
@@ -111,9 +103,9 @@ struct RecordOptions {
 
 int run_ls(const LsOptions& options);
 int run_info(const InfoOptions& options);
-int run_watch(const WatchOptions& options);
+int run_watch(WatchOptions& options);
 int run_snapshot(const SnapshotOptions& options);
-int run_record(const RecordOptions& options);
+int run_record(RecordOptions& options);
 
 // The texts several commands share in their --help.
 inline constexpr const char* kMaxSnapshotSizeHelp =

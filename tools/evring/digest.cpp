@@ -78,9 +78,7 @@ Command add_digest(CLI::App& app) {
     DigestOptions& o = *options;
     auto* c = app.add_subcommand("digest", "One SHA-256 over the events of a source, to compare sources");
     c->add_option("SOURCE", o.source, "Ring name or path, snapshot, recording or stream")->required();
-    c->add_option("--from", o.from, "oldest (default), latest, SEQNO, -N, a time or block:N");
-    c->add_option("--until", o.until, "Stop after this SEQNO or TIME")->type_name("SEQNO|TIME");
-    c->add_option("--count", o.count, "Stop after N events")->type_name("N");
+    o.select.add_range(*c);
     c->add_flag("--blank-time", o.blank_time, "Leave record_epoch_nanos out (Monad's digest -T)");
     c->add_flag("--blank-offset", o.blank_offset, "Leave payload_buf_offset out (-P)");
     c->add_option("--blank-flow", o.blank_flows, "Leave this flow tag out: a name, an index 0-3, or all (-C; repeatable)")
@@ -93,8 +91,7 @@ Command add_digest(CLI::App& app) {
 
 int run_digest(const DigestOptions& options) {
     FollowOptions follow_options;
-    if (auto s = parse_follow_range(follow_options, options.from, options.until, options.count); !s)
-        return usage_error(s.error());
+    if (auto s = options.select.check_range(follow_options); !s) return usage_error(s.error());
     auto source = open_for_command(options.source, {});
     if (!source) return runtime_error(source.error());
     auto found = resolve_schema(**source, {.schema_file = options.schema_file});

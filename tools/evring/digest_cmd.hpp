@@ -6,17 +6,16 @@
 // Thread safety: one thread.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "event_selection.hpp"
 
 namespace evring::cli {
 
 struct DigestOptions {
     std::string source;
-    std::string from = "oldest";
-    std::optional<std::string> until;
-    std::optional<std::string> count;
+    EventSelection select{"oldest"};  // --from, --until, --count
     bool blank_time = false;          // like Monad's digest -T
     bool blank_offset = false;        // -P
     std::vector<std::string> blank_flows;  // -C: flow tags by name or index

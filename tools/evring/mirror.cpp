@@ -39,8 +39,7 @@ struct MirrorPlan {
 
 Result<MirrorPlan> plan_mirror(const MirrorOptions& options) {
     MirrorPlan plan;
-    if (auto range = parse_follow_range(plan.follow, options.from, std::nullopt, options.count); !range)
-        return std::move(range).error();
+    if (auto s = options.select.check_range(plan.follow); !s) return std::move(s).error();
     if (options.seqno_tag) {
         auto index = parse_int_in("--seqno-tag", *options.seqno_tag, 0, 3);
         if (!index) return std::move(index).error();
@@ -163,8 +162,7 @@ Command add_mirror(CLI::App& app) {
         ->required();
     mirror->add_option("--to", m.to, "Ring to create: NAME or PATH, optionally NAME:DESC_SHIFT:PAYLOAD_SHIFT")
         ->required();
-    mirror->add_option("--from", m.from, "oldest (default), latest, SEQNO, -N or a time");
-    mirror->add_option("--count", m.count, "Stop after N events")->type_name("N");
+    m.select.add_range(*mirror, {.from = "oldest (default), latest, SEQNO, -N or a time", .until = nullptr});
     mirror->add_option("--seqno-tag", m.seqno_tag, "Store the source seqno in content_ext[INDEX]")
         ->type_name("INDEX");
     mirror->add_flag("--keep", m.keep, "Leave the ring file when the mirror exits");

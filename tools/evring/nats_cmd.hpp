@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "event_selection.hpp"
+
 namespace evring::cli {
 
 struct RelayCommandOptions {
@@ -19,9 +21,7 @@ struct RelayCommandOptions {
     std::string to;
     std::string stream;
     std::optional<std::string> subject;
-    std::string from = "oldest";
-    std::vector<std::string> types;
-    std::vector<std::string> flows;
+    EventSelection select{"oldest"};  // --from (oldest, latest or SEQNO), --type, --flow
     std::optional<std::string> flow_subject;
     std::optional<std::string> batch;
     std::optional<std::string> replicas;  // of the stream, when the relay creates it
@@ -33,15 +33,14 @@ struct RelayCommandOptions {
 struct MirrorOptions {
     std::string stream;
     std::string to;
-    std::string from = "oldest";
-    std::optional<std::string> count;
+    EventSelection select{"oldest"};  // --from, --count
     std::optional<std::string> seqno_tag;
     bool keep = false;
     bool no_register = false;
 };
 
 // add_relay and add_mirror (commands.hpp) register them.
-int run_relay_command(const RelayCommandOptions& options);
+int run_relay_command(RelayCommandOptions& options);
 int run_mirror(const MirrorOptions& options);
 
 }  // namespace evring::cli

@@ -34,8 +34,7 @@ struct RecordPlan {
 
 Result<RecordPlan> plan_record(const RecordOptions& options) {
     RecordPlan plan;
-    if (auto range = parse_follow_range(plan.follow, options.from, options.until, options.count); !range)
-        return std::move(range).error();
+    if (auto s = options.select.check(plan.follow); !s) return std::move(s).error();
     if (options.rotate_size) {
         auto size = parse_size("--rotate-size", *options.rotate_size);
         if (!size) return std::move(size).error();
@@ -147,7 +146,7 @@ std::string record_ended(const FollowResult& result) {
 
 }  // namespace
 
-int run_record(const RecordOptions& options) {
+int run_record(RecordOptions& options) {
     auto plan = plan_record(options);
     if (!plan) return usage_error(plan.error());
     // --wait: a ring not created yet is waited for (follow.hpp).
@@ -159,14 +158,12 @@ int run_record(const RecordOptions& options) {
     if (!source) return runtime_error(source.error());
     // --where needs the source's schema; compiled before anything is written.
     std::optional<ResolvedSchema> found;
-    std::unique_ptr<EventPredicate> where;
-    if (options.where) {
+    if (options.select.where) {
         auto resolved = resolve_schema(**source);
         if (!resolved) return runtime_error(resolved.error());
         found = std::move(*resolved);
-        if (auto s = compile_where_option(plan->follow, options.where, found->schema ? &*found->schema : nullptr, where);
-            !s)
-            return usage_error(s.error());
+        if (auto s = options.select.resolve(plan->follow, found->schema ? &*found->schema : nullptr, **source); !s)
+            return exit_code(s.error());
     }
     // The schema blob the source carries goes into every file of the recording.
     plan->recording.schema = (*source)->schema();
@@ -203,13 +200,12 @@ Command add_record(CLI::App& app) {
     auto* c = app.add_subcommand("record", "Follow a ring and write every event to disk");
     c->add_option("RING", o->ring, "Ring name or path, snapshot or recording")->required();
     c->add_option("-o,--output", o->output, "Recording file to create")->required();
-    c->add_option("--from", o->from, "latest (default), oldest, SEQNO, -N or a time");
-    c->add_option("--until", o->until, "Stop after this SEQNO or TIME")->type_name("SEQNO|TIME");
-    c->add_option("--count", o->count, "Stop after N events")->type_name("N");
+    o->select.add_range(*c, {.from = "latest (default), oldest, SEQNO, -N or a time"});
     c->add_option("--rotate-size", o->rotate_size,
                   "Start FILE.1, FILE.2, ... when a file reaches SIZE (binary units: 64K, 512M, 4G)")
         ->type_name("SIZE");
-    c->add_option("--where", o->where, "Record only events this expression keeps (docs/cli.md)")->type_name("EXPR");
+    o->select.add_filters(*c, {.type = nullptr, .flow = nullptr,
+                               .where = "Record only events this expression keeps (docs/cli.md)"});
     c->add_flag("--no-compress", o->no_compress, "Write records without zstd");
     c->add_option("--level", o->level, "zstd level, 1 to 19 (default 1)")->type_name("LEVEL");
     c->add_flag("--no-register", o->no_register, kNoRegisterHelp);

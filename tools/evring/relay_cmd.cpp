@@ -8,7 +8,9 @@
 #include "event_format.hpp"
 #include "evring/nats_relay.hpp"
 #include "evring/nats_source.hpp"
+#include "evring/schema_resolve.hpp"
 #include "nats_cmd.hpp"
+#include "open.hpp"
 #include "stop.hpp"
 #include "values.hpp"
 
@@ -27,22 +29,14 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
     if (auto s = nats::validate_stream_name(relay.stream); !s)
         return Error(EINVAL, fmt::format("bad --stream: {}", s.error().message()));
     if (options.subject) relay.prefix = *options.subject;
-    auto start = parse_start(options.from, "--from");
+    auto start = parse_start(options.select.from, "--from");
     if (!start) return std::move(start).error();
     if (start->kind != Position::Kind::Oldest && start->kind != Position::Kind::Latest &&
         start->kind != Position::Kind::Seqno)
         return Error(EINVAL, fmt::format("bad --from '{}': the relay starts at oldest, latest or a SEQNO",
-                                         printable(options.from)));
+                                         printable(options.select.from)));
     relay.start = *start;
-    for (const auto& flow : options.flows)
-        if (auto s = add_flow(relay.filter, flow); !s) return std::move(s).error();
-    for (const auto& type : options.types) {
-        auto parsed = parse_event_type(0, type);
-        if (!parsed)
-            return Error(EINVAL, fmt::format("bad --type '{}': expected an event type number (0-65535) or "
-                                             "RECORD_ERROR", printable(type)));
-        relay.filter.types.add(*parsed);
-    }
+    if (auto s = options.select.check_filters(relay.filter); !s) return std::move(s).error();
     if (options.flow_subject) {
         auto index = parse_int_in("--flow-subject", *options.flow_subject, 0, 3);
         if (!index) return std::move(index).error();
@@ -67,7 +61,17 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
 
 }  // namespace
 
-int run_relay_command(const RelayCommandOptions& options) {
+// Names in --type and --flow, by the schema of the source (opened here and
+// closed again; the relay opens it itself).
+Status resolve_relay_names(nats::RelayOptions& relay, const RelayCommandOptions& options) {
+    auto source = open_for_command(options.ring, relay.source_options);
+    if (!source) return std::move(source).error();
+    auto found = resolve_schema(**source);
+    if (!found) return std::move(found).error();
+    return options.select.resolve_names(relay.filter, found->schema ? &*found->schema : nullptr, **source);
+}
+
+int run_relay_command(RelayCommandOptions& options) {
     auto plan = plan_relay(options);
     if (!plan) return usage_error(plan.error());
     install_stop_handlers();
@@ -76,6 +80,8 @@ int run_relay_command(const RelayCommandOptions& options) {
         follow.stop_flag = &stop_flag();
         if (!wait_for_name(options.ring, follow, report_error)) return kExitOk;  // interrupted
     }
+    if (options.select.has_names())
+        if (auto s = resolve_relay_names(*plan, options); !s) return exit_code(s.error());
     auto result = nats::run_relay(*plan);
     if (!result) return runtime_error(result.error());
     const nats::PublisherStats& s = result->publisher;
@@ -97,13 +103,13 @@ Command add_relay(CLI::App& app) {
         ->required();
     relay->add_option("--stream", r.stream, "JetStream stream (created when missing)");
     relay->add_option("--subject", r.subject, "Subject prefix (default evring.STREAM)")->type_name("PREFIX");
-    relay->add_option("--from", r.from,
-                        "oldest (default), latest or SEQNO, when the stream does not yet hold this ring "
-                        "(otherwise the relay resumes where the stream ends)");
-    relay->add_option("--type", r.types, "Relay only this event type (repeatable)")->allow_extra_args(false);
-    relay->add_option("--flow", r.flows, "Relay only events with content_ext[INDEX] == VALUE (repeatable)")
-        ->type_name("INDEX=VALUE")
-        ->allow_extra_args(false);
+    r.select.add_range(*relay, {.from = "oldest (default), latest or SEQNO, when the stream does not yet hold this "
+                                        "ring (otherwise the relay resumes where the stream ends)",
+                                .until = nullptr, .count = nullptr});
+    r.select.add_filters(*relay, {.type = "Relay only this event type (name or number; repeatable)",
+                                  .flow = "Relay only events with content_ext[INDEX] == VALUE; INDEX may be a flow "
+                                          "tag's name (repeatable)",
+                                  .where = nullptr});
     relay->add_option("--flow-subject", r.flow_subject, "Subjects also carry content_ext[INDEX]")
         ->type_name("INDEX");
     relay->add_option("--batch", r.batch,
