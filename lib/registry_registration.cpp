@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -31,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "device_id.hpp"
 #include "evring/clock.hpp"
 #include "evring/ring_reader.hpp"
 #include "evring/sigbus_guard.hpp"
@@ -72,7 +72,7 @@ Status check_ring_at_its_path(std::string_view ring_path, const RingIdentity& ri
     struct statx at_path {};
     const bool same =
         ::statx(AT_FDCWD, path.c_str(), 0, STATX_INO | STATX_BTIME, &at_path) == 0 &&
-        makedev(at_path.stx_dev_major, at_path.stx_dev_minor) == ring.device &&
+        detail::dev_t_of(at_path) == ring.device &&
         at_path.stx_ino == ring.inode &&
         ((at_path.stx_mask & STATX_BTIME) == 0 ? ring.birth_sec == 0 && ring.birth_nsec == 0
                                                : at_path.stx_btime.tv_sec == ring.birth_sec &&

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "device_id.hpp"
 #include "evring/ring_reader.hpp"
 #include "evring/ring_set_manifest.hpp"
 #include "evring/shared_word.hpp"
@@ -88,7 +89,7 @@ Result<std::unique_ptr<RingSetSource>> RingSetSource::open(const std::string& di
     id.instance = manifest->set_id;
     struct stat st {};
     if (::stat(directory.c_str(), &st) == 0) {
-        id.device = st.st_dev;
+        id.device = detail::device_id(st);  // as every source's (device_id.hpp)
         id.inode = st.st_ino;
     }
     source->generation_ = manifest->generation;
