@@ -24,7 +24,7 @@ void add_schema(Lines& lines, const ResolvedSchema& found) {
 }
 
 void add_schema(JsonObject& o, const ResolvedSchema& found) {
-    o.string("schema_origin", describe(found.origin)).string("schema_from", found.from);
+    o.string("schema_origin", to_string(found.origin)).string("schema_from", found.from);
     if (!found.schema) {
         o.null("schema_name");
         return;

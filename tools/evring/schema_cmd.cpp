@@ -191,7 +191,7 @@ int run_show(const SchemaCommand& c) {
         const std::string schema = schema_to_json(*found->schema);
         std::string from;
         append_json_string(from, found->from);
-        std::printf("{\"origin\":\"%s\",\"from\":%s,%s\n", std::string(describe(found->origin)).c_str(), from.c_str(),
+        std::printf("{\"origin\":\"%s\",\"from\":%s,%s\n", to_string(found->origin), from.c_str(),
                     schema.c_str() + 1);
     } else {
         std::printf("in use: %s\n", printable(found->from).c_str());
