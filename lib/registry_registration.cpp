@@ -159,7 +159,7 @@ bool write_entry(RegistrySlot& slot, const ReaderInfo& info, const detail::Proce
         shared::store_relaxed(slot.pid_namespace, self.pid_namespace);
         shared::store_relaxed(slot.start_ticks, self.start_ticks);
         shared::store_relaxed(slot.uid, self.uid);
-        shared::store_relaxed(slot.kind, static_cast<std::uint64_t>(info.kind));
+        shared::store_relaxed(slot.kind, std::uint64_t{info.kind});
         detail::pack_text(slot.name, info.name);
         detail::pack_text(slot.detail, info.detail);
         detail::end_slot_write(slot, odd);
@@ -167,26 +167,6 @@ bool write_entry(RegistrySlot& slot, const ReaderInfo& info, const detail::Proce
 }
 
 }  // namespace
-
-const char* to_string(ReaderKind kind) noexcept {
-    switch (kind) {
-    case ReaderKind::Application:
-        return "application";
-    case ReaderKind::Watch:
-        return "watch";
-    case ReaderKind::Record:
-        return "record";
-    case ReaderKind::Relay:
-        return "relay";
-    case ReaderKind::Mirror:
-        return "mirror";
-    case ReaderKind::Python:
-        return "python";
-    case ReaderKind::Export:
-        return "export";
-    }
-    return "unknown";
-}
 
 ReaderRegistration::ReaderRegistration() noexcept { reset_pacing(); }
 

@@ -31,6 +31,7 @@
 #include "evring/iterator.hpp"
 #include "evring/payload.hpp"
 #include "evring/publisher.hpp"
+#include "evring/reader_kinds.hpp"
 #include "evring/ring_writer.hpp"
 #include "evring/reader_listing.hpp"
 #include "evring/reader_registration.hpp"
@@ -110,7 +111,7 @@ ReaderRegistration registered_reader_of(const RingPair& rings) {
     RegistrationOptions options;
     options.update_every_events = 64;
     options.print_warning = false;
-    const ReaderInfo info{"hot-path", ReaderKind::Application, {}};
+    const ReaderInfo info{"hot-path", reader_kinds::kApplication, {}};
     auto seen = ReaderRegistration::register_reader(rings.path, fd, *rings.reader, info, options);
     ::close(fd);
     if (!seen) {

@@ -126,7 +126,7 @@ struct alignas(64) RegistrySlot {
     std::uint64_t pid_namespace;           // inode of its /proc/self/ns/pid (0: unknown)
     std::uint64_t start_ticks;  // its start time, clock ticks after boot (/proc/self/stat)
     std::uint64_t uid;
-    std::uint64_t kind;  // a ReaderKind (reader_registration.hpp)
+    std::uint64_t kind;  // ReaderInfo::kind, a number the client picks (reader_kinds.hpp); < 2^32
     std::uint64_t reserved1;
     // lines 2..3: what it says about itself
     alignas(64) std::array<std::uint64_t, kReaderNameBytes / 8> name;

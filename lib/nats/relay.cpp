@@ -6,6 +6,7 @@
 
 #include <cerrno>
 
+#include "evring/reader_kinds.hpp"
 #include "evring/registering_sink.hpp"
 #include "evring/source_open.hpp"
 #include "relay_sink.hpp"
@@ -116,7 +117,7 @@ Result<RelayResult> run_relay(const RelayOptions& options) {
     detail::RelaySink sink(*publisher, options);
     sink.set_resume(plan->resume_next);
     RegisteringSink seen(sink,
-                         {options.reader_name, ReaderKind::Relay,
+                         {options.reader_name, reader_kinds::kRelay,
                           fmt::format("-> {} {}", options.url.display(), options.stream)},
                          options.register_reader);
     sink.set_keep_alive([&seen] { seen.keep_alive(); });

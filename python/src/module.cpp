@@ -12,6 +12,7 @@
 #include <chrono>
 
 #include "evring/follow.hpp"
+#include "evring/reader_kinds.hpp"
 
 #include "event.hpp"
 #include "module.hpp"
@@ -31,7 +32,7 @@ Reader open(const std::string& location, const py::object& schema, std::uint64_t
     auto handle = bindings::open_source_handle(location, settings);
     if (!handle) raise_error(handle.error().message());
     Reader reader(std::move(*handle));
-    if (register_reader) reader.register_as({name, ReaderKind::Python, detail});
+    if (register_reader) reader.register_as({name, reader_kinds::kPython, detail});
     return reader;
 }
 

@@ -20,6 +20,7 @@
 #include "escape.hpp"
 #include "evring/follow.hpp"
 #include "evring/publisher.hpp"
+#include "evring/reader_kinds.hpp"
 #include "evring/registering_sink.hpp"
 #include "evring/ring_writer.hpp"
 #include "nats_cmd.hpp"
@@ -142,7 +143,7 @@ int run_mirror(const MirrorOptions& options) {
                printable(writer->path()));
     install_stop_handlers();
     MirrorSink sink(writer->ring(), plan->seqno_tag);
-    RegisteringSink seen(sink, {"mirror", ReaderKind::Mirror, fmt::format("-> {}", writer->path())},
+    RegisteringSink seen(sink, {"mirror", reader_kinds::kMirror, fmt::format("-> {}", writer->path())},
                          !options.no_register);
     auto result = follow(*source, plan->follow, seen);
     if (!result) return runtime_error(result.error());

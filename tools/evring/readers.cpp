@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "escape.hpp"
+#include "evring/reader_kinds.hpp"
 #include "evring/reader_listing.hpp"
 #include "evring/ring_reader.hpp"
 #include "evring/ring_source.hpp"
@@ -52,7 +53,7 @@ void print_table(const ReaderListing& listing) {
     for (const ReaderEntry& r : listing.readers) {
         const std::string pid = r.pid_in_our_namespace ? std::to_string(r.pid) : fmt::format("{}*", r.pid);
         fmt::print("{:>4}  {:<16} {:<11} {:>8}  {:>12} {:>12} {:>9} {:>8} {:>9}  {:<8} {}\n", r.slot,
-                   printable(r.name), to_string(r.kind), pid, lag_events(r), lag_bytes(r), lag_time(r), r.lost,
+                   printable(r.name), reader_kinds::name(r.kind), pid, lag_events(r), lag_bytes(r), lag_time(r), r.lost,
                    r.abandoned, state_text(r), printable(r.detail));
     }
     if (std::any_of(listing.readers.begin(), listing.readers.end(),
@@ -62,7 +63,7 @@ void print_table(const ReaderListing& listing) {
 
 void print_json(const ReaderEntry& r) {
     JsonObject o;
-    o.number("slot", r.slot).string("name", r.name).string("kind", to_string(r.kind)).string("detail", r.detail);
+    o.number("slot", r.slot).string("name", r.name).string("kind", reader_kinds::name(r.kind)).string("detail", r.detail);
     o.number("pid", r.pid).boolean("pid_in_our_namespace", r.pid_in_our_namespace).number("uid", r.uid);
     o.string("liveness", to_string(r.liveness)).boolean("reclaimed", r.reclaimed).boolean("consistent", r.consistent);
     if (!r.problem.empty()) o.string("problem", r.problem);

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "commands.hpp"
+#include "evring/reader_kinds.hpp"
 #include "evring/schema_resolve.hpp"
 #include "escape.hpp"
 #include "evring/follow.hpp"
@@ -172,7 +173,7 @@ int run_record(RecordOptions& options) {
     if (!writer) return runtime_error(writer.error());
     install_stop_handlers();
     RecordSink sink(*writer, options.output);
-    RegisteringSink seen(sink, {"record", ReaderKind::Record, "-> " + options.output}, !options.no_register);
+    RegisteringSink seen(sink, {"record", reader_kinds::kRecord, "-> " + options.output}, !options.no_register);
     auto result = follow(*source, plan->follow, seen);
     Status status = sink.status();
     if (status) status = writer->finish();

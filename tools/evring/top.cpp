@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "evring/reader_kinds.hpp"
 #include "commands.hpp"
 #include "escape.hpp"
 #include "ops_cmd.hpp"
@@ -143,7 +144,7 @@ std::vector<std::string> frame_lines(const RingView& view, const RingRefresh& r,
                                 "LAG-EV", "LAG-TIME", "LOST", "ABANDONED"));
         for (const ReaderEntry& e : r.readers->readers)
             l.push_back(fmt::format("{:<16} {:<8} {:>8} {:<6} {:>10} {:>9} {:>8} {:>9}", printable(e.name),
-                                    to_string(e.kind), e.pid, to_string(e.liveness),
+                                    reader_kinds::name(e.kind), e.pid, to_string(e.liveness),
                                     e.lag ? std::to_string(e.lag->events) + (e.lag->lapped ? "!" : "") : "-",
                                     e.lag && e.lag->nanos ? duration_text(*e.lag->nanos) : "-", e.lost, e.abandoned));
     }

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "escape.hpp"
+#include "evring/reader_kinds.hpp"
 #include "evring/schema_resolve.hpp"
 #include "evring/source_open.hpp"
 #include "field_columns.hpp"
@@ -86,7 +87,7 @@ int run_watch(WatchOptions& options) {
     OutputBuffer out(1);
     WatchSink sink(printer, out);
     sink.only_members(options.select.members);
-    RegisteringSink seen(sink, {"watch", ReaderKind::Watch, fmt::format("--format {}", options.format)},
+    RegisteringSink seen(sink, {"watch", reader_kinds::kWatch, fmt::format("--format {}", options.format)},
                          !options.no_register);
     auto result = follow(*source, plan->follow, seen);
     out.flush();
