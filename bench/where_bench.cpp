@@ -10,8 +10,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "evring/schema_builtin.hpp"
-#include "evring/where.hpp"
+#include "evring/schema/schema_builtin.hpp"
+#include "evring/query/where.hpp"
 
 namespace {
 

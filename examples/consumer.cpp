@@ -3,7 +3,7 @@
 //   consumer <ring-config> [--from latest|oldest] [--symbol NAME] [--trades-only]
 //            [--count N] [--print N] [--generic]
 //
-// Built on the library's follow loop (evring/follow.hpp): it filters on flow
+// Built on the library's follow loop (evring/source/follow.hpp): it filters on flow
 // tags (the symbol) and event types without touching the payloads of events
 // it skips, verifies every payload it reads, counts lost events exactly, and
 // stops at --count, on Ctrl-C, or once the writer has exited and everything
@@ -29,11 +29,11 @@
 
 #include "demo_events.hpp"
 #include "evring/config.hpp"
-#include "evring/follow.hpp"
-#include "evring/ring.hpp"
-#include "evring/schema_render.hpp"
-#include "evring/schema_resolve.hpp"
-#include "evring/source_open.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/schema/schema_render.hpp"
+#include "evring/schema/schema_resolve.hpp"
+#include "evring/source/source_open.hpp"
 
 namespace {
 

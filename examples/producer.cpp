@@ -33,9 +33,9 @@
 #include <CLI/CLI.hpp>
 
 #include "demo_events.hpp"
-#include "evring/ring_set.hpp"
-#include "evring/ring_writer.hpp"
-#include "evring/typed_publish.hpp"
+#include "evring/set/ring_set.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "evring/schema/typed_publish.hpp"
 
 namespace {
 

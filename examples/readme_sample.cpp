@@ -11,12 +11,12 @@
 #include <thread>
 
 // README-BEGIN
-#include <evring/doorbell.hpp>
-#include <evring/iterator.hpp>
-#include <evring/payload.hpp>
-#include <evring/ring_reader.hpp>
-#include <evring/ring_writer.hpp>
-#include <evring/typed_publish.hpp>
+#include <evring/ring/doorbell.hpp>
+#include <evring/ring/iterator.hpp>
+#include <evring/ring/payload.hpp>
+#include <evring/ring/ring_reader.hpp>
+#include <evring/ring/ring_writer.hpp>
+#include <evring/schema/typed_publish.hpp>
 
 struct Tick { std::uint64_t price; std::uint32_t quantity; };
 constexpr std::uint16_t kTickContent = 0x5449;            // content types >= 4 are the application's

@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "evring/doorbell.hpp"
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/ring.hpp"
-#include "evring/snapshot.hpp"
+#include "evring/ring/doorbell.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/snapshot.hpp"
 
 namespace evring::fuzz {
 

@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "evring/iterator.hpp"
-#include "evring/publisher.hpp"
-#include "evring/recording.hpp"
-#include "evring/ring.hpp"
-#include "evring/ring_extension.hpp"
-#include "evring/snapshot.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/recording/recording.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/snapshot.hpp"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <cstring>
 
 #include "evring/config.hpp"
-#include "evring/ring.hpp"
-#include "evring/snapshot.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/snapshot.hpp"
 #include "exercise.hpp"
 
 namespace {

@@ -16,8 +16,8 @@
 #include <cstring>
 #include <optional>
 
-#include "evring/ring.hpp"
-#include "evring/ring_extension.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/ring_extension.hpp"
 #include "exercise.hpp"
 
 namespace {

@@ -20,7 +20,7 @@
 
 #include "../lib/crc32c.hpp"
 #include "../lib/recording_block.hpp"
-#include "evring/recording.hpp"
+#include "evring/recording/recording.hpp"
 #include "exercise.hpp"
 
 namespace {

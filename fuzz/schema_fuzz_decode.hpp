@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "evring/schema_decode.hpp"
-#include "evring/schema_render.hpp"
+#include "evring/schema/schema_decode.hpp"
+#include "evring/schema/schema_render.hpp"
 #include "exercise.hpp"
 
 namespace evring::fuzz {

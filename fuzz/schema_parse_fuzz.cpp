@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "evring/schema_codegen.hpp"
-#include "evring/schema_embed.hpp"
+#include "evring/schema/schema_codegen.hpp"
+#include "evring/schema/schema_embed.hpp"
 #include "schema_fuzz_decode.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

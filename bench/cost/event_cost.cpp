@@ -30,10 +30,10 @@
 #include <vector>
 
 #include "evring/clock.hpp"
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/publisher.hpp"
-#include "evring/ring_reader.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_reader.hpp"
 #include "ipc/classic_ring.hpp"
 #include "ipc/floor_ring.hpp"
 #include "support/bench_ring.hpp"

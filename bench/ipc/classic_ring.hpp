@@ -16,7 +16,7 @@
 #include <cstring>
 #include <string>
 
-#include "evring/shared_word.hpp"
+#include "evring/ring/shared_word.hpp"
 #include "ipc/common.hpp"
 #include "support/bench_ring.hpp"
 

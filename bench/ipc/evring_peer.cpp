@@ -11,11 +11,11 @@
 #include <optional>
 #include <vector>
 
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/publisher.hpp"
-#include "evring/ring_extension.hpp"
-#include "evring/ring_writer.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/ring_writer.hpp"
 #include "support/bench_ring.hpp"
 
 namespace evring::ipc {

@@ -9,8 +9,8 @@
 
 #include <cstring>
 
-#include "evring/ring.hpp"
-#include "evring/shared_word.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/shared_word.hpp"
 
 namespace evring::ipc {
 

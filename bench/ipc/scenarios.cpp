@@ -10,7 +10,7 @@
 
 #include <boost/interprocess/ipc/message_queue.hpp>
 
-#include "evring/ring_extension.hpp"
+#include "evring/ring/ring_extension.hpp"
 #include "support/bench_ring.hpp"
 
 namespace evring::ipc {

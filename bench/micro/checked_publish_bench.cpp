@@ -12,10 +12,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "evring/publisher.hpp"
-#include "evring/schema.hpp"
-#include "evring/schema_decode.hpp"
-#include "evring/typed_publish.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/schema/schema.hpp"
+#include "evring/schema/schema_decode.hpp"
+#include "evring/schema/typed_publish.hpp"
 #include "checked_bench_schema.hpp"  // generated from micro/checked_bench.toml
 #include "support/bench_ring.hpp"
 

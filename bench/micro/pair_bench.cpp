@@ -21,10 +21,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/publisher.hpp"
-#include "evring/shared_word.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/shared_word.hpp"
 #include "support/bench_ring.hpp"
 
 namespace {

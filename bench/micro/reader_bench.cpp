@@ -8,10 +8,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "evring/flow_filter.hpp"
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/publisher.hpp"
+#include "evring/source/flow_filter.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/publisher.hpp"
 #include "support/bench_ring.hpp"
 
 namespace {

@@ -15,14 +15,14 @@
 
 #include <benchmark/benchmark.h>
 
-#include "evring/iterator.hpp"
-#include "evring/publisher.hpp"
-#include "evring/reader_kinds.hpp"
-#include "evring/reader_listing.hpp"
-#include "evring/reader_registration.hpp"
-#include "evring/registering_sink.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_source.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/registry/reader_kinds.hpp"
+#include "evring/registry/reader_listing.hpp"
+#include "evring/registry/reader_registration.hpp"
+#include "evring/registry/registering_sink.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/source/ring_source.hpp"
 #include "support/bench_ring.hpp"
 
 namespace {

@@ -32,12 +32,12 @@
 #include <thread>
 #include <vector>
 
-#include "evring/publisher.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_set.hpp"
-#include "evring/ring_set_source.hpp"
-#include "evring/ring_source.hpp"
-#include "evring/ring_writer.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/set/ring_set.hpp"
+#include "evring/set/ring_set_source.hpp"
+#include "evring/source/ring_source.hpp"
+#include "evring/ring/ring_writer.hpp"
 
 namespace {
 

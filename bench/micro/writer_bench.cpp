@@ -12,12 +12,12 @@
 
 #include <benchmark/benchmark.h>
 
-#include "evring/doorbell.hpp"
-#include "evring/publisher.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/ring_extension.hpp"
-#include "evring/ring_writer.hpp"
-#include "evring/typed_publish.hpp"
+#include "evring/ring/doorbell.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "evring/schema/typed_publish.hpp"
 #include "support/bench_ring.hpp"
 
 namespace {

@@ -14,8 +14,8 @@
 #include <optional>
 #include <string>
 
-#include "evring/ring.hpp"
-#include "evring/ring_writer.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/ring_writer.hpp"
 
 namespace evring::bench {
 

@@ -5,7 +5,7 @@
 //   CLOCK_REALTIME to within 1 µs (measured: docs/performance.md, the
 //   micro-benchmark BM_ClockErrorVsRealtime in bench/micro/clock_bench.cpp
 //   and clock_error_max_ns of `scripts/bench --json`; checked by
-//   tests/clock_test.cpp).
+//   tests/ring/clock_test.cpp).
 // - Where the time-stamp counter is trustworthy it is read directly (rdtsc)
 //   and scaled by an anchor (tsc0, ns0, ns-per-tick) taken against
 //   CLOCK_REALTIME. "Trustworthy" means all of: the CPU reports an invariant
@@ -29,7 +29,7 @@
 //   step of the system clock shows up within one re-anchor interval.
 //
 // Thread safety: any thread, any number of threads. The anchor is published
-// through a seqlock (lib/clock.cpp documents the writer side).
+// through a seqlock (lib/util/clock.cpp documents the writer side).
 #pragma once
 
 #include <time.h>
@@ -40,7 +40,7 @@
 #include <x86intrin.h>
 #endif
 
-#include "evring/shared_word.hpp"
+#include "evring/ring/shared_word.hpp"
 
 namespace evring {
 
@@ -69,7 +69,7 @@ inline std::uint64_t realtime_nanos() noexcept {
 
 namespace detail {
 
-// The published anchor. Written only by lib/clock.cpp under the seqlock; all
+// The published anchor. Written only by lib/util/clock.cpp under the seqlock; all
 // fields are accessed through shared_word.hpp (steps C1..C4 there, c1..c4 in
 // wall_clock_nanos below).
 struct alignas(64) ClockAnchor {

@@ -2,7 +2,7 @@
 #include <cerrno>
 #include <string>
 
-#include "evring/gap_reason.hpp"
+#include "evring/ring/gap_reason.hpp"
 #include "handles.hpp"
 
 namespace evring::bindings {

@@ -2,7 +2,7 @@
 #include <bit>
 #include <cstring>
 
-#include "evring/payload.hpp"
+#include "evring/ring/payload.hpp"
 #include "handles.hpp"
 
 namespace {

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <span>
 
-#include "evring/schema_decode.hpp"
-#include "evring/schema_render.hpp"
+#include "evring/schema/schema_decode.hpp"
+#include "evring/schema/schema_render.hpp"
 #include "handles.hpp"
 
 using evring::bindings::guard;

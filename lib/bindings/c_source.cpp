@@ -3,9 +3,9 @@
 #include <chrono>
 #include <cstring>
 
-#include "evring/follow.hpp"
-#include "evring/position.hpp"
-#include "evring/where.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/source/position.hpp"
+#include "evring/query/where.hpp"
 #include "source_handle.hpp"
 
 using evring::bindings::guard;

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <new>
 
-#include "evring/typed_publish.hpp"
+#include "evring/schema/typed_publish.hpp"
 #include "writer_handle.hpp"
 
 using evring::bindings::guard;

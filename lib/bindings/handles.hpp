@@ -1,4 +1,4 @@
-// lib/c_api/handles.hpp — what the C ABI's opaque handles hold, and the error plumbing.
+// lib/bindings/handles.hpp — what the C ABI's opaque handles hold, and the error plumbing.
 //
 // Each C entry point converts: C++ errors (evring::Error) become a status
 // plus the handle's message; exceptions (std::bad_alloc) are caught at the
@@ -16,11 +16,11 @@
 
 #include "evring/error.hpp"
 #include "evring/evring.h"
-#include "evring/event_predicate.hpp"
-#include "evring/event_source.hpp"
-#include "evring/publisher.hpp"
-#include "evring/ring_writer.hpp"
-#include "evring/schema.hpp"
+#include "evring/source/event_predicate.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "evring/schema/schema.hpp"
 #include "source_schema.hpp"
 
 struct evring_source {

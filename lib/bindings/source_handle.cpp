@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "evring/position.hpp"
-#include "evring/span_seek.hpp"
+#include "evring/source/position.hpp"
+#include "evring/query/span_seek.hpp"
 
 namespace evring::bindings {
 

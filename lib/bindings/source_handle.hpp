@@ -1,4 +1,4 @@
-// lib/c_api/source_handle.hpp — opening a source with its schema, for the C
+// lib/bindings/source_handle.hpp — opening a source with its schema, for the C
 // ABI and the Python package alike.
 //
 // Thread safety: free functions; the handle as evring.h says.
@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/source_open.hpp"
+#include "evring/source/source_open.hpp"
 #include "handles.hpp"
 
 namespace evring::bindings {

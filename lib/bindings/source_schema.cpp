@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "evring/schema_resolve.hpp"
+#include "evring/schema/schema_resolve.hpp"
 
 namespace evring::bindings {
 

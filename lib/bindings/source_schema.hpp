@@ -1,4 +1,4 @@
-// lib/c_api/source_schema.hpp — which schema decodes a source, found once at open.
+// lib/bindings/source_schema.hpp — which schema decodes a source, found once at open.
 //
 // The order is the one resolver's (schema_resolve.hpp, docs/schema.md): the
 // schema the source carries when trusted; else a schema file the caller names,
@@ -7,7 +7,7 @@
 // none. A carried schema that is damaged or not this source's is ignored and
 // the reason kept in `warning`.
 //
-// Shared by the C ABI (lib/c_api) and the Python package (python/).
+// Shared by the C ABI (lib/bindings) and the Python package (python/).
 // Thread safety: free functions.
 #pragma once
 
@@ -15,8 +15,8 @@
 #include <string>
 
 #include "evring/error.hpp"
-#include "evring/event_source.hpp"
-#include "evring/schema.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring::bindings {
 

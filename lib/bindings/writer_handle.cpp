@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "evring/schema_embed.hpp"
-#include "evring/schema_write_check.hpp"
+#include "evring/schema/schema_embed.hpp"
+#include "evring/schema/schema_write_check.hpp"
 #include "source_schema.hpp"
 
 namespace evring::bindings {

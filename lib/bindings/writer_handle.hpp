@@ -1,4 +1,4 @@
-// lib/c_api/writer_handle.hpp — creating a ring writer with its schema, for
+// lib/bindings/writer_handle.hpp — creating a ring writer with its schema, for
 // the C ABI and the Python package alike.
 //
 // A writer given a schema gets the schema's content type and hash in the

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "evring/error.hpp"
-#include "evring/nats_connection.hpp"
-#include "evring/nats_encoding.hpp"
+#include "evring/nats/nats_connection.hpp"
+#include "evring/nats/nats_encoding.hpp"
 
 namespace evring::nats {
 

@@ -3,7 +3,7 @@
 
 #include <cerrno>
 
-#include "evring/nats_encoding.hpp"
+#include "evring/nats/nats_encoding.hpp"
 #include "wire_text.hpp"
 
 namespace evring::nats {

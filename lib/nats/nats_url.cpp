@@ -1,5 +1,5 @@
 // Parsing nats:// URLs. See nats_url.hpp for the grammar.
-#include "evring/nats_url.hpp"
+#include "evring/nats/nats_url.hpp"
 
 #include <fmt/format.h>
 

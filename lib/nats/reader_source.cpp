@@ -1,4 +1,4 @@
-// StreamReader as an EventSource (include/evring/nats_reader.hpp): opening
+// StreamReader as an EventSource (include/evring/nats/nats_reader.hpp): opening
 // (the stream, its newest announcement and schema), seek() re-subscribing
 // at a Position, narrow(), and read() over the consumers in reader_impl.hpp.
 #include <fmt/format.h>
@@ -7,7 +7,7 @@
 #include <charconv>
 
 #include "evring/clock.hpp"
-#include "evring/flow_filter.hpp"
+#include "evring/source/flow_filter.hpp"
 #include "reader_impl.hpp"
 #include "stream_inspect.hpp"
 

@@ -1,14 +1,14 @@
-// run_relay (include/evring/nats_relay.hpp): open the source, connect, find
+// run_relay (include/evring/nats/nats_relay.hpp): open the source, connect, find
 // the stream's resume point, then the library's follow loop into RelaySink.
-#include "evring/nats_relay.hpp"
+#include "evring/nats/nats_relay.hpp"
 
 #include <fmt/format.h>
 
 #include <cerrno>
 
-#include "evring/reader_kinds.hpp"
-#include "evring/registering_sink.hpp"
-#include "evring/source_open.hpp"
+#include "evring/registry/reader_kinds.hpp"
+#include "evring/registry/registering_sink.hpp"
+#include "evring/source/source_open.hpp"
 #include "relay_sink.hpp"
 
 namespace evring::nats {

@@ -1,13 +1,13 @@
-// open_stream_source (include/evring/nats_source.hpp): a nats:// URL to a
+// open_stream_source (include/evring/nats/nats_source.hpp): a nats:// URL to a
 // StreamReader on a connection of its own, and the "nats" scheme of
 // open_source.
-#include "evring/nats_source.hpp"
+#include "evring/nats/nats_source.hpp"
 
 #include <fmt/format.h>
 
 #include <cerrno>
 
-#include "evring/nats_reader.hpp"
+#include "evring/nats/nats_reader.hpp"
 
 namespace evring::nats {
 

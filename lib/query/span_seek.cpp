@@ -1,6 +1,6 @@
 // Span positions (span_seek.hpp): walking back along the opener flow tag on
 // rings and snapshots, a forward scan of a second source elsewhere.
-#include "evring/span_seek.hpp"
+#include "evring/query/span_seek.hpp"
 
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "evring/schema_resolve.hpp"
-#include "evring/source_open.hpp"
+#include "evring/schema/schema_resolve.hpp"
+#include "evring/source/source_open.hpp"
 
 namespace evring {
 namespace {

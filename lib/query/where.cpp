@@ -2,7 +2,7 @@
 // and evaluating it. Descriptor tests are moved before payload tests in every
 // && and ||, so a payload is looked at only when the descriptor left the
 // answer open.
-#include "evring/where.hpp"
+#include "evring/query/where.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include <optional>
 #include <set>
 
-#include "where_ast.hpp"
+#include "query/where_ast.hpp"
 
 namespace evring {
 namespace detail {

@@ -6,8 +6,8 @@
 #include <cctype>
 #include <cstdlib>
 
-#include "evring/where.hpp"
-#include "where_ast.hpp"
+#include "evring/query/where.hpp"
+#include "query/where_ast.hpp"
 
 namespace evring::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "recording_block.hpp"
+#include "recording/recording_block.hpp"
 
 #include <zstd_errors.h>
 
@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "crc32c.hpp"
+#include "util/crc32c.hpp"
 
 namespace evring::detail {
 

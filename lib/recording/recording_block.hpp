@@ -12,8 +12,8 @@
 #include <span>
 #include <string>
 
-#include "byte_buffer.hpp"
-#include "evring/recording_format.hpp"
+#include "util/byte_buffer.hpp"
+#include "evring/recording/recording_format.hpp"
 
 namespace evring::detail {
 

@@ -1,8 +1,8 @@
-#include "recording_decoder.hpp"
+#include "recording/recording_decoder.hpp"
 
 #include <fmt/format.h>
 
-#include "recording_file.hpp"
+#include "recording/recording_file.hpp"
 
 namespace evring {
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "evring/recording_reader.hpp"
+#include "evring/recording/recording_reader.hpp"
 
 namespace evring {
 

@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "byte_buffer.hpp"
-#include "recording_decoder.hpp"
-#include "recording_file.hpp"
-#include "recording_v1.hpp"
+#include "util/byte_buffer.hpp"
+#include "recording/recording_decoder.hpp"
+#include "recording/recording_file.hpp"
+#include "recording/recording_v1.hpp"
 
 namespace evring {
 namespace {

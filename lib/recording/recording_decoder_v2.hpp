@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "byte_buffer.hpp"
-#include "recording_block.hpp"
-#include "recording_decoder.hpp"
+#include "util/byte_buffer.hpp"
+#include "recording/recording_block.hpp"
+#include "recording/recording_decoder.hpp"
 
 namespace evring::detail {
 

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cstring>
 
-#include "byte_buffer.hpp"
-#include "crc32c.hpp"
-#include "recording_block.hpp"
-#include "recording_decoder_v2.hpp"
-#include "recording_file.hpp"
-#include "recording_records.hpp"
+#include "util/byte_buffer.hpp"
+#include "util/crc32c.hpp"
+#include "recording/recording_block.hpp"
+#include "recording/recording_decoder_v2.hpp"
+#include "recording/recording_file.hpp"
+#include "recording/recording_records.hpp"
 
 namespace evring::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "recording_file.hpp"
+#include "recording/recording_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

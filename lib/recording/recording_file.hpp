@@ -8,7 +8,7 @@
 #include <string>
 
 #include "evring/error.hpp"
-#include "regular_file.hpp"
+#include "util/regular_file.hpp"
 
 namespace evring::detail {
 

@@ -4,9 +4,9 @@
 
 #include <cstring>
 
-#include "evring/recording_reader.hpp"
-#include "recording_decoder.hpp"
-#include "recording_file.hpp"
+#include "evring/recording/recording_reader.hpp"
+#include "recording/recording_decoder.hpp"
+#include "recording/recording_file.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-#include "recording_records.hpp"
+#include "recording/recording_records.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "recording_sink.hpp"
+#include "recording/recording_sink.hpp"
 
 #include <sys/uio.h>
 #include <unistd.h>

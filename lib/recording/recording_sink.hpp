@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
-#include "byte_buffer.hpp"
+#include "util/byte_buffer.hpp"
 #include "evring/error.hpp"
-#include "recording_block.hpp"
+#include "recording/recording_block.hpp"
 
 namespace evring::detail {
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "evring/clock.hpp"
-#include "evring/recording_writer.hpp"
-#include "recording_block.hpp"
-#include "recording_sink.hpp"
-#include "write_all.hpp"
+#include "evring/recording/recording_writer.hpp"
+#include "recording/recording_block.hpp"
+#include "recording/recording_sink.hpp"
+#include "util/write_all.hpp"
 
 namespace evring {
 namespace {

@@ -1,8 +1,8 @@
 // RegisteringSink (registering_sink.hpp): attach on start, publish on idle,
 // re-attach on a new ring.
-#include "evring/registering_sink.hpp"
+#include "evring/registry/registering_sink.hpp"
 
-#include "evring/ring_source.hpp"
+#include "evring/source/ring_source.hpp"
 
 namespace evring {
 

@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
-#include "evring/reader_registry.hpp"
-#include "evring/ring_writer.hpp"
-#include "registry_file.hpp"
-#include "registry_identity.hpp"
-#include "registry_open.hpp"
+#include "evring/registry/reader_registry.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "registry/registry_file.hpp"
+#include "registry/registry_identity.hpp"
+#include "registry/registry_open.hpp"
 
 namespace evring {
 namespace {

@@ -14,10 +14,10 @@
 #include <thread>
 #include <utility>
 
-#include "evring/ring.hpp"
-#include "registry_file.hpp"
-#include "registry_open.hpp"
-#include "ring_open.hpp"
+#include "evring/ring/ring.hpp"
+#include "registry/registry_file.hpp"
+#include "registry/registry_open.hpp"
+#include "ring/ring_open.hpp"
 
 namespace evring::detail {
 namespace {

@@ -1,6 +1,6 @@
 // Reader registry files: mapping, judging a header, opening for listers.
 // See registry_file.hpp for the invariants.
-#include "registry_file.hpp"
+#include "registry/registry_file.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -14,9 +14,9 @@
 #include <utility>
 
 #include "evring/clock.hpp"
-#include "evring/ring.hpp"
-#include "registry_identity.hpp"
-#include "registry_open.hpp"
+#include "evring/ring/ring.hpp"
+#include "registry/registry_identity.hpp"
+#include "registry/registry_open.hpp"
 
 namespace evring::detail {
 namespace {

@@ -1,4 +1,4 @@
-// lib/registry_file.hpp — opening, judging, creating and replacing reader
+// lib/registry/registry_file.hpp — opening, judging, creating and replacing reader
 // registry files (private to the library; tests include it).
 //
 // Invariants:
@@ -25,8 +25,8 @@
 #include <string>
 
 #include "evring/error.hpp"
-#include "evring/reader_registry.hpp"
-#include "evring/reader_registry_format.hpp"
+#include "evring/registry/reader_registry.hpp"
+#include "evring/registry/reader_registry_format.hpp"
 
 namespace evring::detail {
 

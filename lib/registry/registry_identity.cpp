@@ -1,6 +1,6 @@
 // Ring instance and process identities for the reader registry. See
 // registry_identity.hpp.
-#include "registry_identity.hpp"
+#include "registry/registry_identity.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,8 +12,8 @@
 #include <cstring>
 #include <string_view>
 
-#include "evring/ring.hpp"
-#include "text_file.hpp"
+#include "evring/ring/ring.hpp"
+#include "util/text_file.hpp"
 
 namespace evring::detail {
 

@@ -1,4 +1,4 @@
-// lib/registry_identity.hpp — who a ring instance and a reader process are,
+// lib/registry/registry_identity.hpp — who a ring instance and a reader process are,
 // as the reader registry records them (private to the library; tests
 // include it).
 //
@@ -10,7 +10,7 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/reader_registry_format.hpp"
+#include "evring/registry/reader_registry_format.hpp"
 
 namespace evring::detail {
 

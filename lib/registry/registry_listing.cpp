@@ -14,13 +14,13 @@
 #include <limits>
 
 #include "evring/clock.hpp"
-#include "evring/reader_listing.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/sigbus_guard.hpp"
-#include "registry_file.hpp"
-#include "registry_identity.hpp"
-#include "registry_locks.hpp"
-#include "registry_slot.hpp"
+#include "evring/registry/reader_listing.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/ring/sigbus_guard.hpp"
+#include "registry/registry_file.hpp"
+#include "registry/registry_identity.hpp"
+#include "registry/registry_locks.hpp"
+#include "registry/registry_slot.hpp"
 
 namespace evring {
 namespace {

@@ -1,11 +1,11 @@
 // Registry slot locks. See registry_locks.hpp for the protocol.
-#include "registry_locks.hpp"
+#include "registry/registry_locks.hpp"
 
 #include <fcntl.h>
 
 #include <fmt/format.h>
 
-#include "evring/reader_registry_format.hpp"
+#include "evring/registry/reader_registry_format.hpp"
 
 namespace evring::detail {
 namespace {

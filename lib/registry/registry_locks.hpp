@@ -1,4 +1,4 @@
-// lib/registry_locks.hpp — the locks that say which reader owns a registry
+// lib/registry/registry_locks.hpp — the locks that say which reader owns a registry
 // slot and whether it lives (private to the library; tests include it).
 //
 // Each slot's bytes in the registry file carry OFD record locks (fcntl

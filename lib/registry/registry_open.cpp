@@ -1,5 +1,5 @@
 // Opening reader registry files. See registry_open.hpp.
-#include "registry_open.hpp"
+#include "registry/registry_open.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "evring/ring.hpp"
-#include "regular_file.hpp"
+#include "evring/ring/ring.hpp"
+#include "util/regular_file.hpp"
 
 namespace evring::detail {
 

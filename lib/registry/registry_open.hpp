@@ -1,4 +1,4 @@
-// lib/registry_open.hpp — opening a reader registry file safely: never
+// lib/registry/registry_open.hpp — opening a reader registry file safely: never
 // through a symbolic link, never blocking on a FIFO, only a regular file,
 // the header read with pread before anything is mapped (private to the
 // library; tests include it).
@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "evring/error.hpp"
-#include "evring/reader_registry_format.hpp"
+#include "evring/registry/reader_registry_format.hpp"
 
 namespace evring::detail {
 

@@ -11,7 +11,7 @@
 // - Every store to the slot runs under guard_sigbus: a registry truncated
 //   under us faults into lose_registry(), which only clears slot_ and sets a
 //   flag (no allocation, no system call), and nothing touches the slot again.
-#include "evring/reader_registration.hpp"
+#include "evring/registry/reader_registration.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -32,14 +32,14 @@
 
 #include "device_id.hpp"
 #include "evring/clock.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/sigbus_guard.hpp"
-#include "registry_file.hpp"
-#include "registry_identity.hpp"
-#include "registry_locks.hpp"
-#include "registry_open.hpp"
-#include "registry_slot.hpp"
-#include "ring_open.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/ring/sigbus_guard.hpp"
+#include "registry/registry_file.hpp"
+#include "registry/registry_identity.hpp"
+#include "registry/registry_locks.hpp"
+#include "registry/registry_open.hpp"
+#include "registry/registry_slot.hpp"
+#include "ring/ring_open.hpp"
 
 namespace evring {
 namespace {

@@ -32,10 +32,10 @@
 
 #include <fmt/format.h>
 
-#include "registry_file.hpp"
-#include "registry_locks.hpp"
-#include "registry_open.hpp"
-#include "ring_open.hpp"
+#include "registry/registry_file.hpp"
+#include "registry/registry_locks.hpp"
+#include "registry/registry_open.hpp"
+#include "ring/ring_open.hpp"
 
 namespace evring::detail {
 namespace {

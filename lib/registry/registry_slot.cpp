@@ -1,6 +1,6 @@
 // Copying reader registry slots under their seqlock, and their text fields.
 // See registry_slot.hpp for the protocol.
-#include "registry_slot.hpp"
+#include "registry/registry_slot.hpp"
 
 #include <cstring>
 #include <thread>

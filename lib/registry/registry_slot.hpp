@@ -1,4 +1,4 @@
-// lib/registry_slot.hpp — rewriting and copying a reader registry slot under
+// lib/registry/registry_slot.hpp — rewriting and copying a reader registry slot under
 // its seqlock (private to the library; tests include it).
 //
 // The one writer of a slot is the process holding the slot's lock
@@ -37,8 +37,8 @@
 #include <string>
 #include <string_view>
 
-#include "evring/reader_registry_format.hpp"
-#include "evring/shared_word.hpp"
+#include "evring/registry/reader_registry_format.hpp"
+#include "evring/ring/shared_word.hpp"
 
 namespace evring::detail {
 

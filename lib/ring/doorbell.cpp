@@ -1,5 +1,5 @@
 // The out-of-line half of doorbell.hpp: attaching, sleeping and waking.
-#include "evring/doorbell.hpp"
+#include "evring/ring/doorbell.hpp"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -16,7 +16,7 @@
 #include <cstring>
 #include <utility>
 
-#include "membarrier.hpp"
+#include "util/membarrier.hpp"
 
 namespace evring {
 namespace {

@@ -1,5 +1,5 @@
 // Reading the huge page pool and explaining a shortage. See hugepage_pool.hpp.
-#include "hugepage_pool.hpp"
+#include "ring/hugepage_pool.hpp"
 
 #include <sys/stat.h>
 
@@ -7,7 +7,7 @@
 
 #include <charconv>
 
-#include "text_file.hpp"
+#include "util/text_file.hpp"
 
 namespace evring::detail {
 namespace {

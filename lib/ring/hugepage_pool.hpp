@@ -1,4 +1,4 @@
-// lib/hugepage_pool.hpp — the huge page pool, for explaining a full pool
+// lib/ring/hugepage_pool.hpp — the huge page pool, for explaining a full pool
 // (private to the library; tests include it).
 //
 // Contract: when allocating a ring on hugetlbfs fails with ENOSPC, the writer

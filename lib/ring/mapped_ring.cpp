@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "evring/config.hpp"
-#include "evring/ring.hpp"
-#include "regular_file.hpp"
+#include "evring/ring/ring.hpp"
+#include "util/regular_file.hpp"
 
 namespace evring {
 namespace {

@@ -1,10 +1,10 @@
 // The publisher's rare paths: advancing the window, abort, RECORD_ERROR.
-#include "evring/publisher.hpp"
+#include "evring/ring/publisher.hpp"
 
 #include <algorithm>
 #include <utility>
 
-#include "evring/shared_word.hpp"
+#include "evring/ring/shared_word.hpp"
 
 namespace evring {
 

@@ -1,6 +1,6 @@
 // Laying out a ring file and checking ring headers. See ring.hpp; mapping is
 // in mapped_ring.cpp.
-#include "evring/ring.hpp"
+#include "evring/ring/ring.hpp"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -15,8 +15,8 @@
 #include <cstring>
 #include <utility>
 
-#include "evring/ring_extension.hpp"
-#include "evring/schema_blob.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/schema/schema_blob.hpp"
 
 namespace evring {
 namespace {

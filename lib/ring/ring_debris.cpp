@@ -1,6 +1,6 @@
 // Finding and removing what killed processes leave in a ring directory. See
 // ring_debris.hpp for what counts as debris and why it is safe to remove.
-#include "evring/ring_debris.hpp"
+#include "evring/ring/ring_debris.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,14 +17,14 @@
 #include <optional>
 
 #include "evring/format.hpp"
-#include "evring/reader_registry_format.hpp"
-#include "evring/ring.hpp"
-#include "registry_file.hpp"
-#include "registry_identity.hpp"
-#include "registry_locks.hpp"
-#include "registry_open.hpp"
-#include "ring_locks.hpp"
-#include "ring_open.hpp"
+#include "evring/registry/reader_registry_format.hpp"
+#include "evring/ring/ring.hpp"
+#include "registry/registry_file.hpp"
+#include "registry/registry_identity.hpp"
+#include "registry/registry_locks.hpp"
+#include "registry/registry_open.hpp"
+#include "ring/ring_locks.hpp"
+#include "ring/ring_open.hpp"
 
 namespace evring {
 namespace {

@@ -1,7 +1,7 @@
 // Resolution of ring names: libhugetlbfs (loaded lazily, only when it can
 // cope with the mount table), our own mountinfo parser, the override and the
 // /dev/shm fallback. See ring_directory.hpp for the contract.
-#include "evring/ring_directory.hpp"
+#include "evring/ring/ring_directory.hpp"
 
 #include <dlfcn.h>
 #include <linux/magic.h>
@@ -15,8 +15,8 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "mountinfo.hpp"
-#include "text_file.hpp"
+#include "util/mountinfo.hpp"
+#include "util/text_file.hpp"
 
 namespace evring {
 namespace {

@@ -1,7 +1,7 @@
 // Listing a ring directory. See ring_list.hpp for the contract.
-#include "evring/ring_list.hpp"
+#include "evring/ring/ring_list.hpp"
 
-#include "evring/reader_registry_format.hpp"
+#include "evring/registry/reader_registry_format.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -12,10 +12,10 @@
 #include <cstring>
 #include <charconv>
 
-#include "evring/ring.hpp"
-#include "ring_locks.hpp"
-#include "ring_open.hpp"
-#include "text_file.hpp"
+#include "evring/ring/ring.hpp"
+#include "ring/ring_locks.hpp"
+#include "ring/ring_open.hpp"
+#include "util/text_file.hpp"
 
 namespace evring {
 namespace {

@@ -1,5 +1,5 @@
 // Writer locks and liveness probes. See ring_locks.hpp for the protocol.
-#include "ring_locks.hpp"
+#include "ring/ring_locks.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -12,7 +12,7 @@
 #include <charconv>
 #include <string>
 
-#include "text_file.hpp"
+#include "util/text_file.hpp"
 
 namespace evring::detail {
 namespace {

@@ -1,4 +1,4 @@
-// lib/ring_locks.hpp — the locks that say who writes a ring, and probes that
+// lib/ring/ring_locks.hpp — the locks that say who writes a ring, and probes that
 // tell whether a writer lives (private to the library; tests include it).
 //
 // Each writer holds two locks on its ring file for its whole lifetime, both

@@ -1,13 +1,13 @@
-#include "ring_open.hpp"
+#include "ring/ring_open.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "evring/format.hpp"
-#include "evring/ring.hpp"
-#include "regular_file.hpp"
-#include "ring_locks.hpp"
+#include "evring/ring/ring.hpp"
+#include "util/regular_file.hpp"
+#include "ring/ring_locks.hpp"
 
 namespace evring::detail {
 

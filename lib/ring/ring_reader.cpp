@@ -1,6 +1,6 @@
 // Opening rings for reading, and writer liveness. See ring_reader.hpp and
 // ring_locks.hpp for the contracts.
-#include "evring/ring_reader.hpp"
+#include "evring/ring/ring_reader.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "ring_locks.hpp"
-#include "ring_open.hpp"
+#include "ring/ring_locks.hpp"
+#include "ring/ring_open.hpp"
 
 namespace evring {
 namespace {

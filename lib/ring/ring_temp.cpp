@@ -1,12 +1,12 @@
 // Building a ring in its temporary file. See ring_temp.hpp.
-#include "ring_temp.hpp"
+#include "ring/ring_temp.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 
-#include "hugepage_pool.hpp"
-#include "ring_locks.hpp"
+#include "ring/hugepage_pool.hpp"
+#include "ring/ring_locks.hpp"
 
 namespace evring::detail {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-#include "evring/ring_writer.hpp"
+#include "evring/ring/ring_writer.hpp"
 
 namespace evring::detail {
 

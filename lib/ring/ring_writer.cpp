@@ -22,16 +22,16 @@
 #include <thread>
 #include <utility>
 
-#include "evring/ring_writer.hpp"
-#include "evring/schema_blob.hpp"
-#include "evring/writer_claim.hpp"
-#include "evring/reader_registry.hpp"
-#include "evring/ring_debris.hpp"
-#include "registry_file.hpp"
-#include "registry_identity.hpp"
-#include "ring_locks.hpp"
-#include "ring_open.hpp"
-#include "ring_temp.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "evring/schema/schema_blob.hpp"
+#include "evring/ring/writer_claim.hpp"
+#include "evring/registry/reader_registry.hpp"
+#include "evring/ring/ring_debris.hpp"
+#include "registry/registry_file.hpp"
+#include "registry/registry_identity.hpp"
+#include "ring/ring_locks.hpp"
+#include "ring/ring_open.hpp"
+#include "ring/ring_temp.hpp"
 
 namespace evring {
 namespace {

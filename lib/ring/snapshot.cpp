@@ -1,5 +1,5 @@
-#include "write_all.hpp"
-#include "evring/snapshot.hpp"
+#include "util/write_all.hpp"
+#include "evring/ring/snapshot.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -13,12 +13,12 @@
 #include <memory>
 #include <vector>
 
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/ring_extension.hpp"
-#include "evring/schema_blob.hpp"
-#include "evring/shared_word.hpp"
-#include "snapshot_support.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/schema/schema_blob.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "ring/snapshot_support.hpp"
 
 namespace evring {
 namespace {

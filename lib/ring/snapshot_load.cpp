@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "evring/config.hpp"
-#include "evring/snapshot.hpp"
-#include "regular_file.hpp"
-#include "snapshot_support.hpp"
+#include "evring/ring/snapshot.hpp"
+#include "util/regular_file.hpp"
+#include "ring/snapshot_support.hpp"
 
 namespace evring {
 namespace {

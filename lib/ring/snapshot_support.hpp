@@ -1,4 +1,4 @@
-// lib/snapshot_support.hpp — private helpers shared by snapshot_load.cpp and
+// lib/ring/snapshot_support.hpp — private helpers shared by snapshot_load.cpp and
 // snapshot.cpp (not installed). Plain RAII holders and the snapshot's name.
 #pragma once
 

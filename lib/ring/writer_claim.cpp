@@ -1,6 +1,6 @@
 // The writer claim's rare paths: claiming, revoking (X5..X7), giving back,
 // thread tokens. The protocol and its invariants are in writer_claim.hpp.
-#include "evring/writer_claim.hpp"
+#include "evring/ring/writer_claim.hpp"
 
 #include <fcntl.h>
 #include <immintrin.h>
@@ -13,10 +13,10 @@
 #include <cstdlib>
 #include <thread>
 
-#include "evring/doorbell.hpp"
-#include "evring/shared_word.hpp"
-#include "membarrier.hpp"
-#include "ring_locks.hpp"
+#include "evring/ring/doorbell.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "util/membarrier.hpp"
+#include "ring/ring_locks.hpp"
 
 namespace evring {
 

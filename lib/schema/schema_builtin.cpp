@@ -3,9 +3,9 @@
 
 #include <vector>
 
-#include "evring/schema_builtin.hpp"
-#include "evring/schema_embed.hpp"
-#include "schema_builtin_data.hpp"
+#include "evring/schema/schema_builtin.hpp"
+#include "evring/schema/schema_embed.hpp"
+#include "schema/schema_builtin_data.hpp"
 
 namespace evring {
 

@@ -1,10 +1,10 @@
-// lib/schema_builtin_data.hpp — the schema texts compiled into the library
+// lib/schema/schema_builtin_data.hpp — the schema texts compiled into the library
 // (private; the table is generated at build time by schema_builtin_gen).
 #pragma once
 
 #include <cstddef>
 
-#include "evring/schema_builtin.hpp"
+#include "evring/schema/schema_builtin.hpp"
 
 namespace evring::detail {
 

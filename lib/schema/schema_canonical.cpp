@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "schema_data.hpp"
+#include "schema/schema_data.hpp"
 
 namespace evring::detail {
 

@@ -10,7 +10,7 @@
 // starts with a control character.
 #include <fmt/format.h>
 
-#include "schema_parse_support.hpp"
+#include "schema/schema_parse_support.hpp"
 
 namespace evring::detail {
 

@@ -2,10 +2,10 @@
 // in schema_codegen_publish.cpp).
 #include <fmt/format.h>
 
-#include "evring/schema_codegen.hpp"
-#include "evring/schema_embed.hpp"
-#include "schema_codegen_names.hpp"
-#include "schema_data.hpp"
+#include "evring/schema/schema_codegen.hpp"
+#include "evring/schema/schema_embed.hpp"
+#include "schema/schema_codegen_names.hpp"
+#include "schema/schema_data.hpp"
 
 namespace evring {
 
@@ -115,7 +115,7 @@ void append_constants(std::string& out, const Schema& schema, const CppNames& na
 // and content type, hash and blob come from one schema, so they agree.
 void append_embedding(std::string& out, const Schema& schema) {
     const std::vector<std::byte> blob = serialize_schema_blob(schema);
-    out += "// The schema as a ring embeds it (evring/schema_blob.hpp): what evring::serialize_schema_blob makes.\n";
+    out += "// The schema as a ring embeds it (evring/schema/schema_blob.hpp): what evring::serialize_schema_blob makes.\n";
     out += fmt::format("inline constexpr std::array<std::uint8_t, {}> kSchemaBlob = {{", blob.size());
     for (std::size_t i = 0; i < blob.size(); ++i)
         out += fmt::format("{}0x{:02x}", i == 0 ? "\n    " : i % 16 == 0 ? ",\n    " : ", ",
@@ -181,10 +181,10 @@ Result<std::string> generate_cpp_header(const Schema& schema, const CodegenOptio
         "// Schema '{}', content type {}, hash {}.\n"
         "#pragma once\n\n"
         "#include <array>\n#include <cstddef>\n#include <cstdint>\n#include <cstring>\n#include <span>\n#include <string_view>\n"
-        "#include <type_traits>\n\n#include <evring/schema_types.hpp>\n"
-        "#if __has_include(<evring/typed_publish.hpp>)\n#include <evring/typed_publish.hpp>\n#endif\n"
+        "#include <type_traits>\n\n#include <evring/schema/schema_types.hpp>\n"
+        "#if __has_include(<evring/schema/typed_publish.hpp>)\n#include <evring/schema/typed_publish.hpp>\n#endif\n"
         "#if __has_include(<evring/config.hpp>)\n#include <evring/config.hpp>\n#endif\n"
-        "#if __has_include(<evring/payload.hpp>)\n#include <evring/payload.hpp>\n#endif\n\n"
+        "#if __has_include(<evring/ring/payload.hpp>)\n#include <evring/ring/payload.hpp>\n#endif\n\n"
         "namespace {} {{\n\n",
         CppNames::comment_text(options.source_label.empty() ? schema.source_name() : options.source_label),
         schema.content_name(),

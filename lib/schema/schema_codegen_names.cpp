@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "schema_codegen_names.hpp"
-#include "schema_std_macros.hpp"
+#include "schema/schema_codegen_names.hpp"
+#include "schema/schema_std_macros.hpp"
 
 namespace evring::detail {
 

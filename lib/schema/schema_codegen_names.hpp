@@ -1,4 +1,4 @@
-// lib/schema_codegen_names.hpp — C++ names for a schema's types, fields and
+// lib/schema/schema_codegen_names.hpp — C++ names for a schema's types, fields and
 // events in a generated header (private to schema_codegen*.cpp).
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring::detail {
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "schema_codegen_names.hpp"
+#include "schema/schema_codegen_names.hpp"
 
 namespace evring::detail {
 

@@ -4,7 +4,7 @@
 // layout (check_layout) before they hand out a struct, so a consumer never
 // calls copy_payload with a size by hand, and an event with trailing arrays
 // cannot be mistaken for one without.
-#include "schema_codegen_names.hpp"
+#include "schema/schema_codegen_names.hpp"
 
 namespace evring::detail {
 
@@ -54,7 +54,7 @@ Unpacked<Type> unpack(std::uint16_t event_type, std::span<const std::byte> paylo
     return r;
 }
 
-#if __has_include(<evring/payload.hpp>)
+#if __has_include(<evring/ring/payload.hpp>)
 template <EventType Type>
 Unpacked<Type> read(const evring::MappedRing& ring, const evring::EventDescriptor& event,
                     std::span<std::byte> buffer = {}) noexcept {
@@ -80,7 +80,7 @@ Unpacked<Type> read(const evring::MappedRing& ring, const evring::EventDescripto
         r.needed = extra;
         return r;
     }
-    // The copy protocol of evring/payload.hpp: window check, racy copy, window check.
+    // The copy protocol of evring/ring/payload.hpp: window check, racy copy, window check.
     if (!evring::payload_valid(ring, event)) {
         r.status = ReadStatus::Expired;
         return r;

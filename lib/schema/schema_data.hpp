@@ -1,4 +1,4 @@
-// lib/schema_data.hpp — the parsed representation a Schema shares (private).
+// lib/schema/schema_data.hpp — the parsed representation a Schema shares (private).
 //
 // Built once by the parser (schema_parse.cpp), completed by finish() (indexes,
 // canonical form, hash), then only read.
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring::detail {
 

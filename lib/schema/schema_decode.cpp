@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "evring/schema_decode.hpp"
-#include "schema_walk.hpp"
+#include "evring/schema/schema_decode.hpp"
+#include "schema/schema_walk.hpp"
 
 namespace evring {
 

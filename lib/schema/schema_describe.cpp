@@ -1,7 +1,7 @@
 // schema_to_json: the whole schema as one JSON object.
 #include <fmt/format.h>
 
-#include "evring/schema_render.hpp"
+#include "evring/schema/schema_render.hpp"
 
 namespace evring {
 

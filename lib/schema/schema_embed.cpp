@@ -1,5 +1,5 @@
 // The embedded-schema blob: writing, verifying, and the trust rule
-// (byte table in evring/schema_embed.hpp and docs/schema.md).
+// (byte table in evring/schema/schema_embed.hpp and docs/schema.md).
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "evring/schema_embed.hpp"
+#include "evring/schema/schema_embed.hpp"
 
 namespace evring {
 

@@ -1,9 +1,9 @@
 // A checked payload written as one JSON object (rules in schema_render.hpp).
-#include "evring/schema_render.hpp"
-#include "evring/text_escape.hpp"
-#include "schema_sinks.hpp"
-#include "schema_text_value.hpp"
-#include "schema_walk.hpp"
+#include "evring/schema/schema_render.hpp"
+#include "util/text_escape.hpp"
+#include "schema/schema_sinks.hpp"
+#include "schema/schema_text_value.hpp"
+#include "schema/schema_walk.hpp"
 
 namespace evring {
 

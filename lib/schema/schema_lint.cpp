@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "evring/format.hpp"
-#include "evring/schema_lint.hpp"
-#include "schema_std_macros.hpp"
+#include "evring/schema/schema_lint.hpp"
+#include "schema/schema_std_macros.hpp"
 
 namespace evring {
 

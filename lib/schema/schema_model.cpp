@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "evring/schema.hpp"
-#include "schema_data.hpp"
+#include "evring/schema/schema.hpp"
+#include "schema/schema_data.hpp"
 
 namespace evring {
 

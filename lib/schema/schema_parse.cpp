@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "regular_file.hpp"
+#include "util/regular_file.hpp"
 
-#include "schema_parse_types.hpp"
+#include "schema/schema_parse_types.hpp"
 
 namespace evring {
 

@@ -1,7 +1,7 @@
 // ParseContext: error positions and checked access to TOML nodes.
 #include <fmt/format.h>
 
-#include "schema_parse_support.hpp"
+#include "schema/schema_parse_support.hpp"
 
 namespace evring::detail {
 

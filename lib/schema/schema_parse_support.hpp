@@ -1,4 +1,4 @@
-// lib/schema_parse_support.hpp — shared by the schema parser's files (private).
+// lib/schema/schema_parse_support.hpp — shared by the schema parser's files (private).
 //
 // The parser validates a tree of TOML nodes several levels deep; rather than
 // thread a Result through every helper, a helper that finds an error throws a
@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "schema_data.hpp"
+#include "schema/schema_data.hpp"
 
 namespace evring::detail {
 

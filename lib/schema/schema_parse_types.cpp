@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "schema_parse_types.hpp"
+#include "schema/schema_parse_types.hpp"
 
 namespace evring::detail {
 

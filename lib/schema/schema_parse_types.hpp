@@ -1,4 +1,4 @@
-// lib/schema_parse_types.hpp — types, enums and struct layouts of a schema
+// lib/schema/schema_parse_types.hpp — types, enums and struct layouts of a schema
 // being parsed (private to the parser).
 //
 // Layout follows the C rules of x86-64: each field at the next multiple of its
@@ -15,7 +15,7 @@
 #include <tuple>
 #include <vector>
 
-#include "schema_parse_support.hpp"
+#include "schema/schema_parse_support.hpp"
 
 namespace evring::detail {
 

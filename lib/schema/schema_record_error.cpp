@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "schema_parse_support.hpp"
+#include "schema/schema_parse_support.hpp"
 
 namespace evring::detail {
 

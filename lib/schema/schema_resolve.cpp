@@ -1,13 +1,13 @@
 // Which schema decodes a source: the one resolution order (schema_resolve.hpp).
-#include "evring/schema_resolve.hpp"
+#include "evring/schema/schema_resolve.hpp"
 
 #include <fmt/format.h>
 
 #include <utility>
 
-#include "evring/event_source.hpp"
-#include "evring/schema_builtin.hpp"
-#include "evring/schema_embed.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/schema/schema_builtin.hpp"
+#include "evring/schema/schema_embed.hpp"
 
 namespace evring {
 namespace {

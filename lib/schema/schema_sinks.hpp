@@ -1,4 +1,4 @@
-// lib/schema_sinks.hpp — where rendered text goes, and how values are spelled
+// lib/schema/schema_sinks.hpp — where rendered text goes, and how values are spelled
 // (private to the JSON and text renderers).
 //
 // Two sinks with the same interface: SpanSink writes into a caller's buffer

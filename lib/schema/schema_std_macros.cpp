@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "schema_std_macros.hpp"
+#include "schema/schema_std_macros.hpp"
 
 namespace evring::detail {
 

@@ -1,4 +1,4 @@
-// lib/schema_std_macros.hpp — names a generated header must not use as they
+// lib/schema/schema_std_macros.hpp — names a generated header must not use as they
 // are, because the C or C++ standard library defines them as macros
 // (private to the code generator and the schema lint).
 #pragma once

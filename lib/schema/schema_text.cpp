@@ -1,9 +1,9 @@
 // A checked payload as "TYPE_NAME field=value ..." (rules in schema_render.hpp).
-#include "evring/schema_render.hpp"
-#include "schema_data.hpp"
-#include "schema_sinks.hpp"
-#include "schema_text_value.hpp"
-#include "schema_walk.hpp"
+#include "evring/schema/schema_render.hpp"
+#include "schema/schema_data.hpp"
+#include "schema/schema_sinks.hpp"
+#include "schema/schema_text_value.hpp"
+#include "schema/schema_walk.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// lib/schema_text_value.hpp — how a char[N] field's text is written in
+// lib/schema/schema_text_value.hpp — how a char[N] field's text is written in
 // watch's text lines (private to the renderers; JSON takes text_escape.hpp's
 // put_json_string_body, the one JSON escaper).
 //
@@ -12,8 +12,8 @@
 #include <cstddef>
 #include <string_view>
 
-#include "evring/text_escape.hpp"  // utf8_sequence_length: one UTF-8 rule for every text format
-#include "schema_sinks.hpp"
+#include "util/text_escape.hpp"  // utf8_sequence_length: one UTF-8 rule for every text format
+#include "schema/schema_sinks.hpp"
 
 namespace evring::detail {
 

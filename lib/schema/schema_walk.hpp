@@ -1,4 +1,4 @@
-// lib/schema_walk.hpp — the one walk over a checked payload (private).
+// lib/schema/schema_walk.hpp — the one walk over a checked payload (private).
 //
 // A template on the visitor so that the JSON and text renderers get direct
 // calls; visit_payload instantiates it with the virtual FieldVisitor. The
@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "evring/schema_decode.hpp"
+#include "evring/schema/schema_decode.hpp"
 
 namespace evring::detail {
 

@@ -4,7 +4,7 @@
 // a complete, locked manifest and renames it to <name> with RENAME_NOREPLACE;
 // a joiner locks the manifest (LOCK_SH) and then checks that both the
 // directory and the manifest are still the ones at the name.
-#include "ring_set_files.hpp"
+#include "set/ring_set_files.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -23,12 +23,12 @@
 #include <thread>
 #include <vector>
 
-#include "evring/ring.hpp"
-#include "evring/ring_set_format.hpp"
-#include "evring/ring_set_manifest.hpp"
-#include "evring/schema_blob.hpp"
-#include "ring_open.hpp"
-#include "ring_temp.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/set/ring_set_format.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "evring/schema/schema_blob.hpp"
+#include "ring/ring_open.hpp"
+#include "ring/ring_temp.hpp"
 
 namespace evring::detail {
 namespace {

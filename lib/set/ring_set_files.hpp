@@ -6,7 +6,7 @@
 #include <string>
 
 #include "evring/error.hpp"
-#include "evring/ring_set.hpp"
+#include "evring/set/ring_set.hpp"
 
 namespace evring::detail {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "evring/doorbell.hpp"
-#include "evring/ring_set_source.hpp"
-#include "evring/ring_source.hpp"
+#include "evring/ring/doorbell.hpp"
+#include "evring/set/ring_set_source.hpp"
+#include "evring/source/ring_source.hpp"
 
 namespace evring {
 

@@ -4,7 +4,7 @@
 // Invariant: read() calls next() on a member only when it holds no event of
 // that member, so a held event's payload (in that member's source) stays
 // valid until the merge hands it out, and until the next read() after that.
-#include "evring/ring_set_source.hpp"
+#include "evring/set/ring_set_source.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,11 +16,11 @@
 #include <ctime>
 
 #include "device_id.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_set_manifest.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/sigbus_guard.hpp"
-#include "ring_set_member.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/ring/sigbus_guard.hpp"
+#include "set/ring_set_member.hpp"
 
 namespace evring {
 namespace {

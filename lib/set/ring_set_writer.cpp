@@ -12,7 +12,7 @@
 //   (RingWriter, Exclusive); the generation word is advanced after each entry
 //   change (fetch-add, release; readers load it with acquire semantics or
 //   re-read it with pread after the entries).
-#include "evring/ring_set.hpp"
+#include "evring/set/ring_set.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -31,12 +31,12 @@
 #include <thread>
 #include <vector>
 
-#include "evring/ring_set_format.hpp"
-#include "evring/ring_set_manifest.hpp"
-#include "evring/ring_writer.hpp"
-#include "evring/schema_blob.hpp"
-#include "evring/shared_word.hpp"
-#include "ring_set_files.hpp"
+#include "evring/set/ring_set_format.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "evring/schema/schema_blob.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "set/ring_set_files.hpp"
 
 namespace evring {
 namespace detail {

@@ -1,8 +1,8 @@
 // The parts every event source shares (event_source.hpp): counting, held
 // notices, the default batch loop and stop resolution.
-#include "evring/event_source.hpp"
+#include "evring/source/event_source.hpp"
 
-#include "evring/flow_filter.hpp"
+#include "evring/source/flow_filter.hpp"
 
 namespace evring {
 

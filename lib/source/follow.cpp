@@ -1,11 +1,11 @@
 // The follow loop (follow.hpp). Re-opening a ring by name is in
 // follow_name.cpp.
-#include "evring/follow.hpp"
+#include "evring/source/follow.hpp"
 
 #include <fmt/format.h>
 
 #include "evring/clock.hpp"
-#include "follow_loop.hpp"
+#include "source/follow_loop.hpp"
 
 namespace evring {
 

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "evring/follow.hpp"
+#include "evring/source/follow.hpp"
 
 namespace evring {
 

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "device_id.hpp"
-#include "evring/source_renamed.hpp"
-#include "follow_loop.hpp"
+#include "evring/source/source_renamed.hpp"
+#include "source/follow_loop.hpp"
 
 namespace evring {
 

@@ -1,7 +1,7 @@
 // Parsing --from / --until positions (position.hpp). Every number is checked
 // before arithmetic: a date that does not exist, a time past 2^64
 // nanoseconds, a sequence number no ring reaches are refused by name.
-#include "evring/position.hpp"
+#include "evring/source/position.hpp"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "evring/format.hpp"
-#include "evring/text_escape.hpp"
+#include "util/text_escape.hpp"
 
 namespace evring {
 namespace {

@@ -1,13 +1,13 @@
 // RecordingSource: a recording, or a rotated series of them, as an event
 // source (recording_source.hpp).
-#include "evring/recording_source.hpp"
+#include "evring/source/recording_source.hpp"
 
 #include <sys/stat.h>
 
 #include <fmt/format.h>
 
-#include "evring/recording_writer.hpp"
-#include "source_identity.hpp"
+#include "evring/recording/recording_writer.hpp"
+#include "source/source_identity.hpp"
 
 namespace evring {
 

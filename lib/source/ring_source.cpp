@@ -1,6 +1,6 @@
 // RingSource: a live ring or a snapshot as an event source (ring_source.hpp).
 // Positions are resolved in ring_source_seek.cpp.
-#include "evring/ring_source.hpp"
+#include "evring/source/ring_source.hpp"
 
 #include <poll.h>
 
@@ -12,15 +12,15 @@
 #include <vector>
 
 #include "evring/clock.hpp"
-#include "evring/doorbell.hpp"
-#include "evring/payload.hpp"
-#include "evring/ring_extension.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/schema_blob.hpp"
-#include "evring/sigbus_guard.hpp"
-#include "evring/snapshot.hpp"
-#include "ring_source_state.hpp"
-#include "source_identity.hpp"
+#include "evring/ring/doorbell.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/schema/schema_blob.hpp"
+#include "evring/ring/sigbus_guard.hpp"
+#include "evring/ring/snapshot.hpp"
+#include "source/ring_source_state.hpp"
+#include "source/source_identity.hpp"
 
 namespace evring {
 

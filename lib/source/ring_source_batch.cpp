@@ -1,8 +1,8 @@
 // RingSource::read_batch: many descriptors per call, one SIGBUS guard per
 // batch, no virtual call per event (the C ABI's next_batch and Python's
 // read_batch are built on it).
-#include "evring/ring_source.hpp"
-#include "ring_source_state.hpp"
+#include "evring/source/ring_source.hpp"
+#include "source/ring_source_state.hpp"
 
 namespace evring {
 

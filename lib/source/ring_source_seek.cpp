@@ -2,8 +2,8 @@
 // of start positions over a mapped ring, and the time search.
 #include <fmt/format.h>
 
-#include "evring/ring_source.hpp"
-#include "ring_source_state.hpp"
+#include "evring/source/ring_source.hpp"
+#include "source/ring_source_state.hpp"
 
 namespace evring {
 namespace {

@@ -8,12 +8,12 @@
 #include <optional>
 #include <vector>
 
-#include "evring/doorbell.hpp"
-#include "evring/iterator.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_source.hpp"
-#include "evring/sigbus_guard.hpp"
-#include "evring/snapshot.hpp"
+#include "evring/ring/doorbell.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/source/ring_source.hpp"
+#include "evring/ring/sigbus_guard.hpp"
+#include "evring/ring/snapshot.hpp"
 
 namespace evring {
 

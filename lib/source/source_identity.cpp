@@ -1,4 +1,4 @@
-#include "source_identity.hpp"
+#include "source/source_identity.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "evring/event_source.hpp"
+#include "evring/source/event_source.hpp"
 #include "evring/format.hpp"
 
 namespace evring::detail {

@@ -1,5 +1,5 @@
 // open_source: from what a user typed to an event source (source_open.hpp).
-#include "evring/source_open.hpp"
+#include "evring/source/source_open.hpp"
 
 #include <sys/stat.h>
 
@@ -9,13 +9,13 @@
 #include <map>
 #include <mutex>
 
-#include "evring/recording_reader.hpp"
-#include "evring/recording_source.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_set_manifest.hpp"
-#include "evring/ring_set_source.hpp"
-#include "evring/ring_source.hpp"
-#include "evring/text_escape.hpp"
+#include "evring/recording/recording_reader.hpp"
+#include "evring/source/recording_source.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "evring/set/ring_set_source.hpp"
+#include "evring/source/ring_source.hpp"
+#include "util/text_escape.hpp"
 
 namespace evring {
 namespace {

@@ -1,4 +1,4 @@
-#include "crc32c.hpp"
+#include "util/crc32c.hpp"
 
 #include <array>
 #include <cstring>

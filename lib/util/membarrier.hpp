@@ -1,4 +1,4 @@
-// lib/membarrier.hpp — membarrier(2), which glibc does not wrap (private to
+// lib/util/membarrier.hpp — membarrier(2), which glibc does not wrap (private to
 // the library). Used by the doorbell (doorbell.hpp) and the writer claim
 // (writer_claim.hpp), whose asymmetric fences it is the heavy half of.
 //

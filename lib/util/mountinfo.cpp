@@ -1,6 +1,6 @@
 // Parsing the mount table and meminfo, with no line-length limit. See
 // mountinfo.hpp.
-#include "mountinfo.hpp"
+#include "util/mountinfo.hpp"
 
 #include <charconv>
 

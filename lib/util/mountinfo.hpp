@@ -1,4 +1,4 @@
-// lib/mountinfo.hpp — parsing the mount table and meminfo (private to the
+// lib/util/mountinfo.hpp — parsing the mount table and meminfo (private to the
 // library; tests include it). No line-length limit, unlike libhugetlbfs: see
 // ring_directory.hpp for why that matters.
 //

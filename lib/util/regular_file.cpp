@@ -1,5 +1,5 @@
 // Opening regular files only. See regular_file.hpp.
-#include "regular_file.hpp"
+#include "util/regular_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

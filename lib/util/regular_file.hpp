@@ -1,4 +1,4 @@
-// lib/regular_file.hpp — opening a file only when it is a regular file
+// lib/util/regular_file.hpp — opening a file only when it is a regular file
 // (private to the library).
 //
 // Every file evring reads as a ring, a snapshot or a recording is untrusted:

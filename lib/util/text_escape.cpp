@@ -1,5 +1,5 @@
 // Untrusted text made safe for evring's text formats (text_escape.hpp).
-#include "evring/text_escape.hpp"
+#include "util/text_escape.hpp"
 
 #include <string>
 

@@ -1,5 +1,5 @@
 // Reading small text files. See text_file.hpp.
-#include "text_file.hpp"
+#include "util/text_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// lib/text_file.hpp — reading small text files such as /proc/locks (private
+// lib/util/text_file.hpp — reading small text files such as /proc/locks (private
 // to the library).
 #pragma once
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "evring/schema_decode.hpp"
+#include "evring/schema/schema_decode.hpp"
 
 namespace evring::python {
 namespace {

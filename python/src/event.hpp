@@ -17,7 +17,7 @@
 #include <optional>
 
 #include "evring/format.hpp"
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring::python {
 

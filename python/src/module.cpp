@@ -1,5 +1,5 @@
 // The _evring extension module: evring's Python package, over the same C++
-// library as the C ABI (lib/c_api: opening a source with its schema,
+// library as the C ABI (lib/bindings: opening a source with its schema,
 // creating a writer with one). pybind11 over the C++ API rather than ctypes
 // over the C ABI because the per-event path must be fast: measured here, a
 // ctypes call costs about 150 ns and reading a descriptor's fields back
@@ -11,13 +11,13 @@
 #include <algorithm>
 #include <chrono>
 
-#include "evring/follow.hpp"
-#include "evring/reader_kinds.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/registry/reader_kinds.hpp"
 
 #include "event.hpp"
 #include "module.hpp"
 #include "reader.hpp"
-#include "source_handle.hpp"
+#include "bindings/source_handle.hpp"
 
 namespace py = pybind11;
 

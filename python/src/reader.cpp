@@ -6,11 +6,11 @@
 #include <chrono>
 #include <cmath>
 
-#include "evring/ring.hpp"
-#include "evring/ring_source.hpp"
-#include "evring/schema_render.hpp"
-#include "evring/where.hpp"
-#include "source_handle.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/source/ring_source.hpp"
+#include "evring/schema/schema_render.hpp"
+#include "evring/query/where.hpp"
+#include "bindings/source_handle.hpp"
 
 namespace evring::python {
 namespace {

@@ -25,8 +25,8 @@
 #include <string>
 
 #include "event.hpp"
-#include "evring/reader_registration.hpp"
-#include "handles.hpp"
+#include "evring/registry/reader_registration.hpp"
+#include "bindings/handles.hpp"
 
 namespace evring::python {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "evring/payload.hpp"
+#include "evring/ring/payload.hpp"
 #include "reader.hpp"
 
 namespace evring::python {

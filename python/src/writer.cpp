@@ -15,12 +15,12 @@
 
 #include <cstring>
 
-#include "evring/typed_publish.hpp"
+#include "evring/schema/typed_publish.hpp"
 #include "module.hpp"
 #include "reader.hpp"
 #include "writer_encode.hpp"
-#include "writer_handle.hpp"
-#include "evring/schema_write_check.hpp"
+#include "bindings/writer_handle.hpp"
+#include "evring/schema/schema_write_check.hpp"
 
 namespace evring::python {
 namespace {

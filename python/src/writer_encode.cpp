@@ -1,6 +1,6 @@
 // Encoding a payload from Python values with the ring's schema (writer_encode.hpp).
 //
-// The walk mirrors the decoder's (lib/schema_walk.hpp) in reverse: the fixed
+// The walk mirrors the decoder's (lib/schema/schema_walk.hpp) in reverse: the fixed
 // part field by field at the schema's offsets, padding left zero, then each
 // trailing array after it. Every value is range-checked for its type, so
 // nothing is silently truncated, and the result is checked by check_payload

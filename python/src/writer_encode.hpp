@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring::python {
 

@@ -1,6 +1,6 @@
 // The CLI's parts that need no process: the event formats, option values and
 // escaping. (Positions and the time search are the library's:
-// tests/event_source_test.cpp.)
+// tests/source/event_source_test.cpp.)
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,12 +8,12 @@
 
 #include <gtest/gtest.h>
 
-#include "escape.hpp"
-#include "event_format.hpp"
-#include "evring/schema_render.hpp"
-#include "metrics_text.hpp"
-#include "output.hpp"
-#include "values.hpp"
+#include "output/escape.hpp"
+#include "output/event_format.hpp"
+#include "evring/schema/schema_render.hpp"
+#include "ops/metrics_text.hpp"
+#include "output/output.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

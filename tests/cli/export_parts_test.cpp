@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "export_chrome.hpp"
-#include "export_cmd.hpp"
-#include "export_perfetto.hpp"
-#include "export_timeline.hpp"
-#include "proto_writer.hpp"
+#include "export/export_chrome.hpp"
+#include "export/export_cmd.hpp"
+#include "export/export_perfetto.hpp"
+#include "export/export_timeline.hpp"
+#include "export/proto_writer.hpp"
 
 namespace evring::cli {
 namespace {

@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/publisher.hpp"
-#include "evring/ring_writer.hpp"
-#include "metrics_text.hpp"
-#include "ring_sample.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "ops/metrics_text.hpp"
+#include "ops/ring_sample.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring::cli {

@@ -16,10 +16,10 @@
 #include <thread>
 #include <vector>
 
-#include "evring/nats_reader.hpp"
-#include "evring/nats_relay.hpp"
-#include "evring/publisher.hpp"
-#include "evring/ring_writer.hpp"
+#include "evring/nats/nats_reader.hpp"
+#include "evring/nats/nats_relay.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_writer.hpp"
 #include "support/nats_cluster.hpp"
 #include "support/nats_relay.hpp"
 #include "support/relay_thread.hpp"

@@ -8,8 +8,8 @@
 
 #include <chrono>
 
-#include "evring/nats_connection.hpp"
-#include "evring/nats_url.hpp"
+#include "evring/nats/nats_connection.hpp"
+#include "evring/nats/nats_url.hpp"
 #include "support/nats_relay.hpp"
 
 namespace evring::nats {

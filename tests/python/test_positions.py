@@ -1,4 +1,4 @@
-"""One position resolver (evring/position.hpp): the CLI's --from, the C ABI's
+"""One position resolver (evring/source/position.hpp): the CLI's --from, the C ABI's
 evring_source_seek and the Python reader's start/seek accept exactly the same
 spellings, land on the same event, and refuse the same bad ones with the
 same reason (only the option's name differs: --from, position, start)."""

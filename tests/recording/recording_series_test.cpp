@@ -12,9 +12,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/follow.hpp"
-#include "evring/recording_source.hpp"
-#include "evring/recording_writer.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/source/recording_source.hpp"
+#include "evring/recording/recording_writer.hpp"
 #include "support/recording_files.hpp"
 
 namespace evring {

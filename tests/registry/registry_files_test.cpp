@@ -14,10 +14,10 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/iterator.hpp"
-#include "evring/reader_listing.hpp"
-#include "evring/reader_registration.hpp"
-#include "evring/ring_writer.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/registry/reader_listing.hpp"
+#include "evring/registry/reader_registration.hpp"
+#include "evring/ring/ring_writer.hpp"
 #include "support/child_process.hpp"
 #include "support/registry_ring.hpp"
 

@@ -9,10 +9,10 @@
 
 #include <gtest/gtest.h>
 
-#include "registry_file.hpp"
-#include "registry_identity.hpp"
-#include "registry_locks.hpp"
-#include "registry_slot.hpp"
+#include "registry/registry_file.hpp"
+#include "registry/registry_identity.hpp"
+#include "registry/registry_locks.hpp"
+#include "registry/registry_slot.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

@@ -1,4 +1,4 @@
-// Registrants racing a remover (lib/registry_remove.cpp): a remover that
+// Registrants racing a remover (lib/registry/registry_remove.cpp): a remover that
 // keeps trying to remove the registry never removes it from under a reader,
 // whether the reader is registered or between attaching and claiming its
 // slot. A registration that succeeded is always in the registry at the name.
@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "registry_file.hpp"
-#include "registry_identity.hpp"
+#include "registry/registry_file.hpp"
+#include "registry/registry_identity.hpp"
 #include "support/registry_ring.hpp"
 
 namespace evring::test {

@@ -9,14 +9,14 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/follow.hpp"
-#include "evring/iterator.hpp"
-#include "evring/reader_kinds.hpp"
-#include "evring/reader_listing.hpp"
-#include "evring/reader_registration.hpp"
-#include "evring/registering_sink.hpp"
-#include "evring/source_open.hpp"
-#include "registry_slot.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/registry/reader_kinds.hpp"
+#include "evring/registry/reader_listing.hpp"
+#include "evring/registry/reader_registration.hpp"
+#include "evring/registry/registering_sink.hpp"
+#include "evring/source/source_open.hpp"
+#include "registry/registry_slot.hpp"
 #include "support/registry_ring.hpp"
 
 namespace evring::test {

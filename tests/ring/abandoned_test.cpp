@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/iterator.hpp"
-#include "evring/publisher.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/publisher.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/snapshot.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/snapshot.hpp"
 
 namespace evring {
 namespace {

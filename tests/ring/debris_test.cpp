@@ -1,4 +1,4 @@
-// Nothing left behind (ring_debris.hpp, lib/registry_remove.cpp): registries
+// Nothing left behind (ring_debris.hpp, lib/registry/registry_remove.cpp): registries
 // go with their rings, what a killed writer leaves is found and reclaimed,
 // and nothing that is someone else's is ever taken for debris.
 #include <fcntl.h>
@@ -19,13 +19,13 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/reader_registration.hpp"
-#include "evring/reader_registry.hpp"
-#include "evring/ring_debris.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_writer.hpp"
-#include "registry_file.hpp"
-#include "registry_identity.hpp"
+#include "evring/registry/reader_registration.hpp"
+#include "evring/registry/reader_registry.hpp"
+#include "evring/ring/ring_debris.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "registry/registry_file.hpp"
+#include "registry/registry_identity.hpp"
 #include "support/registry_ring.hpp"
 #include "support/temp_ring.hpp"
 

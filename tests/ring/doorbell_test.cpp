@@ -11,11 +11,11 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/doorbell.hpp"
-#include "evring/iterator.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/publisher.hpp"
-#include "evring/ring_extension.hpp"
+#include "evring/ring/doorbell.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_extension.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

@@ -18,9 +18,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/ring_directory.hpp"
-#include "mountinfo.hpp"   // private (lib/)
-#include "text_file.hpp"   // private (lib/)
+#include "evring/ring/ring_directory.hpp"
+#include "util/mountinfo.hpp"   // private (lib/)
+#include "util/text_file.hpp"   // private (lib/)
 #include "support/temp_ring.hpp"
 
 namespace evring {

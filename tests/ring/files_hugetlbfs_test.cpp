@@ -12,9 +12,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/ring_reader.hpp"
-#include "evring/ring_writer.hpp"
-#include "hugepage_pool.hpp"  // private (lib/)
+#include "evring/ring/ring_reader.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "ring/hugepage_pool.hpp"  // private (lib/)
 #include "support/temp_ring.hpp"
 
 namespace evring {

@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "hugepage_pool.hpp"  // private (lib/)
-#include "ring_locks.hpp"     // private (lib/)
+#include "ring/hugepage_pool.hpp"  // private (lib/)
+#include "ring/ring_locks.hpp"     // private (lib/)
 #include "support/temp_ring.hpp"
 
 namespace evring {

@@ -15,9 +15,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/ring_list.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_writer.hpp"
+#include "evring/ring/ring_list.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/ring/ring_writer.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_ring.hpp"
 

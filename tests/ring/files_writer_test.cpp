@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/ring_list.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_writer.hpp"
+#include "evring/ring/ring_list.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/ring/ring_writer.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

@@ -18,13 +18,13 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/publisher.hpp"
-#include "evring/ring_list.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/snapshot.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_list.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/ring/snapshot.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

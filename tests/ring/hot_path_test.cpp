@@ -27,15 +27,15 @@
 #include <gtest/gtest.h>
 
 #include "evring/clock.hpp"
-#include "evring/flow_filter.hpp"
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/publisher.hpp"
-#include "evring/reader_kinds.hpp"
-#include "evring/ring_writer.hpp"
-#include "evring/reader_listing.hpp"
-#include "evring/reader_registration.hpp"
-#include "evring/typed_publish.hpp"
+#include "evring/source/flow_filter.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/registry/reader_kinds.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "evring/registry/reader_listing.hpp"
+#include "evring/registry/reader_registration.hpp"
+#include "evring/schema/typed_publish.hpp"
 #include "support/temp_ring.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)

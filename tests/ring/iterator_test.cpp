@@ -1,11 +1,11 @@
-#include "evring/iterator.hpp"
+#include "evring/ring/iterator.hpp"
 
 #include <chrono>
 #include <cstring>
 
 #include <gtest/gtest.h>
 
-#include "evring/publisher.hpp"
+#include "evring/ring/publisher.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

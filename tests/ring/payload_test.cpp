@@ -1,12 +1,12 @@
-#include "evring/payload.hpp"
+#include "evring/ring/payload.hpp"
 
 #include <cstring>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "evring/iterator.hpp"
-#include "evring/publisher.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/publisher.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

@@ -1,11 +1,11 @@
-#include "evring/publisher.hpp"
+#include "evring/ring/publisher.hpp"
 
 #include <cstring>
 
 #include <gtest/gtest.h>
 
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

@@ -1,4 +1,4 @@
-#include "evring/ring.hpp"
+#include "evring/ring/ring.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

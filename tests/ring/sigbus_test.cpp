@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/iterator.hpp"
-#include "evring/publisher.hpp"
-#include "evring/sigbus_guard.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/sigbus_guard.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

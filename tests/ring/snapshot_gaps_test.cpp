@@ -14,11 +14,11 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/event_source.hpp"
-#include "evring/publisher.hpp"
-#include "evring/ring_extension.hpp"
-#include "evring/snapshot.hpp"
-#include "evring/source_open.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/snapshot.hpp"
+#include "evring/source/source_open.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

@@ -10,10 +10,10 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/publisher.hpp"
-#include "evring/snapshot.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/snapshot.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

@@ -1,13 +1,13 @@
-#include "evring/typed_publish.hpp"
+#include "evring/schema/typed_publish.hpp"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "evring/flow_filter.hpp"
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
+#include "evring/source/flow_filter.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

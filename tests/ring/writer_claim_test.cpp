@@ -15,11 +15,11 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/iterator.hpp"
-#include "evring/publisher.hpp"
-#include "evring/ring_writer.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/writer_claim.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/ring/writer_claim.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_ring.hpp"
 

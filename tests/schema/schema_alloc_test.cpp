@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/schema_builtin.hpp"
-#include "evring/schema_render.hpp"
+#include "evring/schema/schema_builtin.hpp"
+#include "evring/schema/schema_render.hpp"
 #include "support/schema_payload.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/schema_decode.hpp"
-#include "evring/schema_render.hpp"
+#include "evring/schema/schema_decode.hpp"
+#include "evring/schema/schema_render.hpp"
 
 namespace evring {
 namespace {

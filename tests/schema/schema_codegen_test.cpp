@@ -12,15 +12,15 @@
 #include <gtest/gtest.h>
 
 #include "evring/format.hpp"
-#include "evring/schema_codegen.hpp"
-#include "evring/schema_embed.hpp"
-#include "evring/schema_render.hpp"
-#include "evring/schema_write_check.hpp"
+#include "evring/schema/schema_codegen.hpp"
+#include "evring/schema/schema_embed.hpp"
+#include "evring/schema/schema_render.hpp"
+#include "evring/schema/schema_write_check.hpp"
 #include "support/schema_payload.hpp"
-#if __has_include(<evring/typed_publish.hpp>)
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/publisher.hpp"
+#if __has_include(<evring/schema/typed_publish.hpp>)
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/publisher.hpp"
 #include "support/temp_ring.hpp"
 #endif
 
@@ -288,8 +288,8 @@ TEST(SchemaCodegen, FileNamesAndNamespacesCannotInjectCode) {
     EXPECT_FALSE(generate_cpp_header(named_evring).ok());
 }
 
-#if __has_include(<evring/typed_publish.hpp>)
-// With evring's own publisher (evring/typed_publish.hpp), into a real ring.
+#if __has_include(<evring/schema/typed_publish.hpp>)
+// With evring's own publisher (evring/schema/typed_publish.hpp), into a real ring.
 TEST(SchemaCodegen, HelpersPublishThroughEvringsPublisher) {
     test::RingPair rings;
     Publisher publisher(*rings.writer);

@@ -12,11 +12,11 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/schema_builtin.hpp"
-#include "evring/schema_render.hpp"
-#include "evring/snapshot.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/schema/schema_builtin.hpp"
+#include "evring/schema/schema_render.hpp"
+#include "evring/ring/snapshot.hpp"
 
 namespace evring {
 namespace {

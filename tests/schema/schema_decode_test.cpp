@@ -1,6 +1,6 @@
 // The decoder: the order of visitor calls, the JSON and text renderings, and
 // the reasons given for payloads that do not fit their layout.
-#include "evring/schema_decode.hpp"
+#include "evring/schema/schema_decode.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/schema_render.hpp"
+#include "evring/schema/schema_render.hpp"
 #include "support/schema_payload.hpp"
 
 namespace evring {

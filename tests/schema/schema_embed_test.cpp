@@ -1,6 +1,6 @@
 // The embedded-schema blob: round trip, every kind of damage detected, and
 // the trust rule applied to a real ring file's header section.
-#include "evring/schema_embed.hpp"
+#include "evring/schema/schema_embed.hpp"
 
 #include <openssl/sha.h>
 
@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/ring.hpp"
+#include "evring/ring/ring.hpp"
 #include "support/temp_ring.hpp"
-#include "evring/schema_builtin.hpp"
+#include "evring/schema/schema_builtin.hpp"
 #include "support/schema_payload.hpp"
 
 namespace evring {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring {
 namespace {

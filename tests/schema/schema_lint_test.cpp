@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/schema.hpp"
-#include "evring/schema_lint.hpp"
-#include "schema_std_macros.hpp"
+#include "evring/schema/schema.hpp"
+#include "evring/schema/schema_lint.hpp"
+#include "schema/schema_std_macros.hpp"
 #include "support/schema_payload.hpp"
 
 namespace evring {
@@ -57,7 +57,7 @@ TEST(SchemaLint, MacroNamesAreNamedWithWhatTheHeaderCallsThem) {
     EXPECT_EQ(text.find("fine"), std::string::npos);
 }
 
-// RECORD_ERROR is implied (lib/schema_record_error.cpp) exactly as the lines a schema used to copy.
+// RECORD_ERROR is implied (lib/schema/schema_record_error.cpp) exactly as the lines a schema used to copy.
 TEST(SchemaRecordError, IsImpliedExactlyAsDeclared) {
     const std::string head = "content_type = 900\ncontent_name = \"r\"\n[[event]]\nnumber = 2\nname = \"E\"\n";
     const Schema implied = parse(head);

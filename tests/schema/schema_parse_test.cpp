@@ -1,6 +1,6 @@
 // The schema language: what parses, the layouts it gives (C rules), and the
 // FILE:LINE:COLUMN errors for what does not.
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 #include <string>
 

@@ -1,7 +1,7 @@
 // The one schema resolver: every branch of the order (carried blob, --schema
 // file, built-in, none), mismatches as errors showing both hashes, damaged or
 // foreign blobs ignored with one warning, and opened sources of each kind.
-#include "evring/schema_resolve.hpp"
+#include "evring/schema/schema_resolve.hpp"
 
 #include <unistd.h>
 
@@ -11,11 +11,11 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/recording_writer.hpp"
-#include "evring/ring_writer.hpp"
-#include "evring/schema_builtin.hpp"
-#include "evring/schema_embed.hpp"
-#include "evring/source_open.hpp"
+#include "evring/recording/recording_writer.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "evring/schema/schema_builtin.hpp"
+#include "evring/schema/schema_embed.hpp"
+#include "evring/source/source_open.hpp"
 #include "support/schema_payload.hpp"
 #include "support/temp_ring.hpp"
 

@@ -12,13 +12,13 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/publisher.hpp"
-#include "evring/ring_extension.hpp"
-#include "evring/ring_writer.hpp"
-#include "evring/schema_embed.hpp"
-#include "evring/snapshot.hpp"
-#include "evring/source_open.hpp"
-#include "evring/typed_publish.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "evring/schema/schema_embed.hpp"
+#include "evring/ring/snapshot.hpp"
+#include "evring/source/source_open.hpp"
+#include "evring/schema/typed_publish.hpp"
 #include "support/schema_payload.hpp"
 #include "support/temp_ring.hpp"
 

@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/schema.hpp"
-#include "evring/schema_render.hpp"
+#include "evring/schema/schema.hpp"
+#include "evring/schema/schema_render.hpp"
 #include "support/schema_payload.hpp"
 
 namespace evring {

@@ -2,7 +2,7 @@
 // `block:N`, the schema's span label/id/opener/stages, and on the real
 // snapshots (EVRING_CONFORMANCE_DIR) every block found by number, by id and
 // as `latest`, each stage found, and unknown labels refused by name.
-#include "evring/span_seek.hpp"
+#include "evring/query/span_seek.hpp"
 
 #include <dirent.h>
 
@@ -16,8 +16,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "evring/schema_resolve.hpp"
-#include "evring/source_open.hpp"
+#include "evring/schema/schema_resolve.hpp"
+#include "evring/source/source_open.hpp"
 
 namespace evring {
 namespace {

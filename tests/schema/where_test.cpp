@@ -1,6 +1,6 @@
 // Filter expressions (where.hpp) on crafted payloads: every kind of operand
 // and literal, missing fields, trailing arrays bounds-checked, hostile text.
-#include "evring/where.hpp"
+#include "evring/query/where.hpp"
 
 #include <cstring>
 #include <string>

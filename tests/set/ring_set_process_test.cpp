@@ -15,9 +15,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/ring_set.hpp"
-#include "evring/ring_set_manifest.hpp"
-#include "evring/ring_set_source.hpp"
+#include "evring/set/ring_set.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "evring/set/ring_set_source.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_ring.hpp"
 

@@ -13,10 +13,10 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/ring_set.hpp"
-#include "evring/ring_set_manifest.hpp"
-#include "evring/ring_set_source.hpp"
-#include "evring/source_open.hpp"
+#include "evring/set/ring_set.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "evring/set/ring_set_source.hpp"
+#include "evring/source/source_open.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

@@ -12,12 +12,12 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/event_source.hpp"
-#include "evring/publisher.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_source.hpp"
-#include "evring/ring_writer.hpp"
-#include "evring/source_open.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/source/ring_source.hpp"
+#include "evring/ring/ring_writer.hpp"
+#include "evring/source/source_open.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

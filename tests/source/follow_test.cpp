@@ -13,10 +13,10 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/follow.hpp"
-#include "evring/publisher.hpp"
-#include "evring/recording_source.hpp"
-#include "evring/ring_writer.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/source/recording_source.hpp"
+#include "evring/ring/ring_writer.hpp"
 #include "support/recording_files.hpp"
 
 namespace evring {

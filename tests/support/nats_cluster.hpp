@@ -26,7 +26,7 @@
 #include <string>
 #include <thread>
 
-#include "evring/nats_connection.hpp"
+#include "evring/nats/nats_connection.hpp"
 #include "support/nats_server.hpp"
 
 namespace evring::test {

@@ -17,7 +17,7 @@
 #include "../../lib/crc32c.hpp"
 #include "../../lib/recording_block.hpp"
 #include "../../lib/recording_v1.hpp"
-#include "evring/recording.hpp"
+#include "evring/recording/recording.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring::test {

@@ -17,11 +17,11 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/publisher.hpp"
-#include "evring/reader_kinds.hpp"
-#include "evring/reader_listing.hpp"
-#include "evring/reader_registration.hpp"
-#include "evring/ring_reader.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/registry/reader_kinds.hpp"
+#include "evring/registry/reader_listing.hpp"
+#include "evring/registry/reader_registration.hpp"
+#include "evring/ring/ring_reader.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring::test {

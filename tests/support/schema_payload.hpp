@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring::test {
 

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/ring.hpp"
+#include "evring/ring/ring.hpp"
 
 namespace evring::test {
 

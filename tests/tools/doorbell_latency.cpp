@@ -34,9 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "evring/doorbell.hpp"
-#include "evring/iterator.hpp"
-#include "evring/publisher.hpp"
+#include "evring/ring/doorbell.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/publisher.hpp"
 
 namespace {
 

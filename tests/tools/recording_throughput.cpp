@@ -25,7 +25,7 @@
 #include <cstring>
 #include <string>
 
-#include "evring/recording.hpp"
+#include "evring/recording/recording.hpp"
 
 namespace {
 

@@ -8,12 +8,12 @@
 #include <cstring>
 
 #include "commands.hpp"
-#include "evring/schema_resolve.hpp"
+#include "evring/schema/schema_resolve.hpp"
 #include "digest_cmd.hpp"
-#include "json.hpp"
+#include "output/json.hpp"
 #include "open.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

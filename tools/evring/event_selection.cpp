@@ -6,10 +6,10 @@
 #include <charconv>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "event_format.hpp"
-#include "evring/span_seek.hpp"
-#include "values.hpp"
+#include "output/escape.hpp"
+#include "output/event_format.hpp"
+#include "evring/query/span_seek.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "evring/event_source.hpp"
-#include "evring/flow_filter.hpp"
-#include "evring/follow.hpp"
-#include "evring/schema.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/source/flow_filter.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace CLI {
 class App;

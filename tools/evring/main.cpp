@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "escape.hpp"
+#include "output/escape.hpp"
 
 #ifdef EVRING_HAVE_NATS
-#include "evring/nats_source.hpp"
+#include "evring/nats/nats_source.hpp"
 #endif
 
 namespace {
@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     app.failure_message(one_line_failure);
 
 #ifdef EVRING_HAVE_NATS
-    // nats://HOST:PORT/STREAM is a source for watch and info (evring/nats_source.hpp).
+    // nats://HOST:PORT/STREAM is a source for watch and info (evring/nats/nats_source.hpp).
     evring::nats::register_nats_source_scheme();
 #endif
     std::vector<Command> commands;

@@ -17,16 +17,16 @@
 #include <cstring>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "evring/follow.hpp"
-#include "evring/publisher.hpp"
-#include "evring/reader_kinds.hpp"
-#include "evring/registering_sink.hpp"
-#include "evring/ring_writer.hpp"
+#include "output/escape.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/registry/reader_kinds.hpp"
+#include "evring/registry/registering_sink.hpp"
+#include "evring/ring/ring_writer.hpp"
 #include "nats_cmd.hpp"
 #include "open.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

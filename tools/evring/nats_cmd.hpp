@@ -1,7 +1,7 @@
 // tools/evring/nats_cmd.hpp — `evring relay` and `evring mirror`: rings
 // through NATS JetStream (docs/distributed.md, docs/cli.md). Built when the
 // NATS library is (EVRING_HAVE_NATS); `evring watch nats://...` needs only
-// register_nats_source_scheme() at start-up (evring/nats_source.hpp).
+// register_nats_source_scheme() at start-up (evring/nats/nats_source.hpp).
 //
 // Exit codes and error lines as commands.hpp.
 //

@@ -1,6 +1,6 @@
 // tools/evring/open.hpp — opening RING arguments for the commands.
 //
-// open_source (evring/source_open.hpp) with the CLI's hint added to a
+// open_source (evring/source/source_open.hpp) with the CLI's hint added to a
 // snapshot over the size limit ("raise it with --max-snapshot-size").
 //
 // Thread safety: as open_source.
@@ -9,8 +9,8 @@
 #include <memory>
 #include <string_view>
 
-#include "evring/event_source.hpp"
-#include "evring/source_open.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/source/source_open.hpp"
 
 namespace evring::cli {
 

@@ -13,15 +13,15 @@
 #include <cstring>
 
 #include "commands.hpp"
-#include "evring/reader_kinds.hpp"
-#include "evring/schema_resolve.hpp"
-#include "escape.hpp"
-#include "evring/follow.hpp"
-#include "evring/recording_writer.hpp"
+#include "evring/registry/reader_kinds.hpp"
+#include "evring/schema/schema_resolve.hpp"
+#include "output/escape.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/recording/recording_writer.hpp"
 #include "open.hpp"
-#include "evring/registering_sink.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "evring/registry/registering_sink.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

@@ -1,18 +1,18 @@
-// evring relay: options, then the library's relay (evring/nats_relay.hpp),
+// evring relay: options, then the library's relay (evring/nats/nats_relay.hpp),
 // which runs the follow loop into a JetStream stream publisher.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "event_format.hpp"
-#include "evring/nats_relay.hpp"
-#include "evring/nats_source.hpp"
-#include "evring/schema_resolve.hpp"
+#include "output/escape.hpp"
+#include "output/event_format.hpp"
+#include "evring/nats/nats_relay.hpp"
+#include "evring/nats/nats_source.hpp"
+#include "evring/schema/schema_resolve.hpp"
 #include "nats_cmd.hpp"
 #include "open.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

@@ -15,16 +15,16 @@
 #include <cstring>
 
 #include "commands.hpp"
-#include "escape.hpp"
+#include "output/escape.hpp"
 #include "evring/format.hpp"
-#include "evring/schema.hpp"
-#include "evring/schema_builtin.hpp"
-#include "evring/schema_codegen.hpp"
-#include "evring/schema_lint.hpp"
-#include "evring/schema_render.hpp"
-#include "evring/schema_resolve.hpp"
+#include "evring/schema/schema.hpp"
+#include "evring/schema/schema_builtin.hpp"
+#include "evring/schema/schema_codegen.hpp"
+#include "evring/schema/schema_lint.hpp"
+#include "evring/schema/schema_render.hpp"
+#include "evring/schema/schema_resolve.hpp"
 #include "open.hpp"
-#include "output_file.hpp"
+#include "output/output_file.hpp"
 
 namespace evring::cli {
 

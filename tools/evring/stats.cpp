@@ -8,15 +8,15 @@
 #include <map>
 
 #include "commands.hpp"
-#include "event_format.hpp"
-#include "evring/schema_resolve.hpp"
-#include "evring/where.hpp"
-#include "json.hpp"
+#include "output/event_format.hpp"
+#include "evring/schema/schema_resolve.hpp"
+#include "evring/query/where.hpp"
+#include "output/json.hpp"
 #include "open.hpp"
-#include "output.hpp"
+#include "output/output.hpp"
 #include "stats_cmd.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

@@ -4,15 +4,15 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "evring/reader_kinds.hpp"
-#include "evring/schema_resolve.hpp"
-#include "evring/source_open.hpp"
-#include "field_columns.hpp"
+#include "output/escape.hpp"
+#include "evring/registry/reader_kinds.hpp"
+#include "evring/schema/schema_resolve.hpp"
+#include "evring/source/source_open.hpp"
+#include "output/field_columns.hpp"
 #include "open.hpp"
-#include "evring/registering_sink.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "evring/registry/registering_sink.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 #include "watch.hpp"
 
 namespace evring::cli {

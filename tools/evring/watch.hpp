@@ -1,5 +1,5 @@
 // tools/evring/watch.hpp — what `evring watch` does with what the follow loop
-// hands it (evring/follow.hpp): events to stdout in the chosen format,
+// hands it (evring/source/follow.hpp): events to stdout in the chosen format,
 // everything else to stderr.
 //
 // Stderr, never stdout, carries everything that is not an event: one line per
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "event_format.hpp"
-#include "evring/follow.hpp"
-#include "output.hpp"
+#include "output/event_format.hpp"
+#include "evring/source/follow.hpp"
+#include "output/output.hpp"
 
 namespace evring::cli {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "commands.hpp"
-#include "escape.hpp"
+#include "output/escape.hpp"
 #include "watch.hpp"
 
 namespace evring::cli {

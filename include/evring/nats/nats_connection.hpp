@@ -1,4 +1,4 @@
-// evring/nats_connection.hpp — a connection to a NATS server and the
+// evring/nats/nats_connection.hpp — a connection to a NATS server and the
 // JetStream streams on it.
 //
 //     auto url = evring::nats::parse_url("nats://127.0.0.1:4222/RING");
@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "evring/nats_url.hpp"
+#include "evring/nats/nats_url.hpp"
 
 namespace evring::nats {
 

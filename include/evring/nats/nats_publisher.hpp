@@ -1,4 +1,4 @@
-// evring/nats_publisher.hpp — the relay's sink: ring events into a JetStream stream.
+// evring/nats/nats_publisher.hpp — the relay's sink: ring events into a JetStream stream.
 //
 // The follow loop (the event source's) drives it; it never reads a ring:
 //
@@ -64,9 +64,9 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/nats_connection.hpp"
-#include "evring/nats_encoding.hpp"
-#include "evring/recording_format.hpp"
+#include "evring/nats/nats_connection.hpp"
+#include "evring/nats/nats_encoding.hpp"
+#include "evring/recording/recording_format.hpp"
 
 namespace evring::nats {
 

@@ -1,4 +1,4 @@
-// evring/nats_reader.hpp — reading a relayed ring back out of a JetStream stream.
+// evring/nats/nats_reader.hpp — reading a relayed ring back out of a JetStream stream.
 //
 //     auto connection = evring::nats::Connection::connect(*url);
 //     auto reader = evring::nats::StreamReader::open(*connection, {.stream = "RING",
@@ -82,11 +82,11 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "evring/event_source.hpp"
+#include "evring/source/event_source.hpp"
 #include "evring/format.hpp"
-#include "evring/gap_reason.hpp"
-#include "evring/nats_connection.hpp"
-#include "evring/nats_encoding.hpp"
+#include "evring/ring/gap_reason.hpp"
+#include "evring/nats/nats_connection.hpp"
+#include "evring/nats/nats_encoding.hpp"
 
 namespace evring::nats {
 

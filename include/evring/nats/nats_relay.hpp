@@ -1,4 +1,4 @@
-// evring/nats_relay.hpp — a ring (or any event source) into a JetStream stream.
+// evring/nats/nats_relay.hpp — a ring (or any event source) into a JetStream stream.
 //
 //     evring::nats::RelayOptions options;
 //     options.source = "demo";                                   // open_source location
@@ -55,11 +55,11 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/flow_filter.hpp"
-#include "evring/follow.hpp"
-#include "evring/nats_connection.hpp"
-#include "evring/nats_publisher.hpp"
-#include "evring/position.hpp"
+#include "evring/source/flow_filter.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/nats/nats_connection.hpp"
+#include "evring/nats/nats_publisher.hpp"
+#include "evring/source/position.hpp"
 
 namespace evring::nats {
 

@@ -1,4 +1,4 @@
-// evring/nats_source.hpp — a relayed JetStream stream as an evring::EventSource.
+// evring/nats/nats_source.hpp — a relayed JetStream stream as an evring::EventSource.
 //
 //     evring::nats::register_nats_source_scheme();                  // once, at start-up
 //     auto source = evring::open_source("nats://127.0.0.1:4222/DEMO", {});
@@ -23,9 +23,9 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/event_source.hpp"
-#include "evring/nats_connection.hpp"
-#include "evring/source_open.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/nats/nats_connection.hpp"
+#include "evring/source/source_open.hpp"
 
 namespace evring::nats {
 

@@ -1,4 +1,4 @@
-// evring/span_seek.hpp — positions by meaning: `--from block:15000009`.
+// evring/query/span_seek.hpp — positions by meaning: `--from block:15000009`.
 //
 //     auto notice = evring::seek_source(*source, *evring::parse_start("block:15000009"), schema);
 //
@@ -36,9 +36,9 @@
 #include <string>
 
 #include "evring/error.hpp"
-#include "evring/event_source.hpp"
-#include "evring/position.hpp"
-#include "evring/schema.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/source/position.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring {
 

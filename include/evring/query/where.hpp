@@ -1,4 +1,4 @@
-// evring/where.hpp — filter expressions: `--where 'type == TXN_HEADER_START
+// evring/query/where.hpp — filter expressions: `--where 'type == TXN_HEADER_START
 // && txn_header.gas_limit > 1000000'`.
 //
 //     auto where = evring::compile_where(text, schema);   // once, before reading
@@ -44,8 +44,8 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/event_predicate.hpp"
-#include "evring/schema.hpp"
+#include "evring/source/event_predicate.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/recording_format.hpp — the bytes of a recording file (version 2).
+// evring/recording/recording_format.hpp — the bytes of a recording file (version 2).
 //
 // Pure data: the structs, constants and limits of docs/recording-format.md,
 // which has the byte tables, a worked example and the reasons. Any change to a
@@ -24,7 +24,7 @@
 #include <string_view>
 
 #include "evring/format.hpp"
-#include "evring/gap_reason.hpp"
+#include "evring/ring/gap_reason.hpp"
 
 namespace evring {
 

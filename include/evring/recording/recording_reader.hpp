@@ -1,4 +1,4 @@
-// evring/recording_reader.hpp — replaying a recording, damage included.
+// evring/recording/recording_reader.hpp — replaying a recording, damage included.
 //
 //     auto reader = evring::RecordingReader::open("x.evrec");
 //     evring::Record record;
@@ -41,7 +41,7 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/recording_format.hpp"
+#include "evring/recording/recording_format.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/recording_writer.hpp — writing a recording (the disk side of `evring record`).
+// evring/recording/recording_writer.hpp — writing a recording (the disk side of `evring record`).
 //
 //     evring::RecordingOptions options;
 //     options.schema = schema_bytes;                        // optional, opaque
@@ -41,7 +41,7 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/recording_format.hpp"
+#include "evring/recording/recording_format.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/reader_listing.hpp — who reads a ring, whether each reader lives,
+// evring/registry/reader_listing.hpp — who reads a ring, whether each reader lives,
 // and how far behind it is: what `evring readers`, `info`, `top` and
 // `metrics` show.
 //
@@ -50,9 +50,9 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/reader_registration.hpp"
-#include "evring/reader_registry.hpp"
-#include "evring/ring.hpp"
+#include "evring/registry/reader_registration.hpp"
+#include "evring/registry/reader_registry.hpp"
+#include "evring/ring/ring.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/reader_registration.hpp — a reader that can be seen: announcing
+// evring/registry/reader_registration.hpp — a reader that can be seen: announcing
 // itself in its ring's reader registry and publishing how far it has read.
 //
 // How to register a reader:
@@ -41,7 +41,7 @@
 //   re-created removes the registry of its ring instance when no other
 //   reader uses it (the ring's writer does the same when it removes its
 //   ring; the protocol that keeps this race-free is in
-//   lib/registry_remove.cpp).
+//   lib/registry/registry_remove.cpp).
 // - The hot path. on_event() costs a decrement and two compares per event;
 //   every `update_every_events` events, or when the event's timestamp is
 //   `update_every` past the last publication's, it publishes (update()).
@@ -79,9 +79,9 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/iterator.hpp"
-#include "evring/reader_registry.hpp"
-#include "evring/ring.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/registry/reader_registry.hpp"
+#include "evring/ring/ring.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/reader_registry.hpp — where a ring's reader registry lives, the
+// evring/registry/reader_registry.hpp — where a ring's reader registry lives, the
 // states a registry file can be in, and the writer's optional part.
 //
 // Readers that want to be seen (`evring readers`, `info`, `top`, `metrics`)
@@ -29,7 +29,7 @@
 //   that is not a registry (wrong magic) or is of a newer version is never
 //   replaced or written.
 // - A registry goes with its ring: the writer that removes its ring, or
-//   the last reader of a removed ring, removes it (lib/registry_remove.cpp);
+//   the last reader of a removed ring, removes it (lib/registry/registry_remove.cpp);
 //   what killed processes leave is debris (ring_debris.hpp).
 // - The ring file is never written, locked or changed by any of this.
 //
@@ -43,7 +43,7 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/reader_registry_format.hpp"
+#include "evring/registry/reader_registry_format.hpp"
 
 namespace evring {
 

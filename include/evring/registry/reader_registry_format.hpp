@@ -1,4 +1,4 @@
-// evring/reader_registry_format.hpp — the reader registry file: structs,
+// evring/registry/reader_registry_format.hpp — the reader registry file: structs,
 // constants, layout.
 //
 // Pure data, no system calls. A ring's reader registry is a small file next
@@ -19,16 +19,16 @@
 //
 // Cross-process contract (the invariants every user of a slot relies on):
 // - One writer per slot: only the process holding the OFD write lock that
-//   covers a slot's byte range writes that slot (lib/registry_locks.cpp). The
+//   covers a slot's byte range writes that slot (lib/registry/registry_locks.cpp). The
 //   registered reader holds it for its lifetime; the kernel drops it when the
 //   process dies, however it dies, which is how a dead reader is recognised.
 // - Every slot word is accessed only through shared_word.hpp. The slot's
 //   owner rewrites it under a seqlock (`version` odd while rewriting), so a
 //   lister never accepts a torn entry; the steps are E1..E4 (owner) and
-//   e1..e4 (lister), drawn in lib/registry_slot.hpp.
+//   e1..e4 (lister), drawn in lib/registry/registry_slot.hpp.
 // - Nothing read from the file is trusted: the header is copied once and
-//   validated (lib/registry_file.cpp), entries are copied and validated
-//   field by field (lib/registry_listing.cpp).
+//   validated (lib/registry/registry_file.cpp), entries are copied and validated
+//   field by field (lib/registry/registry_listing.cpp).
 #pragma once
 
 #include <array>

@@ -1,4 +1,4 @@
-// evring/registering_sink.hpp — a follow loop's reader seen in the ring's
+// evring/registry/registering_sink.hpp — a follow loop's reader seen in the ring's
 // reader registry (reader_registration.hpp, docs/operations.md): a FollowSink
 // that registers the reader when the loop starts on a live ring, publishes
 // its position as events pass, and hands everything on to the program's sink.
@@ -31,8 +31,8 @@
 
 #include <string_view>
 
-#include "evring/follow.hpp"
-#include "evring/reader_registration.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/registry/reader_registration.hpp"
 
 namespace evring {
 

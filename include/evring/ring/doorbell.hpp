@@ -1,4 +1,4 @@
-// evring/doorbell.hpp — readers that sleep instead of spinning.
+// evring/ring/doorbell.hpp — readers that sleep instead of spinning.
 //
 // How to read without burning a core:
 //
@@ -87,9 +87,9 @@
 #include <cstdint>
 #include <string>
 
-#include "evring/ring.hpp"
-#include "evring/ring_extension.hpp"
-#include "evring/shared_word.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/shared_word.hpp"
 
 namespace evring {
 

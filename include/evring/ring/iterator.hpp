@@ -1,4 +1,4 @@
-// evring/iterator.hpp — reading events in sequence order.
+// evring/ring/iterator.hpp — reading events in sequence order.
 //
 // How to read events:
 //
@@ -49,7 +49,7 @@
 #include <cstdint>
 
 #include "evring/format.hpp"
-#include "evring/ring.hpp"
+#include "evring/ring/ring.hpp"
 
 namespace evring {
 
@@ -147,4 +147,4 @@ private:
 
 }  // namespace evring
 
-#include "evring/iterator_inline.hpp"
+#include "evring/ring/iterator_inline.hpp"

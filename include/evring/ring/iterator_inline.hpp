@@ -1,4 +1,4 @@
-// evring/iterator_inline.hpp — the reader's hot path. Included by iterator.hpp.
+// evring/ring/iterator_inline.hpp — the reader's hot path. Included by iterator.hpp.
 //
 // The reader's half of the seqlock (the writer's half is in
 // publisher_inline.hpp; docs/format.md draws both side by side). Each
@@ -28,7 +28,7 @@
 #include <bit>
 #include <cstring>
 
-#include "evring/shared_word.hpp"
+#include "evring/ring/shared_word.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/payload.hpp — reading event payloads, zero-copy or copied.
+// evring/ring/payload.hpp — reading event payloads, zero-copy or copied.
 //
 // How to read a payload:
 //
@@ -33,8 +33,8 @@
 #include <cstring>
 
 #include "evring/format.hpp"
-#include "evring/ring.hpp"
-#include "evring/shared_word.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/shared_word.hpp"
 
 #if defined(__SANITIZE_THREAD__)
 #define EVRING_NO_SANITIZE_THREAD __attribute__((no_sanitize("thread")))

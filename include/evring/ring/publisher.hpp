@@ -1,4 +1,4 @@
-// evring/publisher.hpp — writing events: reserve, fill, commit.
+// evring/ring/publisher.hpp — writing events: reserve, fill, commit.
 //
 // How to publish an event:
 //
@@ -62,9 +62,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "evring/doorbell.hpp"
+#include "evring/ring/doorbell.hpp"
 #include "evring/format.hpp"
-#include "evring/ring.hpp"
+#include "evring/ring/ring.hpp"
 
 namespace evring {
 
@@ -173,4 +173,4 @@ private:
 
 }  // namespace evring
 
-#include "evring/publisher_inline.hpp"
+#include "evring/ring/publisher_inline.hpp"

@@ -1,4 +1,4 @@
-// evring/publisher_inline.hpp — the writer's hot path. Included by publisher.hpp.
+// evring/ring/publisher_inline.hpp — the writer's hot path. Included by publisher.hpp.
 //
 // The protocol, writer and reader side by side with the fence pairs, is
 // drawn in docs/format.md ("The protocol"); each shared-memory access below
@@ -54,8 +54,8 @@
 #include <cstring>
 
 #include "evring/clock.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/writer_claim.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/ring/writer_claim.hpp"
 
 namespace evring {
 

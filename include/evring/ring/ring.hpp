@@ -1,4 +1,4 @@
-// evring/ring.hpp — creating a ring file's contents and mapping a ring.
+// evring/ring/ring.hpp — creating a ring file's contents and mapping a ring.
 //
 // Contract:
 // - `initialize_ring_file` turns an open, writable file into an empty ring:

@@ -1,4 +1,4 @@
-// evring/ring_debris.hpp — what killed processes leave in a ring directory,
+// evring/ring/ring_debris.hpp — what killed processes leave in a ring directory,
 // and removing it (`evring ls --all`, `evring gc`; docs/hugepages.md).
 //
 //     for (const evring::DebrisEntry& d : evring::list_debris("/dev/hugepages").value())
@@ -27,7 +27,7 @@
 // remove_debris checks again before it unlinks, holding the file's flock
 // (LOCK_EX) and verifying it is still the file at the name, so a file that
 // became live meanwhile is left; registries go through the registry's
-// removal protocol (lib/registry_remove.cpp). Removing a file from hugetlbfs
+// removal protocol (lib/registry/registry_remove.cpp). Removing a file from hugetlbfs
 // gives its huge pages back to the pool at once (nothing else maps it).
 //
 // Thread safety: free functions; no shared state.

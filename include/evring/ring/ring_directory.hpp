@@ -1,4 +1,4 @@
-// evring/ring_directory.hpp — where a ring name lives.
+// evring/ring/ring_directory.hpp — where a ring name lives.
 //
 // Contract:
 // - A pure name (no '/') resolves to <dir>/<name>. <dir> is, in order:
@@ -16,7 +16,7 @@
 //   prints an error and finds nothing. Loading it lazily also keeps its
 //   load-time constructor from printing before main(). When libhugetlbfs is
 //   unusable, our own /proc/self/mountinfo parser (no line-length limit,
-//   lib/mountinfo.hpp) gives the answer.
+//   lib/util/mountinfo.hpp) gives the answer.
 // - The fallback warning is printed to stderr at most once per process; it
 //   is also returned in RingDirectory::warning every time.
 //

@@ -1,4 +1,4 @@
-// evring/ring_extension.hpp — evring's extension block inside a RING01 header section.
+// evring/ring/ring_extension.hpp — evring's extension block inside a RING01 header section.
 //
 // The RING01 header section is 2 MiB long, but only its first 192 bytes are
 // the RING01 header; every RING01 writer zeroes the rest, and RING01 readers

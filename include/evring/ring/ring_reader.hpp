@@ -1,4 +1,4 @@
-// evring/ring_reader.hpp — opening a ring file to read it, and asking whether
+// evring/ring/ring_reader.hpp — opening a ring file to read it, and asking whether
 // its writer lives.
 //
 // Contract:
@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "evring/ring.hpp"
-#include "evring/ring_directory.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/ring_directory.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/ring_writer.hpp — creating a ring file, owning it, removing it.
+// evring/ring/ring_writer.hpp — creating a ring file, owning it, removing it.
 //
 // Contract:
 // - A pure name (no '/') lives in the default ring directory
@@ -47,8 +47,8 @@
 
 #include "evring/config.hpp"
 #include "evring/error.hpp"
-#include "evring/ring.hpp"
-#include "evring/ring_directory.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/ring_directory.hpp"
 
 namespace evring {
 

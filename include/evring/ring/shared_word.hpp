@@ -1,4 +1,4 @@
-// evring/shared_word.hpp — the one vocabulary for words in shared memory.
+// evring/ring/shared_word.hpp — the one vocabulary for words in shared memory.
 //
 // Every access the library makes to a word that another thread or process
 // may access at the same time (the ring's control words, every descriptor
@@ -11,7 +11,7 @@
 // later step validates. The
 // ring protocol, writer and reader side by side with the fence pairs, is
 // drawn once in docs/format.md ("The protocol"); the doorbell's in
-// doorbell.hpp; the clock's in lib/clock.cpp.
+// doorbell.hpp; the clock's in lib/util/clock.cpp.
 //
 // They wrap std::atomic_ref, which is lock-free for the word types (asserted
 // below), so an access is one plain instruction on x86-64 (a locked one for

@@ -1,4 +1,4 @@
-// evring/sigbus_guard.hpp — a ring file truncated under a reader becomes an error, not a crash.
+// evring/ring/sigbus_guard.hpp — a ring file truncated under a reader becomes an error, not a crash.
 //
 // How to read defensively:
 //
@@ -41,9 +41,9 @@
 #include <utility>
 
 #include "evring/error.hpp"
-#include "evring/iterator.hpp"
-#include "evring/payload.hpp"
-#include "evring/ring.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
+#include "evring/ring/ring.hpp"
 
 namespace evring {
 

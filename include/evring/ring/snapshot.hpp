@@ -1,4 +1,4 @@
-// evring/snapshot.hpp — a ring frozen in a file: writing and loading snapshots.
+// evring/ring/snapshot.hpp — a ring frozen in a file: writing and loading snapshots.
 //
 // A snapshot is the whole ring file compressed as one zstd frame (the format
 // real RING01 tools use; see docs/cli.md). Loading one, from a file or from a
@@ -48,7 +48,7 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/ring.hpp"
+#include "evring/ring/ring.hpp"
 
 namespace evring {
 

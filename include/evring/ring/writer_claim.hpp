@@ -1,4 +1,4 @@
-// evring/writer_claim.hpp — the writer claim: how the default publisher of a
+// evring/ring/writer_claim.hpp — the writer claim: how the default publisher of a
 // ring that one process owns reserves with plain stores, yet stays safe when
 // a second writer appears.
 //
@@ -56,8 +56,8 @@
 
 #include <cstdint>
 
-#include "evring/ring.hpp"
-#include "evring/ring_extension.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/ring_extension.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/schema.hpp — what the events of a content type mean: the Schema value.
+// evring/schema/schema.hpp — what the events of a content type mean: the Schema value.
 //
 // How to load a schema and look things up:
 //

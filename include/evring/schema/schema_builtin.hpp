@@ -1,4 +1,4 @@
-// evring/schema_builtin.hpp — schemas compiled into the library.
+// evring/schema/schema_builtin.hpp — schemas compiled into the library.
 //
 // evring carries schema files for rings other implementations write (today
 // the two Monad execution-event schemas, schemas/monad-exec-*.toml), so that
@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring {
 

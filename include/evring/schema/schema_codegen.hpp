@@ -1,4 +1,4 @@
-// evring/schema_codegen.hpp — a C++ header generated from a schema.
+// evring/schema/schema_codegen.hpp — a C++ header generated from a schema.
 //
 // `evring schema compile FILE -o HEADER` calls generate_cpp_header; the
 // meson snippet in docs/schema.md runs it at build time. The header holds, in
@@ -15,13 +15,13 @@
 //   alignment (so a compiler that lays them out differently refuses to build);
 // - EventInfo<EventType::X> with the payload type and fixed size;
 // - publish_<event>(publisher, payload, trailing spans..., flow) for each
-//   event type, calling evring::publish (evring/typed_publish.hpp) through
+//   event type, calling evring::publish (evring/schema/typed_publish.hpp) through
 //   argument-dependent lookup: the helpers set each trailing array's count
 //   field from its span and return 0 without publishing when a span is too
 //   long for its count field (or two arrays sharing a count differ in length).
 //
 // Contract: the generated header depends on <array>, <cstdint>, <span>,
-// <string_view>, evring/schema_types.hpp, and includes evring/typed_publish.hpp
+// <string_view>, evring/schema/schema_types.hpp, and includes evring/schema/typed_publish.hpp
 // and evring/config.hpp when they exist (ring_content() only with the latter).
 // Structs are standard-layout and trivially copyable.
 // generate_cpp_header fails (Error) when a schema name cannot be a C++ name
@@ -33,7 +33,7 @@
 #include <string>
 
 #include "evring/error.hpp"
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/schema_decode.hpp — reading a payload field by field with its schema.
+// evring/schema/schema_decode.hpp — reading a payload field by field with its schema.
 //
 // How to decode one event:
 //
@@ -36,7 +36,7 @@
 #include <string>
 #include <string_view>
 
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/schema_embed.hpp — making, verifying and trusting an embedded schema.
+// evring/schema/schema_embed.hpp — making, verifying and trusting an embedded schema.
 //
 // How a writer embeds its schema, and a reader finds it:
 //
@@ -35,8 +35,8 @@
 
 #include "evring/config.hpp"
 #include "evring/error.hpp"
-#include "evring/schema.hpp"
-#include "evring/schema_blob.hpp"
+#include "evring/schema/schema.hpp"
+#include "evring/schema/schema_blob.hpp"
 
 namespace evring {
 

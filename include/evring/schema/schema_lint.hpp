@@ -1,4 +1,4 @@
-// evring/schema_lint.hpp — what is legal in a schema but probably a mistake.
+// evring/schema/schema_lint.hpp — what is legal in a schema but probably a mistake.
 //
 // `evring schema check` prints these after "ok" (they do not make the check
 // fail):
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/schema_render.hpp — a decoded payload as JSON or as one line of text.
+// evring/schema/schema_render.hpp — a decoded payload as JSON or as one line of text.
 //
 // How to turn events into JSON lines without allocating per event:
 //
@@ -48,8 +48,8 @@
 #include <span>
 #include <string>
 
-#include "evring/schema.hpp"
-#include "evring/schema_decode.hpp"
+#include "evring/schema/schema.hpp"
+#include "evring/schema/schema_decode.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/schema_resolve.hpp — which schema decodes a source's events, and where it came from.
+// evring/schema/schema_resolve.hpp — which schema decodes a source's events, and where it came from.
 //
 // Every reader that shows events by name (the CLI's watch, info and schema
 // show, the C ABI, Python, relays, exporters) finds its schema here, so they
@@ -39,7 +39,7 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/schema.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/schema_types.hpp — the C++ types of u128 and u256 fields in generated headers.
+// evring/schema/schema_types.hpp — the C++ types of u128 and u256 fields in generated headers.
 //
 // `evring schema compile` maps schema types to C++ as follows: u8..u64 and
 // i8..i64 to std::uintN_t / std::intN_t, f32/f64 to float/double, bool to

@@ -1,4 +1,4 @@
-// evring/schema_write_check.hpp — refusing an event its schema rules out, before it is published.
+// evring/schema/schema_write_check.hpp — refusing an event its schema rules out, before it is published.
 //
 // How a writer checks an event:
 //
@@ -23,8 +23,8 @@
 
 #include <string>
 
-#include "evring/schema.hpp"
-#include "evring/schema_decode.hpp"
+#include "evring/schema/schema.hpp"
+#include "evring/schema/schema_decode.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/typed_publish.hpp — publishing a payload struct plus trailing arrays.
+// evring/schema/typed_publish.hpp — publishing a payload struct plus trailing arrays.
 //
 // How to publish a typed event:
 //
@@ -29,7 +29,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "evring/publisher.hpp"
+#include "evring/ring/publisher.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/ring_set.hpp — writing a ring set: one member ring per writer thread.
+// evring/set/ring_set.hpp — writing a ring set: one member ring per writer thread.
 //
 // How to write from many threads without sharing reservation words:
 //
@@ -54,8 +54,8 @@
 
 #include "evring/config.hpp"
 #include "evring/error.hpp"
-#include "evring/publisher.hpp"
-#include "evring/ring_directory.hpp"
+#include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_directory.hpp"
 
 namespace evring {
 

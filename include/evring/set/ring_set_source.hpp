@@ -1,4 +1,4 @@
-// evring/ring_set_source.hpp — a ring set read as one stream in time order.
+// evring/set/ring_set_source.hpp — a ring set read as one stream in time order.
 //
 // open_source (source_open.hpp) returns one of these for a set's name or
 // directory. Each member is read by its own RingSource; the set source
@@ -57,7 +57,7 @@
 #include <string>
 #include <vector>
 
-#include "evring/event_source.hpp"
+#include "evring/source/event_source.hpp"
 
 namespace evring {
 

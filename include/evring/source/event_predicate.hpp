@@ -1,4 +1,4 @@
-// evring/event_predicate.hpp — a test on whole events (descriptor and
+// evring/source/event_predicate.hpp — a test on whole events (descriptor and
 // payload) that the follow loop applies after its FlowFilter.
 //
 // The follow loop (follow.hpp, FollowOptions::where) calls matches() for each
@@ -13,7 +13,7 @@
 // Thread safety: matches() may be called from several threads at once.
 #pragma once
 
-#include "evring/event_source.hpp"
+#include "evring/source/event_source.hpp"
 
 namespace evring {
 

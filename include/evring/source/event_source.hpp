@@ -1,4 +1,4 @@
-// evring/event_source.hpp — one interface over everything that yields events.
+// evring/source/event_source.hpp — one interface over everything that yields events.
 //
 // How to read any source (a live ring, a snapshot, a recording, and through
 // source_open.hpp's scheme table a remote stream):
@@ -64,8 +64,8 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/gap_reason.hpp"
-#include "evring/position.hpp"
+#include "evring/ring/gap_reason.hpp"
+#include "evring/source/position.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/flow_filter.hpp — choosing events by type and flow tag, without
+// evring/source/flow_filter.hpp — choosing events by type and flow tag, without
 // touching payloads.
 //
 // Flow tags are the four content_ext words of a descriptor; their meaning is

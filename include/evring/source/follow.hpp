@@ -1,4 +1,4 @@
-// evring/follow.hpp — the one follow loop: a source, a filter, a start and a
+// evring/source/follow.hpp — the one follow loop: a source, a filter, a start and a
 // stop, a sink.
 //
 //     struct Printer : evring::FollowSink {
@@ -50,11 +50,11 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/event_predicate.hpp"
-#include "evring/event_source.hpp"
-#include "evring/flow_filter.hpp"
-#include "evring/position.hpp"
-#include "evring/source_open.hpp"
+#include "evring/source/event_predicate.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/source/flow_filter.hpp"
+#include "evring/source/position.hpp"
+#include "evring/source/source_open.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/position.hpp — where reading starts and stops, as a user writes it.
+// evring/source/position.hpp — where reading starts and stops, as a user writes it.
 //
 //   start: latest | oldest | SEQNO | MEMBER:SEQNO | -N | TIME | SPAN
 //   (MEMBER:SEQNO: a ring set member's sequence number, ring_set_source.hpp;

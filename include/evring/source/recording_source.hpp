@@ -1,4 +1,4 @@
-// evring/recording_source.hpp — a recording (or a rotated series) as an event source.
+// evring/source/recording_source.hpp — a recording (or a rotated series) as an event source.
 //
 // The EventSource (event_source.hpp) over RecordingReader
 // (recording_reader.hpp). open_source (source_open.hpp) makes these.
@@ -43,8 +43,8 @@
 #include <string>
 #include <vector>
 
-#include "evring/event_source.hpp"
-#include "evring/recording_reader.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/recording/recording_reader.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/ring_source.hpp — a ring file or a snapshot as an event source.
+// evring/source/ring_source.hpp — a ring file or a snapshot as an event source.
 //
 // The EventSource (event_source.hpp) over a mapped ring: a live ring file
 // opened with RingReader, or a snapshot loaded into memory. open_source
@@ -38,8 +38,8 @@
 #include <span>
 #include <string>
 
-#include "evring/event_source.hpp"
-#include "evring/iterator.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/ring/iterator.hpp"
 
 namespace evring {
 

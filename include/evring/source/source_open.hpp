@@ -1,4 +1,4 @@
-// evring/source_open.hpp — opening whatever the user named as an event source.
+// evring/source/source_open.hpp — opening whatever the user named as an event source.
 //
 //     auto source = evring::open_source("demo", {});       // a ring name
 //     auto replay = evring::open_source("x.evrec", {});    // a recording (and FILE.1, ...)
@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "evring/event_source.hpp"
-#include "evring/ring_directory.hpp"
-#include "evring/snapshot.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/ring/ring_directory.hpp"
+#include "evring/ring/snapshot.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/source_renamed.hpp — has a ring's name been given to another ring
+// evring/source/source_renamed.hpp — has a ring's name been given to another ring
 // file? What following a name (`tail -F`) rests on: follow.hpp's
 // follow_name, and the commands that watch a ring by name for a long time
 // (`evring metrics --listen`) or list what belongs to the ring now at a name
@@ -24,8 +24,8 @@
 #include <memory>
 
 #include "evring/error.hpp"
-#include "evring/event_source.hpp"
-#include "evring/source_open.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/source/source_open.hpp"
 
 namespace evring {
 

@@ -10,17 +10,17 @@
 #include <cstring>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "event_format.hpp"
-#include "evring/schema_resolve.hpp"
-#include "export_chrome.hpp"
-#include "export_cmd.hpp"
-#include "export_perfetto.hpp"
-#include "export_timeline.hpp"
+#include "output/escape.hpp"
+#include "output/event_format.hpp"
+#include "evring/schema/schema_resolve.hpp"
+#include "export/export_chrome.hpp"
+#include "export/export_cmd.hpp"
+#include "export/export_perfetto.hpp"
+#include "export/export_timeline.hpp"
 #include "open.hpp"
-#include "output_file.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "output/output_file.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

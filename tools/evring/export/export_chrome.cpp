@@ -1,14 +1,14 @@
 // The Chrome JSON writer: one line per trace event into an OutputBuffer.
-#include "export_chrome.hpp"
+#include "export/export_chrome.hpp"
 
 #include <fmt/format.h>
 
 #include <cstring>
 #include <unordered_map>
 
-#include "evring/schema_decode.hpp"
-#include "evring/schema_render.hpp"
-#include "output.hpp"
+#include "evring/schema/schema_decode.hpp"
+#include "evring/schema/schema_render.hpp"
+#include "output/output.hpp"
 
 namespace evring::cli {
 namespace {

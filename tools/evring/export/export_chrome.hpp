@@ -1,4 +1,4 @@
-// tools/evring/export_chrome.hpp — the Chrome JSON trace writer of `evring
+// tools/evring/export/export_chrome.hpp — the Chrome JSON trace writer of `evring
 // export --chrome-json` (the older format chrome://tracing, Perfetto's UI and
 // speedscope read): {"traceEvents":[...]} streamed event by event.
 //
@@ -16,7 +16,7 @@
 
 #include <memory>
 
-#include "export_trace.hpp"
+#include "export/export_trace.hpp"
 
 namespace evring::cli {
 

@@ -1,4 +1,4 @@
-// tools/evring/export_cmd.hpp — `evring export SOURCE --perfetto FILE
+// tools/evring/export/export_cmd.hpp — `evring export SOURCE --perfetto FILE
 // [--chrome-json FILE]`: a timeline of any event source (ring, snapshot,
 // recording) for trace viewers (docs/cli.md, docs/operations.md "Export").
 //

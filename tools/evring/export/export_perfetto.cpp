@@ -1,14 +1,14 @@
 // The Perfetto writer: TracePackets encoded with ProtoWriter, one at a time.
-#include "export_perfetto.hpp"
+#include "export/export_perfetto.hpp"
 
 #include <fmt/format.h>
 
 #include <cstring>
 
-#include "evring/schema_decode.hpp"
-#include "evring/schema_render.hpp"
-#include "output.hpp"
-#include "proto_writer.hpp"
+#include "evring/schema/schema_decode.hpp"
+#include "evring/schema/schema_render.hpp"
+#include "output/output.hpp"
+#include "export/proto_writer.hpp"
 
 namespace evring::cli {
 namespace {

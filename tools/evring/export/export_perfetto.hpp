@@ -1,4 +1,4 @@
-// tools/evring/export_perfetto.hpp — the Perfetto trace writer of `evring
+// tools/evring/export/export_perfetto.hpp — the Perfetto trace writer of `evring
 // export --perfetto`: Perfetto's native protobuf trace (a Trace message whose
 // packets are TracePackets), encoded by proto_writer.hpp and streamed to the
 // file packet by packet. proto/perfetto_trace_subset.proto lists every
@@ -20,7 +20,7 @@
 
 #include <memory>
 
-#include "export_trace.hpp"
+#include "export/export_trace.hpp"
 
 namespace evring::cli {
 

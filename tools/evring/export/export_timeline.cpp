@@ -1,12 +1,12 @@
 // The timeline: tracks made on first use, spans matched by key onto lanes,
 // rate and loss counters.
-#include "export_timeline.hpp"
+#include "export/export_timeline.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "event_format.hpp"
+#include "output/event_format.hpp"
 
 namespace evring::cli {
 

@@ -1,5 +1,5 @@
-// tools/evring/export_timeline.hpp — how `evring export` lays events out on a
-// timeline: the follow loop's sink (evring/follow.hpp) that turns events into
+// tools/evring/export/export_timeline.hpp — how `evring export` lays events out on a
+// timeline: the follow loop's sink (evring/source/follow.hpp) that turns events into
 // tracks, instants, slices and counter samples for one or more TraceWriters
 // (export_trace.hpp).
 //
@@ -37,9 +37,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "evring/follow.hpp"
-#include "evring/schema.hpp"
-#include "export_trace.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/schema/schema.hpp"
+#include "export/export_trace.hpp"
 
 namespace evring::cli {
 

@@ -1,4 +1,4 @@
-// tools/evring/export_trace.hpp — what `evring export` writes, independent of
+// tools/evring/export/export_trace.hpp — what `evring export` writes, independent of
 // the file format: tracks, instants, slices and counter samples. The timeline
 // (export_timeline.hpp) decides what goes where; a TraceWriter per format
 // (export_perfetto.hpp, export_chrome.hpp) encodes it and streams it to its
@@ -20,9 +20,9 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/event_source.hpp"
-#include "evring/schema.hpp"
-#include "evring/schema_render.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/schema/schema.hpp"
+#include "evring/schema/schema_render.hpp"
 
 namespace evring::cli {
 

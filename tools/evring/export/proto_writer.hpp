@@ -1,4 +1,4 @@
-// tools/evring/proto_writer.hpp — just enough of the protobuf wire format to
+// tools/evring/export/proto_writer.hpp — just enough of the protobuf wire format to
 // write Perfetto traces (export_perfetto.hpp): varints, fixed64, length-
 // delimited fields and nested messages, into one reused byte buffer.
 //
@@ -30,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-#include "evring/text_escape.hpp"
+#include "util/text_escape.hpp"
 
 namespace evring::cli {
 

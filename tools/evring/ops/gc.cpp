@@ -1,15 +1,15 @@
 // evring gc, and the debris part of `evring ls --all`: what killed writers
-// and readers left in a ring directory (evring/ring_debris.hpp).
-#include "gc.hpp"
+// and readers left in a ring directory (evring/ring/ring_debris.hpp).
+#include "ops/gc.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "evring/ring_debris.hpp"
-#include "evring/ring_directory.hpp"
-#include "json.hpp"
+#include "output/escape.hpp"
+#include "evring/ring/ring_debris.hpp"
+#include "evring/ring/ring_directory.hpp"
+#include "output/json.hpp"
 
 namespace evring::cli {
 namespace {

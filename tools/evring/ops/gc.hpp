@@ -1,10 +1,10 @@
-// tools/evring/gc.hpp — `evring gc` and the debris section of `evring ls
+// tools/evring/ops/gc.hpp — `evring gc` and the debris section of `evring ls
 // --all` (docs/cli.md, docs/hugepages.md).
 //
 // gc lists what killed processes left in a ring directory (temporary files
 // of dead writers, reader registries of rings that are gone) and, only with
 // --delete, removes it; each removal is checked again under the file's lock
-// (evring/ring_debris.hpp). Exit 0, or 1 when a removal failed.
+// (evring/ring/ring_debris.hpp). Exit 0, or 1 when a removal failed.
 //
 // Thread safety: one thread.
 #pragma once
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "evring/error.hpp"
-#include "output.hpp"
+#include "output/output.hpp"
 
 namespace evring::cli {
 

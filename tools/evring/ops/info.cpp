@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "info.hpp"
+#include "output/escape.hpp"
+#include "ops/info.hpp"
 #include "open.hpp"
-#include "values.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 

@@ -1,4 +1,4 @@
-// tools/evring/info.hpp — `evring info`: what a source is, gathered in one
+// tools/evring/ops/info.hpp — `evring info`: what a source is, gathered in one
 // step and rendered (text or JSON) in another.
 //
 // Thread safety: one thread.
@@ -6,11 +6,11 @@
 
 #include <string>
 
-#include "evring/recording_source.hpp"
-#include "evring/ring_set_source.hpp"
-#include "evring/ring_source.hpp"
-#include "evring/schema_resolve.hpp"
-#include "json.hpp"
+#include "evring/source/recording_source.hpp"
+#include "evring/set/ring_set_source.hpp"
+#include "evring/source/ring_source.hpp"
+#include "evring/schema/schema_resolve.hpp"
+#include "output/json.hpp"
 
 namespace evring::cli {
 

@@ -6,12 +6,12 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "event_format.hpp"
-#include "evring/ring.hpp"
-#include "info.hpp"
-#include "json.hpp"
-#include "output.hpp"
+#include "output/escape.hpp"
+#include "output/event_format.hpp"
+#include "evring/ring/ring.hpp"
+#include "ops/info.hpp"
+#include "output/json.hpp"
+#include "output/output.hpp"
 
 namespace evring::cli {
 namespace {

@@ -7,17 +7,17 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "event_format.hpp"
-#include "evring/iterator.hpp"
-#include "evring/reader_listing.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/sigbus_guard.hpp"
-#include "evring/snapshot.hpp"
-#include "info.hpp"
-#include "json.hpp"
-#include "ops_cmd.hpp"
-#include "output.hpp"
+#include "output/event_format.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/registry/reader_listing.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/ring/sigbus_guard.hpp"
+#include "evring/ring/snapshot.hpp"
+#include "ops/info.hpp"
+#include "output/json.hpp"
+#include "ops/ops_cmd.hpp"
+#include "output/output.hpp"
 
 namespace evring::cli {
 namespace {

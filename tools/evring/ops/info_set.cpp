@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "evring/ring.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_set_manifest.hpp"
-#include "info.hpp"
-#include "output.hpp"
+#include "output/escape.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "ops/info.hpp"
+#include "output/output.hpp"
 
 namespace evring::cli {
 

@@ -10,14 +10,14 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "event_format.hpp"
-#include "evring/ring_directory.hpp"
-#include "evring/ring_list.hpp"
-#include "gc.hpp"
-#include "evring/ring_set_manifest.hpp"
-#include "json.hpp"
-#include "output.hpp"
+#include "output/escape.hpp"
+#include "output/event_format.hpp"
+#include "evring/ring/ring_directory.hpp"
+#include "evring/ring/ring_list.hpp"
+#include "ops/gc.hpp"
+#include "evring/set/ring_set_manifest.hpp"
+#include "output/json.hpp"
+#include "output/output.hpp"
 
 namespace evring::cli {
 

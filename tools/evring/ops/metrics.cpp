@@ -32,11 +32,11 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "metrics_text.hpp"
-#include "ops_cmd.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "output/escape.hpp"
+#include "ops/metrics_text.hpp"
+#include "ops/ops_cmd.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

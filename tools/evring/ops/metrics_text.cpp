@@ -1,14 +1,14 @@
 // Rendering rings as Prometheus metrics: gather every family's samples, then
 // write each family once.
-#include "metrics_text.hpp"
+#include "ops/metrics_text.hpp"
 
 #include <fmt/format.h>
 
 #include <map>
 
-#include "evring/reader_kinds.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/text_escape.hpp"
+#include "evring/registry/reader_kinds.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "util/text_escape.hpp"
 
 namespace evring::cli {
 namespace {

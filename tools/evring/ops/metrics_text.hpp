@@ -1,4 +1,4 @@
-// tools/evring/metrics_text.hpp — the Prometheus text exposition (format
+// tools/evring/ops/metrics_text.hpp — the Prometheus text exposition (format
 // 0.0.4) of rings, for `evring metrics`.
 //
 // Every family is written once with its HELP and TYPE lines, then one sample
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ring_view.hpp"
+#include "ops/ring_view.hpp"
 
 namespace evring::cli {
 

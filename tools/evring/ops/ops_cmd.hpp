@@ -1,4 +1,4 @@
-// tools/evring/ops_cmd.hpp — the commands for the person on call
+// tools/evring/ops/ops_cmd.hpp — the commands for the person on call
 // (docs/operations.md): `evring readers`, `evring top`, `evring metrics`.
 //
 // add_readers, add_top and add_metrics (commands.hpp) register them; each

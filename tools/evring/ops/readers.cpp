@@ -6,15 +6,15 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "evring/reader_kinds.hpp"
-#include "evring/reader_listing.hpp"
-#include "evring/ring_reader.hpp"
-#include "evring/ring_source.hpp"
-#include "evring/source_renamed.hpp"
-#include "json.hpp"
+#include "output/escape.hpp"
+#include "evring/registry/reader_kinds.hpp"
+#include "evring/registry/reader_listing.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/source/ring_source.hpp"
+#include "evring/source/source_renamed.hpp"
+#include "output/json.hpp"
 #include "open.hpp"
-#include "ops_cmd.hpp"
+#include "ops/ops_cmd.hpp"
 
 namespace evring::cli {
 namespace {

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "escape.hpp"
+#include "output/escape.hpp"
 #include "open.hpp"
 
 namespace evring::cli {

@@ -1,14 +1,14 @@
 // RingSampler: bounded descriptor scans between control-word readings.
-#include "ring_sample.hpp"
+#include "ops/ring_sample.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <ctime>
 
-#include "evring/iterator.hpp"
-#include "evring/shared_word.hpp"
-#include "evring/sigbus_guard.hpp"
+#include "evring/ring/iterator.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "evring/ring/sigbus_guard.hpp"
 
 namespace evring::cli {
 namespace {

@@ -1,4 +1,4 @@
-// tools/evring/ring_sample.hpp — what `top` and `metrics` know about a ring's
+// tools/evring/ops/ring_sample.hpp — what `top` and `metrics` know about a ring's
 // traffic, from its descriptors alone (payloads are never read).
 //
 // Each sample() reads the control words and the descriptors of the events
@@ -24,7 +24,7 @@
 #include <map>
 
 #include "evring/error.hpp"
-#include "evring/ring.hpp"
+#include "evring/ring/ring.hpp"
 
 namespace evring::cli {
 

@@ -1,12 +1,12 @@
 // RingView: open a live ring once, then refresh its numbers.
-#include "ring_view.hpp"
+#include "ops/ring_view.hpp"
 
 #include <fmt/format.h>
 
-#include "evring/ring_reader.hpp"
-#include "evring/ring_source.hpp"
-#include "evring/schema_resolve.hpp"
-#include "evring/source_renamed.hpp"
+#include "evring/ring/ring_reader.hpp"
+#include "evring/source/ring_source.hpp"
+#include "evring/schema/schema_resolve.hpp"
+#include "evring/source/source_renamed.hpp"
 #include "open.hpp"
 
 namespace evring::cli {

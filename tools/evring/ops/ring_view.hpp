@@ -1,4 +1,4 @@
-// tools/evring/ring_view.hpp — one live ring as `top` and `metrics` see it:
+// tools/evring/ops/ring_view.hpp — one live ring as `top` and `metrics` see it:
 // the ring, its traffic sampler (ring_sample.hpp), its event type names (from
 // the schema resolve_schema finds, else numbers) and, each refresh, its
 // writers and its reader registry (reader_listing.hpp, without reclaiming:
@@ -17,10 +17,10 @@
 #include <optional>
 #include <string>
 
-#include "evring/event_source.hpp"
-#include "evring/reader_listing.hpp"
-#include "evring/schema.hpp"
-#include "ring_sample.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/registry/reader_listing.hpp"
+#include "evring/schema/schema.hpp"
+#include "ops/ring_sample.hpp"
 
 namespace evring {
 class RingReader;

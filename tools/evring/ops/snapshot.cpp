@@ -9,14 +9,14 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "escape.hpp"
-#include "evring/ring.hpp"
-#include "evring/snapshot.hpp"
+#include "output/escape.hpp"
+#include "evring/ring/ring.hpp"
+#include "evring/ring/snapshot.hpp"
 #include "open.hpp"
-#include "output.hpp"
-#include "output_file.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "output/output.hpp"
+#include "output/output_file.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "stop.hpp"
+#include "ops/stop.hpp"
 
 #include <signal.h>
 

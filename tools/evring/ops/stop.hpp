@@ -1,7 +1,7 @@
-// tools/evring/stop.hpp — how a command is asked to stop.
+// tools/evring/ops/stop.hpp — how a command is asked to stop.
 //
 // install_stop_handlers makes SIGINT, SIGTERM and SIGHUP set stop_flag(),
-// which the follow loop (evring/follow.hpp) and the snapshot writer check, so
+// which the follow loop (evring/source/follow.hpp) and the snapshot writer check, so
 // commands finish cleanly: flush, summary, end record, temporary files
 // removed. A second signal while stopping still only sets the flag. SIGPIPE
 // is ignored so a closed pipe shows up as EPIPE on write.

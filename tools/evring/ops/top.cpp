@@ -25,14 +25,14 @@
 #include <string>
 #include <vector>
 
-#include "evring/reader_kinds.hpp"
+#include "evring/registry/reader_kinds.hpp"
 #include "commands.hpp"
-#include "escape.hpp"
-#include "ops_cmd.hpp"
-#include "output.hpp"
-#include "ring_view.hpp"
-#include "stop.hpp"
-#include "values.hpp"
+#include "output/escape.hpp"
+#include "ops/ops_cmd.hpp"
+#include "output/output.hpp"
+#include "ops/ring_view.hpp"
+#include "ops/stop.hpp"
+#include "output/values.hpp"
 
 namespace evring::cli {
 namespace {

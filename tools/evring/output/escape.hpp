@@ -1,4 +1,4 @@
-// tools/evring/escape.hpp — the CLI's names for the library's text escaping.
+// tools/evring/output/escape.hpp — the CLI's names for the library's text escaping.
 //
 // Everything the CLI shows that it did not write itself goes through
 // evring/text_escape.hpp (printable() for messages and terminals,
@@ -7,7 +7,7 @@
 // evring::cli.
 #pragma once
 
-#include "evring/text_escape.hpp"
+#include "util/text_escape.hpp"
 
 namespace evring::cli {
 

@@ -6,9 +6,9 @@
 #include <cctype>
 #include <cstring>
 
-#include "escape.hpp"
-#include "event_format.hpp"
-#include "evring/schema_render.hpp"
+#include "output/escape.hpp"
+#include "output/event_format.hpp"
+#include "evring/schema/schema_render.hpp"
 
 namespace evring::cli {
 namespace {

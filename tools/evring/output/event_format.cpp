@@ -1,5 +1,5 @@
-#include "event_format.hpp"
-#include "field_columns.hpp"
+#include "output/event_format.hpp"
+#include "output/field_columns.hpp"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-// tools/evring/event_format.hpp — how `watch` prints one event.
+// tools/evring/output/event_format.hpp — how `watch` prints one event.
 //
 // Formats (documented with examples in docs/cli.md):
 //   text   one line: time, seq=, type=, size=, then ext[i]= for each non-zero
@@ -35,9 +35,9 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/schema.hpp"
-#include "evring/schema_decode.hpp"
-#include "output.hpp"
+#include "evring/schema/schema.hpp"
+#include "evring/schema/schema_decode.hpp"
+#include "output/output.hpp"
 
 namespace evring::cli {
 

@@ -1,11 +1,11 @@
 // Chosen columns of events (field_columns.hpp).
-#include "field_columns.hpp"
+#include "output/field_columns.hpp"
 
 #include <fmt/format.h>
 
 #include <cstring>
 
-#include "escape.hpp"
+#include "output/escape.hpp"
 
 namespace evring::cli {
 namespace {

@@ -1,4 +1,4 @@
-// tools/evring/field_columns.hpp — `watch --fields a,b,c` and `--format csv`:
+// tools/evring/output/field_columns.hpp — `watch --fields a,b,c` and `--format csv`:
 // chosen columns of each event, as text (name=value ...), jsonl
 // ({"name":value,...}) or csv (a header line, then values).
 //
@@ -16,10 +16,10 @@
 #include <string_view>
 #include <vector>
 
-#include "event_format.hpp"
+#include "output/event_format.hpp"
 #include "evring/error.hpp"
-#include "evring/schema.hpp"
-#include "output.hpp"
+#include "evring/schema/schema.hpp"
+#include "output/output.hpp"
 
 namespace evring::cli {
 

@@ -1,6 +1,6 @@
-#include "json.hpp"
+#include "output/json.hpp"
 
-#include "escape.hpp"
+#include "output/escape.hpp"
 
 namespace evring::cli {
 

@@ -1,4 +1,4 @@
-// tools/evring/json.hpp — a small JSON object writer for `info` and `ls`.
+// tools/evring/output/json.hpp — a small JSON object writer for `info` and `ls`.
 //
 // Keys are written in call order; values are numbers, strings, booleans,
 // arrays of numbers or nested objects. Thread safety: plain value.

@@ -1,4 +1,4 @@
-#include "output.hpp"
+#include "output/output.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// tools/evring/output.hpp — fast buffered output for the CLI.
+// tools/evring/output/output.hpp — fast buffered output for the CLI.
 //
 // Contract: OutputBuffer gathers text in a large buffer and hands it to
 // write(2) in big pieces (never one system call per event); std::to_chars does

@@ -1,5 +1,5 @@
 // Writing output files without replacing what must stay (output_file.hpp).
-#include "output_file.hpp"
+#include "output/output_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "escape.hpp"
+#include "output/escape.hpp"
 
 namespace evring::cli {
 namespace {

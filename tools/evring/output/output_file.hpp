@@ -1,4 +1,4 @@
-// tools/evring/output_file.hpp — the one way a command writes a file it was
+// tools/evring/output/output_file.hpp — the one way a command writes a file it was
 // told to write (schema compile -o, snapshot -o, export --perfetto and
 // --chrome-json).
 //

@@ -1,13 +1,13 @@
-#include "values.hpp"
+#include "output/values.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <charconv>
 
-#include "escape.hpp"
-#include "evring/span_seek.hpp"
-#include "evring/where.hpp"
+#include "output/escape.hpp"
+#include "evring/query/span_seek.hpp"
+#include "evring/query/where.hpp"
 
 namespace evring::cli {
 namespace {

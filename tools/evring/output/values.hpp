@@ -1,4 +1,4 @@
-// tools/evring/values.hpp — option values, checked with messages that name
+// tools/evring/output/values.hpp — option values, checked with messages that name
 // the option, the value and the reason.
 //
 // CLI11 only splits the command line; every value is parsed here, so each
@@ -15,9 +15,9 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/flow_filter.hpp"
-#include "evring/follow.hpp"
-#include "evring/schema.hpp"
+#include "evring/source/flow_filter.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/schema/schema.hpp"
 
 namespace evring::cli {
 
@@ -31,10 +31,10 @@ Result<std::uint64_t> parse_size(std::string_view option, std::string_view text)
 Result<std::string> parse_choice(std::string_view option, std::string_view text,
                                  std::initializer_list<std::string_view> choices);
 // --from, --until and --count into the follow loop's start, stop and count
-// (--from through the one resolver, evring/position.hpp).
+// (--from through the one resolver, evring/source/position.hpp).
 Status parse_follow_range(FollowOptions& follow, std::string_view from, const std::optional<std::string>& until,
                           const std::optional<std::string>& count);
-// --where EXPR compiled against the source's schema (evring/where.hpp), into
+// --where EXPR compiled against the source's schema (evring/query/where.hpp), into
 // follow.where; `holder` keeps it alive. Nothing when `where` is empty; an
 // error (a usage error) when there is no schema or the expression is bad.
 Status compile_where_option(FollowOptions& follow, const std::optional<std::string>& where, const Schema* schema,
