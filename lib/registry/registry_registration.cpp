@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "device_id.hpp"
+#include "util/device_id.hpp"
 #include "evring/clock.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/ring/sigbus_guard.hpp"

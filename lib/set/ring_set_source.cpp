@@ -15,7 +15,7 @@
 #include <algorithm>
 #include <ctime>
 
-#include "device_id.hpp"
+#include "util/device_id.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/set/ring_set_manifest.hpp"
 #include "evring/ring/shared_word.hpp"

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "device_id.hpp"
+#include "util/device_id.hpp"
 #include "evring/source/source_renamed.hpp"
 #include "source/follow_loop.hpp"
 

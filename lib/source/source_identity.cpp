@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "device_id.hpp"
+#include "util/device_id.hpp"
 
 namespace evring::detail {
 

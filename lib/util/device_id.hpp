@@ -1,4 +1,4 @@
-// lib/device_id.hpp — a file's device number as evring stores it (private).
+// lib/util/device_id.hpp — a file's device number as evring stores it (private).
 //
 // Two spellings exist, each in a format that cannot change:
 // - device_id(): (major << 32) | minor, the same from stat and statx and
