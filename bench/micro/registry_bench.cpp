@@ -17,6 +17,7 @@
 
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/publisher.hpp"
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/registry/reader_listing.hpp"
 #include "evring/registry/reader_registration.hpp"
 #include "evring/registry/registering_sink.hpp"
@@ -55,7 +56,7 @@ struct RegistryBench {
         evring::RegistrationOptions options;
         options.print_warning = false;
         options.update_every_events = every_events;
-        const evring::ReaderInfo info{name, evring::ReaderKind::Application, {}};
+        const evring::ReaderInfo info{name, evring::reader_kinds::kApplication, {}};
         auto registration =
             evring::ReaderRegistration::register_reader(ring.path(), fd, reader, info, options);
         if (!registration) evring::bench::die(registration.error().message());
@@ -137,7 +138,7 @@ void sink_loop(benchmark::State& state, bool registered) {
     auto source = evring::RingSource::open_live(std::move(*reader), bench.ring.path());
     if (!source) evring::bench::die(source.error().message());
     NullSink inner;
-    evring::RegisteringSink sink(inner, {"bench", evring::ReaderKind::Application, {}}, registered);
+    evring::RegisteringSink sink(inner, {"bench", evring::reader_kinds::kApplication, {}}, registered);
     sink.started(**source);
     if (sink.registered() != registered) evring::bench::die("the sink did not register");
     evring::FollowSink& through = sink;  // called through the base, as the follow loop does

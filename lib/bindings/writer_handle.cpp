@@ -37,7 +37,7 @@ Result<std::unique_ptr<evring_writer>> create_writer_handle(const WriterSettings
     config.descriptor_shift = settings.descriptor_shift;
     config.payload_buf_shift = settings.payload_shift;
     CreateOptions options;
-    options.mode = settings.shared ? WriterMode::Shared : WriterMode::Exclusive;
+    options.mode = settings.shared ? WriterProcesses::Many : WriterProcesses::One;
     options.keep_on_close = settings.keep;
     options.file_mode = settings.file_mode;
     RingSpec spec(std::move(config), std::move(*content));

@@ -40,7 +40,6 @@ struct Connection::Impl {
     ConnectionEvents* events = nullptr;
 
     ~Impl();
-    std::int64_t request_millis() const { return options.request_timeout.count(); }
     // "nats://host:port: " for messages.
     std::string where() const { return url.display(); }
 };

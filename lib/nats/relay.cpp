@@ -6,6 +6,7 @@
 
 #include <cerrno>
 
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/registry/registering_sink.hpp"
 #include "evring/source/source_open.hpp"
 #include "relay_sink.hpp"
@@ -144,7 +145,7 @@ Result<RelayResult> run_relay(const RelayOptions& options) {
     sink.set_resume(plan->resume_next);
     if (plan->skip) sink.skip_once(plan->skip->first, plan->skip->second);
     RegisteringSink seen(sink,
-                         {options.reader_name, ReaderKind::Relay,
+                         {options.reader_name, reader_kinds::kRelay,
                           fmt::format("-> {} {}", options.url.display(), options.stream)},
                          options.register_reader);
     sink.set_keep_alive([&seen] { seen.keep_alive(); });

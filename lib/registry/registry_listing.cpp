@@ -33,11 +33,8 @@ constexpr std::uint64_t kMaxUint32 = std::numeric_limits<std::uint32_t>::max();
 // anything (the first field out of range).
 std::string read_entry(const RegistrySlot& copy, ReaderEntry& entry) {
     entry.generation = copy.generation;
-    entry.kind_value = copy.kind;
+    entry.kind = static_cast<std::uint32_t>(copy.kind & kMaxUint32);  // larger: a problem, below
     entry.interest = copy.interest;
-    entry.kind = copy.kind <= static_cast<std::uint64_t>(ReaderKind::Export)
-                     ? static_cast<ReaderKind>(copy.kind)
-                     : ReaderKind::Application;
     entry.pid = copy.pid;
     entry.pid_namespace = copy.pid_namespace;
     entry.start_ticks = copy.start_ticks;

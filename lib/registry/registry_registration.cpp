@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -31,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "util/device_id.hpp"
 #include "evring/clock.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/ring/sigbus_guard.hpp"
@@ -74,7 +74,7 @@ Status check_ring_at_its_path(std::string_view ring_path, const RingIdentity& ri
     struct statx at_path {};
     const bool same =
         ::statx(AT_FDCWD, path.c_str(), 0, STATX_INO | STATX_BTIME, &at_path) == 0 &&
-        makedev(at_path.stx_dev_major, at_path.stx_dev_minor) == ring.device &&
+        detail::dev_t_of(at_path) == ring.device &&
         at_path.stx_ino == ring.inode &&
         ((at_path.stx_mask & STATX_BTIME) == 0 ? ring.birth_sec == 0 && ring.birth_nsec == 0
                                                : at_path.stx_btime.tv_sec == ring.birth_sec &&
@@ -161,7 +161,7 @@ bool write_entry(RegistrySlot& slot, const ReaderInfo& info, const detail::Proce
         shared::store_relaxed(slot.pid_namespace, self.pid_namespace);
         shared::store_relaxed(slot.start_ticks, self.start_ticks);
         shared::store_relaxed(slot.uid, self.uid);
-        shared::store_relaxed(slot.kind, static_cast<std::uint64_t>(info.kind));
+        shared::store_relaxed(slot.kind, std::uint64_t{info.kind});
         shared::store_relaxed(slot.interest, interest);
         detail::pack_text(slot.name, info.name);
         detail::pack_text(slot.detail, info.detail);
@@ -170,26 +170,6 @@ bool write_entry(RegistrySlot& slot, const ReaderInfo& info, const detail::Proce
 }
 
 }  // namespace
-
-const char* to_string(ReaderKind kind) noexcept {
-    switch (kind) {
-    case ReaderKind::Application:
-        return "application";
-    case ReaderKind::Watch:
-        return "watch";
-    case ReaderKind::Record:
-        return "record";
-    case ReaderKind::Relay:
-        return "relay";
-    case ReaderKind::Mirror:
-        return "mirror";
-    case ReaderKind::Python:
-        return "python";
-    case ReaderKind::Export:
-        return "export";
-    }
-    return "unknown";
-}
 
 ReaderRegistration::ReaderRegistration() noexcept { reset_pacing(); }
 

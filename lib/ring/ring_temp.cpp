@@ -43,7 +43,7 @@ Status check_pool_has_room(int fd, const RingParams& params, std::string_view pa
 
 Status make_temp_ring(TempRing& temp, int dirfd, const std::string& name, const RingParams& params,
                       const CreateOptions& options, std::string_view path) {
-    const bool exclusive = options.mode == WriterMode::Exclusive;
+    const bool exclusive = options.mode == WriterProcesses::One;
     temp.dirfd = dirfd;
     temp.name = name + "." + std::to_string(::getpid());
     for (int attempt = 0; attempt < 2; ++attempt) {

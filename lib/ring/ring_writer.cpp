@@ -196,7 +196,7 @@ Result<RingWriter> RingWriter::create(const RingSpec& spec, const CreateOptions&
     // temporary file for a stale one.
     static std::mutex creating;
     std::lock_guard<std::mutex> one_at_a_time(creating);
-    auto owned = options.mode == WriterMode::Exclusive
+    auto owned = options.mode == WriterProcesses::One
                      ? create_exclusive(dir.fd, split->name, params, options, *path)
                      : join_shared(dir.fd, split->name, params, options, *path);
     if (!owned) return std::move(owned).context("creating ring '" + config.name_or_path + "'").error();
@@ -210,8 +210,8 @@ Result<RingWriter> RingWriter::create(const RingSpec& spec, const CreateOptions&
         writer.inode_ = st.st_ino;
     }
     writer.ring_ = std::move(owned->ring);
-    writer.ring_->held_exclusively_ = options.mode == WriterMode::Exclusive;
-    if (owned->reclaimed && options.mode == WriterMode::Shared) void_dead_writer_claim(*writer.ring_);
+    writer.ring_->held_exclusively_ = options.mode == WriterProcesses::One;
+    if (owned->reclaimed && options.mode == WriterProcesses::Many) void_dead_writer_claim(*writer.ring_);
     writer.fd_ = owned->fd;
     writer.path_ = std::move(path).value();
     writer.options_ = options;
@@ -257,7 +257,7 @@ void RingWriter::close() noexcept {
     // Among shared writers only the last removes the file: LOCK_EX|LOCK_NB
     // succeeds only when no other writer holds the ring.
     bool remove = !options_.keep_on_close &&
-                  (options_.mode == WriterMode::Exclusive || ::flock(fd_, LOCK_EX | LOCK_NB) == 0);
+                  (options_.mode == WriterProcesses::One || ::flock(fd_, LOCK_EX | LOCK_NB) == 0);
     if (remove) {
         // Only if the file at the path is still the one we wrote (it may have
         // been removed by hand and replaced by another writer's ring).

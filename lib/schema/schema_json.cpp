@@ -90,7 +90,7 @@ public:
     void text(std::string_view name, std::span<const std::byte> field) {
         before(name);
         out_.put('"');
-        detail::put_json_text(out_, detail::text_of(field));
+        put_json_string_body(out_, detail::text_of(field));
         out_.put('"');
         comma_ = true;
     }

@@ -49,7 +49,7 @@ std::string carried_from(const SchemaSubject& subject) {
 
 }  // namespace
 
-std::string_view describe(SchemaOrigin origin) noexcept {
+const char* to_string(SchemaOrigin origin) noexcept {
     switch (origin) {
     case SchemaOrigin::None: return "none";
     case SchemaOrigin::Embedded: return "embedded";

@@ -1,5 +1,6 @@
-// lib/schema/schema_text_value.hpp — how a char[N] field's text is written in JSON
-// and in watch's text lines (private to the renderers).
+// lib/schema/schema_text_value.hpp — how a char[N] field's text is written in
+// watch's text lines (private to the renderers; JSON takes text_escape.hpp's
+// put_json_string_body, the one JSON escaper).
 //
 // The text is the field's bytes before the first NUL (schema_walk.hpp's
 // text_of). Valid UTF-8 passes through; every byte that does not start a
@@ -19,26 +20,11 @@ namespace evring::detail {
 using evring::utf8_sequence_length;
 
 template <class Sink>
-void put_escaped_byte(Sink& out, char prefix, unsigned char c) {
+void put_escaped_byte(Sink& out, unsigned char c) {  // \xNN
     out.put('\\');
-    out.put(prefix);
-    if (prefix == 'u') out.write("00", 2);
+    out.put('x');
     out.put(kHexDigits[c >> 4]);
     out.put(kHexDigits[c & 15]);
-}
-
-// The text as the inside of a JSON string.
-template <class Sink>
-void put_json_text(Sink& out, std::string_view text) {
-    for (std::size_t i = 0; i < text.size();) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        const std::size_t n = utf8_sequence_length(text, i);
-        if (n == 0) out.write("\\ufffd", 6);
-        else if (c == '"' || c == '\\') out.put('\\'), out.put(static_cast<char>(c));
-        else if (c < 0x20 || c == 0x7f) put_escaped_byte(out, 'u', c);
-        else out.write(text.data() + i, n);
-        i += n == 0 ? 1 : n;
-    }
 }
 
 // The text as a quoted value of a text line: "ACME", with \" \\ and \xNN.
@@ -48,7 +34,7 @@ void put_quoted_text(Sink& out, std::string_view text) {
     for (std::size_t i = 0; i < text.size();) {
         const auto c = static_cast<unsigned char>(text[i]);
         const std::size_t n = utf8_sequence_length(text, i);
-        if (n == 0 || c < 0x20 || c == 0x7f) put_escaped_byte(out, 'x', c);
+        if (n == 0 || c < 0x20 || c == 0x7f) put_escaped_byte(out, c);
         else if (c == '"' || c == '\\') out.put('\\'), out.put(static_cast<char>(c));
         else out.write(text.data() + i, n);
         i += n == 0 ? 1 : n;

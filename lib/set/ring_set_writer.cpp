@@ -134,7 +134,7 @@ Result<SetMember*> detail::SetShared::take_member() {
         RingConfig config = spec.config;
         config.name_or_path = fmt::format("{}/m{}", path, i);
         CreateOptions create;
-        create.mode = WriterMode::Exclusive;
+        create.mode = WriterProcesses::One;
         create.keep_on_close = options.keep_on_close;
         auto writer = RingWriter::create({config, spec.content}, create);
         if (!writer) {

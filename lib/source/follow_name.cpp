@@ -6,12 +6,12 @@
 // (source_renamed.hpp) is the test "has the name moved", shared with the
 // commands that follow a name without this loop.
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 
 #include <fmt/format.h>
 
 #include "evring/set/ring_set_source.hpp"
+#include "util/device_id.hpp"
 #include "evring/source/source_renamed.hpp"
 #include "source/follow_loop.hpp"
 
@@ -31,8 +31,7 @@ Result<std::unique_ptr<EventSource>> reopen_if_renamed(const SourceIdentity& old
     if (::stat(path->c_str(), &st) != 0) return std::unique_ptr<EventSource>();  // not created yet
     // A live set is a directory; a set snapshot (a file) follows no name.
     if (old.kind == SourceKind::RingSet && !S_ISDIR(st.st_mode)) return std::unique_ptr<EventSource>();
-    const std::uint64_t device = (std::uint64_t{major(st.st_dev)} << 32) | minor(st.st_dev);
-    if (static_cast<std::uint64_t>(st.st_ino) == old.inode && device == old.device)
+    if (static_cast<std::uint64_t>(st.st_ino) == old.inode && detail::device_id(st) == old.device)
         return std::unique_ptr<EventSource>();  // still ours
     auto fresh = open_source(old.location, options);
     if (!fresh) return std::move(fresh).error();

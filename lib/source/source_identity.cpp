@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "util/device_id.hpp"
+
 namespace evring::detail {
 
 void file_identity(const std::string& path, SourceIdentity& identity) {
     struct statx st {};
     if (::statx(AT_FDCWD, path.c_str(), 0, STATX_INO | STATX_BTIME, &st) != 0) return;
-    identity.device = (std::uint64_t{st.stx_dev_major} << 32) | st.stx_dev_minor;
+    identity.device = device_id(st);
     identity.inode = st.stx_ino;
     std::uint64_t digest = mix64(mix64(0, identity.device), identity.inode);
     // Inode numbers are reused once a file is gone; the birth time (tmpfs has

@@ -144,12 +144,4 @@ void register_source_scheme(std::string_view scheme, SourceOpener opener) {
     table.openers.insert_or_assign(std::string(scheme), std::move(opener));
 }
 
-std::vector<std::string> source_schemes() {
-    SchemeTable& table = schemes();
-    std::lock_guard<std::mutex> lock(table.mutex);
-    std::vector<std::string> names;
-    for (const auto& [name, unused] : table.openers) names.push_back(name);
-    return names;
-}
-
 }  // namespace evring

@@ -58,31 +58,13 @@ std::string printable(std::string_view text) {
 }
 
 void append_json_string(std::string& out, std::string_view text) {
+    struct Appender {
+        std::string& out;
+        void put(char c) { out += c; }
+        void write(const char* p, std::size_t n) { out.append(p, n); }
+    } appender{out};
     out += '"';
-    for (std::size_t i = 0; i < text.size();) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
-            ++i;
-            continue;
-        }
-        if (c < 0x20) {
-            out += "\\u00";
-            out += kDigits[c >> 4];
-            out += kDigits[c & 15];
-            ++i;
-            continue;
-        }
-        const std::size_t length = utf8_sequence_length(text, i);
-        if (length == 0) {
-            out += "\\ufffd";
-            ++i;
-            continue;
-        }
-        out.append(text.substr(i, length));
-        i += length;
-    }
+    put_json_string_body(appender, text);
     out += '"';
 }
 

@@ -7,9 +7,11 @@
 // of text. Everything evring writes as JSON, Prometheus text, protobuf
 // strings or terminal text goes through one of these:
 // - append_json_string(): a JSON string literal that is valid UTF-8 whatever
-//   the input: quotes, backslashes and control characters escaped as JSON
-//   requires (\u00XX), each byte that is not valid UTF-8 as \ufffd. The one
-//   JSON escaper (the CLI's JSON, Chrome traces, json_string_literal).
+//   the input: quotes and backslashes escaped, control characters (below
+//   0x20, and 0x7f) as \u00XX, each byte that is not valid UTF-8 as \ufffd.
+//   The one JSON escaper (the CLI's JSON, Chrome traces, json_string_literal);
+//   put_json_string_body() is the same escaper streaming into any writer with
+//   put(char) and write(const char*, size_t) (the schema's JSON renderer).
 // - printable(): for terminals and messages: control characters (below 0x20,
 //   and 0x7f) and bytes that are not valid UTF-8 become \xNN; a backslash
 //   stays as it is.
@@ -38,5 +40,27 @@ std::string shortened(std::string_view text, std::size_t max_bytes = kMaxEchoedB
 // The length of the valid UTF-8 sequence starting text[at] (1..4), or 0 when
 // the bytes there are not one.
 std::size_t utf8_sequence_length(std::string_view text, std::size_t at) noexcept;
+
+// append_json_string's escaping without the quotes, into `out`.
+template <class Out>
+void put_json_string_body(Out& out, std::string_view text) {
+    constexpr char kHex[] = "0123456789abcdef";
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        const std::size_t length = utf8_sequence_length(text, i);
+        if (c == '"' || c == '\\') {
+            out.put('\\');
+            out.put(static_cast<char>(c));
+        } else if (c < 0x20 || c == 0x7f) {
+            const char escaped[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+            out.write(escaped, sizeof escaped);
+        } else if (length == 0) {
+            out.write("\\ufffd", 6);
+        } else {
+            out.write(text.data() + i, length);
+        }
+        i += length == 0 ? 1 : length;
+    }
+}
 
 }  // namespace evring

@@ -12,6 +12,7 @@
 #include <chrono>
 
 #include "evring/source/follow.hpp"
+#include "evring/registry/reader_kinds.hpp"
 
 #include "batch.hpp"
 #include "event.hpp"
@@ -32,7 +33,7 @@ Reader open(const std::string& location, const py::object& schema, std::uint64_t
     auto handle = bindings::open_source_handle(location, settings);
     if (!handle) raise_error(handle.error().message());
     Reader reader(std::move(*handle));
-    if (register_reader) reader.register_as({name, ReaderKind::Python, detail});
+    if (register_reader) reader.register_as({name, reader_kinds::kPython, detail});
     return reader;
 }
 

@@ -130,6 +130,23 @@ TEST(Escape, OneJsonEscaperForTheCliAndTheLibrary) {
     EXPECT_EQ(cli, "\"a\\\"\\u001b\\ufffd\xc3\xa9\"");
 }
 
+// Issue 23: the schema renderer's streaming escaper is append_json_string's
+// body, DEL escaped like the other control characters.
+TEST(Escape, StreamingJsonEscaperIsAppendJsonString) {
+    struct Buffer {
+        std::string text;
+        void put(char c) { text += c; }
+        void write(const char* p, std::size_t n) { text.append(p, n); }
+    };
+    const std::string bytes("a\"\\\x7f\x01\xff\xc3\xa9 z", 10);
+    Buffer streamed;
+    evring::put_json_string_body(streamed, bytes);
+    std::string quoted;
+    append_json_string(quoted, bytes);
+    EXPECT_EQ("\"" + streamed.text + "\"", quoted);
+    EXPECT_EQ(streamed.text, "a\\\"\\\\\\u007f\\u0001\\ufffd\xc3\xa9 z");
+}
+
 TEST(Escape, ProtobufAndLabelTextIsValidUtf8) {
     EXPECT_EQ(valid_utf8("bad\xffname"), "bad\xef\xbf\xbdname");
     EXPECT_EQ(valid_utf8("caf\xc3\xa9"), "caf\xc3\xa9");

@@ -92,6 +92,26 @@ case_live_ring_is_exported_up_to_its_newest_event() {
     ok live_ring_is_exported_up_to_its_newest_event
 }
 
+# --flow NAME=VALUE by the ring's schema (demo.toml: symbol is content_ext[0]),
+# the same events as --flow 0=VALUE and as watch --flow NAME=VALUE (one resolver).
+case_flow_by_name_is_flow_by_index() {
+    [[ -e $EVRING_RING_DIR/export-live ]] || { fail flow_by_name "no export-live ring (live_ring failed)"; return; }
+    local by_name by_index watched
+    evring export export-live --from oldest --flow symbol=1 --perfetto "$WORK/flow-name.pftrace" 2>"$WORK/flow-name.err" ||
+        { fail flow_by_name "--flow symbol=1: $(cat "$WORK/flow-name.err")"; return; }
+    evring export export-live --from oldest --flow 0=1 --perfetto "$WORK/flow-index.pftrace" 2>"$WORK/flow-index.err" ||
+        { fail flow_by_name "--flow 0=1: $(cat "$WORK/flow-index.err")"; return; }
+    by_name=$(grep -o 'exported [0-9]* events' "$WORK/flow-name.err" | cut -d' ' -f2)
+    by_index=$(grep -o 'exported [0-9]* events' "$WORK/flow-index.err" | cut -d' ' -f2)
+    watched=$(evring watch export-live --from oldest --flow symbol=1 2>/dev/null | wc -l)
+    [[ -n $by_name ]] && (( by_name > 0 && by_name < 3000 )) && [[ $by_name == "$by_index" && $by_name == "$watched" ]] ||
+        { fail flow_by_name "symbol=1 exported ${by_name:-?}, 0=1 exported ${by_index:-?}, watch printed $watched"; return; }
+    expect_one_line flow_by_name 2 evring export export-live --perfetto "$WORK/a" --flow nosuch=1 || return
+    grep -q "not a flow tag of schema demo" "$WORK/err" || { fail flow_by_name "$(cat "$WORK/err")"; return; }
+    echo "   --flow symbol=1: $by_name of 3000 events"
+    ok flow_by_name_is_flow_by_index
+}
+
 # Max RSS in KiB of an export of $1 with further arguments.
 export_rss() {
     local source=$1; shift
@@ -159,6 +179,7 @@ case_bad_inputs_get_one_line_errors() {
 
 case_real_snapshots_show_blocks_containing_transactions
 case_live_ring_is_exported_up_to_its_newest_event
+case_flow_by_name_is_flow_by_index
 case_large_recording_exports_in_flat_memory
 case_bad_inputs_get_one_line_errors
 exit_with_results

@@ -340,6 +340,15 @@ case_watch_nats_type_name_prints_only_that_type() {
         2>"$WORK/only-bad.err"; local rc=$?
     [[ $rc == 2 || $rc == 1 ]] && grep -q "^evring: .*NO_SUCH_TYPE" "$WORK/only-bad.err" ||
         { fail type_filter "unknown type name: exit $rc $(cat "$WORK/only-bad.err")"; return; }
+    # relay resolves --type and --flow names by the ring's schema, as watch does.
+    timeout 30 "$EVRING_BIN" relay only --to "nats://127.0.0.1:$PORT/ONLYX" --type NO_SUCH_TYPE 2>"$WORK/relay-bad.err"
+    rc=$?
+    [[ $rc == 2 ]] && grep -q "^evring: bad --type 'NO_SUCH_TYPE': not an event type of schema demo" "$WORK/relay-bad.err" ||
+        { fail type_filter "relay --type NO_SUCH_TYPE: exit $rc $(cat "$WORK/relay-bad.err")"; return; }
+    timeout 30 "$EVRING_BIN" relay only --to "nats://127.0.0.1:$PORT/ONLYX" --flow nosuch=1 2>"$WORK/relay-bad.err"
+    rc=$?
+    [[ $rc == 2 ]] && grep -q "^evring: bad --flow 'nosuch=1': not a flow tag of schema demo" "$WORK/relay-bad.err" ||
+        { fail type_filter "relay --flow nosuch=1: exit $rc $(cat "$WORK/relay-bad.err")"; return; }
     kill "$relay1" "$relayb"; wait "$relay1" "$relayb" 2>/dev/null
     ok watch_nats_type_name_prints_only_that_type
 }

@@ -14,6 +14,7 @@
 #include "evring/clock.hpp"
 #include "evring/nats/nats_relay.hpp"
 #include "evring/ring/publisher.hpp"
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/registry/reader_listing.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/ring/ring_writer.hpp"
@@ -79,7 +80,7 @@ protected:
         auto listing = list_readers(*reader_, options);
         if (!listing) return std::nullopt;
         for (const auto& entry : listing->readers)
-            if (entry.kind == ReaderKind::Relay) return entry;
+            if (entry.kind == reader_kinds::kRelay) return entry;
         return std::nullopt;
     }
 

@@ -11,6 +11,7 @@
 
 #include "evring/source/follow.hpp"
 #include "evring/ring/iterator.hpp"
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/registry/reader_listing.hpp"
 #include "evring/registry/reader_registration.hpp"
 #include "evring/registry/registering_sink.hpp"
@@ -51,7 +52,7 @@ TEST(ReaderRegistration, ListsARegisteredReaderWithWhatItPublished) {
     ASSERT_EQ(listing.readers.size(), 1u);
     const ReaderEntry& r = listing.readers[0];
     EXPECT_EQ(r.name, "risk-engine");
-    EXPECT_EQ(r.kind, ReaderKind::Watch);
+    EXPECT_EQ(r.kind, reader_kinds::kWatch);
     EXPECT_EQ(r.detail, "to the terminal");
     EXPECT_EQ(r.pid, static_cast<std::uint64_t>(::getpid()));
     EXPECT_TRUE(r.pid_in_our_namespace);
@@ -399,7 +400,7 @@ TEST(RegisteringSink, PublishesEachEventsSeqnoPlusOneWhileTheLoopRuns) {
     options.start = Position::oldest();
     options.count = 5;
     {
-        RegisteringSink seen(inner, reader_info("follower", ReaderKind::Watch, "test"));
+        RegisteringSink seen(inner, reader_info("follower", reader_kinds::kWatch, "test"));
         auto result = follow(*source, options, seen);
         ASSERT_TRUE(result) << result.error().message();
         EXPECT_TRUE(seen.registered());
@@ -430,8 +431,8 @@ TEST(RegisteringSink, DisabledItOnlyPassesEventsOn) {
 }
 
 TEST(ReaderKindNames, AreStable) {
-    EXPECT_STREQ(to_string(ReaderKind::Record), "record");
-    EXPECT_STREQ(to_string(static_cast<ReaderKind>(99)), "unknown");
+    EXPECT_STREQ(reader_kinds::name(reader_kinds::kRecord), "record");
+    EXPECT_STREQ(reader_kinds::name(99), "unknown");
     EXPECT_STREQ(to_string(ReaderLiveness::Stale), "stale");
     EXPECT_STREQ(to_string(RegistryState::OtherRing), "other-ring");
 }

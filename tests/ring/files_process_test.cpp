@@ -29,7 +29,7 @@ using test::Pipe;
 using test::spawn;
 using test::TempDir;
 
-Result<RingWriter> create(const std::string& path, WriterMode mode = WriterMode::Exclusive,
+Result<RingWriter> create(const std::string& path, WriterProcesses mode = WriterProcesses::One,
                           bool keep = false) {
     CreateOptions options;
     options.mode = mode;
@@ -49,7 +49,7 @@ TEST(WriterRace, ExactlyOneOfTwoWritersWinsAndTheLoserNamesTheWinner) {
         const std::string path = dir.file("race-" + std::to_string(round));
         const bool over_zombie = round % 2 == 1;
         if (over_zombie) {
-            auto kept = create(path, WriterMode::Exclusive, /*keep=*/true);
+            auto kept = create(path, WriterProcesses::One, /*keep=*/true);
             ASSERT_TRUE(kept.ok()) << kept.error().message();
         }
         Pipe start;
@@ -129,14 +129,14 @@ TEST(WriterDeath, ReaderNoticesAKilledWriterAndTheNextWriterReclaimsTheZombie) {
 TEST(SharedWriters, TwoProcessesShareARingAndTheLastToLeaveRemovesIt) {
     TempDir dir;
     const std::string path = dir.file("ring");
-    auto mine = create(path, WriterMode::Shared);
+    auto mine = create(path, WriterProcesses::Many);
     ASSERT_TRUE(mine.ok()) << mine.error().message();
     Pipe joined;
     Pipe leave;
     pid_t child = spawn([&] {
         joined.close_read();
         leave.close_write();
-        auto writer = create(path, WriterMode::Shared);
+        auto writer = create(path, WriterProcesses::Many);
         joined.send(writer.ok() && !writer->created() ? "joined" : "failed");
         joined.close_write();
         leave.wait_for_close();
@@ -172,7 +172,7 @@ TEST(SharedWriters, ThreadsOfOneProcessAllJoinOneRing) {
     std::vector<std::optional<Result<RingWriter>>> writers(kThreads);
     std::vector<std::thread> threads;
     for (int i = 0; i < kThreads; ++i)
-        threads.emplace_back([&, i] { writers[i].emplace(create(path, WriterMode::Shared)); });
+        threads.emplace_back([&, i] { writers[i].emplace(create(path, WriterProcesses::Many)); });
     for (auto& t : threads) t.join();
     int created = 0;
     for (auto& w : writers) {

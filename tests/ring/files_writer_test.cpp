@@ -21,7 +21,7 @@ namespace {
 
 using test::TempDir;
 
-Result<RingWriter> create(const std::string& path, WriterMode mode = WriterMode::Exclusive,
+Result<RingWriter> create(const std::string& path, WriterProcesses mode = WriterProcesses::One,
                           bool keep = false, unsigned descriptor_shift = 8,
                           RingContent content = test::test_content()) {
     CreateOptions options;
@@ -110,7 +110,7 @@ TEST(RingWriter, KeptRingIsAZombieThatTheNextWriterReclaims) {
     const std::string path = dir.file("ring");
     ino_t old_inode = 0;
     {
-        auto writer = create(path, WriterMode::Exclusive, /*keep=*/true);
+        auto writer = create(path, WriterProcesses::One, /*keep=*/true);
         ASSERT_TRUE(writer.ok());
         old_inode = inode_of(path);
     }
@@ -150,7 +150,7 @@ TEST(RingWriter, RemovesAStaleTemporaryFileWithItsOwnPid) {
 
 TEST(RingWriter, RefusesASymbolicLinkAtTheRingPath) {
     TempDir dir;
-    auto target = create(dir.file("target"), WriterMode::Exclusive, true);
+    auto target = create(dir.file("target"), WriterProcesses::One, true);
     ASSERT_TRUE(target.ok());
     target = create(dir.file("unused"));  // release "target", leaving a zombie
     ASSERT_EQ(::symlink(dir.file("target").c_str(), dir.file("link").c_str()), 0);
@@ -219,9 +219,9 @@ TEST(RingWriter, NamesAMissingDirectory) {
 TEST(RingWriter, SharedWritersJoinOneRingAndTheLastRemovesIt) {
     TempDir dir;
     const std::string path = dir.file("ring");
-    auto first = create(path, WriterMode::Shared);
+    auto first = create(path, WriterProcesses::Many);
     ASSERT_TRUE(first.ok()) << first.error().message();
-    auto second = create(path, WriterMode::Shared);
+    auto second = create(path, WriterProcesses::Many);
     ASSERT_TRUE(second.ok()) << second.error().message();
     EXPECT_TRUE(first->created());
     EXPECT_FALSE(second->created());
@@ -245,16 +245,16 @@ TEST(RingWriter, SharedWritersJoinOneRingAndTheLastRemovesIt) {
 
 TEST(RingWriter, SharedWriterRefusesARingWithOtherParams) {
     TempDir dir;
-    auto first = create(dir.file("ring"), WriterMode::Shared);
+    auto first = create(dir.file("ring"), WriterProcesses::Many);
     ASSERT_TRUE(first.ok());
-    auto bigger = create(dir.file("ring"), WriterMode::Shared, false, 9);
+    auto bigger = create(dir.file("ring"), WriterProcesses::Many, false, 9);
     ASSERT_FALSE(bigger.ok());
     EXPECT_EQ(bigger.error().errno_value(), EPROTO);
     EXPECT_NE(bigger.error().message().find("has 256 descriptors"), std::string::npos)
         << bigger.error().message();
     RingContent other_type = test::test_content();
     other_type.content_type = 2;
-    auto wrong = create(dir.file("ring"), WriterMode::Shared, false, 8, other_type);
+    auto wrong = create(dir.file("ring"), WriterProcesses::Many, false, 8, other_type);
     ASSERT_FALSE(wrong.ok());
     EXPECT_EQ(wrong.error().errno_value(), EPROTO);
 }
@@ -263,7 +263,7 @@ TEST(RingWriter, SharedWriterCannotJoinAnExclusiveRing) {
     TempDir dir;
     auto owner = create(dir.file("ring"));
     ASSERT_TRUE(owner.ok());
-    auto shared = create(dir.file("ring"), WriterMode::Shared);
+    auto shared = create(dir.file("ring"), WriterProcesses::Many);
     ASSERT_FALSE(shared.ok());
     EXPECT_EQ(shared.error().errno_value(), EBUSY);
     EXPECT_NE(shared.error().message().find("(pid " + std::to_string(::getpid()) + ")"),
@@ -290,7 +290,7 @@ TEST(ListRings, ReportsRingsZombiesAndStrangersButNotLiveTemporaries) {
     TempDir dir;
     auto live = create(dir.file("live"));
     ASSERT_TRUE(live.ok());
-    { auto kept = create(dir.file("zombie"), WriterMode::Exclusive, true); }
+    { auto kept = create(dir.file("zombie"), WriterProcesses::One, true); }
     { std::ofstream(dir.file("stranger")) << "hello"; }
     ASSERT_EQ(::mkdir(dir.file("subdir").c_str(), 0755), 0);
     // A temporary file of a live writer (us) and one of a dead writer.

@@ -31,6 +31,7 @@
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/payload.hpp"
 #include "evring/ring/publisher.hpp"
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/registry/reader_listing.hpp"
 #include "evring/registry/reader_registration.hpp"
@@ -110,7 +111,7 @@ ReaderRegistration registered_reader_of(const RingPair& rings) {
     RegistrationOptions options;
     options.update_every_events = 64;
     options.print_warning = false;
-    const ReaderInfo info{"hot-path", ReaderKind::Application, {}};
+    const ReaderInfo info{"hot-path", reader_kinds::kApplication, {}};
     auto seen = ReaderRegistration::register_reader(rings.path, fd, *rings.reader, info, options);
     ::close(fd);
     if (!seen) {

@@ -33,7 +33,7 @@ constexpr std::uint64_t kPerWriter = 10'000;
 #endif
 
 struct OwnedRing {
-    explicit OwnedRing(WriterMode mode = WriterMode::Exclusive) {
+    explicit OwnedRing(WriterProcesses mode = WriterProcesses::One) {
         CreateOptions options;
         options.mode = mode;
         // 2^17 descriptors, 16 MiB: the writers of one test never lap it.
@@ -95,7 +95,7 @@ TEST(WriterClaim, TheFirstPublisherOfAnExclusivelyHeldRingClaimsIt) {
 }
 
 TEST(WriterClaim, RingsNotHeldExclusivelyAreNeverClaimed) {
-    OwnedRing shared_writer(WriterMode::Shared);
+    OwnedRing shared_writer(WriterProcesses::Many);
     Publisher on_shared(shared_writer.ring());
     EXPECT_FALSE(on_shared.holds_claim());
     test::RingPair mapped(test::small_params(8, 16));  // mapped directly, no RingWriter

@@ -157,7 +157,7 @@ TEST(SchemaResolve, NothingKnownMeansNoSchemaAndNoWarning) {
     EXPECT_EQ(found.origin, SchemaOrigin::None);
     EXPECT_EQ(found.from, "no schema");
     EXPECT_TRUE(found.warning.empty());
-    EXPECT_EQ(describe(found.origin), "none");
+    EXPECT_STREQ(to_string(found.origin), "none");
 }
 
 TEST(SchemaResolve, ADamagedBlobIsIgnoredWithOneWarningAndTheNextStepUsed) {

@@ -32,7 +32,7 @@ const Schema& orders() {
     return schema;
 }
 
-Result<RingWriter> create(const std::string& path, RingContent content, WriterMode mode = WriterMode::Exclusive) {
+Result<RingWriter> create(const std::string& path, RingContent content, WriterProcesses mode = WriterProcesses::One) {
     RingSpec spec = test::small_spec(path);
     spec.content = std::move(content);
     CreateOptions options;
@@ -147,28 +147,28 @@ TEST(RingSchema, ABlobTooLargeForTheHeaderSectionIsRefusedWithTheRoomThereIs) {
 TEST(RingSchema, SharedWritersJoinWithTheSameSchemaOrWithout) {
     TempDir dir;
     const std::string path = dir.file("shared");
-    auto first = create(path, ring_content(orders()), WriterMode::Shared);
+    auto first = create(path, ring_content(orders()), WriterProcesses::Many);
     ASSERT_TRUE(first.ok()) << first.error().message();
-    auto same = create(path, ring_content(orders()), WriterMode::Shared);
+    auto same = create(path, ring_content(orders()), WriterProcesses::Many);
     ASSERT_TRUE(same.ok()) << same.error().message();
     EXPECT_FALSE(same->created());
     RingContent bare;
     bare.content_type = orders().content_type();
     bare.schema_hash = orders().hash();
-    auto without = create(path, bare, WriterMode::Shared);
+    auto without = create(path, bare, WriterProcesses::Many);
     EXPECT_TRUE(without.ok()) << without.error().message();
     RingContent short_blob = bare;
     short_blob.schema_blob.assign(20, std::byte{0x45});  // not a blob: refused, never read past its end
-    auto malformed = create(path, short_blob, WriterMode::Shared);
+    auto malformed = create(path, short_blob, WriterProcesses::Many);
     ASSERT_FALSE(malformed.ok());
     EXPECT_NE(malformed.error().message().find("not a schema blob"), std::string::npos)
         << malformed.error().message();
 
     // A ring created without a schema cannot gain one: its readers may already be reading.
     const std::string plain = dir.file("plain");
-    auto creator = create(plain, bare, WriterMode::Shared);
+    auto creator = create(plain, bare, WriterProcesses::Many);
     ASSERT_TRUE(creator.ok()) << creator.error().message();
-    auto joiner = create(plain, ring_content(orders()), WriterMode::Shared);
+    auto joiner = create(plain, ring_content(orders()), WriterProcesses::Many);
     ASSERT_FALSE(joiner.ok());
     EXPECT_EQ(joiner.error().errno_value(), EPROTO);
     EXPECT_NE(joiner.error().message().find("carries no embedded schema"), std::string::npos)

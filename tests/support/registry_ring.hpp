@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/ring/publisher.hpp"
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/registry/reader_listing.hpp"
 #include "evring/registry/reader_registration.hpp"
 #include "evring/ring/ring_reader.hpp"
@@ -99,7 +100,7 @@ inline RegistrationOptions paced(std::uint32_t every_events, std::chrono::nanose
     return options;
 }
 
-inline ReaderInfo reader_info(const std::string& name, ReaderKind kind = ReaderKind::Application,
+inline ReaderInfo reader_info(const std::string& name, std::uint32_t kind = reader_kinds::kApplication,
                               const std::string& detail = {}) {
     return ReaderInfo{name, kind, detail};
 }
@@ -109,7 +110,7 @@ inline ReaderInfo reader_info(const std::string& name, ReaderKind kind = ReaderK
 inline ReaderRegistration attach(const RegistryRing& ring, const std::string& name,
                                  const RegistrationOptions& options = quiet()) {
     return ReaderRegistration::attach(
-        *ring.reader, reader_info(name, ReaderKind::Watch, "to the terminal"), options);
+        *ring.reader, reader_info(name, reader_kinds::kWatch, "to the terminal"), options);
 }
 
 // The names of the readers a listing shows, by slot.

@@ -1,6 +1,11 @@
 // tools/evring/commands.hpp — the subcommands of `evring` and their options.
 //
-// Each run_* returns the process exit code: 0 success, 1 runtime error
+// Every subcommand has one shape: `Command add_X(CLI::App& app)` adds the
+// subcommand and its options to `app` and returns it with the function that
+// runs it; main.cpp is a table of these and runs the one CLI11 chose. The
+// options live in the run function's closure, filled in by CLI11's parse.
+//
+// Each run returns the process exit code: 0 success, 1 runtime error
 // (missing ring, unreadable or damaged input: everything readable is still
 // shown; a failed write), 2 usage error (bad option values). Errors go to
 // stderr as one line starting with "evring: " (report_error), naming the
@@ -9,13 +14,44 @@
 // checked by values.hpp.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "event_selection.hpp"
 #include "evring/error.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace evring::cli {
+
+// One subcommand: `app` is what CLI11 parsed into (chosen when app->parsed());
+// `run` runs it once, after parsing, and returns the exit code.
+struct Command {
+    CLI::App* app = nullptr;
+    std::function<int()> run;
+};
+
+// Each adds one subcommand to `app`; main.cpp's table lists them in the
+// order `evring --help` shows.
+Command add_ls(CLI::App& app);               // ls.cpp
+Command add_gc(CLI::App& app);               // gc.cpp
+Command add_info(CLI::App& app);             // info.cpp
+Command add_watch(CLI::App& app);            // watch.cpp
+Command add_snapshot(CLI::App& app);         // snapshot.cpp
+Command add_record(CLI::App& app);           // record.cpp
+Command add_schema(CLI::App& app);           // schema_cmd.cpp: check, show, compile
+Command add_export(CLI::App& app);           // export.cpp
+Command add_stats(CLI::App& app);            // stats.cpp
+Command add_digest(CLI::App& app);           // digest.cpp
+Command add_relay(CLI::App& app);            // relay_cmd.cpp (with NATS)
+Command add_mirror(CLI::App& app);           // mirror.cpp (with NATS)
+Command add_readers(CLI::App& app);          // readers.cpp
+Command add_top(CLI::App& app);              // top.cpp
+Command add_metrics(CLI::App& app);          // metrics.cpp
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitRuntime = 1;
@@ -36,12 +72,7 @@ struct InfoOptions {
 
 struct WatchOptions {
     std::string ring;
-    std::string from = "latest";
-    std::optional<std::string> until;
-    std::optional<std::string> count;
-    std::vector<std::string> types;
-    std::vector<std::string> flows;
-    std::optional<std::string> where;  // --where EXPR (evring/query/where.hpp)
+    EventSelection select{"latest"};  // --from ... --where, --member
     bool no_payload = false;           // --no-payload: decoded jsonl without the payload hex
     std::optional<std::string> fields;  // --fields a,b,c (field_columns.hpp)
     std::string format = "text";
@@ -53,7 +84,6 @@ struct WatchOptions {
     bool no_register = false;  // stay out of the ring's reader registry
     std::optional<std::string> keywords;  // --keywords K1,K2: register interest (docs/interest.md)
     std::optional<std::string> level;     // --level N (0..15)
-    std::vector<std::uint32_t> members;  // --member: only these ring set members (empty: all)
 };
 
 struct SnapshotOptions {
@@ -66,11 +96,8 @@ struct SnapshotOptions {
 struct RecordOptions {
     std::string ring;
     std::string output;
-    std::string from = "latest";
-    std::optional<std::string> until;
-    std::optional<std::string> count;
+    EventSelection select{"latest"};  // --from, --until, --count, --where
     std::optional<std::string> rotate_size;
-    std::optional<std::string> where;  // --where EXPR: record only the events it keeps
     bool no_compress = false;
     std::optional<std::string> level;
     bool no_register = false;
@@ -79,9 +106,15 @@ struct RecordOptions {
 
 int run_ls(const LsOptions& options);
 int run_info(const InfoOptions& options);
-int run_watch(const WatchOptions& options);
+int run_watch(WatchOptions& options);
 int run_snapshot(const SnapshotOptions& options);
-int run_record(const RecordOptions& options);
+int run_record(RecordOptions& options);
+
+// The texts several commands share in their --help.
+inline constexpr const char* kMaxSnapshotSizeHelp =
+    "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)";
+inline constexpr const char* kNoRegisterHelp = "Do not announce this reader in the ring's reader registry";
+inline constexpr const char* kWaitHelp = "Wait for the ring to be created when it does not exist yet";
 
 // Prints "evring: <message>" to stderr, control characters escaped.
 void report_error(std::string_view message);

@@ -100,17 +100,12 @@ std::optional<std::uint64_t> newest_in_stream(const std::string& location) {
 
 }  // namespace
 
-bool DigestOptions::chosen() const { return command != nullptr && command->parsed(); }
-
-std::unique_ptr<DigestOptions> add_digest_command(CLI::App& app) {
-    auto options = std::make_unique<DigestOptions>();
+Command add_digest(CLI::App& app) {
+    auto options = std::make_shared<DigestOptions>();
     DigestOptions& o = *options;
     auto* c = app.add_subcommand("digest", "One SHA-256 over the events of a source, to compare sources");
-    o.command = c;
     c->add_option("SOURCE", o.source, "Ring name or path, snapshot, recording or stream")->required();
-    c->add_option("--from", o.from, "oldest (default), latest, SEQNO, -N, a time or block:N");
-    c->add_option("--until", o.until, "Stop after this SEQNO or TIME")->type_name("SEQNO|TIME");
-    c->add_option("--count", o.count, "Stop after N events")->type_name("N");
+    o.select.add_range(*c);
     c->add_flag("--blank-time", o.blank_time, "Leave record_epoch_nanos out (Monad's digest -T)");
     c->add_flag("--blank-offset", o.blank_offset, "Leave payload_buf_offset out (-P)");
     c->add_flag("--blank-seqno", o.blank_seqno, "Leave seqno out (a ring evring mirror filled numbers from 1)");
@@ -119,13 +114,12 @@ std::unique_ptr<DigestOptions> add_digest_command(CLI::App& app) {
         ->allow_extra_args(false);
     c->add_option("--schema", o.schema_file, "Schema file naming the flow tags")->type_name("FILE");
     c->add_flag("--json", o.json, "One JSON object");
-    return options;
+    return {c, [options] { return run_digest(*options); }};
 }
 
 int run_digest(const DigestOptions& options) {
     FollowOptions follow_options;
-    if (auto s = parse_follow_range(follow_options, options.from, options.until, options.count); !s)
-        return usage_error(s.error());
+    if (auto s = options.select.check_range(follow_options); !s) return usage_error(s.error());
     auto source = open_for_command(options.source, {});
     if (!source) return runtime_error(source.error());
     auto found = resolve_schema(**source, {.schema_file = options.schema_file});

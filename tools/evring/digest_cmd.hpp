@@ -6,34 +6,25 @@
 // Thread safety: one thread.
 #pragma once
 
-#include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-namespace CLI {
-class App;
-}
+#include "event_selection.hpp"
 
 namespace evring::cli {
 
 struct DigestOptions {
-    CLI::App* command = nullptr;
     std::string source;
-    std::string from = "oldest";
-    std::optional<std::string> until;
-    std::optional<std::string> count;
+    EventSelection select{"oldest"};  // --from, --until, --count
     bool blank_time = false;          // like Monad's digest -T
     bool blank_offset = false;        // -P
     bool blank_seqno = false;         // a mirror numbers its events itself
     std::vector<std::string> blank_flows;  // -C: flow tags by name or index
     std::string schema_file;
     bool json = false;
-
-    bool chosen() const;
 };
 
-std::unique_ptr<DigestOptions> add_digest_command(CLI::App& app);
+// The exit code (commands.hpp); add_digest registers the command.
 int run_digest(const DigestOptions& options);
 
 }  // namespace evring::cli

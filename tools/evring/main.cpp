@@ -4,7 +4,8 @@
 // CLI11 splits the command line; values are checked by each command
 // (values.hpp) so every usage error is one line naming the option, the value
 // and the reason, and CLI11's own errors (an unknown option, a missing
-// argument) are reformatted to the same one-line shape.
+// argument) are reformatted to the same one-line shape. Each subcommand is
+// one add_X (commands.hpp); this file is their table and the parse.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -13,16 +14,9 @@
 
 #include "commands.hpp"
 #include "output/escape.hpp"
-#include "export/export_cmd.hpp"
-#include "ops/gc.hpp"
-#include "stats_cmd.hpp"
-#include "digest_cmd.hpp"
-#include "ops/ops_cmd.hpp"
-#include "schema_cmd.hpp"
 
 #ifdef EVRING_HAVE_NATS
 #include "evring/nats/nats_source.hpp"
-#include "nats_cmd.hpp"
 #endif
 
 namespace {
@@ -56,11 +50,15 @@ std::string one_line_failure(const CLI::App* app, const CLI::Error& e) {
     return "evring: " + what + " (see '" + command + " --help')\n";
 }
 
-template <class T>
-void add_value(CLI::App* app, const std::string& name, std::optional<T>& target, const std::string& help,
-               const std::string& type) {
-    app->add_option(name, target, help)->type_name(type);
-}
+// Every subcommand, in the order `evring --help` lists them (docs/cli.md).
+using AddCommand = Command (*)(CLI::App&);
+constexpr AddCommand kCommands[] = {
+    add_ls, add_gc, add_info, add_watch, add_snapshot, add_record, add_schema, add_export, add_stats, add_digest,
+#ifdef EVRING_HAVE_NATS
+    add_relay, add_mirror,
+#endif
+    add_readers, add_top, add_metrics,
+};
 
 }  // namespace
 
@@ -70,102 +68,12 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("evring ") + EVRING_VERSION_STRING);
     app.failure_message(one_line_failure);
 
-    LsOptions ls;
-    auto* ls_cmd = app.add_subcommand("ls", "List the rings in the default ring directory");
-    ls_cmd->add_option("--dir", ls.directory, "List this directory instead");
-    ls_cmd->add_flag("--json", ls.json, "One JSON object per ring");
-    ls_cmd->add_flag("--all", ls.all, "Also list debris: temporary files of dead processes, orphan reader registries");
-
-    GcOptions gc;
-    auto* gc_cmd = app.add_subcommand("gc", "List (or, with --delete, remove) debris in the ring directory");
-    gc_cmd->add_option("--dir", gc.directory, "Clean this directory instead");
-    gc_cmd->add_flag("--delete", gc.remove, "Remove the debris (without it: a dry run)");
-    gc_cmd->add_flag("--json", gc.json, "One JSON object per file");
-
-    InfoOptions info;
-    auto* info_cmd = app.add_subcommand("info", "Describe a ring, snapshot or recording");
-    info_cmd->add_option("RING", info.ring, "Ring name or path, snapshot or recording")->required();
-    info_cmd->add_flag("--json", info.json, "Print one JSON object");
-    info_cmd->add_option("--schema", info.schema_file,
-                         "Schema file describing the source, when it carries none (docs/schema.md)")
-        ->type_name("FILE");
-    add_value(info_cmd, "--max-snapshot-size", info.max_snapshot_size,
-              "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)", "SIZE");
-
-    WatchOptions watch;
-    auto* watch_cmd = app.add_subcommand("watch", "Print events as they arrive, or replay them");
-    watch_cmd->add_option("RING", watch.ring, "Ring name or path, snapshot or recording")->required();
-    watch_cmd->add_option("--from", watch.from,
-                          "latest (default), oldest, SEQNO, -N, a time (2026-11-22T01:45:00Z, @EPOCH, -5s) or block:N");
-    add_value(watch_cmd, "--until", watch.until, "Stop after this SEQNO or TIME", "SEQNO|TIME");
-    add_value(watch_cmd, "--count", watch.count, "Stop after printing N events", "N");
-    watch_cmd->add_option("--type", watch.types, "Only this event type (name or number; repeatable)")
-        ->allow_extra_args(false);
-    watch_cmd->add_option("--flow", watch.flows, "Only events with content_ext[INDEX] == VALUE; INDEX may be a flow tag's name (repeatable)")
-        ->type_name("INDEX=VALUE")
-        ->allow_extra_args(false);
-    add_value(watch_cmd, "--where", watch.where,
-              "Only events this expression keeps: type == TXN_LOG && address == 0x... (docs/cli.md)", "EXPR");
-    watch_cmd->add_option("--format", watch.format, "text (default), hex, jsonl or csv");
-    add_value(watch_cmd, "--fields", watch.fields,
-              "Only these columns: seqno,type,time,nanos,payload_size, flow tags, payload fields by path", "A,B,C");
-    watch_cmd->add_flag("--no-payload", watch.no_payload,
-                        "jsonl decoded by a schema: leave the raw payload hex out (the fields carry it)");
-    watch_cmd->add_option("--schema", watch.schema_file,
-                          "Decode with this schema file when the source carries none (docs/schema.md)")
-        ->type_name("FILE");
-    add_value(watch_cmd, "--max-snapshot-size", watch.max_snapshot_size,
-              "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)", "SIZE");
-    watch_cmd->add_flag("--follow-name", watch.follow_name,
-                        "Keep following the ring's name when its writer exits and a new one "
-                        "creates it (like tail -F); waits for the ring to be created");
-    watch_cmd->add_flag("--follow", watch.follow,
-                        "A recording being written: read it as it grows (like tail -f), through its "
-                        "index, until its end record");
-    watch_cmd->add_flag("--wait", watch.wait,
-                        "Wait for the ring to be created when it does not exist yet");
-    watch_cmd->add_option("--member", watch.members, "Only this member of a ring set (repeatable)");
-    watch_cmd->add_flag("--no-register", watch.no_register, "Do not announce this reader in the ring's reader registry");
-    add_value(watch_cmd, "--keywords", watch.keywords,
-              "Register interest in event types with these keywords of the schema (writers skip what no "
-              "reader wants; docs/interest.md); show only those types", "K1,K2");
-    add_value(watch_cmd, "--level", watch.level,
-              "With or without --keywords: want event types up to this level (0..15, default 15)", "N");
-
-    SnapshotOptions snapshot;
-    auto* snapshot_cmd = app.add_subcommand("snapshot", "Write a zstd-compressed copy of a ring or ring set");
-    snapshot_cmd->add_option("RING", snapshot.ring, "Ring or ring set name or path (or a snapshot of either)")->required();
-    snapshot_cmd->add_option("-o,--output", snapshot.output, "Snapshot file to write")->required();
-    add_value(snapshot_cmd, "--level", snapshot.level, "zstd level, 1 to 19 (default 3)", "LEVEL");
-    snapshot_cmd->add_flag("--force", snapshot.force, "Replace an existing file (never the ring being copied)");
-
-    RecordOptions record;
-    auto* record_cmd = app.add_subcommand("record", "Follow a ring and write every event to disk");
-    record_cmd->add_option("RING", record.ring, "Ring name or path, snapshot or recording")->required();
-    record_cmd->add_option("-o,--output", record.output, "Recording file to create")->required();
-    record_cmd->add_option("--from", record.from, "latest (default), oldest, SEQNO, -N or a time");
-    add_value(record_cmd, "--until", record.until, "Stop after this SEQNO or TIME", "SEQNO|TIME");
-    add_value(record_cmd, "--count", record.count, "Stop after N events", "N");
-    add_value(record_cmd, "--rotate-size", record.rotate_size,
-              "Start FILE.1, FILE.2, ... when a file reaches SIZE (binary units: 64K, 512M, 4G)", "SIZE");
-    add_value(record_cmd, "--where", record.where, "Record only events this expression keeps (docs/cli.md)", "EXPR");
-    record_cmd->add_flag("--no-compress", record.no_compress, "Write records without zstd");
-    add_value(record_cmd, "--level", record.level, "zstd level, 1 to 19 (default 1)", "LEVEL");
-    record_cmd->add_flag("--no-register", record.no_register, "Do not announce this reader in the ring's reader registry");
-    record_cmd->add_flag("--wait", record.wait,
-                         "Wait for the ring to be created when it does not exist yet");
-
-    auto schema = add_schema_command(app);
-    auto export_cmd = add_export_command(app);
-    auto stats_cmd = add_stats_command(app);
-    auto digest_cmd = add_digest_command(app);
 #ifdef EVRING_HAVE_NATS
     // nats://HOST:PORT/STREAM is a source for watch and info (evring/nats/nats_source.hpp).
     evring::nats::register_nats_source_scheme();
-    NatsCommands nats_commands;
-    add_nats_commands(app, nats_commands);
 #endif
-    auto ops = add_ops_commands(app);
+    std::vector<Command> commands;
+    for (AddCommand add : kCommands) commands.push_back(add(app));
 
     std::vector<std::string> args = join_negative_values(argc, argv);
     std::reverse(args.begin(), args.end());  // CLI11 takes the vector in reverse order
@@ -175,20 +83,7 @@ int main(int argc, char** argv) {
         const int code = app.exit(e);
         return code == 0 ? kExitOk : kExitUsage;
     }
-    if (*ls_cmd) return run_ls(ls);
-    if (*gc_cmd) return run_gc(gc);
-    if (*info_cmd) return run_info(info);
-    if (*watch_cmd) return run_watch(watch);
-    if (*snapshot_cmd) return run_snapshot(snapshot);
-    if (*record_cmd) return run_record(record);
-    if (schema->chosen()) return run_schema_command(*schema);
-    if (export_cmd->chosen()) return run_export(*export_cmd);
-    if (stats_cmd->chosen()) return run_stats(*stats_cmd);
-    if (digest_cmd->chosen()) return run_digest(*digest_cmd);
-#ifdef EVRING_HAVE_NATS
-    if (*nats_commands.relay) return run_relay_command(nats_commands.relay_options);
-    if (*nats_commands.mirror) return run_mirror(nats_commands.mirror_options);
-#endif
-    if (ops->chosen()) return run_ops_command(*ops);
+    for (const Command& command : commands)
+        if (command.app->parsed()) return command.run();
     return kExitUsage;
 }

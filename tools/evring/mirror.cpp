@@ -17,6 +17,7 @@
 // seqno, not the member). Every member counts its own sequence numbers, so
 // the lines say "mirror seqno M = member K seqno S", printed when member K's
 // numbering jumps, and gaps name their member.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <bit>
@@ -27,6 +28,7 @@
 #include "output/escape.hpp"
 #include "evring/source/follow.hpp"
 #include "evring/ring/publisher.hpp"
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/registry/registering_sink.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/schema_resolve.hpp"
@@ -48,8 +50,7 @@ struct MirrorPlan {
 
 Result<MirrorPlan> plan_mirror(const MirrorOptions& options) {
     MirrorPlan plan;
-    if (auto range = parse_follow_range(plan.follow, options.from, std::nullopt, options.count); !range)
-        return std::move(range).error();
+    if (auto s = options.select.check_range(plan.follow); !s) return std::move(s).error();
     if (options.seqno_tag) {
         auto index = parse_int_in("--seqno-tag", *options.seqno_tag, 0, 3);
         if (!index) return std::move(index).error();
@@ -183,7 +184,7 @@ int run_mirror(const MirrorOptions& options) {
                    printable((*source)->identity().path));
     install_stop_handlers();
     MirrorSink sink(writer->ring(), plan->seqno_tag, (*source)->identity().members);
-    RegisteringSink seen(sink, {"mirror", ReaderKind::Mirror, fmt::format("-> {}", writer->path())},
+    RegisteringSink seen(sink, {"mirror", reader_kinds::kMirror, fmt::format("-> {}", writer->path())},
                          !options.no_register);
     auto result = follow(*source, plan->follow, seen);
     if (!result) return runtime_error(result.error());
@@ -192,6 +193,27 @@ int run_mirror(const MirrorOptions& options) {
     fmt::print(stderr, "evring: mirrored {} events{}\n", sink.events(),
                foreign == 0 ? std::string() : fmt::format(" ({} messages not evring's skipped)", foreign));
     return kExitOk;
+}
+
+Command add_mirror(CLI::App& app) {
+    auto options = std::make_shared<MirrorOptions>();
+    MirrorOptions& m = *options;
+    auto* mirror = app.add_subcommand("mirror", "Write a relayed JetStream stream (or any source) into a local ring");
+    mirror->add_option("SOURCE", m.stream,
+                         "nats://HOST[:PORT]/STREAM, or a ring name or path, a snapshot or a recording")
+        ->required();
+    mirror->add_option("--to", m.to, "Ring to create: NAME or PATH, optionally NAME:DESC_SHIFT:PAYLOAD_SHIFT")
+        ->required();
+    m.select.add_range(*mirror, {.from = "oldest (default), latest, SEQNO, -N or a time", .until = nullptr});
+    mirror->add_option("--seqno-tag", m.seqno_tag, "Store the source seqno in content_ext[INDEX]")
+        ->type_name("INDEX");
+    mirror->add_flag("--keep", m.keep, "Leave the ring file when the mirror exits");
+    mirror->add_flag("--no-register", m.no_register,
+                       "Do not announce this reader in the source ring's reader registry");
+    mirror->add_option("--where", m.where, "Mirror only events this expression keeps (docs/cli.md)")->type_name("EXPR");
+    mirror->add_option("--schema", m.schema_file, "Schema file for --where when the source has none")
+        ->type_name("FILE");
+    return {mirror, [options] { return run_mirror(*options); }};
 }
 
 }  // namespace evring::cli

@@ -5,14 +5,14 @@
 //
 // Exit codes and error lines as commands.hpp.
 //
-// Thread safety: called once from main.
+// Thread safety: one thread.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "event_selection.hpp"
 
 namespace evring::cli {
 
@@ -21,9 +21,7 @@ struct RelayCommandOptions {
     std::string to;
     std::string stream;
     std::optional<std::string> subject;
-    std::string from = "oldest";
-    std::vector<std::string> types;
-    std::vector<std::string> flows;
+    EventSelection select{"oldest"};  // --from (oldest, latest or SEQNO), --type, --flow
     std::optional<std::string> flow_subject;
     std::optional<std::string> batch;
     std::optional<std::string> replicas;  // of the stream, when the relay creates it
@@ -37,8 +35,7 @@ struct RelayCommandOptions {
 struct MirrorOptions {
     std::string stream;
     std::string to;
-    std::string from = "oldest";
-    std::optional<std::string> count;
+    EventSelection select{"oldest"};  // --from, --count
     std::optional<std::string> seqno_tag;
     bool keep = false;
     bool no_register = false;
@@ -46,16 +43,8 @@ struct MirrorOptions {
     std::string schema_file;
 };
 
-// Adds the subcommands; the returned pointers tell main which one was chosen.
-struct NatsCommands {
-    CLI::App* relay = nullptr;
-    CLI::App* mirror = nullptr;
-    RelayCommandOptions relay_options;
-    MirrorOptions mirror_options;
-};
-void add_nats_commands(CLI::App& app, NatsCommands& commands);
-
-int run_relay_command(const RelayCommandOptions& options);
+// add_relay and add_mirror (commands.hpp) register them.
+int run_relay_command(RelayCommandOptions& options);
 int run_mirror(const MirrorOptions& options);
 
 }  // namespace evring::cli

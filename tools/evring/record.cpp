@@ -6,12 +6,14 @@
 // recording's staging buffer (no formatting) and ends a block only when idle
 // (at most every 50 ms) or once a second when busy, so it keeps up with fast
 // writers; zstd and write(2) run on the recording writer's own thread.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <chrono>
 #include <cstring>
 
 #include "commands.hpp"
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "output/escape.hpp"
 #include "evring/source/follow.hpp"
@@ -33,8 +35,7 @@ struct RecordPlan {
 
 Result<RecordPlan> plan_record(const RecordOptions& options) {
     RecordPlan plan;
-    if (auto range = parse_follow_range(plan.follow, options.from, options.until, options.count); !range)
-        return std::move(range).error();
+    if (auto s = options.select.check(plan.follow); !s) return std::move(s).error();
     if (options.rotate_size) {
         auto size = parse_size("--rotate-size", *options.rotate_size);
         if (!size) return std::move(size).error();
@@ -146,7 +147,7 @@ std::string record_ended(const FollowResult& result) {
 
 }  // namespace
 
-int run_record(const RecordOptions& options) {
+int run_record(RecordOptions& options) {
     auto plan = plan_record(options);
     if (!plan) return usage_error(plan.error());
     // --wait: a ring not created yet is waited for (follow.hpp).
@@ -158,15 +159,12 @@ int run_record(const RecordOptions& options) {
     if (!source) return runtime_error(source.error());
     // --where needs the source's schema; compiled before anything is written.
     std::optional<ResolvedSchema> found;
-    std::unique_ptr<EventPredicate> where;
-    if (options.where) {
+    if (options.select.where) {
         auto resolved = resolve_schema(**source);
         if (!resolved) return runtime_error(resolved.error());
         found = std::move(*resolved);
-        if (auto s = compile_where_option(plan->follow, options.where, found->schema ? &*found->schema : nullptr, where,
-                                          source->get());
-            !s)
-            return usage_error(s.error());
+        if (auto s = options.select.resolve(plan->follow, found->schema ? &*found->schema : nullptr, **source); !s)
+            return exit_code(s.error());
     }
     // The schema blob the source carries goes into every file of the recording,
     // and its span labels make the recording's span index (recording_index.hpp).
@@ -180,7 +178,7 @@ int run_record(const RecordOptions& options) {
     if (!writer) return runtime_error(writer.error());
     install_stop_handlers();
     RecordSink sink(*writer, options.output);
-    RegisteringSink seen(sink, {"record", ReaderKind::Record, "-> " + options.output}, !options.no_register);
+    RegisteringSink seen(sink, {"record", reader_kinds::kRecord, "-> " + options.output}, !options.no_register);
     auto result = follow(*source, plan->follow, seen);
     Status status = sink.status();
     if (status) status = writer->finish();
@@ -201,6 +199,24 @@ int run_record(const RecordOptions& options) {
         return kExitRuntime;
     }
     return kExitOk;
+}
+
+Command add_record(CLI::App& app) {
+    auto o = std::make_shared<RecordOptions>();
+    auto* c = app.add_subcommand("record", "Follow a ring and write every event to disk");
+    c->add_option("RING", o->ring, "Ring name or path, snapshot or recording")->required();
+    c->add_option("-o,--output", o->output, "Recording file to create")->required();
+    o->select.add_range(*c, {.from = "latest (default), oldest, SEQNO, -N or a time"});
+    c->add_option("--rotate-size", o->rotate_size,
+                  "Start FILE.1, FILE.2, ... when a file reaches SIZE (binary units: 64K, 512M, 4G)")
+        ->type_name("SIZE");
+    o->select.add_filters(*c, {.type = nullptr, .flow = nullptr,
+                               .where = "Record only events this expression keeps (docs/cli.md)"});
+    c->add_flag("--no-compress", o->no_compress, "Write records without zstd");
+    c->add_option("--level", o->level, "zstd level, 1 to 19 (default 1)")->type_name("LEVEL");
+    c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
+    c->add_flag("--wait", o->wait, kWaitHelp);
+    return {c, [o] { return run_record(*o); }};
 }
 
 }  // namespace evring::cli

@@ -1,6 +1,8 @@
-// `evring schema check|show|compile` (docs/schema.md, docs/cli.md).
-#include "schema_cmd.hpp"
-
+// `evring schema check|show|compile` (add_schema, commands.hpp; docs/schema.md,
+// docs/cli.md). Exit codes: 0 success, 1 an invalid schema, a source without
+// a schema or an unwritable output, 2 usage. `show` takes a source (ring,
+// snapshot, recording: the schema schema_resolve.hpp finds for it, and its
+// origin), a schema file or the name of a built-in schema.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,6 +29,17 @@
 namespace evring::cli {
 
 namespace {
+
+// The options of the three subcommands; the one chosen is the one parsed.
+struct SchemaCommand {
+    CLI::App* check = nullptr;
+    CLI::App* show = nullptr;
+    CLI::App* compile = nullptr;
+    std::string file;
+    std::string output;
+    std::string namespace_name;
+    bool json = false;
+};
 
 // A schema file, or the name of a built-in schema when no such file exists.
 Result<Schema> load(const std::string& file) {
@@ -178,7 +191,7 @@ int run_show(const SchemaCommand& c) {
         const std::string schema = schema_to_json(*found->schema);
         std::string from;
         append_json_string(from, found->from);
-        std::printf("{\"origin\":\"%s\",\"from\":%s,%s\n", std::string(describe(found->origin)).c_str(), from.c_str(),
+        std::printf("{\"origin\":\"%s\",\"from\":%s,%s\n", to_string(found->origin), from.c_str(),
                     schema.c_str() + 1);
     } else {
         std::printf("in use: %s\n", printable(found->from).c_str());
@@ -212,32 +225,28 @@ int run_compile(const SchemaCommand& c) {
 
 }  // namespace
 
-bool SchemaCommand::chosen() const { return command != nullptr && command->parsed(); }
-
-std::unique_ptr<SchemaCommand> add_schema_command(CLI::App& app) {
-    auto c = std::make_unique<SchemaCommand>();
-    c->command = app.add_subcommand("schema", "Check, show or compile an event schema (docs/schema.md)");
-    c->command->require_subcommand(1);
-    c->check = c->command->add_subcommand("check", "Validate a schema file");
+Command add_schema(CLI::App& app) {
+    auto c = std::make_shared<SchemaCommand>();
+    auto* schema = app.add_subcommand("schema", "Check, show or compile an event schema (docs/schema.md)");
+    schema->require_subcommand(1);
+    c->check = schema->add_subcommand("check", "Validate a schema file");
     c->check->add_option("FILE", c->file, "Schema file")->required();
-    c->show = c->command->add_subcommand("show", "Print a schema (events, layouts, hash) and where it came from");
+    c->show = schema->add_subcommand("show", "Print a schema (events, layouts, hash) and where it came from");
     c->show->add_option("SOURCE", c->file,
                         "Ring name or path, snapshot or recording (the schema in use), schema file, or a built-in "
                         "schema's name (monad-exec-v1)")
         ->required();
     c->show->add_flag("--json", c->json, "Print one JSON object");
-    c->compile = c->command->add_subcommand("compile", "Generate a C++ header from a schema file");
+    c->compile = schema->add_subcommand("compile", "Generate a C++ header from a schema file");
     c->compile->add_option("FILE", c->file, "Schema file")->required();
     c->compile->add_option("-o,--output", c->output, "Header to write")->required();
     c->compile->add_option("--namespace", c->namespace_name, "C++ namespace (default: the schema's content_name)");
-    return c;
-}
-
-int run_schema_command(const SchemaCommand& c) {
-    if (c.check->parsed()) return run_check(c);
-    if (c.show->parsed()) return run_show(c);
-    if (c.compile->parsed()) return run_compile(c);
-    return kExitUsage;
+    return {schema, [c] {
+                if (c->check->parsed()) return run_check(*c);
+                if (c->show->parsed()) return run_show(*c);
+                if (c->compile->parsed()) return run_compile(*c);
+                return kExitUsage;
+            }};
 }
 
 }  // namespace evring::cli

@@ -156,42 +156,28 @@ private:
 
 }  // namespace
 
-bool StatsOptions::chosen() const { return command != nullptr && command->parsed(); }
-
-std::unique_ptr<StatsOptions> add_stats_command(CLI::App& app) {
-    auto options = std::make_unique<StatsOptions>();
+Command add_stats(CLI::App& app) {
+    auto options = std::make_shared<StatsOptions>();
     StatsOptions& o = *options;
     auto* c = app.add_subcommand("stats", "Count events by type, time range and rate, spans and gaps of a source");
-    o.command = c;
     c->add_option("SOURCE", o.source, "Ring name or path, snapshot or recording")->required();
-    c->add_option("--from", o.from, "oldest (default), latest, SEQNO, -N, a time or block:N");
-    c->add_option("--until", o.until, "Stop after this SEQNO or TIME")->type_name("SEQNO|TIME");
-    c->add_option("--count", o.count, "Stop after N events")->type_name("N");
-    c->add_option("--type", o.types, "Only this event type (name or number; repeatable)")->allow_extra_args(false);
-    c->add_option("--where", o.where, "Only events this expression keeps (docs/cli.md)")->type_name("EXPR");
+    o.select.add_range(*c);
+    o.select.add_filters(*c);
     c->add_option("--schema", o.schema_file, "Schema file for a source without one")->type_name("FILE");
     c->add_flag("--json", o.json, "One JSON object instead of a table");
-    return options;
+    return {c, [options] { return run_stats(*options); }};
 }
 
-int run_stats(const StatsOptions& options) {
+int run_stats(StatsOptions& options) {
     FollowOptions follow_options;
-    if (auto s = parse_follow_range(follow_options, options.from, options.until, options.count); !s)
-        return usage_error(s.error());
+    if (auto s = options.select.check(follow_options); !s) return usage_error(s.error());
     auto source = open_for_command(options.source, {});
     if (!source) return runtime_error(source.error());
     auto found = resolve_schema(**source, {.schema_file = options.schema_file});
     if (!found) return runtime_error(found.error());
     if (!found->warning.empty()) report_error(found->warning);
     const Schema* schema = found->schema ? &*found->schema : nullptr;
-    follow_options.schema = schema;
-    for (const auto& type : options.types) {
-        auto parsed = parse_type_option(schema, type);
-        if (!parsed) return usage_error(parsed.error());
-        follow_options.filter.types.add(*parsed);
-    }
-    std::unique_ptr<EventPredicate> where;
-    if (auto s = compile_where_option(follow_options, options.where, schema, where, source->get()); !s) return usage_error(s.error());
+    if (auto s = options.select.resolve(follow_options, schema, **source); !s) return exit_code(s.error());
     install_stop_handlers();
     follow_options.stop_flag = &stop_flag();
     StatsSink sink(schema);

@@ -6,32 +6,20 @@
 // Thread safety: one thread.
 #pragma once
 
-#include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
-namespace CLI {
-class App;
-}
+#include "event_selection.hpp"
 
 namespace evring::cli {
 
 struct StatsOptions {
-    CLI::App* command = nullptr;
     std::string source;
-    std::string from = "oldest";
-    std::optional<std::string> until;
-    std::optional<std::string> count;
-    std::vector<std::string> types;
-    std::optional<std::string> where;
+    EventSelection select{"oldest"};  // --from, --until, --count, --type, --flow, --where
     std::string schema_file;
     bool json = false;
-
-    bool chosen() const;
 };
 
-std::unique_ptr<StatsOptions> add_stats_command(CLI::App& app);
-int run_stats(const StatsOptions& options);
+// The exit code (commands.hpp); add_stats registers the command.
+int run_stats(StatsOptions& options);
 
 }  // namespace evring::cli

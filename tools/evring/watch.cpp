@@ -1,18 +1,17 @@
 // evring watch: options, the schema (schema_resolve.hpp), then the library's
 // follow loop with WatchSink.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
-
-#include <charconv>
 
 #include "commands.hpp"
 #include "output/escape.hpp"
-#include "evring/source/source_renamed.hpp"
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "evring/source/source_open.hpp"
-#include "evring/query/span_seek.hpp"
 #include "output/field_columns.hpp"
 #include "open.hpp"
 #include "evring/registry/registering_sink.hpp"
+#include "evring/source/source_renamed.hpp"
 #include "evring/schema/schema_interest.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
@@ -26,15 +25,10 @@ struct WatchPlan {
     bool csv = false;  // --format csv: columns (field_columns.hpp)
     FollowOptions follow;
     SourceOptions source;
-    // --type and --flow values that name things: resolved once the schema is known.
-    std::vector<std::string> type_names;
-    std::vector<std::string> flow_names;
 };
 
-bool starts_with_digit(std::string_view text) { return !text.empty() && text[0] >= '0' && text[0] <= '9'; }
-
 // Everything the options say, checked before anything is opened (names of
-// event types and flow tags wait for the schema).
+// event types and flow tags wait for the schema: EventSelection::resolve).
 Result<WatchPlan> plan_watch(const WatchOptions& options) {
     WatchPlan plan;
     auto format = parse_choice("--format", options.format, {"text", "hex", "jsonl", "csv"});
@@ -43,24 +37,7 @@ Result<WatchPlan> plan_watch(const WatchOptions& options) {
     plan.format = plan.csv ? Format::Text : *parse_format(*format);
     if (options.fields && plan.format == Format::Hex)
         return Error(EINVAL, "--fields goes with --format text, jsonl or csv, not hex");
-    if (auto range = parse_follow_range(plan.follow, options.from, options.until, options.count); !range)
-        return std::move(range).error();
-    for (const auto& flow : options.flows) {
-        if (!starts_with_digit(flow) && flow.find('=') != 0 && flow.find('=') != std::string::npos) {
-            plan.flow_names.push_back(flow);
-            continue;
-        }
-        if (auto s = add_flow(plan.follow.filter, flow); !s) return std::move(s).error();
-    }
-    for (const auto& type : options.types) {
-        if (!starts_with_digit(type)) {
-            plan.type_names.push_back(type);
-            continue;
-        }
-        auto parsed = parse_type_option(nullptr, type);
-        if (!parsed) return std::move(parsed).error();
-        plan.follow.filter.types.add(*parsed);
-    }
+    if (auto s = options.select.check(plan.follow); !s) return std::move(s).error();
     if (options.max_snapshot_size) {
         auto size = parse_size("--max-snapshot-size", *options.max_snapshot_size);
         if (!size) return std::move(size).error();
@@ -71,52 +48,6 @@ Result<WatchPlan> plan_watch(const WatchOptions& options) {
     plan.follow.reopen = plan.source;
     plan.follow.stop_flag = &stop_flag();
     return plan;
-}
-
-// --flow NAME=LABEL where NAME is the flow tag a span's events point back to
-// its opening event with (`opener`, docs/schema.md): the user means the
-// span's label (block=15000009), and the tag holds the opening event's seqno,
-// which span_seek finds. nullopt when NAME is no such tag.
-std::optional<Result<std::uint64_t>> span_label_flow(const std::string& flow, const Schema* schema,
-                                                     EventSource& source) {
-    if (schema == nullptr) return std::nullopt;
-    const auto eq = flow.find('=');
-    const auto index = schema->flow_tag(std::string_view(flow).substr(0, eq));
-    if (!index) return std::nullopt;
-    for (const SchemaSpan& span : schema->spans()) {
-        if (span.opener != index || span.label.empty()) continue;
-        SpanRef ref;
-        ref.span = span.name;
-        ref.text = "--flow " + flow;
-        const std::string value = flow.substr(eq + 1);
-        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ref.label);
-        if (ec != std::errc() || end != value.data() + value.size() || value.empty())
-            return Result<std::uint64_t>(Error(EINVAL, fmt::format("bad --flow '{}': expected {}=NUMBER (a {} label)",
-                                                                   flow, flow.substr(0, eq), span.name)));
-        return resolve_span(source, ref, *schema);
-    }
-    return std::nullopt;
-}
-
-// The names in --type and --flow, by the schema (or refused without one).
-// Returns the exit code of a failure (usage or, for a label no event carries, runtime).
-std::optional<int> resolve_names(WatchPlan& plan, const Schema* schema, EventSource& source) {
-    for (const auto& type : plan.type_names) {
-        auto parsed = parse_type_option(schema, type);
-        if (!parsed) return usage_error(parsed.error());
-        plan.follow.filter.types.add(*parsed);
-    }
-    for (const auto& flow : plan.flow_names) {
-        if (auto seqno = span_label_flow(flow, schema, source)) {
-            if (!*seqno) return seqno->error().errno_value() == EINVAL ? usage_error(seqno->error()) : runtime_error(seqno->error());
-            const auto index = *schema->flow_tag(std::string_view(flow).substr(0, flow.find('=')));
-            if (!plan.follow.filter.require_flow(index, **seqno))
-                return usage_error(Error(EINVAL, fmt::format("bad --flow '{}': at most 8 --flow conditions", flow)));
-            continue;
-        }
-        if (auto s = add_flow(plan.follow.filter, flow, schema); !s) return usage_error(s.error());
-    }
-    return std::nullopt;
 }
 
 // --keywords and --level: the interest word to register (docs/interest.md),
@@ -153,7 +84,7 @@ Result<std::optional<std::uint64_t>> interest_option(const WatchOptions& options
 
 }  // namespace
 
-int run_watch(const WatchOptions& options) {
+int run_watch(WatchOptions& options) {
     auto plan = plan_watch(options);
     if (!plan) return usage_error(plan.error());
     // --wait, --follow-name: a ring not created yet is waited for (follow.hpp).
@@ -175,24 +106,21 @@ int run_watch(const WatchOptions& options) {
         return usage_error(Error(EINVAL, fmt::format("--follow reads a recording as it is written; '{}' is a {} "
                                                      "(a ring is followed anyway)",
                                                      options.ring, describe((*source)->kind()))));
-    if (!options.members.empty() && !(*source)->identity().members)
+    if (!options.select.members.empty() && !(*source)->identity().members)
         return usage_error(Error(EINVAL, fmt::format("--member picks members of a ring set; '{}' is a {}",
                                                      options.ring, describe((*source)->kind()))));
     auto found = resolve_schema(**source, {.schema_file = options.schema_file});
     if (!found) return runtime_error(found.error());
     if (!found->warning.empty()) report_error(found->warning);
     const Schema* schema = found->schema ? &*found->schema : nullptr;
-    if (auto failed = resolve_names(*plan, schema, **source)) return *failed;
+    if (auto s = options.select.resolve(plan->follow, schema, **source); !s) return exit_code(s.error());
     auto interest = interest_option(options, schema, **source);
     if (!interest) return usage_error(interest.error());
     // Without --type, show what we asked for: the types our interest admits
     // (others' interest may bring more into the ring).
-    if (*interest && schema != nullptr && options.types.empty())
+    if (*interest && schema != nullptr && options.select.types.empty())
         for (const auto& e : schema->events())
             if (interest_admits(**interest, e.interest())) plan->follow.filter.types.add(e.number);
-    plan->follow.schema = schema;
-    std::unique_ptr<EventPredicate> where;
-    if (auto s = compile_where_option(plan->follow, options.where, schema, where, source->get()); !s) return usage_error(s.error());
     EventPrinter printer(plan->format, schema);
     printer.set_payload_hex(!options.no_payload);
     std::optional<FieldColumns> columns;
@@ -208,8 +136,8 @@ int run_watch(const WatchOptions& options) {
     install_stop_handlers();
     OutputBuffer out(1);
     WatchSink sink(printer, out);
-    sink.only_members(options.members);
-    RegisteringSink seen(sink, {"watch", ReaderKind::Watch, fmt::format("--format {}", options.format)},
+    sink.only_members(options.select.members);
+    RegisteringSink seen(sink, {"watch", reader_kinds::kWatch, fmt::format("--format {}", options.format)},
                          !options.no_register);
     if (*interest) seen.set_interest(**interest);
     auto result = follow(*source, plan->follow, seen);
@@ -223,6 +151,42 @@ int run_watch(const WatchOptions& options) {
         return kExitRuntime;
     }
     return kExitOk;
+}
+
+Command add_watch(CLI::App& app) {
+    auto o = std::make_shared<WatchOptions>();
+    auto* c = app.add_subcommand("watch", "Print events as they arrive, or replay them");
+    c->add_option("RING", o->ring, "Ring name or path, snapshot or recording")->required();
+    o->select.add_range(*c, {.from = "latest (default), oldest, SEQNO, -N, a time (2026-11-22T01:45:00Z, @EPOCH, "
+                                     "-5s) or block:N",
+                             .count = "Stop after printing N events"});
+    o->select.add_filters(*c, {.where = "Only events this expression keeps: type == TXN_LOG && address == 0x... "
+                                        "(docs/cli.md)"});
+    c->add_option("--format", o->format, "text (default), hex, jsonl or csv");
+    c->add_option("--fields", o->fields,
+                  "Only these columns: seqno,type,time,nanos,payload_size, flow tags, payload fields by path")
+        ->type_name("A,B,C");
+    c->add_flag("--no-payload", o->no_payload,
+                "jsonl decoded by a schema: leave the raw payload hex out (the fields carry it)");
+    c->add_option("--schema", o->schema_file, "Decode with this schema file when the source carries none (docs/schema.md)")
+        ->type_name("FILE");
+    c->add_option("--max-snapshot-size", o->max_snapshot_size, kMaxSnapshotSizeHelp)->type_name("SIZE");
+    c->add_flag("--follow-name", o->follow_name,
+                "Keep following the ring's name when its writer exits and a new one creates it (like tail -F); "
+                "waits for the ring to be created");
+    c->add_flag("--follow", o->follow,
+                "A recording being written: read it as it grows (like tail -f), through its index, until its end "
+                "record");
+    c->add_flag("--wait", o->wait, kWaitHelp);
+    o->select.add_member(*c);
+    c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
+    c->add_option("--keywords", o->keywords,
+                  "Register interest in event types with these keywords of the schema (writers skip what no reader "
+                  "wants; docs/interest.md); show only those types")
+        ->type_name("K1,K2");
+    c->add_option("--level", o->level, "With or without --keywords: want event types up to this level (0..15, default 15)")
+        ->type_name("N");
+    return {c, [o] { return run_watch(*o); }};
 }
 
 }  // namespace evring::cli

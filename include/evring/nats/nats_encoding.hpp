@@ -105,8 +105,6 @@ struct RingIdentity {
     std::uint16_t content_type = 0;
     std::array<std::uint8_t, 32> schema_hash{};
     RingSize size{};  // informational: the source ring's sizes (zeros when unknown)
-
-    bool same_ring(const RingIdentity& other) const { return name == other.name; }
 };
 Status validate_ring_identity(const RingIdentity& ring);
 Status validate_instance_id(std::string_view instance);

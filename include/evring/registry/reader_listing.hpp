@@ -104,8 +104,7 @@ struct ReaderEntry {
     std::string problem;     // non-empty: a field failed validation (names it)
 
     std::string name;
-    ReaderKind kind = ReaderKind::Application;
-    std::uint64_t kind_value = 0;  // as stored (kind is Application for unknown values)
+    std::uint32_t kind = 0;  // as stored: its client's number (reader_kinds.hpp names evring's)
     std::string detail;
     std::uint64_t interest = kInterestEverything;  // what it registered wanting (interest.hpp)
     std::uint64_t pid = 0;

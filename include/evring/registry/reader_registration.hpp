@@ -98,27 +98,15 @@ namespace detail {
 class RegistryFile;
 }
 
-// What kind of program a reader is, for listings. Unknown values read from a
-// registry are shown by number.
-enum class ReaderKind : std::uint32_t {
-    Application = 0,
-    Watch = 1,
-    Record = 2,
-    Relay = 3,
-    Mirror = 4,
-    Python = 5,
-    Export = 6,
-};
-// "application", "watch", "record", "relay", "mirror", "python", "export",
-// or "unknown": stable, for --json.
-const char* to_string(ReaderKind kind) noexcept;
-
 // What a reader says about itself. Both texts are stored with every byte
 // outside printable ASCII replaced by '?' and cut to fit their fields
 // (kReaderNameBytes - 1 and kReaderDetailBytes - 1 characters).
 struct ReaderInfo {
     std::string name;  // e.g. "watch", "risk-engine"
-    ReaderKind kind = ReaderKind::Application;
+    // What kind of program it is: a number the client picks, stored and
+    // listed as given, never read by the library (0: not said).
+    // evring's own programs use reader_kinds.hpp.
+    std::uint32_t kind = 0;
     std::string
         detail;  // what it does with the events: "-> /data/feed.evrec", "nats://h:4222 FEED"
 };

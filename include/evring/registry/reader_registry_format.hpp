@@ -135,7 +135,7 @@ struct alignas(64) RegistrySlot {
     std::uint64_t pid_namespace;           // inode of its /proc/self/ns/pid (0: unknown)
     std::uint64_t start_ticks;  // its start time, clock ticks after boot (/proc/self/stat)
     std::uint64_t uid;
-    std::uint64_t kind;  // a ReaderKind (reader_registration.hpp)
+    std::uint64_t kind;  // ReaderInfo::kind, a number the client picks (reader_kinds.hpp); < 2^32
     // What the reader wants (interest.hpp): kInterestEverything (0, what
     // readers that predate interest left here) or a narrowing word.
     std::uint64_t interest;

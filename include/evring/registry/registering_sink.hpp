@@ -3,7 +3,7 @@
 // that registers the reader when the loop starts on a live ring, publishes
 // its position as events pass, and hands everything on to the program's sink.
 //
-//     evring::RegisteringSink seen(printer, {"watch", evring::ReaderKind::Watch, "--format text"});
+//     evring::RegisteringSink seen(printer, {"watch", evring::reader_kinds::kWatch, "--format text"});
 //     auto result = evring::follow(source, options, seen);
 //
 // What `evring watch`, `record`, `mirror` and `relay` (nats_relay.hpp) run.

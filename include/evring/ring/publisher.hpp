@@ -107,6 +107,8 @@ private:
 };
 
 // How a Publisher advances the ring's reservation words (see the contract).
+// About publishers (threads and processes reserving); whether other writer
+// processes may open the ring file at all is WriterProcesses (ring_writer.hpp).
 enum class WriterSharing {
     Auto,       // plain stores while it is the only writer of a ring held exclusively, else Shared
     Shared,     // any number of writers: reserve() uses atomic read-modify-writes

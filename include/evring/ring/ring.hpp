@@ -105,7 +105,7 @@ public:
                               std::span<const std::uint8_t, 32> schema_hash) const;
 
     // True when this is the mapping of a RingWriter that holds the ring
-    // exclusively (WriterMode::Exclusive): no other evring writer process can
+    // exclusively (WriterProcesses::One): no other evring writer process can
     // join it, so its publishers may claim the plain-store reservation
     // (writer_claim.hpp). False for every other mapping.
     bool held_exclusively() const noexcept { return held_exclusively_; }

@@ -9,9 +9,9 @@
 //   with renameat2(RENAME_NOREPLACE), so a file at a ring's name is always a
 //   complete ring. Ring files are opened with O_NOFOLLOW and created with
 //   CreateOptions::file_mode exactly (the umask does not apply).
-// - Ownership is advisory, as in every RING01 implementation: the exclusive
-//   writer holds flock LOCK_EX on the file for its lifetime, shared writers
-//   hold LOCK_SH; every evring writer also holds a "writer marker" (an OFD
+// - Ownership is advisory, as in every RING01 implementation: the one writer
+//   (WriterProcesses::One) holds flock LOCK_EX on the file for its lifetime,
+//   each of many (WriterProcesses::Many) holds LOCK_SH; every evring writer also holds a "writer marker" (an OFD
 //   record lock on byte 0) that readers can probe without taking anything
 //   (docs/hugepages.md). Creating a ring held by a live writer fails with
 //   EBUSY naming its pid. A ring file whose lock nobody holds is a zombie (its
@@ -52,10 +52,17 @@
 
 namespace evring {
 
-enum class WriterMode { Exclusive, Shared };
+// How many writer processes a ring file has: One, the creating process,
+// which holds LOCK_EX (no other evring writer process opens the ring), or
+// Many, each holding LOCK_SH (the first creates the ring, the others join).
+// This is about processes and the file; how a Publisher advances the
+// reservation words (threads, atomics) is WriterSharing in publisher.hpp.
+// (Named WriterMode{Exclusive, Shared} before 0.2, which read like
+// WriterSharing's values.)
+enum class WriterProcesses { One, Many };
 
 struct CreateOptions {
-    WriterMode mode = WriterMode::Exclusive;
+    WriterProcesses mode = WriterProcesses::One;
     mode_t file_mode = 0664;
     bool keep_on_close = false;  // leave the ring file when the writer closes it
     DirectoryOptions directory;  // how a pure name is resolved
@@ -75,7 +82,7 @@ public:
 
     const MappedRing& ring() const noexcept { return *ring_; }
     const std::string& path() const noexcept { return path_; }
-    WriterMode mode() const noexcept { return options_.mode; }
+    WriterProcesses mode() const noexcept { return options_.mode; }
     // True when this writer made the file (rather than joining a shared ring).
     bool created() const noexcept { return created_; }
     // True when a zombie (a ring file nobody held) was replaced or joined.

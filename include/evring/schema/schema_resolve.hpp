@@ -53,8 +53,9 @@ enum class SchemaOrigin : std::uint8_t {
     Builtin,    // compiled into evring (schema_builtin.hpp)
 };
 
-// "none", "embedded", "recording", "file", "built-in".
-std::string_view describe(SchemaOrigin origin) noexcept;
+// "none", "embedded", "recording", "file", "built-in": stable, for --json
+// (a token: to_string; docs/architecture.md, "Names").
+const char* to_string(SchemaOrigin origin) noexcept;
 
 // What a source says about its events, for resolve_schema. schema_subject()
 // fills it from an EventSource; code that holds a header and a blob of its

@@ -81,7 +81,6 @@ struct Position {
     static Position seqno(std::uint64_t s) noexcept { return {Kind::Seqno, s}; }
     static Position member_seqno(std::uint32_t m, std::uint64_t s) noexcept { return {Kind::Seqno, s, m}; }
 
-    bool is_time() const noexcept { return kind == Kind::AbsoluteTime || kind == Kind::RelativeTime; }
     // The time in nanoseconds since the epoch; a relative time counts back from `now_nanos`.
     std::uint64_t time_at(std::uint64_t now_nanos) const noexcept {
         if (kind == Kind::RelativeTime) return now_nanos > value ? now_nanos - value : 0;

@@ -59,8 +59,6 @@ using SourceOpener =
 // Registers `opener` for locations starting with "<scheme>://" (lower case
 // letters, digits, '+', '-', '.'); replaces an earlier opener of that scheme.
 void register_source_scheme(std::string_view scheme, SourceOpener opener);
-// The registered schemes, sorted.
-std::vector<std::string> source_schemes();
 
 // The scheme of "scheme://rest", or "" when `location` has none.
 std::string_view location_scheme(std::string_view location) noexcept;

@@ -38,10 +38,7 @@ Result<ExportPlan> plan_export(const ExportOptions& options) {
         return Error(EINVAL, "export needs an output: --perfetto FILE and/or --chrome-json FILE");
     if (options.perfetto == options.chrome_json)
         return Error(EINVAL, fmt::format("--perfetto and --chrome-json both name '{}'", printable(options.perfetto)));
-    if (auto range = parse_follow_range(plan.follow, options.from, options.until, options.count); !range)
-        return std::move(range).error();
-    for (const auto& flow : options.flows)
-        if (auto s = add_flow(plan.follow.filter, flow); !s) return std::move(s).error();
+    if (auto s = options.select.check(plan.follow); !s) return std::move(s).error();
     if (options.track_by == "type") {
         plan.timeline.track_by = TimelineOptions::TrackBy::Type;
     } else if (options.track_by.starts_with("flow:") && options.track_by.size() > 5) {
@@ -64,18 +61,8 @@ Result<ExportPlan> plan_export(const ExportOptions& options) {
     return plan;
 }
 
-// What needs the schema: --type names and --track-by flow:NAME.
-Status apply_schema(ExportPlan& plan, const ExportOptions& options, const Schema* schema, std::uint16_t content_type) {
-    for (const auto& type : options.types) {
-        std::optional<std::uint16_t> number = parse_event_type(content_type, type);
-        if (!number && schema != nullptr)
-            if (const SchemaEvent* e = schema->event(type)) number = e->number;
-        if (!number)
-            return Error(EINVAL, fmt::format("bad --type '{}': expected an event type number (0-65535), RECORD_ERROR "
-                                             "or an event name of the source's schema{}", printable(type),
-                                             schema == nullptr ? " (it has none)" : ""));
-        plan.follow.filter.types.add(*number);
-    }
+// --track-by flow:NAME, once the schema is known.
+Status resolve_track(ExportPlan& plan, const Schema* schema) {
     if (plan.timeline.track_by != TimelineOptions::TrackBy::Flow) return {};
     const std::string& tag = plan.track_flow;
     if (tag.size() == 1 && tag[0] >= '0' && tag[0] <= '3') {
@@ -150,37 +137,25 @@ Result<std::uint64_t> parse_duration_nanos(std::string_view option, std::string_
     return nanos;
 }
 
-bool ExportOptions::chosen() const { return command != nullptr && command->parsed(); }
-
-std::unique_ptr<ExportOptions> add_export_command(CLI::App& app) {
-    auto options = std::make_unique<ExportOptions>();
+Command add_export(CLI::App& app) {
+    auto options = std::make_shared<ExportOptions>();
     ExportOptions& o = *options;
     auto* c = app.add_subcommand("export", "Write a timeline of a ring, snapshot or recording for trace viewers");
-    o.command = c;
     c->add_option("SOURCE", o.source, "Ring name or path, snapshot or recording")->required();
     c->add_option("--perfetto", o.perfetto, "Perfetto trace (protobuf) to write")->type_name("FILE");
     c->add_option("--chrome-json", o.chrome_json, "Chrome JSON trace to write")->type_name("FILE");
-    c->add_option("--from", o.from, "oldest (default), latest, SEQNO, -N, or a time (2026-11-22T01:45:00Z, @EPOCH, -5s)");
-    c->add_option("--until", o.until, "Stop after this SEQNO or TIME")->type_name("SEQNO|TIME");
-    c->add_option("--count", o.count, "Stop after N events")->type_name("N");
-    c->add_option("--type", o.types, "Only this event type (name, number; repeatable)")->allow_extra_args(false);
-    c->add_option("--flow", o.flows, "Only events with content_ext[INDEX] == VALUE (repeatable)")
-        ->type_name("INDEX=VALUE")
-        ->allow_extra_args(false);
-    c->add_option("--where", o.where, "Only events this expression keeps (docs/cli.md, filter expressions)")
-        ->type_name("EXPR");
+    o.select.add_range(*c, {.from = "oldest (default), latest, SEQNO, -N, or a time (2026-11-22T01:45:00Z, @EPOCH, -5s)"});
+    o.select.add_filters(*c, {.where = "Only events this expression keeps (docs/cli.md, filter expressions)"});
     c->add_option("--track-by", o.track_by, "type (default: a track per event type) or flow:N (per value of "
                                             "flow tag N, an index 0-3 or the schema's name)");
     c->add_option("--schema", o.schema_file, "Schema file for a source without one")->type_name("FILE");
     c->add_option("--rate-interval", o.rate_interval, "Bucket of the event-rate counter (default 10ms)")
         ->type_name("DURATION");
-    c->add_option("--max-snapshot-size", o.max_snapshot_size,
-                  "Refuse snapshots whose ring is larger (default 4G; binary units: 64K, 512M, 4G)")
-        ->type_name("SIZE");
-    return options;
+    c->add_option("--max-snapshot-size", o.max_snapshot_size, kMaxSnapshotSizeHelp)->type_name("SIZE");
+    return {c, [options] { return run_export(*options); }};
 }
 
-int run_export(const ExportOptions& options) {
+int run_export(ExportOptions& options) {
     auto plan = plan_export(options);
     if (!plan) return usage_error(plan.error());
     auto source = open_for_command(options.source, plan->source);
@@ -190,9 +165,8 @@ int run_export(const ExportOptions& options) {
     if (!schema) return runtime_error(schema.error());
     if (!schema->warning.empty()) report_error(schema->warning);
     const Schema* decoder = schema->schema ? &*schema->schema : nullptr;
-    if (auto s = apply_schema(*plan, options, decoder, identity.content_type); !s) return usage_error(s.error());
-    std::unique_ptr<EventPredicate> where;
-    if (auto s = compile_where_option(plan->follow, options.where, decoder, where, source->get()); !s) return usage_error(s.error());
+    if (auto s = options.select.resolve(plan->follow, decoder, **source); !s) return exit_code(s.error());
+    if (auto s = resolve_track(*plan, decoder); !s) return usage_error(s.error());
 
     Outputs outputs;
     OutputFileOptions rules;

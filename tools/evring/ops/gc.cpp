@@ -2,6 +2,7 @@
 // and readers left in a ring directory (evring/ring/ring_debris.hpp).
 #include "ops/gc.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -115,6 +116,15 @@ int run_gc(const GcOptions& options) {
     }
     out.flush();
     return out.failed() ? kExitRuntime : code;
+}
+
+Command add_gc(CLI::App& app) {
+    auto o = std::make_shared<GcOptions>();
+    auto* c = app.add_subcommand("gc", "List (or, with --delete, remove) debris in the ring directory");
+    c->add_option("--dir", o->directory, "Clean this directory instead");
+    c->add_flag("--delete", o->remove, "Remove the debris (without it: a dry run)");
+    c->add_flag("--json", o->json, "One JSON object per file");
+    return {c, [o] { return run_gc(*o); }};
 }
 
 }  // namespace evring::cli

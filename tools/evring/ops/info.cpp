@@ -1,4 +1,5 @@
 // evring info: open the source, hand it to the describer of its kind.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -23,7 +24,7 @@ void add_schema(Lines& lines, const ResolvedSchema& found) {
 }
 
 void add_schema(JsonObject& o, const ResolvedSchema& found) {
-    o.string("schema_origin", describe(found.origin)).string("schema_from", found.from);
+    o.string("schema_origin", to_string(found.origin)).string("schema_from", found.from);
     if (!found.schema) {
         o.null("schema_name");
         return;
@@ -51,6 +52,17 @@ int run_info(const InfoOptions& options) {
     if (auto* ring = dynamic_cast<RingSource*>(source->get())) return describe_ring(*ring, options.json, *found);
     if (auto* set = dynamic_cast<RingSetSource*>(source->get())) return describe_ring_set(*set, options.json, *found);
     return runtime_error(Error(EINVAL, fmt::format("info cannot describe a {} yet", describe((*source)->kind()))));
+}
+
+Command add_info(CLI::App& app) {
+    auto o = std::make_shared<InfoOptions>();
+    auto* c = app.add_subcommand("info", "Describe a ring, snapshot or recording");
+    c->add_option("RING", o->ring, "Ring name or path, snapshot or recording")->required();
+    c->add_flag("--json", o->json, "Print one JSON object");
+    c->add_option("--schema", o->schema_file, "Schema file describing the source, when it carries none (docs/schema.md)")
+        ->type_name("FILE");
+    c->add_option("--max-snapshot-size", o->max_snapshot_size, kMaxSnapshotSizeHelp)->type_name("SIZE");
+    return {c, [o] { return run_info(*o); }};
 }
 
 }  // namespace evring::cli

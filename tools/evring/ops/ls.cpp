@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -162,6 +163,15 @@ int run_ls(const LsOptions& options) {
     }
     out.flush();
     return out.failed() ? kExitRuntime : kExitOk;
+}
+
+Command add_ls(CLI::App& app) {
+    auto o = std::make_shared<LsOptions>();
+    auto* c = app.add_subcommand("ls", "List the rings in the default ring directory");
+    c->add_option("--dir", o->directory, "List this directory instead");
+    c->add_flag("--json", o->json, "One JSON object per ring");
+    c->add_flag("--all", o->all, "Also list debris: temporary files of dead processes, orphan reader registries");
+    return {c, [o] { return run_ls(*o); }};
 }
 
 }  // namespace evring::cli

@@ -20,6 +20,7 @@
 
 #include <microhttpd.h>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -180,6 +181,14 @@ int run_metrics(const MetricsOptions& options) {
         }
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) return kExitRuntime;
     return code;
+}
+
+Command add_metrics(CLI::App& app) {
+    auto o = std::make_shared<MetricsOptions>();
+    auto* c = app.add_subcommand("metrics", "Prometheus metrics of rings, once or served over HTTP");
+    c->add_option("RING", o->rings, "Ring names or paths")->required();
+    c->add_option("--listen", o->listen, "Serve GET /metrics on this address")->type_name("HOST:PORT");
+    return {c, [o] { return run_metrics(*o); }};
 }
 
 }  // namespace evring::cli

@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "util/text_escape.hpp"
 
@@ -88,7 +89,7 @@ void add_ring(Exposition& e, RingView& view, const RingRefresh& r, const std::st
         ++by_liveness[to_string(reader.liveness)];
         const std::string labels =
             fmt::format("{},reader=\"{}\",kind=\"{}\",pid=\"{}\",slot=\"{}\"", ring, escape_label(reader.name),
-                        to_string(reader.kind), reader.pid, reader.slot);
+                        reader_kinds::name(reader.kind), reader.pid, reader.slot);
         e.add("evring_reader_alive", "gauge", "1 while the registered reader's process lives and publishes.", labels,
               reader.liveness == ReaderLiveness::Alive ? 1 : 0);
         if (reader.lag) {

@@ -1,24 +1,19 @@
 // tools/evring/ops/ops_cmd.hpp — the commands for the person on call
 // (docs/operations.md): `evring readers`, `evring top`, `evring metrics`.
 //
-// main.cpp registers them with add_ops_commands and, when one was chosen,
-// returns run_ops_command's exit code (0 success, 1 a missing ring, a
-// damaged registry, a port in use, a failed write; 2 usage).
+// add_readers, add_top and add_metrics (commands.hpp) register them; each
+// run_* returns the exit code (0 success, 1 a missing ring, a damaged
+// registry, a port in use, a failed write; 2 usage).
 //
 // Thread safety: one thread.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "evring/schema/schema.hpp"
-
-namespace CLI {
-class App;
-}
 
 namespace evring {
 struct ReaderListing;
@@ -43,20 +38,6 @@ struct MetricsOptions {
     std::vector<std::string> rings;
     std::string listen;  // empty: print once to stdout; else HOST:PORT
 };
-
-struct OpsCommands {
-    CLI::App* readers_cmd = nullptr;
-    CLI::App* top_cmd = nullptr;
-    CLI::App* metrics_cmd = nullptr;
-    ReadersOptions readers;
-    TopOptions top;
-    MetricsOptions metrics;
-
-    bool chosen() const;
-};
-
-std::unique_ptr<OpsCommands> add_ops_commands(CLI::App& app);
-int run_ops_command(const OpsCommands& commands);
 
 int run_readers(const ReadersOptions& options);
 int run_top(const TopOptions& options);

@@ -1,4 +1,5 @@
 // evring readers: a ring's reader registry as a table or JSON lines.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 
 #include "commands.hpp"
 #include "output/escape.hpp"
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/registry/reader_listing.hpp"
 #include "evring/schema/schema_interest.hpp"
 #include "evring/schema/schema_resolve.hpp"
@@ -55,7 +57,7 @@ void print_table(const ReaderListing& listing, const Schema* schema) {
     for (const ReaderEntry& r : listing.readers) {
         const std::string pid = r.pid_in_our_namespace ? std::to_string(r.pid) : fmt::format("{}*", r.pid);
         fmt::print("{:>4}  {:<16} {:<11} {:>8}  {:>12} {:>12} {:>9} {:>8} {:>9}  {:<8} {}\n", r.slot,
-                   printable(r.name), to_string(r.kind), pid, lag_events(r), lag_bytes(r), lag_time(r), r.lost,
+                   printable(r.name), reader_kinds::name(r.kind), pid, lag_events(r), lag_bytes(r), lag_time(r), r.lost,
                    r.abandoned, state_text(r), printable(r.detail));
         if (interest_narrows(r.interest)) fmt::print("{:>4}  wants {}\n", "", describe_interest(r.interest, schema));
     }
@@ -68,7 +70,7 @@ void print_table(const ReaderListing& listing, const Schema* schema) {
 void print_json(const ReaderEntry& r, const Schema* schema, std::int64_t member = -1) {
     JsonObject o;
     if (member >= 0) o.number("member", static_cast<std::uint64_t>(member));
-    o.number("slot", r.slot).string("name", r.name).string("kind", to_string(r.kind)).string("detail", r.detail);
+    o.number("slot", r.slot).string("name", r.name).string("kind", reader_kinds::name(r.kind)).string("detail", r.detail);
     o.string("interest", describe_interest(r.interest, schema)).string("interest_word", fmt::format("{:016x}", r.interest));
     o.number("pid", r.pid).boolean("pid_in_our_namespace", r.pid_in_our_namespace).number("uid", r.uid);
     o.string("liveness", to_string(r.liveness)).boolean("reclaimed", r.reclaimed).boolean("consistent", r.consistent);
@@ -228,6 +230,15 @@ int run_readers(const ReadersOptions& options) {
         }
         return finish_output();
     }
+}
+
+Command add_readers(CLI::App& app) {
+    auto o = std::make_shared<ReadersOptions>();
+    auto* c = app.add_subcommand("readers", "List a ring's registered readers: lag, losses, liveness");
+    c->add_option("RING", o->ring, "Ring name or path")->required();
+    c->add_flag("--json", o->json, "One JSON object per reader");
+    c->add_flag("--no-reclaim", o->no_reclaim, "Show dead readers but leave their slots for the next registrant");
+    return {c, [o] { return run_readers(*o); }};
 }
 
 }  // namespace evring::cli

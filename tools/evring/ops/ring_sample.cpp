@@ -138,7 +138,6 @@ Result<RingSample> RingSampler::sample() {
     if (!whole)
         return Error(EFAULT, fmt::format("bus error reading ring file '{}': the file was truncated while mapped",
                                          ring_.path()));
-    if (s.estimated) ++estimated_samples_;
     return s;
 }
 

@@ -64,7 +64,6 @@ public:
     // Since the first sample.
     const std::map<std::uint16_t, TypeTally>& totals() const noexcept { return totals_; }
     std::uint64_t abandoned() const noexcept { return abandoned_; }
-    std::uint64_t estimated_samples() const noexcept { return estimated_samples_; }
 
 private:
     void scan(RingSample& s, std::uint64_t since, std::uint64_t from, std::uint64_t to);
@@ -80,7 +79,6 @@ private:
     std::uint64_t pending_seqno_ = 0;  // the first uncommitted descriptor seen last sample
     std::uint64_t pending_since_ns_ = 0;  // when it was first seen uncommitted
     std::uint64_t abandoned_ = 0;
-    std::uint64_t estimated_samples_ = 0;
     std::map<std::uint16_t, TypeTally> totals_;
 };
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -119,6 +120,16 @@ int run_snapshot(const SnapshotOptions& options) {
     if (!stats) return runtime_error(stats.error());
     print_stats(id.path, options.output, *stats);
     return kExitOk;
+}
+
+Command add_snapshot(CLI::App& app) {
+    auto o = std::make_shared<SnapshotOptions>();
+    auto* c = app.add_subcommand("snapshot", "Write a zstd-compressed copy of a ring or ring set");
+    c->add_option("RING", o->ring, "Ring or ring set name or path (or a snapshot of either)")->required();
+    c->add_option("-o,--output", o->output, "Snapshot file to write")->required();
+    c->add_option("--level", o->level, "zstd level, 1 to 19 (default 3)")->type_name("LEVEL");
+    c->add_flag("--force", o->force, "Replace an existing file (never the ring being copied)");
+    return {c, [o] { return run_snapshot(*o); }};
 }
 
 }  // namespace evring::cli

@@ -15,6 +15,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "evring/registry/reader_kinds.hpp"
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "ops/ops_cmd.hpp"
@@ -148,7 +150,7 @@ std::vector<std::string> frame_lines(const RingView& view, const RingRefresh& r,
                                 "LAG-EV", "LAG-TIME", "LOST", "ABANDONED"));
         for (const ReaderEntry& e : r.readers->readers)
             l.push_back(fmt::format("{:<16} {:<8} {:>8} {:<6} {:>10} {:>9} {:>8} {:>9}", printable(e.name),
-                                    to_string(e.kind), e.pid, to_string(e.liveness),
+                                    reader_kinds::name(e.kind), e.pid, to_string(e.liveness),
                                     e.lag ? std::to_string(e.lag->events) + (e.lag->lapped ? "!" : "") : "-",
                                     e.lag && e.lag->nanos ? duration_text(*e.lag->nanos) : "-", e.lost, e.abandoned));
     }
@@ -350,6 +352,16 @@ int run_top(const TopOptions& options) {
     if (terminal) std::fputs("\x1b[?25h\r\n", stdout);
     std::fflush(stdout);
     return code;
+}
+
+Command add_top(CLI::App& app) {
+    auto o = std::make_shared<TopOptions>();
+    auto* c = app.add_subcommand("top", "A live view of a ring: rates by event type, window, writers, readers");
+    c->add_option("RING", o->ring, "Ring name or path")->required();
+    c->add_option("--interval", o->interval, "Seconds between refreshes (default 1)")->type_name("SECONDS");
+    c->add_option("--count", o->count, "Stop after N refreshes")->type_name("N");
+    c->add_option("--where", o->where, "Count only events this expression keeps (docs/cli.md)")->type_name("EXPR");
+    return {c, [o] { return run_top(*o); }};
 }
 
 }  // namespace evring::cli

@@ -1,0 +1,131 @@
+#include "event_selection.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "commands.hpp"
+#include "output/escape.hpp"
+#include "output/event_format.hpp"
+#include "evring/query/span_seek.hpp"
+#include "output/values.hpp"
+
+namespace evring::cli {
+namespace {
+
+bool starts_with_digit(std::string_view text) { return !text.empty() && text[0] >= '0' && text[0] <= '9'; }
+
+// A --flow whose INDEX is a name (NAME=VALUE): it waits for the schema.
+bool flow_names_a_tag(std::string_view flow) {
+    const auto eq = flow.find('=');
+    return !starts_with_digit(flow) && eq != 0 && eq != std::string_view::npos;
+}
+
+// --flow NAME=LABEL where NAME is the flow tag a span's events point back to
+// its opening event with (`opener`, docs/schema.md): the user means the
+// span's label (block=15000009), and the tag holds the opening event's seqno,
+// which span_seek finds. nullopt when NAME is no such tag.
+std::optional<Result<std::uint64_t>> span_label_flow(const std::string& flow, const Schema* schema,
+                                                     EventSource& source) {
+    if (schema == nullptr) return std::nullopt;
+    const auto eq = flow.find('=');
+    const auto index = schema->flow_tag(std::string_view(flow).substr(0, eq));
+    if (!index) return std::nullopt;
+    for (const SchemaSpan& span : schema->spans()) {
+        if (span.opener != index || span.label.empty()) continue;
+        SpanRef ref;
+        ref.span = span.name;
+        ref.text = "--flow " + flow;
+        const std::string value = flow.substr(eq + 1);
+        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ref.label);
+        if (ec != std::errc() || end != value.data() + value.size() || value.empty())
+            return Result<std::uint64_t>(Error(EINVAL, fmt::format("bad --flow '{}': expected {}=NUMBER (a {} label)",
+                                                                   printable(flow), printable(flow.substr(0, eq)),
+                                                                   span.name)));
+        return resolve_span(source, ref, *schema);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+void EventSelection::add_range(CLI::App& command, const RangeHelp& help) {
+    if (help.from != nullptr) command.add_option("--from", from, help.from);
+    if (help.until != nullptr) command.add_option("--until", until, help.until)->type_name("SEQNO|TIME");
+    if (help.count != nullptr) command.add_option("--count", count, help.count)->type_name("N");
+}
+
+void EventSelection::add_filters(CLI::App& command, const FilterHelp& help) {
+    if (help.type != nullptr) command.add_option("--type", types, help.type)->allow_extra_args(false);
+    if (help.flow != nullptr)
+        command.add_option("--flow", flows, help.flow)->type_name("INDEX=VALUE")->allow_extra_args(false);
+    if (help.where != nullptr) command.add_option("--where", where, help.where)->type_name("EXPR");
+}
+
+void EventSelection::add_member(CLI::App& command) {
+    command.add_option("--member", members, "Only this member of a ring set (repeatable)");
+}
+
+Status EventSelection::check_range(FollowOptions& follow) const {
+    return parse_follow_range(follow, from, until, count);
+}
+
+Status EventSelection::check_filters(FlowFilter& filter) const {
+    for (const auto& flow : flows)
+        if (!flow_names_a_tag(flow))
+            if (auto s = add_flow(filter, flow); !s) return s;
+    for (const auto& type : types) {
+        if (!starts_with_digit(type)) continue;  // a name: resolve_names
+        auto parsed = parse_type_option(nullptr, type);
+        if (!parsed) return std::move(parsed).error();
+        filter.types.add(*parsed);
+    }
+    return {};
+}
+
+Status EventSelection::check(FollowOptions& follow) const {
+    if (auto s = check_range(follow); !s) return s;
+    return check_filters(follow.filter);
+}
+
+bool EventSelection::has_names() const {
+    for (const auto& type : types)
+        if (!starts_with_digit(type)) return true;
+    for (const auto& flow : flows)
+        if (flow_names_a_tag(flow)) return true;
+    return false;
+}
+
+Status EventSelection::resolve_names(FlowFilter& filter, const Schema* schema, EventSource& source) const {
+    for (const auto& type : types) {
+        if (starts_with_digit(type)) continue;  // check_filters took it
+        auto parsed = parse_type_option(schema, type);
+        if (!parsed) return std::move(parsed).error();
+        filter.types.add(*parsed);
+    }
+    for (const auto& flow : flows) {
+        if (!flow_names_a_tag(flow)) continue;
+        if (auto seqno = span_label_flow(flow, schema, source)) {
+            if (!*seqno) return std::move(*seqno).error();
+            const auto index = *schema->flow_tag(std::string_view(flow).substr(0, flow.find('=')));
+            if (!filter.require_flow(index, **seqno))
+                return Error(EINVAL, fmt::format("bad --flow '{}': at most 8 --flow conditions", printable(flow)));
+            continue;
+        }
+        if (auto s = add_flow(filter, flow, schema); !s) return s;
+    }
+    return {};
+}
+
+Status EventSelection::resolve(FollowOptions& follow, const Schema* schema, EventSource& source) {
+    if (auto s = resolve_names(follow.filter, schema, source); !s) return s;
+    follow.schema = schema;
+    return compile_where_option(follow, where, schema, where_predicate_, &source);
+}
+
+int exit_code(const Error& error) {
+    return error.errno_value() == EINVAL ? usage_error(error) : runtime_error(error);
+}
+
+}  // namespace evring::cli

@@ -1,0 +1,92 @@
+// tools/evring/event_selection.hpp — which events a command takes from its
+// source: the range (--from, --until, --count) and the filters (--type,
+// --flow, --where, --member). Every command that reads events registers them
+// through EventSelection and resolves them through it, so they are spelled,
+// checked and refused alike everywhere (docs/cli.md, "Positions" and
+// "Filters").
+//
+// Resolution runs in two steps. check() runs before the source is opened:
+// positions, counts and the numbers in --type and --flow, so a mistyped
+// value is a usage error before any I/O. resolve() runs once the source and
+// its schema are known: event type names, flow tag names (--flow NAME=VALUE),
+// a span's label (--flow block=N: the tag holds the opening event's seqno,
+// found with span_seek.hpp) and --where. Both return an error whose errno is
+// EINVAL for a usage error (exit 2); exit_code() maps it (a label no event
+// carries is a runtime error, exit 1).
+//
+// Thread safety: one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evring/error.hpp"
+#include "evring/source/event_source.hpp"
+#include "evring/source/flow_filter.hpp"
+#include "evring/source/follow.hpp"
+#include "evring/schema/schema.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace evring::cli {
+
+// The --help texts of the range; a null text leaves that option out.
+struct RangeHelp {
+    const char* from = "oldest (default), latest, SEQNO, -N, a time or block:N";
+    const char* until = "Stop after this SEQNO or TIME";
+    const char* count = "Stop after N events";
+};
+
+// The --help texts of the filters; a null text leaves that option out.
+struct FilterHelp {
+    const char* type = "Only this event type (name or number; repeatable)";
+    const char* flow = "Only events with content_ext[INDEX] == VALUE; INDEX may be a flow tag's name (repeatable)";
+    const char* where = "Only events this expression keeps (docs/cli.md)";
+};
+
+struct EventSelection {
+    explicit EventSelection(std::string default_from) : from(std::move(default_from)) {}
+
+    // The values as typed (CLI11 fills them in).
+    std::string from;
+    std::optional<std::string> until;
+    std::optional<std::string> count;
+    std::vector<std::string> types;
+    std::vector<std::string> flows;
+    std::optional<std::string> where;
+    std::vector<std::uint32_t> members;  // --member: only these ring set members (empty: all)
+
+    // Registration, in the order a command's --help lists them; each command
+    // calls the groups it offers where its options belong.
+    void add_range(CLI::App& command, const RangeHelp& help = {});
+    void add_filters(CLI::App& command, const FilterHelp& help = {});
+    void add_member(CLI::App& command);
+
+    // Before the source is opened: the range into follow.start/stop/count,
+    // the numeric --type and --flow values into a filter.
+    Status check_range(FollowOptions& follow) const;
+    Status check_filters(FlowFilter& filter) const;
+    Status check(FollowOptions& follow) const;  // both, into follow.filter
+    // Whether resolve() has names to look up in a schema.
+    bool has_names() const;
+    // Once the source and its schema (null: none) are known: the names in
+    // --type and --flow into `filter`.
+    Status resolve_names(FlowFilter& filter, const Schema* schema, EventSource& source) const;
+    // resolve_names into follow.filter, then --where compiled into
+    // follow.where (kept alive by this selection) and follow.schema set.
+    Status resolve(FollowOptions& follow, const Schema* schema, EventSource& source);
+
+private:
+    std::unique_ptr<EventPredicate> where_predicate_;
+};
+
+// The exit code of a failed check or resolve: 2 for EINVAL (usage), else 1;
+// the error is reported.
+int exit_code(const Error& error);
+
+}  // namespace evring::cli
