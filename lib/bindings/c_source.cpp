@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/source/follow.hpp"
 #include "evring/source/position.hpp"
 #include "evring/query/where.hpp"
@@ -106,7 +107,7 @@ evring_source* evring_source_open(const char* location, const evring_open_option
             }
             if (o.register_reader != 0) {
                 evring::ReaderInfo info{o.reader_name != nullptr ? o.reader_name : "c",
-                                        evring::ReaderKind::Application,
+                                        evring::reader_kinds::kApplication,
                                         o.reader_detail != nullptr ? o.reader_detail : program_invocation_short_name};
                 std::string told = evring::bindings::register_reader(**handle, info);
                 if (!told.empty()) evring::bindings::hold_notice(**handle, std::move(told));

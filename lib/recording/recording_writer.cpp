@@ -221,6 +221,7 @@ RecordingWriter& RecordingWriter::operator=(RecordingWriter&&) noexcept = defaul
 RecordingWriter::~RecordingWriter() = default;
 
 const std::string& RecordingWriter::current_path() const noexcept { return state_->path; }
+std::uint64_t RecordingWriter::current_file_bytes() const noexcept { return state_->file_bytes(); }
 
 std::byte* RecordingWriter::begin_event(const EventDescriptor& event) {
     State& s = *state_;

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/registry/reader_listing.hpp"
+#include "evring/registry/reader_kinds.hpp"
 #include "evring/registry/registering_sink.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/set/ring_set.hpp"
@@ -369,7 +370,7 @@ TEST_F(SetFixture, AMergedReaderRegistersInEveryMembersRegistryAndInMembersThatJ
     publish_at(publisher_of(b), 2);
     auto source = open();
     NullSink inner;
-    RegisteringSink sink(inner, {"merged", ReaderKind::Watch, ""});
+    RegisteringSink sink(inner, {"merged", reader_kinds::kWatch, ""});
     sink.started(*source);
     EXPECT_TRUE(sink.registered());
     EXPECT_EQ(readers_of(dir.file("set/m0")), 1u);

@@ -104,8 +104,9 @@ public:
     Status finish();
 
     const RecordingTotals& totals() const noexcept { return totals_; }
-    // The file currently written.
+    // The file currently written, and its size so far before compression.
     const std::string& current_path() const noexcept;
+    std::uint64_t current_file_bytes() const noexcept;
 
 private:
     struct State;
