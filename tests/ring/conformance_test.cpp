@@ -69,7 +69,7 @@ void check_snapshot(const std::string& path) {
             spans.push_back({event.payload_buf_offset, event.payload_buf_offset + event.payload_size, s});
         // Timestamps are only nearly ordered (several writer threads), but no
         // event is stamped earlier than one 256 or more events before it: the
-        // bound `watch --from TIME` relies on (tools/evring/position.hpp).
+        // bound `watch --from TIME` relies on (include/evring/source/position.hpp).
         const std::size_t index = prefix_max.size();
         if (index >= 256 && event.record_epoch_nanos < prefix_max[index - 256]) ++disordered;
         prefix_max.push_back(std::max(event.record_epoch_nanos, index ? prefix_max.back() : 0));

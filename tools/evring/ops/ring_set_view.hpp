@@ -1,4 +1,4 @@
-// tools/evring/ring_set_view.hpp — a live ring set as `top`, `metrics` and
+// tools/evring/ops/ring_set_view.hpp — a live ring set as `top`, `metrics` and
 // `readers` see it: one RingView (ring_view.hpp) per member, each a plain
 // ring, labelled with its member index (docs/ring-sets.md).
 //
