@@ -92,7 +92,7 @@ EVRING_NO_SANITIZE_THREAD inline void racy_copy(void* dst, const std::byte* src,
                                                 std::size_t n) noexcept {
     auto* to = static_cast<std::byte*>(dst);
     if (n > 64 || n < 16) {  // one test on the way to memcpy
-        std::memcpy(to, src, n);
+        if (n != 0) std::memcpy(to, src, n);  // an empty payload may come with no buffer at all
     } else if (n > 32) {
         std::memcpy(to, src, 32);
         std::memcpy(to + n - 32, src + n - 32, 32);
