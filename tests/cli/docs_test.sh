@@ -157,7 +157,14 @@ fi
 # No absolute path of this machine: the folder the checkout sits in, or $HOME
 # (build folders and fetched data aside: git tracks neither).
 if command -v git >/dev/null && git -C "$EVRING_SOURCE_DIR" rev-parse >/dev/null 2>&1; then
-    machine_paths=(-e "$(cd "$EVRING_SOURCE_DIR/.." && pwd)/")
+    # The parent folder, unless it is a shared temporary or root folder
+    # (a checkout cloned into /tmp/evring: "/tmp/" is no path of one machine).
+    parent="$(cd "$EVRING_SOURCE_DIR/.." && pwd)/"
+    machine_paths=(-e "$(cd "$EVRING_SOURCE_DIR" && pwd)/")
+    case "$parent" in
+        / | /tmp/ | /var/tmp/ | /dev/shm/ | /run/ | /home/) ;;
+        *) machine_paths+=(-e "$parent") ;;
+    esac
     [ -n "${HOME:-}" ] && [ "$HOME" != / ] && machine_paths+=(-e "$HOME/")
     hits=$(git -C "$EVRING_SOURCE_DIR" grep -nIF "${machine_paths[@]}" -- . 2>/dev/null | head -5)
     if [ -z "$hits" ]; then
