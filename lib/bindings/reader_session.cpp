@@ -75,24 +75,17 @@ SourceStep next_item(evring_source& handle, SourceItem& item, PayloadRead payloa
     const EventPredicate* where = handle.where.get();
     const bool wants_payload = payload == PayloadRead::Copy;
     const PayloadRead read = where ? PayloadRead::None : payload;
-    struct Loader final : PayloadLoader {
-        explicit Loader(EventSource& s) : source(s) {}
-        void load(SourceEvent& e) noexcept override {
-            if (source.read_payload(e) == SourceStep::Failed) failed = true;
-        }
-        EventSource& source;
-        bool failed = false;
-    } loader(*handle.source);
+    SourcePayloadLoader loader(*handle.source);
     for (;;) {
         const SourceStep step = handle.source->next(item, read);
         if (step == SourceStep::Event) {
             on_event(handle, item.event.descriptor);
             if (where) {
                 const bool kept = where->matches(item.event, loader);
-                if (!loader.failed && !kept) continue;
-                if (!loader.failed && wants_payload && item.event.payload_state == PayloadState::NotRead)
+                if (!loader.failed() && !kept) continue;
+                if (!loader.failed() && wants_payload && item.event.payload_state == PayloadState::NotRead)
                     loader.load(item.event);
-                if (loader.failed) return SourceStep::Failed;
+                if (loader.failed()) return SourceStep::Failed;
                 if (!wants_payload) {
                     item.event.payload_state = PayloadState::NotRead;
                     item.event.payload = {};

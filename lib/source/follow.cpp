@@ -52,31 +52,17 @@ Status FollowLoop::position(const Position& start) {
     return {};
 }
 
-namespace {
-
-// The predicate's way to a payload: the source's, remembering a failure.
-struct SourceLoader final : PayloadLoader {
-    explicit SourceLoader(EventSource& s) : source(s) {}
-    void load(SourceEvent& event) noexcept override {
-        if (source.read_payload(event) == SourceStep::Failed) failed = true;
-    }
-    EventSource& source;
-    bool failed = false;
-};
-
-}  // namespace
-
 std::optional<FollowEnd> FollowLoop::on_event(SourceEvent& event) {
     const EventDescriptor& d = event.descriptor;
     if (d.seqno > stop_at_.seqno || d.record_epoch_nanos > stop_at_.nanos) return FollowEnd::Stop;
     // --- the filter: descriptor tests, then the whole-event predicate (where.hpp) ---
     // Read descriptor-first (run()): a payload is loaded only for what the
     // descriptor tests keep, and by the predicate only when it needs a field.
-    SourceLoader loader(*source_);
+    SourcePayloadLoader loader(*source_);
     const bool keep = options_.filter.matches(d) && (options_.where == nullptr || options_.where->matches(event, loader));
     if (keep && lazy_ && options_.payloads == PayloadRead::Copy && event.payload_state == PayloadState::NotRead)
         loader.load(event);
-    if (loader.failed) {
+    if (loader.failed()) {
         load_failed_ = true;  // run() reports the source's failure
         return std::nullopt;
     }

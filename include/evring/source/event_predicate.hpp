@@ -32,6 +32,22 @@ protected:
     ~PayloadLoader() = default;
 };
 
+// The loader of a source's own payloads (EventSource::read_payload), used by
+// the follow loop and the bindings' reader session; it remembers a failure,
+// which the caller reports as the source's (load() itself cannot fail).
+class SourcePayloadLoader final : public PayloadLoader {
+public:
+    explicit SourcePayloadLoader(EventSource& source) noexcept : source_(source) {}
+    void load(SourceEvent& event) noexcept override {
+        if (source_.read_payload(event) == SourceStep::Failed) failed_ = true;
+    }
+    bool failed() const noexcept { return failed_; }
+
+private:
+    EventSource& source_;
+    bool failed_ = false;
+};
+
 class EventPredicate {
 public:
     virtual ~EventPredicate() = default;
