@@ -3,20 +3,14 @@
 #include "registry/registry_interest.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
-#include <utility>
-
-#include <fmt/format.h>
 
 #include "evring/ring/publisher.hpp"
 #include "evring/ring/ring_extension.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "evring/ring/sigbus_guard.hpp"
+#include "ring/header_section.hpp"
 #include "util/membarrier.hpp"
 #include "registry/registry_locks.hpp"
 #include "registry/registry_slot.hpp"
@@ -34,49 +28,16 @@ struct flock interest_range(short type) {
     return range;
 }
 
-// The ring's interest word through a read-write mapping of our own of the
-// ring's header section (as a sleeping reader maps the doorbell,
-// doorbell.cpp), unmapped on destruction. Only the ring instance `identity`
-// names, and only one whose writers honour interest (the doorbell feature).
-class WritableWord {
-public:
-    static Result<WritableWord> map(std::string_view ring_path, const RingIdentity& identity) {
-        const std::string path(ring_path);
-        const int fd = ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
-        if (fd < 0) return Error::from_errno(errno, fmt::format("opening ring '{}' to write its interest word", path));
-        struct stat st {};
-        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_ino != identity.inode ||
-            static_cast<std::uint64_t>(st.st_dev) != identity.device ||
-            static_cast<std::uint64_t>(st.st_size) < kHeaderSectionSize) {
-            ::close(fd);
-            return Error(ESTALE, fmt::format("'{}' is not the registered ring file any more", path));
-        }
-        // The whole header section: on hugetlbfs a mapping starts on a huge page.
-        void* p = ::mmap(nullptr, kHeaderSectionSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        const int err = errno;
-        ::close(fd);
-        if (p == MAP_FAILED)
-            return Error::from_errno(err, fmt::format("mapping the header of ring '{}' for writing", path));
-        if ((ring_features(*extension_in(p)) & kRingFeatureDoorbell) == 0) {
-            ::munmap(p, kHeaderSectionSize);
-            return WritableWord(nullptr, nullptr);  // its writers publish everything anyway
-        }
-        return WritableWord(&extension_in(p)->interest, p);
-    }
-    WritableWord(WritableWord&& other) noexcept
-        : word_(other.word_), mapping_(std::exchange(other.mapping_, nullptr)) {}
-    WritableWord& operator=(WritableWord&&) = delete;
-    ~WritableWord() {
-        if (mapping_ != nullptr) ::munmap(mapping_, kHeaderSectionSize);
-    }
-    // Null when the ring's writers do not honour interest.
-    std::uint64_t* word() const noexcept { return word_; }
-
-private:
-    WritableWord(std::uint64_t* word, void* mapping) noexcept : word_(word), mapping_(mapping) {}
-    std::uint64_t* word_;
-    void* mapping_;
-};
+// A read-write mapping of our own of the ring's header section, for its
+// interest word (as a sleeping reader maps the doorbell's): of the ring
+// instance `identity` names only, never of a ring re-created at the path.
+Result<WritableHeaderSection> map_header_section(std::string_view ring_path, const RingIdentity& identity) {
+    return WritableHeaderSection::map(std::string(ring_path),
+                                      {.min_size = kHeaderSectionSize,
+                                       .identity = RingFileId{identity.device, identity.inode},
+                                       .file_role = "registered ring file"},
+                                      "store its interest word");
+}
 
 // I5's heavy half: a full barrier on every CPU running a writer that only
 // uses a compiler fence at W9 (registered for the expedited command, as
@@ -135,17 +96,19 @@ InterestUpdate recompute_interest(const RegistryFile& file, std::string_view rin
     } else {
         bool truncated = false;
         const std::uint64_t wanted = union_of_live_slots(file, own_slot, truncated);  // I2
-        auto word = WritableWord::map(ring_path, file.header().ring);
-        if (word && word->word() != nullptr) {
-            shared::store_relaxed(*word->word(), wanted);  // I3, ordered by I5 [D]
+        auto section = map_header_section(ring_path, file.header().ring);
+        // A ring whose writers do not honour interest (no doorbell feature)
+        // publishes everything anyway: nothing to store.
+        if (section && (ring_features(*section->extension()) & kRingFeatureDoorbell) != 0) {
+            shared::store_relaxed(section->extension()->interest, wanted);  // I3, ordered by I5 [D]
             update.word = wanted;
-        } else if (!word && header != nullptr) {
+        } else if (!section && header != nullptr) {
             // Not ours to write (permissions, say): only a problem when the
             // word wants less than the readers do.
             const std::uint64_t now = shared::load_relaxed(extension_in(const_cast<RingHeader*>(header))->interest);  // only loaded
             update.word = now;
             if (interest_union(now, wanted) != now)
-                update.problem = word.error().message() + "; the readers' interest is not applied";
+                update.problem = section.error().message() + "; the readers' interest is not applied";
         }
     }  // I4 (the lock's destructor)
     if (header != nullptr) {

@@ -1,10 +1,7 @@
 // The out-of-line half of doorbell.hpp: attaching, sleeping and waking.
 #include "evring/ring/doorbell.hpp"
 
-#include <fcntl.h>
 #include <linux/futex.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +13,7 @@
 #include <cstring>
 #include <utility>
 
+#include "ring/header_section.hpp"
 #include "util/membarrier.hpp"
 
 namespace evring {
@@ -80,43 +78,24 @@ Doorbell Doorbell::attach(const MappedRing& ring) {
         bell.mode_ = Mode::Futex;
         return bell;
     }
-    // A read-only reader needs its own writable view of the doorbell word.
-    const int fd = ::open(ring.path().c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        bell.fallback_reason_ = "cannot open ring '" + ring.path() +
-                                "' for writing to announce sleeps: " + std::strerror(errno);
-        return bell;
-    }
-    // The path may name another file by now (a snapshot's compressed file, a
-    // replaced ring): only map it if it is a regular file at least as large
-    // as the ring, so the reads below cannot fault past its end.
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-        static_cast<std::uint64_t>(st.st_size) < ring.layout().file_size) {
-        ::close(fd);
-        bell.fallback_reason_ = "'" + ring.path() + "' is not the mapped ring file any more";
-        return bell;
-    }
-    // The whole header section: on hugetlbfs a mapping must start on a huge
-    // page; elsewhere only the touched page is faulted in.
-    void* p = ::mmap(nullptr, kHeaderSectionSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    const int err = errno;
-    ::close(fd);
-    if (p == MAP_FAILED) {
-        bell.fallback_reason_ = "cannot map the header of ring '" + ring.path() +
-                                "' for writing: " + std::strerror(err);
+    // A read-only reader needs its own writable view of the doorbell word,
+    // of the file at least as large as the ring it mapped.
+    auto section = detail::WritableHeaderSection::map(
+        ring.path(), {.min_size = ring.layout().file_size, .identity = std::nullopt, .file_role = "mapped ring file"},
+        "announce sleeps");
+    if (!section) {
+        bell.fallback_reason_ = section.error().message();
         return bell;
     }
     // The path may now name another file than the one mapped: only trust it
     // if it carries the same header.
-    if (std::memcmp(p, &ring.header(), offsetof(RingHeader, control)) != 0 ||
-        (ring_features(*extension_in(p)) & kRingFeatureDoorbell) == 0) {
-        ::munmap(p, kHeaderSectionSize);
+    if (std::memcmp(section->data(), &ring.header(), offsetof(RingHeader, control)) != 0 ||
+        (ring_features(*section->extension()) & kRingFeatureDoorbell) == 0) {
         bell.fallback_reason_ = "ring '" + ring.path() + "' was replaced since it was mapped";
         return bell;
     }
-    bell.own_mapping_ = p;
-    bell.word_ = &extension_in(p)->doorbell;
+    bell.word_ = &section->extension()->doorbell;
+    bell.own_mapping_ = section->release();
     bell.mode_ = Mode::Futex;
     return bell;
 }
@@ -142,7 +121,7 @@ Doorbell& Doorbell::operator=(Doorbell&& other) noexcept {
 Doorbell::~Doorbell() { release(); }
 
 void Doorbell::release() noexcept {
-    if (own_mapping_ != nullptr) ::munmap(own_mapping_, kHeaderSectionSize);
+    detail::WritableHeaderSection::unmap(own_mapping_);
     own_mapping_ = nullptr;
     word_ = nullptr;
 }
