@@ -1,6 +1,7 @@
 // A checked payload written as one JSON object (rules in schema_render.hpp).
 #include "evring/schema/schema_render.hpp"
 #include "util/text_escape.hpp"
+#include "schema/schema_render_support.hpp"
 #include "schema/schema_sinks.hpp"
 #include "schema/schema_text_value.hpp"
 #include "schema/schema_walk.hpp"
@@ -12,14 +13,10 @@ namespace {
 template <class Sink>
 class JsonVisitor {
 public:
-    JsonVisitor(Sink& out, const JsonOptions& options, std::size_t bound) noexcept
-        : out_(out), options_(options), bound_(bound) {}
+    JsonVisitor(Sink& out, const JsonOptions& options, std::size_t payload_size) noexcept
+        : out_(out), options_(options), bound_(options.max_output, payload_size) {}
 
-    bool full() {
-        if (out_.total() < bound_) return false;
-        truncated_ = true;
-        return true;
-    }
+    bool full() { return bound_.reached(out_); }
     void begin_struct(std::string_view name, const SchemaStruct*) {
         before(name);
         out_.put('{');
@@ -27,7 +24,7 @@ public:
         ++depth_;
     }
     void end_struct() {
-        if (--depth_ == 0 && truncated_) {
+        if (--depth_ == 0 && bound_.truncated()) {
             // The marker closes the payload object: a key no field can have.
             before(kTruncatedKey);
             out_.write("true");
@@ -48,15 +45,7 @@ public:
     }
     void scalar(std::string_view name, const ScalarValue& v) {
         before(name);
-        switch (v.type) {
-        case Scalar::Bool:
-            if (v.u <= 1) out_.write(v.u ? std::string_view("true") : std::string_view("false"));
-            else detail::put_unsigned(out_, v.u);
-            break;
-        case Scalar::I8: case Scalar::I16: case Scalar::I32: case Scalar::I64: detail::put_signed(out_, v.i); break;
-        case Scalar::F32: case Scalar::F64: detail::put_float(out_, v.f, v.type == Scalar::F32, true); break;
-        default: detail::put_unsigned(out_, v.u); break;
-        }
+        detail::put_scalar(out_, v, true);
         comma_ = true;
     }
     void enumeration(std::string_view name, const SchemaEnum& e, const ScalarValue& v, std::string_view value_name) {
@@ -65,10 +54,8 @@ public:
             out_.put('"');
             out_.write(value_name);  // a name: no character needs escaping
             out_.put('"');
-        } else if (e.is_signed()) {
-            detail::put_signed(out_, v.i);
         } else {
-            detail::put_unsigned(out_, v.u);
+            detail::put_enum_number(out_, e, v);
         }
         comma_ = true;
     }
@@ -108,42 +95,33 @@ private:
 
     Sink& out_;
     const JsonOptions& options_;
-    std::size_t bound_;
+    detail::OutputBound bound_;
     std::size_t depth_ = 0;
     bool comma_ = false;
-    bool truncated_ = false;
 };
+
+// The payload as one object, through either sink.
+template <class Sink>
+void render(const Schema& schema, const SchemaEvent& event, std::span<const std::byte> payload, Sink& sink,
+            const JsonOptions& options) {
+    JsonVisitor<Sink> visitor(sink, options, payload.size());
+    detail::PayloadWalker<JsonVisitor<Sink>>(schema, visitor).payload(event, payload.data());
+}
 
 }  // namespace
 
 DecodeError append_fields_json(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
                                std::string& out, const JsonOptions& options) {
-    DecodeError e = check_payload(schema, event_type, payload);
-    if (!e.ok()) return e;
-    detail::StringSink sink(out);
-    JsonVisitor<detail::StringSink> visitor(sink, options, output_bound(options.max_output, payload.size()));
-    detail::PayloadWalker<JsonVisitor<detail::StringSink>>(schema, visitor)
-        .payload(*schema.event(event_type), payload.data());
-    return e;
+    return detail::render_appending(schema, event_type, payload, out, [&](auto& sink, const SchemaEvent& event) {
+        render(schema, event, payload, sink, options);
+    });
 }
 
 DecodeError write_fields_json(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
                               std::span<char> out, std::size_t& written) noexcept {
-    written = 0;
-    DecodeError e = check_payload(schema, event_type, payload);
-    if (!e.ok()) return e;
-    detail::SpanSink sink(out);
-    const JsonOptions options;
-    JsonVisitor<detail::SpanSink> visitor(sink, options, output_bound(options.max_output, payload.size()));
-    detail::PayloadWalker<JsonVisitor<detail::SpanSink>>(schema, visitor)
-        .payload(*schema.event(event_type), payload.data());
-    if (sink.total() > out.size()) {
-        e.status = DecodeStatus::OutputTooSmall;
-        e.needed = sink.total();
-        return e;
-    }
-    written = sink.total();
-    return e;
+    return detail::render_into(schema, event_type, payload, out, written, [&](auto& sink, const SchemaEvent& event) {
+        render(schema, event, payload, sink, JsonOptions{});
+    });
 }
 
 void append_shown_bytes(std::string& out, std::span<const std::byte> bytes, std::size_t max_bytes) {

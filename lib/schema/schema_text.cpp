@@ -1,6 +1,7 @@
 // A checked payload as "TYPE_NAME field=value ..." (rules in schema_render.hpp).
 #include "evring/schema/schema_render.hpp"
 #include "schema/schema_data.hpp"
+#include "schema/schema_render_support.hpp"
 #include "schema/schema_sinks.hpp"
 #include "schema/schema_text_value.hpp"
 #include "schema/schema_walk.hpp"
@@ -17,15 +18,11 @@ constexpr std::size_t kMaxPath = (detail::kMaxStructDepth + 1) * (detail::kMaxNa
 template <class Sink>
 class TextVisitor {
 public:
-    TextVisitor(Sink& out, const TextOptions& options, std::size_t bound) noexcept
-        : out_(out), options_(options), bound_(bound) {}
+    TextVisitor(Sink& out, const TextOptions& options, std::size_t payload_size) noexcept
+        : out_(out), options_(options), bound_(options.max_output, payload_size) {}
 
-    bool full() {
-        if (out_.total() < bound_) return false;
-        truncated_ = true;
-        return true;
-    }
-    bool truncated() const noexcept { return truncated_; }
+    bool full() { return bound_.reached(out_); }
+    bool truncated() const noexcept { return bound_.truncated(); }
 
     void begin_struct(std::string_view name, const SchemaStruct*) {
         if (depth_ == 0) return push(Kind::Path);  // the payload itself
@@ -57,21 +54,12 @@ public:
     }
     void scalar(std::string_view name, const ScalarValue& v) {
         before(name);
-        switch (v.type) {
-        case Scalar::Bool:
-            if (v.u <= 1) out_.write(v.u ? std::string_view("true") : std::string_view("false"));
-            else detail::put_unsigned(out_, v.u);
-            break;
-        case Scalar::I8: case Scalar::I16: case Scalar::I32: case Scalar::I64: detail::put_signed(out_, v.i); break;
-        case Scalar::F32: case Scalar::F64: detail::put_float(out_, v.f, v.type == Scalar::F32, false); break;
-        default: detail::put_unsigned(out_, v.u); break;
-        }
+        detail::put_scalar(out_, v, false);
     }
     void enumeration(std::string_view name, const SchemaEnum& e, const ScalarValue& v, std::string_view value_name) {
         before(name);
         if (!value_name.empty()) out_.write(value_name);
-        else if (e.is_signed()) detail::put_signed(out_, v.i);
-        else detail::put_unsigned(out_, v.u);
+        else detail::put_enum_number(out_, e, v);
     }
     void bytes(std::string_view name, std::span<const std::byte> b) {
         before(name);
@@ -132,8 +120,7 @@ private:
 
     Sink& out_;
     const TextOptions& options_;
-    std::size_t bound_;
-    bool truncated_ = false;
+    detail::OutputBound bound_;
     Level levels_[kMaxLevels];
     std::size_t depth_ = 0;
     char path_[kMaxPath];
@@ -144,7 +131,7 @@ template <class Sink>
 void render(const Schema& schema, const SchemaEvent& event, std::span<const std::byte> payload, Sink& sink,
             const TextOptions& options) {
     sink.write(event.name);
-    TextVisitor<Sink> visitor(sink, options, output_bound(options.max_output, payload.size()));
+    TextVisitor<Sink> visitor(sink, options, payload.size());
     detail::PayloadWalker<TextVisitor<Sink>>(schema, visitor).payload(event, payload.data());
     if (visitor.truncated()) sink.write(" (truncated)");
 }
@@ -153,27 +140,16 @@ void render(const Schema& schema, const SchemaEvent& event, std::span<const std:
 
 DecodeError append_event_text(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
                               std::string& out, const TextOptions& options) {
-    DecodeError e = check_payload(schema, event_type, payload);
-    if (!e.ok()) return e;
-    detail::StringSink sink(out);
-    render(schema, *schema.event(event_type), payload, sink, options);
-    return e;
+    return detail::render_appending(schema, event_type, payload, out, [&](auto& sink, const SchemaEvent& event) {
+        render(schema, event, payload, sink, options);
+    });
 }
 
 DecodeError write_event_text(const Schema& schema, std::uint16_t event_type, std::span<const std::byte> payload,
                              std::span<char> out, std::size_t& written, const TextOptions& options) noexcept {
-    written = 0;
-    DecodeError e = check_payload(schema, event_type, payload);
-    if (!e.ok()) return e;
-    detail::SpanSink sink(out);
-    render(schema, *schema.event(event_type), payload, sink, options);
-    if (sink.total() > out.size()) {
-        e.status = DecodeStatus::OutputTooSmall;
-        e.needed = sink.total();
-        return e;
-    }
-    written = sink.total();
-    return e;
+    return detail::render_into(schema, event_type, payload, out, written, [&](auto& sink, const SchemaEvent& event) {
+        render(schema, event, payload, sink, options);
+    });
 }
 
 }  // namespace evring
