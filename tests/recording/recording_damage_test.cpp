@@ -5,8 +5,6 @@
 // Most cases use 1000 events of 40 bytes in ten blocks of 100 (a flush every
 // 100 events), then the block holding the end record: block i (0-based)
 // holds seqno 100i+1 .. 100i+100.
-#include <sys/resource.h>
-
 #include <cstring>
 
 #include <gtest/gtest.h>
@@ -29,23 +27,15 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 class RecordingDamage : public ::testing::TestWithParam<bool> {
 protected:
-    void SetUp() override {
-        path_ = dir_.file("r.evrec");
-        write_blocks(path_, 1000, 100, GetParam());
-        file_ = read_file(path_);
-        blocks_ = list_blocks(file_);
-        ASSERT_EQ(blocks_.size(), 11u);
-    }
-    Replay replay_edited() {
-        write_file(path_, file_);
-        return replay(path_);
-    }
-    std::uint64_t body_of(std::size_t block) const { return blocks_[block].offset + sizeof(RecordingBlockHeader); }
+    void SetUp() override { ASSERT_EQ(blocks_.size(), 11u); }
+    Replay replay_edited() { return rec_.replay_edited(); }
+    std::uint64_t body_of(std::size_t block) const { return rec_.body_of(block); }
 
-    TempDir dir_;
-    std::string path_;
-    Bytes file_;
-    std::vector<BlockAt> blocks_;
+    EditableRecording rec_{1000, 100, GetParam()};
+    // The recording's parts under the names the cases below use.
+    const std::string& path_ = rec_.path;
+    Bytes& file_ = rec_.file;
+    const std::vector<BlockAt>& blocks_ = rec_.blocks;
 };
 
 TEST_P(RecordingDamage, BitFlipInABlockBodyLosesExactlyThatBlock) {
@@ -232,19 +222,14 @@ TEST_P(RecordingDamage, IntactBlocksAfterTheEndAreNamedAndNotReplayed) {
 }
 
 TEST(RecordingDamageRaw, EndTotalsThatLieAreReportedWithBothNumbers) {
-    TempDir dir;
-    const std::string path = dir.file("r.evrec");
-    write_blocks(path, 2, 10, false);
-    Bytes file = read_file(path);
-    const auto blocks = list_blocks(file);
-    ASSERT_EQ(blocks.size(), 1u);
+    EditableRecording rec(2, 10, false);
+    ASSERT_EQ(rec.blocks.size(), 1u);
     // The end record is the last record of the only block: claim 99 events.
-    const std::uint64_t end_body = file.size() - sizeof(EndRecord);
+    const std::uint64_t end_body = rec.file.size() - sizeof(EndRecord);
     const std::uint64_t lie = 99;
-    std::memcpy(file.data() + end_body, &lie, sizeof lie);
-    reseal_block(file, blocks[0].offset);
-    write_file(path, file);
-    const Replay r = replay(path);
+    std::memcpy(rec.file.data() + end_body, &lie, sizeof lie);
+    reseal_block(rec.file, rec.blocks[0].offset);
+    const Replay r = rec.replay_edited();
     expect_events(r, range(1, 2));
     EXPECT_EQ(r.status, ReadStatus::DamagedEnd);
     const auto damage = r.damage();
@@ -256,27 +241,22 @@ TEST(RecordingDamageRaw, EndTotalsThatLieAreReportedWithBothNumbers) {
 }
 
 TEST(RecordingDamageRaw, RecordsAfterTheEndRecordInItsBlockAreReported) {
-    TempDir dir;
-    const std::string path = dir.file("r.evrec");
-    write_blocks(path, 2, 10, false);
-    Bytes file = read_file(path);
-    const auto blocks = list_blocks(file);
+    EditableRecording rec(2, 10, false);
     // Append an event record after the end record, inside the same block.
     Bytes extra(sizeof(RecordHeader) + sizeof(EventDescriptor));
     const RecordHeader head{static_cast<std::uint32_t>(RecordKind::ExpiredPayload), sizeof(EventDescriptor)};
     const EventDescriptor event = event_with(3, 0);
     std::memcpy(extra.data(), &head, sizeof head);
     std::memcpy(extra.data() + sizeof head, &event, sizeof event);
-    file.insert(file.end(), extra.begin(), extra.end());
-    edit_block_header(file, blocks[0].offset, [&](RecordingBlockHeader& h) {
+    rec.file.insert(rec.file.end(), extra.begin(), extra.end());
+    edit_block_header(rec.file, rec.blocks[0].offset, [&](RecordingBlockHeader& h) {
         h.stored_size += static_cast<std::uint32_t>(extra.size());
         h.content_size = h.stored_size;
         h.record_count += 1;
         h.last_seqno = 3;
     });
-    reseal_block(file, blocks[0].offset);
-    write_file(path, file);
-    const Replay r = replay(path);
+    reseal_block(rec.file, rec.blocks[0].offset);
+    const Replay r = rec.replay_edited();
     expect_events(r, range(1, 2));
     EXPECT_EQ(r.count(RecordKind::ExpiredPayload), 0u);
     EXPECT_EQ(r.status, ReadStatus::DamagedEnd);
@@ -286,18 +266,12 @@ TEST(RecordingDamageRaw, RecordsAfterTheEndRecordInItsBlockAreReported) {
 }
 
 TEST(RecordingDamageRaw, MalformedRecordsWithAValidChecksumLoseTheirBlockOnly) {
-    TempDir dir;
-    const std::string path = dir.file("r.evrec");
-    write_blocks(path, 30, 10, false);
-    Bytes file = read_file(path);
-    const auto blocks = list_blocks(file);
+    EditableRecording rec(30, 10, false);
     // Block 1's first record claims a body past the end of the block.
-    const std::uint64_t first = blocks[1].offset + sizeof(RecordingBlockHeader);
     const std::uint32_t huge = 1u << 30;
-    std::memcpy(file.data() + first + 4, &huge, 4);
-    reseal_block(file, blocks[1].offset);
-    write_file(path, file);
-    const Replay r = replay(path);
+    std::memcpy(rec.file.data() + rec.body_of(1) + 4, &huge, 4);
+    reseal_block(rec.file, rec.blocks[1].offset);
+    const Replay r = rec.replay_edited();
     expect_events(r, without(11, 20, 30));
     ASSERT_EQ(r.damage().size(), 1u);
     EXPECT_EQ(r.damage()[0].kind, DamageKind::Undecodable);
@@ -307,15 +281,9 @@ TEST(RecordingDamageRaw, MalformedRecordsWithAValidChecksumLoseTheirBlockOnly) {
 }
 
 TEST(RecordingDamageRaw, RemovedBlockIsReportedAsMissing) {
-    TempDir dir;
-    const std::string path = dir.file("r.evrec");
-    write_blocks(path, 30, 10, false);
-    Bytes file = read_file(path);
-    const auto blocks = list_blocks(file);
-    file.erase(file.begin() + static_cast<std::ptrdiff_t>(blocks[1].offset),
-               file.begin() + static_cast<std::ptrdiff_t>(blocks[2].offset));
-    write_file(path, file);
-    const Replay r = replay(path);
+    EditableRecording rec(30, 10, false);
+    rec.replace_block(1, {});
+    const Replay r = rec.replay_edited();
     expect_events(r, without(11, 20, 30));
     ASSERT_GE(r.damage().size(), 1u);
     EXPECT_EQ(r.damage()[0].kind, DamageKind::MissingBlocks);
@@ -328,16 +296,10 @@ TEST(RecordingDamageRaw, RemovedBlockIsReportedAsMissing) {
 }
 
 TEST(RecordingDamageRaw, RepeatedBlockIsNotReplayedTwice) {
-    TempDir dir;
-    const std::string path = dir.file("r.evrec");
-    write_blocks(path, 30, 10, false);
-    Bytes file = read_file(path);
-    const auto blocks = list_blocks(file);
-    const Bytes copy(file.begin() + static_cast<std::ptrdiff_t>(blocks[0].offset),
-                     file.begin() + static_cast<std::ptrdiff_t>(blocks[1].offset));
-    file.insert(file.begin() + static_cast<std::ptrdiff_t>(blocks[2].offset), copy.begin(), copy.end());
-    write_file(path, file);
-    const Replay r = replay(path);
+    EditableRecording rec(30, 10, false);
+    const Bytes copy = rec.slice(rec.blocks[0].offset, rec.blocks[1].offset);
+    rec.file.insert(rec.file.begin() + static_cast<std::ptrdiff_t>(rec.blocks[2].offset), copy.begin(), copy.end());
+    const Replay r = rec.replay_edited();
     expect_events(r, range(1, 30));
     ASSERT_EQ(r.damage().size(), 1u);
     EXPECT_EQ(r.damage()[0].kind, DamageKind::MisplacedBlock);
@@ -347,21 +309,11 @@ TEST(RecordingDamageRaw, RepeatedBlockIsNotReplayedTwice) {
 }
 
 TEST(RecordingDamageRaw, BlockOfAnotherRecordingIsNotTakenForOurs) {
-    TempDir dir;
-    const std::string a = dir.file("a.evrec"), b = dir.file("b.evrec");
-    write_blocks(a, 30, 10, false);
-    write_blocks(b, 30, 10, false);
-    Bytes fa = read_file(a);
-    const Bytes fb = read_file(b);
-    const auto ba = list_blocks(fa);
-    const auto bb = list_blocks(fb);
+    EditableRecording a(30, 10, false);
+    const EditableRecording b(30, 10, false);
     // Replace a's block 1 by b's block 1 (same numbers, same seqnos, another series).
-    Bytes spliced(fa.begin(), fa.begin() + static_cast<std::ptrdiff_t>(ba[1].offset));
-    spliced.insert(spliced.end(), fb.begin() + static_cast<std::ptrdiff_t>(bb[1].offset),
-                   fb.begin() + static_cast<std::ptrdiff_t>(bb[2].offset));
-    spliced.insert(spliced.end(), fa.begin() + static_cast<std::ptrdiff_t>(ba[2].offset), fa.end());
-    write_file(a, spliced);
-    const Replay r = replay(a);
+    a.replace_block(1, b.slice(b.blocks[1].offset, b.blocks[2].offset));
+    const Replay r = a.replay_edited();
     expect_events(r, without(11, 20, 30));
     ASSERT_GE(r.damage().size(), 1u);
     EXPECT_TRUE(has(r.damage()[0].message, "block of another recording")) << r.damage()[0].message;
@@ -369,11 +321,7 @@ TEST(RecordingDamageRaw, BlockOfAnotherRecordingIsNotTakenForOurs) {
 
 // A compressed block whose frame expands far beyond what its header declares.
 TEST(RecordingDamageZstd, DecompressionBombInABlockIsRefusedWithoutTheMemory) {
-    TempDir dir;
-    const std::string path = dir.file("r.evrec");
-    write_blocks(path, 30, 10, true);
-    Bytes file = read_file(path);
-    const auto blocks = list_blocks(file);
+    EditableRecording rec(30, 10, true);
     // 1 GiB of zeros in one frame that does not say its size (streamed).
     ZSTD_CCtx* cctx = ZSTD_createCCtx();
     Bytes zeros(std::size_t{1} << 20), frame(ZSTD_compressBound(zeros.size()) * 2);
@@ -386,19 +334,11 @@ TEST(RecordingDamageZstd, DecompressionBombInABlockIsRefusedWithoutTheMemory) {
     }
     ZSTD_freeCCtx(cctx);
     frame.resize(framed);
-    RecordingBlockHeader h = blocks[1].header;
+    RecordingBlockHeader h = rec.blocks[1].header;
     h.content_size = 4096;
-    const Bytes bomb = make_block(frame, h);
-    Bytes spliced(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(blocks[1].offset));
-    spliced.insert(spliced.end(), bomb.begin(), bomb.end());
-    spliced.insert(spliced.end(), file.begin() + static_cast<std::ptrdiff_t>(blocks[2].offset), file.end());
-    write_file(path, spliced);
-    rusage before{};
-    ::getrusage(RUSAGE_SELF, &before);
-    const Replay r = replay(path);
-    rusage after{};
-    ::getrusage(RUSAGE_SELF, &after);
-    EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024) << "KiB";  // far from 1 GiB
+    rec.replace_block(1, make_block(frame, h));
+    Replay r;
+    EXPECT_LT(max_rss_growth_kib([&] { r = rec.replay_edited(); }), 64 * 1024) << "KiB";  // far from 1 GiB
     expect_events(r, without(11, 20, 30));
     ASSERT_EQ(r.damage().size(), 1u);
     EXPECT_EQ(r.damage()[0].kind, DamageKind::Undecodable);
@@ -407,22 +347,14 @@ TEST(RecordingDamageZstd, DecompressionBombInABlockIsRefusedWithoutTheMemory) {
 }
 
 TEST(RecordingDamageZstd, FrameDeclaringMoreThanItsHeaderIsRefused) {
-    TempDir dir;
-    const std::string path = dir.file("r.evrec");
-    write_blocks(path, 30, 10, true);
-    Bytes file = read_file(path);
-    const auto blocks = list_blocks(file);
+    EditableRecording rec(30, 10, true);
     Bytes zeros(std::size_t{8} << 20);
     Bytes frame(ZSTD_compressBound(zeros.size()));
     frame.resize(ZSTD_compress(frame.data(), frame.size(), zeros.data(), zeros.size(), 1));
-    RecordingBlockHeader h = blocks[1].header;
+    RecordingBlockHeader h = rec.blocks[1].header;
     h.content_size = 4096;
-    const Bytes bomb = make_block(frame, h);
-    Bytes spliced(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(blocks[1].offset));
-    spliced.insert(spliced.end(), bomb.begin(), bomb.end());
-    spliced.insert(spliced.end(), file.begin() + static_cast<std::ptrdiff_t>(blocks[2].offset), file.end());
-    write_file(path, spliced);
-    const Replay r = replay(path);
+    rec.replace_block(1, make_block(frame, h));
+    const Replay r = rec.replay_edited();
     expect_events(r, without(11, 20, 30));
     ASSERT_EQ(r.damage().size(), 1u);
     EXPECT_TRUE(has(r.damage()[0].message, "zstd frame declares 8388608 bytes, the block header 4096"))
@@ -430,16 +362,11 @@ TEST(RecordingDamageZstd, FrameDeclaringMoreThanItsHeaderIsRefused) {
 }
 
 TEST(RecordingDamageZstd, BlockClaimingMoreContentThanItsBytesCanHoldIsNotTrusted) {
-    TempDir dir;
-    const std::string path = dir.file("r.evrec");
-    write_blocks(path, 30, 10, true);
-    Bytes file = read_file(path);
-    const auto blocks = list_blocks(file);
-    edit_block_header(file, blocks[1].offset, [](RecordingBlockHeader& h) {
+    EditableRecording rec(30, 10, true);
+    edit_block_header(rec.file, rec.blocks[1].offset, [](RecordingBlockHeader& h) {
         h.content_size = kMaxCompressedBlockContent;  // from a few hundred stored bytes
     });
-    write_file(path, file);
-    const Replay r = replay(path);
+    const Replay r = rec.replay_edited();
     expect_events(r, without(11, 20, 30));
     ASSERT_EQ(r.damage().size(), 1u);
     EXPECT_EQ(r.damage()[0].kind, DamageKind::BadBlockHeader);
@@ -447,29 +374,20 @@ TEST(RecordingDamageZstd, BlockClaimingMoreContentThanItsBytesCanHoldIsNotTruste
 }
 
 TEST(RecordingDamageRaw, HugeClaimedSizesCostNoAllocation) {
-    TempDir dir;
-    const std::string path = dir.file("r.evrec");
-    write_blocks(path, 30, 10, false);
-    Bytes file = read_file(path);
-    const auto blocks = list_blocks(file);
+    EditableRecording rec(30, 10, false);
     // The last block claims 4 GiB of stored bytes: the file is far shorter.
-    edit_block_header(file, blocks.back().offset, [](RecordingBlockHeader& h) {
+    edit_block_header(rec.file, rec.blocks.back().offset, [](RecordingBlockHeader& h) {
         h.stored_size = UINT32_MAX;
         h.content_size = UINT32_MAX;
     });
     // And the file header claims a 2^40-byte payload buffer.
     RecordingFileHeader fh;
-    std::memcpy(&fh, file.data(), sizeof fh);
+    std::memcpy(&fh, rec.file.data(), sizeof fh);
     fh.ring_size.payload_buf_size = std::uint64_t{1} << 40;
     fh.header_crc = detail::file_header_crc(fh);
-    std::memcpy(file.data(), &fh, sizeof fh);
-    write_file(path, file);
-    rusage before{};
-    ::getrusage(RUSAGE_SELF, &before);
-    const Replay r = replay(path);
-    rusage after{};
-    ::getrusage(RUSAGE_SELF, &after);
-    EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024) << "KiB";
+    std::memcpy(rec.file.data(), &fh, sizeof fh);
+    Replay r;
+    EXPECT_LT(max_rss_growth_kib([&] { r = rec.replay_edited(); }), 64 * 1024) << "KiB";
     expect_events(r, range(1, 30));
     EXPECT_EQ(r.status, ReadStatus::Truncated);
     ASSERT_EQ(r.damage().size(), 1u);
@@ -504,18 +422,14 @@ TEST(RecordingDamageSchema, DamagedSchemaBlockLeavesNoSchemaAndEveryEvent) {
 }
 
 TEST(RecordingDamageSchema, MissingSchemaBlockIsReported) {
-    TempDir dir;
-    const std::string path = dir.file("r.evrec");
-    write_blocks(path, 5, 10, true);
-    Bytes file = read_file(path);
+    EditableRecording rec(5, 10, true);
     RecordingFileHeader fh;
-    std::memcpy(&fh, file.data(), sizeof fh);
+    std::memcpy(&fh, rec.file.data(), sizeof fh);
     fh.flags |= kRecordingHasSchema;
     fh.schema_size = 10;
     fh.header_crc = detail::file_header_crc(fh);
-    std::memcpy(file.data(), &fh, sizeof fh);
-    write_file(path, file);
-    const Replay r = replay(path);
+    std::memcpy(rec.file.data(), &fh, sizeof fh);
+    const Replay r = rec.replay_edited();
     expect_events(r, range(1, 5));
     ASSERT_EQ(r.damage().size(), 1u);
     EXPECT_EQ(r.damage()[0].kind, DamageKind::BadSchema);

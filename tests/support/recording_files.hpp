@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -217,6 +218,54 @@ inline Bytes make_block(const Bytes& stored, RecordingBlockHeader h) {
     h.stored_crc = detail::crc32c(stored.data(), stored.size());
     h.header_crc = detail::block_header_crc(h);
     return concat(&h, sizeof h, stored);
+}
+
+// A version 2 recording of `events` events (write_blocks) in a folder of its
+// own, read back for editing: edit `file`, then replay_edited() writes it over
+// the recording and replays it. Most damage tests start here.
+struct EditableRecording {
+    EditableRecording(std::uint64_t events, std::uint64_t per_block, bool compress, std::uint32_t size = 40)
+        : path(dir.file("r.evrec")) {
+        write_blocks(path, events, per_block, compress, size);
+        file = read_file(path);
+        blocks = list_blocks(file);
+    }
+    Replay replay_edited() {
+        write_file(path, file);
+        return replay(path);
+    }
+    // Where block `block`'s stored bytes start.
+    std::uint64_t body_of(std::size_t block) const { return blocks.at(block).offset + sizeof(RecordingBlockHeader); }
+    // The bytes from `from` (an offset) to `to` (an offset, or the end).
+    Bytes slice(std::uint64_t from, std::uint64_t to = UINT64_MAX) const {
+        const auto end = to == UINT64_MAX ? file.end() : file.begin() + static_cast<std::ptrdiff_t>(to);
+        return Bytes(file.begin() + static_cast<std::ptrdiff_t>(from), end);
+    }
+    // Block `block`, header and stored bytes, replaced by `with`.
+    void replace_block(std::size_t block, const Bytes& with) {
+        Bytes out = slice(0, blocks.at(block).offset);
+        out.insert(out.end(), with.begin(), with.end());
+        const Bytes rest = block + 1 < blocks.size() ? slice(blocks[block + 1].offset) : Bytes{};
+        out.insert(out.end(), rest.begin(), rest.end());
+        file = std::move(out);
+    }
+
+    TempDir dir;
+    std::string path;
+    Bytes file;
+    std::vector<BlockAt> blocks;  // as written, before any edit
+};
+
+// How much the peak resident set of this process grew while `run` ran, in
+// KiB: a bound on what reading a file that claims huge sizes allocated.
+template <class Run>
+long max_rss_growth_kib(Run&& run) {
+    rusage before{};
+    ::getrusage(RUSAGE_SELF, &before);
+    run();
+    rusage after{};
+    ::getrusage(RUSAGE_SELF, &after);
+    return after.ru_maxrss - before.ru_maxrss;
 }
 
 inline std::uint64_t series_of(const Bytes& file) {
