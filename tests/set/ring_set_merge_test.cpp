@@ -9,52 +9,22 @@
 
 #include "evring/set/ring_set.hpp"
 #include "evring/set/ring_set_source.hpp"
-#include "support/temp_ring.hpp"
+#include "support/ring_sets.hpp"
 
 namespace evring {
 namespace {
 
-struct MergeFixture : ::testing::Test {
-    test::TempDir dir;
-    std::uint64_t fake_now = 1'000'000'000;
+using test::publish_at;
+using test::publisher_of;
 
-    RingSetWriter writer() {
-        SetCreateOptions o;
-        o.directory.read_environment = false;
-        o.directory.ring_dir_override = dir.path();
-        o.directory.print_warning = false;
-        RingConfig config;
-        config.name_or_path = "set";
-        config.descriptor_shift = 10;
-        config.payload_buf_shift = 16;
-        auto w = RingSetWriter::create(RingSetSpec(config, test::test_content(), 4), o);
-        EXPECT_TRUE(w.ok()) << w.error().message();
-        return std::move(w).value();
-    }
+struct MergeFixture : test::SetFixture {
+    RingSetWriter writer() { return SetFixture::writer(false, 4, 10); }
     std::unique_ptr<RingSetSource> open(std::chrono::nanoseconds abandon_after = std::chrono::seconds(1)) {
         RingSetSourceOptions o;
-        o.monotonic_nanos = [this] { return fake_now; };
         o.abandon_after = abandon_after;
-        auto source = RingSetSource::open(dir.file("set"), "set", o);
-        EXPECT_TRUE(source.ok()) << source.error().message();
-        return std::move(source).value();
+        return open_with(o);
     }
 };
-
-Publisher& publisher_of(RingSetWriter& w) {
-    auto p = w.publisher();
-    EXPECT_TRUE(p.ok()) << p.error().message();
-    return **p;
-}
-
-void publish_at(Publisher& p, std::uint64_t nanos) {
-    auto r = p.reserve(8);
-    ASSERT_TRUE(r);
-    r.descriptor().event_type = 7;
-    r.descriptor().record_epoch_nanos = nanos;
-    std::memcpy(r.payload(), &nanos, 8);
-    p.commit(r);
-}
 
 // "m:nanos" per event, "gap m:first+count" per gap, until NotReady or End.
 std::vector<std::string> drain(EventSource& source, std::size_t limit = ~std::size_t{0}) {

@@ -19,26 +19,15 @@
 #include "evring/set/ring_set_manifest.hpp"
 #include "evring/set/ring_set_source.hpp"
 #include "support/child_process.hpp"
+#include "support/ring_sets.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
 namespace {
 
-SetCreateOptions options_in(const std::string& dir) {
-    SetCreateOptions o;
-    o.directory.read_environment = false;
-    o.directory.ring_dir_override = dir;
-    o.directory.print_warning = false;
-    return o;
-}
+using test::set_options_in;
 
-RingSetSpec spec() {
-    RingConfig config;
-    config.name_or_path = "procs";
-    config.descriptor_shift = 12;
-    config.payload_buf_shift = 18;
-    return RingSetSpec(config, test::test_content(), 8);
-}
+RingSetSpec spec() { return test::set_spec("procs", 8, 12, 18); }
 
 // A child: joins the set, starts `threads` threads that each publish
 // `count` events (0: until killed), tells the parent when all are bound, and
@@ -49,7 +38,7 @@ pid_t spawn_writer(const std::string& dir, int threads, std::uint64_t count, tes
     return test::spawn([&, threads, count] {
         bound.close_read();
         hold.close_write();
-        SetCreateOptions options = options_in(dir);
+        SetCreateOptions options = set_options_in(dir);
         options.keep_on_close = true;  // its members (and events) outlive it, as after a crash
         auto set = RingSetWriter::create(spec(), options);
         if (!set) return 2;
@@ -83,7 +72,7 @@ pid_t spawn_writer(const std::string& dir, int threads, std::uint64_t count, tes
 
 TEST(RingSetProcesses, ProcessesShareASetAndKilledWritersMembersAreReadToTheirEndAndReclaimed) {
     test::TempDir dir;
-    auto keeper = RingSetWriter::create(spec(), options_in(dir.path()));  // holds the set open
+    auto keeper = RingSetWriter::create(spec(), set_options_in(dir.path()));  // holds the set open
     ASSERT_TRUE(keeper.ok()) << keeper.error().message();
 
     test::Pipe bound_a, bound_b, hold;
@@ -147,7 +136,7 @@ TEST(RingSetProcesses, ProcessesShareASetAndKilledWritersMembersAreReadToTheirEn
 
 TEST(RingSetProcesses, ThreadsOfOneProcessEachWriteTheirOwnMemberWithoutLoss) {
     test::TempDir dir;
-    auto set = RingSetWriter::create(spec(), options_in(dir.path()));
+    auto set = RingSetWriter::create(spec(), set_options_in(dir.path()));
     ASSERT_TRUE(set.ok()) << set.error().message();
     constexpr int kThreads = 4;
     constexpr std::uint64_t kCount = 2000;  // within each member's 4096 descriptors

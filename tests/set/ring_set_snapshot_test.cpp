@@ -16,6 +16,7 @@
 #include "evring/set/ring_set_source.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/source/source_open.hpp"
+#include "support/ring_sets.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
@@ -23,35 +24,9 @@ namespace {
 
 using test::TempDir;
 
-struct Seen {
-    std::uint32_t member;
-    std::uint64_t nanos;
-    std::uint64_t seqno;
-    bool operator==(const Seen&) const = default;
-};
-
-std::vector<Seen> drain(EventSource& source, SourceStep* last = nullptr) {
-    std::vector<Seen> out;
-    SourceItem item;
-    for (;;) {
-        const SourceStep step = source.next(item, PayloadRead::Copy);
-        if (step == SourceStep::Event)
-            out.push_back({item.event.member, item.event.descriptor.record_epoch_nanos, item.event.descriptor.seqno});
-        else if (step != SourceStep::Gap && step != SourceStep::Notice) {
-            if (last) *last = step;
-            return out;
-        }
-    }
-}
-
-void publish_at(Publisher& p, std::uint64_t nanos) {
-    auto r = p.reserve(8);
-    ASSERT_TRUE(r);
-    r.descriptor().event_type = 7;
-    r.descriptor().record_epoch_nanos = nanos;
-    std::memcpy(r.payload(), &nanos, 8);
-    p.commit(r);
-}
+using test::drain;
+using test::publish_at;
+using test::Seen;
 
 std::vector<std::byte> read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -69,26 +44,13 @@ void write_file(const std::string& path, std::span<const std::byte> bytes) {
 struct SetSnapshotFixture : ::testing::Test {
     TempDir dir;
 
-    DirectoryOptions directory() const {
-        DirectoryOptions d;
-        d.read_environment = false;
-        d.ring_dir_override = dir.path();
-        d.print_warning = false;
-        return d;
-    }
+    DirectoryOptions directory() const { return test::directory_in(dir.path()); }
     // A kept set "set" of three members (three writer objects on this thread),
     // their events interleaved in time.
     void make_set() {
-        RingConfig config;
-        config.name_or_path = "set";
-        config.descriptor_shift = 8;
-        config.payload_buf_shift = 16;
-        SetCreateOptions options;
-        options.keep_on_close = true;
-        options.directory = directory();
         std::vector<RingSetWriter> writers;
         for (int i = 0; i < 3; ++i) {
-            auto w = RingSetWriter::create(RingSetSpec(config, test::test_content(), 4), options);
+            auto w = RingSetWriter::create(test::set_spec(), test::set_options_in(dir.path(), true));
             ASSERT_TRUE(w.ok()) << w.error().message();
             writers.push_back(std::move(w).value());
         }

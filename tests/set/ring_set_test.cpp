@@ -22,6 +22,7 @@
 #include "evring/set/ring_set_manifest.hpp"
 #include "evring/set/ring_set_source.hpp"
 #include "evring/source/source_open.hpp"
+#include "support/ring_sets.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
@@ -29,79 +30,18 @@ namespace {
 
 using test::TempDir;
 
-struct SetFixture : ::testing::Test {
-    TempDir dir;
-    std::uint64_t fake_now = 1'000'000'000;
+using test::drain;
+using test::publish_at;
+using test::publisher_of;
+using test::Seen;
 
-    SetCreateOptions options(bool keep = false) const {
-        SetCreateOptions o;
-        o.keep_on_close = keep;
-        o.directory.read_environment = false;
-        o.directory.ring_dir_override = dir.path();
-        o.directory.print_warning = false;
-        return o;
-    }
-    RingSetSpec spec(std::uint32_t max_members = 4, unsigned descriptor_shift = 8) const {
-        RingConfig config;
-        config.name_or_path = "set";
-        config.descriptor_shift = descriptor_shift;
-        config.payload_buf_shift = 16;
-        return RingSetSpec(config, test::test_content(), max_members);
-    }
-    RingSetWriter writer(bool keep = false, std::uint32_t max_members = 4, unsigned descriptor_shift = 8) {
-        auto w = RingSetWriter::create(spec(max_members, descriptor_shift), options(keep));
-        EXPECT_TRUE(w.ok()) << w.error().message();
-        return std::move(w).value();
-    }
+struct SetFixture : test::SetFixture {
     std::unique_ptr<RingSetSource> open(std::chrono::nanoseconds stall = std::chrono::milliseconds(100)) {
         RingSetSourceOptions o;
         o.stall_bound = stall;
-        o.monotonic_nanos = [this] { return fake_now; };
-        auto source = RingSetSource::open(dir.file("set"), "set", o);
-        EXPECT_TRUE(source.ok()) << source.error().message();
-        return std::move(source).value();
+        return open_with(o);
     }
 };
-
-Publisher& publisher_of(RingSetWriter& w) {
-    auto p = w.publisher();
-    EXPECT_TRUE(p.ok()) << p.error().message();
-    return **p;
-}
-
-// Publishes one event stamped `nanos` (tests choose the time).
-void publish_at(Publisher& p, std::uint64_t nanos, std::uint16_t type = 7) {
-    auto r = p.reserve(8);
-    ASSERT_TRUE(r);
-    r.descriptor().event_type = type;
-    r.descriptor().record_epoch_nanos = nanos;
-    std::memcpy(r.payload(), &nanos, 8);
-    p.commit(r);
-}
-
-struct Seen {
-    std::uint32_t member;
-    std::uint64_t nanos;
-    std::uint64_t seqno;
-    bool operator==(const Seen&) const = default;
-};
-
-// Reads until NotReady or End; gaps and notices are skipped.
-std::vector<Seen> drain(EventSource& source, SourceStep* last = nullptr) {
-    std::vector<Seen> out;
-    SourceItem item;
-    for (;;) {
-        const SourceStep step = source.next(item, PayloadRead::Copy);
-        if (step == SourceStep::Event)
-            out.push_back({item.event.member, item.event.descriptor.record_epoch_nanos, item.event.descriptor.seqno});
-        else if (step == SourceStep::Gap || step == SourceStep::Notice)
-            continue;
-        else {
-            if (last) *last = step;
-            return out;
-        }
-    }
-}
 
 TEST_F(SetFixture, EachWriterObjectGivesTheThreadItsOwnMemberOnTheClaimedPath) {
     auto a = writer();
