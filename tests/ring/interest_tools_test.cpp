@@ -7,9 +7,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -20,6 +17,7 @@
 #include "evring/schema/schema_embed.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "interest_schema.hpp"  // generated from schemas/interest.toml
+#include "support/evring_cli.hpp"
 #include "support/schema_payload.hpp"
 #include "support/temp_ring.hpp"
 
@@ -84,24 +82,14 @@ TEST(GeneratedInterest, HelpersSkipWhatNobodyWants) {
     EXPECT_EQ(market::publish_quote(recorder, {.price = 6}), 1u) << "a publisher without interest() wants everything";
 }
 
-struct Outcome {
-    int code = -1;
-    std::string out, err;
-};
+using test::Outcome;
+using test::slurp;
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-class InterestCli : public ::testing::Test {
+class InterestCli : public test::CliTest {
 protected:
     void SetUp() override {
-        const char* bin = std::getenv("EVRING_BIN");
-        if (bin == nullptr) GTEST_SKIP() << "EVRING_BIN is not set (meson sets it to the built evring)";
-        bin_ = bin;
+        CliTest::SetUp();
+        if (IsSkipped()) return;
         RingSpec spec = test::small_spec(path_);
         spec.content = ring_content(test::load_test_schema("interest.toml"));
         auto writer = RingWriter::create(spec, {});
@@ -114,17 +102,6 @@ protected:
             ::kill(watcher_, SIGKILL);
             ::waitpid(watcher_, nullptr, 0);
         }
-    }
-
-    Outcome run(const std::string& args) {
-        const std::string out = dir_.file("out"), err = dir_.file("err");
-        const std::string command = "timeout 30 '" + bin_ + "' " + args + " >'" + out + "' 2>'" + err + "'";
-        const int status = std::system(command.c_str());
-        Outcome r;
-        r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        r.out = slurp(out);
-        r.err = slurp(err);
-        return r;
     }
 
     // `evring watch RING --keywords ... --format jsonl --count N` in the background.
@@ -150,8 +127,6 @@ protected:
         return false;
     }
 
-    std::string bin_;
-    TempDir dir_;
     std::string path_ = dir_.file("feed");
     std::optional<RingWriter> writer_;
     std::optional<Publisher> publisher_;

@@ -1,51 +1,21 @@
 // `evring schema check|show|compile`, run as a program: exit codes, output,
 // and the error lines users see.
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "support/evring_cli.hpp"
 #include "support/schema_payload.hpp"
-#include "support/temp_ring.hpp"
 
 namespace evring {
 namespace {
 
-struct Outcome {
-    int code = -1;
-    std::string out, err;
-};
+using test::Outcome;
+using test::slurp;
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-class SchemaCli : public ::testing::Test {
+class SchemaCli : public test::CliTest {
 protected:
-    void SetUp() override {
-        const char* bin = std::getenv("EVRING_BIN");
-        if (bin == nullptr) GTEST_SKIP() << "EVRING_BIN is not set (meson sets it to the built evring)";
-        bin_ = bin;
-    }
-
-    Outcome run(const std::string& args) {
-        const std::string out = dir_.file("out"), err = dir_.file("err");
-        const std::string command = "'" + bin_ + "' " + args + " >'" + out + "' 2>'" + err + "'";
-        const int status = std::system(command.c_str());
-        Outcome r;
-        r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        r.out = slurp(out);
-        r.err = slurp(err);
-        return r;
-    }
-
     std::string write(const std::string& name, const std::string& text) {
         const std::string path = dir_.file(name);
         std::ofstream(path) << text;
@@ -53,9 +23,6 @@ protected:
     }
 
     std::string orders() const { return test::schema_test_dir() + "/orders.toml"; }
-
-    std::string bin_;
-    test::TempDir dir_;
 };
 
 TEST_F(SchemaCli, CheckReportsTheHashOfAValidSchema) {
