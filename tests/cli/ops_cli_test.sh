@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
 # End-to-end tests of the operations commands (docs/operations.md): watch and
 # record registering, `readers`, `metrics` (stdout, promtool, HTTP), `top`
-# (under tmux and piped). Needs EVRING_BIN and PRODUCER_BIN. Each case prints
+# piped (on a terminal: top_terminal_test.sh). Needs EVRING_BIN and PRODUCER_BIN. Each case prints
 # "ok <name>", "skip <name>: <why>" or "FAIL <name>: <why>"; exits 1 if any failed.
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" test -x "$PRODUCER_BIN"
 make_work evring-ops-test
-TMUX_SOCKET="evring-ops-test-$$"
 KILL_SIGNAL=KILL
-cleanup_first() { tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null; }
 
 evring() { timeout 30 "$EVRING_BIN" "$@"; }
 
@@ -273,39 +271,6 @@ test_top_piped() {
     ok top_piped_prints_summary_lines
 }
 
-test_top_tmux() {
-    command -v tmux >/dev/null || { skip top_tmux "tmux is not installed (apt-get install tmux)"; return; }
-    "$EVRING_BIN" watch feed >/dev/null 2>&1 &
-    local watcher=$!
-    PIDS+=("$watcher")
-    wait_readers feed "watch +watch +$watcher .* alive" || { fail top_tmux "watch not registered"; return; }
-    tmux -L "$TMUX_SOCKET" -f /dev/null new-session -d -x 120 -y 30 \
-        "EVRING_RING_DIR='$EVRING_RING_DIR' '$EVRING_BIN' top feed; echo top-exited-\$?; sleep 30"
-    local screen=""
-    for _ in $(seq 100); do
-        screen=$(tmux -L "$TMUX_SOCKET" capture-pane -p)
-        grep -q "QUOTE .*%" <<<"$screen" && grep -qE "watch +watch +$watcher +alive" <<<"$screen" && break
-        sleep 0.1
-    done
-    grep -q "QUOTE .*%" <<<"$screen" || { fail top_tmux "no QUOTE rate: $screen"; return; }
-    grep -q "TRADE" <<<"$screen" || { fail top_tmux "no TRADE: $screen"; return; }
-    grep -qE "watch +watch +$watcher +alive" <<<"$screen" || { fail top_tmux "no reader row: $screen"; return; }
-    grep -q "writer alive" <<<"$screen" || { fail top_tmux "no writer: $screen"; return; }
-    # A narrow terminal: a short message instead of wrapped garbage.
-    tmux -L "$TMUX_SOCKET" resize-window -x 20 -y 10 2>/dev/null
-    sleep 1.5
-    tmux -L "$TMUX_SOCKET" capture-pane -p | grep -q "too narrow" || { fail top_tmux "narrow: $(tmux -L "$TMUX_SOCKET" capture-pane -p)"; return; }
-    tmux -L "$TMUX_SOCKET" send-keys q
-    for _ in $(seq 50); do
-        tmux -L "$TMUX_SOCKET" capture-pane -p | grep -q "top-exited-0" && break
-        sleep 0.1
-    done
-    tmux -L "$TMUX_SOCKET" capture-pane -p | grep -q "top-exited-0" || { fail top_tmux "q did not quit"; return; }
-    tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null
-    kill "$watcher"; wait "$watcher" 2>/dev/null
-    ok top_under_tmux_shows_types_and_readers_and_q_quits
-}
-
 test_damaged_registry() {
     "$PRODUCER_BIN" damaged:12:20 --rate 100 2>/dev/null &
     PIDS+=($!)
@@ -330,6 +295,5 @@ test_writer_restart_followed
 test_debris_ls_all_and_gc
 test_missing_ring
 test_top_piped
-test_top_tmux
 test_damaged_registry
 exit_with_results
