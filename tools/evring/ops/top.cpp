@@ -5,13 +5,15 @@
 // On a terminal, stdin (when it is one) is put in non-canonical, no-echo mode
 // so `q` quits without Enter; Ctrl-C still raises SIGINT (ISIG stays on),
 // which the stop handlers turn into a flag. The terminal's modes and cursor
-// are restored on every way out.
+// are restored on every way out (Screen's destructor).
+// tests/cli/top_terminal_test.sh reads the view back from a tmux pane.
 //
 // Like `watch --follow-name` and `metrics --listen`, top follows the name: a
 // writer that restarts under it makes a new ring file, which top shows from
 // the next refresh on (source_renamed.hpp), its rates measured afresh.
 #include <sys/ioctl.h>
 #include <poll.h>
+#include <signal.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -61,6 +63,28 @@ public:
 private:
     termios saved_{};
     bool active_ = false;
+};
+
+// Standard output while top runs: on a terminal, keys arrive without Enter
+// and the cursor is hidden while frames are drawn; both are given back when
+// the Screen goes, on every way out of the command.
+class Screen {
+public:
+    Screen() {
+        if (terminal_) std::fputs("\x1b[?25l", stdout);
+    }
+    Screen(const Screen&) = delete;
+    Screen& operator=(const Screen&) = delete;
+    ~Screen() {
+        if (terminal_) std::fputs("\x1b[?25h\r\n", stdout);  // then input_'s destructor: the modes
+        std::fflush(stdout);
+    }
+    bool terminal() const { return terminal_; }
+    bool keys() const { return input_.active(); }
+
+private:
+    bool terminal_ = ::isatty(STDOUT_FILENO) != 0;
+    RawInput input_;
 };
 
 std::string rate_text(double per_second) {
@@ -157,30 +181,49 @@ std::vector<std::string> frame_lines(const RingView& view, const RingRefresh& r,
     return l;
 }
 
+// One frame: each line over the previous frame's (erasing what is left of
+// it), then the rest of the screen erased. Clearing the whole screen first
+// would make it flicker at every refresh. A pseudo terminal whose size was
+// never set reports 0: then 80x24.
 void draw(const std::vector<std::string>& lines) {
     winsize ws{};
     int columns = 80, rows = 24;
-    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
-        columns = ws.ws_col;
-        rows = ws.ws_row;
+    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
+        if (ws.ws_col > 0) columns = ws.ws_col;
+        if (ws.ws_row > 0) rows = ws.ws_row;
     }
-    std::string out = "\x1b[H\x1b[2J";
+    std::string out = "\x1b[H";
     if (columns < kMinColumns) {
         out += fmt::format("too narrow ({} col)", columns).substr(0, static_cast<std::size_t>(columns));
+        out += "\x1b[K";
     } else {
         for (int i = 0; i < static_cast<int>(lines.size()) && i < rows; ++i) {
             if (i > 0) out += "\r\n";
             out += lines[static_cast<std::size_t>(i)].substr(0, static_cast<std::size_t>(columns));
+            out += "\x1b[K";
         }
     }
+    out += "\x1b[J";
     std::fputs(out.c_str(), stdout);
     std::fflush(stdout);
 }
 
-// Sleeps until the next refresh; false when the user asked to quit.
+// Sleeps until the next refresh or a key; false when the user asked to quit.
+// The stop signals are blocked from the look at the flag until ppoll unblocks
+// them atomically: a Ctrl-C that lands while a frame is drawn ends the wait
+// at once instead of after a whole --interval (up to an hour).
 bool wait_for_key(int timeout_ms, bool keys) {
-    pollfd p{STDIN_FILENO, POLLIN, 0};
-    const int ready = ::poll(&p, keys ? 1 : 0, timeout_ms);
+    sigset_t stops, before;
+    sigemptyset(&stops);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stops, s);
+    ::pthread_sigmask(SIG_BLOCK, &stops, &before);
+    int ready = 0;
+    if (!stop_requested()) {
+        pollfd p{STDIN_FILENO, POLLIN, 0};
+        const timespec timeout{timeout_ms / 1000, static_cast<long>(timeout_ms % 1000) * 1'000'000};
+        ready = ::ppoll(&p, keys ? 1 : 0, &timeout, &before);
+    }
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);  // a signal still pending is handled here
     if (stop_requested()) return false;
     if (keys && ready > 0) {
         char c = 0;
@@ -188,6 +231,18 @@ bool wait_for_key(int timeout_ms, bool keys) {
             if (c == 'q' || c == 'Q') return false;
     }
     return true;
+}
+
+// Refreshes until `count` refreshes (0: until q or a stop signal), waiting
+// `interval_ms` between them; `refresh(i)` shows refresh i and returns false
+// to end early.
+template <class Refresh>
+void refresh_loop(const Screen& screen, int interval_ms, std::uint64_t count, Refresh&& refresh) {
+    for (std::uint64_t i = 0; count == 0 || i < count; ++i) {
+        if (!refresh(i)) return;
+        if (count != 0 && i + 1 == count) return;
+        if (!wait_for_key(interval_ms, screen.keys())) return;
+    }
 }
 
 // Moves `view` to the ring now at its name when a writer restarted there.
@@ -255,15 +310,13 @@ std::vector<std::string> set_frame_lines(RingSetView& set, const std::vector<Mem
 
 int run_top_set(RingSetView& set, int interval_ms, std::uint64_t count) {
     install_stop_handlers();
-    const bool terminal = ::isatty(STDOUT_FILENO) != 0;
-    RawInput input;
-    if (terminal) std::fputs("\x1b[?25l", stdout);
+    Screen screen;
     std::map<std::uint32_t, std::uint64_t> previous_ns;  // per member: its last sample
     int code = kExitOk;
-    for (std::uint64_t refresh = 0; count == 0 || refresh < count; ++refresh) {
+    refresh_loop(screen, interval_ms, count, [&](std::uint64_t refresh) {
         if (auto s = set.refresh(); !s) {  // follows the manifest and the set at the name
             code = runtime_error(s.error());
-            break;
+            return false;
         }
         std::vector<MemberRates> rows;
         Rates total;
@@ -276,7 +329,7 @@ int run_top_set(RingSetView& set, int interval_ms, std::uint64_t count) {
             total.bytes += rates.bytes;
             rows.push_back({m.index, m.view.get(), &*m.latest, rates});
         }
-        if (terminal) {
+        if (screen.terminal()) {
             draw(set_frame_lines(set, rows, total));
         } else if (refresh > 0 || count == 1) {
             std::string text;
@@ -287,13 +340,10 @@ int run_top_set(RingSetView& set, int interval_ms, std::uint64_t count) {
                                 utc_time(static_cast<std::uint64_t>(std::time(nullptr)) * 1'000'000'000ULL),
                                 printable(set.location()), rate_text(total.events), mib(total.bytes),
                                 set.members().size());
-            if (std::fputs(text.c_str(), stdout) < 0 || std::fflush(stdout) != 0) break;
+            if (std::fputs(text.c_str(), stdout) < 0 || std::fflush(stdout) != 0) return false;
         }
-        if (count != 0 && refresh + 1 == count) break;
-        if (!wait_for_key(interval_ms, input.active())) break;
-    }
-    if (terminal) std::fputs("\x1b[?25h\r\n", stdout);
-    std::fflush(stdout);
+        return true;
+    });
     return code;
 }
 
@@ -326,31 +376,26 @@ int run_top(const TopOptions& options) {
     std::unique_ptr<RingView> view = std::move(*opened);
     std::string said;  // the last reopen error reported
     install_stop_handlers();
-    const bool terminal = ::isatty(STDOUT_FILENO) != 0;
-    RawInput input;
-    if (terminal) std::fputs("\x1b[?25l", stdout);  // hide the cursor while drawing
+    Screen screen;
     std::uint64_t previous_ns = 0;
     int code = kExitOk;
-    for (std::uint64_t refresh = 0; count == 0 || refresh < count; ++refresh) {
+    refresh_loop(screen, interval_ms, count, [&](std::uint64_t refresh) {
         if (refresh > 0 && follow_name(view, said)) previous_ns = 0;  // a new ring: a new baseline
         auto r = view->refresh();
         if (!r) {
             code = runtime_error(r.error());
-            break;
+            return false;
         }
         const Rates rates = rates_of(r->sample, previous_ns);
         previous_ns = r->sample.wall_ns;
-        if (terminal) {
+        if (screen.terminal()) {
             draw(frame_lines(*view, *r, rates));
         } else if (refresh > 0 || count == 1) {  // the first sample only sets the baseline
             std::string line = summary_line(*view, *r, rates) + "\n";
-            if (std::fputs(line.c_str(), stdout) < 0 || std::fflush(stdout) != 0) break;  // a closed pipe ends it
+            if (std::fputs(line.c_str(), stdout) < 0 || std::fflush(stdout) != 0) return false;  // a closed pipe ends it
         }
-        if (count != 0 && refresh + 1 == count) break;
-        if (!wait_for_key(interval_ms, input.active())) break;
-    }
-    if (terminal) std::fputs("\x1b[?25h\r\n", stdout);
-    std::fflush(stdout);
+        return true;
+    });
     return code;
 }
 
