@@ -124,11 +124,7 @@ void EventPrinter::put_decoded_text(OutputBuffer& out, const EventDescriptor& ev
 }
 
 void EventPrinter::put_decoded_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
-    out.put("{\"seqno\":");
-    out.put_uint(event.seqno);
-    put_member_json(out, member_);
-    out.put(",\"event_type\":");
-    out.put_uint(event.event_type);
+    put_json_start(out, event, member_);
     out.put(",\"type_name\":");
     if (const SchemaEvent* type = schema_->event(event.event_type)) {
         out.put('"');
@@ -137,21 +133,7 @@ void EventPrinter::put_decoded_json(OutputBuffer& out, const EventDescriptor& ev
     } else {
         out.put("null");
     }
-    out.put(",\"payload_size\":");
-    out.put_uint(event.payload_size);
-    out.put(",\"record_epoch_nanos\":");
-    out.put_uint(event.record_epoch_nanos);
-    // The same instant as a string (ISO 8601, UTC, to the nanosecond): JSON tools
-    // read numbers as doubles and round nanoseconds since the epoch.
-    out.put(",\"time\":\"");
-    put_utc_time(out, event.record_epoch_nanos);
-    out.put('"');
-    out.put(",\"content_ext\":[");
-    for (std::size_t i = 0; i < 4; ++i) {
-        if (i > 0) out.put(',');
-        out.put_uint(event.content_ext[i]);
-    }
-    out.put(']');
+    put_json_descriptor(out, event);
     // The named flow tags by name (all of them, zeros included, so every line has the same keys).
     bool named = false;
     for (std::size_t i = 0; i < 4; ++i) {
@@ -177,18 +159,7 @@ void EventPrinter::put_decoded_json(OutputBuffer& out, const EventDescriptor& ev
         append_json_string(scratch_, reason);
     }
     out.put(scratch_);
-    if (!payload_hex_) {
-        out.put("}\n");
-        return;
-    }
-    out.put(",\"payload\":");
-    if (payload.state == PayloadView::State::Ok) {
-        out.put('"');
-        out.put_hex(payload.bytes);
-        out.put('"');
-    } else {
-        out.put("null");
-    }
+    if (payload_hex_) put_json_payload(out, payload);
     out.put("}\n");
 }
 

@@ -87,11 +87,23 @@ void put_hexdump(OutputBuffer& out, std::span<const std::byte> bytes) {
 }
 
 void put_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload, std::int64_t member) {
+    put_json_start(out, event, member);
+    put_json_descriptor(out, event);
+    put_json_payload(out, payload);
+    out.put("}\n");
+}
+
+}  // namespace
+
+void put_json_start(OutputBuffer& out, const EventDescriptor& event, std::int64_t member) {
     out.put("{\"seqno\":");
     out.put_uint(event.seqno);
     put_member_json(out, member);
     out.put(",\"event_type\":");
     out.put_uint(event.event_type);
+}
+
+void put_json_descriptor(OutputBuffer& out, const EventDescriptor& event) {
     out.put(",\"payload_size\":");
     out.put_uint(event.payload_size);
     out.put(",\"record_epoch_nanos\":");
@@ -106,7 +118,11 @@ void put_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView
         if (i > 0) out.put(',');
         out.put_uint(event.content_ext[i]);
     }
-    out.put("],\"payload\":");
+    out.put(']');
+}
+
+void put_json_payload(OutputBuffer& out, const PayloadView& payload) {
+    out.put(",\"payload\":");
     if (payload.state == PayloadView::State::Ok) {
         out.put('"');
         out.put_hex(payload.bytes);
@@ -114,10 +130,14 @@ void put_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView
     } else {
         out.put("null");
     }
-    out.put("}\n");
 }
 
-}  // namespace
+void put_payload_dump(OutputBuffer& out, const PayloadView& payload) {
+    if (payload.state == PayloadView::State::Ok)
+        put_hexdump(out, payload.bytes);
+    else if (payload.state == PayloadView::State::Expired)
+        out.put("  (payload expired: overwritten before it could be read)\n");
+}
 
 void put_member_text(OutputBuffer& out, std::int64_t member) {
     if (member < 0) return;
@@ -139,10 +159,7 @@ void print_event(OutputBuffer& out, Format format, const EventDescriptor& event,
         break;
     case Format::Hex:
         put_text_line(out, event, payload, member);
-        if (payload.state == PayloadView::State::Ok)
-            put_hexdump(out, payload.bytes);
-        else if (payload.state == PayloadView::State::Expired)
-            out.put("  (payload expired: overwritten before it could be read)\n");
+        put_payload_dump(out, payload);
         break;
     case Format::Jsonl:
         put_json(out, event, payload, member);
@@ -164,10 +181,7 @@ void EventPrinter::print(OutputBuffer& out, const EventDescriptor& event, const 
     case Format::Text: put_decoded_text(out, event, payload); break;
     case Format::Hex:
         put_decoded_text(out, event, payload);
-        if (payload.state == PayloadView::State::Ok)
-            put_hexdump(out, payload.bytes);
-        else if (payload.state == PayloadView::State::Expired)
-            out.put("  (payload expired: overwritten before it could be read)\n");
+        put_payload_dump(out, payload);
         break;
     case Format::Jsonl: put_decoded_json(out, event, payload); break;
     }

@@ -62,6 +62,17 @@ void put_member_json(OutputBuffer& out, std::int64_t member);
 void print_event(OutputBuffer& out, Format format, const EventDescriptor& event,
                  const PayloadView& payload, std::int64_t member = -1);
 
+// The parts raw and decoded lines share, so both spell them one way.
+// jsonl: `{"seqno":N`, the member key and `"event_type":T`; then (after
+// type_name in decoded lines) payload_size, record_epoch_nanos, time and
+// content_ext; `"payload":` and the payload's hex, or null when it was lost.
+// The caller closes the object.
+void put_json_start(OutputBuffer& out, const EventDescriptor& event, std::int64_t member);
+void put_json_descriptor(OutputBuffer& out, const EventDescriptor& event);
+void put_json_payload(OutputBuffer& out, const PayloadView& payload);
+// hex: the payload's hexdump, or a line saying it expired (nothing when not read).
+void put_payload_dump(OutputBuffer& out, const PayloadView& payload);
+
 // Prints events in one format, decoded with `schema` when it is not null (the
 // schema must outlive the printer). Its scratch buffer is reused: once it has
 // grown to the longest line, printing allocates nothing.
