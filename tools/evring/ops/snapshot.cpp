@@ -23,12 +23,18 @@
 namespace evring::cli {
 namespace {
 
-// Writes the snapshot into `out`; nothing is left in place on failure.
-Result<SnapshotStats> write_output(const MappedRing& ring, OutputFile& out, int level) {
-    SnapshotWriteOptions write_options;
-    write_options.compression_level = level;
-    write_options.stop = &stop_flag();
-    auto stats = write_snapshot(ring, out.fd(), out.path(), write_options);
+SnapshotWriteOptions write_options_at(int level) {
+    SnapshotWriteOptions options;
+    options.compression_level = level;
+    options.stop = &stop_flag();  // a signal ends the copy
+    return options;
+}
+
+// What a snapshot writer returned, finished: an interrupted copy says that
+// nothing was written, a complete one is moved into place (out.commit). On
+// any failure nothing is left at the output's name.
+template <class Stats>
+Result<Stats> committed(Result<Stats> stats, OutputFile& out) {
     if (!stats) {
         if (stats.error().errno_value() == ECANCELED)
             return Error(ECANCELED, fmt::format("interrupted: '{}' was not written", printable(out.path())));
@@ -38,22 +44,17 @@ Result<SnapshotStats> write_output(const MappedRing& ring, OutputFile& out, int 
     return stats;
 }
 
+Result<SnapshotStats> write_output(const MappedRing& ring, OutputFile& out, int level) {
+    return committed(write_snapshot(ring, out.fd(), out.path(), write_options_at(level)), out);
+}
+
 // A ring set (or a set snapshot): one file holding every member read
 // (ring_set_snapshot.hpp).
 Result<SetSnapshotStats> write_set_output(const RingSetSource& set, OutputFile& out, int level) {
-    SnapshotWriteOptions write_options;
-    write_options.compression_level = level;
-    write_options.stop = &stop_flag();
     std::vector<SetSnapshotMember> members;
     for (std::uint32_t index : set.members()) members.push_back({index, set.member_ring(index)});
-    auto stats = write_set_snapshot(set.manifest_bytes(), members, out.fd(), out.path(), write_options);
-    if (!stats) {
-        if (stats.error().errno_value() == ECANCELED)
-            return Error(ECANCELED, fmt::format("interrupted: '{}' was not written", printable(out.path())));
-        return std::move(stats).error();
-    }
-    if (auto s = out.commit(); !s) return std::move(s).error();
-    return stats;
+    return committed(write_set_snapshot(set.manifest_bytes(), members, out.fd(), out.path(), write_options_at(level)),
+                     out);
 }
 
 void print_set_stats(const std::string& from, const std::string& output, const SetSnapshotStats& s) {
