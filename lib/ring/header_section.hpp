@@ -16,7 +16,7 @@
 // each access to the word goes through shared_word.hpp with the ordering its
 // protocol step names (D1..D5 in doorbell.hpp, I1..I7 in
 // registry_interest.hpp). The whole section is mapped: on hugetlbfs a mapping
-// must start and end on a huge page; elsewhere only touched pages fault in.
+// must start on a huge page; elsewhere only the touched page is faulted in.
 //
 // Thread safety: a value; unmapped by its destructor (or handed over by
 // release()).
