@@ -10,14 +10,16 @@
 // counts").
 //
 //   evring-event-cost PEER SIZE WRITE READ DIR
-//     PEER   evring | classic | floor; READ <= WRITE; DIR for the ring file
+//     PEER   evring | classic | floor | floor_clock; READ <= WRITE; DIR for the ring file
 //
 // Per event the writer does what the harness's writer does apart from its
 // latency stamp: evring reserve + set type and flow tag + memcpy + commit
 // (Publisher on a ring the process created with RingWriter::create, as an
-// application does); classic publish_classic; floor floor_publish. The
-// reader: evring Iterator::try_next + copy_payload on a RingReader::open
-// mapping; classic poll_classic; floor floor_poll. The ring is never lapped
+// application does); classic publish_classic; floor floor_publish;
+// floor_clock floor_publish_stamped (the floor plus one wall-clock read per
+// event, the clock's control). The reader: evring Iterator::try_next +
+// copy_payload on a RingReader::open mapping; classic poll_classic; floor and
+// floor_clock floor_poll. The ring is never lapped
 // (WRITE fits), so every shared line a side touches is touched for the
 // first time in its phase (the caches are evicted before each phase). Exits
 // 1 if the reader did not get every event it was to read.
@@ -120,7 +122,7 @@ void settle_clock() {
 }
 
 int usage(const char* why) {
-    std::fprintf(stderr, "evring-event-cost: %s\nusage: evring-event-cost evring|classic|floor SIZE WRITE READ DIR\n",
+    std::fprintf(stderr, "evring-event-cost: %s\nusage: evring-event-cost evring|classic|floor|floor_clock SIZE WRITE READ DIR\n",
                  why);
     return 2;
 }
@@ -133,7 +135,7 @@ int main(int argc, char** argv) {
     const std::size_t size = std::strtoull(argv[2], nullptr, 10);
     const std::uint64_t events = std::strtoull(argv[3], nullptr, 10);
     const std::uint64_t to_read = std::strtoull(argv[4], nullptr, 10);
-    if (peer != "evring" && peer != "classic" && peer != "floor") return usage(("unknown peer " + peer).c_str());
+    if (peer != "evring" && peer != "classic" && peer != "floor" && peer != "floor_clock") return usage(("unknown peer " + peer).c_str());
     const std::size_t stride = (size + 15) & ~std::size_t{15};
     if (size < 16 || size > (1u << 20) || events == 0 || events >= (1u << kDescriptorShift) ||
         events * stride >= (std::uint64_t{1} << kPayloadShift) || to_read > events)
@@ -156,16 +158,19 @@ int main(int argc, char** argv) {
         map_classic(path, true, classic);
         for (std::uint64_t seq = 1; seq <= events; ++seq, ++written)
             publish_classic(classic, source.data(), size, kDataEvent, seq);
-    } else {
+    } else if (peer == "floor") {
         for (std::uint64_t seq = 1; seq <= events; ++seq, ++written)
             floor_publish(owner.ring(), seq, (seq - 1) * stride, source.data(), size);
+    } else {
+        for (std::uint64_t seq = 1; seq <= events; ++seq, ++written)
+            floor_publish_stamped(owner.ring(), seq, (seq - 1) * stride, source.data(), size);
     }
     evict_caches();
     std::uint64_t read = 0;
     if (to_read > 0) {
         if (peer == "evring") read = read_evring(path, buffer.data(), buffer.size(), to_read);
         if (peer == "classic") read = read_classic(path, buffer.data(), buffer.size(), to_read);
-        if (peer == "floor") read = read_floor(path, buffer.data(), size, to_read);
+        if (peer == "floor" || peer == "floor_clock") read = read_floor(path, buffer.data(), size, to_read);
     }
     std::printf("peer %s size %zu written %llu read %llu clock %s checksum %d\n", peer.c_str(), size,
                 static_cast<unsigned long long>(written), static_cast<unsigned long long>(read),

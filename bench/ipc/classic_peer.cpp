@@ -56,7 +56,12 @@ int run_classic_writer(const PeerOptions& options) {
                 rate > 0 ? paced_allowance(rate, monotonic_nanos() - start, std::min(batch_end, sent + 64))
                          : batch_end;
             for (; sent < allowed; ++sent) {
-                stamp_message(source.data(), sent + 1, stamp);
+                // Only a latency run stamps its source: the floor's writer
+                // copies an unchanged source, and writing the head just
+                // before the copy reads it cost the others a failed
+                // store-to-load forward per event (docs/performance.md,
+                // "Issue 25, third pass").
+                if (stamp) stamp_message(source.data(), sent + 1, true);
                 publish_classic(ring, source.data(), size, kDataEvent, sent + 1);
                 late.check(source.data());
             }

@@ -19,10 +19,13 @@ namespace {
 // the default publisher (it claims the ring: writer_claim.hpp), as an
 // application does; Shared and Exclusive choose the mode on a ring the
 // harness made.
-enum PeerKind { Classic, Default, Shared, Exclusive, Floor, kPeerKinds };
+// FloorClock: the floor with one wall-clock read per event (floor_ring.hpp),
+// the control that separates the clock's cost from evring's own; it runs the
+// 64 B figures only.
+enum PeerKind { Classic, Default, Shared, Exclusive, Floor, FloorClock, kPeerKinds };
 const char* const kPeerNames[kPeerKinds] = {"classic", "evring default", "evring Shared", "evring Exclusive",
-                                            "floor"};
-const char* const kPeerKeys[kPeerKinds] = {"classic", "default", "shared", "exclusive", "floor"};
+                                            "floor", "floor + clock"};
+const char* const kPeerKeys[kPeerKinds] = {"classic", "default", "shared", "exclusive", "floor", "floor_clock"};
 
 double value(const Results& results, const std::string& key) {
     auto it = results.find(key);
@@ -62,6 +65,7 @@ RunResult run_one(PeerKind kind, const std::string& dir, RunSpec spec, const std
     case Shared: return run_evring(dir, spec);
     case Exclusive: spec.exclusive = true; return run_evring(dir, spec);
     case Floor: return run_floor(dir, spec);
+    case FloorClock: spec.floor_clock = true; return run_floor(dir, spec);
     default: return {};
     }
 }
@@ -75,6 +79,7 @@ struct Figure {
     std::vector<std::string> result_keys;  // first is the figure; the rest are shown too
     bool floor;         // the floor runs it too (it cannot pace)
     bool higher_better;
+    bool floor_clock = false;  // and the floor with a clock (the 64 B figures)
 };
 
 // Interrupts taken so far by `cpu`, per /proc/interrupts row label (LOC,
@@ -129,9 +134,9 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
     const auto latency_events = static_cast<std::uint64_t>(options.latency_rate * options.latency_seconds);
     const std::vector<Figure> figures = {
         {"writer_ns_64b", "writer ns/event, 64 B, no reader", spec(64, options.flat_events, 0, 0, false), true,
-         {"writer_ns_per_event", "claimed"}, true, false},
+         {"writer_ns_per_event", "claimed"}, true, false, true},
         {"reader_events_per_s_64b", "reader events/s, 64 B, flat out", spec(64, options.flat_events, 0, 1, false),
-         false, {"reader_events_per_s", "lost", "received", "expired", "not_ready_per_event"}, true, true},
+         false, {"reader_events_per_s", "lost", "received", "expired", "not_ready_per_event"}, true, true, true},
         {"reader_events_per_s_1kib", "reader events/s, 1 KiB, flat out",
          spec(1024, options.flat_events / 4, 0, 1, false), false, {"reader_events_per_s", "lost", "received", "expired", "not_ready_per_event"}, true, true},
         {"latency", "latency, 64 B, paced", spec(64, latency_events, options.latency_rate, 1, true), false,
@@ -155,6 +160,7 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
             for (int turn = 0; turn < kPeerKinds; ++turn) {
                 const int p = (turn + round) % kPeerKinds;
                 if (p == Floor && !figures[f].floor) continue;
+                if (p == FloorClock && !figures[f].floor_clock) continue;
                 if (p == Default && (options.variant == "mixed" || options.variant == "doublemap")) continue;
                 // Under SCHED_FIFO the kernel throttles real-time tasks for
                 // 50 ms of every second: a latency run starts on a refilled
@@ -192,8 +198,8 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                     : options.variant == "aa"        ? "row Shared = a second classic pair, identical to the first "
                                                       "(an A/A control: how far two equal peers differ here)"
                                                     : "the ring announces no doorbell (no bell, no membarrier)");
-    std::printf("\n%s\n%d interleaved rounds (classic, default, Shared, Exclusive, floor; each round starts one "
-                "peer later); medians; ratio = median of same-run ratios evring / classic (floor / classic for "
+    std::printf("\n%s\n%d interleaved rounds (classic, default, Shared, Exclusive, floor, floor + clock at 64 B; each round "
+                "starts one peer later); medians; ratio = median of same-run ratios evring / classic (floor / classic for "
                 "the floor); wins = rounds at least as good as the classic peer's\n",
                 title.c_str(), options.runs);
     std::printf("%-36s %-17s %12s %10s %6s  %s\n", "figure", "peer", "median", "ratio", "wins", "per run");
@@ -209,6 +215,7 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                                          : figure.key;
             for (int p = 0; p < kPeerKinds; ++p) {
                 if (p == Floor && !figure.floor) continue;
+                if (p == FloorClock && !figure.floor_clock) continue;
                 const std::vector<double>& runs = samples[f][p][key];
                 const double med = median(runs);
                 std::vector<double> ratios;
@@ -252,19 +259,22 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                     json["ratio_vs_classic_" + stem + who + suffix] = ratio;
                     if (rounds > 0) json["wins_vs_classic_" + stem + who + suffix] = double(wins) / rounds;
                 }
-                if (p == Floor) {
-                    // The default publisher against the floor, median of the
-                    // same-run ratios (issue 25's headroom).
-                    std::vector<double> to_floor;
-                    const std::vector<double>& ours = samples[f][Default][key];
-                    for (std::size_t i = 0; i < runs.size() && i < ours.size(); ++i)
-                        to_floor.push_back(ours[i] / runs[i]);
-                    const double floor_ratio = median(to_floor);
+                // Same-run ratios (median, range) of one peer over another,
+                // printed under the row of the second: issue 25's headroom
+                // (default / floor) and the clock's control (default / floor
+                // + clock, floor + clock / floor).
+                const auto same_run = [&](int over, int under, const char* label, const std::string& prefix) {
+                    std::vector<double> ratios_run;
+                    const std::vector<double>& ours = samples[f][over][key];
+                    const std::vector<double>& theirs = samples[f][under][key];
+                    for (std::size_t i = 0; i < theirs.size() && i < ours.size(); ++i)
+                        ratios_run.push_back(ours[i] / theirs[i]);
+                    const double same_run_ratio = median(ratios_run);
                     // Beside it, how far apart this run's rounds were and (with
                     // the A/A control) how far two identical pairs came out: a
                     // ratio to the floor is only read against that spread.
                     double low = NAN, high = NAN;
-                    for (double r : to_floor) {
+                    for (double r : ratios_run) {
                         if (std::isnan(r)) continue;
                         low = std::isnan(low) ? r : std::min(low, r);
                         high = std::isnan(high) ? r : std::max(high, r);
@@ -277,9 +287,14 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                             again.push_back(control[i] / samples[f][Classic][key][i]);
                         std::snprintf(aa, sizeof aa, "  A/A spread %.3f", median(again));
                     }
-                    std::printf("%-36s %-17s %12s %10.3f %6s  rounds %zu, range %.3f-%.3f%s\n", "", "default / floor", "",
-                                floor_ratio, "", to_floor.size(), low, high, aa);
-                    add_short_keys(json, "floor_ratio_", stem, suffix, floor_ratio);
+                    std::printf("%-36s %-17s %12s %10.3f %6s  rounds %zu, range %.3f-%.3f%s\n", "", label, "",
+                                same_run_ratio, "", ratios_run.size(), low, high, aa);
+                    add_short_keys(json, prefix, stem, suffix, same_run_ratio);
+                };
+                if (p == Floor) same_run(Default, Floor, "default / floor", "floor_ratio_");
+                if (p == FloorClock) {
+                    same_run(Default, FloorClock, "default / fl+clock", "floor_clock_ratio_");
+                    same_run(FloorClock, Floor, "fl+clock / floor", "clock_cost_ratio_");
                 }
             }
         }
@@ -288,7 +303,7 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                                     "writer_minor_faults", "writer_involuntary_switches", "cpu1_irq_LOC",
                                     "cpu1_irq_CAL", "cpu1_irq_RES", "cpu1_irq_TLB"}) {
                 for (int p = 0; p < kPeerKinds; ++p) {
-                    if (p == Floor) continue;
+                    if (p == Floor || p == FloorClock) continue;
                     std::string per_run;
                     for (double v : samples[f][p][key]) {
                         char text[32];

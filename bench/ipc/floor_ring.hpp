@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "evring/clock.hpp"
 #include "evring/ring/ring.hpp"
 #include "evring/ring/shared_word.hpp"
 
@@ -21,6 +22,23 @@ inline void floor_publish(const MappedRing& ring, std::uint64_t seq, std::uint64
     // Relaxed: the release store of word 0 publishes it.
     shared::store_relaxed(words[3], offset);
     // Release: publishes the payload and word 3 (the floor's only ordering).
+    shared::store_release(words[0], seq);
+}
+
+// The control for the clock (issue 25): the floor plus what RING01 asks of
+// every writer and the floor leaves out, one wall-clock read per event
+// stored in the slot's record_epoch_nanos word, with evring's own clock
+// (clock.hpp: rdtsc scaled by an anchor). evring's writer over this one is
+// evring's cost with the clock priced in on both sides.
+inline void floor_publish_stamped(const MappedRing& ring, std::uint64_t seq, std::uint64_t offset,
+                                  const std::byte* source, std::size_t size) noexcept {
+    const std::uint64_t now = wall_clock_nanos();
+    std::memcpy(ring.payload_buffer() + (offset & ring.payload_mask()), source, size);
+    std::uint64_t* words = ring.descriptors()[(seq - 1) & ring.descriptor_mask()].words;
+    // Relaxed: the release store of word 0 publishes them.
+    shared::store_relaxed(words[2], now);
+    shared::store_relaxed(words[3], offset);
+    // Release: publishes the payload and words 2..3.
     shared::store_release(words[0], seq);
 }
 

@@ -39,7 +39,8 @@ void usage() {
         "                  [--latency-seconds S] [--compare-fifo] [--compare-variant mixed|nodoorbell|doublemap|ntcopy|aa]\n"
         "Runs evring and the baselines (pipe, unix socket, POSIX mq, Boost.Interprocess\n"
         "message_queue, iceoryx when built) as separate pinned processes and prints a table.\n"
-        "First, the classic RING01 peer against evring Shared/Exclusive and the floor, interleaved,\n"
+        "First, the classic RING01 peer against evring Shared/Exclusive, the floor and (64 B) the floor\n"
+        "with one clock read per event, interleaved,\n"
         "on /dev/shm and hugetlbfs (ordinary scheduling unless --compare-fifo).\n");
 }
 

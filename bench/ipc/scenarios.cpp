@@ -122,7 +122,8 @@ RunResult run_floor(const std::string& dir, const RunSpec& spec) {
     const auto words = with(spec_words(spec), {"path=" + path});
     std::vector<std::vector<std::string>> readers;
     if (spec.readers > 0) readers.push_back(with({"floor-reader"}, words));
-    RunResult result = run_gated_peers(readers, with({"floor-writer"}, words));
+    RunResult result = run_gated_peers(
+        readers, with({"floor-writer", "batches=10", spec.floor_clock ? "clock=1" : "clock=0"}, words));
     ::unlink(path.c_str());
     return result;
 }

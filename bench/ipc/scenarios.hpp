@@ -29,6 +29,7 @@ struct RunSpec {
     // writer with the classic reader).
     std::string writer_peer, reader_peer;
     bool classic_double_map = false;  // the classic reader maps the payload twice
+    bool floor_clock = false;  // floor: the writer stamps each event with the wall clock (the clock's control)
     bool doorbell = true;    // evring: false clears the ring's doorbell feature bit, as in a
                              // ring made by another RING01 writer (commit then has no fence)
 };

@@ -5,6 +5,9 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "evring/clock.hpp"
 
@@ -25,6 +28,26 @@ void BM_Rdtsc(benchmark::State& state) {
     for (auto _ : state) benchmark::DoNotOptimize(evring::detail::read_tsc());
 }
 BENCHMARK(BM_Rdtsc);
+
+#if defined(__x86_64__)
+// The other ways to read the counter, for the choice clock.hpp made (issue
+// 25): rdtscp waits for earlier instructions to finish, lfence + rdtsc for
+// earlier ones to issue; both cost more than rdtsc and order nothing a
+// timestamp taken at reserve needs.
+void BM_Rdtscp(benchmark::State& state) {
+    unsigned aux = 0;
+    for (auto _ : state) benchmark::DoNotOptimize(__rdtscp(&aux));
+}
+BENCHMARK(BM_Rdtscp);
+
+void BM_LfenceRdtsc(benchmark::State& state) {
+    for (auto _ : state) {
+        _mm_lfence();
+        benchmark::DoNotOptimize(__rdtsc());
+    }
+}
+BENCHMARK(BM_LfenceRdtsc);
+#endif
 
 // Each iteration: CLOCK_REALTIME, evring, CLOCK_REALTIME. The error is how far
 // evring's value lies outside that bracket (0 inside), so preemption can only

@@ -110,7 +110,12 @@ inline PayloadResult copy_payload(const MappedRing& ring, const EventDescriptor&
                                   std::size_t dst_size) noexcept {
     // The bounds test of peek_payload, without its null result to test again.
     if (!payload_in_bounds(ring, event) || event.payload_size > dst_size) return PayloadResult::Invalid;
-    if (!payload_valid(ring, event)) return PayloadResult::Expired;  // don't copy junk
+    // Copy first, check once after (P1..P3), as RING01's reference reader
+    // does: the check after the copy is what makes Ok true (docs/format.md),
+    // and a check before it only spared a reader that was already lapped one
+    // copy of bytes it then discards, for 4 of the 57 instructions every event
+    // paid (docs/performance.md, "Issue 25, third pass"). On Expired, `dst`
+    // may hold any bytes of the range, as it always could.
     const std::byte* src = ring.payload_buffer() + (event.payload_buf_offset & ring.payload_mask());
     detail::racy_copy(dst, src, event.payload_size);  // P1
     return payload_valid(ring, event) ? PayloadResult::Ok : PayloadResult::Expired;  // P2, P3
