@@ -116,7 +116,10 @@ typedef enum evring_status {
     EVRING_E_EXPIRED = -8,     /* the payload was overwritten before it was read */
     EVRING_E_UNSUPPORTED = -9, /* not possible for this kind of source */
     EVRING_E_FAILED = -10,     /* the source failed (a ring truncated under the reader) */
-    EVRING_E_TOO_LARGE = -11   /* the payload is larger than the ring allows */
+    EVRING_E_TOO_LARGE = -11,  /* the payload is larger than the ring allows */
+    /* Not an error (positive): a typed write of an event no registered reader
+     * wants (interest, docs/interest.md) was skipped; nothing is published. */
+    EVRING_NOT_WANTED = 1
 } evring_status;
 
 /* "invalid argument", ... for a status. */
@@ -160,6 +163,12 @@ typedef struct evring_open_options {
     int register_reader;         /* default 1; 0 stays out of the registry */
     const char* reader_name;     /* as listed; NULL: "c" */
     const char* reader_detail;   /* what it does with the events; NULL: the program's name */
+    /* Since 0.1.0 (ABI 2), after reader_detail: interest (docs/interest.md).
+     * A registered reader of a live ring or ring set says which events it
+     * wants, so writers' typed writes skip events no registered reader wants.
+     * Both at their defaults: everything (as a reader that says nothing). */
+    const char* keywords;        /* "trades,quotes": keywords of the source's schema; NULL: every keyword */
+    int level;                   /* the highest level wanted, 0..15; default -1: every level */
 } evring_open_options;
 
 void evring_open_options_init(evring_open_options* options);
@@ -168,8 +177,10 @@ void evring_open_options_init(evring_open_options* options);
  * ring set (its name or directory: read merged, each event with its member),
  * a snapshot or a recording; the schema is found then (see
  * evring_source_schema_json). A live ring's reader registers in its reader
- * registry (evring_open_options.register_reader; when it cannot, it reads
- * anyway and evring_source_notice says why). NULL on failure:
+ * registry, a live ring set's in every member's (evring_open_options.
+ * register_reader; when it cannot, it reads anyway and the first item is a
+ * notice saying why), with the interest the options give. NULL on failure
+ * (an unknown keyword, interest asked of a snapshot or recording, ...):
  * evring_last_error says why. `options` may be NULL: the defaults. */
 evring_source* evring_source_open(const char* location, const evring_open_options* options);
 void evring_source_close(evring_source* source);
@@ -194,7 +205,8 @@ typedef struct evring_source_info {
     const char* path;              /* the file it resolved to; valid while open */
     int member_ids;                /* events and gaps carry member ids: a ring set or a recording of one */
     uint32_t members;              /* a ring set: the members read now; 0 otherwise */
-    int registered;                /* listed in the ring's reader registry (evring readers) */
+    int registered;                /* listed in the ring's reader registry (evring readers); a ring
+                                      set's reader: in its members' */
 } evring_source_info;
 
 int evring_source_get_info(const evring_source* source, evring_source_info* info);
@@ -411,9 +423,23 @@ int evring_writer_abort(evring_writer* writer, evring_reservation* reservation);
  * part plus each trailing array's count x element size), is refused with
  * EVRING_E_DECODE, nothing is published, and evring_writer_error says why:
  * "QUOTE (event type 2): a payload of 5 bytes, but its layout is exactly 48 bytes".
+ * A checked event that no registered reader wants (its type's keywords and
+ * level, docs/interest.md; never an always_recorded type) is then skipped:
+ * EVRING_NOT_WANTED (positive, not an error), nothing published, *seqno 0.
  * Without a schema it publishes any bytes. */
 int evring_writer_record(evring_writer* writer, uint16_t event_type, const void* payload, uint64_t payload_size,
                          const uint64_t flow[4], uint64_t* seqno);
+
+/* Interest (docs/interest.md): 1 when some registered reader of the ring
+ * wants events of `event_type` by its schema's keywords and level (or the
+ * type is always_recorded, or no reader narrowed what it wants), 0 when
+ * nobody does: skip building the event. One load of the ring's interest
+ * word. 1 for a writer without a schema and for a type its schema does not
+ * declare (evring_writer_record refuses those); 0 for a NULL writer.
+ *
+ *     if (evring_writer_wants(w, QUOTE)) { build(&quote); evring_writer_record(w, QUOTE, &quote, sizeof quote, NULL, NULL); }
+ */
+int evring_writer_wants(const evring_writer* writer, uint16_t event_type);
 
 #ifdef __cplusplus
 }

@@ -86,6 +86,7 @@ const char* evring_status_name(int status) {
     case EVRING_E_UNSUPPORTED: return "not supported by this source";
     case EVRING_E_FAILED: return "source failed";
     case EVRING_E_TOO_LARGE: return "too large";
+    case EVRING_NOT_WANTED: return "not wanted by any reader (skipped)";
     default: return "unknown status";
     }
 }

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "evring/registry/reader_kinds.hpp"
 #include "evring/source/follow.hpp"
 #include "evring/source/position.hpp"
@@ -75,6 +77,7 @@ void evring_open_options_init(evring_open_options* options) {
     options->struct_size = sizeof(evring_open_options);
     options->recording_series = 1;
     options->register_reader = 1;
+    options->level = -1;
 }
 
 evring_source* evring_source_open(const char* location, const evring_open_options* options) {
@@ -105,11 +108,28 @@ evring_source* evring_source_open(const char* location, const evring_open_option
                 set_last_error(handle.error());
                 return nullptr;
             }
+            evring::bindings::InterestRequest asked;
+            if (o.keywords != nullptr) asked.keywords = o.keywords;
+            if (o.level != -1) {
+                if (o.level < 0 || o.level > static_cast<int>(evring::kMaxInterestLevel)) {
+                    set_last_error(evring::Error(EINVAL, fmt::format("evring_source_open: level {} is not in 0..{} "
+                                                                     "(-1: every level)",
+                                                                     o.level, evring::kMaxInterestLevel)));
+                    return nullptr;
+                }
+                asked.level = static_cast<unsigned>(o.level);
+            }
+            auto interest = evring::bindings::interest_for(**handle, asked, o.register_reader != 0);
+            if (!interest) {
+                evring::Error why = interest.error();
+                set_last_error(why.context("evring_source_open"));
+                return nullptr;
+            }
             if (o.register_reader != 0) {
                 evring::ReaderInfo info{o.reader_name != nullptr ? o.reader_name : "c",
                                         evring::reader_kinds::kApplication,
                                         o.reader_detail != nullptr ? o.reader_detail : program_invocation_short_name};
-                std::string told = evring::bindings::register_reader(**handle, info);
+                std::string told = evring::bindings::register_reader(**handle, info, *interest);
                 if (!told.empty()) evring::bindings::hold_notice(**handle, std::move(told));
             }
             return handle->release();
@@ -153,7 +173,7 @@ int evring_source_get_info(const evring_source* source, evring_source_info* info
     got.path = id.path.c_str();
     got.member_ids = id.members ? 1 : 0;
     got.members = evring::bindings::member_count(*source);
-    got.registered = source->registration.registered() ? 1 : 0;
+    got.registered = evring::bindings::registered(*source) ? 1 : 0;
     deliver(info, got);
     return EVRING_OK;
 }

@@ -182,6 +182,12 @@ int evring_writer_record(evring_writer* writer, uint16_t event_type, const void*
             if (seqno != nullptr) *seqno = 0;
             return refused(writer, why);
         }
+        // Checked first, so a bad event is reported whoever listens; then
+        // skipped when no registered reader wants it.
+        if (!evring::bindings::wanted(*writer, event_type)) {
+            if (seqno != nullptr) *seqno = 0;
+            return EVRING_NOT_WANTED;
+        }
     }
     evring::Reservation r = writer->publisher.reserve(payload_size);
     if (!r) {
@@ -195,6 +201,11 @@ int evring_writer_record(evring_writer* writer, uint16_t event_type, const void*
     writer->publisher.commit(r);
     if (seqno != nullptr) *seqno = r.seqno();
     return EVRING_OK;
+}
+
+int evring_writer_wants(const evring_writer* writer, uint16_t event_type) {
+    if (writer == nullptr) return 0;
+    return evring::bindings::wanted(*writer, event_type) ? 1 : 0;
 }
 
 }  // extern "C"

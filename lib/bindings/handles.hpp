@@ -21,7 +21,7 @@
 #include "evring/source/event_predicate.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/ring/publisher.hpp"
-#include "evring/registry/reader_registration.hpp"
+#include "evring/registry/registering_sink.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/schema.hpp"
 #include "source_schema.hpp"
@@ -42,8 +42,10 @@ struct evring_source {
     std::vector<evring::EventDescriptor> batch;
     std::vector<std::uint32_t> batch_members;  // next_batch_members' staging area
     std::unique_ptr<evring::EventPredicate> where;  // evring_source_set_where
-    // Declared after `source`: the slot is freed before the source closes.
-    evring::ReaderRegistration registration;  // inert unless registered
+    // Declared after `source`: the slots are freed before the source closes.
+    // A ring's reader has one registration, a ring set's one per member
+    // (registering_sink.hpp); null when the reader does not register.
+    std::unique_ptr<evring::RegisteringSink> registration;
     std::vector<std::string> held_notices;     // handed out first by next_item
 };
 

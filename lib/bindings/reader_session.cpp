@@ -3,22 +3,28 @@
 
 #include <fmt/format.h>
 
+#include "evring/schema/schema_interest.hpp"
+
 #include "evring/set/ring_set_source.hpp"
 #include "evring/source/ring_source.hpp"
 
 namespace evring::bindings {
 namespace {
 
-void on_event(evring_source& handle, const EventDescriptor& event) noexcept {
-    const SourceCounters& c = handle.source->counters();
-    // The source stands after this event: its seqno + 1 (no virtual call per event).
-    handle.registration.on_event(event.record_epoch_nanos, event.seqno + 1, c.lost, c.abandoned);
+void on_event(evring_source& handle, const SourceEvent& event) noexcept {
+    if (handle.registration) handle.registration->event(event);  // never stops: its inner sink keeps going
 }
 
 void on_idle(evring_source& handle) noexcept {
-    const EventSource& s = *handle.source;
-    handle.registration.on_idle(s.next_seqno(), s.counters().lost, s.counters().abandoned);
+    if (handle.registration) handle.registration->keep_alive();
 }
+
+// The registrations' inner sink: the session hands events out itself.
+class PassSink final : public FollowSink {
+public:
+    bool event(const SourceEvent&) override { return true; }
+};
+PassSink g_pass;  // stateless, shared by every handle
 
 // Event by event, keeping each one's member: sources whose events carry members.
 Batch next_with_members(evring_source& handle, std::span<EventDescriptor> out, std::span<std::uint32_t> members) {
@@ -47,17 +53,50 @@ Batch next_with_members(evring_source& handle, std::span<EventDescriptor> out, s
 
 }  // namespace
 
-std::string register_reader(evring_source& handle, const ReaderInfo& info) {
-    const auto* ring_source = dynamic_cast<const RingSource*>(handle.source.get());
-    const RingReader* ring = ring_source != nullptr ? ring_source->reader() : nullptr;
-    if (ring == nullptr) return {};  // snapshots, recordings, sets: see the contract
-    RegistrationOptions options;
-    options.print_warning = false;  // the caller hands the reason on as a notice
-    handle.registration = ReaderRegistration::attach(*ring, info, options);
-    if (!handle.registration.registered())
-        return fmt::format("not registered in the ring's reader registry: {}", handle.registration.warning());
+Result<std::uint64_t> interest_for(const evring_source& handle, const InterestRequest& request, bool registering) {
+    if (!request.given()) return kInterestEverything;
+    const EventSource& source = *handle.source;
+    const auto* set = dynamic_cast<const RingSetSource*>(&source);
+    const bool live = source.kind() == SourceKind::Ring || (set != nullptr && !set->frozen());
+    if (!registering) return Error(EINVAL, "interest (keywords, level) is registered: it cannot go with register off");
+    if (!live)
+        return Error(EINVAL, fmt::format("interest (keywords, level) is registered with a live ring's writers; "
+                                         "'{}' is a {}", source.identity().path, describe(source.kind())));
+    const Schema* schema = handle.schema.schema ? &*handle.schema.schema : nullptr;
+    std::optional<std::string_view> keywords;
+    if (request.keywords) keywords = *request.keywords;
+    auto word = requested_interest(schema, keywords, request.level);
+    if (!word) {
+        Error why = word.error();
+        return why.context(fmt::format("interest in '{}'", source.identity().path));
+    }
+    return word->value_or(kInterestEverything);
+}
+
+std::string register_reader(evring_source& handle, const ReaderInfo& info, std::uint64_t interest) {
+    const EventSource& source = *handle.source;
+    const auto* set = dynamic_cast<const RingSetSource*>(&source);
+    if (source.kind() != SourceKind::Ring && (set == nullptr || set->frozen()))
+        return {};  // snapshots, recordings: see the contract
+    auto sink = std::make_unique<RegisteringSink>(g_pass, info);
+    sink->set_print_warning(false);  // the caller hands the reason on as a notice
+    sink->set_interest(interest);
+    sink->started(source);
+    if (!sink->registered()) {
+        if (set != nullptr)
+            return sink->member_registrations() == 0 && !set->members().empty()
+                       ? "not registered in the ring set members' reader registries"
+                       : std::string();
+        return fmt::format("not registered in the ring's reader registry: {}", sink->registration().warning());
+    }
+    std::string notice = sink->registration().notice();
+    handle.registration = std::move(sink);
     publish_position(handle);
-    return handle.registration.notice();
+    return notice;
+}
+
+bool registered(const evring_source& handle) noexcept {
+    return handle.registration && handle.registration->registered();
 }
 
 void hold_notice(evring_source& handle, std::string text) { handle.held_notices.push_back(std::move(text)); }
@@ -79,7 +118,7 @@ SourceStep next_item(evring_source& handle, SourceItem& item, PayloadRead payloa
     for (;;) {
         const SourceStep step = handle.source->next(item, read);
         if (step == SourceStep::Event) {
-            on_event(handle, item.event.descriptor);
+            on_event(handle, item.event);
             if (where) {
                 const bool kept = where->matches(item.event, loader);
                 if (!loader.failed() && !kept) continue;
@@ -114,9 +153,9 @@ Batch next_descriptors(evring_source& handle, std::span<EventDescriptor> out, st
 }
 
 void publish_position(evring_source& handle) noexcept {
-    if (!handle.registration.registered()) return;
-    const EventSource& s = *handle.source;
-    handle.registration.update(s.next_seqno(), s.counters().lost, s.counters().abandoned);
+    // The position when it moved (else a heartbeat at most every 100 ms):
+    // a ring's, or each member's of a set.
+    if (handle.registration) handle.registration->keep_alive();
 }
 
 SessionCounters counters_of(const evring_source& handle) {

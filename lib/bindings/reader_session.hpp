@@ -5,13 +5,18 @@
 // A session is the evring_source handle (handles.hpp). Both bindings read
 // through these functions and nothing else, so a C reader and a Python
 // reader behave the same:
-// - Registration (reader_registration.hpp): a reader of a live ring
-//   announces itself in the ring's reader registry unless told not to, so
-//   `evring readers RING` lists it with its lag. Never in the reader's way:
-//   when it cannot register it reads anyway, and the reason is a notice.
-//   Snapshots, recordings and ring sets are not registered (nobody falls
-//   behind a file; a set's members have their own registries, and a set
-//   reader does not appear in them yet).
+// - Registration (reader_registration.hpp), as the CLI's readers do it
+//   (RegisteringSink): a reader of a live ring announces itself in the
+//   ring's reader registry unless told not to, so `evring readers RING`
+//   lists it with its lag; a live ring set's merged reader announces itself
+//   in every member's registry. Never in the reader's way: when it cannot
+//   register it reads anyway, and the reason is a notice. Snapshots and
+//   recordings are not registered (nobody falls behind a file).
+// - Interest (docs/interest.md): a registering reader may say which events
+//   it wants (keywords of the source's schema, a level); it registers that
+//   with the ring, or with every member of a set, and writers' typed
+//   publishes skip what no registered reader wants. Without it the reader
+//   wants everything.
 // - The position published is the source's: every event read (the filter's
 //   dropped ones too) moves it, paced as ReaderRegistration::on_event says
 //   (every 1024 events or 100 ms of event time); finding nothing to read
@@ -25,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -34,10 +40,28 @@
 
 namespace evring::bindings {
 
-// Registers the handle's reader when its source is a live ring (see above).
-// Returns what the user should be told: why it could not register, or a
-// registry it replaced; "" otherwise.
-std::string register_reader(evring_source& handle, const ReaderInfo& info);
+// What a reader asks for: comma-separated keywords of the source's schema
+// and a level (0..15); neither: everything (see above).
+struct InterestRequest {
+    std::optional<std::string> keywords;
+    std::optional<unsigned> level;
+    bool given() const noexcept { return keywords || level; }
+};
+
+// The word `request` asks for, kInterestEverything when it asks for nothing.
+// An Error when it names keywords the schema lacks, a level above 15, or
+// asks anything of a source that is not a live ring or ring set, or of a
+// reader that does not register (`registering` false).
+Result<std::uint64_t> interest_for(const evring_source& handle, const InterestRequest& request, bool registering);
+
+// Registers the handle's reader when its source is a live ring or ring set
+// (see above), wanting `interest`. Returns what the user should be told: why
+// it could not register, or a registry it replaced; "" otherwise.
+std::string register_reader(evring_source& handle, const ReaderInfo& info,
+                            std::uint64_t interest = kInterestEverything);
+
+// Whether the reader is listed in a registry (a ring set's: in any member's).
+bool registered(const evring_source& handle) noexcept;
 
 // The next item, passing over events the handle's filter drops, with the
 // registry's bookkeeping; a notice kept for later (hold_notice) comes first.

@@ -58,4 +58,11 @@ std::string refusal(const evring_writer& writer, std::uint16_t event_type, const
     return e.ok() ? std::string() : describe_write_refusal(*writer.schema, e);
 }
 
+bool wanted(const evring_writer& writer, std::uint16_t event_type) noexcept {
+    const std::uint64_t word = writer.publisher.interest();
+    if (!interest_narrows(word) || !writer.schema) return true;
+    const SchemaEvent* event = writer.schema->event(event_type);
+    return event == nullptr || interest_admits(word, event->interest());
+}
+
 }  // namespace evring::bindings

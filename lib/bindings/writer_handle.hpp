@@ -41,4 +41,11 @@ Result<std::unique_ptr<evring_writer>> create_writer_handle(const WriterSettings
 std::string refusal(const evring_writer& writer, std::uint16_t event_type, const void* payload,
                     std::uint64_t payload_size);
 
+// Interest (docs/interest.md): whether some registered reader wants events
+// of `event_type` by the writer's schema (its keywords and level; always for
+// an always_recorded type). True without a schema, for a type the schema
+// lacks (the typed write refuses it), and while no reader narrows the ring's
+// word: one relaxed load then, no lookup.
+bool wanted(const evring_writer& writer, std::uint16_t event_type) noexcept;
+
 }  // namespace evring::bindings

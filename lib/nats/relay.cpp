@@ -148,6 +148,7 @@ Result<RelayResult> run_relay(const RelayOptions& options) {
                          {options.reader_name, reader_kinds::kRelay,
                           fmt::format("-> {} {}", options.url.display(), options.stream)},
                          options.register_reader);
+    seen.set_interest(options.interest);
     sink.set_keep_alive([&seen] { seen.keep_alive(); });
     auto followed = follow(source, follow_options, seen);
     Status finished = sink.finish();

@@ -70,7 +70,7 @@ void RegisteringSink::sync_members() {
             // A member new to us, or re-created: its own registry.
             m.index = index;
             m.serial = serial;
-            m.registration = ReaderRegistration::attach(*source->reader(), info_);
+            m.registration = ReaderRegistration::attach(*source->reader(), info_, options_);
             if (!m.registration.registered()) continue;
             m.registration.update(source->next_seqno(), source->counters().lost, source->counters().abandoned);
         }

@@ -39,6 +39,23 @@ Result<std::uint64_t> interest_from_keywords(const Schema& schema, std::string_v
     return interest_word(bits, level);
 }
 
+Result<std::optional<std::uint64_t>> requested_interest(const Schema* schema,
+                                                        std::optional<std::string_view> keywords,
+                                                        std::optional<unsigned> level) {
+    using Word = std::optional<std::uint64_t>;
+    if (!keywords && !level) return Word();
+    const unsigned up_to = level.value_or(kMaxInterestLevel);
+    if (up_to > kMaxInterestLevel)
+        return Error(EINVAL, fmt::format("level {} is above {}, the highest interest level", up_to,
+                                         kMaxInterestLevel));
+    if (!keywords) return Word(interest_word(kInterestKeywordMask, up_to));
+    if (schema == nullptr) return Error(EINVAL, "keywords name keywords of a schema, and the source has none");
+    if (keywords->empty()) return Error(EINVAL, "name at least one keyword (K1,K2)");
+    auto word = interest_from_keywords(*schema, *keywords, up_to);
+    if (!word) return std::move(word).error();
+    return Word(*word);
+}
+
 std::string describe_interest(std::uint64_t word, const Schema* schema) {
     if (!interest_narrows(word)) return "everything";
     std::string names;

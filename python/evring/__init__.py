@@ -14,7 +14,9 @@
     batch.events["seqno"], batch.members, batch.payload(0)   # members: a ring set's member column
 
     with evring.create("/dev/shm/mine", descriptor_shift=16, payload_shift=24, schema="orders.toml") as w:
-        w.record("ORDER_NEW", payload_bytes, flow=(symbol, order_id))
+        w.record("ORDER_NEW", payload_bytes, flow=(symbol, order_id))   # None: no reader wants it
+        if w.wants("BOOK"):                                             # interest: skip building it
+            w.record("BOOK", levels=expensive_levels())
 
 Errors raise evring.Error with the library's message. docs/python.md has the rest.
 """
@@ -29,7 +31,8 @@ from ._evring import _wait_for_name
 __all__ = ["Batch", "Error", "Event", "Reader", "Writer", "create", "open", "DESCRIPTOR_DTYPE"]
 
 
-def open(source, schema=None, max_snapshot_size=0, register=True, name="python", detail=None, wait=None):
+def open(source, schema=None, max_snapshot_size=0, register=True, name="python", detail=None, wait=None,
+         keywords=None, level=None):
     """Opens a ring (a name in the ring directory, or a path), a ring set
     (merged in time order; each event has its `member`), a snapshot or a
     recording, as the evring CLI does. `schema`: a schema file to decode with
@@ -41,6 +44,12 @@ def open(source, schema=None, max_snapshot_size=0, register=True, name="python",
     (default: the program, sys.argv[0]); register=False stays out of it. When
     it cannot register, it reads anyway and says why in `reader.notices`.
 
+    `keywords` (a list of the schema's keyword names, or "a,b") and `level`
+    (0..15): the events this reader wants (docs/interest.md). A registered
+    reader of a live ring, or of every member of a live ring set, registers
+    them, and writers' typed writes skip events no registered reader wants.
+    Neither (the default): everything.
+
     `wait`: when the ring does not exist yet, wait for a writer to create it:
     a number of seconds, or True for no limit (Ctrl-C still interrupts);
     evring.Error when it did not appear in time. None (default): raise at once."""
@@ -51,7 +60,10 @@ def open(source, schema=None, max_snapshot_size=0, register=True, name="python",
     if detail is None:
         import sys as _sys
         detail = _os.path.basename(_sys.argv[0]) if _sys.argv and _sys.argv[0] else ""
-    return _open(_os.fspath(source), schema, max_snapshot_size, bool(register), str(name), str(detail))
+    if keywords is not None and not isinstance(keywords, str):
+        keywords = ",".join(str(k) for k in keywords)
+    return _open(_os.fspath(source), schema, max_snapshot_size, bool(register), str(name), str(detail),
+                 keywords, level)
 
 
 def _wait_until_named(location, seconds):

@@ -8,6 +8,8 @@
 // (about 80 ns per event in all) and batches fill numpy arrays directly.
 #include <pybind11/pybind11.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -26,14 +28,24 @@ namespace evring::python {
 namespace {
 
 Reader open(const std::string& location, const py::object& schema, std::uint64_t max_snapshot_size,
-            bool register_reader, const std::string& name, const std::string& detail) {
+            bool register_reader, const std::string& name, const std::string& detail, const py::object& keywords,
+            const py::object& level) {
     bindings::OpenSettings settings;
     if (!schema.is_none()) settings.schema_path = py::str(schema).cast<std::string>();
     if (max_snapshot_size != 0) settings.source.max_snapshot_size = max_snapshot_size;
     auto handle = bindings::open_source_handle(location, settings);
     if (!handle) raise_error(handle.error().message());
+    bindings::InterestRequest asked;
+    if (!keywords.is_none()) asked.keywords = keywords.cast<std::string>();
+    if (!level.is_none()) {
+        const auto n = level.cast<std::int64_t>();
+        if (n < 0 || n > kMaxInterestLevel) raise_error(fmt::format("level {} is not in 0..{}", n, kMaxInterestLevel));
+        asked.level = static_cast<unsigned>(n);
+    }
+    auto interest = bindings::interest_for(**handle, asked, register_reader);
+    if (!interest) raise_error(interest.error().message());
     Reader reader(std::move(*handle));
-    if (register_reader) reader.register_as({name, reader_kinds::kPython, detail});
+    if (register_reader) reader.register_as({name, reader_kinds::kPython, detail}, *interest);
     return reader;
 }
 
@@ -64,6 +76,7 @@ PYBIND11_MODULE(_evring, m) {
     register_writer(m);
     m.def("open", &open, py::arg("source"), py::arg("schema") = py::none(), py::arg("max_snapshot_size") = 0,
           py::arg("register") = true, py::arg("name") = "python", py::arg("detail") = "",
+          py::arg("keywords") = py::none(), py::arg("level") = py::none(),
           "Opens a ring (name or path), a snapshot or a recording, as the evring CLI does.");
     m.def("_wait_for_name", &wait_for_name, py::arg("location"), py::arg("seconds"),
           "Waits up to `seconds` for `location` to name a ring; True once it does.");

@@ -169,9 +169,9 @@ Reader::Reader(std::unique_ptr<evring_source> handle) : handle_(std::move(handle
     if (!handle_->schema.warning.empty()) note(handle_->schema.warning);
 }
 
-void Reader::register_as(const ReaderInfo& info) {
+void Reader::register_as(const ReaderInfo& info, std::uint64_t interest) {
     // Kept in `notices`: why it could not register, or a registry it replaced.
-    if (std::string told = bindings::register_reader(handle(), info); !told.empty()) note(told);
+    if (std::string told = bindings::register_reader(handle(), info, interest); !told.empty()) note(told);
 }
 
 py::object Reader::schema_dict() {

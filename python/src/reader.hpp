@@ -38,8 +38,8 @@ class Reader {
 public:
     explicit Reader(std::unique_ptr<evring_source> handle);
     // Announces the reader when its source is a live ring (see above).
-    void register_as(const ReaderInfo& info);
-    bool registered() const noexcept { return handle_ && handle_->registration.registered(); }
+    void register_as(const ReaderInfo& info, std::uint64_t interest = kInterestEverything);
+    bool registered() const noexcept { return handle_ && bindings::registered(*handle_); }
     // The schema as a dict (schema_to_json), or None; made once.
     py::object schema_dict();
 

@@ -5,7 +5,10 @@
 // after recording a RECORD_ERROR in its place, as typed_publish.hpp does.
 // With a schema, record() is checked (schema_write_check.hpp): an unknown
 // type or a size the layout rules out raises evring.Error and publishes
-// nothing. record_raw() is the unchecked path (checked with check_raw=True).
+// nothing. A checked event no registered reader wants (interest,
+// docs/interest.md) is then skipped: record() returns None instead of a
+// seqno. wants(type) asks before building one. record_raw() is the
+// unchecked path (checked with check_raw=True), and never skips.
 //
 // Thread safety: a Writer may be used from several Python threads (the
 // Publisher is shared-safe); close() must not race with record().
@@ -32,7 +35,7 @@ public:
 
     // The typed write: record(type, payload_bytes), record(type, {fields}) or
     // record(type, field=value, ...), checked against the ring's schema.
-    std::uint64_t record(const py::args& args, const py::kwargs& kwargs) {
+    py::object record(const py::args& args, const py::kwargs& kwargs) {
         if (args.size() < 1 || args.size() > 3)
             raise_error("record(event_type, payload=None, flow=(), **fields) takes 1 to 3 positional arguments");
         py::dict fields;
@@ -54,11 +57,16 @@ public:
         return publish(args[0], payload, flow, true);
     }
     // The raw write: any bytes under any event type.
-    std::uint64_t record_raw(const py::object& event_type, const py::buffer& payload, const py::tuple& flow) {
+    py::object record_raw(const py::object& event_type, const py::buffer& payload, const py::tuple& flow) {
         return publish(event_type, payload, flow, false);
     }
 
-    std::uint64_t record_fields(const py::handle& event_type, const py::dict& fields, const py::tuple& flow) {
+    // Whether some registered reader wants events of this type (interest).
+    bool wants(const py::object& event_type) {
+        return bindings::wanted(handle(), type_number(event_type));
+    }
+
+    py::object record_fields(const py::handle& event_type, const py::dict& fields, const py::tuple& flow) {
         evring_writer& w = handle();
         if (!w.schema) raise_error("record with fields needs a ring created with a schema");
         const SchemaEvent* event = w.schema->event(type_number(py::reinterpret_borrow<py::object>(event_type)));
@@ -72,8 +80,8 @@ public:
         return publish_bytes(w, event->number, payload.data(), payload.size(), flow, true);
     }
 
-    std::uint64_t publish(const py::object& event_type, const py::buffer& payload, const py::tuple& flow,
-                          bool checked) {
+    py::object publish(const py::object& event_type, const py::buffer& payload, const py::tuple& flow,
+                       bool checked) {
         evring_writer& w = handle();
         const std::uint16_t type = type_number(event_type);
         const py::buffer_info info = payload.request();
@@ -83,13 +91,15 @@ public:
         return publish_bytes(w, type, info.ptr, size, flow, checked);
     }
 
-    std::uint64_t publish_bytes(evring_writer& w, std::uint16_t type, const void* data, std::uint64_t size,
-                                const py::tuple& flow, bool checked) {
+    // The seqno, or None when a checked event nobody wants was skipped.
+    py::object publish_bytes(evring_writer& w, std::uint16_t type, const void* data, std::uint64_t size,
+                             const py::tuple& flow, bool checked) {
         FlowTags tags{};
         if (flow.size() > 4) raise_error(fmt::format("flow has {} tags; a ring carries at most 4", flow.size()));
         for (std::size_t i = 0; i < flow.size(); ++i) tags[i] = flow[i].cast<std::uint64_t>();
         if (checked || w.check_raw)
             if (std::string why = bindings::refusal(w, type, data, size); !why.empty()) raise_error(why);
+        if (checked && !bindings::wanted(w, type)) return py::none();  // checked first, then skipped
         Reservation r = w.publisher.reserve(size);
         if (!r) {
             detail::publish_oversized(w.publisher, type, size, data, size, tags);
@@ -101,7 +111,7 @@ public:
         r.descriptor().content_ext = tags;
         if (size > 0) std::memcpy(r.payload(), data, size);
         w.publisher.commit(r);
-        return r.seqno();
+        return py::int_(r.seqno());
     }
 
     evring_writer& handle() {
@@ -162,7 +172,11 @@ void register_writer(py::module_& m) {
              "record(event_type, payload=None, flow=(), **fields): records one event (event_type: a number, or a "
              "name from the schema) and returns its seqno. The payload is bytes, or a dict of field values, or "
              "the fields as keywords, encoded with the ring's schema. With a schema, an unknown type or a payload "
-             "size its layout rules out raises evring.Error.")
+             "size its layout rules out raises evring.Error; an event no registered reader wants (interest, "
+             "docs/interest.md) is skipped and record returns None.")
+        .def("wants", &Writer::wants, py::arg("event_type"),
+             "True when some registered reader wants events of this type (a number or a name) by the schema's "
+             "keywords and level, or nobody narrowed what they want: False means record() would skip it.")
         .def("record_raw", &Writer::record_raw, py::arg("event_type"), py::arg("payload"),
              py::arg("flow") = py::tuple(), "Records one event unchecked (unless created with check_raw=True).")
         .def_property_readonly("path", [](Writer& w) { return w.handle().writer.path(); })

@@ -9,11 +9,14 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "evring/ring/ring_extension.hpp"
+#include "evring/ring/ring_reader.hpp"
 #include "evring/ring/ring_writer.hpp"
+#include "evring/set/ring_set.hpp"
 #include "evring/schema/schema_embed.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "interest_schema.hpp"  // generated from schemas/interest.toml
@@ -106,15 +109,29 @@ protected:
 
     // `evring watch RING --keywords ... --format jsonl --count N` in the background.
     void start_watch(const std::string& keywords, int count) {
+        start({"watch", path_, "--keywords", keywords, "--format", "jsonl", "--count", std::to_string(count)});
+    }
+    // `evring ARGS...` in the background, its stdout into watch.out.
+    void start(const std::vector<std::string>& args) {
         const std::string out = dir_.file("watch.out");
+        std::vector<char*> argv{bin_.data()};
+        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
         watcher_ = ::fork();
         if (watcher_ == 0) {
             const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
             ::dup2(fd, 1);
-            ::execl(bin_.c_str(), bin_.c_str(), "watch", path_.c_str(), "--keywords", keywords.c_str(), "--format",
-                    "jsonl", "--count", std::to_string(count).c_str(), static_cast<char*>(nullptr));
+            ::execv(bin_.c_str(), argv.data());
             ::_exit(127);
         }
+    }
+    // Waits for the background command to exit 0.
+    bool finished() {
+        int status = 0;
+        for (int i = 0; i < 1000 && ::waitpid(watcher_, &status, WNOHANG) == 0; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        watcher_ = -1;
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
     }
 
     std::uint64_t word() const { return shared::load_relaxed(extension_in(&writer_->ring().header())->interest); }
@@ -180,6 +197,76 @@ TEST_F(InterestCli, BadInterestOptionsAreUsageErrors) {
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     }
     EXPECT_EQ(word(), kInterestEverything);
+}
+
+TEST_F(InterestCli, RecordRegistersItsInterestAndRecordsWhatItAskedFor) {
+    const std::string rec = dir_.file("feed.evrec");
+    start({"record", path_, "-o", rec, "--keywords", "quotes", "--interest-level", "5", "--count", "2"});
+    ASSERT_TRUE(wait_for_word(true)) << "record --keywords never narrowed the ring";
+    EXPECT_EQ(word(), interest_word(market::keyword::quotes, 5));
+    EXPECT_EQ(market::publish_trade(*publisher_, {.price = 1, .quantity = 1}), 0u);  // skipped
+    ASSERT_NE(market::publish_quote(*publisher_, {.price = 2}), 0u);
+    ASSERT_NE(market::publish_quote(*publisher_, {.price = 3}), 0u);
+    ASSERT_TRUE(finished()) << "record --count 2 did not finish";
+    EXPECT_EQ(word(), kInterestEverything) << "its reader left: back to everything";
+    const Outcome shown = run("watch " + rec + " --from oldest --format jsonl");
+    EXPECT_EQ(std::count(shown.out.begin(), shown.out.end(), '\n'), 2) << shown.out;
+    EXPECT_EQ(shown.out.find("TRADE"), std::string::npos) << shown.out;
+    // --level is zstd's in record: the interest level has its own name.
+    const Outcome bad = run("record " + path_ + " -o " + rec + "2 --interest-level 16 --count 1");
+    EXPECT_EQ(bad.code, 2);
+    EXPECT_NE(bad.err.find("bad --interest-level '16': levels go from 0 to 15"), std::string::npos) << bad.err;
+}
+
+TEST_F(InterestCli, MirrorRegistersItsInterest) {
+    start({"mirror", path_, "--to", dir_.file("copy"), "--from", "latest", "--keywords", "trades", "--count", "1"});
+    ASSERT_TRUE(wait_for_word(true)) << "mirror --keywords never narrowed the ring";
+    EXPECT_EQ(word(), interest_word(market::keyword::trades, 15));
+    EXPECT_EQ(market::publish_quote(*publisher_, {.price = 1}), 0u);  // skipped
+    ASSERT_NE(market::publish_trade(*publisher_, {.price = 2, .quantity = 1}), 0u);
+    ASSERT_TRUE(finished()) << "mirror --count 1 did not finish";
+    EXPECT_EQ(word(), kInterestEverything);
+}
+
+TEST_F(InterestCli, RelayRefusesBadInterestBeforeConnecting) {
+    // Port 1: nothing listens, so only an option check can answer with exit 2.
+    const Outcome r = run("relay " + path_ + " --to nats://127.0.0.1:1/S --keywords trade");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("bad --keywords 'trade': unknown keyword 'trade'"), std::string::npos) << r.err;
+}
+
+TEST_F(InterestCli, ASetsMergedReaderRegistersInEveryMemberAndEachMemberSkipsByItsOwnWord) {
+    SetCreateOptions create;
+    create.directory.read_environment = false;
+    create.directory.ring_dir_override = dir_.path();
+    create.directory.print_warning = false;
+    RingConfig config;
+    config.name_or_path = "set";
+    config.descriptor_shift = 8;
+    config.payload_buf_shift = 16;
+    auto set = RingSetWriter::create(RingSetSpec(config, ring_content(test::load_test_schema("interest.toml")), 4),
+                                     create);
+    ASSERT_TRUE(set) << set.error().message();
+    std::optional<Result<Publisher*>> other;
+    auto mine = set->publisher();  // member m0 (this thread's)
+    std::thread([&] { other.emplace(set->publisher()); }).join();  // m1: released at thread exit, kept
+    ASSERT_TRUE(mine.ok() && other && other->ok());
+    Publisher& p = **mine;
+    const std::string set_dir = dir_.file("set");
+    start({"watch", set_dir, "--keywords", "trades", "--level", "2", "--format", "jsonl", "--count", "1"});
+    auto narrowed = [&](const char* member) {
+        auto reader = RingReader::open(set_dir + "/" + member);
+        return reader && interest_narrows(shared::load_relaxed(extension_in(&reader->ring().header())->interest));
+    };
+    for (int i = 0; i < 1000 && !(narrowed("m0") && narrowed("m1")); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(narrowed("m0") && narrowed("m1")) << "the merged reader did not register in every member";
+    EXPECT_FALSE(p.wants(market::EventType::QUOTE));  // the member's own word
+    EXPECT_EQ(market::publish_quote(p, {.price = 1}), 0u);
+    ASSERT_NE(market::publish_trade(p, {.price = 2, .quantity = 1}), 0u);
+    ASSERT_TRUE(finished()) << "watch --count 1 did not finish";
+    const std::string shown = slurp(dir_.file("watch.out"));
+    EXPECT_NE(shown.find("\"price\":2"), std::string::npos) << shown;
 }
 
 TEST_F(InterestCli, KeywordsNeedASchema) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "event_selection.hpp"
+#include "interest_option.hpp"
 #include "evring/error.hpp"
 
 namespace CLI {
@@ -82,8 +83,7 @@ struct WatchOptions {
     bool wait = false;        // --wait: wait for the ring to be created (implied by --follow-name)
     std::string schema_file;  // --schema FILE; empty: none
     bool no_register = false;  // stay out of the ring's reader registry
-    std::optional<std::string> keywords;  // --keywords K1,K2: register interest (docs/interest.md)
-    std::optional<std::string> level;     // --level N (0..15)
+    InterestOption interest;   // --keywords K1,K2 --level N: register interest (docs/interest.md)
 };
 
 struct SnapshotOptions {
@@ -102,6 +102,7 @@ struct RecordOptions {
     std::optional<std::string> level;
     bool no_register = false;
     bool wait = false;  // --wait: wait for the ring to be created
+    InterestOption interest;  // --keywords K1,K2 --interest-level N (--level is zstd's)
 };
 
 int run_ls(const LsOptions& options);

@@ -163,11 +163,18 @@ int run_mirror(const MirrorOptions& options) {
     auto source = open_for_command(options.stream, {});
     if (!source) return runtime_error(source.error());
     std::unique_ptr<EventPredicate> where;
-    if (options.where) {
+    if (options.where || options.interest.given()) {
         auto found = resolve_schema(**source, {.schema_file = options.schema_file});
         if (!found) return runtime_error(found.error());
         if (!found->warning.empty()) report_error(found->warning);
         plan->schema = std::move(found->schema);
+    }
+    const Schema* schema = plan->schema ? &*plan->schema : nullptr;
+    auto interest = options.interest.resolve(schema, **source, options.stream, options.no_register);
+    if (!interest) return usage_error(interest.error());
+    // Mirror what we asked for, whoever else listens.
+    if (*interest) InterestOption::narrow(**interest, schema, plan->follow.filter.types);
+    if (options.where) {
         if (auto s = compile_where_option(plan->follow, options.where, plan->schema ? &*plan->schema : nullptr, where,
                                           source->get());
             !s)
@@ -186,6 +193,7 @@ int run_mirror(const MirrorOptions& options) {
     MirrorSink sink(writer->ring(), plan->seqno_tag, (*source)->identity().members);
     RegisteringSink seen(sink, {"mirror", reader_kinds::kMirror, fmt::format("-> {}", writer->path())},
                          !options.no_register);
+    if (*interest) seen.set_interest(**interest);
     auto result = follow(*source, plan->follow, seen);
     if (!result) return runtime_error(result.error());
     if (!sink.status()) return runtime_error(sink.status().error());
@@ -211,8 +219,9 @@ Command add_mirror(CLI::App& app) {
     mirror->add_flag("--no-register", m.no_register,
                        "Do not announce this reader in the source ring's reader registry");
     mirror->add_option("--where", m.where, "Mirror only events this expression keeps (docs/cli.md)")->type_name("EXPR");
-    mirror->add_option("--schema", m.schema_file, "Schema file for --where when the source has none")
+    mirror->add_option("--schema", m.schema_file, "Schema file for --where and --keywords when the source has none")
         ->type_name("FILE");
+    m.interest.add(*mirror);
     return {mirror, [options] { return run_mirror(*options); }};
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "event_selection.hpp"
+#include "interest_option.hpp"
 
 namespace evring::cli {
 
@@ -30,6 +31,7 @@ struct RelayCommandOptions {
     bool wait = false;         // wait for the ring to be created (follow.hpp's wait_for_name)
     std::optional<std::string> where;  // a filter expression (where.hpp)
     std::string schema_file;
+    InterestOption interest;  // --keywords K1,K2 --level N (docs/interest.md)
 };
 
 struct MirrorOptions {
@@ -41,6 +43,7 @@ struct MirrorOptions {
     bool no_register = false;
     std::optional<std::string> where;  // a filter expression (where.hpp)
     std::string schema_file;
+    InterestOption interest;  // --keywords K1,K2 --level N (docs/interest.md)
 };
 
 // add_relay and add_mirror (commands.hpp) register them.

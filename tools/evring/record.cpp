@@ -173,12 +173,18 @@ int run_record(RecordOptions& options) {
         if (auto resolved = resolve_schema(**source)) found = std::move(*resolved);
     }
     if (found && found->schema) plan->recording.span_marker = span_marker(*found->schema);
+    const Schema* schema = found && found->schema ? &*found->schema : nullptr;
+    auto interest = options.interest.resolve(schema, **source, options.ring, options.no_register);
+    if (!interest) return usage_error(interest.error());
+    // Record what we asked for, whoever else listens (other readers' interest may bring more).
+    if (*interest) InterestOption::narrow(**interest, schema, plan->follow.filter.types);
     plan->recording.ring_set = (*source)->identity().members;  // member ids in every record
     auto writer = RecordingWriter::create(options.output, source_header((*source)->identity()), plan->recording);
     if (!writer) return runtime_error(writer.error());
     install_stop_handlers();
     RecordSink sink(*writer, options.output);
     RegisteringSink seen(sink, {"record", reader_kinds::kRecord, "-> " + options.output}, !options.no_register);
+    if (*interest) seen.set_interest(**interest);
     auto result = follow(*source, plan->follow, seen);
     Status status = sink.status();
     if (status) status = writer->finish();
@@ -216,6 +222,7 @@ Command add_record(CLI::App& app) {
     c->add_option("--level", o->level, "zstd level, 1 to 19 (default 1)")->type_name("LEVEL");
     c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
     c->add_flag("--wait", o->wait, kWaitHelp);
+    o->interest.add(*c, "--interest-level");
     return {c, [o] { return run_record(*o); }};
 }
 

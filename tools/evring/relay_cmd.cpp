@@ -73,6 +73,13 @@ Status resolve_relay_filters(nats::RelayOptions& relay, const RelayCommandOption
     if (!found->warning.empty()) report_error(found->warning);
     const Schema* schema = found->schema ? &*found->schema : nullptr;
     if (auto s = options.select.resolve_names(relay.filter, schema, **source); !s) return s;
+    auto interest = options.interest.resolve(schema, **source, options.ring, options.no_register);
+    if (!interest) return std::move(interest).error();
+    if (*interest) {
+        relay.interest = **interest;
+        // Relay what we asked for, whoever else listens.
+        InterestOption::narrow(**interest, schema, relay.filter.types);
+    }
     if (!options.where) return {};
     FollowOptions follow;
     if (auto s = compile_where_option(follow, options.where, schema, where, source->get()); !s) return s;
@@ -90,7 +97,7 @@ int run_relay_command(RelayCommandOptions& options) {
         if (!wait_for_name(options.ring, follow, report_error)) return kExitOk;  // interrupted
     }
     std::unique_ptr<EventPredicate> where;
-    if (options.select.has_names() || options.where)
+    if (options.select.has_names() || options.where || options.interest.given())
         if (auto s = resolve_relay_filters(*plan, options, where); !s) return exit_code(s.error());
     auto result = nats::run_relay(*plan);
     if (!result) return runtime_error(result.error());
@@ -132,7 +139,8 @@ Command add_relay(CLI::App& app) {
     relay->add_flag("--no-register", r.no_register, kNoRegisterHelp);
     relay->add_flag("--wait", r.wait, kWaitHelp);
     relay->add_option("--where", r.where, "Relay only events this expression keeps (docs/cli.md)")->type_name("EXPR");
-    relay->add_option("--schema", r.schema_file, "Schema file for --where when the ring has none")->type_name("FILE");
+    relay->add_option("--schema", r.schema_file, "Schema file for --where and --keywords when the ring has none")->type_name("FILE");
+    r.interest.add(*relay);
     return {relay, [options] { return run_relay_command(*options); }};
 }
 

@@ -12,7 +12,6 @@
 #include "open.hpp"
 #include "evring/registry/registering_sink.hpp"
 #include "evring/source/source_renamed.hpp"
-#include "evring/schema/schema_interest.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
 #include "watch.hpp"
@@ -50,38 +49,6 @@ Result<WatchPlan> plan_watch(const WatchOptions& options) {
     return plan;
 }
 
-// --keywords and --level: the interest word to register (docs/interest.md),
-// or nullopt when neither was given. An Error for a usage error.
-Result<std::optional<std::uint64_t>> interest_option(const WatchOptions& options, const Schema* schema,
-                                                     const EventSource& source) {
-    if (!options.keywords && !options.level) return std::optional<std::uint64_t>();
-    const char* option = options.keywords ? "--keywords" : "--level";
-    if (options.no_register)
-        return Error(EINVAL, fmt::format("{} registers this reader's interest; it cannot go with --no-register", option));
-    if (source.kind() != SourceKind::Ring)
-        return Error(EINVAL, fmt::format("{} registers interest with a live ring's writers; '{}' is a {}", option,
-                                         options.ring, describe(source.kind())));
-    unsigned level = kMaxInterestLevel;
-    if (options.level) {
-        auto parsed = parse_count("--level", *options.level);
-        if (!parsed) return std::move(parsed).error();
-        if (*parsed > kMaxInterestLevel)
-            return Error(EINVAL, fmt::format("bad --level '{}': levels go from 0 to {}", *options.level,
-                                             kMaxInterestLevel));
-        level = static_cast<unsigned>(*parsed);
-    }
-    if (!options.keywords) return std::optional<std::uint64_t>(interest_word(kInterestKeywordMask, level));
-    if (schema == nullptr)
-        return Error(EINVAL, fmt::format("--keywords names keywords of the ring's schema, and '{}' carries none; "
-                                         "give --schema FILE",
-                                         options.ring));
-    if (options.keywords->empty())
-        return Error(EINVAL, "bad --keywords '': name at least one keyword (K1,K2)");
-    auto word = interest_from_keywords(*schema, *options.keywords, level);
-    if (!word) return Error(EINVAL, fmt::format("bad --keywords '{}': {}", *options.keywords, word.error().message()));
-    return std::optional<std::uint64_t>(*word);
-}
-
 }  // namespace
 
 int run_watch(WatchOptions& options) {
@@ -114,13 +81,11 @@ int run_watch(WatchOptions& options) {
     if (!found->warning.empty()) report_error(found->warning);
     const Schema* schema = found->schema ? &*found->schema : nullptr;
     if (auto s = options.select.resolve(plan->follow, schema, **source); !s) return exit_code(s.error());
-    auto interest = interest_option(options, schema, **source);
+    auto interest = options.interest.resolve(schema, **source, options.ring, options.no_register);
     if (!interest) return usage_error(interest.error());
     // Without --type, show what we asked for: the types our interest admits
     // (others' interest may bring more into the ring).
-    if (*interest && schema != nullptr && options.select.types.empty())
-        for (const auto& e : schema->events())
-            if (interest_admits(**interest, e.interest())) plan->follow.filter.types.add(e.number);
+    if (*interest) InterestOption::narrow(**interest, schema, plan->follow.filter.types);
     EventPrinter printer(plan->format, schema);
     printer.set_payload_hex(!options.no_payload);
     std::optional<FieldColumns> columns;
@@ -180,12 +145,7 @@ Command add_watch(CLI::App& app) {
     c->add_flag("--wait", o->wait, kWaitHelp);
     o->select.add_member(*c);
     c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
-    c->add_option("--keywords", o->keywords,
-                  "Register interest in event types with these keywords of the schema (writers skip what no reader "
-                  "wants; docs/interest.md); show only those types")
-        ->type_name("K1,K2");
-    c->add_option("--level", o->level, "With or without --keywords: want event types up to this level (0..15, default 15)")
-        ->type_name("N");
+    o->interest.add(*c);
     return {c, [o] { return run_watch(*o); }};
 }
 

@@ -54,6 +54,7 @@
 #include <string>
 #include <string_view>
 
+#include "evring/ring/interest.hpp"
 #include "evring/error.hpp"
 #include "evring/source/flow_filter.hpp"
 #include "evring/source/follow.hpp"
@@ -90,6 +91,9 @@ struct RelayOptions {
     // stream as its detail; false stays out of it (`evring relay --no-register`).
     bool register_reader = true;
     std::string reader_name = "relay";
+    // What the registered relay wants (interest.hpp, docs/interest.md):
+    // writers skip what no registered reader wants. Everything by default.
+    std::uint64_t interest = kInterestEverything;
 };
 
 struct RelayResult {

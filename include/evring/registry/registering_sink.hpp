@@ -16,8 +16,10 @@
 //   follow_name each new ring gets a fresh registration; the old one is
 //   freed first.
 // - A live ring set (ring_set_source.hpp) is registered member by member: in
-//   each member's own registry, with that member's position and counts, so
-//   `evring readers SET` lists the merged reader under every member. Members
+//   each member's own registry, with that member's position and counts and
+//   the reader's interest (set_interest), so `evring readers SET` lists the
+//   merged reader under every member and each member's writer skips only
+//   what no reader of that member wants. Members
 //   that join later, or are re-created, are registered when the source's
 //   member_version() changes (checked per event and when idle).
 // - The position published is the source's: events the loop's filter drops
@@ -79,6 +81,11 @@ public:
     // What the reader registers wanting (RegistrationOptions::interest,
     // docs/interest.md); everything unless set before the loop starts.
     void set_interest(std::uint64_t interest) noexcept { options_.interest = interest; }
+    // Whether a reader that cannot register says so on stderr (true by
+    // default; the bindings hand the reason on as a notice instead).
+    void set_print_warning(bool print) noexcept { options_.print_warning = print; }
+    // A ring set's member registrations made so far (0 for other sources).
+    std::size_t member_registrations() const noexcept { return members_.size(); }
     const ReaderRegistration& registration() const noexcept { return registration_; }
     // Replaces the detail text shown in listings (a relay reconnecting, say).
     void set_detail(std::string_view detail) noexcept { registration_.set_detail(detail); }

@@ -26,6 +26,10 @@
 // - The caller fills event_type, content_ext and the payload; seqno,
 //   payload_size, payload_buf_offset and record_epoch_nanos are set by
 //   reserve() and must not be changed.
+// - Raw and unchecked: reserve/commit compare nothing with the ring's schema
+//   and never look at interest (what readers want). The checked, typed
+//   paths are a generated header's publish_<event> and publish_checked
+//   (schema_write_check.hpp, docs/schema.md); wants() asks about interest.
 // - commit() publishes the descriptor; until then readers see the event as
 //   not ready. A reservation must be committed or aborted exactly once.
 // - abort() gives a reservation up: it publishes the slot at once as a

@@ -33,6 +33,16 @@ namespace evring {
 Result<std::uint64_t> interest_from_keywords(const Schema& schema, std::string_view keywords,
                                              unsigned level = kMaxInterestLevel);
 
+// What a reader asks for with an optional keyword list and an optional level
+// (the CLI's --keywords/--level, the C ABI's and Python's open options):
+// nullopt when neither is given (the reader wants everything, as before
+// interest existed); a level alone wants every keyword up to it. Errors
+// (without naming an option: callers add it): keywords without a schema, an
+// empty list, an unknown keyword, a level above 15.
+Result<std::optional<std::uint64_t>> requested_interest(const Schema* schema,
+                                                        std::optional<std::string_view> keywords,
+                                                        std::optional<unsigned> level);
+
 // "everything", or "keywords a,b, levels 0..3" ("keywords none", "bit 40"
 // for bits without a name; no schema: every bit by number).
 std::string describe_interest(std::uint64_t word, const Schema* schema = nullptr);

@@ -19,6 +19,9 @@
 // - A payload larger than the ring allows (or than the 32-bit size field) is
 //   not recorded; a RECORD_ERROR event (type 1) describing it is committed
 //   instead and the call returns 0 / the handle is empty.
+// - Unchecked, as Publisher's raw path: `event_type` and the bytes are not
+//   compared with any schema, and interest is not consulted. A generated
+//   header's publish_<event> helpers are the checked way (they call this).
 // - Allocation-free; thread-safe like Publisher.
 #pragma once
 
