@@ -106,6 +106,7 @@ Command add_digest(CLI::App& app) {
     auto* c = app.add_subcommand("digest", "One SHA-256 over the events of a source, to compare sources");
     c->add_option("SOURCE", o.source, "Ring name or path, snapshot, recording or stream")->required();
     o.select.add_range(*c);
+    o.select.add_filters(*c);
     c->add_flag("--blank-time", o.blank_time, "Leave record_epoch_nanos out (Monad's digest -T)");
     c->add_flag("--blank-offset", o.blank_offset, "Leave payload_buf_offset out (-P)");
     c->add_flag("--blank-seqno", o.blank_seqno, "Leave seqno out (a ring evring mirror filled numbers from 1)");
@@ -117,15 +118,18 @@ Command add_digest(CLI::App& app) {
     return {c, [options] { return run_digest(*options); }};
 }
 
-int run_digest(const DigestOptions& options) {
+int run_digest(DigestOptions& options) {
     FollowOptions follow_options;
-    if (auto s = options.select.check_range(follow_options); !s) return usage_error(s.error());
+    if (auto s = options.select.check(follow_options); !s) return usage_error(s.error());
     auto source = open_for_command(options.source, {});
     if (!source) return runtime_error(source.error());
     auto found = resolve_schema(**source, {.schema_file = options.schema_file});
     if (!found) return runtime_error(found.error());
+    if (!found->warning.empty()) report_error(found->warning);
     const Schema* schema = found->schema ? &*found->schema : nullptr;
-    follow_options.schema = schema;
+    // --type, --flow and --where: a digest of the events they keep, so two
+    // sources can be compared on a part (one block, one type).
+    if (auto s = options.select.resolve(follow_options, schema, **source); !s) return exit_code(s.error());
     std::array<bool, 4> blank{};
     for (const auto& tag : options.blank_flows) {
         if (tag == "all") { blank.fill(true); continue; }
