@@ -283,6 +283,8 @@ int run_top_set(RingSetView& set, int interval_ms, std::uint64_t count) {
             for (const MemberRates& m : rows)
                 text += summary_line(*m.view, *m.refresh, m.rates,
                                      fmt::format("{} member {}", printable(set.location()), m.index)) + "\n";
+            for (const RingSetView::Member& m : set.members())  // not read this time: why
+                if (!m.latest) text += fmt::format("{} member {}: {}\n", printable(set.location()), m.index, printable(m.error));
             text += fmt::format("{} {} total: {} ev/s {:.2f} MiB/s, {} members\n",
                                 utc_time(static_cast<std::uint64_t>(std::time(nullptr)) * 1'000'000'000ULL),
                                 printable(set.location()), rate_text(total.events), mib(total.bytes),
@@ -312,14 +314,9 @@ int run_top(const TopOptions& options) {
         if (!value) return usage_error(value.error());
         count = *value;
     }
-    auto set = RingSetView::open_if_set(options.ring);
-    if (set && *set) {
-        if (options.where)
-            return usage_error(Error(EINVAL, fmt::format("--where: top of a ring set counts every member's events; "
-                                                         "'{}' is a ring set (give one member's ring, {}/mN)",
-                                                         options.ring, options.ring)));
-        return run_top_set(**set, interval_ms, count);
-    }
+    auto set = RingSetView::open_if_set(options.ring, options.where);  // --where applies per member
+    if (!set && options.where && set.error().errno_value() == EINVAL) return usage_error(set.error());
+    if (set && *set) return run_top_set(**set, interval_ms, count);
     auto opened = RingView::open(options.ring, options.where);
     if (!opened) return opened.error().errno_value() == EINVAL && options.where ? usage_error(opened.error())
                                                                                 : runtime_error(opened.error());
