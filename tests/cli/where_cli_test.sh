@@ -145,6 +145,30 @@ case_top_where_applies_to_each_member_of_a_set() {
     ok top_where_applies_to_each_member_of_a_set
 }
 
+# digest takes the selection the other commands take: --where digests what a recording made with
+# the same --where holds, and --member of a set what that member's ring holds alone.
+case_digest_selects_like_the_other_commands() {
+    test -x "$PRODUCER_BIN" || { skip digest_select "no producer"; return; }
+    local set=dsel$$ whole one alone kept rec rc
+    "$PRODUCER_BIN" "$set" --threads 2 --count 3000 2>"$WORK/producer.err" || { fail digest_select "producer"; return; }
+    whole=$(digest_of "$set"); one=$(digest_of "$set" --member 1); alone=$(digest_of "$EVRING_RING_DIR/$set/m1")
+    [[ -n $one && $one == "$alone" && $one != "$whole" ]] ||
+        { fail digest_select "--member 1: $one, the member's ring $alone, the set $whole"; return; }
+    evring record "$EVRING_RING_DIR/$set/m0" --from oldest --where 'type == TRADE && quantity > 500' \
+        -o "$WORK/trades.evrec" 2>/dev/null || { fail digest_select "record --where"; return; }
+    kept=$(digest_of "$EVRING_RING_DIR/$set/m0" --where 'type == TRADE && quantity > 500')
+    rec=$(digest_of "$WORK/trades.evrec")
+    [[ -n $kept && $kept == "$rec" ]] || { fail digest_select "--where: $kept, its recording $rec"; return; }
+    evring digest "$EVRING_RING_DIR/$set/m0" --member 0 >/dev/null 2>"$WORK/err"; rc=$?
+    [[ $rc == 2 ]] && grep -q "^evring: --member picks members of a ring set" "$WORK/err" ||
+        { fail digest_select "--member of a ring: exit $rc: $(cat "$WORK/err")"; return; }
+    evring digest "$set" --where 'quantity >' >/dev/null 2>"$WORK/err"; rc=$?
+    [[ $rc == 2 ]] && grep -q "^evring: bad --where 'quantity >': at" "$WORK/err" ||
+        { fail digest_select "a bad --where: exit $rc: $(cat "$WORK/err")"; return; }
+    rm -rf "${EVRING_RING_DIR:?}/$set"
+    ok digest_selects_like_the_other_commands
+}
+
 # Relays a snapshot ($1) into stream $2 with the relay's other options after.
 relay_snapshot() {
     local f=$1 stream=$2; shift 2
@@ -218,6 +242,7 @@ case_span_names_compare_by_label
 case_fields_index_into_trailing_arrays
 case_top_where_counts_only_what_it_keeps
 case_top_where_applies_to_each_member_of_a_set
+case_digest_selects_like_the_other_commands
 case_relay_and_mirror_where_keep_what_watch_keeps
 case_digest_is_the_same_for_a_snapshot_its_recording_and_its_mirror
 exit_with_results
