@@ -252,8 +252,9 @@ int evring_source_set_where(evring_source* source, const char* expression) {
     if (source == nullptr) return EVRING_E_INVALID;
     return guard(
         [&]() -> int {
-            auto set = evring::bindings::set_where(*source, expression == nullptr ? "" : expression);
-            if (!set) return set_error(source, EVRING_E_INVALID, "evring_source_" + set.error().message());
+            auto set = evring::bindings::set_where(*source, expression == nullptr ? "" : expression,
+                                                   "evring_source_set_where");
+            if (!set) return set_error(source, EVRING_E_INVALID, set.error().message());
             return EVRING_OK;
         },
         [&](int status, const char* message) { return fail_source(source, status, message); });

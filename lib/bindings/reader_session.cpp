@@ -63,12 +63,13 @@ std::string register_reader(evring_source& handle, const ReaderInfo& info) {
     return handle.registration.notice();
 }
 
-Status set_where(evring_source& handle, std::string_view expression) {
+Status set_where(evring_source& handle, std::string_view expression, std::string_view caller) {
     if (expression.empty()) {
         handle.where.reset();
         return {};
     }
-    if (!handle.schema.schema) return Error(EINVAL, "set_where: the source has no schema to name fields by");
+    if (!handle.schema.schema)
+        return Error(EINVAL, fmt::format("{}: the source has no schema to name fields by", caller));
     const Schema& schema = *handle.schema.schema;
     // One second source for all the labels an expression names, opened on
     // the first: resolve_span moves the read position of a ring or snapshot.

@@ -50,8 +50,9 @@ SourceStep next_item(evring_source& handle, SourceItem& item, PayloadRead payloa
 // label (`block == 15000009`) is looked up in a second source opened at the
 // handle's location (span_seek.hpp's resolve_span), so the handle's own read
 // position does not move, whenever the filter is set. Errors (EINVAL) say
-// what is wrong with the expression, or that the source has no schema.
-Status set_where(evring_source& handle, std::string_view expression);
+// what is wrong with the expression, or that the source has no schema
+// (that one names `caller`: "evring_source_set_where").
+Status set_where(evring_source& handle, std::string_view expression, std::string_view caller);
 
 // Keeps `text` to be handed out as the next Notice.
 void hold_notice(evring_source& handle, std::string text);

@@ -245,7 +245,7 @@ void register_reader(py::module_& m) {
             [](Reader& r, py::object expression) {
                 r.check_not_busy();
                 const std::string text = expression.is_none() ? std::string() : py::str(expression).cast<std::string>();
-                if (auto set = bindings::set_where(r.handle(), text); !set) raise_error(set.error().message());
+                if (auto set = bindings::set_where(r.handle(), text, "set_where"); !set) raise_error(set.error().message());
             },
             py::arg("expression"),
             "From now on replay() and follow() hand out only the events this filter expression keeps "

@@ -389,6 +389,7 @@ static void test_real_snapshot_reads_and_decodes(void) {
     CHECK(evring_source_seek(s, "block:12") != EVRING_OK && strstr(evring_source_error(s), "no block 12") != NULL);
     CHECK(evring_source_set_where(s, "type == TXN_HEADR_START") == EVRING_E_INVALID);
     CHECK(strstr(evring_source_error(s), "nearest: TXN_HEADER_START") != NULL);
+    CHECK(strncmp(evring_source_error(s), "bad where 'type == TXN_HEADR_START': at ", 40) == 0);
     CHECK(evring_source_set_where(s, "type == TXN_HEADER_START && txn_header.gas_limit > 0") == EVRING_OK);
     CHECK(evring_source_seek_oldest(s) == EVRING_OK);
     uint64_t kept = 0;
