@@ -264,9 +264,12 @@ int evring_source_next(evring_source* source, evring_item* item, int flags);
 /* From now on evring_source_next hands out only the events this filter
  * expression keeps (where.hpp, docs/cli.md "Filter expressions":
  * "type == TXN_LOG && topics[0] ^= 0xddf252ad"), compiled against the
- * source's schema; NULL or "" removes it. A bad expression is refused
- * (EVRING_E_INVALID, evring_source_error says where and why) and the previous
- * filter stays. While a filter is set, evring_source_next_batch refuses. */
+ * source's schema; NULL or "" removes it. A span name compares by label as
+ * in the CLI ("block == 15000009"): the label is looked up in a second
+ * source opened at the same location, so the reader does not move. A bad
+ * expression, or a label no event carries, is refused (EVRING_E_INVALID,
+ * evring_source_error says where and why) and the previous filter stays.
+ * While a filter is set, evring_source_next_batch refuses. */
 int evring_source_set_where(evring_source* source, const char* expression);
 
 typedef struct evring_batch {

@@ -11,7 +11,6 @@
 #include "evring/registry/reader_kinds.hpp"
 #include "evring/source/follow.hpp"
 #include "evring/source/position.hpp"
-#include "evring/query/where.hpp"
 #include "reader_session.hpp"
 #include "source_handle.hpp"
 
@@ -273,16 +272,9 @@ int evring_source_set_where(evring_source* source, const char* expression) {
     if (source == nullptr) return EVRING_E_INVALID;
     return guard(
         [&]() -> int {
-            if (expression == nullptr || *expression == '\0') {
-                source->where.reset();
-                return EVRING_OK;
-            }
-            if (!source->schema.schema)
-                return set_error(source, EVRING_E_INVALID,
-                                 "evring_source_set_where: the source has no schema to name fields by");
-            auto compiled = evring::compile_where(expression, *source->schema.schema, "where");
-            if (!compiled) return set_error(source, EVRING_E_INVALID, compiled.error().message());
-            source->where = std::move(*compiled);
+            auto set = evring::bindings::set_where(*source, expression == nullptr ? "" : expression,
+                                                   "evring_source_set_where");
+            if (!set) return set_error(source, EVRING_E_INVALID, set.error().message());
             return EVRING_OK;
         },
         [&](int status, const char* message) { return fail_source(source, status, message); });

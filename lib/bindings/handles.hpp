@@ -20,6 +20,7 @@
 #include "evring/evring.h"
 #include "evring/source/event_predicate.hpp"
 #include "evring/source/event_source.hpp"
+#include "evring/source/source_open.hpp"
 #include "evring/ring/publisher.hpp"
 #include "evring/registry/registering_sink.hpp"
 #include "evring/ring/ring_writer.hpp"
@@ -29,6 +30,7 @@
 // A reader session: the bindings read through reader_session.hpp.
 struct evring_source {
     std::unique_ptr<evring::EventSource> source;
+    evring::SourceOptions open_options;  // how `source` was opened (a second source opens alike)
     evring::bindings::SourceSchema schema;
     // mutable: calls on a const handle (get_counters) report failures too.
     mutable std::string error;

@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 
+#include "evring/query/span_seek.hpp"
+#include "evring/query/where.hpp"
 #include "evring/schema/schema_interest.hpp"
-
 #include "evring/set/ring_set_source.hpp"
 #include "evring/source/ring_source.hpp"
+#include "evring/source/source_open.hpp"
 
 namespace evring::bindings {
 namespace {
@@ -99,6 +101,35 @@ bool registered(const evring_source& handle) noexcept {
     return handle.registration && handle.registration->registered();
 }
 
+Status set_where(evring_source& handle, std::string_view expression, std::string_view caller) {
+    if (expression.empty()) {
+        handle.where.reset();
+        return {};
+    }
+    if (!handle.schema.schema)
+        return Error(EINVAL, fmt::format("{}: the source has no schema to name fields by", caller));
+    const Schema& schema = *handle.schema.schema;
+    // One second source for all the labels an expression names, opened on
+    // the first: resolve_span moves the read position of a ring or snapshot.
+    std::unique_ptr<EventSource> scratch;
+    const SpanLabelResolver labels = [&](const SchemaSpan& span, std::uint64_t label) -> Result<std::uint64_t> {
+        if (!scratch) {
+            auto opened = open_source(handle.source->identity().location, handle.open_options);
+            if (!opened) return std::move(opened).error();
+            scratch = std::move(*opened);
+        }
+        SpanRef ref;
+        ref.span = span.name;
+        ref.label = label;
+        ref.text = fmt::format("{}:{}", span.name, label);
+        return resolve_span(*scratch, ref, schema);
+    };
+    auto compiled = compile_where(expression, schema, "where", labels);
+    if (!compiled) return Error(EINVAL, compiled.error().message());
+    handle.where = std::move(*compiled);
+    return {};
+}
+
 void hold_notice(evring_source& handle, std::string text) { handle.held_notices.push_back(std::move(text)); }
 
 SourceStep next_item(evring_source& handle, SourceItem& item, PayloadRead payload) {
@@ -120,11 +151,9 @@ SourceStep next_item(evring_source& handle, SourceItem& item, PayloadRead payloa
         if (step == SourceStep::Event) {
             on_event(handle, item.event);
             if (where) {
-                const bool kept = where->matches(item.event, loader);
-                if (!loader.failed() && !kept) continue;
-                if (!loader.failed() && wants_payload && item.event.payload_state == PayloadState::NotRead)
-                    loader.load(item.event);
+                const bool kept = keep_event(item.event, true, where, payload, loader);
                 if (loader.failed()) return SourceStep::Failed;
+                if (!kept) continue;
                 if (!wants_payload) {
                     item.event.payload_state = PayloadState::NotRead;
                     item.event.payload = {};

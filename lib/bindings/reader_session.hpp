@@ -33,7 +33,9 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
+#include "evring/error.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/registry/reader_registration.hpp"
 #include "handles.hpp"
@@ -66,6 +68,15 @@ bool registered(const evring_source& handle) noexcept;
 // The next item, passing over events the handle's filter drops, with the
 // registry's bookkeeping; a notice kept for later (hold_notice) comes first.
 SourceStep next_item(evring_source& handle, SourceItem& item, PayloadRead payload);
+
+// Sets the handle's where filter (an empty expression removes it), compiled
+// against its schema exactly as the CLI's --where is (where.hpp): a span's
+// label (`block == 15000009`) is looked up in a second source opened at the
+// handle's location (span_seek.hpp's resolve_span), so the handle's own read
+// position does not move, whenever the filter is set. Errors (EINVAL) say
+// what is wrong with the expression, or that the source has no schema
+// (that one names `caller`: "evring_source_set_where").
+Status set_where(evring_source& handle, std::string_view expression, std::string_view caller);
 
 // Keeps `text` to be handed out as the next Notice.
 void hold_notice(evring_source& handle, std::string text);

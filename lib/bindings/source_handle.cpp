@@ -17,6 +17,7 @@ Result<std::unique_ptr<evring_source>> open_source_handle(const std::string& loc
     if (!schema) return std::move(schema).error().context(fmt::format("opening '{}'", location));
     auto handle = std::make_unique<evring_source>();
     handle->source = std::move(*source);
+    handle->open_options = settings.source;
     handle->schema = std::move(*schema);
     return handle;
 }

@@ -112,7 +112,11 @@ Result<RelayResult> run_relay(const RelayOptions& options) {
     if (auto s = validate_stream_name(options.stream); !s) return std::move(s).error();
     auto opened = open_source(options.source, options.source_options);
     if (!opened) return std::move(opened).error();
-    std::unique_ptr<EventSource> source = std::move(opened).value();
+    return run_relay(options, std::move(opened).value());
+}
+
+Result<RelayResult> run_relay(const RelayOptions& options, std::unique_ptr<EventSource> source) {
+    if (auto s = validate_stream_name(options.stream); !s) return std::move(s).error();
 
     auto connection = Connection::connect(options.url, options.connect);
     if (!connection) return std::move(connection).error();

@@ -59,9 +59,7 @@ std::optional<FollowEnd> FollowLoop::on_event(SourceEvent& event) {
     // Read descriptor-first (run()): a payload is loaded only for what the
     // descriptor tests keep, and by the predicate only when it needs a field.
     SourcePayloadLoader loader(*source_);
-    const bool keep = options_.filter.matches(d) && (options_.where == nullptr || options_.where->matches(event, loader));
-    if (keep && lazy_ && options_.payloads == PayloadRead::Copy && event.payload_state == PayloadState::NotRead)
-        loader.load(event);
+    const bool keep = keep_event(event, options_.filter.matches(d), options_.where, options_.payloads, loader);
     if (loader.failed()) {
         load_failed_ = true;  // run() reports the source's failure
         return std::nullopt;
@@ -97,8 +95,8 @@ Result<FollowResult> FollowLoop::run() {
     // With a filter, descriptors first and payloads of kept events only
     // (on_event); a --where that reads fields loads them whatever the sink
     // asked for.
-    lazy_ = options_.where != nullptr || !options_.filter.accepts_everything();
-    const PayloadRead payloads = lazy_ ? PayloadRead::None : options_.payloads;
+    const bool lazy = options_.where != nullptr || !options_.filter.accepts_everything();
+    const PayloadRead payloads = lazy ? PayloadRead::None : options_.payloads;
     for (;;) {
         if (stop_requested()) return finish(FollowEnd::Stopped);
         std::optional<FollowEnd> end;

@@ -48,7 +48,6 @@ private:
     bool stop_resolved_ = false;
     FollowResult result_;
     bool load_failed_ = false;
-    bool lazy_ = false;  // reading descriptors first, payloads of kept events (run())
     SourceCounters extra_;  // gaps the loop itself reports (RingReplaced)
     std::chrono::steady_clock::time_point next_name_check_{};
 };

@@ -9,7 +9,6 @@
 #include "evring/ring/ring.hpp"
 #include "evring/source/ring_source.hpp"
 #include "evring/schema/schema_render.hpp"
-#include "evring/query/where.hpp"
 #include "bindings/source_handle.hpp"
 
 namespace evring::python {
@@ -245,14 +244,8 @@ void register_reader(py::module_& m) {
             "set_where",
             [](Reader& r, py::object expression) {
                 r.check_not_busy();
-                if (expression.is_none() || py::str(expression).cast<std::string>().empty()) {
-                    r.handle().where.reset();
-                    return;
-                }
-                if (!r.handle().schema.schema) raise_error("set_where: the source has no schema to name fields by");
-                auto compiled = compile_where(py::str(expression).cast<std::string>(), *r.handle().schema.schema, "where");
-                if (!compiled) raise_error(compiled.error().message());
-                r.handle().where = std::move(*compiled);
+                const std::string text = expression.is_none() ? std::string() : py::str(expression).cast<std::string>();
+                if (auto set = bindings::set_where(r.handle(), text, "set_where"); !set) raise_error(set.error().message());
             },
             py::arg("expression"),
             "From now on replay() and follow() hand out only the events this filter expression keeps "

@@ -389,6 +389,7 @@ static void test_real_snapshot_reads_and_decodes(void) {
     CHECK(evring_source_seek(s, "block:12") != EVRING_OK && strstr(evring_source_error(s), "no block 12") != NULL);
     CHECK(evring_source_set_where(s, "type == TXN_HEADR_START") == EVRING_E_INVALID);
     CHECK(strstr(evring_source_error(s), "nearest: TXN_HEADER_START") != NULL);
+    CHECK(strncmp(evring_source_error(s), "bad where 'type == TXN_HEADR_START': at ", 40) == 0);
     CHECK(evring_source_set_where(s, "type == TXN_HEADER_START && txn_header.gas_limit > 0") == EVRING_OK);
     CHECK(evring_source_seek_oldest(s) == EVRING_OK);
     uint64_t kept = 0;
@@ -404,7 +405,47 @@ static void test_real_snapshot_reads_and_decodes(void) {
     evring_source_close(s);
 }
 
+/* `block == N` compares by the block's label, as the CLI's --where does: setting the filter does not
+   move the reader, every event it keeps carries block 15000005's opener in its block tag (ext[0]),
+   and it keeps exactly what the raw tag test `ext[0] == OPENER` keeps. */
+static void test_where_compares_a_span_tag_by_its_label(void) {
+    const char* dir = getenv("EVRING_CONFORMANCE_DIR");
+    if (dir == NULL) {
+        printf("SKIP test_where_compares_a_span_tag_by_its_label: EVRING_CONFORMANCE_DIR is not set\n");
+        return;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/emn-30b-15m.snapshot.zst", dir);
+    evring_source* s = evring_source_open(path, NULL);
+    CHECK(s != NULL);
+    evring_item item = {.struct_size = sizeof item};
+    CHECK(evring_source_seek(s, "block:15000005") == EVRING_OK);
+    CHECK(evring_source_next(s, &item, 0) == EVRING_STEP_EVENT && item.event.event_type == 2);
+    const uint64_t opener = item.event.seqno;
+    CHECK(evring_source_set_where(s, "block == 15000005") == EVRING_OK);
+    CHECK(evring_source_next(s, &item, 0) == EVRING_STEP_EVENT && item.event.seqno == opener + 1);
+    uint64_t by_label = 1;
+    int step;
+    while ((step = evring_source_next(s, &item, 0)) == EVRING_STEP_EVENT) {
+        CHECK(item.event.content_ext[0] == opener);
+        ++by_label;
+    }
+    CHECK(step == EVRING_STEP_END && by_label > 100);
+    char raw[64];
+    snprintf(raw, sizeof raw, "ext[0] == %llu", (unsigned long long)opener);
+    CHECK(evring_source_set_where(s, raw) == EVRING_OK);
+    CHECK(evring_source_seek(s, "block:15000005") == EVRING_OK);
+    uint64_t by_tag = 0;
+    while ((step = evring_source_next(s, &item, 0)) == EVRING_STEP_EVENT) ++by_tag;
+    CHECK(step == EVRING_STEP_END && by_tag == by_label + 1);
+    /* A label no event carries is refused, naming it; the filter set before stays. */
+    CHECK(evring_source_set_where(s, "block == 12") == EVRING_E_INVALID);
+    CHECK(strstr(evring_source_error(s), "no block 12") != NULL);
+    evring_source_close(s);
+}
+
 int main(void) {
+    test_where_compares_a_span_tag_by_its_label();
     test_versions_agree_at_compile_and_run_time();
     test_structs_carry_their_size_and_the_library_honours_it();
     test_open_of_missing_file_fails_with_its_name();

@@ -23,3 +23,23 @@ def test_block_positions_and_where_filters(snapshot_dir):
     expected = [e.seqno for e in reader.replay(start="oldest")
                 if e.type_name == "TXN_HEADER_START" and e.fields["txn_header"]["gas_limit"] > 1000000]
     assert kept and [e.seqno for e in kept] == expected
+
+
+def test_where_compares_a_span_tag_by_its_label(snapshot_dir):
+    """`block == N` keeps block N's events, as the CLI's --where does: setting
+    the filter does not move the reader, and it keeps exactly what the raw tag
+    test `ext[0] == OPENER` keeps."""
+    reader = evring.open(os.path.join(snapshot_dir, "emn-30b-15m.snapshot.zst"))
+    opener = next(reader.replay(start="block:15000005"))
+    reader.set_where("block == 15000005")
+    by_label = list(reader.replay(start=None))
+    assert by_label and by_label[0].seqno == opener.seqno + 1
+    assert all(e.content_ext[0] == opener.seqno for e in by_label)
+    reader.set_where(f"ext[0] == {opener.seqno}")
+    by_tag = [e.seqno for e in reader.replay(start="oldest")]
+    assert by_tag == [opener.seqno] + [e.seqno for e in by_label]
+    reader.set_where("block in {15000005, 15000006}")
+    both = list(reader.replay(start="oldest"))
+    assert len(both) > len(by_tag) and {e.content_ext[0] for e in both} == {opener.seqno, both[-1].content_ext[0]}
+    with pytest.raises(evring.Error, match="no block 12"):
+        reader.set_where("block == 12")

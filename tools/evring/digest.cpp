@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "commands.hpp"
 #include "evring/schema/schema_resolve.hpp"
@@ -29,7 +31,11 @@ public:
     DigestSink(const DigestSink&) = delete;
     DigestSink& operator=(const DigestSink&) = delete;
 
+    // --member: only these members of a ring set (empty: all).
+    void only_members(std::vector<std::uint32_t> members) { members_ = std::move(members); }
+
     bool event(const SourceEvent& e) override {
+        if (!wanted(e.member)) return true;
         EventDescriptor d = e.descriptor;
         d.reserved = 0;
         if (blank_time_) d.record_epoch_nanos = 0;
@@ -47,6 +53,7 @@ public:
         return ok_;
     }
     bool gap(const SourceGap& g) override {
+        if (!wanted(g.member)) return true;
         ++gaps_;
         gap_seqnos_ += g.count;
         return true;
@@ -69,7 +76,12 @@ public:
     std::uint64_t gap_seqnos() const { return gap_seqnos_; }
 
 private:
+    bool wanted(std::uint32_t member) const {
+        return members_.empty() || std::find(members_.begin(), members_.end(), member) != members_.end();
+    }
+
     EVP_MD_CTX* ctx_;
+    std::vector<std::uint32_t> members_;
     bool ok_ = false;
     bool blank_time_, blank_offset_, blank_seqno_;
     bool keep_waiting_ = false;
@@ -106,6 +118,8 @@ Command add_digest(CLI::App& app) {
     auto* c = app.add_subcommand("digest", "One SHA-256 over the events of a source, to compare sources");
     c->add_option("SOURCE", o.source, "Ring name or path, snapshot, recording or stream")->required();
     o.select.add_range(*c);
+    o.select.add_filters(*c);
+    o.select.add_member(*c);
     c->add_flag("--blank-time", o.blank_time, "Leave record_epoch_nanos out (Monad's digest -T)");
     c->add_flag("--blank-offset", o.blank_offset, "Leave payload_buf_offset out (-P)");
     c->add_flag("--blank-seqno", o.blank_seqno, "Leave seqno out (a ring evring mirror filled numbers from 1)");
@@ -117,15 +131,21 @@ Command add_digest(CLI::App& app) {
     return {c, [options] { return run_digest(*options); }};
 }
 
-int run_digest(const DigestOptions& options) {
+int run_digest(DigestOptions& options) {
     FollowOptions follow_options;
-    if (auto s = options.select.check_range(follow_options); !s) return usage_error(s.error());
+    if (auto s = options.select.check(follow_options); !s) return usage_error(s.error());
     auto source = open_for_command(options.source, {});
     if (!source) return runtime_error(source.error());
+    if (!options.select.members.empty() && !(*source)->identity().members)
+        return usage_error(Error(EINVAL, fmt::format("--member picks members of a ring set; '{}' is a {}",
+                                                     options.source, describe((*source)->kind()))));
     auto found = resolve_schema(**source, {.schema_file = options.schema_file});
     if (!found) return runtime_error(found.error());
+    if (!found->warning.empty()) report_error(found->warning);
     const Schema* schema = found->schema ? &*found->schema : nullptr;
-    follow_options.schema = schema;
+    // --type, --flow and --where: a digest of the events they keep, so two
+    // sources can be compared on a part (one block, one type).
+    if (auto s = options.select.resolve(follow_options, schema, **source); !s) return exit_code(s.error());
     std::array<bool, 4> blank{};
     for (const auto& tag : options.blank_flows) {
         if (tag == "all") { blank.fill(true); continue; }
@@ -140,6 +160,7 @@ int run_digest(const DigestOptions& options) {
     install_stop_handlers();
     follow_options.stop_flag = &stop_flag();
     DigestSink sink(options.blank_time, options.blank_offset, options.blank_seqno, blank);
+    sink.only_members(options.select.members);
     if ((*source)->kind() == SourceKind::Stream) {
         if (follow_options.stop.kind == Position::Kind::None && follow_options.count == 0) {
             auto newest = newest_in_stream(options.source);

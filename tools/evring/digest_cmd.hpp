@@ -15,7 +15,7 @@ namespace evring::cli {
 
 struct DigestOptions {
     std::string source;
-    EventSelection select{"oldest"};  // --from, --until, --count
+    EventSelection select{"oldest"};  // --from, --until, --count, --type, --flow, --where, --member
     bool blank_time = false;          // like Monad's digest -T
     bool blank_offset = false;        // -P
     bool blank_seqno = false;         // a mirror numbers its events itself
@@ -25,6 +25,6 @@ struct DigestOptions {
 };
 
 // The exit code (commands.hpp); add_digest registers the command.
-int run_digest(const DigestOptions& options);
+int run_digest(DigestOptions& options);
 
 }  // namespace evring::cli

@@ -62,18 +62,15 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
 }  // namespace
 
 // The names in --type and --flow and the --where expression, by the schema
-// of the source (opened here and closed again; the relay opens it itself):
-// span labels are looked up in it.
-Status resolve_relay_filters(nats::RelayOptions& relay, const RelayCommandOptions& options,
+// of `source` (the one the relay then reads): span labels are looked up in it.
+Status resolve_relay_filters(nats::RelayOptions& relay, const RelayCommandOptions& options, EventSource& source,
                              std::unique_ptr<EventPredicate>& where) {
-    auto source = open_for_command(options.ring, relay.source_options);
-    if (!source) return std::move(source).error();
-    auto found = resolve_schema(**source, {.schema_file = options.schema_file});
+    auto found = resolve_schema(source, {.schema_file = options.schema_file});
     if (!found) return std::move(found).error();
     if (!found->warning.empty()) report_error(found->warning);
     const Schema* schema = found->schema ? &*found->schema : nullptr;
-    if (auto s = options.select.resolve_names(relay.filter, schema, **source); !s) return s;
-    auto interest = options.interest.resolve(schema, **source, options.ring, options.no_register);
+    if (auto s = options.select.resolve_names(relay.filter, schema, source); !s) return s;
+    auto interest = options.interest.resolve(schema, source, options.ring, options.no_register);
     if (!interest) return std::move(interest).error();
     if (*interest) {
         relay.interest = **interest;
@@ -82,7 +79,7 @@ Status resolve_relay_filters(nats::RelayOptions& relay, const RelayCommandOption
     }
     if (!options.where) return {};
     FollowOptions follow;
-    if (auto s = compile_where_option(follow, options.where, schema, where, source->get()); !s) return s;
+    if (auto s = compile_where_option(follow, options.where, schema, where, &source); !s) return s;
     relay.where = where.get();
     return {};
 }
@@ -96,10 +93,13 @@ int run_relay_command(RelayCommandOptions& options) {
         follow.stop_flag = &stop_flag();
         if (!wait_for_name(options.ring, follow, report_error)) return kExitOk;  // interrupted
     }
+    // Opened once: names are looked up in the source the relay then reads.
+    auto source = open_for_command(options.ring, plan->source_options);
+    if (!source) return runtime_error(source.error());
     std::unique_ptr<EventPredicate> where;
     if (options.select.has_names() || options.where || options.interest.given())
-        if (auto s = resolve_relay_filters(*plan, options, where); !s) return exit_code(s.error());
-    auto result = nats::run_relay(*plan);
+        if (auto s = resolve_relay_filters(*plan, options, **source, where); !s) return exit_code(s.error());
+    auto result = nats::run_relay(*plan, std::move(*source));
     if (!result) return runtime_error(result.error());
     const nats::PublisherStats& s = result->publisher;
     fmt::print(stderr,

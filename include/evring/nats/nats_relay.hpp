@@ -113,5 +113,8 @@ std::string default_prefix(std::string_view stream);
 RingIdentity ring_identity(const EventSource& source, std::string_view name);
 
 Result<RelayResult> run_relay(const RelayOptions& options);
+// The same, over `source` already opened from options.source (a caller that
+// looked names up in it first opens it once); it is positioned afresh.
+Result<RelayResult> run_relay(const RelayOptions& options, std::unique_ptr<EventSource> source);
 
 }  // namespace evring::nats

@@ -48,6 +48,18 @@ private:
     bool failed_ = false;
 };
 
+class EventPredicate;
+
+// The one rule for an event read descriptor-first (PayloadRead::None), for
+// the follow loop and the bindings' reader session alike: it is kept when
+// `descriptor_kept` (the caller's own descriptor tests) and `where` (null:
+// everything) keep it; the predicate loads the payload only when it needs a
+// field. A kept event's payload is then loaded when `wanted` is Copy and
+// nothing has loaded it yet, so only kept events the output prints are
+// copied. A failed load shows in loader.failed().
+inline bool keep_event(SourceEvent& event, bool descriptor_kept, const EventPredicate* where, PayloadRead wanted,
+                       SourcePayloadLoader& loader) noexcept;
+
 class EventPredicate {
 public:
     virtual ~EventPredicate() = default;
@@ -62,5 +74,13 @@ public:
         return matches(static_cast<const SourceEvent&>(event));
     }
 };
+
+inline bool keep_event(SourceEvent& event, bool descriptor_kept, const EventPredicate* where, PayloadRead wanted,
+                       SourcePayloadLoader& loader) noexcept {
+    const bool keep = descriptor_kept && (where == nullptr || where->matches(event, loader));
+    if (keep && wanted == PayloadRead::Copy && event.payload_state == PayloadState::NotRead && !loader.failed())
+        loader.load(event);
+    return keep;
+}
 
 }  // namespace evring

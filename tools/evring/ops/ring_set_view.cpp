@@ -11,12 +11,14 @@
 
 namespace evring::cli {
 
-Result<std::unique_ptr<RingSetView>> RingSetView::open_if_set(const std::string& location) {
+Result<std::unique_ptr<RingSetView>> RingSetView::open_if_set(const std::string& location,
+                                                              const std::optional<std::string>& where) {
     auto path = resolve_location(location, {});
     if (!path) return std::move(path).error();
     if (!is_ring_set_directory(*path)) return std::unique_ptr<RingSetView>();
     std::unique_ptr<RingSetView> view(new RingSetView());
     view->location_ = location;
+    view->where_ = where;
     view->directory_ = *path;
     if (auto s = view->follow_manifest(); !s) return std::move(s).error();
     return view;
@@ -48,11 +50,13 @@ Status RingSetView::follow_manifest() {
             }
         }
         if (!m.view) {
-            auto opened = RingView::open(info.path);
+            auto opened = RingView::open(info.path, where_);
             if (opened) {
                 m.view = std::move(*opened);
                 m.error.clear();
                 m.moved = true;
+            } else if (where_ && opened.error().errno_value() == EINVAL) {
+                return std::move(opened).context(fmt::format("member {} of ring set '{}'", info.index, location_)).error();
             } else {
                 m.error = opened.error().message();
             }

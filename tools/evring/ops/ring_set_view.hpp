@@ -9,6 +9,13 @@
 // says so), and members no longer listed are dropped. A member that cannot be
 // opened is kept with its error, tried again next refresh.
 //
+// A filter expression (`top SET --where EXPR`) is applied per member: each
+// member's RingView compiles it against that member's schema, and a span
+// label is looked up in that member (a member that holds no event with the
+// label keeps that error as its own). An expression no member could compile
+// (EINVAL: a name the schema lacks, a syntax error) fails open_if_set and
+// refresh instead.
+//
 // Thread safety: one thread.
 #pragma once
 
@@ -36,7 +43,8 @@ public:
     // Null when `location` names no ring set (a ring, a snapshot, a set
     // snapshot, a recording: the caller handles those); an error when the
     // name resolves to nothing or the set's manifest cannot be read.
-    static Result<std::unique_ptr<RingSetView>> open_if_set(const std::string& location);
+    static Result<std::unique_ptr<RingSetView>> open_if_set(const std::string& location,
+                                                          const std::optional<std::string>& where = std::nullopt);
 
     // Follows the manifest (see above), then refreshes every open member.
     // Fails only when the name no longer leads to a readable set.
@@ -52,6 +60,7 @@ private:
     Status follow_manifest();
 
     std::string location_;
+    std::optional<std::string> where_;  // applied per member (see above)
     std::string directory_;
     std::uint32_t max_members_ = 0;
     std::vector<Member> members_;  // ascending index

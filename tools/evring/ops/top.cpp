@@ -215,14 +215,9 @@ int run_top(const TopOptions& options) {
         if (!value) return usage_error(value.error());
         count = *value;
     }
-    auto set = RingSetView::open_if_set(options.ring);
-    if (set && *set) {
-        if (options.where)
-            return usage_error(Error(EINVAL, fmt::format("--where: top of a ring set counts every member's events; "
-                                                         "'{}' is a ring set (give one member's ring, {}/mN)",
-                                                         options.ring, options.ring)));
-        return run_top_set(**set, interval_ms, count);
-    }
+    auto set = RingSetView::open_if_set(options.ring, options.where);  // --where applies per member
+    if (!set && options.where && set.error().errno_value() == EINVAL) return usage_error(set.error());
+    if (set && *set) return run_top_set(**set, interval_ms, count);
     auto opened = RingView::open(options.ring, options.where);
     if (!opened) return opened.error().errno_value() == EINVAL && options.where ? usage_error(opened.error())
                                                                                 : runtime_error(opened.error());

@@ -148,6 +148,8 @@ std::string set_summary_lines(RingSetView& set, const std::vector<MemberRates>& 
     for (const MemberRates& m : rows)
         text += summary_line(*m.view, *m.refresh, m.rates, fmt::format("{} member {}", printable(set.location()), m.index)) +
                 "\n";
+    for (const RingSetView::Member& m : set.members())  // not read this time: why
+        if (!m.latest) text += fmt::format("{} member {}: {}\n", printable(set.location()), m.index, printable(m.error));
     text += fmt::format("{} {} total: {} ev/s {:.2f} MiB/s, {} members\n",
                         utc_time(static_cast<std::uint64_t>(std::time(nullptr)) * 1'000'000'000ULL),
                         printable(set.location()), rate_text(total.events), mib(total.bytes), set.members().size());
