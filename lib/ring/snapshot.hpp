@@ -1,4 +1,4 @@
-// evring/ring/snapshot.hpp — a ring frozen in a file: writing and loading snapshots.
+// ring/snapshot.hpp — a ring frozen in a file: writing and loading snapshots.
 //
 // A snapshot is the whole ring file compressed as one zstd frame (the format
 // real RING01 tools use; see docs/cli.md). Loading one, from a file or from a
@@ -51,8 +51,6 @@
 #include "evring/ring/ring.hpp"
 
 namespace evring {
-
-inline constexpr std::uint64_t kDefaultMaxSnapshotSize = std::uint64_t{4} << 30;  // 4 GiB
 
 // True when the file starts with the zstd frame magic (28 b5 2f fd). Only
 // regular files are opened (without blocking).
