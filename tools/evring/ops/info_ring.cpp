@@ -71,7 +71,7 @@ void render_json(const RingSource& source, const RingFacts& f, const WriterFacts
     const RingHeader& h = ring.header();
     const SourceIdentity& id = source.identity();
     JsonObject o;
-    o.string("typed", id.location).string("path", id.path).string("kind", describe(id.kind));
+    o.string("typed", id.location).string("path", id.path).string("kind", to_string(id.kind));
     o.number("content_type", h.content_type)
         .string("content_type_name", content_type_name(h.content_type))
         .string("schema_hash", hex_string(h.schema_hash));
