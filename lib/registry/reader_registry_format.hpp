@@ -35,7 +35,7 @@
 //   e1..e4 (lister), drawn in lib/registry/registry_slot.hpp.
 // - Nothing read from the file is trusted: the header is copied once and
 //   validated (lib/registry/registry_file.cpp), entries are copied and validated
-//   field by field (lib/registry/registry_listing.cpp).
+//   field by field (lib/registry/reader_listing.cpp).
 #pragma once
 
 #include <array>

@@ -1,6 +1,6 @@
 // A ring set's directory and manifest on disk (ring_set_files.hpp).
 //
-// Invariants: see ring_set_writer.cpp. Creation builds <name>.<pid>.set with
+// Invariants: see ring_set.cpp. Creation builds <name>.<pid>.set with
 // a complete, locked manifest and renames it to <name> with RENAME_NOREPLACE;
 // a joiner locks the manifest (LOCK_SH) and then checks that both the
 // directory and the manifest are still the ones at the name.

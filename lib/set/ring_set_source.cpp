@@ -254,7 +254,7 @@ bool RingSetSource::live() const {
 bool RingSetSource::writers_hold_set() const {
     if (manifest_fd_ < 0) return false;  // frozen
     // Every set writer holds LOCK_SH on the manifest while it lives
-    // (ring_set_writer.cpp); readers never lock it. /proc/locks is read only
+    // (ring_set.cpp); readers never lock it. /proc/locks is read only
     // once every member has ended.
     auto holders = detail::lock_holders(manifest_fd_);
     if (!holders) return false;
