@@ -1,4 +1,4 @@
-// nats/nats_encoding.hpp — how ring events travel as NATS JetStream messages.
+// lib/nats/nats_encoding.hpp — how ring events travel as NATS JetStream messages.
 //
 // docs/distributed.md has the byte tables, the subject grammar and the
 // reasons; this header is the same contract in code. Pure functions and

@@ -1,4 +1,4 @@
-// nats/nats_publisher.hpp — the relay's sink: ring events into a JetStream stream.
+// lib/nats/nats_publisher.hpp — the relay's sink: ring events into a JetStream stream.
 //
 // The follow loop (the event source's) drives it; it never reads a ring:
 //

@@ -1,4 +1,4 @@
-// nats/nats_reader.hpp — reading a relayed ring back out of a JetStream stream.
+// lib/nats/nats_reader.hpp — reading a relayed ring back out of a JetStream stream.
 //
 //     auto connection = evring::nats::Connection::connect(*url);
 //     auto reader = evring::nats::StreamReader::open(*connection, {.stream = "RING",

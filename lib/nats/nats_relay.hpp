@@ -1,4 +1,4 @@
-// nats/nats_relay.hpp — a ring (or any event source) into a JetStream stream.
+// lib/nats/nats_relay.hpp — a ring (or any event source) into a JetStream stream.
 //
 //     evring::nats::RelayOptions options;
 //     options.source = "demo";                                   // open_source location

@@ -1,4 +1,4 @@
-// recording/recording.hpp — recordings: the events of a ring kept on disk.
+// lib/recording/recording.hpp — recordings: the events of a ring kept on disk.
 //
 // A recording is what `evring record` writes while following a ring: every
 // event (descriptor and payload), every sequence number it did not capture

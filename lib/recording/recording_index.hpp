@@ -1,4 +1,4 @@
-// recording/recording_index.hpp — the indexes of a version 3 recording.
+// lib/recording/recording_index.hpp — the indexes of a version 3 recording.
 //
 //     evring::RecordingOptions options;
 //     options.span_marker = evring::span_marker(schema);    // span index (optional)

@@ -1,4 +1,4 @@
-// recording/recording_reader.hpp — replaying a recording, damage included.
+// lib/recording/recording_reader.hpp — replaying a recording, damage included.
 //
 //     auto reader = evring::RecordingReader::open("x.evrec");
 //     evring::Record record;

@@ -1,4 +1,4 @@
-// recording/recording_writer.hpp — writing a recording (the disk side of `evring record`).
+// lib/recording/recording_writer.hpp — writing a recording (the disk side of `evring record`).
 //
 //     evring::RecordingOptions options;
 //     options.schema = schema_bytes;                        // optional, opaque

@@ -1,4 +1,4 @@
-// registry/reader_listing.hpp — who reads a ring, whether each reader lives,
+// lib/registry/reader_listing.hpp — who reads a ring, whether each reader lives,
 // and how far behind it is: what `evring readers`, `info`, `top` and
 // `metrics` show.
 //

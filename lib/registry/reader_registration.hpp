@@ -1,4 +1,4 @@
-// registry/reader_registration.hpp — a reader that can be seen: announcing
+// lib/registry/reader_registration.hpp — a reader that can be seen: announcing
 // itself in its ring's reader registry and publishing how far it has read.
 //
 // How to register a reader:

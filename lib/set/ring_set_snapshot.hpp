@@ -1,4 +1,4 @@
-// set/ring_set_snapshot.hpp — a ring set frozen in one file.
+// lib/set/ring_set_snapshot.hpp — a ring set frozen in one file.
 //
 //     evring snapshot demo -o demo.zst      # demo is a ring set
 //     evring watch demo.zst --from oldest   # the merged stream, with members

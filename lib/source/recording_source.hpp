@@ -1,4 +1,4 @@
-// source/recording_source.hpp — a recording (or a rotated series) as an event source.
+// lib/source/recording_source.hpp — a recording (or a rotated series) as an event source.
 //
 // The EventSource (event_source.hpp) over RecordingReader
 // (recording_reader.hpp). open_source (source_open.hpp) makes these.
