@@ -33,6 +33,9 @@ inline constexpr unsigned kMaxDescriptorShift = 32;
 inline constexpr unsigned kMinPayloadBufShift = 12;       // 4 KiB
 inline constexpr unsigned kMaxPayloadBufShift = 40;       // 1 TiB
 inline constexpr std::uint64_t kMaxContextAreaSize = std::uint64_t{1} << 40;  // 1 TiB
+// The largest ring a snapshot may decompress to unless the caller says more
+// (snapshots, source_open.hpp); a snapshot file only claims its size.
+inline constexpr std::uint64_t kDefaultMaxSnapshotSize = std::uint64_t{4} << 30;  // 4 GiB
 
 // Where a ring lives and how large it is: what a configuration string says.
 struct RingConfig {

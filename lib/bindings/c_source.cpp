@@ -8,9 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "evring/registry/reader_kinds.hpp"
+#include "registry/reader_kinds.hpp"
 #include "evring/source/follow.hpp"
 #include "evring/source/position.hpp"
+#include "query/where.hpp"
 #include "reader_session.hpp"
 #include "source_handle.hpp"
 

@@ -3,11 +3,11 @@
 
 #include <fmt/format.h>
 
-#include "evring/query/span_seek.hpp"
-#include "evring/query/where.hpp"
-#include "evring/schema/schema_interest.hpp"
-#include "evring/set/ring_set_source.hpp"
-#include "evring/source/ring_source.hpp"
+#include "query/span_seek.hpp"
+#include "query/where.hpp"
+#include "schema/schema_interest.hpp"
+#include "set/ring_set_source.hpp"
+#include "source/ring_source.hpp"
 #include "evring/source/source_open.hpp"
 
 namespace evring::bindings {

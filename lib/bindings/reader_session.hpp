@@ -37,7 +37,7 @@
 
 #include "evring/error.hpp"
 #include "evring/source/event_source.hpp"
-#include "evring/registry/reader_registration.hpp"
+#include "registry/reader_registration.hpp"
 #include "handles.hpp"
 
 namespace evring::bindings {

@@ -9,7 +9,7 @@
 #include "evring/ring/publisher.hpp"
 #include "evring/ring/ring_extension.hpp"
 #include "evring/ring/shared_word.hpp"
-#include "evring/ring/sigbus_guard.hpp"
+#include "ring/sigbus_guard.hpp"
 #include "ring/header_section.hpp"
 #include "util/membarrier.hpp"
 #include "registry/registry_locks.hpp"

@@ -1,6 +1,6 @@
 // A ring set's directory and manifest on disk (ring_set_files.hpp).
 //
-// Invariants: see ring_set_writer.cpp. Creation builds <name>.<pid>.set with
+// Invariants: see ring_set.cpp. Creation builds <name>.<pid>.set with
 // a complete, locked manifest and renames it to <name> with RENAME_NOREPLACE;
 // a joiner locks the manifest (LOCK_SH) and then checks that both the
 // directory and the manifest are still the ones at the name.
@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "evring/ring/ring.hpp"
-#include "evring/set/ring_set_format.hpp"
-#include "evring/set/ring_set_manifest.hpp"
-#include "evring/schema/schema_blob.hpp"
+#include "set/ring_set_format.hpp"
+#include "set/ring_set_manifest.hpp"
+#include "schema/schema_blob.hpp"
 #include "ring/ring_open.hpp"
 #include "ring/ring_temp.hpp"
 

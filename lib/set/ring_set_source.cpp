@@ -1,6 +1,6 @@
 // A ring set merged by time (ring_set_source.hpp): opening members, members
 // coming and going, positions. The merge itself is ring_set_merge.cpp.
-#include "evring/set/ring_set_source.hpp"
+#include "set/ring_set_source.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,9 +12,9 @@
 #include <ctime>
 
 #include "evring/ring/ring_reader.hpp"
-#include "evring/set/ring_set_manifest.hpp"
+#include "set/ring_set_manifest.hpp"
 #include "evring/ring/shared_word.hpp"
-#include "evring/ring/sigbus_guard.hpp"
+#include "ring/sigbus_guard.hpp"
 #include "ring/ring_locks.hpp"
 #include "set/ring_set_member.hpp"
 #include "source/source_identity.hpp"
@@ -254,7 +254,7 @@ bool RingSetSource::live() const {
 bool RingSetSource::writers_hold_set() const {
     if (manifest_fd_ < 0) return false;  // frozen
     // Every set writer holds LOCK_SH on the manifest while it lives
-    // (ring_set_writer.cpp); readers never lock it. /proc/locks is read only
+    // (ring_set.cpp); readers never lock it. /proc/locks is read only
     // once every member has ended.
     auto holders = detail::lock_holders(manifest_fd_);
     if (!holders) return false;

@@ -17,6 +17,17 @@ std::string_view describe(SourceKind kind) noexcept {
     return "source";
 }
 
+const char* to_string(SourceKind kind) noexcept {
+    switch (kind) {
+    case SourceKind::Ring: return "ring";
+    case SourceKind::Snapshot: return "snapshot";
+    case SourceKind::Recording: return "recording";
+    case SourceKind::Stream: return "stream";
+    case SourceKind::RingSet: return "ring-set";
+    }
+    return "source";
+}
+
 void SourceCounters::count_gap(const SourceGap& gap) noexcept {
     switch (gap.reason) {
     case GapReason::Unrecorded:

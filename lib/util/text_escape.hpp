@@ -1,4 +1,4 @@
-// evring/text_escape.hpp — untrusted text made safe for the text formats
+// lib/util/text_escape.hpp — untrusted text made safe for the text formats
 // evring produces.
 //
 // Ring names and paths come from directories anyone can write to, schema

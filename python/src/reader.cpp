@@ -7,8 +7,9 @@
 #include <cmath>
 
 #include "evring/ring/ring.hpp"
-#include "evring/source/ring_source.hpp"
+#include "source/ring_source.hpp"
 #include "evring/schema/schema_render.hpp"
+#include "query/where.hpp"
 #include "bindings/source_handle.hpp"
 
 namespace evring::python {
@@ -255,7 +256,7 @@ void register_reader(py::module_& m) {
         .def_property_readonly("counters", &counters_of)
         .def_property_readonly("notices", &Reader::notices)
         .def_property_readonly("next_seqno", [](Reader& r) { return r.source().next_seqno(); })
-        .def_property_readonly("kind", [](Reader& r) { return std::string(describe(r.source().kind())); })
+        .def_property_readonly("kind", [](Reader& r) { return std::string(to_string(r.source().kind())); })
         .def_property_readonly("path", [](Reader& r) { return r.source().identity().path; })
         .def_property_readonly("live", [](Reader& r) { return r.source().live(); })
         .def_property_readonly("registered", &Reader::registered,

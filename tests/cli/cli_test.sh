@@ -158,7 +158,7 @@ case_record_keeps_every_event_and_watch_replays_it() {
     [[ $RECORD_RC == 0 ]] || { fail record "exit $RECORD_RC: $(cat "$WORK/rec.evrec.err")"; return; }
     evring watch "$WORK/rec.evrec" --from oldest --format jsonl >"$WORK/rec.jsonl" 2>/dev/null
     check_contiguous "$WORK/rec.jsonl" 1 30000 || { fail record "replay is not seqnos 1..30000"; return; }
-    evring info --json "$WORK/rec.evrec" | jq -e '.events == 30000 and .end == "clean" and .lost_events == 0' >/dev/null ||
+    evring info --json "$WORK/rec.evrec" | jq -e '.kind == "recording" and .events == 30000 and .end == "clean" and .lost_events == 0' >/dev/null ||
         { fail record "info: $(evring info --json "$WORK/rec.evrec")"; return; }
     [[ $(jq -r 'select(.seqno == 1234) | .payload' "$WORK/rec.jsonl") =~ ^[0-9a-f]+$ ]] || { fail record "payload"; return; }
     ok record_keeps_every_event_and_watch_replays_it

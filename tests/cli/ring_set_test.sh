@@ -86,7 +86,7 @@ fi
 info=$("$EVRING_BIN" info "$WORK/set.zst" --json 2>&1)
 stats=$("$EVRING_BIN" stats "$WORK/set.zst" 2>&1)
 case "$info|$stats" in
-    *'"kind":"ring set snapshot"'*'"member":3'*"$((4 * COUNT)) events"*) ok info_and_stats_describe_a_set_snapshot ;;
+    *'"kind":"ring-set-snapshot"'*'"member":3'*"$((4 * COUNT)) events"*) ok info_and_stats_describe_a_set_snapshot ;;
     *) fail info_and_stats_describe_a_set_snapshot "$info $stats" ;;
 esac
 # A snapshot of the snapshot holds the same events.

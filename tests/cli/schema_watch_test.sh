@@ -66,7 +66,7 @@ case_producer_ring_decodes_through_its_embedded_schema() {
     evring watch feed --from oldest --count 1 2>/dev/null |
         grep -Eq '^[0-9T:.-]+Z seq=1 (QUOTE|TRADE) counter=0 price=[0-9]+ quantity=[0-9]+ checksum=[0-9]+ name="[A-Z]+" ext.symbol=[1-4] ext.venue=[1-3]$' ||
         { fail embedded "text: $(evring watch feed --from oldest --count 1 2>&1)"; return; }
-    evring info --json feed | jq -e '.schema_origin == "embedded" and .schema_name == "demo"' >/dev/null ||
+    evring info --json feed | jq -e '.kind == "ring" and .schema_origin == "embedded" and .schema_name == "demo"' >/dev/null ||
         { fail embedded "info: $(evring info --json feed)"; return; }
     evring schema show feed --json | jq -e '.origin == "embedded" and .content_name == "demo" and (.events | length) == 3' >/dev/null ||
         { fail embedded "schema show --json"; return; }

@@ -30,7 +30,7 @@ def ring_set():
 
 def test_a_set_iterates_merged_with_each_events_member(ring_set):
     with evring.open(ring_set) as reader:
-        assert reader.kind == "ring set" and reader.member_ids
+        assert reader.kind == "ring-set" and reader.member_ids
         assert reader.registered   # in every member's registry
         events = list(reader.replay(start="oldest"))
         counters = reader.counters

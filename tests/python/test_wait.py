@@ -41,7 +41,7 @@ def test_open_without_wait_raises_at_once(ring_path):
 
 def test_open_with_wait_opens_an_existing_ring_at_once(ring_path):
     with evring.create(ring_path, descriptor_shift=6, payload_shift=16):
-        assert evring.open(ring_path, wait=0).kind == "ring file"
+        assert evring.open(ring_path, wait=0).kind == "ring"
 
 
 def test_open_raises_when_the_ring_is_not_created_in_time(ring_path):

@@ -1,6 +1,7 @@
 // The embedded-schema blob: round trip, every kind of damage detected, and
 // the trust rule applied to a real ring file's header section.
 #include "evring/schema/schema_embed.hpp"
+#include "schema/schema_blob.hpp"
 
 #include <openssl/sha.h>
 
@@ -11,7 +12,7 @@
 
 #include "evring/ring/ring.hpp"
 #include "support/temp_ring.hpp"
-#include "evring/schema/schema_builtin.hpp"
+#include "schema/schema_builtin.hpp"
 #include "support/schema_payload.hpp"
 
 namespace evring {

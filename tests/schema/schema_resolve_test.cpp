@@ -11,10 +11,11 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/recording/recording_writer.hpp"
+#include "recording/recording_writer.hpp"
 #include "evring/ring/ring_writer.hpp"
-#include "evring/schema/schema_builtin.hpp"
+#include "schema/schema_builtin.hpp"
 #include "evring/schema/schema_embed.hpp"
+#include "schema/schema_blob.hpp"
 #include "evring/source/source_open.hpp"
 #include "support/schema_payload.hpp"
 #include "support/temp_ring.hpp"

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "evring/ring/interest.hpp"
-#include "evring/schema/schema_interest.hpp"
-#include "evring/set/ring_set_source.hpp"
+#include "schema/schema_interest.hpp"
+#include "set/ring_set_source.hpp"
 #include "output/values.hpp"
 
 namespace evring::cli {

@@ -74,8 +74,11 @@ class MappedRing;
 
 enum class SourceKind : std::uint8_t { Ring, Snapshot, Recording, Stream, RingSet };
 
-// "ring file", "snapshot", "recording", "stream", "ring set".
+// Words for a person: "ring file", "snapshot", "recording", "stream", "ring set".
 std::string_view describe(SourceKind kind) noexcept;
+// The token: "ring", "snapshot", "recording", "stream", "ring-set" (`info
+// --json`'s "kind", Python's Reader.kind).
+const char* to_string(SourceKind kind) noexcept;
 
 // What a source is. Fixed once opened.
 struct SourceIdentity {

@@ -32,10 +32,10 @@
 #include <string_view>
 #include <vector>
 
+#include "evring/config.hpp"
 #include "evring/error.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/ring/ring_directory.hpp"
-#include "evring/ring/snapshot.hpp"
 
 namespace evring {
 

@@ -69,7 +69,7 @@ void render_json(const RecordingSource& source, const RecordingFacts& f, const s
     const RecordingFileHeader& h = reader.header();
     const SourceIdentity& id = source.identity();
     JsonObject o;
-    o.string("typed", id.location).string("path", id.path).string("kind", "recording");
+    o.string("typed", id.location).string("path", id.path).string("kind", to_string(SourceKind::Recording));
     o.number("version", h.version)
         .boolean("compressed", (h.flags & kRecordingZstd) != 0)
         .number("file_index", h.file_index)

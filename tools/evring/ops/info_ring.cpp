@@ -9,13 +9,13 @@
 #include "commands.hpp"
 #include "output/event_format.hpp"
 #include "evring/ring/iterator.hpp"
-#include "evring/registry/reader_listing.hpp"
+#include "registry/reader_listing.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/ring/shared_word.hpp"
-#include "evring/ring/sigbus_guard.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "ring/sigbus_guard.hpp"
+#include "ring/snapshot.hpp"
 #include "ops/info.hpp"
-#include "evring/schema/schema_interest.hpp"
+#include "schema/schema_interest.hpp"
 #include "output/json.hpp"
 #include "ops/ops_cmd.hpp"
 #include "output/output.hpp"
@@ -71,7 +71,7 @@ void render_json(const RingSource& source, const RingFacts& f, const WriterFacts
     const RingHeader& h = ring.header();
     const SourceIdentity& id = source.identity();
     JsonObject o;
-    o.string("typed", id.location).string("path", id.path).string("kind", describe(id.kind));
+    o.string("typed", id.location).string("path", id.path).string("kind", to_string(id.kind));
     o.number("content_type", h.content_type)
         .string("content_type_name", content_type_name(h.content_type))
         .string("schema_hash", hex_string(h.schema_hash));

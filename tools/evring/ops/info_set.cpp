@@ -6,7 +6,7 @@
 #include "output/escape.hpp"
 #include "evring/ring/ring.hpp"
 #include "evring/ring/ring_reader.hpp"
-#include "evring/set/ring_set_manifest.hpp"
+#include "set/ring_set_manifest.hpp"
 #include "ops/info.hpp"
 #include "output/output.hpp"
 
@@ -68,8 +68,9 @@ int describe_ring_set(RingSetSource& source, bool json, const ResolvedSchema& sc
         manifest = &fresh;
     }
     const std::vector<MemberLine> members = member_lines(source, *manifest);
-    const char* kind = source.frozen() ? "ring set snapshot" : "ring set";
     if (json) {
+        // A token (to_string(SourceKind)), with one more for a set frozen in a file.
+        const char* kind = source.frozen() ? "ring-set-snapshot" : to_string(SourceKind::RingSet);
         JsonObject o;
         o.string("path", manifest->directory)
             .string("kind", kind)
@@ -98,7 +99,7 @@ int describe_ring_set(RingSetSource& source, bool json, const ResolvedSchema& sc
         return kExitOk;
     }
     Lines lines;
-    lines.add(kind, manifest->directory);
+    lines.add(source.frozen() ? "ring set snapshot" : "ring set", manifest->directory);
     lines.add("set id", fmt::format("{:016x}", manifest->set_id));
     lines.add("content type", std::to_string(manifest->content_type));
     lines.add("schema hash", hex_string(manifest->schema_hash));

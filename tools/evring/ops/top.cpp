@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "registry/reader_kinds.hpp"
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "ops/ops_cmd.hpp"

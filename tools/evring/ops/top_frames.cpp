@@ -8,7 +8,7 @@
 #include <ctime>
 #include <utility>
 
-#include "evring/registry/reader_kinds.hpp"
+#include "registry/reader_kinds.hpp"
 #include "ops/ops_cmd.hpp"
 #include "output/escape.hpp"
 #include "output/output.hpp"

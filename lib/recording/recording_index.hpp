@@ -1,0 +1,116 @@
+// lib/recording/recording_index.hpp — the indexes of a version 3 recording.
+//
+//     evring::RecordingOptions options;
+//     options.span_marker = evring::span_marker(schema);    // span index (optional)
+//     ... write the recording (recording_writer.hpp) ...
+//
+//     auto reader = evring::RecordingReader::open("x.evrec");
+//     auto found = reader->find(evring::IndexQuery::seqno(41692));
+//     if (found && found->outcome == evring::IndexOutcome::Found) reader->jump(found->block);
+//
+// A version 3 recording carries index blocks (recording_format.hpp,
+// docs/recording-format.md): for every records block its offset, sequence
+// numbers and event times, and the span instances (block 15000009) whose
+// opening or stage events it holds. RecordingSource::seek uses them for
+// SEQNO and TIME positions, and span_seek.hpp for span positions, so a
+// position in a recording of any size costs a few reads instead of a scan.
+//
+// Contract:
+// - find() reads at most a handful of blocks: the end block (or, in a file
+//   still being written or cut short, a backward search of at most
+//   kIndexSearchBytes from its end for the newest index block), that index
+//   block, and the earlier index block it leads to. The answer is a block to
+//   jump to; everything after the newest index block is the unindexed tail,
+//   which the caller reads on from `block` with Outcome::Tail.
+// - An index is never trusted: an index block must decode and be
+//   consistent (sorted offsets and sequence numbers, entries inside the
+//   file, summaries agreeing with the blocks they name), and jump() checks
+//   the block header at the offset against the entry. Anything else is
+//   Outcome::Lies with the reason; the caller scans instead and says so.
+// - Nothing allocates what the file claims: index blocks are bounded by
+//   kMaxIndexContent and by the bytes the file really holds.
+// - Version 1 and 2 files have no index: Outcome::NoIndex.
+//
+// Thread safety: as RecordingReader (one thread).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "evring/format.hpp"
+#include "recording/recording_format.hpp"
+
+namespace evring {
+
+class Schema;
+
+// The key of a span (stage empty) or of a span's stage in SpanMark::key:
+// FNV-1a of "span" or "span.stage". A reader checks the event it leads to,
+// so a collision costs a scan, never a wrong answer.
+std::uint32_t span_index_key(std::string_view span, std::string_view stage = {}) noexcept;
+
+// Called by the writer for every kept event with its payload: writes the
+// span marks of the event into `out` (at most out.size()) and returns how
+// many. span_marker(schema) makes one from a schema's [span.NAME] labels.
+using SpanMarker =
+    std::function<std::size_t(const EventDescriptor&, std::span<const std::byte>, std::span<SpanMark>)>;
+inline constexpr std::size_t kMaxSpanMarksPerEvent = 8;
+SpanMarker span_marker(const Schema& schema);
+
+// How far back from the end of a file without an end block a reader looks
+// for the newest index block.
+inline constexpr std::uint64_t kIndexSearchBytes = std::uint64_t{64} << 20;
+
+struct IndexQuery {
+    enum class Kind : std::uint8_t {
+        Seqno,       // the block holding the first sequence number >= value
+        Time,        // the block holding the first event stamped >= value
+        SpanLabel,   // the event of span `key` labelled `value`
+        SpanLatest,  // the newest event of span `key`
+    };
+    Kind kind = Kind::Seqno;
+    std::uint64_t value = 0;
+    std::uint32_t key = 0;
+    static IndexQuery seqno(std::uint64_t s) noexcept { return {Kind::Seqno, s, 0}; }
+    static IndexQuery time(std::uint64_t nanos) noexcept { return {Kind::Time, nanos, 0}; }
+    static IndexQuery span(std::uint32_t key, std::uint64_t label) noexcept { return {Kind::SpanLabel, label, key}; }
+    static IndexQuery span_latest(std::uint32_t key) noexcept { return {Kind::SpanLatest, 0, key}; }
+};
+
+enum class IndexOutcome : std::uint8_t {
+    Found,     // `block` holds the answer (span queries: `seqno` is the event's)
+    Tail,      // not in the indexed part: read on from `block`, the first unindexed one
+    NotFound,  // span queries: no such mark in an index that covers the whole file
+    NoIndex,   // the file has no index (version 1 or 2, or none found): scan
+    Lies,      // the index is inconsistent: `why`; scan
+};
+
+// A block to jump to. offset 0: the first block after the file header.
+struct IndexedBlock {
+    std::uint64_t offset = 0;
+    std::uint32_t block_number = 0;
+    std::uint64_t first_seqno = 0;  // 0: not known (a tail)
+    std::uint64_t last_seqno = 0;
+};
+
+struct IndexAnswer {
+    IndexOutcome outcome = IndexOutcome::NoIndex;
+    IndexedBlock block;
+    std::uint64_t seqno = 0;  // span queries: the marked event's sequence number
+    // NoIndex and Lies: why, in words, naming the file. Empty for a version 3
+    // file too young to have an index block (scanning it costs little).
+    std::string why;
+    // What the index covers: the whole file (its end block was found; its
+    // End record says whether the recording continues in a next file), and
+    // the newest sequence number and event time it lists.
+    bool finished = false;
+    bool continued = false;
+    std::uint64_t newest_seqno = 0;
+    std::uint64_t newest_nanos = 0;
+};
+
+}  // namespace evring

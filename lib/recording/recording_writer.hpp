@@ -1,0 +1,119 @@
+// lib/recording/recording_writer.hpp — writing a recording (the disk side of `evring record`).
+//
+//     evring::RecordingOptions options;
+//     options.schema = schema_bytes;                        // optional, opaque
+//     auto writer = evring::RecordingWriter::create("x.evrec", ring.header(), options);
+//     std::byte* dst = writer->begin_event(event);          // payload_size bytes
+//     copy_into(dst);                                       // may race a ring writer
+//     writer->end_event(evring::payload_valid(ring, event));
+//     writer->append_gap(first, count, evring::GapReason::FellBehind);
+//     writer->flush();                                      // when idle, and once a second
+//     writer->finish();                                     // the end record
+//
+// Contract:
+// - Records are staged on the caller's thread and cut into blocks of about
+//   256 KiB (recording_format.hpp); a worker thread the writer owns
+//   compresses each block (zstd, one frame per block; a block zstd cannot
+//   shrink is stored raw), checksums it and writes it with one writev, in
+//   order. The caller never waits for zstd or write(2) unless the worker is
+//   32 MiB of blocks behind.
+// - flush() ends the current block (no-op when nothing is staged); once the
+//   worker has written it, every record appended before the flush is readable
+//   from the file. A recorder killed at any moment leaves a file whose every
+//   completed block is readable; the reader reports the cut block as
+//   truncation and names the sequence numbers it held. finish() and the
+//   destructor wait until everything queued is written; only finish() writes
+//   the end record (the destructor writes the staged records as a last block).
+// - With rotate_bytes set, a file whose bytes counted before compression have
+//   reached it is closed at that record boundary with an end record flagged
+//   "continued", and recording goes on in `<path>.1`, `<path>.2`, ... (see
+//   rotated_path), each with the same schema block and series id.
+// - Errors of the worker (a full disk) are reported by the next call.
+//
+// Thread safety: one thread at a time uses a writer (its worker is internal).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "evring/error.hpp"
+#include "evring/format.hpp"
+#include "recording/recording_format.hpp"
+#include "recording/recording_index.hpp"
+
+namespace evring {
+
+// `<base>` for index 0, `<base>.<index>` after.
+std::string rotated_path(const std::string& base, std::uint32_t index);
+
+struct RecordingOptions {
+    bool compress = true;
+    int compression_level = 1;       // zstd's levels; checked by create
+    std::uint64_t rotate_bytes = 0;  // 0: never rotate
+    // An opaque blob (the ring's schema) written into every file of the
+    // recording; at most kMaxRecordingSchemaSize bytes. create copies it.
+    std::span<const std::byte> schema;
+    // The source is a ring set: events and gaps carry member indexes
+    // (kRecordingRingSet; begin_event's descriptor.reserved, append_gap's member).
+    bool ring_set = false;
+    // Marks the span instances an event opens or stages, for the span index
+    // (recording_index.hpp; span_marker(schema) reads the schema's labels).
+    // Empty: the recording's index has block, sequence number and time
+    // entries only. Called on the caller's thread for every kept event.
+    SpanMarker span_marker{};
+    // False: a version 2 file, without index blocks, for a reader that
+    // predates version 3 (and for tests of old files).
+    bool index = true;
+};
+
+struct RecordingTotals {
+    std::uint64_t events = 0;
+    std::uint64_t lost = 0;
+    std::uint64_t gaps = 0;
+    std::uint64_t expired = 0;
+    std::uint32_t files = 1;
+};
+
+class RecordingWriter {
+public:
+    // Creates `path` (it must not exist) for a ring with `source`'s header.
+    // Errors name the path, or the option and its bound.
+    static Result<RecordingWriter> create(const std::string& path, const RingHeader& source,
+                                          const RecordingOptions& options);
+    RecordingWriter(RecordingWriter&&) noexcept;
+    RecordingWriter& operator=(RecordingWriter&&) noexcept;
+    ~RecordingWriter();
+
+    // Space for the event's payload_size bytes; valid until end_event.
+    std::byte* begin_event(const EventDescriptor& event);
+    // Keeps the event, or, when the copied payload was not intact (or the
+    // event cannot fit a block: payload_size over 4 GiB less 72 bytes), keeps
+    // only its descriptor as an ExpiredPayload record.
+    Status end_event(bool payload_intact);
+    // Records that `lost_count` sequence numbers from `first_lost_seqno` were
+    // not captured, and why. Refuses a zero count, a range past 2^64 - 1 and
+    // an unknown reason.
+    Status append_gap(std::uint64_t first_lost_seqno, std::uint64_t lost_count, GapReason reason,
+                      std::uint32_t member = 0);
+    // Ends the current block (see the contract).
+    Status flush();
+    // Writes the end record and closes the file. Further calls do nothing.
+    Status finish();
+
+    const RecordingTotals& totals() const noexcept { return totals_; }
+    // The file currently written, and its size so far before compression.
+    const std::string& current_path() const noexcept;
+    std::uint64_t current_file_bytes() const noexcept;
+
+private:
+    struct State;
+    explicit RecordingWriter(std::unique_ptr<State> state);
+    Status after_record();
+    std::unique_ptr<State> state_;
+    RecordingTotals totals_;
+};
+
+}  // namespace evring

@@ -1,0 +1,176 @@
+// lib/set/ring_set_source.hpp — a ring set read as one stream in time order.
+//
+// open_source (source_open.hpp) returns one of these for a set's name or
+// directory. Each member is read by its own RingSource; the set source
+// merges them by record_epoch_nanos.
+//
+// Contract, beyond event_source.hpp:
+// - Order: events are handed out by (record_epoch_nanos, member index,
+//   seqno): ties between members go to the lower member index, and within a
+//   member events keep their sequence order. Every event and gap carries its
+//   member index (SourceEvent::member, SourceGap::member); sequence numbers
+//   are per member. Memory is one run of at most 32 descriptors read ahead
+//   per member, never per event; payloads are read when an event is handed
+//   out. counters() and member_counters() count only what was handed out.
+// - Release rule: the earliest held event is released only when every other
+//   member either holds an event too, or cannot produce an earlier one. A
+//   member with no pending reservation (its last_seqno is the last sequence
+//   number read) cannot, because reserve() takes the timestamp. A member that
+//   has ended (writer gone, read to its end) cannot. A member with a pending
+//   reservation (its writer between reserve and commit) holds the merge back
+//   for at most stall_bound (default 100 ms) of monotonic time from when the
+//   merge first waited on it; after that the merge moves on without it.
+// - Late events: an event older than one already handed out (a member let
+//   go after stall_bound that then commits, a writer clock stepping back, a
+//   reserve whose timestamp was read just before the reader looked) is still
+//   delivered, in its member's order, and counted in late_events().
+// - Gaps are per member and exact: SourceGap::member names the member, the
+//   range is in that member's sequence numbers. counters() sum all members;
+//   member_counters(i) is member i's alone.
+// - Positions: oldest, latest, times and durations are applied to every
+//   member. -N starts at the N newest events of the set (each member is
+//   positioned N back, and the older surplus is skipped without being handed
+//   out). A plain SEQNO is refused (sequence numbers are per member); a
+//   Position::member_seqno (MEMBER:SEQNO), or seek_member(MEMBER, SEQNO),
+//   starts member MEMBER at SEQNO and every other member at that event's time.
+// - Members: a member that is missing, truncated, not a ring, or carries
+//   another content type or schema hash than the manifest is skipped with a
+//   Notice naming its file and the reason; the others are read. The manifest's
+//   generation is re-read at most every 10 ms while reading and before each
+//   wait: new members are read from their oldest event, a member re-created
+//   under its name (a crashed writer's member reclaimed) is read to its end
+//   first, then from the new ring's oldest event. A manifest whose generation
+//   runs backwards is re-read with a Notice.
+// - Waiting: wait() sleeps on every member's doorbell at once (futex_waitv,
+//   Linux 5.16 and later), never more than 100 ms, so that new members are
+//   noticed; without futex_waitv (or with more than 128 members, or a member
+//   whose doorbell is unusable) it polls every millisecond. The announce /
+//   membarrier / re-check protocol is doorbell.hpp's, once for all members.
+// - End: when every member has ended and no writer holds the set (a writer
+//   holding it without a member yet, or with none left, will add one: until
+//   it closes the source is live and gives NotReady).
+// - A set snapshot (open_snapshot, ring_set_snapshot.hpp) is read the same
+//   way, frozen: its members are the snapshot's (never refreshed), each read
+//   to its end, the same merge order, gaps and positions; live() is false.
+//
+// Thread safety: as event_source.hpp (one thread at a time).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "evring/source/event_source.hpp"
+#include "set/ring_set_manifest.hpp"
+#include "set/ring_set_snapshot.hpp"
+
+namespace evring {
+
+class RingSource;
+
+struct RingSetSourceOptions {
+    std::chrono::nanoseconds stall_bound = std::chrono::milliseconds(100);
+    // The monotonic clock the stall bound is measured with (tests inject one).
+    std::function<std::uint64_t()> monotonic_nanos;
+    // Every member's abandon bound (Iterator::kDefaultAbandonAfter by default;
+    // RingSource::set_abandon_after).
+    std::chrono::nanoseconds abandon_after = std::chrono::seconds(1);
+};
+
+class RingSetSource final : public EventSource {
+public:
+    // `directory`: the set's directory; `location`: what the user gave.
+    static Result<std::unique_ptr<RingSetSource>> open(const std::string& directory, std::string location,
+                                                       RingSetSourceOptions options = {});
+    // A set snapshot's members, merged; `location`: what the user gave.
+    static Result<std::unique_ptr<RingSetSource>> open_snapshot(LoadedSetSnapshot snapshot, std::string location,
+                                                                RingSetSourceOptions options = {});
+    ~RingSetSource() override;
+
+    Result<std::string> seek(const Position& start) override;
+    Result<std::string> seek_member(std::uint32_t member, std::uint64_t seqno);
+    void wait(std::chrono::nanoseconds timeout) override;
+    bool live() const override;
+    Result<std::uint64_t> now_nanos() override;
+    std::uint64_t next_seqno() const override { return 0; }  // per member
+    std::span<const std::byte> schema() const override;
+    std::string end_text() const override;
+
+    std::uint64_t late_events() const noexcept { return late_; }
+    // Member indexes currently read, ascending.
+    std::vector<std::uint32_t> members() const;
+    // Member `index`'s own counters (zeros for a member not read).
+    SourceCounters member_counters(std::uint32_t index) const;
+    // Member `index`'s own source (null when it is not read) and, in
+    // `serial`, which opening of it that is (a member re-created under its
+    // name gets a new one). Valid until member_version() changes.
+    const RingSource* member_source(std::uint32_t index, std::uint64_t* serial = nullptr) const;
+    // Changes whenever a member is opened or dropped (readers that keep
+    // per-member state, such as RegisteringSink, re-sync then).
+    std::uint64_t member_version() const noexcept { return member_version_; }
+    // Member `index`'s ring (null when it is not read).
+    const MappedRing* member_ring(std::uint32_t index) const;
+    // The manifest as opened (a live set's may have changed since), and its bytes.
+    const RingSetManifest& manifest() const noexcept { return manifest_; }
+    std::span<const std::byte> manifest_bytes() const noexcept { return manifest_bytes_; }
+    // True for a set snapshot (open_snapshot).
+    bool frozen() const noexcept { return frozen_; }
+
+    struct Member;  // lib/
+
+protected:
+    SourceStep read(SourceItem& item, PayloadRead payload) override;
+    SourceStep load_payload(SourceEvent& event) override;
+
+private:
+    RingSetSource() = default;
+    void adopt_manifest(RingSetManifest manifest, std::vector<std::byte> bytes, std::string location,
+                        RingSetSourceOptions options);
+    void refresh_members(bool force);
+    void open_member(std::uint32_t index, const std::string& name, const Position& start);
+    Member* pick(SourceItem& item, SourceStep& step, bool& again);
+    SourceStep fill(SourceItem& item);
+    SourceStep pull(Member& member, SourceItem& item);
+    SourceStep hand_out(Member& member, SourceStep step, SourceItem& item);
+    bool may_release();
+    std::uint64_t now_monotonic() const;
+    bool writers_hold_set() const;
+
+    std::string directory_;
+    RingSetManifest manifest_;
+    std::vector<std::byte> manifest_bytes_;
+    bool frozen_ = false;
+    std::uint64_t member_version_ = 0;
+    int manifest_fd_ = -1;  // -1: frozen, nothing to refresh
+    std::uint64_t generation_ = 0;
+    std::uint64_t next_refresh_ = 0;
+    std::uint32_t refresh_calls_ = 0;
+    std::vector<std::byte> schema_blob_;
+    std::uint16_t content_type_ = 0;
+    std::array<std::uint8_t, 32> schema_hash_{};
+    std::vector<std::unique_ptr<Member>> members_;
+    Member* last_ = nullptr;  // whose event read() handed out last (load_payload); reset by read() and seek()
+    // Members skipped (missing, foreign, ...) and the file they were then
+    // (device, inode; 0, 0 when missing): tried again only when it changes.
+    std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> skipped_;
+    std::vector<std::string> notices_;  // waiting to be handed out
+    std::string notice_text_;
+    std::uint64_t last_released_nanos_ = 0;
+    std::uint64_t late_ = 0;
+    std::uint64_t skip_ = 0;  // -N: older events still to pass over
+    std::uint64_t runs_ = 0;  // runs read from members that held events (probe_pending)
+    // The streak (pick): the member released last, while its head is before
+    // (bound_nanos_, bound_index_), the earliest other head when it was
+    // chosen, and no run has been read since (runs_ == streak_runs_).
+    Member* streak_ = nullptr;
+    std::uint64_t streak_runs_ = 0;
+    std::uint64_t bound_nanos_ = 0;
+    std::uint32_t bound_index_ = 0;
+    RingSetSourceOptions options_;
+};
+
+}  // namespace evring
