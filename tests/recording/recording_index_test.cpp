@@ -178,6 +178,101 @@ TEST_P(RecordingIndex, SourceStartsAtTheSameEventWithTheIndexAsWithoutIt) {
     EXPECT_NE(beyond.error.find("seqno 3001 is beyond the newest event (3000)"), std::string::npos) << beyond.error;
 }
 
+// What a source hands out from `position` on: the events, and how many
+// blocks its reader read to get there and to the end.
+struct Tail {
+    std::uint64_t first = 0, events = 0, blocks = 0;
+    std::string notice;
+};
+
+Tail read_from(const std::string& path, const Position& position) {
+    Tail out;
+    auto source = RecordingSource::open(path, path);
+    EXPECT_TRUE(source.ok());
+    auto notice = (*source)->seek(position);
+    EXPECT_TRUE(notice.ok()) << notice.error().message();
+    if (!notice) return out;
+    out.notice = *notice;
+    SourceItem item;
+    for (;;) {
+        const SourceStep step = (*source)->next(item, PayloadRead::None);
+        if (step == SourceStep::End || step == SourceStep::Failed) break;
+        if (step != SourceStep::Event) continue;
+        if (out.events++ == 0) out.first = item.event.descriptor.seqno;
+    }
+    out.blocks = (*source)->reader().totals().blocks;
+    return out;
+}
+
+// latest, -N and relative times: the index names the block, the source
+// reads only from there (a version 2 file reads everything, and says so).
+TEST_P(RecordingIndex, LatestLastNAndRelativeTimesReadOnlyTheLastBlocks) {
+    TempDir dir;
+    const std::string indexed = dir.file("v3.evrec"), old = dir.file("v2.evrec");
+    write_indexed(indexed, GetParam());
+    write_indexed(old, GetParam(), false);
+    struct Case {
+        Position position;
+        std::uint64_t first, events, max_blocks;
+    };
+    // The last index block lists 45 blocks (the last of 4 events), -500 reads
+    // an earlier one. Blocks read: records blocks, the index blocks between
+    // them and the end block (the whole file: 429 + 7 + 1).
+    const Case cases[] = {
+        {Position::latest(), 3000, 1, 3},
+        {Position{Position::Kind::Back, 1}, 3000, 1, 3},
+        {Position{Position::Kind::Back, 10}, 2991, 10, 4},
+        {Position{Position::Kind::Back, 500}, 2501, 500, 74},
+        {Position{Position::Kind::Back, 5000}, 1, 3000, 437},
+        {Position{Position::Kind::RelativeTime, 100}, 2900, 101, 17},
+    };
+    for (const Case& c : cases) {
+        const Tail a = read_from(indexed, c.position);
+        EXPECT_EQ(a.first, c.first) << static_cast<int>(c.position.kind) << " " << c.position.value;
+        EXPECT_EQ(a.events, c.events) << c.position.value;
+        EXPECT_LE(a.blocks, c.max_blocks) << c.position.value;
+        EXPECT_EQ(a.notice, "");
+        const Tail b = read_from(old, c.position);
+        EXPECT_EQ(b.first, c.first);
+        EXPECT_EQ(b.events, c.events);
+    }
+    EXPECT_NE(read_from(old, Position::latest()).notice.find("finding the newest event reads it from the start"),
+              std::string::npos);
+    EXPECT_NE(read_from(old, Position{Position::Kind::Back, 10}).notice.find("finding the last 10 events"),
+              std::string::npos);
+    // The index's claim, for the record: -10 starts in the last block.
+    const IndexAnswer a = find(indexed, IndexQuery::back(10));
+    ASSERT_EQ(a.outcome, IndexOutcome::Found);
+    EXPECT_EQ(a.events, 11u);
+    EXPECT_EQ(a.block.first_seqno, 2990u);
+}
+
+// Without an end block the tail is read too; across a rotated series the end
+// blocks lead to the last file, unread.
+TEST(RecordingIndexGrowing, LatestInAnUnfinishedFileAndInASeries) {
+    TempDir dir;
+    const std::string cut = dir.file("cut.evrec"), rotated = dir.file("rot.evrec");
+    write_indexed(cut, true, true, false);
+    write_indexed(rotated, true, true, true, 40'000);
+    for (const std::string& path : {cut, rotated}) {
+        const Tail latest = read_from(path, Position::latest());
+        EXPECT_EQ(latest.first, kEvents) << path;
+        EXPECT_EQ(latest.events, 1u);
+        EXPECT_EQ(latest.notice, "");
+        const Tail back = read_from(path, Position{Position::Kind::Back, 5});
+        EXPECT_EQ(back.first, kEvents - 4) << path;
+        EXPECT_EQ(back.events, 5u);
+    }
+    auto source = RecordingSource::open(rotated, rotated);
+    ASSERT_TRUE(source.ok());
+    ASSERT_TRUE((*source)->seek(Position::latest()).ok());
+    EXPECT_EQ((*source)->files(), 2u);  // the first file and the last, nothing between
+    // -N past the last file: every file is counted, the same events.
+    const Tail all = read_from(rotated, Position{Position::Kind::Back, 2500});
+    EXPECT_EQ(all.first, 501u);
+    EXPECT_EQ(all.events, 2500u);
+}
+
 // A version 2 file opens, is read from the start, and says so once per source.
 TEST(RecordingIndexOld, VersionTwoFileSaysOnceThatItIsReadFromTheStart) {
     TempDir dir;
@@ -236,6 +331,32 @@ TEST(RecordingIndexSeries, RotatedFilesAreSkippedByTheirIndexes) {
             EXPECT_GT((*source)->files(), 1u);
         }
     }
+}
+
+// --rotate-size counts index blocks and the end block too: every file of a
+// raw series stays within the limit plus its last record (and that record's
+// block header, index entry and marks).
+TEST(RecordingIndexSeries, RotationCountsTheIndex) {
+    TempDir dir;
+    const std::string path = dir.file("rot.evrec");
+    constexpr std::uint64_t kLimit = 40'000;
+    write_indexed(path, false, true, true, kLimit);
+    constexpr std::uint64_t kOneRecord =
+        sizeof(RecordHeader) + sizeof(EventDescriptor) + 40 + sizeof(RecordingBlockHeader) + sizeof(IndexEntry) +
+        sizeof(SpanMark);
+    std::uint64_t events = 0;
+    std::uint32_t files = 0;
+    for (std::string file = path; RecordingReader::open(file).ok(); file = path + "." + std::to_string(++files)) {
+        const Bytes bytes = read_file(file);
+        EXPECT_LE(bytes.size(), kLimit + kOneRecord) << file;
+        const std::uint64_t file_events = test::replay(file).event_seqnos().size();
+        if (events + file_events < kEvents) {
+            EXPECT_GT(bytes.size(), kLimit - 2000) << file;  // and the limit is used, not wasted
+        }
+        events += file_events;
+    }
+    EXPECT_GT(files, 5u);
+    EXPECT_EQ(events, kEvents);
 }
 
 // `watch --follow`: a recording read while it is written, from a position
@@ -411,6 +532,29 @@ TEST(RecordingIndexLies, EntriesOutOfOrderAreNotTrusted) {
     reseal_block(r.file, r.last_index.offset);
     write_file(path, r.file);
     expect_distrusted(path, "entry 1 names offset");
+}
+
+// An index that claims more events than its blocks hold: -N counts them.
+TEST(RecordingIndexLies, EventCountsThatLieAreCaughtByTheCount) {
+    TempDir dir;
+    const std::string path = dir.file("r.evrec");
+    Indexed r = raw_indexed(path);
+    // The last entry of the last index block (45 entries after 6 summaries).
+    const std::uint64_t entry =
+        r.content_at(r.last_index) + sizeof(IndexHead) + 6 * sizeof(IndexSummary) + 44 * sizeof(IndexEntry);
+    IndexEntry e;
+    std::memcpy(&e, r.file.data() + entry, sizeof e);
+    ASSERT_EQ(e.last_seqno, kEvents);
+    e.events = 1000;
+    std::memcpy(r.file.data() + entry, &e, sizeof e);
+    reseal_block(r.file, r.last_index.offset);
+    write_file(path, r.file);
+    const Tail back = read_from(path, Position{Position::Kind::Back, 10});
+    EXPECT_EQ(back.first, 2991u);
+    EXPECT_EQ(back.events, 10u);
+    EXPECT_NE(back.notice.find("its index counts 1000 events from block"), std::string::npos) << back.notice;
+    EXPECT_NE(back.notice.find("not trusted); finding the last 10 events reads it from the start"), std::string::npos)
+        << back.notice;
 }
 
 TEST(RecordingIndexLies, DamagedIndexBlockIsNotTrustedAndTheReplayIsIntact) {

@@ -29,11 +29,21 @@
 //   Outcome::Lies with the reason; the caller scans instead and says so.
 // - Nothing allocates what the file claims: index blocks are bounded by
 //   kMaxIndexContent and by the bytes the file really holds.
-// - Version 1 and 2 files have no index: Outcome::NoIndex.
+// - Version 1 and 2 files have no index: Outcome::NoIndex. So has an id
+//   lookup (SpanId) in a version 3 file written before span marks carried
+//   id prefixes (kIndexMarkIds).
+// - A SpanId answer is a candidate: only 4 bytes of the id are indexed, so
+//   the caller checks the event and asks again below its seqno when it is
+//   not the one (span_seek.cpp).
+// - Cost: Seqno, Time and span labels read the newest index block and at
+//   most one earlier one (labels: up to 16 whose ranges overlap). SpanLatest,
+//   SpanId and Back read earlier index blocks newest first, one read each,
+//   until they find their answer.
 //
 // Thread safety: as RecordingReader (one thread).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -71,14 +81,28 @@ struct IndexQuery {
         Time,        // the block holding the first event stamped >= value
         SpanLabel,   // the event of span `key` labelled `value`
         SpanLatest,  // the newest event of span `key`
+        SpanId,      // the newest event of span `key` whose id starts with the `id_bytes`
+                     // bytes of `id` (at most 4 are indexed: a candidate, to be checked),
+                     // and whose seqno is below `value` (0: any)
+        Back,        // the newest block from which the index counts at least `value` events
+                     // to the end of the indexed part (the file's first block when it counts fewer)
     };
     Kind kind = Kind::Seqno;
     std::uint64_t value = 0;
     std::uint32_t key = 0;
+    std::uint32_t id = 0;       // SpanId: the first bytes of the id, as SpanMark::id_prefix
+    std::uint8_t id_bytes = 0;  // SpanId: how many of them count (1 to 4)
     static IndexQuery seqno(std::uint64_t s) noexcept { return {Kind::Seqno, s, 0}; }
     static IndexQuery time(std::uint64_t nanos) noexcept { return {Kind::Time, nanos, 0}; }
     static IndexQuery span(std::uint32_t key, std::uint64_t label) noexcept { return {Kind::SpanLabel, label, key}; }
     static IndexQuery span_latest(std::uint32_t key) noexcept { return {Kind::SpanLatest, 0, key}; }
+    static IndexQuery back(std::uint64_t events) noexcept { return {Kind::Back, events, 0}; }
+    static IndexQuery span_id(std::uint32_t key, std::span<const std::uint8_t> prefix, std::uint64_t below = 0) noexcept {
+        IndexQuery q{Kind::SpanId, below, key};
+        q.id_bytes = static_cast<std::uint8_t>(std::min<std::size_t>(prefix.size(), 4));
+        for (std::size_t i = 0; i < q.id_bytes; ++i) q.id |= std::uint32_t{prefix[i]} << (8 * i);
+        return q;
+    }
 };
 
 enum class IndexOutcome : std::uint8_t {
@@ -101,6 +125,10 @@ struct IndexAnswer {
     IndexOutcome outcome = IndexOutcome::NoIndex;
     IndexedBlock block;
     std::uint64_t seqno = 0;  // span queries: the marked event's sequence number
+    // Back: the events (Event and ExpiredPayload records) the index counts
+    // from `block` to the end of its indexed part. A claim: the caller counts
+    // them for itself before relying on it (RecordingSource does).
+    std::uint64_t events = 0;
     // NoIndex and Lies: why, in words, naming the file. Empty for a version 3
     // file too young to have an index block (scanning it costs little).
     std::string why;
