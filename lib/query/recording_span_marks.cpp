@@ -19,7 +19,7 @@ struct LabelField {
     std::uint32_t offset = 0;
     std::uint32_t size = 0;     // at most 8
     std::uint32_t id_offset = 0;
-    std::uint32_t id_size = 0;  // at most 4 (0: no id)
+    std::uint32_t id_size = 0;  // 0: no id
 };
 
 using MarkTable = std::vector<std::vector<LabelField>>;  // by event type
@@ -37,7 +37,7 @@ void add(const Schema& schema, MarkTable& table, std::uint16_t type, std::uint32
     LabelField mark{key, field->offset, size, 0, 0};
     if (auto id = id_path.empty() ? std::nullopt : schema.find_field(*event, id_path)) {
         mark.id_offset = id->offset;
-        mark.id_size = static_cast<std::uint32_t>(std::min<std::size_t>(schema.type(id->type).size, 4));
+        mark.id_size = static_cast<std::uint32_t>(std::min<std::size_t>(schema.type(id->type).size, 64));
     }
     if (table.size() <= type) table.resize(std::size_t{type} + 1);
     table[type].push_back(mark);
@@ -63,7 +63,7 @@ SpanMarker span_marker(const Schema& schema) {
             std::memcpy(&label, payload.data() + f.offset, f.size);  // little-endian
             std::uint32_t id = 0;
             if (f.id_size > 0 && std::size_t{f.id_offset} + f.id_size <= payload.size())
-                std::memcpy(&id, payload.data() + f.id_offset, f.id_size);  // the id's first bytes, in order
+                id = span_id_digest({reinterpret_cast<const std::uint8_t*>(payload.data()) + f.id_offset, f.id_size});
             out[n++] = SpanMark{f.key, id, label, event.seqno};
         }
         return n;

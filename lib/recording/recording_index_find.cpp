@@ -26,6 +26,25 @@ std::uint32_t span_index_key(std::string_view span, std::string_view stage) noex
     return h;
 }
 
+std::uint32_t span_id_digest(std::span<const std::uint8_t> id) noexcept {
+    std::uint32_t h = 2166136261u;  // FNV-1a, folded to 16 bits
+    for (const std::uint8_t b : id) {
+        h ^= b;
+        h *= 16777619u;
+    }
+    const std::uint32_t first = (id.size() > 0 ? id[0] : 0u) | (id.size() > 1 ? std::uint32_t{id[1]} << 8 : 0u);
+    return first | (((h >> 16) ^ (h & 0xffff)) << 16);
+}
+
+IndexQuery IndexQuery::span_id(std::uint32_t key, std::span<const std::uint8_t> prefix, bool whole,
+                               std::uint64_t below) noexcept {
+    IndexQuery q{Kind::SpanId, below, key};
+    q.id = span_id_digest(prefix);
+    q.id_mask = prefix.size() >= 2 ? 0xffffu : prefix.size() == 1 ? 0xffu : 0u;
+    if (whole) q.id_mask |= 0xffff0000u;
+    return q;
+}
+
 namespace detail {
 namespace {
 
@@ -142,7 +161,7 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
         return answer;  // the tail
     }
     case IndexQuery::Kind::SpanId: {
-        const std::uint32_t mask = query.id_bytes >= 4 ? ~std::uint32_t{0} : (std::uint32_t{1} << (8 * query.id_bytes)) - 1;
+        const std::uint32_t mask = query.id_mask;
         for (std::size_t step = 0; step <= k; ++step) {
             const std::size_t i = k - step;
             if (i < k && query.value != 0 && last.summaries[i].first_seqno >= query.value) continue;

@@ -167,22 +167,37 @@ Result<bool> RecordingSource::move_to(const Last& last) {
 Result<IndexAnswer> RecordingSource::span_index(const IndexQuery& query, std::string& notice) {
     // The newest mark of the series (latest, and an id: its newest candidate).
     const bool latest = query.kind == IndexQuery::Kind::SpanLatest || query.kind == IndexQuery::Kind::SpanId;
-    auto reader = RecordingReader::open(reader_->path());
-    if (!reader) return std::move(reader).error();
+    const bool by_id = query.kind == IndexQuery::Kind::SpanId;
+    // The source's own reader for its file (find() reads the index with
+    // pread, the replay does not move); later files of the series are opened.
+    RecordingReader* current = &*reader_;
+    std::optional<RecordingReader> later;
+    span_reader_ = nullptr;
     std::optional<IndexAnswer> newest;  // latest: the newest mark in the files so far
-    for (std::uint32_t file = reader->header().file_index;;) {
-        auto found = reader->find(query);
+    for (;;) {
+        auto found = current->find(query);
         if (!found) return std::move(found).error();
         IndexAnswer answer = std::move(*found);
         switch (answer.outcome) {
         case IndexOutcome::Found:
+            if (later) {  // kept, to read the event from (span_event)
+                span_file_ = std::move(later);
+                later.reset();
+                current = &*span_file_;
+            }
+            span_reader_ = current;
             if (!latest) return answer;
             newest = answer;
             break;
         case IndexOutcome::NotFound: break;
         case IndexOutcome::Tail:
             answer.seqno = answer.newest_seqno + 1;  // the rest is scanned from there
-            if (latest && newest) return *newest;
+            // An id asked for below the tail: the tail is not wanted.
+            if (by_id && query.value != 0 && query.value <= answer.seqno) {
+                answer.outcome = IndexOutcome::NotFound;
+                return newest ? *newest : answer;
+            }
+            if (latest && newest && !by_id) return *newest;
             return answer;
         case IndexOutcome::NoIndex:
         case IndexOutcome::Lies:
@@ -193,14 +208,23 @@ Result<IndexAnswer> RecordingSource::span_index(const IndexQuery& query, std::st
             return answer;
         }
         if (!(answer.finished && answer.continued && series_)) return newest ? *newest : answer;
-        auto next = RecordingReader::open(next_recording_path(reader->path(), file));
+        auto next = RecordingReader::open(next_recording_path(current->path(), current->header().file_index));
         if (!next || (series_id_ != 0 && next->header().series_id != series_id_)) {
             answer.outcome = IndexOutcome::NotFound;  // scanned, with the series' own reports
             return newest ? *newest : answer;
         }
-        file = next->header().file_index;
-        reader = std::move(next);
+        later.emplace(std::move(*next));
+        current = &*later;
     }
+}
+
+Result<bool> RecordingSource::span_event(const IndexAnswer& answer, Record& record, std::vector<std::byte>& payload,
+                                         std::string& why) {
+    if (span_reader_ == nullptr || answer.outcome != IndexOutcome::Found) {
+        why = "no span index answer to read";
+        return false;
+    }
+    return span_reader_->event_at(answer.block, answer.seqno, record, payload, &why);
 }
 
 }  // namespace evring

@@ -3,6 +3,7 @@
 // never trusting an index that lies; version 2 files still open and say once
 // that they are read from the start.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -33,9 +34,19 @@ constexpr std::uint64_t kBaseNanos = 1'700'000'000'000'000'000;  // test::event_
 const std::uint32_t kBlockKey = span_index_key("block");
 const std::uint32_t kFinalKey = span_index_key("block", "finalized");
 
+// Block N's id: 8 bytes, N mod 8, a zero, then N; blocks 8 apart share their first 2 bytes.
+std::array<std::uint8_t, 8> id_of(std::uint64_t label) {
+    return {static_cast<std::uint8_t>(label % 8), 0, static_cast<std::uint8_t>(label), static_cast<std::uint8_t>(label >> 8),
+            0, 0, 0, 0};
+}
+std::uint32_t id_prefix(std::uint64_t label) { return span_id_digest(id_of(label)); }
+
 // Event 100k+1 opens "block" 1000+k; event 100k+50 finalizes it.
 std::size_t marks(const EventDescriptor& e, std::span<const std::byte>, std::span<SpanMark> out) {
-    if (e.seqno % 100 == 1) return out[0] = SpanMark{kBlockKey, 0, 1000 + e.seqno / 100, e.seqno}, 1;
+    if (e.seqno % 100 == 1) {
+        const std::uint64_t label = 1000 + e.seqno / 100;
+        return out[0] = SpanMark{kBlockKey, id_prefix(label), label, e.seqno}, 1;
+    }
     if (e.seqno % 100 == 50) return out[0] = SpanMark{kFinalKey, 0, 1000 + e.seqno / 100, e.seqno}, 1;
     return 0;
 }
@@ -271,6 +282,67 @@ TEST(RecordingIndexGrowing, LatestInAnUnfinishedFileAndInASeries) {
     const Tail all = read_from(rotated, Position{Position::Kind::Back, 2500});
     EXPECT_EQ(all.first, 501u);
     EXPECT_EQ(all.events, 2500u);
+}
+
+IndexQuery id_query(std::uint64_t label, std::size_t bytes, std::uint64_t below = 0) {
+    const auto id = id_of(label);
+    return IndexQuery::span_id(kBlockKey, std::span<const std::uint8_t>(id.data(), bytes), bytes == id.size(), below);
+}
+
+// block:0xID: the index names the newest mark that agrees with the id (its
+// first 2 bytes and, for a whole id, a hash), then older ones below a seqno;
+// the event is read on its own to check it.
+TEST_P(RecordingIndex, IdPrefixesLeadToTheirMarksNewestFirst) {
+    TempDir dir;
+    const std::string path = dir.file("r.evrec");
+    write_indexed(path, GetParam());
+    for (std::uint64_t label : {1000ul, 1012ul, 1029ul}) {
+        const IndexAnswer a = find(path, id_query(label, 8));
+        ASSERT_EQ(a.outcome, IndexOutcome::Found) << label << ": " << a.why;
+        EXPECT_EQ(a.seqno, (label - 1000) * 100 + 1);
+        auto reader = RecordingReader::open(path);
+        ASSERT_TRUE(reader.ok());
+        Record record;
+        std::vector<std::byte> payload;
+        std::string why;
+        auto read = reader->event_at(a.block, a.seqno, record, payload, &why);
+        ASSERT_TRUE(read.ok() && *read) << why;
+        EXPECT_EQ(record.event.seqno, a.seqno);
+        EXPECT_EQ(payload.size(), 40u);
+        auto missing = reader->event_at(a.block, a.block.last_seqno + 1, record, payload, &why);
+        ASSERT_TRUE(missing.ok());
+        EXPECT_FALSE(*missing);
+    }
+    // One byte (and two), shared by blocks 1001, 1009, 1017 and 1025: the newest, then older ones.
+    EXPECT_EQ(find(path, id_query(1001, 2)).seqno, 2501u);
+    EXPECT_EQ(find(path, id_query(1001, 1)).seqno, 2501u);
+    EXPECT_EQ(find(path, id_query(1001, 1, 2501)).seqno, 1701u);
+    EXPECT_EQ(find(path, id_query(1001, 1, 102)).seqno, 101u);
+    // Below a seqno: the next older candidate, then none (NotFound: the index covers the file).
+    EXPECT_EQ(find(path, id_query(1029, 8, 2901)).outcome, IndexOutcome::NotFound);
+    EXPECT_EQ(find(path, id_query(1012, 8, 1202)).seqno, 1201u);
+    EXPECT_EQ(find(path, id_query(1012, 8, 1201)).outcome, IndexOutcome::NotFound);
+}
+
+// A version 3 file written before marks carried ids: id lookups say so.
+TEST(RecordingIndexOld, IndexWithoutIdsServesNoIdLookups) {
+    TempDir dir;
+    const std::string path = dir.file("r.evrec");
+    write_indexed(path, false);
+    Bytes file = read_file(path);
+    for (const BlockAt& b : list_blocks(file)) {
+        if (b.header.content != static_cast<std::uint16_t>(BlockContent::Index)) continue;
+        IndexHead head;
+        std::memcpy(&head, file.data() + b.offset + sizeof(RecordingBlockHeader), sizeof head);
+        head.flags = 0;
+        std::memcpy(file.data() + b.offset + sizeof(RecordingBlockHeader), &head, sizeof head);
+        reseal_block(file, b.offset);
+    }
+    write_file(path, file);
+    const IndexAnswer a = find(path, id_query(1012, 8));
+    EXPECT_EQ(a.outcome, IndexOutcome::NoIndex);
+    EXPECT_NE(a.why.find("its index was written before span marks carried ids"), std::string::npos) << a.why;
+    EXPECT_EQ(find(path, IndexQuery::span(kBlockKey, 1012)).seqno, 1201u);  // labels still work
 }
 
 // A version 2 file opens, is read from the start, and says so once per source.

@@ -219,8 +219,8 @@ static_assert(sizeof(IndexEntry) == 48);
 // One span instance's opening (or stage) event.
 struct SpanMark {
     std::uint32_t key;        // span_index_key(span, stage), recording_index.hpp
-    std::uint32_t id_prefix;  // with kIndexMarkIds: the first 4 bytes of the event's id field, as
-                              // stored (little-endian load; zero-padded; 0 without an id); else zero
+    std::uint32_t id_prefix;  // with kIndexMarkIds: span_id_digest of the event's id field
+                              // (its first 2 bytes and a hash; 0 without an id); else zero
     std::uint64_t label;     // the value of the span's (or stage's) label field
     std::uint64_t seqno;     // of the event
 };

@@ -32,7 +32,9 @@
 // - A version 3 file's index (recording_index.hpp) takes sequence numbers
 //   and times straight to their block, through the files of a rotated
 //   series, in a few reads; span positions go through span_index (used by
-//   span_seek.hpp). Without an index (version 1 and 2 files), or when the
+//   span_seek.hpp), which reads the index with this source's own reader
+//   (the file is not opened again; later files of a series are), and
+//   span_event, which reads the event it names, to check it. Without an index (version 1 and 2 files), or when the
 //   index lies, the source reads from the start as before, and the notice
 //   of seek (or span_index) says so, once per source. Latest, -N (the last
 //   N events) and relative times (back from the newest event's time) go
@@ -107,6 +109,12 @@ public:
     // line a person is told when the answer costs a scan (at most once per
     // source).
     Result<IndexAnswer> span_index(const IndexQuery& query, std::string& notice);
+    // The event a Found answer of the last span_index names, read on its own
+    // (RecordingReader::event_at) from the file it is in, without moving
+    // this source or opening that file again; false with `why` when the
+    // index named an event that is not there.
+    Result<bool> span_event(const IndexAnswer& answer, Record& record, std::vector<std::byte>& payload,
+                            std::string& why);
 
 protected:
     SourceStep read(SourceItem& item, PayloadRead payload) override;
@@ -176,6 +184,8 @@ private:
     std::string ended_;
     std::optional<Scan> scan_;
     std::optional<std::uint64_t> newest_nanos_;  // now_nanos, once found
+    std::optional<RecordingReader> span_file_;    // a later file of the series span_index found a mark in
+    RecordingReader* span_reader_ = nullptr;      // the reader of the last span_index answer
     // The start position (seek).
     std::uint64_t skip_events_ = 0;  // events to pass over, by index
     std::uint64_t min_seqno_ = 0;
