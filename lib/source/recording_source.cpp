@@ -182,6 +182,10 @@ SourceStep RecordingSource::damage(SourceItem& item) {
 bool RecordingSource::before_start(const EventDescriptor& event) {
     if (index_++ < skip_events_ || event.seqno < min_seqno_) return true;
     if (!started_ && event.record_epoch_nanos < min_nanos_) return true;
+    // MEMBER:SEQNO in a ring set recording: from that member's event on (the descriptor's reserved field).
+    if (!started_ && start_member_ != Position::kAnyMember &&
+        (event.reserved != start_member_ || event.seqno < member_seqno_))
+        return true;
     started_ = true;
     return false;
 }
@@ -275,6 +279,19 @@ Result<std::string> RecordingSource::seek_back(std::uint64_t keep) {
     return notice;
 }
 
+// A ring set recording's MEMBER:SEQNO: the merged stream from where that
+// member's event (or its first one past it) is. Its index keeps no
+// sequence numbers per member, so this reads from the start (said once).
+Result<std::string> RecordingSource::seek_member(std::uint32_t member, std::uint64_t seqno) {
+    start_member_ = member;
+    member_seqno_ = seqno;
+    started_ = false;
+    return scan_notice(fmt::format("recording '{}' records a ring set, whose index keeps no sequence numbers per "
+                                   "member",
+                                   identity_.path),
+                       fmt::format("finding {}:{}", member, seqno));
+}
+
 Result<std::string> RecordingSource::seek_time(std::uint64_t nanos, std::string notice) {
     min_nanos_ = nanos;
     started_ = false;
@@ -290,7 +307,9 @@ Result<std::string> RecordingSource::seek(const Position& start) {
     switch (start.kind) {
     case Position::Kind::Oldest: return std::string();
     case Position::Kind::Span: return unresolved_span(start);
-    case Position::Kind::Seqno: return seek_seqno(start.value);
+    case Position::Kind::Seqno:
+        if (start.member != Position::kAnyMember && identity_.members) return seek_member(start.member, start.value);
+        return seek_seqno(start.value);
     case Position::Kind::AbsoluteTime: return seek_time(start.value, {});
     case Position::Kind::RelativeTime: {
         // Back from the newest event's time (the index, or a pass), then as a time.

@@ -431,6 +431,49 @@ TEST(RecordingIndexSeries, RotationCountsTheIndex) {
     EXPECT_EQ(events, kEvents);
 }
 
+// A ring set recording: MEMBER:SEQNO starts the merged stream at that
+// member's event (members 0 and 1 take turns, each counting from 1), read
+// from the start since the index keeps no seqnos per member; latest and -N
+// come from the index as for any recording.
+TEST(RecordingIndexSet, MemberSeqnoStartsAtThatMembersEvent) {
+    TempDir dir;
+    const std::string path = dir.file("set.evrec");
+    RecordingOptions options;
+    options.ring_set = true;
+    auto writer = RecordingWriter::create(path, recording_source_header(), options);
+    ASSERT_TRUE(writer.ok());
+    for (std::uint64_t s = 1; s <= 500; ++s)
+        for (const std::uint16_t member : {std::uint16_t{0}, std::uint16_t{1}}) {
+            EventDescriptor e = test::event_with(s, 16);
+            e.reserved = member;
+            std::memset(writer->begin_event(e), 0, 16);
+            ASSERT_TRUE(writer->end_event(true).ok());
+            if (s % 7 == 0) {
+                ASSERT_TRUE(writer->flush().ok());
+            }
+        }
+    ASSERT_TRUE(writer->finish().ok());
+    auto source = RecordingSource::open(path, path);
+    ASSERT_TRUE(source.ok());
+    auto notice = (*source)->seek(Position::member_seqno(1, 300));
+    ASSERT_TRUE(notice.ok()) << notice.error().message();
+    EXPECT_NE(notice->find("whose index keeps no sequence numbers per member; finding 1:300 reads it from the start"),
+              std::string::npos) << *notice;
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> got;
+    SourceItem item;
+    for (SourceStep step; (step = (*source)->next(item, PayloadRead::None)) != SourceStep::End;) {
+        ASSERT_NE(step, SourceStep::Failed);
+        if (step == SourceStep::Event) got.emplace_back(item.event.member, item.event.descriptor.seqno);
+    }
+    ASSERT_EQ(got.size(), 401u);  // 1:300, then both members from 301 on
+    EXPECT_EQ(got[0], std::make_pair(std::uint32_t{1}, std::uint64_t{300}));
+    EXPECT_EQ(got[1], std::make_pair(std::uint32_t{0}, std::uint64_t{301}));
+    const Tail back = read_from(path, Position{Position::Kind::Back, 3});
+    EXPECT_EQ(back.events, 3u);
+    EXPECT_EQ(back.first, 499u);
+    EXPECT_EQ(back.notice, "");
+}
+
 // `watch --follow`: a recording read while it is written, from a position
 // its index blocks so far lead to (or a scan, when the writer's worker has
 // not written them yet: the same events either way), to its end record.

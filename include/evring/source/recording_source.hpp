@@ -29,6 +29,9 @@
 //   error past the newest one, as for a snapshot); an absolute time starts
 //   at the first event stamped at or after it and shows everything after
 //   that. Gaps before the start are not handed out; damage always is.
+//   MEMBER:SEQNO in a ring set recording starts the merged stream at that
+//   member's event (or its first one past it); its index keeps no sequence
+//   numbers per member, so that is read from the start (said once).
 // - A version 3 file's index (recording_index.hpp) takes sequence numbers
 //   and times straight to their block, through the files of a rotated
 //   series, in a few reads; span positions go through span_index (used by
@@ -149,6 +152,7 @@ private:
     };
     Result<std::string> seek_seqno(std::uint64_t seqno);
     Result<std::string> seek_back(std::uint64_t keep);
+    Result<std::string> seek_member(std::uint32_t member, std::uint64_t seqno);
     Result<std::string> seek_time(std::uint64_t nanos, std::string notice);
     // nullopt: scan instead (`notice` says why when a person should know).
     Result<std::optional<Last>> last_by_index(std::uint64_t n, std::string& notice);
@@ -191,6 +195,8 @@ private:
     std::uint64_t min_seqno_ = 0;
     std::uint64_t min_nanos_ = 0;
     bool started_ = true;            // a time start passes everything after its first match
+    std::uint32_t start_member_ = Position::kAnyMember;  // MEMBER:SEQNO (ring set recordings)
+    std::uint64_t member_seqno_ = 0;
     std::uint64_t index_ = 0;        // events seen so far
     bool told_slow_ = false;         // the "no index: reading from the start" notice was given
 };
