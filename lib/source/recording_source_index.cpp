@@ -147,21 +147,27 @@ Result<std::optional<RecordingSource::Last>> RecordingSource::last_by_index(std:
 }
 
 Result<bool> RecordingSource::move_to(const Last& last) {
-    if (last.path != reader_->path()) {
-        auto next = RecordingReader::open(last.path, follow_);
-        if (!next) return std::move(next).error();
-        if (series_id_ != 0 && next->header().series_id != series_id_) return false;
-        file_index_ = next->header().file_index;
-        reader_.emplace(std::move(*next));
-        ++files_;
-        status_.reset();
-        continued_ = false;
-        phase_ = Phase::Reading;
+    if (last.path == reader_->path()) {
+        auto jumped = reader_->jump(last.block);
+        if (!jumped) return std::move(jumped).error();
+        if (*jumped && last.block.first_seqno > 0) account(last.block.first_seqno - 1);
+        return *jumped;
     }
-    auto jumped = reader_->jump(last.block);
+    // Another file of the series: the source moves only once the jump there holds.
+    auto next = RecordingReader::open(last.path, follow_);
+    if (!next) return std::move(next).error();
+    if (series_id_ != 0 && next->header().series_id != series_id_) return false;
+    auto jumped = next->jump(last.block);
     if (!jumped) return std::move(jumped).error();
-    if (*jumped && last.block.first_seqno > 0) account(last.block.first_seqno - 1);
-    return *jumped;
+    if (!*jumped) return false;
+    file_index_ = next->header().file_index;
+    reader_.emplace(std::move(*next));
+    ++files_;
+    status_.reset();
+    continued_ = false;
+    phase_ = Phase::Reading;
+    if (last.block.first_seqno > 0) account(last.block.first_seqno - 1);
+    return true;
 }
 
 Result<IndexAnswer> RecordingSource::span_index(const IndexQuery& query, std::string& notice) {
