@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "evring/recording/recording_index.hpp"
+#include "recording/recording_index.hpp"
 #include "evring/schema/schema.hpp"
 
 namespace evring {

@@ -6,7 +6,7 @@
 #include "output/escape.hpp"
 #include "evring/ring/ring.hpp"
 #include "evring/ring/ring_reader.hpp"
-#include "evring/set/ring_set_manifest.hpp"
+#include "set/ring_set_manifest.hpp"
 #include "ops/info.hpp"
 #include "output/output.hpp"
 
