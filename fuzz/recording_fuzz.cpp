@@ -69,16 +69,20 @@ bool names_the_file(const std::string& message) {
     return message.find(scratch_path()) != std::string::npos;
 }
 
-// The index (recording_index.hpp) of a hostile file: every query answers
+// The index (recording_index.hpp) of a hostile file: every query (positions,
+// spans, ids, the last N events) answers
 // without crashing or allocating what the file claims, a lie names the file,
 // and a jump to what the index names (when its block is really there) replays
 // to an end.
 void query_index(std::size_t size) {
     using evring::IndexQuery;
     const std::uint32_t key = evring::span_index_key("block");
-    for (const IndexQuery& query : {IndexQuery::seqno(1), IndexQuery::seqno(40), IndexQuery::seqno(1ull << 62),
-                                    IndexQuery::time(0), IndexQuery::time(~0ull), IndexQuery::span(key, 1030),
-                                    IndexQuery::span_latest(key)}) {
+    static constexpr std::uint8_t kId[8] = {1, 0, 0xe4, 0xe1, 0xc1, 0, 0, 0};
+    for (const IndexQuery& query :
+         {IndexQuery::seqno(1), IndexQuery::seqno(40), IndexQuery::seqno(1ull << 62), IndexQuery::time(0),
+          IndexQuery::time(~0ull), IndexQuery::span(key, 1030), IndexQuery::span_latest(key), IndexQuery::back(1),
+          IndexQuery::back(1000), IndexQuery::back(~0ull), IndexQuery::span_id(key, kId, true),
+          IndexQuery::span_id(key, {kId, 1}, false, 40)}) {
         auto reader = evring::RecordingReader::open(scratch_path());
         if (!reader) return;
         auto answer = reader->find(query);
@@ -92,6 +96,14 @@ void query_index(std::size_t size) {
         }
         if (answer->outcome != evring::IndexOutcome::Found && answer->outcome != evring::IndexOutcome::Tail) continue;
         tally_outcome(answer->outcome == evring::IndexOutcome::Found ? "index found" : "index tail");
+        if (answer->outcome == evring::IndexOutcome::Found && answer->seqno != 0) {
+            // The event a span mark names, read on its own (checked, bounded like a replay).
+            evring::Record record;
+            std::vector<std::byte> payload;
+            auto read = reader->event_at(answer->block, answer->seqno, record, payload);
+            if (!read) EVRING_FUZZ_CHECK(names_the_file(read.error().message()));
+            else if (*read) EVRING_FUZZ_CHECK(record.event.seqno == answer->seqno && payload.size() == record.payload.size());
+        }
         auto jumped = reader->jump(answer->block);
         if (!jumped || !*jumped) continue;
         evring::Record record;

@@ -43,6 +43,13 @@ public:
         return prefix.size() <= t.size && std::memcmp(e.payload.data() + field->offset, prefix.data(), prefix.size()) == 0;
     }
 
+    std::size_t size_of(std::uint16_t type, const std::string& path) const {
+        const SchemaEvent* event = schema_.event(type);
+        if (event == nullptr || path.empty()) return 0;
+        auto field = schema_.find_field(*event, path);
+        return field ? schema_.type(field->type).size : 0;
+    }
+
 private:
     std::optional<SchemaFieldRef> locate(const Held& e, const std::string& path) const {
         const SchemaEvent* event = schema_.event(e.d.event_type);
@@ -92,32 +99,113 @@ public:
 
 private:
     // A recording's span index (recording_index.hpp) names the event, or
-    // where the unindexed rest of the file starts: the search reads from
-    // there, and checks that the event really is the one asked for. nullopt:
-    // read from the start (no index, an index that lies, or nothing found).
+    // where the unindexed rest of the file starts. A named event is read on
+    // its own and checked (the right type, the label or id asked for); the
+    // rest is read from where it starts. nullopt: read from the start (no
+    // index, an index that lies, or nothing found).
     Result<std::optional<std::uint64_t>> from_index() {
         auto* recording = dynamic_cast<RecordingSource*>(&source_);
-        if (recording == nullptr || ref_.pick == SpanRef::Pick::Id) return std::optional<std::uint64_t>();
+        if (recording == nullptr) return std::optional<std::uint64_t>();
         const std::uint32_t key = span_index_key(span_.name, stage_ ? std::string_view(stage_->name) : "");
+        if (ref_.pick == SpanRef::Pick::Id) return from_id_index(*recording, key);
         const IndexQuery query = ref_.pick == SpanRef::Pick::Latest ? IndexQuery::span_latest(key)
                                                                     : IndexQuery::span(key, ref_.label);
         auto answer = recording->span_index(query, notice_);
         if (!answer) return std::move(answer).error();
-        if (answer->outcome != IndexOutcome::Found && answer->outcome != IndexOutcome::Tail)
-            return std::optional<std::uint64_t>();
-        auto scratch = open_source(source_.identity().location, {});
-        if (!scratch) return std::move(scratch).error();
-        auto s = (*scratch)->seek(Position::seqno(answer->seqno));
-        if (!s) return std::optional<std::uint64_t>();  // past the newest event: nothing there
-        std::optional<std::uint64_t> found = scan_forward(**scratch, stage_ == nullptr);
-        if (answer->outcome == IndexOutcome::Found && (!found || (ref_.pick == SpanRef::Pick::Label && *found != answer->seqno))) {
-            if (notice_.empty())
-                notice_ = fmt::format("{}: the index of recording '{}' names seqno {}, which is not that event (the "
-                                      "index is not trusted); reading it from the start",
-                                      ref_.text, source_.identity().path, answer->seqno);
+        if (answer->outcome == IndexOutcome::Found && ref_.pick == SpanRef::Pick::Label) {
+            auto checked = indexed_event_is_it(*recording, *answer);
+            if (!checked) return std::move(checked).error();
+            if (*checked) return std::optional<std::uint64_t>(answer->seqno);
             return std::optional<std::uint64_t>();
         }
-        return found;
+        if (answer->outcome != IndexOutcome::Found && answer->outcome != IndexOutcome::Tail)
+            return std::optional<std::uint64_t>();
+        // Latest reads on from its mark to the end; a label past the index, the tail.
+        auto found = scan_from(answer->seqno);
+        if (!found) return std::move(found).error();
+        if (answer->outcome == IndexOutcome::Found && !*found) {
+            distrust(answer->seqno);
+            return std::optional<std::uint64_t>();
+        }
+        return *found;
+    }
+
+    // An id: a mark keeps 32 bits of it (span_id_digest), so each mark that
+    // agrees is a candidate, checked newest first; the unindexed tail of a
+    // file being written goes first (it is newer).
+    Result<std::optional<std::uint64_t>> from_id_index(RecordingSource& recording, std::uint32_t key) {
+        constexpr int kMaxCandidates = 16;
+        std::uint64_t below = 0;
+        for (int tries = 0; tries < kMaxCandidates; ++tries) {
+            auto answer = recording.span_index(IndexQuery::span_id(key, ref_.id, ref_.id.size() == id_size(), below),
+                                               notice_);
+            if (!answer) return std::move(answer).error();
+            if (answer->outcome == IndexOutcome::Tail) {
+                auto found = scan_from(answer->seqno);
+                if (!found || *found) return found;
+                if (answer->seqno == 0) return std::optional<std::uint64_t>();
+                below = answer->seqno;
+                continue;
+            }
+            if (answer->outcome != IndexOutcome::Found) return std::optional<std::uint64_t>();
+            Record record;
+            std::vector<std::byte> payload;
+            std::string why;
+            auto read = recording.span_event(*answer, record, payload, why);
+            if (!read) return std::move(read).error();
+            if (!*read) {
+                distrust(answer->seqno, why);
+                return std::optional<std::uint64_t>();
+            }
+            Held h{record.event, std::move(payload)};
+            if ((stage_ ? marks_stage(h.d) : opens(h.d)) && matches(h)) return std::optional<std::uint64_t>(h.d.seqno);
+            below = answer->seqno;  // another id with the same first bytes: the next older candidate
+        }
+        if (notice_.empty())
+            notice_ = fmt::format("{}: more than {} span marks of recording '{}' agree with that id as far as the "
+                                  "index keeps it; reading it from the start",
+                                  ref_.text, kMaxCandidates, source_.identity().path);
+        return std::optional<std::uint64_t>();
+    }
+
+    // The size of the span's (or stage's) id field in its first event type that has it (0: none).
+    std::size_t id_size() const {
+        const std::string& path = stage_ ? stage_->id : span_.id;
+        if (stage_ != nullptr) return fields_.size_of(stage_->event, path);
+        for (const std::uint16_t type : span_.begin)
+            if (const std::size_t n = fields_.size_of(type, path); n > 0) return n;
+        return 0;
+    }
+
+    // The event a label's mark names, read on its own: is it that instance?
+    Result<bool> indexed_event_is_it(RecordingSource& recording, const IndexAnswer& answer) {
+        Record record;
+        std::vector<std::byte> payload;
+        std::string why;
+        auto read = recording.span_event(answer, record, payload, why);
+        if (!read) return std::move(read).error();
+        if (*read) {
+            Held h{record.event, std::move(payload)};
+            if ((stage_ ? marks_stage(h.d) : opens(h.d)) && matches(h)) return true;
+        }
+        distrust(answer.seqno, why);
+        return false;
+    }
+
+    // Reads a second source from `seqno` on for the instance's event.
+    Result<std::optional<std::uint64_t>> scan_from(std::uint64_t seqno) {
+        auto scratch = open_source(source_.identity().location, {});
+        if (!scratch) return std::move(scratch).error();
+        auto s = (*scratch)->seek(Position::seqno(seqno));
+        if (!s) return std::optional<std::uint64_t>();  // past the newest event: nothing there
+        return scan_forward(**scratch, stage_ == nullptr);
+    }
+
+    void distrust(std::uint64_t seqno, const std::string& why = {}) {
+        if (!notice_.empty()) return;
+        notice_ = fmt::format("{}: the index of recording '{}' names seqno {}, which is not that event{} (the "
+                              "index is not trusted); reading it from the start",
+                              ref_.text, source_.identity().path, seqno, why.empty() ? "" : " (" + why + ")");
     }
 
     bool opens(const EventDescriptor& d) const {
@@ -231,7 +319,7 @@ private:
     }
 
     // Reads `source` to its end (or until it has nothing ready) for the asked-for
-    // instance's event; `latest` keeps the last one.
+    // instance's event; `latest` and an id keep the last one (the newest).
     std::optional<std::uint64_t> scan_forward(EventSource& source, bool openings) {
         std::optional<std::uint64_t> last;
         SourceItem item;
@@ -249,8 +337,8 @@ private:
             h.d = d;
             h.payload.assign(item.event.payload.begin(), item.event.payload.end());
             if (!matches(h)) continue;
-            if (ref_.pick != SpanRef::Pick::Latest) return d.seqno;
-            last = d.seqno;
+            if (ref_.pick == SpanRef::Pick::Label) return d.seqno;
+            last = d.seqno;  // latest, and an id: the newest one
         }
     }
 

@@ -12,7 +12,8 @@
 // Contract:
 // - SPAN:LABEL starts at the opening (begin) event whose `label` field holds
 //   LABEL; SPAN:latest at the newest opening event; SPAN:0xID at the newest
-//   opening event whose `id` field starts with those bytes.
+//   opening event whose `id` field starts with those bytes (on every source:
+//   a forward scan keeps the last match).
 //   SPAN.STAGE:LABEL starts at the stage's event whose label field holds
 //   LABEL (Monad: BLOCK_FINALIZED of block N); SPAN.STAGE:latest at the
 //   newest such event.
@@ -21,9 +22,13 @@
 //   cost is O(instances back), not O(events back). A stage is then looked for
 //   forward from its instance's opening event. A recording with a span index
 //   (recording_index.hpp, written by `evring record` from the schema's
-//   labels) names the event; it is read and checked by a second source opened
-//   at the same location (an index that lies costs a scan, and a notice).
-//   Other sources (streams, recordings without an index) are read from their
+//   labels and ids) names the event (SPAN:0xID: a candidate, as the index
+//   keeps 32 bits of an id; older candidates are tried, at most 16); the
+//   event is read on its own through the recording's own reader
+//   (RecordingSource::span_event) and checked (an index that lies costs a
+//   scan, and a notice). SPAN:latest, and a label past the indexed part of a
+//   file being written, are read on from the index's answer by a second
+//   source. Other sources (streams, recordings without an index) are read from their
 //   oldest event by such a second source, so the source handed in is
 //   positioned only once.
 // - Errors name the position as written and the source: a span or stage the

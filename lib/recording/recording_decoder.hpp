@@ -55,6 +55,11 @@ struct RecordingReader::Decoder {
         why = "a version 1 recording has no blocks";
         return false;
     }
+    virtual Result<bool> event_at(const IndexedBlock&, std::uint64_t, Record&, std::vector<std::byte>&,
+                                  std::string& why) {
+        why = "a version 1 recording has no blocks";
+        return false;
+    }
 
 protected:
     // Puts the next record in `record` (true), or makes progress without one

@@ -24,6 +24,8 @@ public:
     Status start() override;
     Result<IndexAnswer> find(const IndexQuery& query) override;  // recording_index.cpp
     Result<bool> jump(const IndexedBlock& block, std::string& why) override;
+    Result<bool> event_at(const IndexedBlock& block, std::uint64_t seqno, Record& record,
+                          std::vector<std::byte>& payload, std::string& why) override;  // recording_index.cpp
 
 protected:
     Result<bool> produce(Record& record) override;

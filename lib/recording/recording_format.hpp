@@ -179,11 +179,15 @@ inline constexpr std::uint64_t kIndexEveryBytes = std::uint64_t{8} << 20;
 // An index block's content is at most this big (a reader refuses more).
 inline constexpr std::uint32_t kMaxIndexContent = std::uint32_t{16} << 20;
 
+// IndexHead::flags. A reader ignores flags it does not know; an index block
+// without kIndexMarkIds (written before them) serves no id lookups.
+inline constexpr std::uint32_t kIndexMarkIds = 1;  // SpanMark::id_prefix is set
+
 struct IndexHead {
     std::uint32_t summaries;       // IndexSummary entries
     std::uint32_t entries;         // IndexEntry entries
     std::uint32_t marks;           // SpanMark entries
-    std::uint32_t reserved;        // zero
+    std::uint32_t flags;           // kIndexMarkIds (zero in the first version 3 files)
     std::uint64_t previous_index;  // file offset of the previous index block (0: none)
     std::uint64_t reserved1;       // zero
 };
@@ -214,8 +218,9 @@ static_assert(sizeof(IndexEntry) == 48);
 
 // One span instance's opening (or stage) event.
 struct SpanMark {
-    std::uint32_t key;       // span_index_key(span, stage), recording_index.hpp
-    std::uint32_t reserved;  // zero
+    std::uint32_t key;        // span_index_key(span, stage), recording_index.hpp
+    std::uint32_t id_prefix;  // with kIndexMarkIds: span_id_digest of the event's id field
+                              // (its first 2 bytes and a hash; 0 without an id); else zero
     std::uint64_t label;     // the value of the span's (or stage's) label field
     std::uint64_t seqno;     // of the event
 };

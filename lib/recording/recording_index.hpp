@@ -29,11 +29,21 @@
 //   Outcome::Lies with the reason; the caller scans instead and says so.
 // - Nothing allocates what the file claims: index blocks are bounded by
 //   kMaxIndexContent and by the bytes the file really holds.
-// - Version 1 and 2 files have no index: Outcome::NoIndex.
+// - Version 1 and 2 files have no index: Outcome::NoIndex. So has an id
+//   lookup (SpanId) in a version 3 file written before span marks carried
+//   id prefixes (kIndexMarkIds).
+// - A SpanId answer is a candidate (span_id_digest keeps 32 bits of an id):
+//   the caller checks the event and asks again below its seqno when it is
+//   not the one (span_seek.cpp).
+// - Cost: Seqno, Time and span labels read the newest index block and at
+//   most one earlier one (labels: up to 16 whose ranges overlap). SpanLatest,
+//   SpanId and Back read earlier index blocks newest first, one read each,
+//   until they find their answer.
 //
 // Thread safety: as RecordingReader (one thread).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -53,6 +63,15 @@ class Schema;
 // so a collision costs a scan, never a wrong answer.
 std::uint32_t span_index_key(std::string_view span, std::string_view stage = {}) noexcept;
 
+// What a span mark keeps of an event's id field (SpanMark::id_prefix): its
+// first 2 bytes (bits 0..15) and a 16-bit hash of the whole field (bits
+// 16..31). Ids that are hashes (Monad's block ids) differ in their first
+// bytes; ids that are numbers padded with zeros differ in the hash. A
+// lookup by a whole id compares all 32 bits, by a shorter prefix its first
+// one or two bytes; either way the event is then checked, so a collision
+// costs a read, never a wrong answer.
+std::uint32_t span_id_digest(std::span<const std::uint8_t> id) noexcept;
+
 // Called by the writer for every kept event with its payload: writes the
 // span marks of the event into `out` (at most out.size()) and returns how
 // many. span_marker(schema) makes one from a schema's [span.NAME] labels.
@@ -71,14 +90,25 @@ struct IndexQuery {
         Time,        // the block holding the first event stamped >= value
         SpanLabel,   // the event of span `key` labelled `value`
         SpanLatest,  // the newest event of span `key`
+        SpanId,      // the newest event of span `key` whose SpanMark::id_prefix agrees with
+                     // `id` on the bits of `id_mask` (a candidate, to be checked), and
+                     // whose seqno is below `value` (0: any)
+        Back,        // the newest block from which the index counts at least `value` events
+                     // to the end of the indexed part (the file's first block when it counts fewer)
     };
     Kind kind = Kind::Seqno;
     std::uint64_t value = 0;
     std::uint32_t key = 0;
+    std::uint32_t id = 0;       // SpanId: as span_id_digest
+    std::uint32_t id_mask = 0;  // SpanId: the bits of `id` that are known
     static IndexQuery seqno(std::uint64_t s) noexcept { return {Kind::Seqno, s, 0}; }
     static IndexQuery time(std::uint64_t nanos) noexcept { return {Kind::Time, nanos, 0}; }
     static IndexQuery span(std::uint32_t key, std::uint64_t label) noexcept { return {Kind::SpanLabel, label, key}; }
     static IndexQuery span_latest(std::uint32_t key) noexcept { return {Kind::SpanLatest, 0, key}; }
+    static IndexQuery back(std::uint64_t events) noexcept { return {Kind::Back, events, 0}; }
+    // `prefix`: the first bytes of the id; `whole`: it is the whole id field.
+    static IndexQuery span_id(std::uint32_t key, std::span<const std::uint8_t> prefix, bool whole,
+                              std::uint64_t below = 0) noexcept;
 };
 
 enum class IndexOutcome : std::uint8_t {
@@ -101,6 +131,10 @@ struct IndexAnswer {
     IndexOutcome outcome = IndexOutcome::NoIndex;
     IndexedBlock block;
     std::uint64_t seqno = 0;  // span queries: the marked event's sequence number
+    // Back: the events (Event and ExpiredPayload records) the index counts
+    // from `block` to the end of its indexed part. A claim: the caller counts
+    // them for itself before relying on it (RecordingSource does).
+    std::uint64_t events = 0;
     // NoIndex and Lies: why, in words, naming the file. Empty for a version 3
     // file too young to have an index block (scanning it costs little).
     std::string why;

@@ -36,7 +36,7 @@ bool IndexBuilder::due() const noexcept {
 
 std::span<const std::byte> IndexBuilder::build() {
     const IndexHead head{static_cast<std::uint32_t>(summaries_.size()), static_cast<std::uint32_t>(entries_.size()),
-                         static_cast<std::uint32_t>(marks_.size()), 0, previous_index_, 0};
+                         static_cast<std::uint32_t>(marks_.size()), kIndexMarkIds, previous_index_, 0};
     content_.resize(sizeof head + summaries_.size() * sizeof(IndexSummary) + entries_.size() * sizeof(IndexEntry) +
                     marks_.size() * sizeof(SpanMark));
     std::byte* p = content_.data();

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "recording/recording_decoder_v2.hpp"
 
@@ -23,6 +24,25 @@ std::uint32_t span_index_key(std::string_view span, std::string_view stage) noex
         mix(stage);
     }
     return h;
+}
+
+std::uint32_t span_id_digest(std::span<const std::uint8_t> id) noexcept {
+    std::uint32_t h = 2166136261u;  // FNV-1a, folded to 16 bits
+    for (const std::uint8_t b : id) {
+        h ^= b;
+        h *= 16777619u;
+    }
+    const std::uint32_t first = (id.size() > 0 ? id[0] : 0u) | (id.size() > 1 ? std::uint32_t{id[1]} << 8 : 0u);
+    return first | (((h >> 16) ^ (h & 0xffff)) << 16);
+}
+
+IndexQuery IndexQuery::span_id(std::uint32_t key, std::span<const std::uint8_t> prefix, bool whole,
+                               std::uint64_t below) noexcept {
+    IndexQuery q{Kind::SpanId, below, key};
+    q.id = span_id_digest(prefix);
+    q.id_mask = prefix.size() >= 2 ? 0xffffu : prefix.size() == 1 ? 0xffu : 0u;
+    if (whole) q.id_mask |= 0xffff0000u;
+    return q;
 }
 
 namespace detail {
@@ -97,7 +117,7 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
     answer.block = IndexedBlock{last.end(), last.header.block_number + 1, 0, 0};
     answer.outcome = IndexOutcome::Tail;
     const bool members = (header.flags & kRecordingRingSet) != 0;
-    if (members && query.kind != IndexQuery::Kind::Time) {
+    if (members && query.kind != IndexQuery::Kind::Time && query.kind != IndexQuery::Kind::Back) {
         answer.outcome = IndexOutcome::NoIndex;
         answer.why = fmt::format("{} records a ring set, whose sequence numbers are per member: its index "
                                  "serves times only", named());
@@ -139,6 +159,71 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
             return lies(fmt::format("index block at offset {} lists no block its summary promises", s.offset));
         }
         return answer;  // the tail
+    }
+    case IndexQuery::Kind::SpanId: {
+        const std::uint32_t mask = query.id_mask;
+        for (std::size_t step = 0; step <= k; ++step) {
+            const std::size_t i = k - step;
+            if (i < k && query.value != 0 && last.summaries[i].first_seqno >= query.value) continue;
+            std::optional<Index> earlier;
+            if (i < k) {
+                std::string why;
+                auto index = interval(newest, i, why);
+                if (!index) return std::move(index).error();
+                if (!*index) return lies(why);
+                earlier = std::move(*index);
+            }
+            const Index& index = i < k ? *earlier : last;
+            if ((index.head.flags & kIndexMarkIds) == 0) {
+                answer.outcome = IndexOutcome::NoIndex;
+                answer.why = fmt::format("{}: its index was written before span marks carried ids", named());
+                return answer;
+            }
+            for (std::size_t j = index.marks.size(); j-- > 0;) {
+                const SpanMark& m = index.marks[j];
+                if (m.key != query.key || (query.value != 0 && m.seqno >= query.value) ||
+                    ((m.id_prefix ^ query.id) & mask) != 0)
+                    continue;
+                const IndexEntry* e = block_of(index, m.seqno);
+                if (e == nullptr)
+                    return lies(fmt::format("a span mark of index block at offset {} names seqno {}, which none "
+                                            "of its blocks holds", index.offset, m.seqno));
+                return found(*e, m.seqno);
+            }
+        }
+        if (newest.finished) answer.outcome = IndexOutcome::NotFound;
+        return answer;
+    }
+    case IndexQuery::Kind::Back: {
+        // Newest first: this index block's entries, then each earlier one's
+        // (one read per earlier index block, each checked as it is read).
+        std::uint64_t counted = 0;
+        for (std::size_t step = 0; step <= k; ++step) {
+            const std::size_t i = k - step;
+            std::optional<Index> earlier;
+            if (i < k) {
+                std::string why;
+                auto index = interval(newest, i, why);
+                if (!index) return std::move(index).error();
+                if (!*index) return lies(why);
+                earlier = std::move(*index);
+            }
+            const std::vector<IndexEntry>& entries = i < k ? earlier->entries : last.entries;
+            for (std::size_t j = entries.size(); j-- > 0;) {
+                counted += entries[j].events;
+                if (counted >= query.value) {
+                    answer.events = counted;
+                    return found(entries[j], 0);
+                }
+            }
+            if (!entries.empty()) {
+                answer.events = counted;
+                answer.outcome = IndexOutcome::Found;
+                answer.block = IndexedBlock{entries.front().offset, entries.front().block_number,
+                                            entries.front().first_seqno, entries.front().last_seqno};
+            }
+        }
+        return answer;  // the file's first indexed block, or the tail when nothing is indexed
     }
     case IndexQuery::Kind::SpanLabel:
     case IndexQuery::Kind::SpanLatest: {

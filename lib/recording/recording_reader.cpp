@@ -106,6 +106,14 @@ Result<bool> RecordingReader::jump(const IndexedBlock& block, std::string* why) 
     return jumped;
 }
 
+Result<bool> RecordingReader::event_at(const IndexedBlock& block, std::uint64_t seqno, Record& record,
+                                       std::vector<std::byte>& payload, std::string* why) {
+    std::string reason;
+    auto found = decoder_->event_at(block, seqno, record, payload, reason);
+    if (why != nullptr) *why = std::move(reason);
+    return found;
+}
+
 Result<bool> is_recording_file(const std::string& path) {
     auto fd = detail::open_regular_file(path, "'" + path + "'");
     if (!fd) return std::move(fd).error();

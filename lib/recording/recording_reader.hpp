@@ -38,6 +38,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
@@ -139,6 +140,12 @@ public:
     // there instead). The end record's totals are then not checked against
     // the replay.
     Result<bool> jump(const IndexedBlock& block, std::string* why = nullptr);
+    // The Event record `seqno` of `block`, read and checked (header, CRC,
+    // records) on its own: the replay does not move. False, with `why`, when
+    // the block is not there, is damaged or holds no such event. The record's
+    // payload is copied into `payload`.
+    Result<bool> event_at(const IndexedBlock& block, std::uint64_t seqno, Record& record,
+                          std::vector<std::byte>& payload, std::string* why = nullptr);
 
     struct Decoder;  // one per format version (lib/)
 

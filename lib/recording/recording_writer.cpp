@@ -17,6 +17,7 @@
 #include "recording/recording_index.hpp"
 #include "recording/recording_writer.hpp"
 #include "recording/recording_block.hpp"
+#include "recording/recording_index_build.hpp"
 #include "recording/recording_sink.hpp"
 #include "util/write_all.hpp"
 
@@ -74,6 +75,19 @@ struct RecordingWriter::State {
     bool file_started = false;            // the sink was told where this file's blocks go
     std::uint64_t raw_bytes = 0;          // bytes of this file so far, before compression
     RecordingTotals file_totals;          // for this file's end record
+    // The index blocks of this file, counted for rotation as the sink adds
+    // them (recording_index_build.cpp) but by bytes before compression, which
+    // reach kIndexEveryBytes no later than the stored bytes the sink counts:
+    // more, smaller index blocks than the sink writes, so an upper bound of
+    // their size on disk, and deterministic.
+    struct IndexCount {
+        std::uint64_t summaries = 0, entries = 0, marks = 0, bytes_since = 0;
+        // The index block due next (the file's last one, at the latest).
+        std::uint64_t pending() const {
+            return sizeof(RecordingBlockHeader) + sizeof(IndexHead) + summaries * sizeof(IndexSummary) +
+                   entries * sizeof(IndexEntry) + marks * sizeof(SpanMark);
+        }
+    } index_count;
     std::unique_ptr<detail::RecordingSink> sink;
 
     ~State() {
@@ -116,6 +130,7 @@ struct RecordingWriter::State {
         header.start_epoch_nanos = wall_clock_nanos();
         header.header_crc = detail::file_header_crc(header);
         raw_bytes = sizeof header + (schema_block.empty() ? 0 : sizeof(RecordingBlockHeader) + header.schema_size);
+        index_count = {};
         file_started = false;
         file_totals = {};
         // The sink has not seen this descriptor yet: writing here is safe.
@@ -145,6 +160,7 @@ struct RecordingWriter::State {
             file_started = true;
         }
         raw_bytes += sizeof(RecordingBlockHeader) + staged;
+        if (job.indexed && !job.end_block && staged > 0) count_index_entry(sizeof(RecordingBlockHeader) + staged, job.index.marks.size());
         stage = sink->spare_buffer();
         staged = 0;
         block = {};
@@ -154,9 +170,33 @@ struct RecordingWriter::State {
         return sink->submit(std::move(job));
     }
 
-    // Before compression: deterministic, and an upper bound of the size on disk.
+    // A records block of `bytes` (header included) and `marks` span marks was
+    // handed to the sink: its index entry, and an index block when one is due.
+    void count_index_entry(std::uint64_t bytes, std::size_t marks) {
+        IndexCount& c = index_count;
+        ++c.entries;
+        c.marks += marks;
+        c.bytes_since += bytes;
+        if (c.entries >= kIndexEveryBlocks || c.bytes_since >= kIndexEveryBytes ||
+            c.marks >= detail::IndexBuilder::kMarksPerIndex) {
+            const std::uint64_t index_bytes = c.pending();
+            raw_bytes += index_bytes;
+            ++c.summaries;
+            c.entries = c.marks = 0;
+            c.bytes_since = index_bytes;  // as the sink: an index block counts toward the next interval
+        }
+    }
+
+    // Before compression: deterministic, and an upper bound of the size on
+    // disk. A version 3 file counts its index blocks, the one still due with
+    // the entry of the block being staged, and its end block.
     std::uint64_t file_bytes() const {
-        return raw_bytes + (staged > 0 ? sizeof(RecordingBlockHeader) + staged : 0);
+        std::uint64_t bytes = raw_bytes + (staged > 0 ? sizeof(RecordingBlockHeader) + staged : 0);
+        if (options.index) {
+            bytes += index_count.pending() + kEndBlockSize;
+            if (staged > 0) bytes += sizeof(IndexEntry) + index_info.marks.size() * sizeof(SpanMark);
+        }
+        return bytes;
     }
 
     // The staged records as a block; the sink then writes the file's last

@@ -182,6 +182,10 @@ SourceStep RecordingSource::damage(SourceItem& item) {
 bool RecordingSource::before_start(const EventDescriptor& event) {
     if (index_++ < skip_events_ || event.seqno < min_seqno_) return true;
     if (!started_ && event.record_epoch_nanos < min_nanos_) return true;
+    // MEMBER:SEQNO in a ring set recording: from that member's event on (the descriptor's reserved field).
+    if (!started_ && start_member_ != Position::kAnyMember &&
+        (event.reserved != start_member_ || event.seqno < member_seqno_))
+        return true;
     started_ = true;
     return false;
 }
@@ -207,9 +211,18 @@ Result<RecordingSource::Scan> RecordingSource::scan() {
 }
 
 Result<std::uint64_t> RecordingSource::now_nanos() {
+    std::string notice;
+    return newest_time(notice);
+}
+
+Result<std::uint64_t> RecordingSource::newest_time(std::string& notice) {
+    if (newest_nanos_) return *newest_nanos_;
+    auto last = last_by_index(1, notice);
+    if (!last) return std::move(last).error();
+    if (*last) return *(newest_nanos_ = (*last)->last_nanos);
     auto totals = scan();
     if (!totals) return std::move(totals).error();
-    return totals->last_nanos;
+    return *(newest_nanos_ = totals->last_nanos);
 }
 
 // As RingSource::seek for a ring nobody writes: an older seqno starts at the
@@ -246,35 +259,69 @@ Result<std::string> RecordingSource::seek_seqno(std::uint64_t seqno) {
                        describe(kind()), identity_.path, totals->first_seqno, notice.empty() ? "" : "; " + notice);
 }
 
+// The last `keep` events: from the block the index names, passing over the
+// ones counted before them; without an index, after a pass that counts them all.
+Result<std::string> RecordingSource::seek_back(std::uint64_t keep) {
+    std::string notice;
+    auto last = last_by_index(keep, notice);
+    if (!last) return std::move(last).error();
+    if (*last) {
+        auto moved = move_to(**last);
+        if (!moved) return std::move(moved).error();
+        if (*moved) {
+            skip_events_ = (*last)->events > keep ? (*last)->events - keep : 0;
+            return notice;
+        }
+    }
+    auto totals = scan();
+    if (!totals) return std::move(totals).error();
+    skip_events_ = totals->events > keep ? totals->events - keep : 0;
+    return notice;
+}
+
+// A ring set recording's MEMBER:SEQNO: the merged stream from where that
+// member's event (or its first one past it) is. Its index keeps no
+// sequence numbers per member, so this reads from the start (said once).
+Result<std::string> RecordingSource::seek_member(std::uint32_t member, std::uint64_t seqno) {
+    start_member_ = member;
+    member_seqno_ = seqno;
+    started_ = false;
+    return scan_notice(fmt::format("recording '{}' records a ring set, whose index keeps no sequence numbers per "
+                                   "member",
+                                   identity_.path),
+                       fmt::format("finding {}:{}", member, seqno));
+}
+
+Result<std::string> RecordingSource::seek_time(std::uint64_t nanos, std::string notice) {
+    min_nanos_ = nanos;
+    started_ = false;
+    IndexAnswer answer;
+    std::string found_notice;
+    auto jumped = seek_by_index(IndexQuery::time(nanos), answer, found_notice);
+    if (!jumped) return std::move(jumped).error();
+    if (notice.empty()) return found_notice;
+    return found_notice.empty() ? notice : notice + "; " + found_notice;
+}
+
 Result<std::string> RecordingSource::seek(const Position& start) {
     switch (start.kind) {
     case Position::Kind::Oldest: return std::string();
     case Position::Kind::Span: return unresolved_span(start);
     case Position::Kind::Seqno:
+        if (start.member != Position::kAnyMember && identity_.members) return seek_member(start.member, start.value);
         return seek_seqno(start.value);
-    case Position::Kind::AbsoluteTime: {
-        min_nanos_ = start.value;
-        started_ = false;
-        IndexAnswer answer;
+    case Position::Kind::AbsoluteTime: return seek_time(start.value, {});
+    case Position::Kind::RelativeTime: {
+        // Back from the newest event's time (the index, or a pass), then as a time.
         std::string notice;
-        auto jumped = seek_by_index(IndexQuery::time(start.value), answer, notice);
-        if (!jumped) return std::move(jumped).error();
-        return notice;
+        auto now = newest_time(notice);
+        if (!now) return std::move(now).error();
+        return seek_time(start.time_at(*now), std::move(notice));
     }
+    case Position::Kind::Back: return seek_back(start.value);
     case Position::Kind::None:
-    case Position::Kind::Latest:
-    case Position::Kind::Back:
-    case Position::Kind::RelativeTime: break;
+    case Position::Kind::Latest: return seek_back(1);
     }
-    auto totals = scan();
-    if (!totals) return std::move(totals).error();
-    if (start.kind == Position::Kind::RelativeTime) {
-        min_nanos_ = start.time_at(totals->last_nanos);
-        started_ = false;
-        return std::string();
-    }
-    const std::uint64_t keep = start.kind == Position::Kind::Back ? start.value : 1;
-    skip_events_ = totals->events > keep ? totals->events - keep : 0;
     return std::string();
 }
 

@@ -29,14 +29,25 @@
 //   error past the newest one, as for a snapshot); an absolute time starts
 //   at the first event stamped at or after it and shows everything after
 //   that. Gaps before the start are not handed out; damage always is.
+//   MEMBER:SEQNO in a ring set recording starts the merged stream at that
+//   member's event (or its first one past it); its index keeps no sequence
+//   numbers per member, so that is read from the start (said once).
 // - A version 3 file's index (recording_index.hpp) takes sequence numbers
 //   and times straight to their block, through the files of a rotated
 //   series, in a few reads; span positions go through span_index (used by
-//   span_seek.hpp). Without an index (version 1 and 2 files), or when the
+//   span_seek.hpp), which reads the index with this source's own reader
+//   (the file is not opened again; later files of a series are), and
+//   span_event, which reads the event it names, to check it. Without an index (version 1 and 2 files), or when the
 //   index lies, the source reads from the start as before, and the notice
-//   of seek (or span_index) says so, once per source. Latest, -N and
-//   relative times cost one extra pass over the series (-N is the last N
-//   events).
+//   of seek (or span_index) says so, once per source. Latest, -N (the last
+//   N events) and relative times (back from the newest event's time) go
+//   through the index too: the end blocks lead to the series' last file,
+//   its index to the newest block from which it counts N events, and those
+//   blocks (and the unindexed tail of a file still being written) are read
+//   once to count them exactly, so they cost O(N) events, not the file.
+//   The index's counts are a claim: when the blocks hold fewer, the index is
+//   not trusted. -N reaching back past the series' last file, and files
+//   without an index, cost one extra pass over the series.
 // - Never NotReady, unless opened with `follow`: a recording is read to its
 //   end; wait() returns at once. With `follow` (`watch --follow`), a file
 //   being written is read as it grows: at its current end (no end record
@@ -76,7 +87,8 @@ public:
     Result<std::string> seek(const Position& start) override;
     void wait(std::chrono::nanoseconds timeout) override;
     bool live() const override { return follow_ && phase_ != Phase::Done; }
-    // The newest event's time (an extra pass over the series, done once).
+    // The newest event's time (through the index, or an extra pass over the
+    // series; done once).
     Result<std::uint64_t> now_nanos() override;
     std::uint64_t next_seqno() const override { return 0; }
     std::span<const std::byte> schema() const override { return first_schema_; }
@@ -100,6 +112,12 @@ public:
     // line a person is told when the answer costs a scan (at most once per
     // source).
     Result<IndexAnswer> span_index(const IndexQuery& query, std::string& notice);
+    // The event a Found answer of the last span_index names, read on its own
+    // (RecordingReader::event_at) from the file it is in, without moving
+    // this source or opening that file again; false with `why` when the
+    // index named an event that is not there.
+    Result<bool> span_event(const IndexAnswer& answer, Record& record, std::vector<std::byte>& payload,
+                            std::string& why);
 
 protected:
     SourceStep read(SourceItem& item, PayloadRead payload) override;
@@ -125,7 +143,21 @@ private:
     // accounted for and `seqno`, the first of a file read after a skip.
     bool bridge(std::uint64_t seqno, SourceItem& item);
     void account(std::uint64_t last_seqno) noexcept;
+    // The last events of the series, through the index (recording_source_index.cpp).
+    struct Last {
+        std::string path;             // the file `block` is in
+        IndexedBlock block;
+        std::uint64_t events = 0;     // counted from `block` to the end of the series
+        std::uint64_t last_nanos = 0; // of the newest event
+    };
     Result<std::string> seek_seqno(std::uint64_t seqno);
+    Result<std::string> seek_back(std::uint64_t keep);
+    Result<std::string> seek_member(std::uint32_t member, std::uint64_t seqno);
+    Result<std::string> seek_time(std::uint64_t nanos, std::string notice);
+    // nullopt: scan instead (`notice` says why when a person should know).
+    Result<std::optional<Last>> last_by_index(std::uint64_t n, std::string& notice);
+    Result<bool> move_to(const Last& last);
+    Result<std::uint64_t> newest_time(std::string& notice);
     // Jumps to where `query` points (recording_index.cpp): true when it did;
     // false to scan instead, with `notice` saying why when a person should
     // know. `answer` is the index's last answer.
@@ -155,11 +187,16 @@ private:
     std::string notice_;
     std::string ended_;
     std::optional<Scan> scan_;
+    std::optional<std::uint64_t> newest_nanos_;  // now_nanos, once found
+    std::optional<RecordingReader> span_file_;    // a later file of the series span_index found a mark in
+    RecordingReader* span_reader_ = nullptr;      // the reader of the last span_index answer
     // The start position (seek).
     std::uint64_t skip_events_ = 0;  // events to pass over, by index
     std::uint64_t min_seqno_ = 0;
     std::uint64_t min_nanos_ = 0;
     bool started_ = true;            // a time start passes everything after its first match
+    std::uint32_t start_member_ = Position::kAnyMember;  // MEMBER:SEQNO (ring set recordings)
+    std::uint64_t member_seqno_ = 0;
     std::uint64_t index_ = 0;        // events seen so far
     bool told_slow_ = false;         // the "no index: reading from the start" notice was given
 };

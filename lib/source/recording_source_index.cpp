@@ -14,7 +14,11 @@ std::string what_is_found(const IndexQuery& query) {
     case IndexQuery::Kind::Seqno: return fmt::format("finding seqno {}", query.value);
     case IndexQuery::Kind::Time: return "finding a time";
     case IndexQuery::Kind::SpanLabel:
-    case IndexQuery::Kind::SpanLatest: return "finding a span position";
+    case IndexQuery::Kind::SpanLatest:
+    case IndexQuery::Kind::SpanId: return "finding a span position";
+    case IndexQuery::Kind::Back:
+        return query.value == 1 ? std::string("finding the newest event")
+                                : fmt::format("finding the last {} events", query.value);
     }
     return "finding a position";
 }
@@ -80,24 +84,126 @@ Result<bool> RecordingSource::seek_by_index(const IndexQuery& query, IndexAnswer
     }
 }
 
-Result<IndexAnswer> RecordingSource::span_index(const IndexQuery& query, std::string& notice) {
-    const bool latest = query.kind == IndexQuery::Kind::SpanLatest;
+Result<std::optional<RecordingSource::Last>> RecordingSource::last_by_index(std::uint64_t n, std::string& notice) {
+    const IndexQuery query = IndexQuery::back(n);
+    const std::string what = what_is_found(query);
     auto reader = RecordingReader::open(reader_->path());
     if (!reader) return std::move(reader).error();
-    std::optional<IndexAnswer> newest;  // latest: the newest mark in the files so far
-    for (std::uint32_t file = reader->header().file_index;;) {
+    IndexAnswer answer;
+    // The end blocks lead from file to file to the series' last one.
+    for (;;) {
         auto found = reader->find(query);
+        if (!found) return std::move(found).error();
+        answer = std::move(*found);
+        if (answer.outcome == IndexOutcome::NoIndex || answer.outcome == IndexOutcome::Lies) {
+            if (!answer.why.empty())
+                notice = scan_notice(answer.outcome == IndexOutcome::Lies ? answer.why + " (the index is not trusted)"
+                                                                          : answer.why,
+                                     what);
+            return std::optional<Last>();
+        }
+        if (!(answer.finished && answer.continued && series_)) break;
+        auto next = RecordingReader::open(next_recording_path(reader->path(), reader->header().file_index));
+        // Missing or foreign: the scan goes on past it and says what is wrong.
+        if (!next || (series_id_ != 0 && next->header().series_id != series_id_)) return std::optional<Last>();
+        reader = std::move(next);
+    }
+    // The index's count is a claim: the blocks from there are read and counted.
+    Last last;
+    last.path = reader->path();
+    last.block = answer.block;
+    std::string why;
+    auto jumped = reader->jump(answer.block, &why);
+    if (!jumped) return std::move(jumped).error();
+    if (!*jumped) {
+        notice = scan_notice(fmt::format("recording '{}': its index names block {} at offset {}, which is not there "
+                                         "({}; the index is not trusted)",
+                                         last.path, answer.block.block_number, answer.block.offset, why),
+                             what);
+        return std::optional<Last>();
+    }
+    Record record;
+    for (;;) {
+        auto status = reader->next(record);
+        if (!status) return std::move(status).error();
+        if (*status != ReadStatus::Record) break;
+        if (record.kind != RecordKind::Event && record.kind != RecordKind::ExpiredPayload) continue;
+        ++last.events;
+        last.last_nanos = record.event.record_epoch_nanos;
+    }
+    if (last.events >= n) return std::optional<Last>(std::move(last));
+    const std::uint32_t first_block = (reader->header().flags & kRecordingHasSchema) != 0 ? 1 : 0;
+    if (answer.block.block_number != first_block) {
+        notice = scan_notice(fmt::format("recording '{}': its index counts {} events from block {} on, and the "
+                                         "blocks hold {} (the index is not trusted)",
+                                         last.path, answer.events, answer.block.block_number, last.events),
+                             what);
+        return std::optional<Last>();
+    }
+    // Fewer than n in the whole file: all of them, unless earlier files of
+    // the series hold more (those are counted by a pass from the start).
+    if (last.path != reader_->path()) return std::optional<Last>();
+    return std::optional<Last>(std::move(last));
+}
+
+Result<bool> RecordingSource::move_to(const Last& last) {
+    if (last.path == reader_->path()) {
+        auto jumped = reader_->jump(last.block);
+        if (!jumped) return std::move(jumped).error();
+        if (*jumped && last.block.first_seqno > 0) account(last.block.first_seqno - 1);
+        return *jumped;
+    }
+    // Another file of the series: the source moves only once the jump there holds.
+    auto next = RecordingReader::open(last.path, follow_);
+    if (!next) return std::move(next).error();
+    if (series_id_ != 0 && next->header().series_id != series_id_) return false;
+    auto jumped = next->jump(last.block);
+    if (!jumped) return std::move(jumped).error();
+    if (!*jumped) return false;
+    file_index_ = next->header().file_index;
+    reader_.emplace(std::move(*next));
+    ++files_;
+    status_.reset();
+    continued_ = false;
+    phase_ = Phase::Reading;
+    if (last.block.first_seqno > 0) account(last.block.first_seqno - 1);
+    return true;
+}
+
+Result<IndexAnswer> RecordingSource::span_index(const IndexQuery& query, std::string& notice) {
+    // The newest mark of the series (latest, and an id: its newest candidate).
+    const bool latest = query.kind == IndexQuery::Kind::SpanLatest || query.kind == IndexQuery::Kind::SpanId;
+    const bool by_id = query.kind == IndexQuery::Kind::SpanId;
+    // The source's own reader for its file (find() reads the index with
+    // pread, the replay does not move); later files of the series are opened.
+    RecordingReader* current = &*reader_;
+    std::optional<RecordingReader> later;
+    span_reader_ = nullptr;
+    std::optional<IndexAnswer> newest;  // latest: the newest mark in the files so far
+    for (;;) {
+        auto found = current->find(query);
         if (!found) return std::move(found).error();
         IndexAnswer answer = std::move(*found);
         switch (answer.outcome) {
         case IndexOutcome::Found:
+            if (later) {  // kept, to read the event from (span_event)
+                span_file_ = std::move(later);
+                later.reset();
+                current = &*span_file_;
+            }
+            span_reader_ = current;
             if (!latest) return answer;
             newest = answer;
             break;
         case IndexOutcome::NotFound: break;
         case IndexOutcome::Tail:
             answer.seqno = answer.newest_seqno + 1;  // the rest is scanned from there
-            if (latest && newest) return *newest;
+            // An id asked for below the tail: the tail is not wanted.
+            if (by_id && query.value != 0 && query.value <= answer.seqno) {
+                answer.outcome = IndexOutcome::NotFound;
+                return newest ? *newest : answer;
+            }
+            if (latest && newest && !by_id) return *newest;
             return answer;
         case IndexOutcome::NoIndex:
         case IndexOutcome::Lies:
@@ -108,14 +214,23 @@ Result<IndexAnswer> RecordingSource::span_index(const IndexQuery& query, std::st
             return answer;
         }
         if (!(answer.finished && answer.continued && series_)) return newest ? *newest : answer;
-        auto next = RecordingReader::open(next_recording_path(reader->path(), file));
+        auto next = RecordingReader::open(next_recording_path(current->path(), current->header().file_index));
         if (!next || (series_id_ != 0 && next->header().series_id != series_id_)) {
             answer.outcome = IndexOutcome::NotFound;  // scanned, with the series' own reports
             return newest ? *newest : answer;
         }
-        file = next->header().file_index;
-        reader = std::move(next);
+        later.emplace(std::move(*next));
+        current = &*later;
     }
+}
+
+Result<bool> RecordingSource::span_event(const IndexAnswer& answer, Record& record, std::vector<std::byte>& payload,
+                                         std::string& why) {
+    if (span_reader_ == nullptr || answer.outcome != IndexOutcome::Found) {
+        why = "no span index answer to read";
+        return false;
+    }
+    return span_reader_->event_at(answer.block, answer.seqno, record, payload, &why);
 }
 
 }  // namespace evring

@@ -86,6 +86,18 @@ case_indexed_recording_starts_where_a_scan_does() {
         [[ -n $want && $got == "$want" ]] || { fail indexed_recording "--from $pos gave ${got:0:100}, a scan ${want:0:100}"; return; }
         grep -q "from the start" "$WORK/err" && { fail indexed_recording "--from $pos: $(cat "$WORK/err")"; return; }
     done
+    # latest, -N and -5s: the index's last blocks, the same events as the end of a scan.
+    local all
+    all=$(evring watch "$r" --from oldest --format jsonl 2>/dev/null)
+    for pos in latest -1 -3 -2000; do
+        n=${pos#-}; [[ $pos == latest ]] && n=1
+        want=$(tail -n "$n" <<<"$all")
+        got=$(evring watch "$r" --from "$pos" --format jsonl 2>"$WORK/err")
+        [[ -n $want && $got == "$want" ]] || { fail indexed_recording "--from $pos gave $(wc -l <<<"$got") lines, not the last $n"; return; }
+        grep -q "from the start" "$WORK/err" && { fail indexed_recording "--from $pos: $(cat "$WORK/err")"; return; }
+    done
+    got=$(evring watch "$r" --from -1ms --format jsonl 2>"$WORK/err" | head -1)
+    [[ -n $got ]] && ! grep -q "from the start" "$WORK/err" || { fail indexed_recording "--from -1ms: ${got:0:100} $(cat "$WORK/err")"; return; }
     # A damaged index block (the one the end block names): the same event, said once.
     python3 - "$r" <<'PY'
 import struct, sys

@@ -3,6 +3,7 @@
 // never trusting an index that lies; version 2 files still open and say once
 // that they are read from the start.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -33,9 +34,19 @@ constexpr std::uint64_t kBaseNanos = 1'700'000'000'000'000'000;  // test::event_
 const std::uint32_t kBlockKey = span_index_key("block");
 const std::uint32_t kFinalKey = span_index_key("block", "finalized");
 
+// Block N's id: 8 bytes, N mod 8, a zero, then N; blocks 8 apart share their first 2 bytes.
+std::array<std::uint8_t, 8> id_of(std::uint64_t label) {
+    return {static_cast<std::uint8_t>(label % 8), 0, static_cast<std::uint8_t>(label), static_cast<std::uint8_t>(label >> 8),
+            0, 0, 0, 0};
+}
+std::uint32_t id_prefix(std::uint64_t label) { return span_id_digest(id_of(label)); }
+
 // Event 100k+1 opens "block" 1000+k; event 100k+50 finalizes it.
 std::size_t marks(const EventDescriptor& e, std::span<const std::byte>, std::span<SpanMark> out) {
-    if (e.seqno % 100 == 1) return out[0] = SpanMark{kBlockKey, 0, 1000 + e.seqno / 100, e.seqno}, 1;
+    if (e.seqno % 100 == 1) {
+        const std::uint64_t label = 1000 + e.seqno / 100;
+        return out[0] = SpanMark{kBlockKey, id_prefix(label), label, e.seqno}, 1;
+    }
     if (e.seqno % 100 == 50) return out[0] = SpanMark{kFinalKey, 0, 1000 + e.seqno / 100, e.seqno}, 1;
     return 0;
 }
@@ -178,6 +189,162 @@ TEST_P(RecordingIndex, SourceStartsAtTheSameEventWithTheIndexAsWithoutIt) {
     EXPECT_NE(beyond.error.find("seqno 3001 is beyond the newest event (3000)"), std::string::npos) << beyond.error;
 }
 
+// What a source hands out from `position` on: the events, and how many
+// blocks its reader read to get there and to the end.
+struct Tail {
+    std::uint64_t first = 0, events = 0, blocks = 0;
+    std::string notice;
+};
+
+Tail read_from(const std::string& path, const Position& position) {
+    Tail out;
+    auto source = RecordingSource::open(path, path);
+    EXPECT_TRUE(source.ok());
+    auto notice = (*source)->seek(position);
+    EXPECT_TRUE(notice.ok()) << notice.error().message();
+    if (!notice) return out;
+    out.notice = *notice;
+    SourceItem item;
+    for (;;) {
+        const SourceStep step = (*source)->next(item, PayloadRead::None);
+        if (step == SourceStep::End || step == SourceStep::Failed) break;
+        if (step != SourceStep::Event) continue;
+        if (out.events++ == 0) out.first = item.event.descriptor.seqno;
+    }
+    out.blocks = (*source)->reader().totals().blocks;
+    return out;
+}
+
+// latest, -N and relative times: the index names the block, the source
+// reads only from there (a version 2 file reads everything, and says so).
+TEST_P(RecordingIndex, LatestLastNAndRelativeTimesReadOnlyTheLastBlocks) {
+    TempDir dir;
+    const std::string indexed = dir.file("v3.evrec"), old = dir.file("v2.evrec");
+    write_indexed(indexed, GetParam());
+    write_indexed(old, GetParam(), false);
+    struct Case {
+        Position position;
+        std::uint64_t first, events, max_blocks;
+    };
+    // The last index block lists 45 blocks (the last of 4 events), -500 reads
+    // an earlier one. Blocks read: records blocks, the index blocks between
+    // them and the end block (the whole file: 429 + 7 + 1).
+    const Case cases[] = {
+        {Position::latest(), 3000, 1, 3},
+        {Position{Position::Kind::Back, 1}, 3000, 1, 3},
+        {Position{Position::Kind::Back, 10}, 2991, 10, 4},
+        {Position{Position::Kind::Back, 500}, 2501, 500, 74},
+        {Position{Position::Kind::Back, 5000}, 1, 3000, 437},
+        {Position{Position::Kind::RelativeTime, 100}, 2900, 101, 17},
+    };
+    for (const Case& c : cases) {
+        const Tail a = read_from(indexed, c.position);
+        EXPECT_EQ(a.first, c.first) << static_cast<int>(c.position.kind) << " " << c.position.value;
+        EXPECT_EQ(a.events, c.events) << c.position.value;
+        EXPECT_LE(a.blocks, c.max_blocks) << c.position.value;
+        EXPECT_EQ(a.notice, "");
+        const Tail b = read_from(old, c.position);
+        EXPECT_EQ(b.first, c.first);
+        EXPECT_EQ(b.events, c.events);
+    }
+    EXPECT_NE(read_from(old, Position::latest()).notice.find("finding the newest event reads it from the start"),
+              std::string::npos);
+    EXPECT_NE(read_from(old, Position{Position::Kind::Back, 10}).notice.find("finding the last 10 events"),
+              std::string::npos);
+    // The index's claim, for the record: -10 starts in the last block.
+    const IndexAnswer a = find(indexed, IndexQuery::back(10));
+    ASSERT_EQ(a.outcome, IndexOutcome::Found);
+    EXPECT_EQ(a.events, 11u);
+    EXPECT_EQ(a.block.first_seqno, 2990u);
+}
+
+// Without an end block the tail is read too; across a rotated series the end
+// blocks lead to the last file, unread.
+TEST(RecordingIndexGrowing, LatestInAnUnfinishedFileAndInASeries) {
+    TempDir dir;
+    const std::string cut = dir.file("cut.evrec"), rotated = dir.file("rot.evrec");
+    write_indexed(cut, true, true, false);
+    write_indexed(rotated, true, true, true, 40'000);
+    for (const std::string& path : {cut, rotated}) {
+        const Tail latest = read_from(path, Position::latest());
+        EXPECT_EQ(latest.first, kEvents) << path;
+        EXPECT_EQ(latest.events, 1u);
+        EXPECT_EQ(latest.notice, "");
+        const Tail back = read_from(path, Position{Position::Kind::Back, 5});
+        EXPECT_EQ(back.first, kEvents - 4) << path;
+        EXPECT_EQ(back.events, 5u);
+    }
+    auto source = RecordingSource::open(rotated, rotated);
+    ASSERT_TRUE(source.ok());
+    ASSERT_TRUE((*source)->seek(Position::latest()).ok());
+    EXPECT_EQ((*source)->files(), 2u);  // the first file and the last, nothing between
+    // -N past the last file: every file is counted, the same events.
+    const Tail all = read_from(rotated, Position{Position::Kind::Back, 2500});
+    EXPECT_EQ(all.first, 501u);
+    EXPECT_EQ(all.events, 2500u);
+}
+
+IndexQuery id_query(std::uint64_t label, std::size_t bytes, std::uint64_t below = 0) {
+    const auto id = id_of(label);
+    return IndexQuery::span_id(kBlockKey, std::span<const std::uint8_t>(id.data(), bytes), bytes == id.size(), below);
+}
+
+// block:0xID: the index names the newest mark that agrees with the id (its
+// first 2 bytes and, for a whole id, a hash), then older ones below a seqno;
+// the event is read on its own to check it.
+TEST_P(RecordingIndex, IdPrefixesLeadToTheirMarksNewestFirst) {
+    TempDir dir;
+    const std::string path = dir.file("r.evrec");
+    write_indexed(path, GetParam());
+    for (std::uint64_t label : {1000ul, 1012ul, 1029ul}) {
+        const IndexAnswer a = find(path, id_query(label, 8));
+        ASSERT_EQ(a.outcome, IndexOutcome::Found) << label << ": " << a.why;
+        EXPECT_EQ(a.seqno, (label - 1000) * 100 + 1);
+        auto reader = RecordingReader::open(path);
+        ASSERT_TRUE(reader.ok());
+        Record record;
+        std::vector<std::byte> payload;
+        std::string why;
+        auto read = reader->event_at(a.block, a.seqno, record, payload, &why);
+        ASSERT_TRUE(read.ok() && *read) << why;
+        EXPECT_EQ(record.event.seqno, a.seqno);
+        EXPECT_EQ(payload.size(), 40u);
+        auto missing = reader->event_at(a.block, a.block.last_seqno + 1, record, payload, &why);
+        ASSERT_TRUE(missing.ok());
+        EXPECT_FALSE(*missing);
+    }
+    // One byte (and two), shared by blocks 1001, 1009, 1017 and 1025: the newest, then older ones.
+    EXPECT_EQ(find(path, id_query(1001, 2)).seqno, 2501u);
+    EXPECT_EQ(find(path, id_query(1001, 1)).seqno, 2501u);
+    EXPECT_EQ(find(path, id_query(1001, 1, 2501)).seqno, 1701u);
+    EXPECT_EQ(find(path, id_query(1001, 1, 102)).seqno, 101u);
+    // Below a seqno: the next older candidate, then none (NotFound: the index covers the file).
+    EXPECT_EQ(find(path, id_query(1029, 8, 2901)).outcome, IndexOutcome::NotFound);
+    EXPECT_EQ(find(path, id_query(1012, 8, 1202)).seqno, 1201u);
+    EXPECT_EQ(find(path, id_query(1012, 8, 1201)).outcome, IndexOutcome::NotFound);
+}
+
+// A version 3 file written before marks carried ids: id lookups say so.
+TEST(RecordingIndexOld, IndexWithoutIdsServesNoIdLookups) {
+    TempDir dir;
+    const std::string path = dir.file("r.evrec");
+    write_indexed(path, false);
+    Bytes file = read_file(path);
+    for (const BlockAt& b : list_blocks(file)) {
+        if (b.header.content != static_cast<std::uint16_t>(BlockContent::Index)) continue;
+        IndexHead head;
+        std::memcpy(&head, file.data() + b.offset + sizeof(RecordingBlockHeader), sizeof head);
+        head.flags = 0;
+        std::memcpy(file.data() + b.offset + sizeof(RecordingBlockHeader), &head, sizeof head);
+        reseal_block(file, b.offset);
+    }
+    write_file(path, file);
+    const IndexAnswer a = find(path, id_query(1012, 8));
+    EXPECT_EQ(a.outcome, IndexOutcome::NoIndex);
+    EXPECT_NE(a.why.find("its index was written before span marks carried ids"), std::string::npos) << a.why;
+    EXPECT_EQ(find(path, IndexQuery::span(kBlockKey, 1012)).seqno, 1201u);  // labels still work
+}
+
 // A version 2 file opens, is read from the start, and says so once per source.
 TEST(RecordingIndexOld, VersionTwoFileSaysOnceThatItIsReadFromTheStart) {
     TempDir dir;
@@ -236,6 +403,75 @@ TEST(RecordingIndexSeries, RotatedFilesAreSkippedByTheirIndexes) {
             EXPECT_GT((*source)->files(), 1u);
         }
     }
+}
+
+// --rotate-size counts index blocks and the end block too: every file of a
+// raw series stays within the limit plus its last record (and that record's
+// block header, index entry and marks).
+TEST(RecordingIndexSeries, RotationCountsTheIndex) {
+    TempDir dir;
+    const std::string path = dir.file("rot.evrec");
+    constexpr std::uint64_t kLimit = 40'000;
+    write_indexed(path, false, true, true, kLimit);
+    constexpr std::uint64_t kOneRecord =
+        sizeof(RecordHeader) + sizeof(EventDescriptor) + 40 + sizeof(RecordingBlockHeader) + sizeof(IndexEntry) +
+        sizeof(SpanMark);
+    std::uint64_t events = 0;
+    std::uint32_t files = 0;
+    for (std::string file = path; RecordingReader::open(file).ok(); file = path + "." + std::to_string(++files)) {
+        const Bytes bytes = read_file(file);
+        EXPECT_LE(bytes.size(), kLimit + kOneRecord) << file;
+        const std::uint64_t file_events = test::replay(file).event_seqnos().size();
+        if (events + file_events < kEvents) {
+            EXPECT_GT(bytes.size(), kLimit - 2000) << file;  // and the limit is used, not wasted
+        }
+        events += file_events;
+    }
+    EXPECT_GT(files, 5u);
+    EXPECT_EQ(events, kEvents);
+}
+
+// A ring set recording: MEMBER:SEQNO starts the merged stream at that
+// member's event (members 0 and 1 take turns, each counting from 1), read
+// from the start since the index keeps no seqnos per member; latest and -N
+// come from the index as for any recording.
+TEST(RecordingIndexSet, MemberSeqnoStartsAtThatMembersEvent) {
+    TempDir dir;
+    const std::string path = dir.file("set.evrec");
+    RecordingOptions options;
+    options.ring_set = true;
+    auto writer = RecordingWriter::create(path, recording_source_header(), options);
+    ASSERT_TRUE(writer.ok());
+    for (std::uint64_t s = 1; s <= 500; ++s)
+        for (const std::uint16_t member : {std::uint16_t{0}, std::uint16_t{1}}) {
+            EventDescriptor e = test::event_with(s, 16);
+            e.reserved = member;
+            std::memset(writer->begin_event(e), 0, 16);
+            ASSERT_TRUE(writer->end_event(true).ok());
+            if (s % 7 == 0) {
+                ASSERT_TRUE(writer->flush().ok());
+            }
+        }
+    ASSERT_TRUE(writer->finish().ok());
+    auto source = RecordingSource::open(path, path);
+    ASSERT_TRUE(source.ok());
+    auto notice = (*source)->seek(Position::member_seqno(1, 300));
+    ASSERT_TRUE(notice.ok()) << notice.error().message();
+    EXPECT_NE(notice->find("whose index keeps no sequence numbers per member; finding 1:300 reads it from the start"),
+              std::string::npos) << *notice;
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> got;
+    SourceItem item;
+    for (SourceStep step; (step = (*source)->next(item, PayloadRead::None)) != SourceStep::End;) {
+        ASSERT_NE(step, SourceStep::Failed);
+        if (step == SourceStep::Event) got.emplace_back(item.event.member, item.event.descriptor.seqno);
+    }
+    ASSERT_EQ(got.size(), 401u);  // 1:300, then both members from 301 on
+    EXPECT_EQ(got[0], std::make_pair(std::uint32_t{1}, std::uint64_t{300}));
+    EXPECT_EQ(got[1], std::make_pair(std::uint32_t{0}, std::uint64_t{301}));
+    const Tail back = read_from(path, Position{Position::Kind::Back, 3});
+    EXPECT_EQ(back.events, 3u);
+    EXPECT_EQ(back.first, 499u);
+    EXPECT_EQ(back.notice, "");
 }
 
 // `watch --follow`: a recording read while it is written, from a position
@@ -411,6 +647,29 @@ TEST(RecordingIndexLies, EntriesOutOfOrderAreNotTrusted) {
     reseal_block(r.file, r.last_index.offset);
     write_file(path, r.file);
     expect_distrusted(path, "entry 1 names offset");
+}
+
+// An index that claims more events than its blocks hold: -N counts them.
+TEST(RecordingIndexLies, EventCountsThatLieAreCaughtByTheCount) {
+    TempDir dir;
+    const std::string path = dir.file("r.evrec");
+    Indexed r = raw_indexed(path);
+    // The last entry of the last index block (45 entries after 6 summaries).
+    const std::uint64_t entry =
+        r.content_at(r.last_index) + sizeof(IndexHead) + 6 * sizeof(IndexSummary) + 44 * sizeof(IndexEntry);
+    IndexEntry e;
+    std::memcpy(&e, r.file.data() + entry, sizeof e);
+    ASSERT_EQ(e.last_seqno, kEvents);
+    e.events = 1000;
+    std::memcpy(r.file.data() + entry, &e, sizeof e);
+    reseal_block(r.file, r.last_index.offset);
+    write_file(path, r.file);
+    const Tail back = read_from(path, Position{Position::Kind::Back, 10});
+    EXPECT_EQ(back.first, 2991u);
+    EXPECT_EQ(back.events, 10u);
+    EXPECT_NE(back.notice.find("its index counts 1000 events from block"), std::string::npos) << back.notice;
+    EXPECT_NE(back.notice.find("not trusted); finding the last 10 events reads it from the start"), std::string::npos)
+        << back.notice;
 }
 
 TEST(RecordingIndexLies, DamagedIndexBlockIsNotTrustedAndTheReplayIsIntact) {

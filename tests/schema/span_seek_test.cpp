@@ -5,6 +5,7 @@
 #include "query/span_seek.hpp"
 
 #include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,6 +17,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "recording/recording_index.hpp"
+#include "recording/recording_writer.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "evring/source/source_open.hpp"
 
@@ -228,6 +231,71 @@ TEST(SpanSeekOnRealSnapshots, FindsEveryBlockByNumberIdAndLatest) {
         ASSERT_EQ((*source)->next(item), SourceStep::Event);
         EXPECT_EQ(item.event.descriptor.seqno, seqno);
     }
+}
+
+// A recording of a real snapshot, written with the schema's span marks as
+// `evring record` writes it: block:0xID (a whole id, and its first 4 bytes)
+// comes from the index, gives the snapshot's event, and says nothing.
+TEST(SpanSeekOnRealSnapshots, RecordingFindsBlocksByIdThroughItsIndex) {
+    const auto files = snapshots();
+    if (files.empty()) GTEST_SKIP() << "EVRING_CONFORMANCE_DIR does not name the real snapshots";
+    // The one with 30 blocks (emn-30b-15m), else the first.
+    auto pick = std::find_if(files.begin(), files.end(), [](const std::string& f) { return f.find("30b") != std::string::npos; });
+    auto source = open_source(pick == files.end() ? files.front() : *pick, {});
+    ASSERT_TRUE(source.ok()) << source.error().message();
+    auto found = resolve_schema(**source);
+    ASSERT_TRUE(found.ok() && found->schema);
+    const Schema& schema = *found->schema;
+    const Blocks blocks = scan(**source, schema);
+    ASSERT_GT(blocks.id.size(), 5u);
+    const std::string path = fmt::format("/dev/shm/evring-span-seek-{}.evrec", ::getpid());
+    {
+        RingHeader header{};
+        header.magic = kRingMagic;
+        header.content_type = (*source)->identity().content_type;
+        header.schema_hash = (*source)->identity().schema_hash;
+        header.size = (*source)->identity().ring_size;
+        RecordingOptions options;
+        options.schema = (*source)->schema();
+        options.span_marker = span_marker(schema);
+        auto writer = RecordingWriter::create(path, header, options);
+        ASSERT_TRUE(writer.ok()) << writer.error().message();
+        ASSERT_TRUE((*source)->seek(Position::oldest()).ok());
+        SourceItem item;
+        for (SourceStep step; (step = (*source)->next(item, PayloadRead::Copy)) != SourceStep::End;) {
+            ASSERT_NE(step, SourceStep::Failed);
+            if (step != SourceStep::Event) continue;
+            const EventDescriptor& d = item.event.descriptor;
+            std::byte* dst = writer->begin_event(d);
+            const bool ok = item.event.payload_state == PayloadState::Ok && item.event.payload.size() == d.payload_size;
+            if (ok) std::memcpy(dst, item.event.payload.data(), d.payload_size);
+            ASSERT_TRUE(writer->end_event(ok).ok());
+        }
+        ASSERT_TRUE(writer->finish().ok());
+    }
+    auto recording = open_source(path, {});
+    ASSERT_TRUE(recording.ok()) << recording.error().message();
+    auto hex = [](const std::vector<std::uint8_t>& id, std::size_t n) {
+        std::string text = "block:0x";
+        for (std::size_t i = 0; i < n; ++i) text += fmt::format("{:02x}", id[i]);
+        return text;
+    };
+    int checked = 0;
+    for (const auto& [number, id] : blocks.id) {
+        if (checked++ % 5 != 0) continue;
+        for (std::size_t bytes : {std::size_t{32}, std::size_t{4}}) {
+            // The newest block whose id starts with these bytes.
+            std::uint64_t want = 0;
+            for (const auto& [n, other] : blocks.id)
+                if (std::equal(id.begin(), id.begin() + bytes, other.begin())) want = std::max(want, blocks.start.at(n));
+            std::string notice;
+            auto at = resolve_span(**recording, ref(hex(id, bytes)), schema, &notice);
+            ASSERT_TRUE(at.ok()) << at.error().message();
+            EXPECT_EQ(*at, want) << "block " << number << ", " << bytes << " bytes";
+            EXPECT_EQ(notice, "") << "block " << number;
+        }
+    }
+    ::unlink(path.c_str());
 }
 
 }  // namespace

@@ -7,8 +7,10 @@
 // Replays the events of SNAPSHOT (a real Monad snapshot) over and over into
 // one uncompressed version 3 recording until it holds GIGABYTES: each pass
 // shifts sequence numbers, times, the block flow tag and the span labels of
-// the schema (block numbers) past the previous pass, so the file reads like
-// one long feed whose blocks count up. The schema is the snapshot's (built
+// the schema (block numbers) past the previous pass, and the span ids (read
+// as a big-endian number in their last 8 bytes: the snapshots' block ids are
+// the block numbers, zero-padded) by the same step, so the file reads like
+// one long feed whose blocks count up, each with its own id. The schema is the snapshot's (built
 // in), so `evring watch OUT --from block:N` works on it. Prints the events,
 // blocks and bytes written, and the seqno and block number ranges.
 //
@@ -52,7 +54,9 @@ struct LabelAt {
     std::exit(1);
 }
 
+// EVRING_NO_DROP=1 (the script's --warm): never, on a shared machine.
 bool drop_page_cache() {
+    if (const char* no = std::getenv("EVRING_NO_DROP"); no != nullptr && std::string(no) == "1") return false;
     ::sync();
     const int fd = ::open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
     if (fd < 0) return false;
@@ -109,7 +113,7 @@ int time_positions(int argc, char** argv) {
                    indexed, scan, read, notice.empty() ? "" : " [" + notice + "]");
     }
     fmt::print("page cache: {}\n", cold ? "dropped before each lookup and each scan (cold)"
-                                         : "NOT dropped (not root): warm figures");
+                                         : "NOT dropped (not root, or EVRING_NO_DROP=1): warm figures");
     return 0;
 }
 
@@ -127,18 +131,22 @@ int main(int argc, char** argv) {
     const evring::Schema& schema = *resolved->schema;
 
     // Where each event type carries a span label (block numbers), to shift them per pass.
-    std::vector<std::vector<LabelAt>> labels;
-    auto add = [&](std::uint16_t type, const std::string& path) {
+    std::vector<std::vector<LabelAt>> labels, ids;
+    auto add = [&](std::vector<std::vector<LabelAt>>& to, std::uint16_t type, const std::string& path) {
         const evring::SchemaEvent* event = schema.event(type);
         if (event == nullptr || path.empty()) return;
         auto field = schema.find_field(*event, path);
         if (!field) return;
-        if (labels.size() <= type) labels.resize(std::size_t{type} + 1);
-        labels[type].push_back({field->offset, static_cast<std::uint32_t>(std::min<std::size_t>(schema.type(field->type).size, 8))});
+        if (to.size() <= type) to.resize(std::size_t{type} + 1);
+        const std::uint32_t size = static_cast<std::uint32_t>(std::min<std::size_t>(schema.type(field->type).size, 8));
+        // An id: its last 8 bytes (or fewer).
+        const std::uint32_t at = &to == &ids ? field->offset + static_cast<std::uint32_t>(schema.type(field->type).size) - size
+                                             : field->offset;
+        to[type].push_back({at, size});
     };
     for (const auto& span : schema.spans()) {
-        for (auto type : span.begin) add(type, span.label);
-        for (const auto& stage : span.stages) add(stage.event, stage.label);
+        for (auto type : span.begin) add(labels, type, span.label), add(ids, type, span.id);
+        for (const auto& stage : span.stages) add(labels, stage.event, stage.label), add(ids, stage.event, stage.id);
     }
 
     std::vector<Held> events;
@@ -197,6 +205,14 @@ int main(int argc, char** argv) {
                     std::memcpy(&v, dst + l.offset, l.size);
                     v += passes * label_step;
                     std::memcpy(dst + l.offset, &v, l.size);
+                }
+            if (d.event_type < ids.size() && passes > 0)
+                for (const LabelAt& l : ids[d.event_type]) {
+                    if (std::size_t{l.offset} + l.size > d.payload_size) continue;
+                    std::uint64_t v = 0;  // big-endian
+                    for (std::uint32_t i = 0; i < l.size; ++i) v = (v << 8) | std::to_integer<std::uint64_t>(dst[l.offset + i]);
+                    v += passes * label_step;
+                    for (std::uint32_t i = l.size; i-- > 0; v >>= 8) dst[l.offset + i] = static_cast<std::byte>(v & 0xff);
                 }
             if (auto s = writer->end_event(true); !s) die(s.error().message());
             ++written;

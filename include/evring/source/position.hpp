@@ -21,8 +21,9 @@
 // (EventSource::seek and EventSource::resolve_until in event_source.hpp),
 // except a SPAN, which seek_source (span_seek.hpp) turns into a sequence
 // number first, through the schema:
-// a ring by binary search on timestamps, a recording by its block headers'
-// sequence ranges and a scan, a stream by its server's start positions.
+// a ring by binary search on timestamps, a recording by its index
+// (recording_index.hpp: sequence numbers, times, the last N events and span
+// marks; a scan without one), a stream by its server's start positions.
 // Sequence numbers past kMaxSeqno (2^62), which no ring reaches, and times
 // past 2^64 nanoseconds (the year 2554) are refused, so no resolution can
 // wrap.
