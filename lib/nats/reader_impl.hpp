@@ -113,8 +113,9 @@ Result<std::string> stream_prefix(const StreamInfo& info);
 // The newest source sequence number in the stream (0 when it holds no event).
 Result<std::uint64_t> newest_source_seqno(const Connection& connection, const std::string& stream);
 
-// Stream sequence to start at for the first event at or after source seqno `seqno`.
+// Stream sequence to start at for the first event at or after source seqno
+// `seqno` (of `member`'s events, in a ring set's stream).
 Result<std::uint64_t> locate_source_seqno(const Connection::Impl& connection, const StreamInfo& info,
-                                          std::uint64_t seqno);
+                                          std::uint64_t seqno, std::optional<std::uint32_t> member = std::nullopt);
 
 }  // namespace evring::nats

@@ -111,7 +111,19 @@ Result<std::string> StreamReader::seek(const Position& start) {
 Result<StartAt> StreamReader::start_at(const Position& start) const {
     switch (start.kind) {
     case Position::Kind::Oldest: return StartAt::oldest();
-    case Position::Kind::Seqno: return StartAt::source_seqno(start.value);
+    case Position::Kind::Seqno:
+        if (identity_.members && start.member == Position::kAnyMember)
+            return Error(EINVAL, fmt::format("stream '{}' relays a ring set: a sequence number needs its member "
+                                             "(MEMBER:SEQNO), since every member counts its own",
+                                             options_.stream));
+        if (start.member != Position::kAnyMember) {
+            if (!identity_.members)
+                return Error(EINVAL, fmt::format("stream '{}' relays one ring, not a ring set: {}:{} names a "
+                                                 "member it does not have",
+                                                 options_.stream, start.member, start.value));
+            return StartAt::member_seqno(start.member, start.value);
+        }
+        return StartAt::source_seqno(start.value);
     case Position::Kind::None:
     case Position::Kind::Latest:
     case Position::Kind::Back: {
