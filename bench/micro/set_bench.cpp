@@ -26,6 +26,10 @@
 // (drain_rate says why), and their ratio in the same round. Live: a merged
 // reader following 4 writer threads paced to --live-rate events/s in total
 // (default 4 M), counting lost events. --writers leaves the readers out.
+// --members N (repeatable): the merge's cost in the number of members, N
+// members whose times interleave finely (interleaved_readers) against one
+// ring, keys set_reader_events_per_s_interleaved_Nm and
+// set_reader_ratio_interleaved_Nm.
 //
 // Each figure is the median of --rounds rounds (3 with --quick, else 5),
 // with the spread (min..max) printed beside it. --json-merge adds the keys
@@ -381,6 +385,63 @@ std::pair<double, double> readers(const std::string& dir, std::uint64_t per) {
     return {set_rate, drain_rate(**single, 4 * per)};
 }
 
+// The merge's cost in the number of members: `members` members of `per`
+// events each whose times interleave finely (one thread writes them round
+// robin, so no member has a burst the merge could release without looking
+// at the others: every event is a pick among all members), read merged,
+// against one ring of members × per events. Each member is held by a thread
+// of its own for the whole write (a member is released when its thread
+// exits), and the writing thread's first reserve claims each member's plain
+// path. Returns (merged, single) events per second of reading CPU time.
+std::pair<double, double> interleaved_readers(const std::string& dir, unsigned members, std::uint64_t per) {
+    evring::SetCreateOptions options;
+    options.directory = in(dir);
+    const std::string name = "iset" + std::to_string(members);
+    auto set = evring::RingSetWriter::create({config(name, 14, 20), content(), members}, options);
+    if (!set) die(set.error().message());
+    std::vector<evring::Publisher*> publishers(members);
+    std::atomic<unsigned> taken{0};
+    std::atomic<bool> written{false};
+    std::vector<std::thread> holders;
+    for (unsigned t = 0; t < members; ++t)
+        holders.emplace_back([&, t] {
+            auto p = set->publisher();
+            if (!p) die(p.error().message());
+            publishers[t] = *p;
+            taken.fetch_add(1);
+            taken.notify_all();
+            written.wait(false);
+        });
+    for (unsigned seen = taken.load(); seen < members; seen = taken.load()) taken.wait(seen);
+    for (std::uint64_t i = 0; i < per; ++i)
+        for (evring::Publisher* p : publishers) {
+            evring::Reservation r = p->reserve(kPayload);
+            p->commit(r);
+        }
+    auto merged = evring::RingSetSource::open(set->path(), name);
+    if (!merged) die(merged.error().message());
+    const double set_rate = drain_rate(**merged, members * per);
+    merged->reset();
+    written = true;
+    written.notify_all();
+    for (auto& h : holders) h.join();
+
+    evring::CreateOptions ring_options;
+    ring_options.directory = in(dir);
+    auto ring = evring::RingWriter::create({config("iring", 20, 26), content()}, ring_options);
+    if (!ring) die(ring.error().message());
+    evring::Publisher p(ring->ring());
+    for (std::uint64_t i = 0; i < members * per; ++i) {
+        evring::Reservation r = p.reserve(kPayload);
+        p.commit(r);
+    }
+    auto reader = evring::RingReader::open(ring->path());
+    if (!reader) die(reader.error().message());
+    auto single = evring::RingSource::open_live(std::move(reader).value(), "iring");
+    if (!single) die(single.error().message());
+    return {set_rate, drain_rate(**single, members * per)};
+}
+
 // A merged reader following 4 live writers, each paced to `rate` / 4
 // events/s (bursts of 256 every 256 / (rate / 4) seconds) for `per` events,
 // with members of 65536 descriptors: a reader falling behind by more than
@@ -491,6 +552,7 @@ int main(int argc, char** argv) {
     bool quick = false;
     bool readers_only = false;
     bool writers_only = false;
+    std::vector<unsigned> interleaved;  // --members N (repeatable): the merge over N interleaved members
     int rounds = 0;
     double live_rate = 4e6;  // aggregate events/s of the live round
     std::string json;
@@ -500,10 +562,11 @@ int main(int argc, char** argv) {
         else if (arg == "--readers") readers_only = true;
         else if (arg == "--writers") writers_only = true;
         else if (arg == "--pin") g_pin = true;
+        else if (arg == "--members" && i + 1 < argc) interleaved.push_back(static_cast<unsigned>(std::stoul(argv[++i])));
         else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::stoi(argv[++i]));
         else if (arg == "--live-rate" && i + 1 < argc) live_rate = std::stod(argv[++i]);
         else if (arg == "--json-merge" && i + 1 < argc) json = argv[++i];
-        else die("usage: evring-set-bench [--quick] [--readers | --writers] [--pin] [--rounds N] "
+        else die("usage: evring-set-bench [--quick] [--readers | --writers] [--pin] [--rounds N] [--members N]... "
                  "[--live-rate EVENTS_PER_S] [--json-merge FILE]");
     }
     char templ[] = "/dev/shm/evring-set-bench-XXXXXX";
@@ -550,6 +613,13 @@ int main(int argc, char** argv) {
                                                               last("exclusive_writer_events_per_s_1t"));
         }
         if (writers_only) continue;
+        for (unsigned n : interleaved) {
+            // 16384-descriptor members: the whole set stays unread-intact.
+            const auto [merged, single] = interleaved_readers(dir, n, std::min<std::uint64_t>(16384, 1'000'000 / n));
+            const std::string suffix = "_interleaved_" + std::to_string(n) + "m";
+            f["set_reader_events_per_s" + suffix].rounds.push_back(merged);
+            f["set_reader_ratio" + suffix].rounds.push_back(merged / single);
+        }
         const auto [set_rate, ring_rate] = readers(dir, quick ? 50'000 : 100'000);
         f["set_reader_events_per_s_4m"].rounds.push_back(set_rate);
         f["ring_reader_events_per_s"].rounds.push_back(ring_rate);
@@ -584,6 +654,13 @@ int main(int argc, char** argv) {
         const double shared_ratio =
             f["shared_writer_events_per_s_2t"].median() / f["shared_writer_events_per_s_1t"].median();
         std::printf("shared 2t/1t %.2fx (medians)\n", shared_ratio);
+    }
+    for (unsigned n : interleaved) {
+        const Figure& r = f["set_reader_ratio_interleaved_" + std::to_string(n) + "m"];
+        const Figure& e = f["set_reader_events_per_s_interleaved_" + std::to_string(n) + "m"];
+        std::printf("merged reader, %u interleaved members / single ring: %.2fx (median of %zu, %.2f..%.2f); "
+                    "%.1f ns per merged event\n",
+                    n, r.median(), r.rounds.size(), r.min(), r.max(), 1e9 / e.median());
     }
     if (!writers_only) {
         const Figure& ratio = f["set_reader_ratio_4m"];
