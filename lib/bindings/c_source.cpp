@@ -153,7 +153,7 @@ int evring_source_get_info(const evring_source* source, evring_source_info* info
     got.path = id.path.c_str();
     got.member_ids = id.members ? 1 : 0;
     got.members = evring::bindings::member_count(*source);
-    got.registered = source->registration.registered() || source->member_registrations.registered() ? 1 : 0;
+    got.registered = source->registration.registered() ? 1 : 0;
     deliver(info, got);
     return EVRING_OK;
 }

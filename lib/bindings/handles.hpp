@@ -22,7 +22,6 @@
 #include "evring/source/event_source.hpp"
 #include "evring/ring/publisher.hpp"
 #include "evring/registry/reader_registration.hpp"
-#include "registry/member_registrations.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/schema.hpp"
 #include "source_schema.hpp"
@@ -45,8 +44,6 @@ struct evring_source {
     std::unique_ptr<evring::EventPredicate> where;  // evring_source_set_where
     // Declared after `source`: the slot is freed before the source closes.
     evring::ReaderRegistration registration;  // inert unless registered
-    // A live ring set's reader: one registration per member (member_registrations.hpp).
-    evring::MemberRegistrations member_registrations;
     std::vector<std::string> held_notices;     // handed out first by next_item
 };
 

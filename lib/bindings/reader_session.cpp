@@ -9,22 +9,13 @@
 namespace evring::bindings {
 namespace {
 
-void on_event(evring_source& handle, const SourceEvent& item) noexcept {
-    const EventDescriptor& event = item.descriptor;
-    if (handle.member_registrations.attached()) {
-        handle.member_registrations.on_event(event, item.member);
-        return;
-    }
+void on_event(evring_source& handle, const EventDescriptor& event) noexcept {
     const SourceCounters& c = handle.source->counters();
     // The source stands after this event: its seqno + 1 (no virtual call per event).
     handle.registration.on_event(event.record_epoch_nanos, event.seqno + 1, c.lost, c.abandoned);
 }
 
-void on_idle(evring_source& handle) {
-    if (handle.member_registrations.attached()) {
-        handle.member_registrations.on_idle();
-        return;
-    }
+void on_idle(evring_source& handle) noexcept {
     const EventSource& s = *handle.source;
     handle.registration.on_idle(s.next_seqno(), s.counters().lost, s.counters().abandoned);
 }
@@ -57,16 +48,9 @@ Batch next_with_members(evring_source& handle, std::span<EventDescriptor> out, s
 }  // namespace
 
 std::string register_reader(evring_source& handle, const ReaderInfo& info) {
-    if (const auto* set = dynamic_cast<const RingSetSource*>(handle.source.get()); set != nullptr) {
-        // A live set: in every member's registry (a set snapshot: nowhere).
-        RegistrationOptions options;
-        options.print_warning = false;  // the caller hands the reason on as a notice
-        handle.member_registrations.attach(*set, info, options);
-        return handle.member_registrations.problem();
-    }
     const auto* ring_source = dynamic_cast<const RingSource*>(handle.source.get());
     const RingReader* ring = ring_source != nullptr ? ring_source->reader() : nullptr;
-    if (ring == nullptr) return {};  // snapshots, recordings: see the contract
+    if (ring == nullptr) return {};  // snapshots, recordings, sets: see the contract
     RegistrationOptions options;
     options.print_warning = false;  // the caller hands the reason on as a notice
     handle.registration = ReaderRegistration::attach(*ring, info, options);
@@ -95,7 +79,7 @@ SourceStep next_item(evring_source& handle, SourceItem& item, PayloadRead payloa
     for (;;) {
         const SourceStep step = handle.source->next(item, read);
         if (step == SourceStep::Event) {
-            on_event(handle, item.event);
+            on_event(handle, item.event.descriptor);
             if (where) {
                 const bool kept = where->matches(item.event, loader);
                 if (!loader.failed() && !kept) continue;
@@ -130,13 +114,6 @@ Batch next_descriptors(evring_source& handle, std::span<EventDescriptor> out, st
 }
 
 void publish_position(evring_source& handle) noexcept {
-    if (handle.member_registrations.attached()) {
-        try {
-            handle.member_registrations.update();  // a member new to it allocates
-        } catch (...) {
-        }
-        return;
-    }
     if (!handle.registration.registered()) return;
     const EventSource& s = *handle.source;
     handle.registration.update(s.next_seqno(), s.counters().lost, s.counters().abandoned);

@@ -9,10 +9,9 @@
 //   announces itself in the ring's reader registry unless told not to, so
 //   `evring readers RING` lists it with its lag. Never in the reader's way:
 //   when it cannot register it reads anyway, and the reason is a notice.
-//   Snapshots and recordings are not registered (nobody falls behind a
-//   file). A live ring set's reader registers in every member's own
-//   registry, with that member's position and counts, members that join
-//   later too (member_registrations.hpp), as a merged `evring watch` does.
+//   Snapshots, recordings and ring sets are not registered (nobody falls
+//   behind a file; a set's members have their own registries, and a set
+//   reader does not appear in them yet).
 // - The position published is the source's: every event read (the filter's
 //   dropped ones too) moves it, paced as ReaderRegistration::on_event says
 //   (every 1024 events or 100 ms of event time); finding nothing to read

@@ -39,10 +39,7 @@ public:
     explicit Reader(std::unique_ptr<evring_source> handle);
     // Announces the reader when its source is a live ring (see above).
     void register_as(const ReaderInfo& info);
-    // In the ring's registry, or (a live ring set) in at least one member's.
-    bool registered() const noexcept {
-        return handle_ && (handle_->registration.registered() || handle_->member_registrations.registered());
-    }
+    bool registered() const noexcept { return handle_ && handle_->registration.registered(); }
     // The schema as a dict (schema_to_json), or None; made once.
     py::object schema_dict();
 

@@ -2,11 +2,9 @@
 iterates the members merged in time order, and read_batch carries the member
 column into numpy and DataFrames. The set is written by examples/producer
 (PRODUCER_BIN), three threads of 200 events each."""
-import json
 import os
 import shutil
 import subprocess
-import time
 
 import numpy
 import pytest
@@ -33,6 +31,7 @@ def ring_set():
 def test_a_set_iterates_merged_with_each_events_member(ring_set):
     with evring.open(ring_set) as reader:
         assert reader.kind == "ring set" and reader.member_ids
+        assert not reader.registered
         events = list(reader.replay(start="oldest"))
         counters = reader.counters
     assert len(events) == THREADS * PER_THREAD
@@ -97,60 +96,3 @@ def test_a_batch_of_a_ring_has_zero_members_and_no_member_column(ring_path):
             assert evring.Batch is type(batch)
             pandas = pytest.importorskip("pandas")
             assert "member" not in batch.to_dataframe().columns and pandas
-
-
-@pytest.fixture
-def live_set(evring_bin):
-    """Two producer threads writing slowly: a live set of two members."""
-    producer = os.environ.get("PRODUCER_BIN")
-    if not producer or not os.access(producer, os.X_OK):
-        pytest.skip("PRODUCER_BIN is not set (run through meson test)")
-    path = f"/dev/shm/evring-pytest-{os.getpid()}-live-set"
-    process = subprocess.Popen([producer, f"{path}:10:16", "--threads", "2", "--count", "1000000", "--rate", "500"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 30
-        while not all(os.path.exists(f"{path}/m{i}") for i in range(2)):
-            assert time.monotonic() < deadline and process.poll() is None, "the producer made no set"
-            time.sleep(0.01)
-        yield path
-    finally:
-        process.kill()
-        process.wait(timeout=30)
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def listed_by_member(evring_bin, path):
-    """{member: [this process's readers in that member's registry]} per `evring readers SET --json`."""
-    out = subprocess.run([evring_bin, "readers", path, "--json", "--no-reclaim"], capture_output=True, text=True,
-                         timeout=30, check=True).stdout
-    mine = {}
-    for line in out.splitlines():
-        entry = json.loads(line)
-        if "member" in entry and entry.get("pid") == os.getpid():
-            mine.setdefault(entry["member"], []).append(entry)
-    return mine
-
-
-def test_a_reader_of_a_live_set_registers_in_every_members_registry(evring_bin, live_set):
-    reader = evring.open(live_set, name="pytest-set", detail="set registry test")
-    assert reader.registered
-    mine = listed_by_member(evring_bin, live_set)
-    assert sorted(mine) == [0, 1], mine
-    assert all(len(v) == 1 and v[0]["kind"] == "python" and v[0]["name"] == "pytest-set" for v in mine.values())
-    # A batch publishes each member's position: past what the batch read of it.
-    reader.seek("oldest")
-    batch = reader.read_batch(100_000)
-    assert len(batch) > 0
-    read_of = {m: int(batch.events["seqno"][batch.members == m].max()) for m in set(batch.members.tolist())}
-    mine = listed_by_member(evring_bin, live_set)
-    for member, newest in read_of.items():
-        assert mine[member][0]["next_seqno"] >= newest + 1, (member, newest, mine[member])
-    reader.close()
-    assert listed_by_member(evring_bin, live_set) == {}
-
-
-def test_register_false_keeps_a_set_reader_out_of_the_members_registries(evring_bin, live_set):
-    with evring.open(live_set, register=False) as reader:
-        assert not reader.registered
-        assert listed_by_member(evring_bin, live_set) == {}
