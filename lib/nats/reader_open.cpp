@@ -194,6 +194,34 @@ Result<std::unique_ptr<StreamReader::Impl>> open_impl(const Connection& connecti
     return impl;
 }
 
+// A ring set's stream: the event `back` events before its newest (0: the
+// newest), as its member and seqno. Every event of a set is its own message
+// (a set's stream has no batches; a chunked event counts once, by its first
+// chunk). Looks at most 256 messages past those events; nullopt when the
+// stream holds no event in reach.
+Result<std::optional<StartAt>> set_event_back(const Connection& connection, const std::string& stream,
+                                              std::uint64_t back) {
+    auto info = connection.stream_info(stream);
+    if (!info) return std::move(info).error();
+    std::optional<StartAt> found;
+    std::uint64_t seen = 0, other = 0;
+    for (std::uint64_t s = info->last_sequence; s >= info->first_sequence && s > 0 && other <= 256; --s) {
+        auto fetched = detail::fetch_message(connection.impl(), info->name, s);
+        if (!fetched) {
+            if (fetched.error().errno_value() == ENOENT) continue;
+            return std::move(fetched).error();
+        }
+        const DecodedMessage& m = fetched->decoded;
+        if (!fetched->valid() || m.kind != MessageKind::Event || !m.member || m.chunk != 0) {
+            ++other;
+            continue;
+        }
+        found = StartAt::member_seqno(*m.member, m.event.seqno);
+        if (seen++ == back) break;
+    }
+    return found;
+}
+
 Result<std::uint64_t> newest_source_seqno(const Connection& connection, const std::string& stream) {
     auto info = connection.stream_info(stream);
     if (!info) return std::move(info).error();

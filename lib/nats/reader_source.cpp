@@ -127,6 +127,14 @@ Result<StartAt> StreamReader::start_at(const Position& start) const {
     case Position::Kind::None:
     case Position::Kind::Latest:
     case Position::Kind::Back: {
+        if (identity_.members) {
+            // A set's stream: members count their own seqnos, so the newest
+            // event (or the Nth back) is named by its member and seqno.
+            const std::uint64_t back = start.kind == Position::Kind::Back && start.value > 0 ? start.value - 1 : 0;
+            auto event = set_event_back(*connection_, options_.stream, back);
+            if (!event) return std::move(event).error();
+            return event->value_or(StartAt::newest_only());
+        }
         auto newest = newest_source_seqno();
         if (!newest) return std::move(newest).error();
         if (*newest == 0) return StartAt::newest_only();  // no event yet: the next one

@@ -201,6 +201,12 @@ TEST_F(NatsSet, MemberSeqnoStartsAtThatMembersEventAndTheOthersFromThere) {
     ASSERT_TRUE(publisher.flush(10s).ok());
     const Read tie = read_back("PS", 3, Position::member_seqno(1, 121));
     EXPECT_EQ(tie.order, (std::vector<std::string>{"m0:s41@1000", "m1:s121@1000", "m0:s42@1010"}));
+    // latest and -N count events of every member back from the newest.
+    EXPECT_EQ(read_back("PS", 1, Position::latest()).order, (std::vector<std::string>{"m0:s42@1010"}));
+    EXPECT_EQ(read_back("PS", 3, Position(Position::Kind::Back, 3)).order,
+              (std::vector<std::string>{"m0:s41@1000", "m1:s121@1000", "m0:s42@1010"}));
+    EXPECT_EQ(read_back("PS", 5, Position(Position::Kind::Back, 5)).order,
+              (std::vector<std::string>{"m0:s40@590", "m1:s120@600", "m0:s41@1000", "m1:s121@1000", "m0:s42@1010"}));
 
     auto source = open_stream_source(server_.url() + "/PS");
     ASSERT_TRUE(source.ok()) << source.error().message();

@@ -61,6 +61,8 @@
 //   member's messages, which are in its sequence order), the other members
 //   from there on in stream order, each from its first message there. A
 //   plain SEQNO on a set's stream, or MEMBER:SEQNO on a ring's, is refused.
+//   latest and -N on a set's stream count events of every member back from
+//   the newest and start at that event's MEMBER:SEQNO.
 // - Identity: kind Stream; path is the connection's URL with the stream,
 //   without credentials; content type, schema hash,
 //   ring sizes and instance from the stream's newest announcement (the
