@@ -18,9 +18,9 @@
 
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/payload.hpp"
-#include "evring/schema/schema_builtin.hpp"
+#include "schema/schema_builtin.hpp"
 #include "evring/schema/schema_render.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 
 namespace {
 

@@ -15,8 +15,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "evring/schema/schema_builtin.hpp"
-#include "evring/query/where.hpp"
+#include "schema/schema_builtin.hpp"
+#include "query/where.hpp"
 
 namespace {
 

@@ -24,7 +24,7 @@
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/payload.hpp"
 #include "evring/ring/ring.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 
 namespace evring::fuzz {
 

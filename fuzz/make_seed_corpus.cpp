@@ -15,10 +15,10 @@
 
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/publisher.hpp"
-#include "evring/recording/recording.hpp"
+#include "recording/recording.hpp"
 #include "evring/ring/ring.hpp"
 #include "evring/ring/ring_extension.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 
 #include "evring/config.hpp"
 #include "evring/ring/ring.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 #include "exercise.hpp"
 
 namespace {

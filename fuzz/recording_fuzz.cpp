@@ -20,7 +20,7 @@
 
 #include "util/crc32c.hpp"
 #include "recording/recording_block.hpp"
-#include "evring/recording/recording.hpp"
+#include "recording/recording.hpp"
 #include "exercise.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "evring/schema/schema_builtin.hpp"
+#include "schema/schema_builtin.hpp"
 #include "schema_fuzz_decode.hpp"
 
 namespace {

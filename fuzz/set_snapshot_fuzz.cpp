@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "evring/set/ring_set_snapshot.hpp"
+#include "set/ring_set_snapshot.hpp"
 #include "exercise.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

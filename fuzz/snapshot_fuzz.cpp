@@ -10,7 +10,7 @@
 #include <span>
 #include <string>
 
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 #include "exercise.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

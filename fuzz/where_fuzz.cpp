@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "evring/schema/schema_builtin.hpp"
-#include "evring/query/where.hpp"
+#include "schema/schema_builtin.hpp"
+#include "query/where.hpp"
 #include "exercise.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

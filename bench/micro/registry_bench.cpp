@@ -17,12 +17,12 @@
 
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/publisher.hpp"
-#include "evring/registry/reader_kinds.hpp"
-#include "evring/registry/reader_listing.hpp"
-#include "evring/registry/reader_registration.hpp"
-#include "evring/registry/registering_sink.hpp"
+#include "registry/reader_kinds.hpp"
+#include "registry/reader_listing.hpp"
+#include "registry/reader_registration.hpp"
+#include "registry/registering_sink.hpp"
 #include "evring/ring/ring_reader.hpp"
-#include "evring/source/ring_source.hpp"
+#include "source/ring_source.hpp"
 #include "support/bench_ring.hpp"
 
 namespace {

@@ -29,8 +29,8 @@
 #include <thread>
 #include <vector>
 
-#include "evring/nats/nats_publisher.hpp"
-#include "evring/nats/nats_reader.hpp"
+#include "nats/nats_publisher.hpp"
+#include "nats/nats_reader.hpp"
 
 namespace {
 

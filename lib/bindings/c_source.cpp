@@ -6,10 +6,10 @@
 #include <cstddef>
 #include <cstring>
 
-#include "evring/registry/reader_kinds.hpp"
+#include "registry/reader_kinds.hpp"
 #include "evring/source/follow.hpp"
 #include "evring/source/position.hpp"
-#include "evring/query/where.hpp"
+#include "query/where.hpp"
 #include "reader_session.hpp"
 #include "source_handle.hpp"
 

@@ -21,7 +21,7 @@
 #include "evring/source/event_predicate.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/ring/publisher.hpp"
-#include "evring/registry/reader_registration.hpp"
+#include "registry/reader_registration.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/schema.hpp"
 #include "source_schema.hpp"

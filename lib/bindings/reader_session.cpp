@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "evring/set/ring_set_source.hpp"
-#include "evring/source/ring_source.hpp"
+#include "set/ring_set_source.hpp"
+#include "source/ring_source.hpp"
 
 namespace evring::bindings {
 namespace {

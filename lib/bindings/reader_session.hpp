@@ -29,7 +29,7 @@
 #include <string>
 
 #include "evring/source/event_source.hpp"
-#include "evring/registry/reader_registration.hpp"
+#include "registry/reader_registration.hpp"
 #include "handles.hpp"
 
 namespace evring::bindings {

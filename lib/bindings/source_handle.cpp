@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "evring/source/position.hpp"
-#include "evring/query/span_seek.hpp"
+#include "query/span_seek.hpp"
 #include "reader_session.hpp"
 
 namespace evring::bindings {

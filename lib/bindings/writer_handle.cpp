@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "evring/schema/schema_embed.hpp"
-#include "evring/schema/schema_write_check.hpp"
+#include "schema/schema_write_check.hpp"
 #include "source_schema.hpp"
 
 namespace evring::bindings {

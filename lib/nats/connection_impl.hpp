@@ -13,7 +13,7 @@
 
 #include "evring/error.hpp"
 #include "evring/nats/nats_connection.hpp"
-#include "evring/nats/nats_encoding.hpp"
+#include "nats/nats_encoding.hpp"
 
 namespace evring::nats {
 

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "evring/nats/nats_encoding.hpp"
+#include "nats/nats_encoding.hpp"
 #include "wire_text.hpp"
 
 namespace evring::nats {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "evring/nats/nats_encoding.hpp"
+#include "nats/nats_encoding.hpp"
 #include "wire_text.hpp"
 
 namespace evring::nats {

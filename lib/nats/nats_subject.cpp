@@ -3,7 +3,7 @@
 
 #include <cerrno>
 
-#include "evring/nats/nats_encoding.hpp"
+#include "nats/nats_encoding.hpp"
 #include "wire_text.hpp"
 
 namespace evring::nats {

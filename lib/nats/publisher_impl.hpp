@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "connection_impl.hpp"
-#include "evring/nats/nats_publisher.hpp"
+#include "nats/nats_publisher.hpp"
 
 namespace evring::nats {
 

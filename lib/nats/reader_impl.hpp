@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "connection_impl.hpp"
-#include "evring/nats/nats_reader.hpp"
+#include "nats/nats_reader.hpp"
 
 namespace evring::nats {
 

@@ -1,4 +1,4 @@
-// StreamReader as an EventSource (include/evring/nats/nats_reader.hpp): opening
+// StreamReader as an EventSource (lib/nats/nats_reader.hpp): opening
 // (the stream, its newest announcement and schema), seek() re-subscribing
 // at a Position, narrow(), and read() over the consumers in reader_impl.hpp.
 #include <fmt/format.h>

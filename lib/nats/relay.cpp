@@ -1,13 +1,13 @@
-// run_relay (include/evring/nats/nats_relay.hpp): open the source, connect, find
+// run_relay (lib/nats/nats_relay.hpp): open the source, connect, find
 // the stream's resume point, then the library's follow loop into RelaySink.
-#include "evring/nats/nats_relay.hpp"
+#include "nats/nats_relay.hpp"
 
 #include <fmt/format.h>
 
 #include <cerrno>
 
-#include "evring/registry/reader_kinds.hpp"
-#include "evring/registry/registering_sink.hpp"
+#include "registry/reader_kinds.hpp"
+#include "registry/registering_sink.hpp"
 #include "evring/source/source_open.hpp"
 #include "relay_sink.hpp"
 

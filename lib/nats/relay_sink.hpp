@@ -1,5 +1,5 @@
 // The relay's follow sink: events, gaps and new ring instances from the
-// follow loop into a StreamPublisher (include/evring/nats/nats_relay.hpp has the
+// follow loop into a StreamPublisher (lib/nats/nats_relay.hpp has the
 // contract). Private to lib/nats.
 #pragma once
 
@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "evring/source/follow.hpp"
-#include "evring/nats/nats_publisher.hpp"
-#include "evring/nats/nats_relay.hpp"
+#include "nats/nats_publisher.hpp"
+#include "nats/nats_relay.hpp"
 
 namespace evring::nats::detail {
 

@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-#include "evring/nats/nats_reader.hpp"
+#include "nats/nats_reader.hpp"
 
 namespace evring::nats {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "evring/recording/recording_index.hpp"
+#include "recording/recording_index.hpp"
 #include "evring/schema/schema.hpp"
 
 namespace evring {

@@ -1,6 +1,6 @@
 // Span positions (span_seek.hpp): walking back along the opener flow tag on
 // rings and snapshots, a forward scan of a second source elsewhere.
-#include "evring/query/span_seek.hpp"
+#include "query/span_seek.hpp"
 
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "evring/recording/recording_index.hpp"
-#include "evring/source/recording_source.hpp"
+#include "recording/recording_index.hpp"
+#include "source/recording_source.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "evring/source/source_open.hpp"
 

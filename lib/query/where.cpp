@@ -2,7 +2,7 @@
 // (where_eval.cpp runs it). Descriptor tests are moved before payload tests
 // in every && and ||, so a payload is looked at only when the descriptor left
 // the answer open.
-#include "evring/query/where.hpp"
+#include "query/where.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 
-#include "evring/query/where.hpp"
+#include "query/where.hpp"
 #include "query/where_ast.hpp"
 
 namespace evring::detail {

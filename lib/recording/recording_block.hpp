@@ -13,7 +13,7 @@
 #include <string>
 
 #include "util/byte_buffer.hpp"
-#include "evring/recording/recording_format.hpp"
+#include "recording/recording_format.hpp"
 
 namespace evring::detail {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "evring/recording/recording_index.hpp"
-#include "evring/recording/recording_reader.hpp"
+#include "recording/recording_index.hpp"
+#include "recording/recording_reader.hpp"
 
 namespace evring {
 

@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "evring/recording/recording_format.hpp"
+#include "recording/recording_format.hpp"
 
 namespace evring::detail {
 

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "evring/recording/recording_reader.hpp"
+#include "recording/recording_reader.hpp"
 #include "recording/recording_decoder.hpp"
 #include "recording/recording_file.hpp"
 

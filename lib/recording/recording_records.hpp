@@ -11,7 +11,7 @@
 #include <span>
 #include <string>
 
-#include "evring/recording/recording_reader.hpp"
+#include "recording/recording_reader.hpp"
 
 namespace evring::detail {
 

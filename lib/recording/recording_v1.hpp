@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "evring/recording/recording_format.hpp"
+#include "recording/recording_format.hpp"
 
 namespace evring::detail {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "evring/clock.hpp"
-#include "evring/recording/recording_index.hpp"
-#include "evring/recording/recording_writer.hpp"
+#include "recording/recording_index.hpp"
+#include "recording/recording_writer.hpp"
 #include "recording/recording_block.hpp"
 #include "recording/recording_sink.hpp"
 #include "util/write_all.hpp"

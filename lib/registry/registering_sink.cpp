@@ -1,11 +1,11 @@
 // RegisteringSink (registering_sink.hpp): attach on start, publish on idle,
 // re-attach on a new ring.
-#include "evring/registry/registering_sink.hpp"
+#include "registry/registering_sink.hpp"
 
 #include <algorithm>
 
-#include "evring/set/ring_set_source.hpp"
-#include "evring/source/ring_source.hpp"
+#include "set/ring_set_source.hpp"
+#include "source/ring_source.hpp"
 
 namespace evring {
 

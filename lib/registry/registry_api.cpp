@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "evring/registry/reader_registry.hpp"
+#include "registry/reader_registry.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "registry/registry_file.hpp"
 #include "registry/registry_identity.hpp"

@@ -25,8 +25,8 @@
 #include <string>
 
 #include "evring/error.hpp"
-#include "evring/registry/reader_registry.hpp"
-#include "evring/registry/reader_registry_format.hpp"
+#include "registry/reader_registry.hpp"
+#include "registry/reader_registry_format.hpp"
 
 namespace evring::detail {
 

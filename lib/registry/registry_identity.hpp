@@ -10,7 +10,7 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/registry/reader_registry_format.hpp"
+#include "registry/reader_registry_format.hpp"
 
 namespace evring::detail {
 

@@ -16,7 +16,7 @@
 #include "evring/ring/publisher.hpp"
 #include "evring/ring/ring_extension.hpp"
 #include "evring/ring/shared_word.hpp"
-#include "evring/ring/sigbus_guard.hpp"
+#include "ring/sigbus_guard.hpp"
 #include "util/membarrier.hpp"
 #include "registry/registry_locks.hpp"
 #include "registry/registry_slot.hpp"

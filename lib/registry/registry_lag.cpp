@@ -1,7 +1,7 @@
 // How far behind a reader is, from its next sequence number and the ring's
 // head. See reader_listing.hpp for the contract.
 #include "evring/ring/iterator.hpp"
-#include "evring/registry/reader_listing.hpp"
+#include "registry/reader_listing.hpp"
 
 namespace evring {
 

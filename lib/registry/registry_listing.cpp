@@ -14,9 +14,9 @@
 #include <limits>
 
 #include "evring/clock.hpp"
-#include "evring/registry/reader_listing.hpp"
+#include "registry/reader_listing.hpp"
 #include "evring/ring/ring_reader.hpp"
-#include "evring/ring/sigbus_guard.hpp"
+#include "ring/sigbus_guard.hpp"
 #include "registry/registry_file.hpp"
 #include "registry/registry_interest.hpp"
 #include "registry/registry_identity.hpp"

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "evring/registry/reader_registry_format.hpp"
+#include "registry/reader_registry_format.hpp"
 
 namespace evring::detail {
 namespace {

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "evring/error.hpp"
-#include "evring/registry/reader_registry_format.hpp"
+#include "registry/reader_registry_format.hpp"
 
 namespace evring::detail {
 

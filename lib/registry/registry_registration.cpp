@@ -11,7 +11,7 @@
 // - Every store to the slot runs under guard_sigbus: a registry truncated
 //   under us faults into lose_registry(), which only clears slot_ and sets a
 //   flag (no allocation, no system call), and nothing touches the slot again.
-#include "evring/registry/reader_registration.hpp"
+#include "registry/reader_registration.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -33,7 +33,7 @@
 #include "util/device_id.hpp"
 #include "evring/clock.hpp"
 #include "evring/ring/ring_reader.hpp"
-#include "evring/ring/sigbus_guard.hpp"
+#include "ring/sigbus_guard.hpp"
 #include "registry/registry_file.hpp"
 #include "registry/registry_identity.hpp"
 #include "registry/registry_interest.hpp"

@@ -37,7 +37,7 @@
 #include <string>
 #include <string_view>
 
-#include "evring/registry/reader_registry_format.hpp"
+#include "registry/reader_registry_format.hpp"
 #include "evring/ring/shared_word.hpp"
 
 namespace evring::detail {

@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "evring/ring/ring_extension.hpp"
-#include "evring/schema/schema_blob.hpp"
+#include "schema/schema_blob.hpp"
 
 namespace evring {
 namespace {

@@ -1,6 +1,6 @@
 // Finding and removing what killed processes leave in a ring directory. See
 // ring_debris.hpp for what counts as debris and why it is safe to remove.
-#include "evring/ring/ring_debris.hpp"
+#include "ring/ring_debris.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include <optional>
 
 #include "evring/format.hpp"
-#include "evring/registry/reader_registry_format.hpp"
+#include "registry/reader_registry_format.hpp"
 #include "evring/ring/ring.hpp"
 #include "registry/registry_file.hpp"
 #include "registry/registry_identity.hpp"

@@ -1,7 +1,7 @@
 // Listing a ring directory. See ring_list.hpp for the contract.
-#include "evring/ring/ring_list.hpp"
+#include "ring/ring_list.hpp"
 
-#include "evring/registry/reader_registry_format.hpp"
+#include "registry/reader_registry_format.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -23,10 +23,10 @@
 #include <utility>
 
 #include "evring/ring/ring_writer.hpp"
-#include "evring/schema/schema_blob.hpp"
+#include "schema/schema_blob.hpp"
 #include "evring/ring/writer_claim.hpp"
-#include "evring/registry/reader_registry.hpp"
-#include "evring/ring/ring_debris.hpp"
+#include "registry/reader_registry.hpp"
+#include "ring/ring_debris.hpp"
 #include "registry/registry_file.hpp"
 #include "registry/registry_identity.hpp"
 #include "ring/ring_locks.hpp"

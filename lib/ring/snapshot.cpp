@@ -1,5 +1,5 @@
 #include "util/write_all.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,7 +16,7 @@
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/payload.hpp"
 #include "evring/ring/ring_extension.hpp"
-#include "evring/schema/schema_blob.hpp"
+#include "schema/schema_blob.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "ring/snapshot_support.hpp"
 

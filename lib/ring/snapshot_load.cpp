@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "evring/config.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 #include "util/regular_file.hpp"
 #include "ring/snapshot_support.hpp"
 

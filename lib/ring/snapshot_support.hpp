@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 
 namespace evring::snapshot_detail {
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "evring/schema/schema_builtin.hpp"
+#include "schema/schema_builtin.hpp"
 #include "evring/schema/schema_embed.hpp"
 #include "schema/schema_builtin_data.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "evring/schema/schema_builtin.hpp"
+#include "schema/schema_builtin.hpp"
 
 namespace evring::detail {
 

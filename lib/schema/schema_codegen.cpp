@@ -2,7 +2,7 @@
 // in schema_codegen_publish.cpp).
 #include <fmt/format.h>
 
-#include "evring/schema/schema_codegen.hpp"
+#include "schema/schema_codegen.hpp"
 #include "evring/schema/schema_embed.hpp"
 #include "schema/schema_codegen_names.hpp"
 #include "schema/schema_data.hpp"
@@ -115,7 +115,7 @@ void append_constants(std::string& out, const Schema& schema, const CppNames& na
 // and content type, hash and blob come from one schema, so they agree.
 void append_embedding(std::string& out, const Schema& schema) {
     const std::vector<std::byte> blob = serialize_schema_blob(schema);
-    out += "// The schema as a ring embeds it (evring/schema/schema_blob.hpp): what evring::serialize_schema_blob makes.\n";
+    out += "// The schema as a ring embeds it (lib/schema/schema_blob.hpp): what evring::serialize_schema_blob makes.\n";
     out += fmt::format("inline constexpr std::array<std::uint8_t, {}> kSchemaBlob = {{", blob.size());
     for (std::size_t i = 0; i < blob.size(); ++i)
         out += fmt::format("{}0x{:02x}", i == 0 ? "\n    " : i % 16 == 0 ? ",\n    " : ", ",

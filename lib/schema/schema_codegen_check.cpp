@@ -7,7 +7,7 @@
 // checked against the bytes left before it is multiplied.
 #include <fmt/format.h>
 
-#include "evring/schema/schema_write_check.hpp"
+#include "schema/schema_write_check.hpp"
 #include "schema/schema_codegen_names.hpp"
 
 namespace evring::detail {

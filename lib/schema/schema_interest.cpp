@@ -1,5 +1,5 @@
 // Interest words in a schema's words (schema_interest.hpp).
-#include "evring/schema/schema_interest.hpp"
+#include "schema/schema_interest.hpp"
 
 #include <cerrno>
 

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "evring/format.hpp"
-#include "evring/schema/schema_lint.hpp"
+#include "schema/schema_lint.hpp"
 #include "schema/schema_std_macros.hpp"
 
 namespace evring {

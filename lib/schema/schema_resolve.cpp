@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "evring/source/event_source.hpp"
-#include "evring/schema/schema_builtin.hpp"
+#include "schema/schema_builtin.hpp"
 #include "evring/schema/schema_embed.hpp"
 
 namespace evring {

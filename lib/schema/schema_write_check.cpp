@@ -1,7 +1,7 @@
 // The words of a write refusal (schema_write_check.hpp).
 #include <fmt/format.h>
 
-#include "evring/schema/schema_write_check.hpp"
+#include "schema/schema_write_check.hpp"
 
 namespace evring {
 

@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "evring/ring/ring.hpp"
-#include "evring/set/ring_set_format.hpp"
-#include "evring/set/ring_set_manifest.hpp"
-#include "evring/schema/schema_blob.hpp"
+#include "set/ring_set_format.hpp"
+#include "set/ring_set_manifest.hpp"
+#include "schema/schema_blob.hpp"
 #include "ring/ring_open.hpp"
 #include "ring/ring_temp.hpp"
 

@@ -1,5 +1,5 @@
 // Reading and checking a ring set's manifest (ring_set_manifest.hpp).
-#include "evring/set/ring_set_manifest.hpp"
+#include "set/ring_set_manifest.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "evring/config.hpp"
-#include "evring/schema/schema_blob.hpp"
+#include "schema/schema_blob.hpp"
 
 namespace evring {
 namespace {

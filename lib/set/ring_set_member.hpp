@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "evring/ring/doorbell.hpp"
-#include "evring/set/ring_set_source.hpp"
-#include "evring/source/ring_source.hpp"
+#include "set/ring_set_source.hpp"
+#include "source/ring_source.hpp"
 
 namespace evring {
 

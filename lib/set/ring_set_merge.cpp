@@ -11,9 +11,9 @@
 
 #include <algorithm>
 
-#include "evring/set/ring_set_source.hpp"
+#include "set/ring_set_source.hpp"
 #include "evring/ring/shared_word.hpp"
-#include "evring/ring/sigbus_guard.hpp"
+#include "ring/sigbus_guard.hpp"
 #include "set/ring_set_member.hpp"
 
 namespace evring {

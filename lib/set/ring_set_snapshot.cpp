@@ -1,5 +1,5 @@
 // A ring set frozen in one file: writing and loading (ring_set_snapshot.hpp).
-#include "evring/set/ring_set_snapshot.hpp"
+#include "set/ring_set_snapshot.hpp"
 
 #include <sys/mman.h>
 #include <sys/stat.h>

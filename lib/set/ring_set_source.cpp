@@ -1,6 +1,6 @@
 // A ring set merged by time (ring_set_source.hpp): opening members, members
 // coming and going, positions. The merge itself is ring_set_merge.cpp.
-#include "evring/set/ring_set_source.hpp"
+#include "set/ring_set_source.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,9 +12,9 @@
 #include <ctime>
 
 #include "evring/ring/ring_reader.hpp"
-#include "evring/set/ring_set_manifest.hpp"
+#include "set/ring_set_manifest.hpp"
 #include "evring/ring/shared_word.hpp"
-#include "evring/ring/sigbus_guard.hpp"
+#include "ring/sigbus_guard.hpp"
 #include "ring/ring_locks.hpp"
 #include "set/ring_set_member.hpp"
 #include "source/source_identity.hpp"

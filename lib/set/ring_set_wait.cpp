@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "evring/set/ring_set_source.hpp"
+#include "set/ring_set_source.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "util/membarrier.hpp"
 #include "set/ring_set_member.hpp"

@@ -31,10 +31,10 @@
 #include <thread>
 #include <vector>
 
-#include "evring/set/ring_set_format.hpp"
-#include "evring/set/ring_set_manifest.hpp"
+#include "set/ring_set_format.hpp"
+#include "set/ring_set_manifest.hpp"
 #include "evring/ring/ring_writer.hpp"
-#include "evring/schema/schema_blob.hpp"
+#include "schema/schema_blob.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "set/ring_set_files.hpp"
 

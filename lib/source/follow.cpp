@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "evring/clock.hpp"
-#include "evring/source/source_renamed.hpp"
+#include "source/source_renamed.hpp"
 #include "source/follow_loop.hpp"
 
 namespace evring {

@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "evring/set/ring_set_source.hpp"
+#include "set/ring_set_source.hpp"
 #include "util/device_id.hpp"
-#include "evring/source/source_renamed.hpp"
+#include "source/source_renamed.hpp"
 #include "source/follow_loop.hpp"
 
 namespace evring {

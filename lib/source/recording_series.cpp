@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "evring/source/recording_source.hpp"
-#include "evring/recording/recording_writer.hpp"
+#include "source/recording_source.hpp"
+#include "recording/recording_writer.hpp"
 
 namespace evring {
 namespace {

@@ -1,6 +1,6 @@
 // RecordingSource: a recording, or a rotated series of them, as an event
 // source (recording_source.hpp).
-#include "evring/source/recording_source.hpp"
+#include "source/recording_source.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "evring/recording/recording_writer.hpp"
+#include "recording/recording_writer.hpp"
 #include "source/source_identity.hpp"
 
 namespace evring {

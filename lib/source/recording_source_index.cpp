@@ -4,7 +4,7 @@
 // a file has no index or its index lies.
 #include <fmt/format.h>
 
-#include "evring/source/recording_source.hpp"
+#include "source/recording_source.hpp"
 
 namespace evring {
 namespace {

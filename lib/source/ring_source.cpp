@@ -1,6 +1,6 @@
 // RingSource: a live ring or a snapshot as an event source (ring_source.hpp).
 // Positions are resolved in ring_source_seek.cpp.
-#include "evring/source/ring_source.hpp"
+#include "source/ring_source.hpp"
 
 #include <poll.h>
 
@@ -16,9 +16,9 @@
 #include "evring/ring/payload.hpp"
 #include "evring/ring/ring_extension.hpp"
 #include "evring/ring/ring_reader.hpp"
-#include "evring/schema/schema_blob.hpp"
-#include "evring/ring/sigbus_guard.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "schema/schema_blob.hpp"
+#include "ring/sigbus_guard.hpp"
+#include "ring/snapshot.hpp"
 #include "source/ring_source_state.hpp"
 #include "source/source_identity.hpp"
 

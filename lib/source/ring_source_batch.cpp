@@ -2,7 +2,7 @@
 // guard per batch, no virtual call per event (the C ABI's next_batch and
 // Python's read_batch are built on read_batch, the ring set's merge on
 // read_run).
-#include "evring/source/ring_source.hpp"
+#include "source/ring_source.hpp"
 #include "source/ring_source_state.hpp"
 
 namespace evring {

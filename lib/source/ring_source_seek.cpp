@@ -2,7 +2,7 @@
 // of start positions over a mapped ring, and the time search.
 #include <fmt/format.h>
 
-#include "evring/source/ring_source.hpp"
+#include "source/ring_source.hpp"
 #include "source/ring_source_state.hpp"
 
 namespace evring {

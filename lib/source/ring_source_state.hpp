@@ -11,9 +11,9 @@
 #include "evring/ring/doorbell.hpp"
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/ring_reader.hpp"
-#include "evring/source/ring_source.hpp"
-#include "evring/ring/sigbus_guard.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "source/ring_source.hpp"
+#include "ring/sigbus_guard.hpp"
+#include "ring/snapshot.hpp"
 
 namespace evring {
 

@@ -9,13 +9,13 @@
 #include <map>
 #include <mutex>
 
-#include "evring/recording/recording_reader.hpp"
-#include "evring/source/recording_source.hpp"
+#include "recording/recording_reader.hpp"
+#include "source/recording_source.hpp"
 #include "evring/ring/ring_reader.hpp"
-#include "evring/set/ring_set_manifest.hpp"
-#include "evring/set/ring_set_snapshot.hpp"
-#include "evring/set/ring_set_source.hpp"
-#include "evring/source/ring_source.hpp"
+#include "set/ring_set_manifest.hpp"
+#include "set/ring_set_snapshot.hpp"
+#include "set/ring_set_source.hpp"
+#include "source/ring_source.hpp"
 #include "util/text_escape.hpp"
 
 namespace evring {

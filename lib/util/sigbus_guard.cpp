@@ -1,5 +1,5 @@
 // The SIGBUS handler behind sigbus_guard.hpp.
-#include "evring/ring/sigbus_guard.hpp"
+#include "ring/sigbus_guard.hpp"
 
 #include <signal.h>
 

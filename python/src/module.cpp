@@ -12,7 +12,7 @@
 #include <chrono>
 
 #include "evring/source/follow.hpp"
-#include "evring/registry/reader_kinds.hpp"
+#include "registry/reader_kinds.hpp"
 
 #include "batch.hpp"
 #include "event.hpp"

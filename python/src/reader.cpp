@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "evring/ring/ring.hpp"
-#include "evring/source/ring_source.hpp"
+#include "source/ring_source.hpp"
 #include "evring/schema/schema_render.hpp"
-#include "evring/query/where.hpp"
+#include "query/where.hpp"
 #include "bindings/source_handle.hpp"
 
 namespace evring::python {

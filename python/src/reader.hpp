@@ -26,7 +26,7 @@
 #include <string>
 
 #include "event.hpp"
-#include "evring/registry/reader_registration.hpp"
+#include "registry/reader_registration.hpp"
 #include "bindings/handles.hpp"
 #include "bindings/reader_session.hpp"
 

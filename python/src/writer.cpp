@@ -20,7 +20,7 @@
 #include "reader.hpp"
 #include "writer_encode.hpp"
 #include "bindings/writer_handle.hpp"
-#include "evring/schema/schema_write_check.hpp"
+#include "schema/schema_write_check.hpp"
 
 namespace evring::python {
 namespace {

@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "evring/nats/nats_reader.hpp"
-#include "evring/nats/nats_relay.hpp"
+#include "nats/nats_reader.hpp"
+#include "nats/nats_relay.hpp"
 #include "evring/ring/publisher.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "support/nats_cluster.hpp"

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <random>
 
-#include "evring/nats/nats_encoding.hpp"
+#include "nats/nats_encoding.hpp"
 #include "support/nats_wire.hpp"
 
 namespace evring::nats {

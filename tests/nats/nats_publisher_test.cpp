@@ -11,7 +11,7 @@
 #include <cstring>
 #include <thread>
 
-#include "evring/nats/nats_publisher.hpp"
+#include "nats/nats_publisher.hpp"
 #include "support/nats_relay.hpp"
 
 namespace evring::nats {

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "evring/nats/nats_reader.hpp"
+#include "nats/nats_reader.hpp"
 #include "support/nats_relay.hpp"
 
 namespace evring::nats {

@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "evring/clock.hpp"
-#include "evring/nats/nats_relay.hpp"
+#include "nats/nats_relay.hpp"
 #include "evring/ring/publisher.hpp"
-#include "evring/registry/reader_kinds.hpp"
-#include "evring/registry/reader_listing.hpp"
+#include "registry/reader_kinds.hpp"
+#include "registry/reader_listing.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/ring/ring_writer.hpp"
-#include "evring/nats/nats_reader.hpp"
+#include "nats/nats_reader.hpp"
 #include "evring/nats/nats_source.hpp"
 #include "support/nats_relay.hpp"
 #include "support/nats_server.hpp"

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "evring/nats/nats_encoding.hpp"
-#include "evring/nats/nats_reader.hpp"
-#include "evring/nats/nats_relay.hpp"
+#include "nats/nats_encoding.hpp"
+#include "nats/nats_reader.hpp"
+#include "nats/nats_relay.hpp"
 #include "evring/nats/nats_source.hpp"
 #include "evring/set/ring_set.hpp"
 #include "support/nats_relay.hpp"

@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/recording/recording_index.hpp"
-#include "evring/source/recording_source.hpp"
-#include "evring/recording/recording_writer.hpp"
+#include "recording/recording_index.hpp"
+#include "source/recording_source.hpp"
+#include "recording/recording_writer.hpp"
 #include "support/recording_files.hpp"
 
 namespace evring {

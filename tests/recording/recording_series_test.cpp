@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "evring/source/follow.hpp"
-#include "evring/source/recording_source.hpp"
-#include "evring/recording/recording_writer.hpp"
+#include "source/recording_source.hpp"
+#include "recording/recording_writer.hpp"
 #include "support/recording_files.hpp"
 
 namespace evring {

@@ -17,8 +17,8 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/registry/reader_listing.hpp"
-#include "evring/registry/reader_registration.hpp"
+#include "registry/reader_listing.hpp"
+#include "registry/reader_registration.hpp"
 #include "support/child_process.hpp"
 #include "support/registry_ring.hpp"
 

@@ -13,7 +13,7 @@
 
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/payload.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 
 namespace evring {
 namespace {

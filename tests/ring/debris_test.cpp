@@ -19,9 +19,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/registry/reader_registration.hpp"
-#include "evring/registry/reader_registry.hpp"
-#include "evring/ring/ring_debris.hpp"
+#include "registry/reader_registration.hpp"
+#include "registry/reader_registry.hpp"
+#include "ring/ring_debris.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "registry/registry_file.hpp"

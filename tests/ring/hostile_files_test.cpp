@@ -21,10 +21,10 @@
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/payload.hpp"
 #include "evring/ring/publisher.hpp"
-#include "evring/ring/ring_list.hpp"
+#include "ring/ring_list.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/ring/shared_word.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

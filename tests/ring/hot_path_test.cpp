@@ -31,10 +31,10 @@
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/payload.hpp"
 #include "evring/ring/publisher.hpp"
-#include "evring/registry/reader_kinds.hpp"
+#include "registry/reader_kinds.hpp"
 #include "evring/ring/ring_writer.hpp"
-#include "evring/registry/reader_listing.hpp"
-#include "evring/registry/reader_registration.hpp"
+#include "registry/reader_listing.hpp"
+#include "registry/reader_registration.hpp"
 #include "evring/schema/typed_publish.hpp"
 #include "support/temp_ring.hpp"
 

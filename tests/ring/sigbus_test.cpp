@@ -10,7 +10,7 @@
 
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/publisher.hpp"
-#include "evring/ring/sigbus_guard.hpp"
+#include "ring/sigbus_guard.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

@@ -17,7 +17,7 @@
 #include "evring/source/event_source.hpp"
 #include "evring/ring/publisher.hpp"
 #include "evring/ring/ring_extension.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 #include "evring/source/source_open.hpp"
 #include "support/temp_ring.hpp"
 

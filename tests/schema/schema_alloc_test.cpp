@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/schema/schema_builtin.hpp"
+#include "schema/schema_builtin.hpp"
 #include "evring/schema/schema_render.hpp"
 #include "support/schema_payload.hpp"
 

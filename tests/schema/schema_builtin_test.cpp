@@ -1,7 +1,7 @@
 // The built-in Monad execution schemas: they parse, are found by the foreign
 // hashes they declare, and give every event type the size the facts sheet
 // (../shared/docs/monad-exec-events.md) gives.
-#include "evring/schema/schema_builtin.hpp"
+#include "schema/schema_builtin.hpp"
 
 #include <cstdlib>
 #include <map>

@@ -12,10 +12,10 @@
 #include <gtest/gtest.h>
 
 #include "evring/format.hpp"
-#include "evring/schema/schema_codegen.hpp"
+#include "schema/schema_codegen.hpp"
 #include "evring/schema/schema_embed.hpp"
 #include "evring/schema/schema_render.hpp"
-#include "evring/schema/schema_write_check.hpp"
+#include "schema/schema_write_check.hpp"
 #include "support/schema_payload.hpp"
 #if __has_include(<evring/schema/typed_publish.hpp>)
 #include "evring/ring/iterator.hpp"

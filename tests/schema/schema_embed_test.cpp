@@ -11,7 +11,7 @@
 
 #include "evring/ring/ring.hpp"
 #include "support/temp_ring.hpp"
-#include "evring/schema/schema_builtin.hpp"
+#include "schema/schema_builtin.hpp"
 #include "support/schema_payload.hpp"
 
 namespace evring {

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/schema/schema.hpp"
-#include "evring/schema/schema_lint.hpp"
+#include "schema/schema_lint.hpp"
 #include "schema/schema_std_macros.hpp"
 #include "support/schema_payload.hpp"
 

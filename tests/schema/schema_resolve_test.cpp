@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/recording/recording_writer.hpp"
+#include "recording/recording_writer.hpp"
 #include "evring/ring/ring_writer.hpp"
-#include "evring/schema/schema_builtin.hpp"
+#include "schema/schema_builtin.hpp"
 #include "evring/schema/schema_embed.hpp"
 #include "evring/source/source_open.hpp"
 #include "support/schema_payload.hpp"

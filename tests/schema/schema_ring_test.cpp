@@ -16,7 +16,7 @@
 #include "evring/ring/ring_extension.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/schema_embed.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 #include "evring/source/source_open.hpp"
 #include "evring/schema/typed_publish.hpp"
 #include "support/schema_payload.hpp"

@@ -2,7 +2,7 @@
 // `block:N`, the schema's span label/id/opener/stages, and on the real
 // snapshots (EVRING_CONFORMANCE_DIR) every block found by number, by id and
 // as `latest`, each stage found, and unknown labels refused by name.
-#include "evring/query/span_seek.hpp"
+#include "query/span_seek.hpp"
 
 #include <dirent.h>
 

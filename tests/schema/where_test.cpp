@@ -1,13 +1,13 @@
 // Filter expressions (where.hpp) on crafted payloads: every kind of operand
 // and literal, missing fields, trailing arrays bounds-checked, hostile text.
-#include "evring/query/where.hpp"
+#include "query/where.hpp"
 
 #include <tuple>
 
 #include "evring/source/follow.hpp"
 #include "evring/ring/publisher.hpp"
 #include "evring/ring/ring_reader.hpp"
-#include "evring/source/ring_source.hpp"
+#include "source/ring_source.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "support/temp_ring.hpp"
 

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/set/ring_set.hpp"
-#include "evring/set/ring_set_source.hpp"
+#include "set/ring_set_source.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {

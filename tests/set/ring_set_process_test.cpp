@@ -16,8 +16,8 @@
 #include <gtest/gtest.h>
 
 #include "evring/set/ring_set.hpp"
-#include "evring/set/ring_set_manifest.hpp"
-#include "evring/set/ring_set_source.hpp"
+#include "set/ring_set_manifest.hpp"
+#include "set/ring_set_source.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_ring.hpp"
 

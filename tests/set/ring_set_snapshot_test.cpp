@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "evring/set/ring_set.hpp"
-#include "evring/set/ring_set_snapshot.hpp"
-#include "evring/set/ring_set_source.hpp"
+#include "set/ring_set_snapshot.hpp"
+#include "set/ring_set_source.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/source/source_open.hpp"
 #include "support/temp_ring.hpp"

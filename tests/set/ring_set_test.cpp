@@ -14,13 +14,13 @@
 
 #include <gtest/gtest.h>
 
-#include "evring/registry/reader_listing.hpp"
-#include "evring/registry/reader_kinds.hpp"
-#include "evring/registry/registering_sink.hpp"
+#include "registry/reader_listing.hpp"
+#include "registry/reader_kinds.hpp"
+#include "registry/registering_sink.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/set/ring_set.hpp"
-#include "evring/set/ring_set_manifest.hpp"
-#include "evring/set/ring_set_source.hpp"
+#include "set/ring_set_manifest.hpp"
+#include "set/ring_set_source.hpp"
 #include "evring/source/source_open.hpp"
 #include "support/temp_ring.hpp"
 

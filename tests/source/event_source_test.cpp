@@ -15,7 +15,7 @@
 #include "evring/source/event_source.hpp"
 #include "evring/ring/publisher.hpp"
 #include "evring/ring/ring_reader.hpp"
-#include "evring/source/ring_source.hpp"
+#include "source/ring_source.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/source/source_open.hpp"
 #include "support/temp_ring.hpp"

@@ -15,7 +15,7 @@
 
 #include "evring/source/follow.hpp"
 #include "evring/ring/publisher.hpp"
-#include "evring/source/recording_source.hpp"
+#include "source/recording_source.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "support/recording_files.hpp"
 

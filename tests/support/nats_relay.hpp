@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/nats/nats_connection.hpp"
-#include "evring/nats/nats_publisher.hpp"
+#include "nats/nats_publisher.hpp"
 #include "nats/stream_inspect.hpp"
 #include "support/nats_server.hpp"
 #include "support/nats_wire.hpp"

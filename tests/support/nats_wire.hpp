@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "evring/nats/nats_encoding.hpp"
+#include "nats/nats_encoding.hpp"
 
 namespace evring::test {
 

@@ -17,7 +17,7 @@
 #include "util/crc32c.hpp"
 #include "recording/recording_block.hpp"
 #include "recording/recording_v1.hpp"
-#include "evring/recording/recording.hpp"
+#include "recording/recording.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring::test {

@@ -18,9 +18,9 @@
 #include <gtest/gtest.h>
 
 #include "evring/ring/publisher.hpp"
-#include "evring/registry/reader_kinds.hpp"
-#include "evring/registry/reader_listing.hpp"
-#include "evring/registry/reader_registration.hpp"
+#include "registry/reader_kinds.hpp"
+#include "registry/reader_listing.hpp"
+#include "registry/reader_registration.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "support/temp_ring.hpp"
 

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "evring/nats/nats_relay.hpp"
+#include "nats/nats_relay.hpp"
 
 namespace evring::test {
 

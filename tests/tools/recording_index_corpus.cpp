@@ -25,12 +25,12 @@
 #include <string>
 #include <vector>
 
-#include "evring/recording/recording_index.hpp"
-#include "evring/recording/recording_writer.hpp"
+#include "recording/recording_index.hpp"
+#include "recording/recording_writer.hpp"
 #include "evring/schema/schema.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "evring/source/source_open.hpp"
-#include "evring/query/span_seek.hpp"
+#include "query/span_seek.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

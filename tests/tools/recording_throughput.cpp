@@ -25,7 +25,7 @@
 #include <cstring>
 #include <string>
 
-#include "evring/recording/recording.hpp"
+#include "recording/recording.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "output/event_format.hpp"
-#include "evring/query/span_seek.hpp"
+#include "query/span_seek.hpp"
 #include "output/values.hpp"
 
 namespace evring::cli {

@@ -13,13 +13,13 @@
 #include <cstring>
 
 #include "commands.hpp"
-#include "evring/registry/reader_kinds.hpp"
+#include "registry/reader_kinds.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "output/escape.hpp"
 #include "evring/source/follow.hpp"
-#include "evring/recording/recording_writer.hpp"
+#include "recording/recording_writer.hpp"
 #include "open.hpp"
-#include "evring/registry/registering_sink.hpp"
+#include "registry/registering_sink.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
 

@@ -1,4 +1,4 @@
-// evring relay: options, then the library's relay (evring/nats/nats_relay.hpp),
+// evring relay: options, then the library's relay (lib/nats/nats_relay.hpp),
 // which runs the follow loop into a JetStream stream publisher.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -6,7 +6,7 @@
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "output/event_format.hpp"
-#include "evring/nats/nats_relay.hpp"
+#include "nats/nats_relay.hpp"
 #include "evring/nats/nats_source.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "nats_cmd.hpp"

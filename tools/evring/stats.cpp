@@ -10,7 +10,7 @@
 #include "commands.hpp"
 #include "output/event_format.hpp"
 #include "evring/schema/schema_resolve.hpp"
-#include "evring/query/where.hpp"
+#include "query/where.hpp"
 #include "output/json.hpp"
 #include "open.hpp"
 #include "output/output.hpp"

@@ -1,4 +1,4 @@
-// evring/nats/nats_encoding.hpp — how ring events travel as NATS JetStream messages.
+// lib/nats/nats_encoding.hpp — how ring events travel as NATS JetStream messages.
 //
 // docs/distributed.md has the byte tables, the subject grammar and the
 // reasons; this header is the same contract in code. Pure functions and
@@ -54,7 +54,7 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/recording/recording_format.hpp"
+#include "recording/recording_format.hpp"
 
 namespace evring::nats {
 

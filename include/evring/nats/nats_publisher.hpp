@@ -1,4 +1,4 @@
-// evring/nats/nats_publisher.hpp — the relay's sink: ring events into a JetStream stream.
+// lib/nats/nats_publisher.hpp — the relay's sink: ring events into a JetStream stream.
 //
 // The follow loop (the event source's) drives it; it never reads a ring:
 //
@@ -65,8 +65,8 @@
 #include "evring/error.hpp"
 #include "evring/format.hpp"
 #include "evring/nats/nats_connection.hpp"
-#include "evring/nats/nats_encoding.hpp"
-#include "evring/recording/recording_format.hpp"
+#include "nats/nats_encoding.hpp"
+#include "recording/recording_format.hpp"
 
 namespace evring::nats {
 

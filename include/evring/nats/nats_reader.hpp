@@ -1,4 +1,4 @@
-// evring/nats/nats_reader.hpp — reading a relayed ring back out of a JetStream stream.
+// lib/nats/nats_reader.hpp — reading a relayed ring back out of a JetStream stream.
 //
 //     auto connection = evring::nats::Connection::connect(*url);
 //     auto reader = evring::nats::StreamReader::open(*connection, {.stream = "RING",
@@ -93,7 +93,7 @@
 #include "evring/format.hpp"
 #include "evring/ring/gap_reason.hpp"
 #include "evring/nats/nats_connection.hpp"
-#include "evring/nats/nats_encoding.hpp"
+#include "nats/nats_encoding.hpp"
 
 namespace evring::nats {
 

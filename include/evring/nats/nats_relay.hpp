@@ -1,4 +1,4 @@
-// evring/nats/nats_relay.hpp — a ring (or any event source) into a JetStream stream.
+// lib/nats/nats_relay.hpp — a ring (or any event source) into a JetStream stream.
 //
 //     evring::nats::RelayOptions options;
 //     options.source = "demo";                                   // open_source location
@@ -58,7 +58,7 @@
 #include "evring/source/flow_filter.hpp"
 #include "evring/source/follow.hpp"
 #include "evring/nats/nats_connection.hpp"
-#include "evring/nats/nats_publisher.hpp"
+#include "nats/nats_publisher.hpp"
 #include "evring/source/position.hpp"
 
 namespace evring::nats {

@@ -1,4 +1,4 @@
-// evring/query/span_seek.hpp — positions by meaning: `--from block:15000009`.
+// lib/query/span_seek.hpp — positions by meaning: `--from block:15000009`.
 //
 //     auto notice = evring::seek_source(*source, *evring::parse_start("block:15000009"), schema);
 //

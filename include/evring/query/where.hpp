@@ -1,4 +1,4 @@
-// evring/query/where.hpp — filter expressions: `--where 'type == TXN_HEADER_START
+// lib/query/where.hpp — filter expressions: `--where 'type == TXN_HEADER_START
 // && txn_header.gas_limit > 1000000'`.
 //
 //     auto where = evring::compile_where(text, schema);   // once, before reading

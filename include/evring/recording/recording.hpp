@@ -1,4 +1,4 @@
-// evring/recording/recording.hpp — recordings: the events of a ring kept on disk.
+// lib/recording/recording.hpp — recordings: the events of a ring kept on disk.
 //
 // A recording is what `evring record` writes while following a ring: every
 // event (descriptor and payload), every sequence number it did not capture
@@ -15,6 +15,6 @@
 // docs/recording-format.md has the byte tables and the reasons.
 #pragma once
 
-#include "evring/recording/recording_format.hpp"
-#include "evring/recording/recording_reader.hpp"
-#include "evring/recording/recording_writer.hpp"
+#include "recording/recording_format.hpp"
+#include "recording/recording_reader.hpp"
+#include "recording/recording_writer.hpp"

@@ -1,4 +1,4 @@
-// evring/recording/recording_format.hpp — the bytes of a recording file (version 3).
+// lib/recording/recording_format.hpp — the bytes of a recording file (version 3).
 //
 // Pure data: the structs, constants and limits of docs/recording-format.md,
 // which has the byte tables, a worked example and the reasons. Any change to a

@@ -1,4 +1,4 @@
-// evring/recording/recording_index.hpp — the indexes of a version 3 recording.
+// lib/recording/recording_index.hpp — the indexes of a version 3 recording.
 //
 //     evring::RecordingOptions options;
 //     options.span_marker = evring::span_marker(schema);    // span index (optional)
@@ -42,7 +42,7 @@
 #include <string_view>
 
 #include "evring/format.hpp"
-#include "evring/recording/recording_format.hpp"
+#include "recording/recording_format.hpp"
 
 namespace evring {
 

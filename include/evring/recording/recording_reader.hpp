@@ -1,4 +1,4 @@
-// evring/recording/recording_reader.hpp — replaying a recording, damage included.
+// lib/recording/recording_reader.hpp — replaying a recording, damage included.
 //
 //     auto reader = evring::RecordingReader::open("x.evrec");
 //     evring::Record record;
@@ -41,8 +41,8 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/recording/recording_format.hpp"
-#include "evring/recording/recording_index.hpp"
+#include "recording/recording_format.hpp"
+#include "recording/recording_index.hpp"
 
 namespace evring {
 

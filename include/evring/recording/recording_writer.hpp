@@ -1,4 +1,4 @@
-// evring/recording/recording_writer.hpp — writing a recording (the disk side of `evring record`).
+// lib/recording/recording_writer.hpp — writing a recording (the disk side of `evring record`).
 //
 //     evring::RecordingOptions options;
 //     options.schema = schema_bytes;                        // optional, opaque
@@ -41,8 +41,8 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/recording/recording_format.hpp"
-#include "evring/recording/recording_index.hpp"
+#include "recording/recording_format.hpp"
+#include "recording/recording_index.hpp"
 
 namespace evring {
 

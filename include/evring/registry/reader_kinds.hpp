@@ -1,4 +1,4 @@
-// evring/registry/reader_kinds.hpp — the reader kinds evring's own programs use, and
+// lib/registry/reader_kinds.hpp — the reader kinds evring's own programs use, and
 // their names in listings.
 //
 // The core stores a reader's kind and never reads it: ReaderInfo::kind is a

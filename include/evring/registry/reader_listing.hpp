@@ -1,4 +1,4 @@
-// evring/registry/reader_listing.hpp — who reads a ring, whether each reader lives,
+// lib/registry/reader_listing.hpp — who reads a ring, whether each reader lives,
 // and how far behind it is: what `evring readers`, `info`, `top` and
 // `metrics` show.
 //
@@ -51,8 +51,8 @@
 #include "evring/error.hpp"
 #include "evring/ring/interest.hpp"
 #include "evring/format.hpp"
-#include "evring/registry/reader_registration.hpp"
-#include "evring/registry/reader_registry.hpp"
+#include "registry/reader_registration.hpp"
+#include "registry/reader_registry.hpp"
 #include "evring/ring/ring.hpp"
 
 namespace evring {

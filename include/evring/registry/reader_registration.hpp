@@ -1,4 +1,4 @@
-// evring/registry/reader_registration.hpp — a reader that can be seen: announcing
+// lib/registry/reader_registration.hpp — a reader that can be seen: announcing
 // itself in its ring's reader registry and publishing how far it has read.
 //
 // How to register a reader:
@@ -88,7 +88,7 @@
 #include "evring/format.hpp"
 #include "evring/ring/interest.hpp"
 #include "evring/ring/iterator.hpp"
-#include "evring/registry/reader_registry.hpp"
+#include "registry/reader_registry.hpp"
 #include "evring/ring/ring.hpp"
 
 namespace evring {

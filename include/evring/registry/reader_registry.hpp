@@ -1,4 +1,4 @@
-// evring/registry/reader_registry.hpp — where a ring's reader registry lives, the
+// lib/registry/reader_registry.hpp — where a ring's reader registry lives, the
 // states a registry file can be in, and the writer's optional part.
 //
 // Readers that want to be seen (`evring readers`, `info`, `top`, `metrics`)
@@ -43,7 +43,7 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/registry/reader_registry_format.hpp"
+#include "registry/reader_registry_format.hpp"
 
 namespace evring {
 

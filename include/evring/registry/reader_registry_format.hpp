@@ -1,4 +1,4 @@
-// evring/registry/reader_registry_format.hpp — the reader registry file: structs,
+// lib/registry/reader_registry_format.hpp — the reader registry file: structs,
 // constants, layout.
 //
 // Pure data, no system calls. A ring's reader registry is a small file next

@@ -1,4 +1,4 @@
-// evring/registry/registering_sink.hpp — a follow loop's reader seen in the ring's
+// lib/registry/registering_sink.hpp — a follow loop's reader seen in the ring's
 // reader registry (reader_registration.hpp, docs/operations.md): a FollowSink
 // that registers the reader when the loop starts on a live ring, publishes
 // its position as events pass, and hands everything on to the program's sink.
@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "evring/source/follow.hpp"
-#include "evring/registry/reader_registration.hpp"
+#include "registry/reader_registration.hpp"
 
 namespace evring {
 

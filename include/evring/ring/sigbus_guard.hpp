@@ -1,4 +1,4 @@
-// evring/ring/sigbus_guard.hpp — a ring file truncated under a reader becomes an error, not a crash.
+// lib/ring/sigbus_guard.hpp — a ring file truncated under a reader becomes an error, not a crash.
 //
 // How to read defensively:
 //

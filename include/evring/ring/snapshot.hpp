@@ -1,4 +1,4 @@
-// evring/ring/snapshot.hpp — a ring frozen in a file: writing and loading snapshots.
+// lib/ring/snapshot.hpp — a ring frozen in a file: writing and loading snapshots.
 //
 // A snapshot is the whole ring file compressed as one zstd frame (the format
 // real RING01 tools use; see docs/cli.md). Loading one, from a file or from a

@@ -1,4 +1,4 @@
-// evring/schema/schema_blob.hpp — where a ring file carries its schema: the byte layout.
+// lib/schema/schema_blob.hpp — where a ring file carries its schema: the byte layout.
 //
 // A ring written with a schema carries it in the unused part of its 2 MiB
 // RING01 header section, where readers of other implementations never look:

@@ -1,4 +1,4 @@
-// evring/schema/schema_builtin.hpp — schemas compiled into the library.
+// lib/schema/schema_builtin.hpp — schemas compiled into the library.
 //
 // evring carries schema files for rings other implementations write (today
 // the two Monad execution-event schemas, schemas/monad-exec-*.toml), so that

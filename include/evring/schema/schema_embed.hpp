@@ -36,7 +36,7 @@
 #include "evring/config.hpp"
 #include "evring/error.hpp"
 #include "evring/schema/schema.hpp"
-#include "evring/schema/schema_blob.hpp"
+#include "schema/schema_blob.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/schema/schema_interest.hpp — interest words in a schema's words.
+// lib/schema/schema_interest.hpp — interest words in a schema's words.
 //
 // How a reader turns `--keywords trades,quotes --level 3` into the word it
 // registers (reader_registration.hpp), and how tools show a word:

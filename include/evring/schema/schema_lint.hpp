@@ -1,4 +1,4 @@
-// evring/schema/schema_lint.hpp — what is legal in a schema but probably a mistake.
+// lib/schema/schema_lint.hpp — what is legal in a schema but probably a mistake.
 //
 // `evring schema check` prints these after "ok" (they do not make the check
 // fail):

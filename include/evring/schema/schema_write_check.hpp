@@ -1,4 +1,4 @@
-// evring/schema/schema_write_check.hpp — refusing an event its schema rules out, before it is published.
+// lib/schema/schema_write_check.hpp — refusing an event its schema rules out, before it is published.
 //
 // How a writer checks an event:
 //

@@ -1,4 +1,4 @@
-// evring/set/ring_set_format.hpp — the ring set manifest, byte by byte.
+// lib/set/ring_set_format.hpp — the ring set manifest, byte by byte.
 //
 // A ring set NAME is a directory NAME/ in the ring directory holding a
 // manifest file `manifest` and member rings `m0`, `m1`, ... (plain RING01

@@ -1,4 +1,4 @@
-// evring/set/ring_set_manifest.hpp — reading a ring set's manifest.
+// lib/set/ring_set_manifest.hpp — reading a ring set's manifest.
 //
 // A ring set is a directory holding a manifest and member rings
 // (ring_set_format.hpp, docs/ring-sets.md). This is the reader's view of the
@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "evring/set/ring_set_format.hpp"
+#include "set/ring_set_format.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/set/ring_set_snapshot.hpp — a ring set frozen in one file.
+// lib/set/ring_set_snapshot.hpp — a ring set frozen in one file.
 //
 //     evring snapshot demo -o demo.zst      # demo is a ring set
 //     evring watch demo.zst --from oldest   # the merged stream, with members
@@ -46,8 +46,8 @@
 
 #include "evring/error.hpp"
 #include "evring/ring/ring.hpp"
-#include "evring/set/ring_set_manifest.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "set/ring_set_manifest.hpp"
+#include "ring/snapshot.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/set/ring_set_source.hpp — a ring set read as one stream in time order.
+// lib/set/ring_set_source.hpp — a ring set read as one stream in time order.
 //
 // open_source (source_open.hpp) returns one of these for a set's name or
 // directory. Each member is read by its own RingSource; the set source
@@ -65,8 +65,8 @@
 #include <vector>
 
 #include "evring/source/event_source.hpp"
-#include "evring/set/ring_set_manifest.hpp"
-#include "evring/set/ring_set_snapshot.hpp"
+#include "set/ring_set_manifest.hpp"
+#include "set/ring_set_snapshot.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/source/recording_source.hpp — a recording (or a rotated series) as an event source.
+// lib/source/recording_source.hpp — a recording (or a rotated series) as an event source.
 //
 // The EventSource (event_source.hpp) over RecordingReader
 // (recording_reader.hpp). open_source (source_open.hpp) makes these.
@@ -56,8 +56,8 @@
 #include <vector>
 
 #include "evring/source/event_source.hpp"
-#include "evring/recording/recording_index.hpp"
-#include "evring/recording/recording_reader.hpp"
+#include "recording/recording_index.hpp"
+#include "recording/recording_reader.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/source/ring_source.hpp — a ring file or a snapshot as an event source.
+// lib/source/ring_source.hpp — a ring file or a snapshot as an event source.
 //
 // The EventSource (event_source.hpp) over a mapped ring: a live ring file
 // opened with RingReader, or a snapshot loaded into memory. open_source

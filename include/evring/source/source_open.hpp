@@ -35,7 +35,7 @@
 #include "evring/error.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/ring/ring_directory.hpp"
-#include "evring/ring/snapshot.hpp"
+#include "ring/snapshot.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// evring/source/source_renamed.hpp — has a ring's name been given to another ring
+// lib/source/source_renamed.hpp — has a ring's name been given to another ring
 // file? What following a name (`tail -F`) rests on: follow.hpp's
 // follow_name, and the commands that watch a ring by name for a long time
 // (`evring metrics --listen`) or list what belongs to the ring now at a name

@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "evring/source/recording_source.hpp"
-#include "evring/set/ring_set_source.hpp"
-#include "evring/source/ring_source.hpp"
+#include "source/recording_source.hpp"
+#include "set/ring_set_source.hpp"
+#include "source/ring_source.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "output/json.hpp"
 

@@ -13,9 +13,9 @@
 #include "output/escape.hpp"
 #include "output/event_format.hpp"
 #include "evring/ring/ring_directory.hpp"
-#include "evring/ring/ring_list.hpp"
+#include "ring/ring_list.hpp"
 #include "ops/gc.hpp"
-#include "evring/set/ring_set_manifest.hpp"
+#include "set/ring_set_manifest.hpp"
 #include "output/json.hpp"
 #include "output/output.hpp"
 

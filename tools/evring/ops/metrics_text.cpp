@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "evring/registry/reader_kinds.hpp"
+#include "registry/reader_kinds.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "util/text_escape.hpp"
 

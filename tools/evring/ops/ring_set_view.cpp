@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "evring/set/ring_set_manifest.hpp"
+#include "set/ring_set_manifest.hpp"
 #include "evring/source/source_open.hpp"
 
 namespace evring::cli {

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include "evring/ring/ring_reader.hpp"
-#include "evring/source/ring_source.hpp"
+#include "source/ring_source.hpp"
 #include "evring/schema/schema_resolve.hpp"
-#include "evring/source/source_renamed.hpp"
+#include "source/source_renamed.hpp"
 #include "open.hpp"
 #include "output/values.hpp"
 

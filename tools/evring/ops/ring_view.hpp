@@ -19,7 +19,7 @@
 
 #include "evring/source/event_predicate.hpp"
 #include "evring/source/event_source.hpp"
-#include "evring/registry/reader_listing.hpp"
+#include "registry/reader_listing.hpp"
 #include "evring/schema/schema.hpp"
 #include "ops/ring_sample.hpp"
 

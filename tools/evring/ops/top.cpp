@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "evring/registry/reader_kinds.hpp"
+#include "registry/reader_kinds.hpp"
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "ops/ops_cmd.hpp"

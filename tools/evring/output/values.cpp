@@ -6,8 +6,8 @@
 #include <charconv>
 
 #include "output/escape.hpp"
-#include "evring/query/span_seek.hpp"
-#include "evring/query/where.hpp"
+#include "query/span_seek.hpp"
+#include "query/where.hpp"
 
 namespace evring::cli {
 namespace {

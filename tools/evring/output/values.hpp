@@ -34,7 +34,7 @@ Result<std::string> parse_choice(std::string_view option, std::string_view text,
 // (--from through the one resolver, evring/source/position.hpp).
 Status parse_follow_range(FollowOptions& follow, std::string_view from, const std::optional<std::string>& until,
                           const std::optional<std::string>& count);
-// --where EXPR compiled against the source's schema (evring/query/where.hpp), into
+// --where EXPR compiled against the source's schema (lib/query/where.hpp), into
 // follow.where; `holder` keeps it alive. Nothing when `where` is empty; an
 // error (a usage error) when there is no schema or the expression is bad.
 // Span labels in it (`block == 15000009`) are looked up in `source` (which
