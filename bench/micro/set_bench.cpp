@@ -1,32 +1,57 @@
 // evring-set-bench: ring sets against one shared ring, in the same run.
 //
-//   evring-set-bench [--quick] [--readers] [--live-rate EVENTS_PER_S] [--json-merge FILE]
+//   evring-set-bench [--quick] [--readers | --writers] [--pin] [--rounds N]
+//                    [--live-rate EVENTS_PER_S] [--json-merge FILE]
 //
 // Writers (64-byte payloads, reserve + memcpy + commit in a loop for a fixed
 // time, aggregate events/s over all threads):
-//   set        each thread publishes into its own member (RingSetWriter::publisher:
-//              the claimed plain-store path)
-//   shared     every thread shares one ring's Publisher (WriterSharing::Shared)
-//   exclusive  one thread, WriterSharing::Exclusive (the single-writer ceiling)
-// with 1 and 2 threads (--readers leaves them out). Readers: a merged
-// RingSetSource over 4 members of N events each against a RingSource over one
-// ring of 4N events, descriptors only (next() with PayloadRead::None), events
-// per second of the reading thread's CPU time (drain_rate says why), and their
-// ratio in the same round. Live: a merged reader following 4 writer threads
-// paced to --live-rate events/s in total (default 4 M), counting lost events.
+//   set          each thread publishes into its own member (RingSetWriter::publisher:
+//                the claimed plain-store path)
+//   shared       every thread shares one ring's Publisher (WriterSharing::Shared)
+//   exclusive    one thread, WriterSharing::Exclusive (the single-writer ceiling)
+//   independent  the control for the set's scaling: 2 threads (_2t), or 2
+//                processes (_2p), each writing its own Exclusive ring, sharing
+//                nothing the library owns. If the control scales as the set
+//                does, the machine, not the set, is the limit.
+// with 1 and 2 threads (--readers leaves them out). Each writer figure also
+// prints why it is what it is: the writers' CPU share (their CPU time over
+// elapsed × writers: below 1, something else had the core), events per
+// second of their own CPU time (drops if writers slow each other down),
+// page faults and involuntary switches in the window. --pin runs thread (or
+// process) t on CPU t; --small-rings writes rings that fit a core's L2.
 //
-// Each figure is the median of 3 rounds (5 without --quick), with the spread
-// (min..max) printed beside it. --json-merge adds the keys
+// Readers: a merged RingSetSource over 4 members of N events each against a
+// RingSource over one ring of 4N events, descriptors only (next() with
+// PayloadRead::None), events per second of the reading thread's CPU time
+// (drain_rate says why), and their ratio in the same round. Live: a merged
+// reader following 4 writer threads paced to --live-rate events/s in total
+// (default 4 M), counting lost events. --writers leaves the readers out.
+// --members N (repeatable): the merge's cost in the number of members, N
+// members whose times interleave finely (interleaved_readers) against one
+// ring, keys set_reader_events_per_s_interleaved_Nm and
+// set_reader_ratio_interleaved_Nm.
+//
+// Each figure is the median of --rounds rounds (3 with --quick, else 5),
+// with the spread (min..max) printed beside it. --json-merge adds the keys
 // set_writer_events_per_s_{1,2}t, shared_writer_events_per_s_{1,2}t,
-// exclusive_writer_events_per_s_1t, set_reader_events_per_s_4m,
-// ring_reader_events_per_s, set_reader_ratio_4m (the median of the rounds'
-// ratios), set_live_writer_events_per_s_4t and set_reader_live_lost_4m (the
-// worst round) to the JSON object in FILE (creating it if needed). Rings live
-// in a private directory in /dev/shm (tmpfs).
+// exclusive_writer_events_per_s_1t, independent_writer_events_per_s_{2t,2p},
+// the medians of same-round ratios set_writer_ratio_2t,
+// set_writer_cpu_ratio_2t (2 × the 2-writer events per CPU-second over the
+// 1-writer's), independent_writer_ratio_{2t,2p} (over exclusive 1t),
+// set_reader_events_per_s_4m, ring_reader_events_per_s, set_reader_ratio_4m
+// (the median of the rounds' ratios), set_live_writer_events_per_s_4t and
+// set_reader_live_lost_4m (the worst round) to the JSON object in FILE
+// (creating it if needed). Rings live in a private directory in /dev/shm
+// (tmpfs).
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -77,31 +102,113 @@ evring::RingContent content() {
     return c;
 }
 
+// --small-rings: writer rings of 4096 descriptors and 256 KiB of payload
+// (512 KiB in all, within a core's L2) instead of 16 MiB + 16 MiB: takes the
+// memory traffic of two writers (each streams 128 bytes per event, about
+// 10 GB/s at 80 M events/s) out of the comparison.
+bool g_small_rings = false;
+
+evring::RingConfig writer_config(const std::string& name) {
+    return g_small_rings ? config(name, 12, 18) : config(name);
+}
+
+bool g_pin = false;  // --pin: thread (or process) t runs on CPU t mod the CPU count
+
+void pin_to(unsigned t) {
+    if (!g_pin) return;
+    const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(t % cpus, &set);
+    if (::sched_setaffinity(0, sizeof set, &set) != 0) die("sched_setaffinity failed");
+}
+
+double thread_cpu_seconds() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// What one timed window of writers did: the aggregate rate, and why it is
+// what it is. cpu_share is the writers' CPU time over (elapsed × writers):
+// below 1, the writers were not running (another thread or process had the
+// core); per_cpu_rate is events per second of the writers' own CPU time: it
+// drops when the writers slow each other down (a shared cache line, a lock).
+// Faults and switches are counted per writer over the window (RUSAGE_THREAD).
+struct Run {
+    double rate = 0;
+    double cpu_share = 0;
+    double per_cpu_rate = 0;
+    double faults = 0;           // minor + major page faults, all writers
+    double involuntary = 0;      // involuntary context switches, all writers
+};
+
+struct Usage {
+    std::uint64_t events = 0;
+    double cpu = 0;
+    long faults = 0;
+    long involuntary = 0;
+};
+
+template <class Body>
+Usage measured(Body body) {
+    rusage before{}, after{};
+    ::getrusage(RUSAGE_THREAD, &before);
+    const double cpu0 = thread_cpu_seconds();
+    Usage u;
+    u.events = body();
+    u.cpu = thread_cpu_seconds() - cpu0;
+    ::getrusage(RUSAGE_THREAD, &after);
+    u.faults = (after.ru_minflt - before.ru_minflt) + (after.ru_majflt - before.ru_majflt);
+    u.involuntary = after.ru_nivcsw - before.ru_nivcsw;
+    return u;
+}
+
+Run summarize(const std::vector<Usage>& usage, double elapsed) {
+    Run run;
+    std::uint64_t total = 0;
+    double cpu = 0;
+    for (const auto& u : usage) {
+        total += u.events;
+        cpu += u.cpu;
+        run.faults += static_cast<double>(u.faults);
+        run.involuntary += static_cast<double>(u.involuntary);
+    }
+    run.rate = static_cast<double>(total) / elapsed;
+    run.cpu_share = cpu / (elapsed * static_cast<double>(usage.size()));
+    run.per_cpu_rate = cpu > 0 ? static_cast<double>(total) / cpu : 0;
+    return run;
+}
+
 // Runs `threads` threads: each calls `setup(thread_index)` (a set member is
 // taken there, outside the timed window), then `body(setup's result, stop)`
 // for `seconds`; returns aggregate events/s from the counts they return.
+// Waiting threads (and the timing thread) sleep rather than spin: on two
+// cores a spinning waiter takes the core a writer needs.
 template <class Setup, class Body>
-double run_threads(unsigned threads, double seconds, Setup setup, Body body) {
+Run run_threads(unsigned threads, double seconds, Setup setup, Body body) {
     std::atomic<bool> stop{false};
     std::atomic<unsigned> ready{0};
-    std::vector<std::uint64_t> counts(threads);
+    std::atomic<bool> go{false};
+    std::vector<Usage> usage(threads);
     std::vector<std::thread> workers;
     for (unsigned t = 0; t < threads; ++t)
         workers.emplace_back([&, t] {
+            pin_to(t);
             auto prepared = setup(t);
             ready.fetch_add(1);
-            while (ready.load() < threads) {}
-            counts[t] = body(prepared, stop);
+            ready.notify_all();
+            go.wait(false);
+            usage[t] = measured([&] { return body(prepared, stop); });
         });
-    while (ready.load() < threads) {}
+    for (unsigned seen = ready.load(); seen < threads; seen = ready.load()) ready.wait(seen);
     const auto start = Clock::now();
+    go = true;
+    go.notify_all();
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
     stop = true;
     for (auto& w : workers) w.join();
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    std::uint64_t total = 0;
-    for (auto c : counts) total += c;
-    return static_cast<double>(total) / elapsed;
+    return summarize(usage, std::chrono::duration<double>(Clock::now() - start).count());
 }
 
 std::uint64_t publish_loop(evring::Publisher& p, std::atomic<bool>& stop) {
@@ -119,10 +226,10 @@ std::uint64_t publish_loop(evring::Publisher& p, std::atomic<bool>& stop) {
     return n;
 }
 
-double set_writers(const std::string& dir, unsigned threads, double seconds) {
+Run set_writers(const std::string& dir, unsigned threads, double seconds) {
     evring::SetCreateOptions options;
     options.directory = in(dir);
-    auto set = evring::RingSetWriter::create({config("wset"), content(), 4}, options);
+    auto set = evring::RingSetWriter::create({writer_config("wset"), content(), 4}, options);
     if (!set) die(set.error().message());
     return run_threads(
         threads, seconds,
@@ -134,10 +241,10 @@ double set_writers(const std::string& dir, unsigned threads, double seconds) {
         [](evring::Publisher* p, std::atomic<bool>& stop) { return publish_loop(*p, stop); });
 }
 
-double ring_writers(const std::string& dir, unsigned threads, double seconds, evring::WriterSharing sharing) {
+Run ring_writers(const std::string& dir, unsigned threads, double seconds, evring::WriterSharing sharing) {
     evring::CreateOptions options;
     options.directory = in(dir);
-    auto ring = evring::RingWriter::create({config("wring"), content()}, options);
+    auto ring = evring::RingWriter::create({writer_config("wring"), content()}, options);
     if (!ring) die(ring.error().message());
     evring::Publisher shared(ring->ring(), sharing);
     return run_threads(
@@ -145,10 +252,81 @@ double ring_writers(const std::string& dir, unsigned threads, double seconds, ev
         [](evring::Publisher* p, std::atomic<bool>& stop) { return publish_loop(*p, stop); });
 }
 
-double thread_cpu_seconds() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+// The control for the set's scaling: `threads` threads each writing its own
+// independent Exclusive ring (no set, nothing shared by the library). What
+// the set's writers cannot beat: if this scales as the set does, the machine
+// is the limit.
+Run independent_writers(const std::string& dir, unsigned threads, double seconds) {
+    struct Own {
+        std::unique_ptr<evring::RingWriter> ring;
+        std::unique_ptr<evring::Publisher> publisher;
+    };
+    return run_threads(
+        threads, seconds,
+        [&](unsigned t) {
+            evring::CreateOptions options;
+            options.directory = in(dir);
+            auto ring = evring::RingWriter::create({writer_config("wown" + std::to_string(t)), content()}, options);
+            if (!ring) die(ring.error().message());
+            Own own;
+            own.ring = std::make_unique<evring::RingWriter>(std::move(ring).value());
+            own.publisher = std::make_unique<evring::Publisher>(own.ring->ring(), evring::WriterSharing::Exclusive);
+            return own;
+        },
+        [](Own& own, std::atomic<bool>& stop) { return publish_loop(*own.publisher, stop); });
+}
+
+// The same control with `processes` processes instead of threads: nothing
+// shared at all, not even the address space. Each child creates its ring,
+// says so, waits for the start byte, writes until SIGUSR1 and reports its
+// Usage through a pipe.
+std::atomic<bool> g_child_stop{false};
+
+Run independent_processes(const std::string& dir, unsigned processes, double seconds) {
+    int ready[2], go[2], report[2];
+    if (::pipe(ready) != 0 || ::pipe(go) != 0 || ::pipe(report) != 0) die("pipe failed");
+    std::vector<pid_t> children;
+    for (unsigned t = 0; t < processes; ++t) {
+        const pid_t pid = ::fork();
+        if (pid < 0) die("fork failed");
+        if (pid == 0) {
+            struct sigaction sa{};
+            sa.sa_handler = [](int) { g_child_stop.store(true, std::memory_order_relaxed); };
+            ::sigaction(SIGUSR1, &sa, nullptr);
+            pin_to(t);
+            bool reported = false;
+            {
+                evring::CreateOptions options;
+                options.directory = in(dir);
+                auto ring = evring::RingWriter::create({writer_config("wproc" + std::to_string(t)), content()}, options);
+                if (!ring) die(ring.error().message());
+                evring::Publisher p(ring->ring(), evring::WriterSharing::Exclusive);
+                char byte = 'r';
+                if (::write(ready[1], &byte, 1) == 1 && ::read(go[0], &byte, 1) == 1) {
+                    const Usage u = measured([&] { return publish_loop(p, g_child_stop); });
+                    reported = ::write(report[1], &u, sizeof u) == static_cast<ssize_t>(sizeof u);
+                }
+            }  // the ring file is removed here
+            ::_exit(reported ? 0 : 3);
+        }
+        children.push_back(pid);
+    }
+    for (unsigned t = 0; t < processes; ++t) {
+        char byte;
+        if (::read(ready[0], &byte, 1) != 1) die("a writer process failed to start");
+    }
+    const std::string start_bytes(processes, 'g');
+    const auto start = Clock::now();
+    if (::write(go[1], start_bytes.data(), processes) != static_cast<ssize_t>(processes)) die("write failed");
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    for (pid_t pid : children) ::kill(pid, SIGUSR1);
+    std::vector<Usage> usage(processes);
+    for (auto& u : usage)
+        if (::read(report[0], &u, sizeof u) != static_cast<ssize_t>(sizeof u)) die("a writer process failed");
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    for (pid_t pid : children) ::waitpid(pid, nullptr, 0);
+    for (int fd : {ready[0], ready[1], go[0], go[1], report[0], report[1]}) ::close(fd);
+    return summarize(usage, elapsed);
 }
 
 // Events per second of the reading thread's CPU time: on a machine shared
@@ -215,6 +393,63 @@ std::pair<double, double> readers(const std::string& dir, std::uint64_t per) {
     auto single = evring::RingSource::open_live(std::move(reader).value(), "rring");
     if (!single) die(single.error().message());
     return {set_rate, drain_rate(**single, 4 * per)};
+}
+
+// The merge's cost in the number of members: `members` members of `per`
+// events each whose times interleave finely (one thread writes them round
+// robin, so no member has a burst the merge could release without looking
+// at the others: every event is a pick among all members), read merged,
+// against one ring of members × per events. Each member is held by a thread
+// of its own for the whole write (a member is released when its thread
+// exits), and the writing thread's first reserve claims each member's plain
+// path. Returns (merged, single) events per second of reading CPU time.
+std::pair<double, double> interleaved_readers(const std::string& dir, unsigned members, std::uint64_t per) {
+    evring::SetCreateOptions options;
+    options.directory = in(dir);
+    const std::string name = "iset" + std::to_string(members);
+    auto set = evring::RingSetWriter::create({config(name, 14, 20), content(), members}, options);
+    if (!set) die(set.error().message());
+    std::vector<evring::Publisher*> publishers(members);
+    std::atomic<unsigned> taken{0};
+    std::atomic<bool> written{false};
+    std::vector<std::thread> holders;
+    for (unsigned t = 0; t < members; ++t)
+        holders.emplace_back([&, t] {
+            auto p = set->publisher();
+            if (!p) die(p.error().message());
+            publishers[t] = *p;
+            taken.fetch_add(1);
+            taken.notify_all();
+            written.wait(false);
+        });
+    for (unsigned seen = taken.load(); seen < members; seen = taken.load()) taken.wait(seen);
+    for (std::uint64_t i = 0; i < per; ++i)
+        for (evring::Publisher* p : publishers) {
+            evring::Reservation r = p->reserve(kPayload);
+            p->commit(r);
+        }
+    auto merged = evring::RingSetSource::open(set->path(), name);
+    if (!merged) die(merged.error().message());
+    const double set_rate = drain_rate(**merged, members * per);
+    merged->reset();
+    written = true;
+    written.notify_all();
+    for (auto& h : holders) h.join();
+
+    evring::CreateOptions ring_options;
+    ring_options.directory = in(dir);
+    auto ring = evring::RingWriter::create({config("iring", 20, 26), content()}, ring_options);
+    if (!ring) die(ring.error().message());
+    evring::Publisher p(ring->ring());
+    for (std::uint64_t i = 0; i < members * per; ++i) {
+        evring::Reservation r = p.reserve(kPayload);
+        p.commit(r);
+    }
+    auto reader = evring::RingReader::open(ring->path());
+    if (!reader) die(reader.error().message());
+    auto single = evring::RingSource::open_live(std::move(reader).value(), "iring");
+    if (!single) die(single.error().message());
+    return {set_rate, drain_rate(**single, members * per)};
 }
 
 // A merged reader following 4 live writers, each paced to `rate` / 4
@@ -326,33 +561,75 @@ void merge_json(const std::string& path, const std::map<std::string, Figure>& fi
 int main(int argc, char** argv) {
     bool quick = false;
     bool readers_only = false;
+    bool writers_only = false;
+    std::vector<unsigned> interleaved;  // --members N (repeatable): the merge over N interleaved members
+    int rounds = 0;
     double live_rate = 4e6;  // aggregate events/s of the live round
     std::string json;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--quick") quick = true;
         else if (arg == "--readers") readers_only = true;
+        else if (arg == "--writers") writers_only = true;
+        else if (arg == "--pin") g_pin = true;
+        else if (arg == "--small-rings") g_small_rings = true;
+        else if (arg == "--members" && i + 1 < argc) interleaved.push_back(static_cast<unsigned>(std::stoul(argv[++i])));
+        else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::stoi(argv[++i]));
         else if (arg == "--live-rate" && i + 1 < argc) live_rate = std::stod(argv[++i]);
         else if (arg == "--json-merge" && i + 1 < argc) json = argv[++i];
-        else die("usage: evring-set-bench [--quick] [--readers] [--live-rate EVENTS_PER_S] [--json-merge FILE]");
+        else die("usage: evring-set-bench [--quick] [--readers | --writers] [--pin] [--rounds N] [--members N]... [--small-rings] "
+                 "[--live-rate EVENTS_PER_S] [--json-merge FILE]");
     }
     char templ[] = "/dev/shm/evring-set-bench-XXXXXX";
     if (::mkdtemp(templ) == nullptr) die("cannot make a directory in /dev/shm");
     const std::string dir = templ;
-    const int rounds = quick ? 3 : 5;
+    if (rounds == 0) rounds = quick ? 3 : 5;
     const double seconds = quick ? 0.2 : 0.5;
     std::map<std::string, Figure> f;
+    // Per writer figure: cpu_share, per_cpu_rate, faults, involuntary (Run).
+    std::map<std::string, std::array<Figure, 4>> why;
+    const auto writers = [&](const std::string& name, const Run& run) {
+        f[name].rounds.push_back(run.rate);
+        auto& w = why[name];
+        w[0].rounds.push_back(run.cpu_share);
+        w[1].rounds.push_back(run.per_cpu_rate);
+        w[2].rounds.push_back(run.faults);
+        w[3].rounds.push_back(run.involuntary);
+    };
     for (int round = 0; round < rounds; ++round) {
         // Interleaved, so that a noisy moment of a shared machine hits every variant alike.
         if (!readers_only) {
-            f["set_writer_events_per_s_1t"].rounds.push_back(set_writers(dir, 1, seconds));
-            f["shared_writer_events_per_s_1t"].rounds.push_back(
-                ring_writers(dir, 1, seconds, evring::WriterSharing::Shared));
-            f["exclusive_writer_events_per_s_1t"].rounds.push_back(
-                ring_writers(dir, 1, seconds, evring::WriterSharing::Exclusive));
-            f["set_writer_events_per_s_2t"].rounds.push_back(set_writers(dir, 2, seconds));
-            f["shared_writer_events_per_s_2t"].rounds.push_back(
-                ring_writers(dir, 2, seconds, evring::WriterSharing::Shared));
+            writers("set_writer_events_per_s_1t", set_writers(dir, 1, seconds));
+            writers("shared_writer_events_per_s_1t", ring_writers(dir, 1, seconds, evring::WriterSharing::Shared));
+            writers("exclusive_writer_events_per_s_1t",
+                    ring_writers(dir, 1, seconds, evring::WriterSharing::Exclusive));
+            writers("set_writer_events_per_s_2t", set_writers(dir, 2, seconds));
+            writers("shared_writer_events_per_s_2t", ring_writers(dir, 2, seconds, evring::WriterSharing::Shared));
+            writers("independent_writer_events_per_s_2t", independent_writers(dir, 2, seconds));
+            writers("independent_writer_events_per_s_2p", independent_processes(dir, 2, seconds));
+            // The rounds' own ratios: a figure's median over its median
+            // mixes rounds of different noise.
+            const auto last = [&](const char* name) { return f[name].rounds.back(); };
+            f["set_writer_ratio_2t"].rounds.push_back(last("set_writer_events_per_s_2t") /
+                                                      last("set_writer_events_per_s_1t"));
+            // Scaling in the writers' own CPU time: what 2 writers would
+            // give over 1 if each had a core to itself (cpu share 1). Near
+            // 2 means the writers do not slow each other down at all.
+            const auto per_cpu = [&](const char* name) { return why[name][1].rounds.back(); };
+            f["set_writer_cpu_ratio_2t"].rounds.push_back(2 * per_cpu("set_writer_events_per_s_2t") /
+                                                          per_cpu("set_writer_events_per_s_1t"));
+            f["independent_writer_ratio_2t"].rounds.push_back(last("independent_writer_events_per_s_2t") /
+                                                              last("exclusive_writer_events_per_s_1t"));
+            f["independent_writer_ratio_2p"].rounds.push_back(last("independent_writer_events_per_s_2p") /
+                                                              last("exclusive_writer_events_per_s_1t"));
+        }
+        if (writers_only) continue;
+        for (unsigned n : interleaved) {
+            // 16384-descriptor members: the whole set stays unread-intact.
+            const auto [merged, single] = interleaved_readers(dir, n, std::min<std::uint64_t>(16384, 1'000'000 / n));
+            const std::string suffix = "_interleaved_" + std::to_string(n) + "m";
+            f["set_reader_events_per_s" + suffix].rounds.push_back(merged);
+            f["set_reader_ratio" + suffix].rounds.push_back(merged / single);
         }
         const auto [set_rate, ring_rate] = readers(dir, quick ? 50'000 : 100'000);
         f["set_reader_events_per_s_4m"].rounds.push_back(set_rate);
@@ -370,18 +647,42 @@ int main(int argc, char** argv) {
         if (name.find("ratio") == std::string::npos && name.find("lost") == std::string::npos)
             std::printf("%-36s %14.0f %14.0f %14.0f\n", name.c_str(), fig.median(), fig.min(), fig.max());
     if (!readers_only) {
-        const double set_ratio = f["set_writer_events_per_s_2t"].median() / f["set_writer_events_per_s_1t"].median();
+        std::printf("\n%-36s %10s %16s %10s %12s  (medians; why a rate is what it is)\n", "writers", "cpu share",
+                    "events/cpu-s", "faults", "involuntary");
+        for (const auto& [name, w] : why)
+            std::printf("%-36s %10.2f %16.0f %10.0f %12.0f\n", name.c_str(), w[0].median(), w[1].median(),
+                        w[2].median(), w[3].median());
+        const auto ratio_line = [&](const char* what, const char* key) {
+            const Figure& r = f[key];
+            std::printf("%s %.2fx (median of %zu same-round ratios, %.2f..%.2f)\n", what, r.median(), r.rounds.size(),
+                        r.min(), r.max());
+        };
+        std::printf("\n");
+        ratio_line("set 2t/1t", "set_writer_ratio_2t");
+        ratio_line("set 2t/1t in the writers' CPU time (2 x events per CPU-second):", "set_writer_cpu_ratio_2t");
+        ratio_line("control, 2 threads on own Exclusive rings / 1:", "independent_writer_ratio_2t");
+        ratio_line("control, 2 processes on own Exclusive rings / 1:", "independent_writer_ratio_2p");
         const double shared_ratio =
             f["shared_writer_events_per_s_2t"].median() / f["shared_writer_events_per_s_1t"].median();
-        std::printf("set 2t/1t %.2fx, shared 2t/1t %.2fx (medians)\n", set_ratio, shared_ratio);
+        std::printf("shared 2t/1t %.2fx (medians)\n", shared_ratio);
     }
-    const Figure& ratio = f["set_reader_ratio_4m"];
-    std::printf("merged reader (4 members) / single ring: %.2fx (median of %zu same-round ratios, %.2f..%.2f)\n",
-                ratio.median(), ratio.rounds.size(), ratio.min(), ratio.max());
-    const Figure& lost = f["set_reader_live_lost_4m"];
-    std::printf("merged reader following 4 live writers paced to %.1f M events/s in total (reached %.1f M, median): "
-                "lost %.0f (max of %zu rounds)\n",
-                live_rate / 1e6, f["set_live_writer_events_per_s_4t"].median() / 1e6, lost.max(), lost.rounds.size());
+    for (unsigned n : interleaved) {
+        const Figure& r = f["set_reader_ratio_interleaved_" + std::to_string(n) + "m"];
+        const Figure& e = f["set_reader_events_per_s_interleaved_" + std::to_string(n) + "m"];
+        std::printf("merged reader, %u interleaved members / single ring: %.2fx (median of %zu, %.2f..%.2f); "
+                    "%.1f ns per merged event\n",
+                    n, r.median(), r.rounds.size(), r.min(), r.max(), 1e9 / e.median());
+    }
+    if (!writers_only) {
+        const Figure& ratio = f["set_reader_ratio_4m"];
+        std::printf("merged reader (4 members) / single ring: %.2fx (median of %zu same-round ratios, %.2f..%.2f)\n",
+                    ratio.median(), ratio.rounds.size(), ratio.min(), ratio.max());
+        const Figure& lost = f["set_reader_live_lost_4m"];
+        std::printf("merged reader following 4 live writers paced to %.1f M events/s in total (reached %.1f M, "
+                    "median): lost %.0f (max of %zu rounds)\n",
+                    live_rate / 1e6, f["set_live_writer_events_per_s_4t"].median() / 1e6, lost.max(),
+                    lost.rounds.size());
+    }
     if (!json.empty()) merge_json(json, f);
     return 0;
 }

@@ -55,7 +55,14 @@
 //   after it). seek() starts again at a Position: oldest -> the stream's
 //   first message; latest -> the newest event; SEQNO -> the first event at or
 //   after it; -N -> N events back from the newest; TIME -> the server's store
-//   time (relative times from the wall clock).
+//   time (relative times from the wall clock). A relayed ring set's stream
+//   (identity().members) takes MEMBER:SEQNO instead of SEQNO: the first
+//   event of that member at or after its SEQNO (bisecting the stream on that
+//   member's messages, which are in its sequence order), the other members
+//   from there on in stream order, each from its first message there. A
+//   plain SEQNO on a set's stream, or MEMBER:SEQNO on a ring's, is refused.
+//   latest and -N on a set's stream count events of every member back from
+//   the newest and start at that event's MEMBER:SEQNO.
 // - Identity: kind Stream; path is the connection's URL with the stream,
 //   without credentials; content type, schema hash,
 //   ring sizes and instance from the stream's newest announcement (the
@@ -100,12 +107,16 @@ enum class StartKind : std::uint8_t { Oldest, New, StreamSequence, SourceSeqno, 
 struct StartAt {
     StartKind kind = StartKind::Oldest;
     std::uint64_t value = 0;  // the stream sequence, source seqno or epoch nanoseconds
+    // SourceSeqno of a relayed ring set: the member whose seqno `value` is
+    // (every member counts its own); none for a ring's stream.
+    std::optional<std::uint32_t> member;
 
     static StartAt oldest() { return {}; }
-    static StartAt newest_only() { return {StartKind::New, 0}; }
-    static StartAt stream_sequence(std::uint64_t s) { return {StartKind::StreamSequence, s}; }
-    static StartAt source_seqno(std::uint64_t s) { return {StartKind::SourceSeqno, s}; }
-    static StartAt time(std::uint64_t epoch_nanos) { return {StartKind::Time, epoch_nanos}; }
+    static StartAt newest_only() { return {StartKind::New, 0, std::nullopt}; }
+    static StartAt stream_sequence(std::uint64_t s) { return {StartKind::StreamSequence, s, std::nullopt}; }
+    static StartAt source_seqno(std::uint64_t s) { return {StartKind::SourceSeqno, s, std::nullopt}; }
+    static StartAt member_seqno(std::uint32_t m, std::uint64_t s) { return {StartKind::SourceSeqno, s, m}; }
+    static StartAt time(std::uint64_t epoch_nanos) { return {StartKind::Time, epoch_nanos, std::nullopt}; }
 };
 
 struct ReaderOptions {

@@ -113,8 +113,15 @@ Result<std::string> stream_prefix(const StreamInfo& info);
 // The newest source sequence number in the stream (0 when it holds no event).
 Result<std::uint64_t> newest_source_seqno(const Connection& connection, const std::string& stream);
 
-// Stream sequence to start at for the first event at or after source seqno `seqno`.
+// A ring set's stream: the event `back` events before its newest, as
+// StartAt::member_seqno; the oldest in reach when there are fewer; nullopt
+// when it holds no event.
+Result<std::optional<StartAt>> set_event_back(const Connection& connection, const std::string& stream,
+                                              std::uint64_t back);
+
+// Stream sequence to start at for the first event at or after source seqno
+// `seqno` (of `member`'s events, in a ring set's stream).
 Result<std::uint64_t> locate_source_seqno(const Connection::Impl& connection, const StreamInfo& info,
-                                          std::uint64_t seqno);
+                                          std::uint64_t seqno, std::optional<std::uint32_t> member = std::nullopt);
 
 }  // namespace evring::nats

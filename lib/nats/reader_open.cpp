@@ -24,11 +24,17 @@ Result<std::string> prefix_of(const StreamInfo& info) {
                                      info.name));
 }
 
+// A ring set's stream interleaves its members: looking for one member's
+// message probes this many ahead (a member quiet for longer is taken as
+// not reached there, which can only start the reader earlier).
+constexpr std::uint64_t kMemberProbeAhead = 1024;
+
 // The first source seqno carried at or after stream sequence `sequence`
-// (probing a few messages ahead); 0 when none within reach.
+// (probing a few messages ahead), of `member`'s messages only when given; 0
+// when none within reach.
 Result<std::uint64_t> seqno_at(const Connection::Impl& connection, const StreamInfo& info, std::uint64_t sequence,
-                               std::uint64_t& found_at) {
-    const std::uint64_t end = std::min(info.last_sequence, sequence + kProbeAhead);
+                               std::uint64_t& found_at, std::optional<std::uint32_t> member) {
+    const std::uint64_t end = std::min(info.last_sequence, sequence + (member ? kMemberProbeAhead : kProbeAhead));
     for (std::uint64_t s = sequence; s <= end; ++s) {
         auto fetched = detail::fetch_message(connection, info.name, s);
         if (!fetched) {
@@ -36,6 +42,7 @@ Result<std::uint64_t> seqno_at(const Connection::Impl& connection, const StreamI
             return std::move(fetched).error();
         }
         if (!fetched->valid()) continue;
+        if (member && fetched->decoded.member != member) continue;
         if (std::uint64_t last = fetched->decoded.last_seqno(); last != 0) {
             found_at = s;
             return last;
@@ -80,22 +87,57 @@ Status subscribe(const Connection::Impl& connection, const ReaderOptions& option
     return {};
 }
 
+// A set's stream starting at the event at `sequence`: as a set read from
+// MEMBER:SEQNO starts every other member at that event's time
+// (RingSetSource::seek_member), the events just before it stamped at that
+// very nanosecond (lower members, first in the merge's tie order) are read
+// too. Looks back at most kProbeAhead messages.
+Result<std::uint64_t> back_over_ties(const Connection::Impl& connection, const StreamInfo& info,
+                                     std::uint64_t sequence) {
+    auto at = detail::fetch_message(connection, info.name, sequence);
+    if (!at) return std::move(at).error();
+    const std::uint64_t time = at->decoded.event.record_epoch_nanos;
+    std::uint64_t start = sequence;
+    for (std::uint64_t s = sequence; s > info.first_sequence && sequence - s < kProbeAhead;) {
+        --s;
+        auto fetched = detail::fetch_message(connection, info.name, s);
+        if (!fetched) {
+            if (fetched.error().errno_value() == ENOENT) continue;
+            return std::move(fetched).error();
+        }
+        if (!fetched->valid() || fetched->decoded.kind != MessageKind::Event) continue;
+        if (fetched->decoded.event.record_epoch_nanos != time) break;
+        start = s;
+    }
+    return start;
+}
+
 }  // namespace
 
 Result<std::uint64_t> locate_source_seqno(const Connection::Impl& connection, const StreamInfo& info,
-                                          std::uint64_t seqno) {
+                                          std::uint64_t seqno, std::optional<std::uint32_t> member) {
     if (info.messages == 0) return info.last_sequence + 1;
-    // The smallest stream sequence whose message carries seqnos reaching `seqno`.
+    // The smallest stream sequence whose message (of `member`, when given)
+    // carries seqnos reaching `seqno`. A member's messages are in its own
+    // sequence order, so the test is monotonic in the stream sequence.
     std::uint64_t low = info.first_sequence, high = info.last_sequence + 1;
     while (low < high) {
         const std::uint64_t middle = low + (high - low) / 2;
         std::uint64_t found_at = 0;
-        auto last = seqno_at(connection, info, middle, found_at);
+        auto last = seqno_at(connection, info, middle, found_at, member);
         if (!last) return std::move(last).error();
         if (*last == 0 || *last >= seqno)
             high = middle;
         else
             low = found_at + 1;
+    }
+    if (member && low <= info.last_sequence) {
+        // `low` is just past the member's message before; the other members'
+        // messages up to its own one come earlier in the merge: start there.
+        std::uint64_t found_at = 0;
+        auto last = seqno_at(connection, info, low, found_at, member);
+        if (!last) return std::move(last).error();
+        if (*last != 0) return back_over_ties(connection, info, found_at);
     }
     return low;
 }
@@ -132,9 +174,12 @@ Result<std::unique_ptr<StreamReader::Impl>> open_impl(const Connection& connecti
     std::uint64_t start_sequence = options.start.value;
     if (options.start.kind == StartKind::StreamSequence && start_sequence == 0) start_sequence = 1;
     if (options.start.kind == StartKind::SourceSeqno) {
-        auto located = locate_source_seqno(connection.impl(), *info, options.start.value);
+        auto located = locate_source_seqno(connection.impl(), *info, options.start.value, options.start.member);
         if (!located) return std::move(located).error().context("finding where to start");
         start_sequence = std::max<std::uint64_t>(*located, 1);
+        // A set's member: its seqnos are the ones expected first; every other
+        // member starts at its first message there (process()).
+        impl->member = options.start.member.value_or(0);
         impl->expected = options.start.value;
         impl->start_floor = options.start.value;
     }
@@ -147,6 +192,34 @@ Result<std::unique_ptr<StreamReader::Impl>> open_impl(const Connection& connecti
             return std::move(s).error();
     impl->idle_since = std::chrono::steady_clock::now();
     return impl;
+}
+
+// A ring set's stream: the event `back` events before its newest (0: the
+// newest), as its member and seqno. Every event of a set is its own message
+// (a set's stream has no batches; a chunked event counts once, by its first
+// chunk). Looks at most 256 messages past those events; nullopt when the
+// stream holds no event in reach.
+Result<std::optional<StartAt>> set_event_back(const Connection& connection, const std::string& stream,
+                                              std::uint64_t back) {
+    auto info = connection.stream_info(stream);
+    if (!info) return std::move(info).error();
+    std::optional<StartAt> found;
+    std::uint64_t seen = 0, other = 0;
+    for (std::uint64_t s = info->last_sequence; s >= info->first_sequence && s > 0 && other <= 256; --s) {
+        auto fetched = detail::fetch_message(connection.impl(), info->name, s);
+        if (!fetched) {
+            if (fetched.error().errno_value() == ENOENT) continue;
+            return std::move(fetched).error();
+        }
+        const DecodedMessage& m = fetched->decoded;
+        if (!fetched->valid() || m.kind != MessageKind::Event || !m.member || m.chunk != 0) {
+            ++other;
+            continue;
+        }
+        found = StartAt::member_seqno(*m.member, m.event.seqno);
+        if (seen++ == back) break;
+    }
+    return found;
 }
 
 Result<std::uint64_t> newest_source_seqno(const Connection& connection, const std::string& stream) {

@@ -111,10 +111,30 @@ Result<std::string> StreamReader::seek(const Position& start) {
 Result<StartAt> StreamReader::start_at(const Position& start) const {
     switch (start.kind) {
     case Position::Kind::Oldest: return StartAt::oldest();
-    case Position::Kind::Seqno: return StartAt::source_seqno(start.value);
+    case Position::Kind::Seqno:
+        if (identity_.members && start.member == Position::kAnyMember)
+            return Error(EINVAL, fmt::format("stream '{}' relays a ring set: a sequence number needs its member "
+                                             "(MEMBER:SEQNO), since every member counts its own",
+                                             options_.stream));
+        if (start.member != Position::kAnyMember) {
+            if (!identity_.members)
+                return Error(EINVAL, fmt::format("stream '{}' relays one ring, not a ring set: {}:{} names a "
+                                                 "member it does not have",
+                                                 options_.stream, start.member, start.value));
+            return StartAt::member_seqno(start.member, start.value);
+        }
+        return StartAt::source_seqno(start.value);
     case Position::Kind::None:
     case Position::Kind::Latest:
     case Position::Kind::Back: {
+        if (identity_.members) {
+            // A set's stream: members count their own seqnos, so the newest
+            // event (or the Nth back) is named by its member and seqno.
+            const std::uint64_t back = start.kind == Position::Kind::Back && start.value > 0 ? start.value - 1 : 0;
+            auto event = set_event_back(*connection_, options_.stream, back);
+            if (!event) return std::move(event).error();
+            return event->value_or(StartAt::newest_only());
+        }
         auto newest = newest_source_seqno();
         if (!newest) return std::move(newest).error();
         if (*newest == 0) return StartAt::newest_only();  // no event yet: the next one

@@ -150,7 +150,7 @@ SourceStep RingSetSource::fill(SourceItem& item) {
                 if (!m.reopen || phase == 1) continue;
                 const std::uint32_t index = m.index;
                 const std::string name = m.name;
-                streak_ = nullptr;
+                order_ok_ = false;
                 members_.erase(members_.begin() + static_cast<std::ptrdiff_t>(i));
                 ++member_version_;
                 open_member(index, name, Position::oldest());
@@ -169,28 +169,38 @@ SourceStep RingSetSource::fill(SourceItem& item) {
 // The member whose head is handed out next; or nullptr with `step` to return
 // instead, or with `again` when read() must start over.
 RingSetSource::Member* RingSetSource::pick(SourceItem& item, SourceStep& step, bool& again) {
-    // The streak: the member released last still holds the earliest head, as
-    // long as its head is before every other member's (their heads have not
-    // changed: no run was read since) — bursts of one writer are released
-    // without looking at the other members.
-    if (streak_ != nullptr && streak_runs_ == runs_ && streak_->has_head()) {
-        const std::uint64_t t = streak_->head().record_epoch_nanos;
-        if (t < bound_nanos_ || (t == bound_nanos_ && streak_->index < bound_index_)) return streak_;
+    // The order: while no run was read since a full pass found no member
+    // wanting one, the earliest head is the heap's top. The member released
+    // last goes back in with its next head; once its run is used up it may
+    // want a read, which only a full pass decides. A pick is O(log members),
+    // and a burst of one writer stays on top. Same order as the pass below:
+    // (time, member), a member holding one head at a time.
+    const auto later = [](const Member* a, const Member* b) { return earlier(*b, *a); };
+    if (order_ok_ && order_runs_ == runs_) {
+        if (released_ != nullptr && released_->has_head()) {
+            order_.push_back(released_);
+            std::push_heap(order_.begin(), order_.end(), later);
+        } else if (released_ != nullptr) {
+            order_ok_ = false;
+        }
+        released_ = nullptr;
+        if (order_ok_ && !order_.empty()) {
+            std::pop_heap(order_.begin(), order_.end(), later);
+            released_ = order_.back();
+            order_.pop_back();
+            return released_;
+        }
     }
-    streak_ = nullptr;
-    // The earliest head and the one after it. When every member still read
+    order_ok_ = false;
+    released_ = nullptr;
+    // The full pass: the earliest head, and whether a member holds no event
+    // but may produce one (then read first). When every member still read
     // holds one (or cannot produce an earlier one), nothing else is looked at.
     Member* best = nullptr;
-    Member* second = nullptr;
-    bool wanting = false;  // a member holds no event but may produce one
+    bool wanting = false;
     for (auto& m : members_) {
         if (m->has_head()) {
-            if (best == nullptr || earlier(*m, *best)) {
-                second = best;
-                best = m.get();
-            } else if (second == nullptr || earlier(*m, *second)) {
-                second = m.get();
-            }
+            if (best == nullptr || earlier(*m, *best)) best = m.get();
         } else if (m->ended ? m->reopen || m->after != SourceStep::Event
                             : !m->idle || m->pending || m->probed != runs_) {
             // Not: an idle member probed since the last run was read and
@@ -201,10 +211,13 @@ RingSetSource::Member* RingSetSource::pick(SourceItem& item, SourceStep& step, b
         }
     }
     if (!wanting && best != nullptr) {
-        streak_ = best;
-        streak_runs_ = runs_;
-        bound_nanos_ = second != nullptr ? second->head().record_epoch_nanos : ~std::uint64_t{0};
-        bound_index_ = second != nullptr ? second->index : ~std::uint32_t{0};
+        order_.clear();
+        for (auto& m : members_)
+            if (m->has_head() && m.get() != best) order_.push_back(m.get());
+        std::make_heap(order_.begin(), order_.end(), later);
+        order_ok_ = true;
+        order_runs_ = runs_;
+        released_ = best;
         return best;
     }
     step = fill(item);
@@ -265,6 +278,7 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
             // descriptors cannot be read, the member is read no more.
             best->drop_run();
             best->ended = true;
+            order_ok_ = false;
             return hand_out(*best, SourceStep::Failed, item);
         }
         last_ = best;  // load_payload reads from it

@@ -134,7 +134,7 @@ void RingSetSource::open_member(std::uint32_t index, const std::string& name, co
     auto at = std::find_if(members_.begin(), members_.end(), [&](const auto& m) { return m->index > index; });
     member->serial = ++member_version_;
     members_.insert(at, std::move(member));
-    streak_ = nullptr;
+    order_ok_ = false;
 }
 
 void RingSetSource::refresh_members(bool force) {
@@ -149,7 +149,7 @@ void RingSetSource::refresh_members(bool force) {
                                        "re-reading its members",
                                        directory_, generation_, *generation));
     generation_ = *generation;
-    streak_ = nullptr;  // members may be opened or marked for re-opening
+    order_ok_ = false;  // members may be opened or marked for re-opening
     auto manifest = read_set_manifest(directory_);
     if (!manifest) {
         notices_.push_back(manifest.error().message() + "; reading the members already open");
@@ -196,7 +196,7 @@ Result<std::string> RingSetSource::seek(const Position& start) {
                                          identity_.location));
     std::string notes;
     std::uint64_t available = 0;
-    streak_ = nullptr;
+    order_ok_ = false;
     for (auto& m : members_) {
         m->drop_run();
         m->ended = false;
@@ -220,7 +220,7 @@ Result<std::string> RingSetSource::seek_member(std::uint32_t index, std::uint64_
     if (it == members_.end())
         return Error(ENOENT, fmt::format("ring set '{}' has no member {} to start at", identity_.location, index));
     Member& m = **it;
-    streak_ = nullptr;
+    order_ok_ = false;
     auto moved = m.source->seek(Position::seqno(seqno));
     if (!moved) return std::move(moved).error();
     m.drop_run();

@@ -163,13 +163,17 @@ private:
     std::uint64_t late_ = 0;
     std::uint64_t skip_ = 0;  // -N: older events still to pass over
     std::uint64_t runs_ = 0;  // runs read from members that held events (probe_pending)
-    // The streak (pick): the member released last, while its head is before
-    // (bound_nanos_, bound_index_), the earliest other head when it was
-    // chosen, and no run has been read since (runs_ == streak_runs_).
-    Member* streak_ = nullptr;
-    std::uint64_t streak_runs_ = 0;
-    std::uint64_t bound_nanos_ = 0;
-    std::uint32_t bound_index_ = 0;
+    // The order (pick): a min-heap of the members holding a head, by
+    // (head time, member), taken from a full pass that found no member
+    // wanting a read, and valid while no run has been read since
+    // (runs_ == order_runs_) and nothing reset it (order_ok_ = false where
+    // members are opened, dropped, sought or fail). `released_` is the
+    // member picked last, out of the heap until the next pick puts it back
+    // with its next head. O(members) memory.
+    std::vector<Member*> order_;
+    Member* released_ = nullptr;
+    bool order_ok_ = false;
+    std::uint64_t order_runs_ = 0;
     RingSetSourceOptions options_;
 };
 

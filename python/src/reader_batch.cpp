@@ -6,10 +6,11 @@
 // copy each payload with copy_payload; recordings, whose payloads come only
 // with next(), and ring sets, merged event by event, go through next_item.
 // No Python object is made per event either way, and the GIL is released
-// while a ring batch is read.
+// while events are read, for every kind of source.
 #include <pybind11/numpy.h>
 
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -99,37 +100,79 @@ Filled fill_from_ring(Reader& reader, DescriptorArray& out) {
     return f;
 }
 
-// Event by event (recordings, ring sets), payloads and members with them.
-Filled fill_by_event(Reader& reader, DescriptorArray& out, bool payloads, std::vector<std::uint32_t>& members,
-                     std::vector<std::uint8_t>& states, std::vector<std::uint64_t>& offsets, std::string& data) {
-    Filled f;
+// What an event-by-event batch gathers besides descriptors: plain C++
+// containers, filled without the GIL.
+struct ByEvent {
+    std::vector<std::uint32_t> members;
+    std::vector<std::uint8_t> states;
+    std::vector<std::uint64_t> offsets{0};
+    std::vector<std::uint8_t> data;  // the payloads, handed to numpy without a copy
+    std::vector<std::string> notices;
+};
+
+// Up to out.size() events into `out`, their members and payloads into `by`.
+// Runs without the GIL: touches no Python object.
+std::size_t read_run(evring_source& handle, std::span<EventDescriptor> out, bool payloads, ByEvent& by, Filled& f) {
     SourceItem item;
-    while (out.make_room(f.events)) {
-        const SourceStep step =
-            bindings::next_item(reader.handle(), item, payloads ? PayloadRead::Copy : PayloadRead::None);
-        f.stopped = step;
+    std::size_t got = 0;
+    while (got < out.size()) {
+        const SourceStep step = bindings::next_item(handle, item, payloads ? PayloadRead::Copy : PayloadRead::None);
         if (step == SourceStep::Event) {
-            std::memcpy(out.data() + f.events * sizeof(EventDescriptor), &item.event.descriptor,
-                        sizeof(EventDescriptor));
-            members.push_back(item.event.member);
-            ++f.events;
+            out[got++] = item.event.descriptor;
+            by.members.push_back(item.event.member);
             if (payloads) {
                 const bool ok = item.event.payload_state == PayloadState::Ok;
-                states.push_back(ok ? 1 : item.event.payload_state == PayloadState::Expired ? 2 : 3);
-                if (ok) data.append(reinterpret_cast<const char*>(item.event.payload.data()), item.event.payload.size());
-                offsets.push_back(data.size());
+                by.states.push_back(ok ? 1 : item.event.payload_state == PayloadState::Expired ? 2 : 3);
+                if (ok) by.data.insert(by.data.end(), reinterpret_cast<const std::uint8_t*>(item.event.payload.data()),
+                                       reinterpret_cast<const std::uint8_t*>(item.event.payload.data()) +
+                                           item.event.payload.size());
+                by.offsets.push_back(by.data.size());
             }
-            f.stopped = SourceStep::Event;
         } else if (step == SourceStep::Gap) {
             ++f.gaps;
             f.skipped += item.gap.count;
         } else if (step == SourceStep::Notice) {
-            reader.note(item.notice);
+            by.notices.emplace_back(item.notice);
         } else {
-            break;
+            f.stopped = step;
+            return got;
         }
     }
+    f.stopped = SourceStep::Event;
+    return got;
+}
+
+// Event by event (recordings, ring sets), members and payloads with them, in
+// runs of up to kStaging events read with the GIL released, as a ring's
+// batch is. Each payload is copied once out of the source's own copy (a
+// set's member source copies it under its SIGBUS guard, a recording's comes
+// with next()), into one buffer that numpy then owns.
+Filled fill_by_event(Reader& reader, DescriptorArray& out, bool payloads, ByEvent& by) {
+    Filled f;
+    evring_source& handle = reader.handle();
+    std::vector<EventDescriptor> staging(std::min(out.room(), kStaging));
+    while (out.make_room(f.events)) {
+        const std::size_t n = std::min(out.room() - f.events, staging.size());
+        std::size_t got = 0;
+        {
+            Reader::Busy busy(reader);
+            py::gil_scoped_release unlocked;
+            got = read_run(handle, {staging.data(), n}, payloads, by, f);
+        }
+        std::memcpy(out.data() + f.events * sizeof(EventDescriptor), staging.data(), got * sizeof(EventDescriptor));
+        f.events += got;
+        for (const std::string& notice : by.notices) reader.note(notice);
+        by.notices.clear();
+        if (f.stopped != SourceStep::Event) break;
+    }
     return f;
+}
+
+// A numpy array over `bytes` without copying them: the array owns the vector.
+py::array_t<std::uint8_t> numpy_owning(std::vector<std::uint8_t>&& bytes) {
+    auto* owned = new std::vector<std::uint8_t>(std::move(bytes));
+    py::capsule free_when_done(owned, [](void* p) { delete static_cast<std::vector<std::uint8_t>*>(p); });
+    return py::array_t<std::uint8_t>(static_cast<py::ssize_t>(owned->size()), owned->data(), free_when_done);
 }
 
 template <class T>
@@ -149,8 +192,7 @@ py::object read_batch(Reader& reader, std::size_t max_events, bool payloads) {
                                                               : kFirstRoom);
     std::vector<std::uint8_t> states;
     std::vector<std::uint64_t> offsets{0};
-    std::vector<std::uint32_t> members;  // event by event only; a ring's are all 0 (numpy.zeros)
-    std::string data;                     // event by event: the payloads
+    ByEvent by;                           // event by event only; a ring's members are all 0 (numpy.zeros)
     py::array_t<std::uint8_t> ring_data;  // a ring's payloads, copied straight in
     Filled f;
     if (const MappedRing* ring = mapped) {
@@ -180,12 +222,12 @@ py::object read_batch(Reader& reader, std::size_t max_events, bool payloads) {
             }
         }
     } else {
-        f = fill_by_event(reader, descriptors, payloads, members, states, offsets, data);
+        f = fill_by_event(reader, descriptors, payloads, by);
     }
     if (f.stopped == SourceStep::Failed) raise_error(source.error().message());
     BatchData b;
     b.events = descriptors.array()[py::slice(0, static_cast<py::ssize_t>(f.events), 1)];
-    b.members = mapped != nullptr ? py::module_::import("numpy").attr("zeros")(f.events, "uint32") : numpy_copy(members);
+    b.members = mapped != nullptr ? py::module_::import("numpy").attr("zeros")(f.events, "uint32") : numpy_copy(by.members);
     b.stopped = stop_name(f.stopped);
     b.gaps = f.gaps;
     b.skipped = f.skipped;
@@ -194,16 +236,18 @@ py::object read_batch(Reader& reader, std::size_t max_events, bool payloads) {
     b.payload_data = b.payload_offsets = b.payload_states = py::none();
     if (payloads) {
         if (mapped == nullptr) {
-            py::array_t<std::uint8_t> copied(static_cast<py::ssize_t>(data.size()));
-            if (!data.empty()) std::memcpy(copied.mutable_data(), data.data(), data.size());
-            b.payload_data = copied;
+            b.payload_data = numpy_owning(std::move(by.data));
+            b.payload_offsets = numpy_copy(by.offsets);
+            b.payload_states = numpy_copy(by.states);
         } else if (offsets.back() < static_cast<std::uint64_t>(ring_data.size())) {
             b.payload_data = ring_data[py::slice(0, static_cast<py::ssize_t>(offsets.back()), 1)];  // expired ones left room
         } else {
             b.payload_data = ring_data;
         }
-        b.payload_offsets = numpy_copy(offsets);
-        b.payload_states = numpy_copy(states);
+        if (mapped != nullptr) {
+            b.payload_offsets = numpy_copy(offsets);
+            b.payload_states = numpy_copy(states);
+        }
     }
     return py::cast(std::move(b));
 }

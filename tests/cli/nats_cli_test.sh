@@ -388,6 +388,16 @@ case_relayed_set_is_read_back_merged_with_its_members() {
         { fail set "not 2 x 2000 events with members in time order: $(head -2 "$WORK/set-stream.jsonl")"; return; }
     [[ $(events_of "$WORK/set.jsonl" | sha256sum) == $(events_of "$WORK/set-stream.jsonl" | sha256sum) ]] ||
         { fail set "watch nats:// differs from watching the set: $(diff <(events_of "$WORK/set.jsonl") <(events_of "$WORK/set-stream.jsonl") | head -3)"; return; }
+    # --from MEMBER:SEQNO on the stream starts where it does on the set itself.
+    evring watch fleet --from 1:1500 --count 5 --format jsonl >"$WORK/set-from.jsonl" 2>/dev/null
+    evring watch "nats://127.0.0.1:$PORT/FLEET" --from 1:1500 --count 5 --format jsonl \
+        >"$WORK/set-stream-from.jsonl" 2>"$WORK/set-stream-from.err"
+    jq -e -s '.[0].member == 1 and .[0].seqno == 1500' "$WORK/set-stream-from.jsonl" >/dev/null &&
+        [[ "$(events_of "$WORK/set-from.jsonl")" == "$(events_of "$WORK/set-stream-from.jsonl")" ]] ||
+        { fail set "--from 1:1500 on the stream differs from on the set: $(diff <(events_of "$WORK/set-from.jsonl") <(events_of "$WORK/set-stream-from.jsonl")) $(cat "$WORK/set-stream-from.err")"; return; }
+    evring watch "nats://127.0.0.1:$PORT/FLEET" --from 1500 --count 1 >/dev/null 2>"$WORK/set-plain.err"
+    grep -q "MEMBER:SEQNO" "$WORK/set-plain.err" ||
+        { fail set "a plain seqno on a set's stream: $(cat "$WORK/set-plain.err")"; return; }
     timeout 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/FLEET" --to fleetcopy --count 4000 --keep \
         2>"$WORK/set-mirror.err" || { fail set "mirror: $(cat "$WORK/set-mirror.err")"; return; }
     grep -q "comes from a ring set: the mirror holds its merged events without their member ids" \

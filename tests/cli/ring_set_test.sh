@@ -7,7 +7,7 @@
 # evring.open(NAME) in Python (when the package of this build loads).
 # Then the set everywhere a ring goes: `snapshot SET` (one file that watch,
 # digest, stats, info, snapshot and Python read as the set; a cut one refused),
-# `export SET` (a track per member), `metrics`/`top`/`readers SET` (per
+# `export SET` (a track per member), `metrics`/`top`/`readers`/`info SET` (per
 # member, promtool-checked) and `watch --follow-name SET` (a re-created set).
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 skip_script_unless "python3 is not installed" command -v python3
@@ -171,6 +171,14 @@ if poll 500 0.01 test -e "$EVRING_RING_DIR/$LIVE/m1"; then
             "1|"*"member 0: registry"*"member 1: registry"*"total: 3 readers registered in 2 members"*)
                 ok readers_lists_each_members_registry_with_the_merged_reader_in_each ;;
             *) fail readers_lists_each_members_registry "$json $table" ;;
+        esac
+        # info SET: a readers line per member (1 in member 0, 2 in member 1).
+        info=$("$EVRING_BIN" info "$LIVE" 2>&1)
+        info_json=$("$EVRING_BIN" info "$LIVE" --json 2>&1)
+        case "$info|$info_json" in
+            *"member 0 readers"*"1 registered: 1 alive"*"member 1 readers"*"2 registered: 2 alive"*"|"*'"member":0,'*'"readers":"1 registered'*'"member":1,'*'"readers":"2 registered'*)
+                ok info_shows_each_members_readers ;;
+            *) fail info_shows_each_members_readers "$info $info_json" ;;
         esac
     else
         fail readers_lists_each_members_registry "not 3 readers: $("$EVRING_BIN" readers "$LIVE" 2>&1)"

@@ -90,7 +90,7 @@ protected:
         std::vector<std::string> order;  // "mM:sS@T" per event, "gM:F+C" per gap
         bool members = false;
     };
-    Read read_back(const std::string& stream, std::size_t items) {
+    Read read_back(const std::string& stream, std::size_t items, const Position& from = Position::oldest()) {
         Read read;
         // The relay creates the stream: wait for it (and its announcement).
         Result<std::unique_ptr<EventSource>> source = Error(ENOENT, "not opened");
@@ -102,7 +102,8 @@ protected:
             20s);
         EXPECT_TRUE(source.ok()) << source.error().message();
         if (!source) return read;
-        EXPECT_TRUE((*source)->seek(Position::oldest()).ok());
+        const auto sought = (*source)->seek(from);
+        EXPECT_TRUE(sought.ok()) << sought.error().message();
         SourceItem item;
         test::eventually(
             [&] {
@@ -153,6 +154,77 @@ TEST_F(NatsSet, AReaderCountsSequenceNumbersPerMemberAndGapsKeepTheirMember) {
                                         "m1:s5@40", "g0:3+1",   "m0:s4@50"};
     EXPECT_EQ(read.order, want);
     EXPECT_TRUE(read.members);
+}
+
+TEST_F(NatsSet, MemberSeqnoStartsAtThatMembersEventAndTheOthersFromThere) {
+    auto connection = test::connect_to(server_);
+    auto options = test::publisher_options("PS", test::test_ring_identity());
+    options.members = true;
+    auto publisher = test::open_publisher(connection, options);
+    ASSERT_EQ(publisher.announce_ring(1), PublishStatus::Ok);
+    // Member 1 is ahead in seqnos and member 0 has more events: a seqno alone
+    // would name an event of each member.
+    std::uint64_t nanos = 0;
+    auto event = [&](std::uint32_t member, std::uint64_t seqno) {
+        EventDescriptor d{};
+        d.seqno = seqno;
+        d.record_epoch_nanos = nanos += 10;
+        return test::publish_waiting(publisher, [&] { return publisher.publish_event(d, {}, member); });
+    };
+    for (std::uint64_t i = 1; i <= 40; ++i) {
+        ASSERT_TRUE(event(0, i));
+        if (i % 2 == 0) {
+            ASSERT_TRUE(event(1, 100 + i / 2));
+        }
+    }
+    ASSERT_TRUE(publisher.flush(10s).ok());
+    // 60 events at times 10..600: member 0's seqno i at its place in that order.
+    const Read one = read_back("PS", 31, Position::member_seqno(1, 110));
+    ASSERT_EQ(one.order.size(), 31u);  // from the 30th of 60 on
+    const std::vector<std::string> first_one(one.order.begin(), one.order.begin() + 3);
+    EXPECT_EQ(first_one, (std::vector<std::string>{"m1:s110@300", "m0:s21@310", "m0:s22@320"}));
+    const Read zero = read_back("PS", 9, Position::member_seqno(0, 35));
+    // (read_back reads what is there: 9 events from 0:35 before the tie below is published)
+    const std::vector<std::string> want_zero{"m0:s35@520", "m0:s36@530", "m1:s118@540", "m0:s37@550",
+                                             "m0:s38@560", "m1:s119@570", "m0:s39@580", "m0:s40@590",
+                                             "m1:s120@600"};
+    EXPECT_EQ(zero.order, want_zero);
+
+    // A tie: member 0's seqno 41 and member 1's 121 at one nanosecond, member
+    // 0 first in the merge. From 1:121, as on the set itself (every other
+    // member from that event's time), member 0's event at that time comes too.
+    nanos = 990;  // event() adds 10 first
+    ASSERT_TRUE(event(0, 41));
+    nanos = 990;
+    ASSERT_TRUE(event(1, 121));
+    ASSERT_TRUE(event(0, 42));
+    ASSERT_TRUE(publisher.flush(10s).ok());
+    const Read tie = read_back("PS", 3, Position::member_seqno(1, 121));
+    EXPECT_EQ(tie.order, (std::vector<std::string>{"m0:s41@1000", "m1:s121@1000", "m0:s42@1010"}));
+    // latest and -N count events of every member back from the newest.
+    EXPECT_EQ(read_back("PS", 1, Position::latest()).order, (std::vector<std::string>{"m0:s42@1010"}));
+    EXPECT_EQ(read_back("PS", 3, Position(Position::Kind::Back, 3)).order,
+              (std::vector<std::string>{"m0:s41@1000", "m1:s121@1000", "m0:s42@1010"}));
+    EXPECT_EQ(read_back("PS", 5, Position(Position::Kind::Back, 5)).order,
+              (std::vector<std::string>{"m0:s40@590", "m1:s120@600", "m0:s41@1000", "m1:s121@1000", "m0:s42@1010"}));
+
+    auto source = open_stream_source(server_.url() + "/PS");
+    ASSERT_TRUE(source.ok()) << source.error().message();
+    const auto plain = (*source)->seek(Position::seqno(5));
+    ASSERT_FALSE(plain.ok());
+    EXPECT_NE(plain.error().message().find("MEMBER:SEQNO"), std::string::npos) << plain.error().message();
+}
+
+TEST_F(NatsSet, MemberSeqnoOnARingsStreamIsRefused) {
+    auto connection = test::connect_to(server_);
+    auto publisher = test::open_publisher(connection, test::publisher_options("PR", test::test_ring_identity()));
+    ASSERT_EQ(publisher.announce_ring(1), PublishStatus::Ok);
+    ASSERT_TRUE(publisher.flush(10s).ok());
+    auto source = open_stream_source(server_.url() + "/PR");
+    ASSERT_TRUE(source.ok()) << source.error().message();
+    const auto sought = (*source)->seek(Position::member_seqno(1, 5));
+    ASSERT_FALSE(sought.ok());
+    EXPECT_NE(sought.error().message().find("not a ring set"), std::string::npos) << sought.error().message();
 }
 
 TEST_F(NatsSet, ARelayedSetIsReadBackMergedWithItsMembers) {

@@ -58,6 +58,21 @@ def test_a_batch_of_a_set_has_the_member_column(ring_set):
     assert replayed == list(zip(batch.members.tolist(), batch.events["seqno"].tolist()))
 
 
+def test_a_batch_of_a_set_has_every_events_payload(ring_set):
+    # Read in runs without the GIL, one buffer handed to numpy: the payloads
+    # must still be each event's own, in order.
+    with evring.open(ring_set) as reader:
+        replayed = [(e.member, e.seqno, e.payload) for e in reader.replay(start="oldest")]
+        reader.seek("oldest")
+        batch = reader.read_batch(250)  # not a multiple of the runs: a second batch continues
+        rest = reader.read_batch(10_000)
+    assert len(batch) == 250 and len(rest) == len(replayed) - 250
+    got = [(int(m), int(s), bytes(batch.payload(i))) for i, (m, s) in enumerate(zip(batch.members, batch.events["seqno"]))]
+    got += [(int(m), int(s), bytes(rest.payload(i))) for i, (m, s) in enumerate(zip(rest.members, rest.events["seqno"]))]
+    assert got == replayed
+    assert all(p for _, _, p in got)
+
+
 def test_a_dataframe_of_a_set_has_a_member_column(ring_set):
     pandas = pytest.importorskip("pandas")
     with evring.open(ring_set) as reader:

@@ -1,8 +1,9 @@
 // The merge's read-ahead (ring_set_source.cpp, lib/set/ring_set_member.hpp):
 // members read a run of descriptors at a time, a gap met after a run, the
-// streak of one member's burst, and counters that count only what was handed
+// heap of members' heads (one member's burst, interleaved members, ties), and counters that count only what was handed
 // out. Deterministic on one thread, as ring_set_test.cpp: each RingSetWriter
 // object gives the calling thread its own member, timestamps are chosen.
+#include <algorithm>
 #include <cstring>
 
 #include <gtest/gtest.h>
@@ -128,6 +129,29 @@ TEST_F(MergeFixture, AMemberWritingDuringAnotherMembersBurstIsMergedInTime) {
     publish_at(pb, 60);  // later than everything member 0 holds
     publish_at(pa, 70);
     const std::vector<std::string> want{"0:30", "0:40", "0:50", "1:60", "0:70"};
+    EXPECT_EQ(drain(*source), want);
+    EXPECT_EQ(source->late_events(), 0u);
+}
+
+TEST_F(MergeFixture, FourInterleavedMembersWithTiesComeOutByTimeThenMember) {
+    // The heap (pick): members' heads interleave at every event, runs of 32
+    // are used up and re-read many times, and members tie at one nanosecond.
+    std::vector<RingSetWriter> writers;
+    for (int m = 0; m < 4; ++m) writers.push_back(writer());
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> events;
+    for (std::uint64_t i = 0; i < 150; ++i)
+        for (std::uint32_t m = 0; m < 4; ++m) {
+            // Strictly increasing per member; members 0 and 3 tie at every
+            // event, member 2 ties with them at every third.
+            const std::uint64_t t = 10 * i + 4 * ((i * (m + 1)) % 3) + 1;
+            publish_at(publisher_of(writers[m]), t);
+            events.emplace_back(t, m);
+        }
+    std::sort(events.begin(), events.end());
+    std::vector<std::string> want;
+    for (const auto& [t, m] : events) want.push_back(std::to_string(m) + ":" + std::to_string(t));
+    auto source = open();
+    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     EXPECT_EQ(drain(*source), want);
     EXPECT_EQ(source->late_events(), 0u);
 }

@@ -2,12 +2,16 @@
 // (docs/ring-sets.md).
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "evring/ring/ring.hpp"
+#include "registry/reader_listing.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "set/ring_set_manifest.hpp"
 #include "ops/info.hpp"
+#include "ops/ops_cmd.hpp"
 #include "output/output.hpp"
 
 namespace evring::cli {
@@ -20,6 +24,7 @@ struct MemberLine {
     std::uint32_t pid = 0;
     std::uint64_t last_seqno = 0;
     bool alive = false;
+    std::optional<ReaderListing> readers;  // the member's registry, listed without reclaiming
     std::string error;
 };
 
@@ -48,6 +53,10 @@ std::vector<MemberLine> member_lines(const RingSetSource& source, const RingSetM
         if (auto reader = RingReader::open(m.path); reader) {
             line.last_seqno = reader->ring().header().control.last_seqno;
             line.alive = reader->writer_alive();
+            // info only looks: dead readers are shown, their slots left for `evring readers`.
+            ListingOptions look;
+            look.reclaim_dead = false;
+            if (auto listing = list_readers(*reader, look)) line.readers = std::move(*listing);
         } else {
             line.error = reader.error().message();
         }
@@ -89,6 +98,7 @@ int describe_ring_set(RingSetSource& source, bool json, const ResolvedSchema& sc
             e.number("member", m.index).string("path", m.path).number("pid", m.pid);
             if (m.error.empty()) e.number("last_seqno", m.last_seqno).boolean("writer_alive", m.alive);
             else e.string("error", m.error);
+            if (m.readers) e.string("readers", readers_summary(*m.readers));
             list += (list.empty() ? "" : ",") + e.text();
         }
         std::string text = o.text();
@@ -115,6 +125,7 @@ int describe_ring_set(RingSetSource& source, bool json, const ResolvedSchema& sc
         lines.add(label.c_str(), m.error.empty() ? fmt::format("{}: newest seqno {}, writer {}", m.path,
                                                                m.last_seqno, writer)
                                                  : fmt::format("{}: {}", m.path, m.error));
+        if (m.readers) lines.add(fmt::format("  member {} readers", m.index).c_str(), readers_summary(*m.readers));
     }
     fmt::print("{}", lines.text);
     for (const auto& w : manifest->warnings) report_error(w);
