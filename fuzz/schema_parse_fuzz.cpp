@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "schema/schema_codegen.hpp"
+#include "codegen/schema_codegen.hpp"
 #include "evring/schema/schema_embed.hpp"
 #include "schema_fuzz_decode.hpp"
 

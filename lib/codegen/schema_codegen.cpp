@@ -2,9 +2,9 @@
 // in schema_codegen_publish.cpp).
 #include <fmt/format.h>
 
-#include "schema/schema_codegen.hpp"
+#include "codegen/schema_codegen.hpp"
 #include "evring/schema/schema_embed.hpp"
-#include "schema/schema_codegen_names.hpp"
+#include "codegen/schema_codegen_names.hpp"
 #include "schema/schema_data.hpp"
 
 namespace evring {

@@ -1,4 +1,4 @@
-// lib/schema/schema_codegen.hpp — a C++ header generated from a schema.
+// lib/codegen/schema_codegen.hpp — a C++ header generated from a schema.
 //
 // `evring schema compile FILE -o HEADER` calls generate_cpp_header; the
 // meson snippet in docs/schema.md runs it at build time. The header holds, in

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "schema/schema_write_check.hpp"
-#include "schema/schema_codegen_names.hpp"
+#include "codegen/schema_codegen_names.hpp"
 
 namespace evring::detail {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "schema/schema_codegen_names.hpp"
+#include "codegen/schema_codegen_names.hpp"
 #include "schema/schema_std_macros.hpp"
 
 namespace evring::detail {

@@ -1,4 +1,4 @@
-// lib/schema/schema_codegen_names.hpp — C++ names for a schema's types, fields and
+// lib/codegen/schema_codegen_names.hpp — C++ names for a schema's types, fields and
 // events in a generated header (private to schema_codegen*.cpp).
 #pragma once
 

@@ -4,7 +4,7 @@
 // layout (check_layout) before they hand out a struct, so a consumer never
 // calls copy_payload with a size by hand, and an event with trailing arrays
 // cannot be mistaken for one without.
-#include "schema/schema_codegen_names.hpp"
+#include "codegen/schema_codegen_names.hpp"
 
 namespace evring::detail {
 

@@ -11,7 +11,7 @@
 #include "evring/ring/interest.hpp"
 #include "evring/ring/ring_extension.hpp"
 #include "evring/schema/schema.hpp"
-#include "schema/schema_codegen.hpp"
+#include "codegen/schema_codegen.hpp"
 #include "schema/schema_interest.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "support/registry_ring.hpp"

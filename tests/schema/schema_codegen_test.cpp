@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/format.hpp"
-#include "schema/schema_codegen.hpp"
+#include "codegen/schema_codegen.hpp"
 #include "evring/schema/schema_embed.hpp"
 #include "schema/schema_blob.hpp"
 #include "evring/schema/schema_render.hpp"

@@ -19,7 +19,7 @@
 #include "evring/format.hpp"
 #include "evring/schema/schema.hpp"
 #include "schema/schema_builtin.hpp"
-#include "schema/schema_codegen.hpp"
+#include "codegen/schema_codegen.hpp"
 #include "schema/schema_lint.hpp"
 #include "evring/schema/schema_render.hpp"
 #include "evring/schema/schema_resolve.hpp"
