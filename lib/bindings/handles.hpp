@@ -18,6 +18,7 @@
 
 #include "evring/error.hpp"
 #include "evring/evring.h"
+#include "schema/schema_write_check.hpp"
 #include "evring/source/event_predicate.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/source/source_open.hpp"
@@ -60,6 +61,7 @@ struct evring_writer {
     // (evring_writer_record, Python's Writer.record) are checked against it,
     // and raw commits too when check_raw is set (writer_handle.hpp).
     std::optional<evring::Schema> schema;
+    evring::WriteRules rules;  // schema's fast verdicts, built with it
     bool check_raw = false;
     evring_writer(evring::RingWriter w, evring::WriterSharing sharing)
         : writer(std::move(w)), publisher(writer.ring(), sharing) {}

@@ -5,6 +5,29 @@
 
 namespace evring {
 
+WriteRules::WriteRules(const Schema& schema) {
+    std::size_t size = 0;
+    for (const auto& e : schema.events()) size = std::max<std::size_t>(size, std::size_t{e.number} + 1);
+    rules_.resize(size);
+    for (const auto& e : schema.events()) {
+        Rule& rule = rules_[e.number];
+        const SchemaStruct* s = schema.payload_of(e);
+        if (s == nullptr) {
+            rule.kind = Kind::Exact;  // no payload: exactly 0 bytes
+        } else if (s->trailing.empty()) {
+            rule.kind = Kind::Exact;
+            rule.fixed = s->size;
+        } else if (s->trailing.size() == 1 && scalar_size(s->trailing[0].count_scalar) <= 8) {
+            const auto& t = s->trailing[0];
+            rule.kind = Kind::OneTrailing;
+            rule.fixed = s->size;
+            rule.count_offset = t.count_offset;
+            rule.count_width = static_cast<std::uint8_t>(scalar_size(t.count_scalar));
+            rule.element_size = schema.type(t.element).size;
+        }
+    }
+}
+
 std::string describe_payload_rule(const Schema& schema, const SchemaEvent& event) {
     const SchemaStruct* s = schema.payload_of(event);
     if (s == nullptr) return "empty (0 bytes)";

@@ -209,6 +209,37 @@ TEST(SchemaCodegen, CheckPayloadSizeAgreesWithTheSchemaLibrary) {
     EXPECT_GT(refused, 100);  // the loop reaches both answers
 }
 
+// The C ABI's and Python's fast path (WriteRules, schema_write_check.hpp) never
+// admits what check_payload refuses, and decides every accepted event whose
+// type has at most one trailing array, over the same sizes and counts.
+TEST(SchemaWriteRules, AdmitOnlyWhatCheckPayloadAcceptsAndDecideTheCommonShapes) {
+    const WriteRules rules(schema());
+    int admitted = 0;
+    for (std::uint16_t type = 0; type <= 8; ++type) {
+        const SchemaEvent* event = schema().event(type);
+        const SchemaStruct* s = event != nullptr ? schema().payload_of(*event) : nullptr;
+        const bool simple = event != nullptr && (s == nullptr || s->trailing.size() <= 1);
+        for (std::size_t size : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 66u, 69u, 111u, 112u, 113u, 128u, 129u, 200u}) {
+            for (std::uint64_t count : {0ull, 1ull, 2ull, 3ull, 0xffull, 0xffffull, 0xffffffffull, ~0ull}) {
+                std::vector<std::byte> payload(size);
+                for (const auto& t : s != nullptr ? s->trailing : std::vector<SchemaTrailing>{}) {
+                    const std::size_t width = scalar_size(t.count_scalar);
+                    if (t.count_offset + width <= size) std::memcpy(payload.data() + t.count_offset, &count, width);
+                }
+                const bool ok = check_payload(schema(), type, payload).ok();
+                const bool admits = rules.admits(type, payload);
+                ASSERT_TRUE(!admits || ok) << "type " << type << " size " << size << " count " << count;
+                if (ok && simple) {
+                    EXPECT_TRUE(admits) << "type " << type << " size " << size << " count " << count;
+                }
+                admitted += admits;
+            }
+        }
+    }
+    EXPECT_GT(admitted, 10);  // the loop reaches the fast path
+    EXPECT_FALSE(WriteRules().admits(1, {}));  // an empty table decides nothing
+}
+
 TEST(SchemaCodegen, PublishCheckedRefusesWhatTheSchemaRulesOut) {
     mock::Publisher publisher;
     const std::array<std::byte, 5> five{};
