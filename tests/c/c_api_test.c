@@ -13,17 +13,8 @@
 #include <unistd.h>
 
 #include "evring/evring.h"
+#include "c_check.h"
 
-static int g_failures = 0;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            ++g_failures;                                                        \
-            return;                                                              \
-        }                                                                        \
-    } while (0)
 
 static const char* kSchema =
     "content_type = 4660\n"
@@ -458,10 +449,5 @@ int main(void) {
     test_a_source_without_schema_says_so();
     test_schema_writes_refuse_what_the_schema_rules_out();
     test_real_snapshot_reads_and_decodes();
-    if (g_failures != 0) {
-        fprintf(stderr, "%d check(s) failed\n", g_failures);
-        return 1;
-    }
-    printf("all C ABI tests passed\n");
-    return 0;
+    return c_check_end("all C ABI tests passed");
 }

@@ -10,17 +10,8 @@
 #include <unistd.h>
 
 #include "evring/evring.h"
+#include "c_check.h"
 
-static int g_failures = 0;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            ++g_failures;                                                            \
-            return;                                                                  \
-        }                                                                            \
-    } while (0)
 
 static const char* kSchema =
     "content_type = 901\n"
@@ -145,10 +136,5 @@ int main(void) {
     test_a_level_alone_and_old_options_structs();
     test_bad_interest_is_refused_at_open();
     test_a_writer_without_a_schema_wants_everything();
-    if (g_failures != 0) {
-        fprintf(stderr, "%d check(s) failed\n", g_failures);
-        return 1;
-    }
-    printf("all C interest tests passed\n");
-    return 0;
+    return c_check_end("all C interest tests passed");
 }

@@ -14,17 +14,8 @@
 #include <unistd.h>
 
 #include "evring/evring.h"
+#include "c_check.h"
 
-static int g_failures = 0;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-            ++g_failures;                                                            \
-            return;                                                                  \
-        }                                                                            \
-    } while (0)
 
 enum { kThreads = 3, kPerThread = 200 };
 
@@ -206,10 +197,5 @@ int main(void) {
     else printf("SKIP ring set test: PRODUCER_BIN is not set (run through meson test)\n");
     if (evring != NULL) test_a_c_reader_is_listed_in_its_rings_registry_while_open(evring);
     else printf("SKIP registry test: EVRING_BIN is not set (run through meson test)\n");
-    if (g_failures != 0) {
-        fprintf(stderr, "%d check(s) failed\n", g_failures);
-        return 1;
-    }
-    printf("all C ring set and registry tests passed\n");
-    return 0;
+    return c_check_end("all C ring set and registry tests passed");
 }
