@@ -13,8 +13,8 @@
 # to anything but none: the release build runs this).
 set -euo pipefail
 : "${EVRING_BUILD_DIR:?}" "${EVRING_SOURCE_DIR:?}"
-MAX_HEADERS=35
-MAX_NATS_HEADERS=3
+MAX_HEADERS=32
+MAX_NATS_HEADERS=2
 
 if [ -n "${EVRING_SANITIZE:-}" ] && [ "$EVRING_SANITIZE" != none ]; then
     echo "skipped: a sanitized build; the release build runs this"

@@ -6,6 +6,7 @@
 
 #include "evring/clock.hpp"
 #include "source/source_renamed.hpp"
+#include "source/event_predicate.hpp"
 #include "source/follow_loop.hpp"
 
 namespace evring {

@@ -28,6 +28,7 @@
 #include "evring/source/flow_filter.hpp"
 #include "evring/source/follow.hpp"
 #include "evring/schema/schema.hpp"
+#include "source/event_predicate.hpp"
 
 namespace CLI {
 class App;

@@ -24,7 +24,7 @@
 // Contract:
 // - Events come in sequence order. Every sequence number between two events
 //   that was not handed out is accounted for by exactly one Gap with its
-//   reason (gap_reason.hpp): lapped (FellBehind), Abandoned, NeverCommitted
+//   reason (GapReason, below): lapped (FellBehind), Abandoned, NeverCommitted
 //   and WriterGone holes, LostToDamage, RingReplaced. A gap's range is exact;
 //   a loss whose range is not known (a damaged recording losing "seqno N and
 //   after") comes as a Notice instead.
@@ -64,13 +64,32 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/ring/gap_reason.hpp"
 #include "evring/source/position.hpp"
 
 namespace evring {
 
 class FlowFilter;
 class MappedRing;
+
+// Why sequence numbers were not seen: one vocabulary for event sources (a
+// SourceGap's reason) and for recordings (a Gap record stores it as a u32,
+// docs/recording-format.md). Values are part of the recording format: they
+// never change meaning, new ones are appended.
+enum class GapReason : std::uint32_t {
+    Unrecorded = 0,      // a version 1 recording, which did not say
+    FellBehind = 1,      // the reader (or recorder) was lapped: overwritten before it read them
+    Abandoned = 2,       // reserved and never committed while a writer lived (the abandon bound)
+    NeverCommitted = 3,  // holes in a ring nobody writes any more, or in a snapshot
+    WriterGone = 4,      // reserved by a writer that exited before committing them
+    LostToDamage = 5,    // in a damaged part of a recording (or lost by a damaged source)
+    RingReplaced = 6,    // events of a ring re-created under the same name, overwritten
+                         // before the follower opened it
+};
+inline constexpr std::uint32_t kMaxGapReason = 6;
+
+// "the recorder fell behind the writer (lapped)" and so on; unknown values
+// (a newer writer's) read "an unknown reason".
+std::string_view describe(GapReason reason) noexcept;
 
 enum class SourceKind : std::uint8_t { Ring, Snapshot, Recording, Stream, RingSet };
 

@@ -50,7 +50,6 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/source/event_predicate.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/source/flow_filter.hpp"
 #include "evring/source/position.hpp"
@@ -58,6 +57,7 @@
 
 namespace evring {
 
+class EventPredicate;  // lib/source/event_predicate.hpp (where.hpp implements it)
 class Schema;
 
 class FollowSink {
