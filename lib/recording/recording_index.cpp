@@ -61,6 +61,22 @@ std::string inconsistency(std::uint64_t at, const std::vector<IndexSummary>& sum
     return {};
 }
 
+// Why the member rows of an index block are not sorted by entry, then member,
+// or do not fit inside their entries' seqno ranges, or "".
+std::string rows_inconsistency(const std::vector<MemberSeqnos>& rows, const std::vector<IndexEntry>& entries) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const MemberSeqnos& r = rows[i];
+        if (r.entry >= entries.size()) return fmt::format("member row {} names entry {}", i, r.entry);
+        if (i > 0 && (r.entry < rows[i - 1].entry || (r.entry == rows[i - 1].entry && r.member <= rows[i - 1].member)))
+            return fmt::format("member row {} is out of order", i);
+        const IndexEntry& e = entries[r.entry];
+        if (r.first_seqno > r.last_seqno || r.first_seqno < e.first_seqno || r.last_seqno > e.last_seqno)
+            return fmt::format("member row {} has seqno {}..{} outside its block's {}..{}", i, r.first_seqno,
+                               r.last_seqno, e.first_seqno, e.last_seqno);
+    }
+    return {};
+}
+
 }  // namespace
 
 Result<std::optional<DecoderV2::Index>> DecoderV2::read_index(std::uint64_t at, std::string& why) {
@@ -112,17 +128,26 @@ Result<std::optional<DecoderV2::Index>> DecoderV2::read_index(std::uint64_t at, 
     std::memcpy(&index.head, content.data(), sizeof index.head);
     content = content.subspan(sizeof index.head);
     const IndexHead& head = index.head;
+    // Counted in 64 bits and compared with the bytes really decoded before anything is allocated.
+    const std::uint32_t rows = (head.flags & kIndexMembers) != 0 ? head.member_rows : 0;
     const std::uint64_t expected = std::uint64_t{head.summaries} * sizeof(IndexSummary) +
                                    std::uint64_t{head.entries} * sizeof(IndexEntry) +
-                                   std::uint64_t{head.marks} * sizeof(SpanMark);
+                                   std::uint64_t{head.marks} * sizeof(SpanMark) +
+                                   std::uint64_t{rows} * sizeof(MemberSeqnos);
     if (expected != content.size()) {
-        why = fmt::format("index {} counts {} summaries, {} entries and {} marks in {} bytes", block_named(h, at),
-                          head.summaries, head.entries, head.marks, content.size());
+        why = fmt::format("index {} counts {} summaries, {} entries and {} marks{} in {} bytes", block_named(h, at),
+                          head.summaries, head.entries, head.marks,
+                          rows == 0 ? std::string() : fmt::format(" (and {} member rows)", rows), content.size());
         return std::optional<Index>();
     }
     take(content, index.summaries, head.summaries);
     take(content, index.entries, head.entries);
     take(content, index.marks, head.marks);
+    take(content, index.rows, rows);
+    if (std::string problem = rows_inconsistency(index.rows, index.entries); !problem.empty()) {
+        why = fmt::format("index {}: {}", block_named(h, at), problem);
+        return std::optional<Index>();
+    }
     const bool ordered = (header.flags & kRecordingRingSet) == 0;  // a ring set's seqnos are per member
     if (std::string problem = inconsistency(at, index.summaries, index.entries, head, ordered); !problem.empty()) {
         why = fmt::format("index {}: {}", block_named(h, at), problem);
@@ -253,6 +278,7 @@ Result<bool> DecoderV2::event_at(const IndexedBlock& block, std::uint64_t seqno,
     for (std::size_t pos = 0; pos < content.size();) {
         pos = detail::parse_record(content, pos, record);
         if (record.kind != RecordKind::Event || record.event.seqno != seqno) continue;
+        if (block.member != IndexedBlock::kAnyMember && record.event.reserved != block.member) continue;
         payload.assign(record.payload.begin(), record.payload.end());
         record.payload = payload;
         return true;
