@@ -3,7 +3,8 @@
 // backward from its end for its newest one). Every index block read is
 // checked before it is believed, and jump() checks the block header it lands
 // on, so an index that lies costs a scan, never a wrong start. The lookups
-// themselves: recording_index_find.cpp.
+// themselves: recording_index_find.cpp; jump() and event_at():
+// recording_index_jump.cpp.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -241,79 +242,6 @@ Result<DecoderV2::Newest> DecoderV2::newest_index() {
         out.why = fmt::format("{} has no end block and no intact index block in its last {} MiB{}", named(),
                               (file_bytes - floor) >> 20, last_why.empty() ? "" : " (" + last_why + ")");
     return out;
-}
-
-Result<bool> DecoderV2::event_at(const IndexedBlock& block, std::uint64_t seqno, Record& record,
-                                 std::vector<std::byte>& payload, std::string& why) {
-    if (auto s = refresh_size(); !s) return std::move(s).error();
-    if (block.offset < sizeof(RecordingFileHeader) || block.offset > file_bytes ||
-        file_bytes - block.offset < kBlockHeaderSize) {
-        why = "that offset is not inside the file";
-        return false;
-    }
-    RecordingBlockHeader h{};
-    auto n = detail::read_at(fd, block.offset, &h, sizeof h, named());
-    if (!n) return std::move(n).error();
-    why = *n < sizeof h ? std::string("the file ends there") : detail::block_header_problem(h, series_id_);
-    if (why.empty() && h.block_number != block.block_number) why = fmt::format("block {} is there", h.block_number);
-    if (why.empty() && h.content != static_cast<std::uint16_t>(BlockContent::Records)) why = "it holds no records";
-    if (why.empty() && (seqno < h.first_seqno || seqno > h.last_seqno))
-        why = fmt::format("the block there holds seqno {}..{}", h.first_seqno, h.last_seqno);
-    if (why.empty() && h.stored_size > file_bytes - block.offset - kBlockHeaderSize) why = "the block is cut short";
-    if (!why.empty()) return false;
-    detail::ByteBuffer stored;
-    if (!stored.reserve_exact(h.stored_size))
-        return Error(ENOMEM, fmt::format("{}: cannot allocate {} bytes for {}", named(), h.stored_size,
-                                         block_named(h, block.offset)));
-    n = detail::read_at(fd, block.offset + kBlockHeaderSize, stored.data(), h.stored_size, named());
-    if (!n) return std::move(n).error();
-    if (*n < h.stored_size || detail::crc32c(stored.data(), h.stored_size) != h.stored_crc) {
-        why = "checksum mismatch";
-        return false;
-    }
-    detail::BlockDecoder decoder;
-    std::span<const std::byte> content;
-    if (why = decoder.decode(h, {stored.data(), h.stored_size}, content); !why.empty()) return false;
-    if (why = detail::check_block_records(content, h); !why.empty()) return false;
-    for (std::size_t pos = 0; pos < content.size();) {
-        pos = detail::parse_record(content, pos, record);
-        if (record.kind != RecordKind::Event || record.event.seqno != seqno) continue;
-        if (block.member != IndexedBlock::kAnyMember && record.event.reserved != block.member) continue;
-        payload.assign(record.payload.begin(), record.payload.end());
-        record.payload = payload;
-        return true;
-    }
-    why = fmt::format("it holds no event with seqno {}", seqno);
-    return false;
-}
-
-Result<bool> DecoderV2::jump(const IndexedBlock& block, std::string& why) {
-    if (auto s = refresh_size(); !s) return std::move(s).error();
-    if (block.offset < sizeof(RecordingFileHeader) || block.offset > file_bytes) {
-        why = "that offset is not inside the file";
-        return false;
-    }
-    if (file_bytes - block.offset >= kBlockHeaderSize) {
-        RecordingBlockHeader h;
-        auto n = detail::read_at(fd, block.offset, &h, sizeof h, named());
-        if (!n) return std::move(n).error();
-        why = *n < sizeof h ? std::string("the file ends there") : detail::block_header_problem(h, series_id_);
-        if (why.empty() && h.block_number != block.block_number)
-            why = fmt::format("block {} is there", h.block_number);
-        if (why.empty() && h.content == static_cast<std::uint16_t>(BlockContent::Schema)) why = "the schema block is there";
-        if (why.empty() && block.first_seqno != 0 &&
-            (h.first_seqno != block.first_seqno || h.last_seqno != block.last_seqno))
-            why = fmt::format("the block there holds seqno {}..{}, not {}..{}", h.first_seqno, h.last_seqno,
-                              block.first_seqno, block.last_seqno);
-        if (!why.empty()) return false;
-    }
-    offset_ = block.offset;
-    expected_block_ = block.block_number;
-    expected_known_ = true;
-    covered_ = block.first_seqno > 0 ? block.first_seqno - 1 : 0;
-    cursor_ = {};
-    partial_ = true;
-    return true;
 }
 
 }  // namespace detail
