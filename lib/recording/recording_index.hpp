@@ -39,8 +39,9 @@
 //   most one earlier one (labels: up to 16 whose ranges overlap). SpanLatest,
 //   SpanId and Back read earlier index blocks newest first, one read each,
 //   until they find their answer. MemberSeqno (ring set recordings, whose
-//   seqnos are per member) reads index blocks oldest first, one read each,
-//   until one lists the member at or past the seqno.
+//   seqnos are per member) binary-searches the index blocks (log2 of their
+//   number reads), then reads back to the newest one listing the member
+//   below the seqno (one more read unless the member was absent a while).
 // - A ring set recording's index serves Time, Back and MemberSeqno; the
 //   other kinds are NoIndex. MemberSeqno needs index blocks written with
 //   kIndexMembers (NoIndex, with why, in older ones).

@@ -8,62 +8,96 @@
 // it (a lying row costs a scan), then reads on from the block start. A
 // member's seqnos rise in file order, so from there the first event of the
 // member at or past the seqno is the one a scan from the start would find.
-// With no such event listed the answer is NotFound: read from the start.
+// With no such event listed the answer is NotFound: read from the start
+// (exact, though a member that joined late is then reached by a scan: an
+// index cannot prove it lists the member's first event).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "recording/recording_decoder_v2.hpp"
 
 namespace evring::detail {
 
+namespace {
+
+// What one index block lists of a member, against the seqno asked for.
+struct Listed {
+    bool reaches = false;                  // a row at or past the seqno
+    const MemberSeqnos* below = nullptr;   // the newest row starting below it, before any that reaches
+};
+
+Listed listed(const std::vector<MemberSeqnos>& rows, std::uint32_t member, std::uint64_t seqno) {
+    Listed out;
+    for (const MemberSeqnos& row : rows) {
+        if (row.member != member) continue;
+        if (row.first_seqno < seqno) out.below = &row;
+        if (row.last_seqno >= seqno) {
+            out.reaches = true;
+            break;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 Result<IndexAnswer> DecoderV2::member_seqno_in(const Newest& newest, const IndexQuery& query, IndexAnswer answer) {
-    const Index& last = *newest.index;
-    const std::size_t k = last.summaries.size();
+    const std::size_t k = newest.index->summaries.size();
     const std::uint32_t member = query.key;
-    std::optional<IndexedBlock> best;
-    std::uint64_t best_seqno = 0;
-    // Oldest first, one read per index block, until a block lists the
-    // member at or past the seqno: nothing later can be nearer below it.
-    bool reached = false;
-    for (std::size_t i = 0; i <= k && !reached; ++i) {
+    std::optional<Index> in;  // the index block (interval) read last
+    // Reads and checks interval i into `in`; false: `answer` says why not.
+    auto load = [&](std::size_t i) -> Result<bool> {
         std::string why;
         auto index = interval(newest, i, why);
         if (!index) return std::move(index).error();
         if (!*index) {
             answer.outcome = IndexOutcome::Lies;
             answer.why = fmt::format("{}: {}", named(), why);
-            return answer;
+            return false;
         }
-        const Index& in = **index;
-        if ((in.head.flags & kIndexMembers) == 0) {
+        if (((*index)->head.flags & kIndexMembers) == 0) {
             answer.outcome = IndexOutcome::NoIndex;
             answer.why = fmt::format("{}: its index block at offset {} was written before indexes kept sequence "
                                      "numbers per member",
-                                     named(), in.offset);
-            return answer;
+                                     named(), (*index)->offset);
+            return false;
         }
-        for (const MemberSeqnos& row : in.rows) {
-            if (row.member != member) continue;
-            if (row.first_seqno < query.value) {
-                const IndexEntry& e = in.entries[row.entry];  // row.entry < entries: read_index checked
-                best = IndexedBlock{e.offset, e.block_number, e.first_seqno, e.last_seqno, member};
-                best_seqno = row.first_seqno;
-            }
-            if (row.last_seqno >= query.value) {
-                reached = true;
-                break;
-            }
-        }
+        in = std::move(*index);
+        return true;
+    };
+    // A member's seqnos rise in file order, so "lists the member at or past
+    // the seqno" turns true once: a binary search over the index blocks, one
+    // read per step. A block without the member counts as not reaching; a
+    // lie only moves the start earlier or later, and the event it leads to
+    // is checked by the caller, so neither costs a wrong answer.
+    std::size_t lo = 0, hi = k + 1;
+    while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        auto ok = load(mid);
+        if (!ok) return std::move(ok).error();
+        if (!*ok) return answer;
+        if (listed(in->rows, member, query.value).reaches) hi = mid;
+        else lo = mid + 1;
     }
-    if (!best) {
-        answer.outcome = IndexOutcome::NotFound;
-        answer.block = {};
+    // From there back to the newest row of the member starting below the
+    // seqno (one read, or more while the member has no events listed).
+    for (std::size_t i = std::min(lo, k) + 1; i-- > 0;) {
+        auto ok = load(i);
+        if (!ok) return std::move(ok).error();
+        if (!*ok) return answer;
+        const Listed found = listed(in->rows, member, query.value);
+        if (found.below == nullptr) continue;
+        const IndexEntry& e = in->entries[found.below->entry];  // row.entry < entries: read_index checked
+        answer.outcome = IndexOutcome::Found;
+        answer.block = IndexedBlock{e.offset, e.block_number, e.first_seqno, e.last_seqno, member};
+        answer.seqno = found.below->first_seqno;
         return answer;
     }
-    answer.outcome = IndexOutcome::Found;
-    answer.block = *best;
-    answer.seqno = best_seqno;
+    answer.outcome = IndexOutcome::NotFound;
+    answer.block = {};
     return answer;
 }
 
