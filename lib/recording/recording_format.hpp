@@ -232,7 +232,7 @@ struct SpanMark {
 };
 static_assert(sizeof(SpanMark) == 24);
 
-// With kIndexMembers: one member's events in one listed block. Rows are
+// With kIndexMembers: one member's Event records in one listed block. Rows are
 // sorted by entry, then member; a block without events of a member has no
 // row for it.
 struct MemberSeqnos {

@@ -161,7 +161,8 @@ struct RecordingWriter::State {
             file_started = true;
         }
         raw_bytes += sizeof(RecordingBlockHeader) + staged;
-        if (job.indexed && !job.end_block && staged > 0) count_index_entry(sizeof(RecordingBlockHeader) + staged, job.index.marks.size(), job.index.members.size());
+        if (job.indexed && !job.end_block && staged > 0)
+            count_index_entry(sizeof(RecordingBlockHeader) + staged, job.index.marks.size(), job.index.members.size());
         stage = sink->spare_buffer();
         staged = 0;
         block = {};
@@ -288,6 +289,8 @@ Status RecordingWriter::end_event(bool payload_intact) {
     if (payload_intact && !s.open_oversized) {
         ++totals_.events;
         ++s.file_totals.events;
+        // Event records only: MEMBER:SEQNO reads the event a row names to check it.
+        if (s.options.ring_set && s.options.index) s.index_info.note_member(event.reserved, event.seqno);
         if (s.options.span_marker) {
             std::array<SpanMark, kMaxSpanMarksPerEvent> marks{};
             const std::byte* payload = s.stage.data() + s.open_record + sizeof head + sizeof event;
@@ -304,7 +307,6 @@ Status RecordingWriter::end_event(bool payload_intact) {
     }
     s.note_seqnos(event.seqno, event.seqno);
     s.index_info.note_event(event.record_epoch_nanos);
-    if (s.options.ring_set && s.options.index) s.index_info.note_member(event.reserved, event.seqno);
     ++s.block.record_count;
     return after_record();
 }

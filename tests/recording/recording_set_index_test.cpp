@@ -47,7 +47,8 @@ std::vector<Event> write_set(const std::string& path, bool compress, bool as_set
             e.reserved = static_cast<std::uint16_t>(member);
             e.record_epoch_nanos = 1'700'000'000'000'000'000 + written.size();
             std::memset(writer->begin_event(e), 0, 16);
-            EXPECT_TRUE(writer->end_event(true).ok());
+            // Every 10th event of member 1 is kept without its payload (an ExpiredPayload record).
+            EXPECT_TRUE(writer->end_event(!(member == 1 && e.seqno % 10 == 0)).ok());
             written.emplace_back(member, e.seqno);
             if (written.size() % kPerBlock == 0) {
                 EXPECT_TRUE(writer->flush().ok());
