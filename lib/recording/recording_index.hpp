@@ -103,7 +103,8 @@ struct IndexQuery {
                      // to the end of the indexed part (the file's first block when it counts fewer)
         MemberSeqno, // a ring set recording: the block holding member `key`'s newest event
                      // below seqno `value` (`seqno`: that event, to be checked); NotFound when
-                     // the index lists none (read from the file's start)
+                     // the index lists none (read from the file's start); Tail when it lists
+                     // none at or past `value` (`seqno` 0: none below it either)
     };
     Kind kind = Kind::Seqno;
     std::uint64_t value = 0;

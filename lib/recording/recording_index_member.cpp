@@ -84,6 +84,9 @@ Result<IndexAnswer> DecoderV2::member_seqno_in(const Newest& newest, const Index
     }
     // From there back to the newest row of the member starting below the
     // seqno (one read, or more while the member has no events listed).
+    // Nothing at or past the seqno listed: Tail (a series goes on with its
+    // next file's index, RecordingSource::seek_member).
+    const bool reached = lo <= k;
     for (std::size_t i = std::min(lo, k) + 1; i-- > 0;) {
         auto ok = load(i);
         if (!ok) return std::move(ok).error();
@@ -91,13 +94,14 @@ Result<IndexAnswer> DecoderV2::member_seqno_in(const Newest& newest, const Index
         const Listed found = listed(in->rows, member, query.value);
         if (found.below == nullptr) continue;
         const IndexEntry& e = in->entries[found.below->entry];  // row.entry < entries: read_index checked
-        answer.outcome = IndexOutcome::Found;
+        answer.outcome = reached ? IndexOutcome::Found : IndexOutcome::Tail;
         answer.block = IndexedBlock{e.offset, e.block_number, e.first_seqno, e.last_seqno, member};
         answer.seqno = found.below->first_seqno;
         return answer;
     }
-    answer.outcome = IndexOutcome::NotFound;
+    answer.outcome = reached ? IndexOutcome::NotFound : IndexOutcome::Tail;
     answer.block = {};
+    answer.seqno = 0;
     return answer;
 }
 

@@ -236,14 +236,25 @@ Result<std::string> RecordingSource::seek_member(std::uint32_t member, std::uint
     started_ = false;
     const IndexQuery query = IndexQuery::member_seqno(member, seqno);
     const std::string what = what_is_found(query);
-    auto found = reader_->find(query);
-    if (!found) return std::move(found).error();
-    const IndexAnswer& answer = *found;
+    IndexAnswer answer;
+    for (;;) {
+        auto found = reader_->find(query);
+        if (!found) return std::move(found).error();
+        answer = std::move(*found);
+        // Nothing of the member at or past the seqno in a file that continues:
+        // the next file's index (every event of the member before it is below).
+        if (answer.outcome == IndexOutcome::Tail && answer.finished && answer.continued && series_ &&
+            open_next_for_seek())
+            continue;
+        break;
+    }
     switch (answer.outcome) {
-    case IndexOutcome::NotFound:  // no event of the member below it: from the start
-    case IndexOutcome::Tail: return std::string();
+    case IndexOutcome::NotFound: return std::string();  // no event of the member below it: from the start
     case IndexOutcome::NoIndex: return answer.why.empty() ? std::string() : scan_notice(answer.why, what);
     case IndexOutcome::Lies: return scan_notice(answer.why + " (the index is not trusted)", what);
+    case IndexOutcome::Tail:
+        if (answer.seqno == 0 && answer.block.offset == 0) return std::string();
+        break;
     case IndexOutcome::Found: break;
     }
     Record record;

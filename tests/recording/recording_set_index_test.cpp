@@ -31,10 +31,11 @@ constexpr std::uint64_t kPerBlock = 4;  // about 510 blocks: 7 periodic index bl
 // from its own base, member 2 from 5001, so that per-member seqnos differ
 // from the blocks' mixed ranges. Times follow the merged order. `as_set` false
 // writes the same events without kRecordingRingSet (no member rows).
-std::vector<Event> write_set(const std::string& path, bool compress, bool as_set = true) {
+std::vector<Event> write_set(const std::string& path, bool compress, bool as_set = true, std::uint64_t rotate = 0) {
     RecordingOptions options;
     options.compress = compress;
     options.ring_set = as_set;
+    options.rotate_bytes = rotate;
     auto writer = RecordingWriter::create(path, test::recording_source_header(), options);
     EXPECT_TRUE(writer.ok());
     std::vector<Event> written;
@@ -138,6 +139,46 @@ TEST_P(RecordingSetIndex, MemberSeqnoOfEveryMemberLeadsToItsEvent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(CompressedAndRaw, RecordingSetIndex, ::testing::Bool());
+
+// A rotated series: a file whose index lists nothing of the member at or
+// past the seqno is passed for the next one, unread.
+TEST(RecordingSetIndexSeries, MemberSeqnoGoesOnWithTheNextFilesIndex) {
+    TempDir dir;
+    const std::string path = dir.file("set.evrec");
+    const std::vector<Event> written = write_set(path, false, true, 60'000);
+    ASSERT_TRUE(RecordingReader::open(path + ".2").ok());
+    // The first file's last records block damaged: a source that reads the
+    // file through reports it; one that passes it by its index does not.
+    Bytes first = test::read_file(path);
+    const std::vector<test::BlockAt> blocks = test::list_blocks(first);
+    std::size_t last = blocks.size();
+    while (last-- > 0 && (blocks[last].header.content != static_cast<std::uint16_t>(BlockContent::Records) ||
+                          (blocks[last].header.flags & kBlockHoldsEnd) != 0)) {
+    }
+    ASSERT_LT(last, blocks.size());
+    test::flip_bit(first, blocks[last].offset + sizeof(RecordingBlockHeader) + 8);
+    test::write_file(path, first);
+    for (const Event& want : {Event{0, 5}, Event{1, 450}, Event{2, 5290}, Event{3, 340}}) {
+        auto source = RecordingSource::open(path, path);
+        ASSERT_TRUE(source.ok());
+        auto notice = (*source)->seek(Position::member_seqno(want.first, want.second));
+        ASSERT_TRUE(notice.ok()) << notice.error().message();
+        EXPECT_EQ(*notice, "");
+        SourceItem item;
+        SourceStep step;
+        while ((step = (*source)->next(item, PayloadRead::None)) != SourceStep::Event && step != SourceStep::End &&
+               step != SourceStep::Failed) {
+        }
+        ASSERT_EQ(step, SourceStep::Event);
+        EXPECT_EQ(Event(item.event.member, item.event.descriptor.seqno),
+                  written[expected_start(written, want.first, want.second)]);
+        EXPECT_LE((*source)->reader().totals().blocks, 5u) << want.first << ":" << want.second;
+        if (want.second > 300) {
+            EXPECT_GT((*source)->files(), 1u) << want.first << ":" << want.second;
+            EXPECT_EQ((*source)->counters().damage_reports, 0u) << want.first << ":" << want.second;
+        }
+    }
+}
 
 // A raw set recording and the member rows of the index block its end block names.
 struct RawSet {
