@@ -227,7 +227,7 @@ typedef enum evring_payload_state {
     EVRING_PAYLOAD_INVALID = 3
 } evring_payload_state;
 
-/* Gap reasons: the values of gap_reason.hpp (and of the recording format). */
+/* Gap reasons: the values of event_source.hpp (and of the recording format). */
 typedef enum evring_gap_reason {
     EVRING_GAP_UNRECORDED = 0,
     EVRING_GAP_FELL_BEHIND = 1,

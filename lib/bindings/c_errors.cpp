@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "evring/ring/gap_reason.hpp"
+#include "evring/source/event_source.hpp"
 #include "handles.hpp"
 
 namespace evring::bindings {

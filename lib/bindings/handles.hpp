@@ -19,7 +19,7 @@
 #include "evring/error.hpp"
 #include "evring/evring.h"
 #include "schema/schema_write_check.hpp"
-#include "evring/source/event_predicate.hpp"
+#include "source/event_predicate.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/source/source_open.hpp"
 #include "evring/ring/publisher.hpp"

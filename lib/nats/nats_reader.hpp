@@ -91,14 +91,13 @@
 #include "evring/error.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/format.hpp"
-#include "evring/ring/gap_reason.hpp"
 #include "evring/nats/nats_connection.hpp"
 #include "nats/nats_encoding.hpp"
 
 namespace evring::nats {
 
 // The reason given to sequence numbers the stream does not hold: the value
-// gap_reason.hpp names LostToDamage (5; evring's gap reasons are one
+// event_source.hpp names LostToDamage (5; evring's gap reasons are one
 // vocabulary, and that header arrives with the event source).
 inline constexpr GapReason kGapNotInStream = GapReason::LostToDamage;
 

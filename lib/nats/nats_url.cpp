@@ -1,5 +1,5 @@
-// Parsing nats:// URLs. See nats_url.hpp for the grammar.
-#include "evring/nats/nats_url.hpp"
+// Parsing nats:// URLs. See nats_connection.hpp for the grammar.
+#include "evring/nats/nats_connection.hpp"
 
 #include <fmt/format.h>
 

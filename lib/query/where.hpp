@@ -56,7 +56,7 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/source/event_predicate.hpp"
+#include "source/event_predicate.hpp"
 #include "evring/schema/schema.hpp"
 
 namespace evring {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "evring/source/event_predicate.hpp"
+#include "source/event_predicate.hpp"
 #include "evring/schema/schema.hpp"
 #include "query/where_ast.hpp"
 

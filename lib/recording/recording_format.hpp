@@ -30,7 +30,7 @@
 #include <string_view>
 
 #include "evring/format.hpp"
-#include "evring/ring/gap_reason.hpp"
+#include "evring/source/event_source.hpp"
 
 namespace evring {
 
@@ -135,7 +135,7 @@ struct RecordHeader {
 };
 static_assert(sizeof(RecordHeader) == 8);
 
-// Why sequence numbers were not captured: GapReason, in gap_reason.hpp.
+// Why sequence numbers were not captured: GapReason, in event_source.hpp.
 
 struct GapRecord {
     std::uint64_t first_lost_seqno;

@@ -9,7 +9,6 @@
 #include <chrono>
 
 #include "evring/nats/nats_connection.hpp"
-#include "evring/nats/nats_url.hpp"
 #include "support/nats_relay.hpp"
 
 namespace evring::nats {

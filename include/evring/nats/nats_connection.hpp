@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "evring/nats/nats_url.hpp"
+#include "evring/nats/nats_connection.hpp"
 
 namespace evring::nats {
 

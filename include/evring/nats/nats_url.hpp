@@ -1,4 +1,4 @@
-// evring/nats/nats_url.hpp — where a NATS server and a stream are: `nats://HOST:PORT/STREAM`.
+// evring/nats/nats_connection.hpp — where a NATS server and a stream are: `nats://HOST:PORT/STREAM`.
 //
 //     auto url = evring::nats::parse_url("nats://127.0.0.1:4222/ORDERS");
 //     if (!url) die(url.error().message());   // names the text and what is wrong

@@ -1,4 +1,4 @@
-// evring/ring/gap_reason.hpp — why sequence numbers were not seen.
+// evring/source/event_source.hpp — why sequence numbers were not seen.
 //
 // One vocabulary for recordings (a Gap record stores the reason as a u32,
 // docs/recording-format.md) and for event sources (event_source.hpp hands

@@ -1,4 +1,4 @@
-// evring/source/event_predicate.hpp — a test on whole events (descriptor and
+// lib/source/event_predicate.hpp — a test on whole events (descriptor and
 // payload) that the follow loop applies after its FlowFilter.
 //
 // The follow loop (follow.hpp, FollowOptions::where) reads descriptors only

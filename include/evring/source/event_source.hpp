@@ -24,7 +24,7 @@
 // Contract:
 // - Events come in sequence order. Every sequence number between two events
 //   that was not handed out is accounted for by exactly one Gap with its
-//   reason (gap_reason.hpp): lapped (FellBehind), Abandoned, NeverCommitted
+//   reason (event_source.hpp): lapped (FellBehind), Abandoned, NeverCommitted
 //   and WriterGone holes, LostToDamage, RingReplaced. A gap's range is exact;
 //   a loss whose range is not known (a damaged recording losing "seqno N and
 //   after") comes as a Notice instead.
@@ -64,7 +64,7 @@
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
-#include "evring/ring/gap_reason.hpp"
+#include "evring/source/event_source.hpp"
 #include "evring/source/position.hpp"
 
 namespace evring {

@@ -50,7 +50,7 @@
 #include <string_view>
 
 #include "evring/error.hpp"
-#include "evring/source/event_predicate.hpp"
+#include "source/event_predicate.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/source/flow_filter.hpp"
 #include "evring/source/position.hpp"

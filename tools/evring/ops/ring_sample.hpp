@@ -24,7 +24,7 @@
 #include <map>
 
 #include "evring/error.hpp"
-#include "evring/source/event_predicate.hpp"
+#include "source/event_predicate.hpp"
 #include "evring/ring/ring.hpp"
 
 namespace evring::cli {

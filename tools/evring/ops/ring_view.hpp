@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "evring/source/event_predicate.hpp"
+#include "source/event_predicate.hpp"
 #include "evring/source/event_source.hpp"
 #include "registry/reader_listing.hpp"
 #include "evring/schema/schema.hpp"
