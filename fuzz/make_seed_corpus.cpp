@@ -203,6 +203,33 @@ int main(int argc, char** argv) {
         save(rec_dir, compress ? "v3_indexed_zstd" : "v3_indexed_raw", read_file(tmp_rec));
         ::unlink(tmp_rec.c_str());
     }
+    // A ring set recording of version 3 (kRecordingRingSet): members 0 and 1
+    // take turns, each counting from 1, in 70 one-event blocks, so its index
+    // blocks carry member rows (kIndexMembers) for IndexQuery::member_seqno.
+    {
+        const std::string tmp_rec = "/tmp/evring-seed-recording.evrec";
+        ::unlink(tmp_rec.c_str());
+        evring::RecordingOptions options;
+        options.compress = false;
+        options.ring_set = true;
+        auto writer = evring::RecordingWriter::create(tmp_rec, small.ring.header(), options);
+        if (!writer) return 1;
+        evring::EventDescriptor event{};
+        evring::Iterator it(small.ring);
+        if (!it.read_descriptor(1, event)) return 1;
+        for (std::uint64_t i = 0; i < 70; ++i) {
+            event.seqno = i / 2 + 1;
+            event.reserved = static_cast<std::uint16_t>(i % 2);
+            event.record_epoch_nanos += 1000;
+            std::byte* dst = writer->begin_event(event);
+            std::memcpy(dst, small.ring.payload_buffer() + (event.payload_buf_offset & small.ring.payload_mask()),
+                        event.payload_size);
+            if (!writer->end_event(true).ok() || !writer->flush().ok()) return 1;
+        }
+        if (!writer->finish().ok()) return 1;
+        save(rec_dir, "v3_set_indexed_raw", read_file(tmp_rec));
+        ::unlink(tmp_rec.c_str());
+    }
     std::printf("seed corpus written under %s\n", root.c_str());
     return 0;
 }

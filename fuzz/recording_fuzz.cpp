@@ -70,7 +70,7 @@ bool names_the_file(const std::string& message) {
 }
 
 // The index (recording_index.hpp) of a hostile file: every query (positions,
-// spans, ids, the last N events) answers
+// spans, ids, the last N events, a ring set member's seqnos) answers
 // without crashing or allocating what the file claims, a lie names the file,
 // and a jump to what the index names (when its block is really there) replays
 // to an end.
@@ -82,7 +82,8 @@ void query_index(std::size_t size) {
          {IndexQuery::seqno(1), IndexQuery::seqno(40), IndexQuery::seqno(1ull << 62), IndexQuery::time(0),
           IndexQuery::time(~0ull), IndexQuery::span(key, 1030), IndexQuery::span_latest(key), IndexQuery::back(1),
           IndexQuery::back(1000), IndexQuery::back(~0ull), IndexQuery::span_id(key, kId, true),
-          IndexQuery::span_id(key, {kId, 1}, false, 40)}) {
+          IndexQuery::span_id(key, {kId, 1}, false, 40), IndexQuery::member_seqno(0, 1),
+          IndexQuery::member_seqno(1, 40), IndexQuery::member_seqno(7, 1ull << 62)}) {
         auto reader = evring::RecordingReader::open(scratch_path());
         if (!reader) return;
         auto answer = reader->find(query);
@@ -103,6 +104,9 @@ void query_index(std::size_t size) {
             auto read = reader->event_at(answer->block, answer->seqno, record, payload);
             if (!read) EVRING_FUZZ_CHECK(names_the_file(read.error().message()));
             else if (*read) EVRING_FUZZ_CHECK(record.event.seqno == answer->seqno && payload.size() == record.payload.size());
+            // MEMBER:SEQNO: the event read is that member's, below the seqno asked for.
+            if (read && *read && query.kind == IndexQuery::Kind::MemberSeqno)
+                EVRING_FUZZ_CHECK(record.event.reserved == query.key && record.event.seqno < query.value);
         }
         auto jumped = reader->jump(answer->block);
         if (!jumped || !*jumped) continue;

@@ -60,6 +60,7 @@ private:
         std::vector<IndexSummary> summaries;
         std::vector<IndexEntry> entries;
         std::vector<SpanMark> marks;
+        std::vector<MemberSeqnos> rows;  // kIndexMembers
         std::uint64_t end() const { return offset + kBlockHeaderSize + header.stored_size; }
     };
     struct Newest {
@@ -72,6 +73,8 @@ private:
     Result<Newest> newest_index();
     Result<std::optional<Index>> read_index(std::uint64_t at, std::string& why);
     Result<IndexAnswer> answer_in(const Newest& newest, const IndexQuery& query);
+    // MemberSeqno (recording_index_member.cpp); `answer` holds what answer_in found so far.
+    Result<IndexAnswer> member_seqno_in(const Newest& newest, const IndexQuery& query, IndexAnswer answer);
     Result<std::optional<Index>> interval(const Newest& newest, std::size_t i, std::string& why);
 
     bool partial_ = false;         // jump() moved the replay: the end totals are not checked

@@ -163,6 +163,7 @@ static_assert(sizeof(EndRecord) == 48);
 // The content of an index block (raw or one zstd frame, like any block):
 //
 //   IndexHead | IndexSummary[summaries] | IndexEntry[entries] | SpanMark[marks]
+//   | MemberSeqnos[member_rows] (kIndexMembers only)
 //
 // `entries` are the records blocks written since the previous index block
 // (or the file's start), in file order; `summaries` describe every earlier
@@ -182,6 +183,10 @@ inline constexpr std::uint32_t kMaxIndexContent = std::uint32_t{16} << 20;
 // IndexHead::flags. A reader ignores flags it does not know; an index block
 // without kIndexMarkIds (written before them) serves no id lookups.
 inline constexpr std::uint32_t kIndexMarkIds = 1;  // SpanMark::id_prefix is set
+// A ring set recording's index block: MemberSeqnos[member_rows] follow the
+// marks, each member's sequence numbers in each listed block (the entries'
+// own seqno ranges mix members). Without it a set's index serves times only.
+inline constexpr std::uint32_t kIndexMembers = 2;
 
 struct IndexHead {
     std::uint32_t summaries;       // IndexSummary entries
@@ -189,7 +194,8 @@ struct IndexHead {
     std::uint32_t marks;           // SpanMark entries
     std::uint32_t flags;           // kIndexMarkIds (zero in the first version 3 files)
     std::uint64_t previous_index;  // file offset of the previous index block (0: none)
-    std::uint64_t reserved1;       // zero
+    std::uint32_t member_rows;     // with kIndexMembers: MemberSeqnos entries; else zero
+    std::uint32_t reserved1;       // zero
 };
 static_assert(sizeof(IndexHead) == 32);
 
@@ -225,6 +231,17 @@ struct SpanMark {
     std::uint64_t seqno;     // of the event
 };
 static_assert(sizeof(SpanMark) == 24);
+
+// With kIndexMembers: one member's Event records in one listed block. Rows are
+// sorted by entry, then member; a block without events of a member has no
+// row for it.
+struct MemberSeqnos {
+    std::uint32_t entry;        // index into this index block's IndexEntry array
+    std::uint32_t member;       // as the descriptors' `reserved` field
+    std::uint64_t first_seqno;  // of that member's first and last event in the block
+    std::uint64_t last_seqno;
+};
+static_assert(sizeof(MemberSeqnos) == 24);
 
 // A v3 file's end block: raw, an IndexRef record and the End record, so it is
 // exactly this many bytes at the very end of a finished file.

@@ -3,7 +3,8 @@
 // backward from its end for its newest one). Every index block read is
 // checked before it is believed, and jump() checks the block header it lands
 // on, so an index that lies costs a scan, never a wrong start. The lookups
-// themselves: recording_index_find.cpp.
+// themselves: recording_index_find.cpp; jump() and event_at():
+// recording_index_jump.cpp.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -61,6 +62,22 @@ std::string inconsistency(std::uint64_t at, const std::vector<IndexSummary>& sum
     return {};
 }
 
+// Why the member rows of an index block are not sorted by entry, then member,
+// or do not fit inside their entries' seqno ranges, or "".
+std::string rows_inconsistency(const std::vector<MemberSeqnos>& rows, const std::vector<IndexEntry>& entries) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const MemberSeqnos& r = rows[i];
+        if (r.entry >= entries.size()) return fmt::format("member row {} names entry {}", i, r.entry);
+        if (i > 0 && (r.entry < rows[i - 1].entry || (r.entry == rows[i - 1].entry && r.member <= rows[i - 1].member)))
+            return fmt::format("member row {} is out of order", i);
+        const IndexEntry& e = entries[r.entry];
+        if (r.first_seqno > r.last_seqno || r.first_seqno < e.first_seqno || r.last_seqno > e.last_seqno)
+            return fmt::format("member row {} has seqno {}..{} outside its block's {}..{}", i, r.first_seqno,
+                               r.last_seqno, e.first_seqno, e.last_seqno);
+    }
+    return {};
+}
+
 }  // namespace
 
 Result<std::optional<DecoderV2::Index>> DecoderV2::read_index(std::uint64_t at, std::string& why) {
@@ -112,17 +129,26 @@ Result<std::optional<DecoderV2::Index>> DecoderV2::read_index(std::uint64_t at, 
     std::memcpy(&index.head, content.data(), sizeof index.head);
     content = content.subspan(sizeof index.head);
     const IndexHead& head = index.head;
+    // Counted in 64 bits and compared with the bytes really decoded before anything is allocated.
+    const std::uint32_t rows = (head.flags & kIndexMembers) != 0 ? head.member_rows : 0;
     const std::uint64_t expected = std::uint64_t{head.summaries} * sizeof(IndexSummary) +
                                    std::uint64_t{head.entries} * sizeof(IndexEntry) +
-                                   std::uint64_t{head.marks} * sizeof(SpanMark);
+                                   std::uint64_t{head.marks} * sizeof(SpanMark) +
+                                   std::uint64_t{rows} * sizeof(MemberSeqnos);
     if (expected != content.size()) {
-        why = fmt::format("index {} counts {} summaries, {} entries and {} marks in {} bytes", block_named(h, at),
-                          head.summaries, head.entries, head.marks, content.size());
+        why = fmt::format("index {} counts {} summaries, {} entries and {} marks{} in {} bytes", block_named(h, at),
+                          head.summaries, head.entries, head.marks,
+                          rows == 0 ? std::string() : fmt::format(" (and {} member rows)", rows), content.size());
         return std::optional<Index>();
     }
     take(content, index.summaries, head.summaries);
     take(content, index.entries, head.entries);
     take(content, index.marks, head.marks);
+    take(content, index.rows, rows);
+    if (std::string problem = rows_inconsistency(index.rows, index.entries); !problem.empty()) {
+        why = fmt::format("index {}: {}", block_named(h, at), problem);
+        return std::optional<Index>();
+    }
     const bool ordered = (header.flags & kRecordingRingSet) == 0;  // a ring set's seqnos are per member
     if (std::string problem = inconsistency(at, index.summaries, index.entries, head, ordered); !problem.empty()) {
         why = fmt::format("index {}: {}", block_named(h, at), problem);
@@ -216,78 +242,6 @@ Result<DecoderV2::Newest> DecoderV2::newest_index() {
         out.why = fmt::format("{} has no end block and no intact index block in its last {} MiB{}", named(),
                               (file_bytes - floor) >> 20, last_why.empty() ? "" : " (" + last_why + ")");
     return out;
-}
-
-Result<bool> DecoderV2::event_at(const IndexedBlock& block, std::uint64_t seqno, Record& record,
-                                 std::vector<std::byte>& payload, std::string& why) {
-    if (auto s = refresh_size(); !s) return std::move(s).error();
-    if (block.offset < sizeof(RecordingFileHeader) || block.offset > file_bytes ||
-        file_bytes - block.offset < kBlockHeaderSize) {
-        why = "that offset is not inside the file";
-        return false;
-    }
-    RecordingBlockHeader h{};
-    auto n = detail::read_at(fd, block.offset, &h, sizeof h, named());
-    if (!n) return std::move(n).error();
-    why = *n < sizeof h ? std::string("the file ends there") : detail::block_header_problem(h, series_id_);
-    if (why.empty() && h.block_number != block.block_number) why = fmt::format("block {} is there", h.block_number);
-    if (why.empty() && h.content != static_cast<std::uint16_t>(BlockContent::Records)) why = "it holds no records";
-    if (why.empty() && (seqno < h.first_seqno || seqno > h.last_seqno))
-        why = fmt::format("the block there holds seqno {}..{}", h.first_seqno, h.last_seqno);
-    if (why.empty() && h.stored_size > file_bytes - block.offset - kBlockHeaderSize) why = "the block is cut short";
-    if (!why.empty()) return false;
-    detail::ByteBuffer stored;
-    if (!stored.reserve_exact(h.stored_size))
-        return Error(ENOMEM, fmt::format("{}: cannot allocate {} bytes for {}", named(), h.stored_size,
-                                         block_named(h, block.offset)));
-    n = detail::read_at(fd, block.offset + kBlockHeaderSize, stored.data(), h.stored_size, named());
-    if (!n) return std::move(n).error();
-    if (*n < h.stored_size || detail::crc32c(stored.data(), h.stored_size) != h.stored_crc) {
-        why = "checksum mismatch";
-        return false;
-    }
-    detail::BlockDecoder decoder;
-    std::span<const std::byte> content;
-    if (why = decoder.decode(h, {stored.data(), h.stored_size}, content); !why.empty()) return false;
-    if (why = detail::check_block_records(content, h); !why.empty()) return false;
-    for (std::size_t pos = 0; pos < content.size();) {
-        pos = detail::parse_record(content, pos, record);
-        if (record.kind != RecordKind::Event || record.event.seqno != seqno) continue;
-        payload.assign(record.payload.begin(), record.payload.end());
-        record.payload = payload;
-        return true;
-    }
-    why = fmt::format("it holds no event with seqno {}", seqno);
-    return false;
-}
-
-Result<bool> DecoderV2::jump(const IndexedBlock& block, std::string& why) {
-    if (auto s = refresh_size(); !s) return std::move(s).error();
-    if (block.offset < sizeof(RecordingFileHeader) || block.offset > file_bytes) {
-        why = "that offset is not inside the file";
-        return false;
-    }
-    if (file_bytes - block.offset >= kBlockHeaderSize) {
-        RecordingBlockHeader h;
-        auto n = detail::read_at(fd, block.offset, &h, sizeof h, named());
-        if (!n) return std::move(n).error();
-        why = *n < sizeof h ? std::string("the file ends there") : detail::block_header_problem(h, series_id_);
-        if (why.empty() && h.block_number != block.block_number)
-            why = fmt::format("block {} is there", h.block_number);
-        if (why.empty() && h.content == static_cast<std::uint16_t>(BlockContent::Schema)) why = "the schema block is there";
-        if (why.empty() && block.first_seqno != 0 &&
-            (h.first_seqno != block.first_seqno || h.last_seqno != block.last_seqno))
-            why = fmt::format("the block there holds seqno {}..{}, not {}..{}", h.first_seqno, h.last_seqno,
-                              block.first_seqno, block.last_seqno);
-        if (!why.empty()) return false;
-    }
-    offset_ = block.offset;
-    expected_block_ = block.block_number;
-    expected_known_ = true;
-    covered_ = block.first_seqno > 0 ? block.first_seqno - 1 : 0;
-    cursor_ = {};
-    partial_ = true;
-    return true;
 }
 
 }  // namespace detail

@@ -38,7 +38,13 @@
 // - Cost: Seqno, Time and span labels read the newest index block and at
 //   most one earlier one (labels: up to 16 whose ranges overlap). SpanLatest,
 //   SpanId and Back read earlier index blocks newest first, one read each,
-//   until they find their answer.
+//   until they find their answer. MemberSeqno (ring set recordings, whose
+//   seqnos are per member) binary-searches the index blocks (log2 of their
+//   number reads), then reads back to the newest one listing the member
+//   below the seqno (one more read unless the member was absent a while).
+// - A ring set recording's index serves Time, Back and MemberSeqno; the
+//   other kinds are NoIndex. MemberSeqno needs index blocks written with
+//   kIndexMembers (NoIndex, with why, in older ones).
 //
 // Thread safety: as RecordingReader (one thread).
 #pragma once
@@ -95,6 +101,10 @@ struct IndexQuery {
                      // whose seqno is below `value` (0: any)
         Back,        // the newest block from which the index counts at least `value` events
                      // to the end of the indexed part (the file's first block when it counts fewer)
+        MemberSeqno, // a ring set recording: the block holding member `key`'s newest event
+                     // below seqno `value` (`seqno`: that event, to be checked); NotFound when
+                     // the index lists none (read from the file's start); Tail when it lists
+                     // none at or past `value` (`seqno` 0: none below it either)
     };
     Kind kind = Kind::Seqno;
     std::uint64_t value = 0;
@@ -106,13 +116,17 @@ struct IndexQuery {
     static IndexQuery span(std::uint32_t key, std::uint64_t label) noexcept { return {Kind::SpanLabel, label, key}; }
     static IndexQuery span_latest(std::uint32_t key) noexcept { return {Kind::SpanLatest, 0, key}; }
     static IndexQuery back(std::uint64_t events) noexcept { return {Kind::Back, events, 0}; }
+    static IndexQuery member_seqno(std::uint32_t member, std::uint64_t s) noexcept {
+        return {Kind::MemberSeqno, s, member};
+    }
     // `prefix`: the first bytes of the id; `whole`: it is the whole id field.
     static IndexQuery span_id(std::uint32_t key, std::span<const std::uint8_t> prefix, bool whole,
                               std::uint64_t below = 0) noexcept;
 };
 
 enum class IndexOutcome : std::uint8_t {
-    Found,     // `block` holds the answer (span queries: `seqno` is the event's)
+    Found,     // `block` holds the answer (span queries: `seqno` is the event's; MemberSeqno:
+               // the member's event just before it)
     Tail,      // not in the indexed part: read on from `block`, the first unindexed one
     NotFound,  // span queries: no such mark in an index that covers the whole file
     NoIndex,   // the file has no index (version 1 or 2, or none found): scan
@@ -125,6 +139,9 @@ struct IndexedBlock {
     std::uint32_t block_number = 0;
     std::uint64_t first_seqno = 0;  // 0: not known (a tail)
     std::uint64_t last_seqno = 0;
+    // event_at in a ring set recording: the event of this member only.
+    static constexpr std::uint32_t kAnyMember = ~std::uint32_t{0};
+    std::uint32_t member = kAnyMember;
 };
 
 struct IndexAnswer {

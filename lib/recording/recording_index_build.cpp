@@ -6,8 +6,10 @@
 
 namespace evring::detail {
 
-void IndexBuilder::start_file(std::uint64_t offset, std::uint32_t block_number) {
+void IndexBuilder::start_file(std::uint64_t offset, std::uint32_t block_number, bool members) {
     offset_ = offset;
+    members_ = members;
+    rows_.clear();
     next_block_ = block_number;
     bytes_since_ = 0;
     previous_index_ = 0;
@@ -26,6 +28,14 @@ void IndexBuilder::add(const RecordingBlockHeader& h, std::uint64_t offset, cons
     entries_.push_back(IndexEntry{offset, h.first_seqno, h.last_seqno, info.min_nanos, info.max_nanos,
                                   h.block_number, info.events});
     marks_.insert(marks_.end(), info.marks.begin(), info.marks.end());
+    if (!members_) return;
+    const std::size_t first = rows_.size();
+    for (MemberSeqnos row : info.members) {
+        row.entry = static_cast<std::uint32_t>(entries_.size() - 1);
+        rows_.push_back(row);
+    }
+    std::sort(rows_.begin() + static_cast<std::ptrdiff_t>(first), rows_.end(),
+              [](const MemberSeqnos& a, const MemberSeqnos& b) { return a.member < b.member; });
 }
 
 bool IndexBuilder::due() const noexcept {
@@ -35,10 +45,15 @@ bool IndexBuilder::due() const noexcept {
 }
 
 std::span<const std::byte> IndexBuilder::build() {
-    const IndexHead head{static_cast<std::uint32_t>(summaries_.size()), static_cast<std::uint32_t>(entries_.size()),
-                         static_cast<std::uint32_t>(marks_.size()), kIndexMarkIds, previous_index_, 0};
+    const IndexHead head{static_cast<std::uint32_t>(summaries_.size()),
+                         static_cast<std::uint32_t>(entries_.size()),
+                         static_cast<std::uint32_t>(marks_.size()),
+                         kIndexMarkIds | (members_ ? kIndexMembers : 0u),
+                         previous_index_,
+                         static_cast<std::uint32_t>(rows_.size()),
+                         0};
     content_.resize(sizeof head + summaries_.size() * sizeof(IndexSummary) + entries_.size() * sizeof(IndexEntry) +
-                    marks_.size() * sizeof(SpanMark));
+                    marks_.size() * sizeof(SpanMark) + rows_.size() * sizeof(MemberSeqnos));
     std::byte* p = content_.data();
     auto put = [&p](const void* src, std::size_t n) {
         if (n > 0) std::memcpy(p, src, n);
@@ -48,6 +63,7 @@ std::span<const std::byte> IndexBuilder::build() {
     put(summaries_.data(), summaries_.size() * sizeof(IndexSummary));
     put(entries_.data(), entries_.size() * sizeof(IndexEntry));
     put(marks_.data(), marks_.size() * sizeof(SpanMark));
+    put(rows_.data(), rows_.size() * sizeof(MemberSeqnos));
     // This index block becomes a summary in the next one.
     IndexSummary self{offset_, 0, 0, 0, ~std::uint64_t{0}, 0};
     for (const IndexEntry& e : entries_) {
@@ -64,6 +80,7 @@ std::span<const std::byte> IndexBuilder::build() {
     previous_index_ = offset_;
     entries_.clear();
     marks_.clear();
+    rows_.clear();
     bytes_since_ = 0;
     return content_;
 }

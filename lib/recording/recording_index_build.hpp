@@ -20,17 +20,29 @@ struct BlockIndexInfo {
     std::uint64_t max_nanos = 0;
     std::uint32_t events = 0;
     std::vector<SpanMark> marks;
+    // A ring set recording: each member's seqnos in the block (MemberSeqnos::entry unset).
+    std::vector<MemberSeqnos> members;
     void note_event(std::uint64_t nanos) noexcept {
         if (events++ == 0 || nanos < min_nanos) min_nanos = nanos;
         if (nanos > max_nanos) max_nanos = nanos;
+    }
+    // A member's seqnos rise in file order, so its first event sets `first_seqno`.
+    void note_member(std::uint32_t member, std::uint64_t seqno) {
+        for (MemberSeqnos& row : members)
+            if (row.member == member) {
+                row.last_seqno = seqno;
+                return;
+            }
+        members.push_back(MemberSeqnos{0, member, seqno, seqno});
     }
 };
 
 class IndexBuilder {
 public:
     static constexpr std::size_t kMarksPerIndex = 65536;
-    // A new file: its first block goes at `offset` with number `block_number`.
-    void start_file(std::uint64_t offset, std::uint32_t block_number);
+    // A new file: its first block goes at `offset` with number `block_number`;
+    // `members`: a ring set recording (kIndexMembers).
+    void start_file(std::uint64_t offset, std::uint32_t block_number, bool members = false);
     // The number of the next block and where it goes.
     std::uint32_t next_block_number() const noexcept { return next_block_; }
     std::uint64_t offset() const noexcept { return offset_; }
@@ -52,6 +64,8 @@ private:
     std::vector<IndexSummary> summaries_;
     std::vector<IndexEntry> entries_;
     std::vector<SpanMark> marks_;
+    bool members_ = false;
+    std::vector<MemberSeqnos> rows_;
     std::vector<std::byte> content_;
 };
 

@@ -117,10 +117,13 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
     answer.block = IndexedBlock{last.end(), last.header.block_number + 1, 0, 0};
     answer.outcome = IndexOutcome::Tail;
     const bool members = (header.flags & kRecordingRingSet) != 0;
-    if (members && query.kind != IndexQuery::Kind::Time && query.kind != IndexQuery::Kind::Back) {
+    if (members && query.kind == IndexQuery::Kind::MemberSeqno) return member_seqno_in(newest, query, answer);
+    if (members != (query.kind == IndexQuery::Kind::MemberSeqno) && query.kind != IndexQuery::Kind::Time &&
+        query.kind != IndexQuery::Kind::Back) {
         answer.outcome = IndexOutcome::NoIndex;
-        answer.why = fmt::format("{} records a ring set, whose sequence numbers are per member: its index "
-                                 "serves times only", named());
+        answer.why = members ? fmt::format("{} records a ring set, whose sequence numbers are per member: its index "
+                                           "serves times and MEMBER:SEQNO only", named())
+                             : fmt::format("{} records no ring set: it has no members to look up", named());
         return answer;
     }
     auto lies = [&](std::string why) {
@@ -258,6 +261,7 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
         if (newest.finished) answer.outcome = IndexOutcome::NotFound;
         return answer;
     }
+    case IndexQuery::Kind::MemberSeqno: break;  // handled above
     }
     return answer;
 }

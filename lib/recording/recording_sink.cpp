@@ -107,7 +107,7 @@ Status RecordingSink::process(Job& job) {
         std::lock_guard lock(mutex_);
         if (error_) status = *error_;  // after a failed write, later blocks would leave a hole
     }
-    if (job.file_start) index_.start_file(job.start_offset, job.start_block);
+    if (job.file_start) index_.start_file(job.start_offset, job.start_block, job.members);
     if (status && job.end_block) {
         // The file's last index block, then the end block pointing to it.
         const std::uint64_t index_offset = index_.offset();

@@ -42,6 +42,7 @@ public:
         bool file_start = false;
         std::uint64_t start_offset = 0;
         std::uint32_t start_block = 0;
+        bool members = false;  // with file_start: a ring set recording (per-member index rows)
         // The end block: an index block goes before it, and the sink writes
         // that block's offset into the IndexRef record the content starts with.
         bool end_block = false;

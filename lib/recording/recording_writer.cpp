@@ -81,11 +81,11 @@ struct RecordingWriter::State {
     // more, smaller index blocks than the sink writes, so an upper bound of
     // their size on disk, and deterministic.
     struct IndexCount {
-        std::uint64_t summaries = 0, entries = 0, marks = 0, bytes_since = 0;
+        std::uint64_t summaries = 0, entries = 0, marks = 0, rows = 0, bytes_since = 0;
         // The index block due next (the file's last one, at the latest).
         std::uint64_t pending() const {
             return sizeof(RecordingBlockHeader) + sizeof(IndexHead) + summaries * sizeof(IndexSummary) +
-                   entries * sizeof(IndexEntry) + marks * sizeof(SpanMark);
+                   entries * sizeof(IndexEntry) + marks * sizeof(SpanMark) + rows * sizeof(MemberSeqnos);
         }
     } index_count;
     std::unique_ptr<detail::RecordingSink> sink;
@@ -157,10 +157,12 @@ struct RecordingWriter::State {
             job.file_start = true;
             job.start_offset = sizeof header + schema_block.size();
             job.start_block = schema_block.empty() ? 0 : 1;
+            job.members = options.ring_set;
             file_started = true;
         }
         raw_bytes += sizeof(RecordingBlockHeader) + staged;
-        if (job.indexed && !job.end_block && staged > 0) count_index_entry(sizeof(RecordingBlockHeader) + staged, job.index.marks.size());
+        if (job.indexed && !job.end_block && staged > 0)
+            count_index_entry(sizeof(RecordingBlockHeader) + staged, job.index.marks.size(), job.index.members.size());
         stage = sink->spare_buffer();
         staged = 0;
         block = {};
@@ -172,17 +174,18 @@ struct RecordingWriter::State {
 
     // A records block of `bytes` (header included) and `marks` span marks was
     // handed to the sink: its index entry, and an index block when one is due.
-    void count_index_entry(std::uint64_t bytes, std::size_t marks) {
+    void count_index_entry(std::uint64_t bytes, std::size_t marks, std::size_t rows) {
         IndexCount& c = index_count;
         ++c.entries;
         c.marks += marks;
+        c.rows += rows;
         c.bytes_since += bytes;
         if (c.entries >= kIndexEveryBlocks || c.bytes_since >= kIndexEveryBytes ||
             c.marks >= detail::IndexBuilder::kMarksPerIndex) {
             const std::uint64_t index_bytes = c.pending();
             raw_bytes += index_bytes;
             ++c.summaries;
-            c.entries = c.marks = 0;
+            c.entries = c.marks = c.rows = 0;
             c.bytes_since = index_bytes;  // as the sink: an index block counts toward the next interval
         }
     }
@@ -194,7 +197,9 @@ struct RecordingWriter::State {
         std::uint64_t bytes = raw_bytes + (staged > 0 ? sizeof(RecordingBlockHeader) + staged : 0);
         if (options.index) {
             bytes += index_count.pending() + kEndBlockSize;
-            if (staged > 0) bytes += sizeof(IndexEntry) + index_info.marks.size() * sizeof(SpanMark);
+            if (staged > 0)
+                bytes += sizeof(IndexEntry) + index_info.marks.size() * sizeof(SpanMark) +
+                         index_info.members.size() * sizeof(MemberSeqnos);
         }
         return bytes;
     }
@@ -284,6 +289,8 @@ Status RecordingWriter::end_event(bool payload_intact) {
     if (payload_intact && !s.open_oversized) {
         ++totals_.events;
         ++s.file_totals.events;
+        // Event records only: MEMBER:SEQNO reads the event a row names to check it.
+        if (s.options.ring_set && s.options.index) s.index_info.note_member(event.reserved, event.seqno);
         if (s.options.span_marker) {
             std::array<SpanMark, kMaxSpanMarksPerEvent> marks{};
             const std::byte* payload = s.stage.data() + s.open_record + sizeof head + sizeof event;

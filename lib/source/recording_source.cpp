@@ -279,19 +279,6 @@ Result<std::string> RecordingSource::seek_back(std::uint64_t keep) {
     return notice;
 }
 
-// A ring set recording's MEMBER:SEQNO: the merged stream from where that
-// member's event (or its first one past it) is. Its index keeps no
-// sequence numbers per member, so this reads from the start (said once).
-Result<std::string> RecordingSource::seek_member(std::uint32_t member, std::uint64_t seqno) {
-    start_member_ = member;
-    member_seqno_ = seqno;
-    started_ = false;
-    return scan_notice(fmt::format("recording '{}' records a ring set, whose index keeps no sequence numbers per "
-                                   "member",
-                                   identity_.path),
-                       fmt::format("finding {}:{}", member, seqno));
-}
-
 Result<std::string> RecordingSource::seek_time(std::uint64_t nanos, std::string notice) {
     min_nanos_ = nanos;
     started_ = false;

@@ -16,6 +16,7 @@ std::string what_is_found(const IndexQuery& query) {
     case IndexQuery::Kind::SpanLabel:
     case IndexQuery::Kind::SpanLatest:
     case IndexQuery::Kind::SpanId: return "finding a span position";
+    case IndexQuery::Kind::MemberSeqno: return fmt::format("finding {}:{}", query.key, query.value);
     case IndexQuery::Kind::Back:
         return query.value == 1 ? std::string("finding the newest event")
                                 : fmt::format("finding the last {} events", query.value);
@@ -222,6 +223,55 @@ Result<IndexAnswer> RecordingSource::span_index(const IndexQuery& query, std::st
         later.emplace(std::move(*next));
         current = &*later;
     }
+}
+
+// A ring set recording's MEMBER:SEQNO: the merged stream from where that
+// member's event (or its first one past it) is. The index names the block of
+// the member's newest event below it (checked by reading that event); from
+// there, before_start passes over the rest. A file whose index keeps no
+// seqnos per member is read from the start (said once).
+Result<std::string> RecordingSource::seek_member(std::uint32_t member, std::uint64_t seqno) {
+    start_member_ = member;
+    member_seqno_ = seqno;
+    started_ = false;
+    const IndexQuery query = IndexQuery::member_seqno(member, seqno);
+    const std::string what = what_is_found(query);
+    IndexAnswer answer;
+    for (;;) {
+        auto found = reader_->find(query);
+        if (!found) return std::move(found).error();
+        answer = std::move(*found);
+        // Nothing of the member at or past the seqno in a file that continues:
+        // the next file's index (every event of the member before it is below).
+        if (answer.outcome == IndexOutcome::Tail && answer.finished && answer.continued && series_ &&
+            open_next_for_seek())
+            continue;
+        break;
+    }
+    switch (answer.outcome) {
+    case IndexOutcome::NotFound: return std::string();  // no event of the member below it: from the start
+    case IndexOutcome::NoIndex: return answer.why.empty() ? std::string() : scan_notice(answer.why, what);
+    case IndexOutcome::Lies: return scan_notice(answer.why + " (the index is not trusted)", what);
+    case IndexOutcome::Tail:
+        if (answer.seqno == 0 && answer.block.offset == 0) return std::string();
+        break;
+    case IndexOutcome::Found: break;
+    }
+    Record record;
+    std::vector<std::byte> payload;
+    std::string why;
+    auto there = reader_->event_at(answer.block, answer.seqno, record, payload, &why);
+    if (!there) return std::move(there).error();
+    if (*there) {
+        auto jumped = reader_->jump(answer.block, &why);
+        if (!jumped) return std::move(jumped).error();
+        if (*jumped) return std::string();
+    }
+    return scan_notice(fmt::format("recording '{}': its index names block {} at offset {} as holding {}:{}, which "
+                                   "it does not ({}; the index is not trusted)",
+                                   identity_.path, answer.block.block_number, answer.block.offset, member,
+                                   answer.seqno, why),
+                       what);
 }
 
 Result<bool> RecordingSource::span_event(const IndexAnswer& answer, Record& record, std::vector<std::byte>& payload,
