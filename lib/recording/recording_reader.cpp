@@ -10,19 +10,6 @@
 
 namespace evring {
 
-std::string_view describe(GapReason reason) noexcept {
-    switch (reason) {
-    case GapReason::Unrecorded: return "not recorded (a version 1 recording: the recorder fell behind or a writer abandoned them)";
-    case GapReason::FellBehind: return "the recorder fell behind the writer (lapped)";
-    case GapReason::Abandoned: return "reserved but never committed while a writer lived (abandoned)";
-    case GapReason::NeverCommitted: return "never committed (holes in a ring nobody writes, or in a snapshot)";
-    case GapReason::WriterGone: return "reserved by a writer that exited before committing them";
-    case GapReason::LostToDamage: return "lost in a damaged part of the recording";
-    case GapReason::RingReplaced: return "a new ring under the same name overwrote them before it was opened";
-    }
-    return "an unknown reason";
-}
-
 std::string_view describe(DamageKind kind) noexcept {
     switch (kind) {
     case DamageKind::BadFileHeader: return "damaged file header";

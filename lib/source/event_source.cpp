@@ -1,5 +1,6 @@
-// The parts every event source shares (event_source.hpp): counting, held
-// notices, the default batch loop and stop resolution.
+// The parts every event source shares (event_source.hpp): the names of
+// source kinds and gap reasons, counting, held notices, the default batch
+// loop and stop resolution.
 #include "evring/source/event_source.hpp"
 
 #include "evring/source/flow_filter.hpp"
@@ -15,6 +16,19 @@ std::string_view describe(SourceKind kind) noexcept {
     case SourceKind::RingSet: return "ring set";
     }
     return "source";
+}
+
+std::string_view describe(GapReason reason) noexcept {
+    switch (reason) {
+    case GapReason::Unrecorded: return "not recorded (a version 1 recording: the recorder fell behind or a writer abandoned them)";
+    case GapReason::FellBehind: return "the recorder fell behind the writer (lapped)";
+    case GapReason::Abandoned: return "reserved but never committed while a writer lived (abandoned)";
+    case GapReason::NeverCommitted: return "never committed (holes in a ring nobody writes, or in a snapshot)";
+    case GapReason::WriterGone: return "reserved by a writer that exited before committing them";
+    case GapReason::LostToDamage: return "lost in a damaged part of the recording";
+    case GapReason::RingReplaced: return "a new ring under the same name overwrote them before it was opened";
+    }
+    return "an unknown reason";
 }
 
 const char* to_string(SourceKind kind) noexcept {
