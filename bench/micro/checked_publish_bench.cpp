@@ -40,6 +40,19 @@ bool runtime_admits(std::uint16_t type, std::span<const std::byte> bytes) {
     return g_rules->admits(type, bytes) || evring::check_payload(*g_schema, type, bytes).ok();
 }
 
+// The check each variant makes: none, the C ABI's (table, then walk), the
+// schema walk alone (what the C ABI did before the table: /CheckedWalk), or
+// the generated header's compiled-in rule.
+enum class Check { None, Schema, Walk, Generated };
+
+template <Check How>
+bool admitted(std::uint16_t type, std::span<const std::byte> bytes) {
+    if constexpr (How == Check::Schema) return runtime_admits(type, bytes);
+    if constexpr (How == Check::Walk) return evring::check_payload(*g_schema, type, bytes).ok();
+    if constexpr (How == Check::Generated) return bool(checked_bench::check_payload_size(type, bytes));
+    return true;
+}
+
 void setup(const benchmark::State&) {
     g_ring = std::make_unique<evring::bench::ScratchRing>("/dev/shm", evring::bench::bench_params(12, 20));
     g_publisher = std::make_unique<evring::Publisher>(g_ring->writer(), evring::WriterSharing::Exclusive);
@@ -52,7 +65,7 @@ void teardown(const benchmark::State&) {
     g_schema.reset();
 }
 
-template <bool Checked>
+template <Check How>
 void BM_PublishTick(benchmark::State& state) {
     evring::Publisher& publisher = *g_publisher;
     Tick tick{1, 1000, 5, 0, {'A', 'C', 'M', 'E'}};
@@ -60,9 +73,7 @@ void BM_PublishTick(benchmark::State& state) {
     for (auto _ : state) {            // application's does: only the check differs
         ++tick.counter;
         benchmark::ClobberMemory();
-        if constexpr (Checked) {
-            if (!runtime_admits(2, std::as_bytes(std::span(&tick, 1)))) state.SkipWithError("refused");
-        }
+        if (!admitted<How>(2, std::as_bytes(std::span(&tick, 1)))) state.SkipWithError("refused");
         benchmark::DoNotOptimize(evring::publish(publisher, 2, {tick.counter, 0, 0, 0}, tick));
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
@@ -79,12 +90,12 @@ void BM_PublishTickGenerated(benchmark::State& state) {
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
-BENCHMARK(BM_PublishTick<false>)->Name("BM_PublishTick/Unchecked")->Setup(setup)->Teardown(teardown)->UseRealTime();
+BENCHMARK(BM_PublishTick<Check::None>)->Name("BM_PublishTick/Unchecked")->Setup(setup)->Teardown(teardown)->UseRealTime();
 BENCHMARK(BM_PublishTickGenerated)->Name("BM_PublishTick/Generated")->Setup(setup)->Teardown(teardown)->UseRealTime();
-BENCHMARK(BM_PublishTick<true>)->Name("BM_PublishTick/Checked")->Setup(setup)->Teardown(teardown)->UseRealTime();
+BENCHMARK(BM_PublishTick<Check::Schema>)->Name("BM_PublishTick/Checked")->Setup(setup)->Teardown(teardown)->UseRealTime();
+BENCHMARK(BM_PublishTick<Check::Walk>)->Name("BM_PublishTick/CheckedWalk")->Setup(setup)->Teardown(teardown)->UseRealTime();
 
 // The C ABI's shape: the caller's bytes, checked, then copied in.
-enum class Check { None, Schema, Generated };
 
 template <Check How>
 void BM_PublishNoteBytes(benchmark::State& state) {
@@ -93,11 +104,7 @@ void BM_PublishNoteBytes(benchmark::State& state) {
     const Note note{1, 32};
     std::memcpy(bytes.data(), &note, sizeof note);
     for (auto _ : state) {
-        if constexpr (How == Check::Schema) {
-            if (!runtime_admits(3, bytes)) state.SkipWithError("refused");
-        } else if constexpr (How == Check::Generated) {
-            if (!checked_bench::check_payload_size(3, bytes)) state.SkipWithError("refused");
-        }
+        if (!admitted<How>(3, bytes)) state.SkipWithError("refused");
         evring::Reservation r = publisher.reserve(bytes.size());
         r.descriptor().event_type = 3;
         std::memcpy(r.payload(), bytes.data(), bytes.size());
@@ -120,6 +127,7 @@ BENCHMARK(BM_PublishNoteBytesGenerated)
     ->Name("BM_PublishNoteBytes/PublishChecked")->Setup(setup)->Teardown(teardown)->UseRealTime();
 BENCHMARK(BM_PublishNoteBytes<Check::None>)->Name("BM_PublishNoteBytes/Unchecked")->Setup(setup)->Teardown(teardown)->UseRealTime();
 BENCHMARK(BM_PublishNoteBytes<Check::Schema>)->Name("BM_PublishNoteBytes/Checked")->Setup(setup)->Teardown(teardown)->UseRealTime();
+BENCHMARK(BM_PublishNoteBytes<Check::Walk>)->Name("BM_PublishNoteBytes/CheckedWalk")->Setup(setup)->Teardown(teardown)->UseRealTime();
 BENCHMARK(BM_PublishNoteBytes<Check::Generated>)
     ->Name("BM_PublishNoteBytes/CheckedGenerated")->Setup(setup)->Teardown(teardown)->UseRealTime();
 
