@@ -31,9 +31,10 @@ Publisher::Publisher(Publisher&& other) noexcept
       payload_mask_(other.payload_mask_),
       window_increment_(other.window_increment_),
       max_payload_size_(other.max_payload_size_),
+      unchecked_end_(other.unchecked_end_),
       exclusive_(other.exclusive_),
       claim_(std::exchange(other.claim_, nullptr)),  // the claim moves: `other` gives nothing back
-      claim_owner_(other.claim_owner_),
+      claim_owner_(std::exchange(other.claim_owner_, kNoOwner)),
       pair_rmw_(other.pair_rmw_),
       doorbell_(other.doorbell_),
       doorbell_light_(other.doorbell_light_) {}
@@ -48,23 +49,40 @@ bool Publisher::holds_claim() const noexcept {
 
 // The first reserve through a claiming publisher makes its thread the owner
 // of the plain path; any other thread revokes the claim (writer_claim.hpp).
-bool Publisher::adopt_or_revoke(std::uint64_t thread_token) noexcept {
-    std::uint64_t owner = 0;
-    if (shared::compare_exchange_strong_relaxed(claim_owner_, owner, thread_token)) return true;  // H
-    if (owner == thread_token) return true;
+bool Publisher::adopt_or_revoke() noexcept {
+    const std::uint64_t me = writer_thread_token();  // assigned here on a thread's first reserve
+    std::uint64_t owner = kNoOwner;
+    if (shared::compare_exchange_strong_relaxed(claim_owner_, owner, me)) return true;  // H
+    if (owner == me) return true;
     revoke_writer_claim(*ring_);
     return false;
 }
 
+// W3 (publisher_inline.hpp): makes the window cover every virtual byte below
+// end - payload_buf_size_, then W3': remembers the window it saw or raised.
 // Out of line: runs roughly once per window increment of payload bytes.
-void Publisher::advance_window(std::uint64_t needed) noexcept {
+void Publisher::cover_window(std::uint64_t end) noexcept {
+    const std::uint64_t needed = end - payload_buf_size_;
+    // W3; relaxed: the caller's W4 orders it (or the raise) before its payload stores.
+    std::uint64_t window = shared::load_relaxed(control_->buffer_window_start);
+    if (window < needed) window = advance_window(needed);
+    // W3', release: pairs with reserve()'s acquire load on another thread.
+    shared::store_release(unchecked_end_, window + payload_buf_size_);
+}
+
+// W3: raises the window to at least `needed`, rounded up to the window
+// increment; returns the window it leaves (another writer may have raised
+// it further).
+std::uint64_t Publisher::advance_window(std::uint64_t needed) noexcept {
     const std::uint64_t target = RingLayout::align_up(needed, window_increment_);
     std::uint64_t& window = control_->buffer_window_start;
     std::uint64_t current = shared::load_relaxed(window);  // W3
     // W3: raise to at least `target`; another writer may have raised it
     // further. Relaxed: the caller's W4 orders this before its payload stores.
-    while (current < target && !shared::compare_exchange_weak_relaxed(window, current, target)) {
+    while (current < target) {
+        if (shared::compare_exchange_weak_relaxed(window, current, target)) return target;
     }
+    return current;
 }
 
 void Publisher::abort(Reservation& r) noexcept {

@@ -136,6 +136,32 @@ TEST(Publisher, WindowAdvancesInIncrementsOnlyOnceTheBufferWraps) {
     EXPECT_EQ(window(), 2 * increment);
 }
 
+// The window a publisher remembers (W3', publisher_inline.hpp) may only
+// spare it the window's load while the window still covers what it
+// overwrites: checked for every reservation over three laps, with two
+// publishers taking turns, so each also writes past windows the other raised.
+TEST(Publisher, EveryReservationFindsTheWindowAboveTheBytesItOverwrites) {
+    RingPair rings;
+    Publisher first(*rings.writer, WriterSharing::Shared);
+    Publisher second(*rings.writer, WriterSharing::Shared);
+    const std::uint64_t size = rings.writer->layout().size.payload_buf_size;
+    const RingControl& control = rings.reader->header().control;
+    std::uint64_t reservations = 0;
+    for (std::uint64_t n = 0; control.next_payload_byte < 3 * size; ++n) {
+        Publisher& publisher = (n / 7) % 2 == 0 ? first : second;
+        Reservation r = publisher.reserve(16 + (n * 37) % 1000);
+        ASSERT_TRUE(r);
+        const std::uint64_t end = control.next_payload_byte;  // this reservation's end
+        if (end > size) {
+            ASSERT_GE(control.buffer_window_start, end - size) << "reservation " << n;
+        }
+        publisher.commit(r);
+        ++reservations;
+    }
+    EXPECT_GT(control.buffer_window_start, size);
+    EXPECT_GT(reservations, 100u);
+}
+
 TEST(Publisher, RecordErrorDescribesTheDroppedPayload) {
     RingPair rings;
     Publisher publisher(*rings.writer);

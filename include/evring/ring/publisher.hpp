@@ -166,6 +166,8 @@ public:
         return wants(EventInterest(interest_of(type)));
     }
 
+    // The ring's limit (format.hpp's max_payload_size_for), and never more
+    // than a descriptor's 32-bit payload_size can say.
     std::uint64_t max_payload_size() const noexcept { return max_payload_size_; }
     // True while reserve() from the claim's owner thread (or, before the first
     // reserve, from any thread) takes the plain path: this Auto publisher holds
@@ -174,10 +176,19 @@ public:
     const MappedRing& ring() const noexcept { return *ring_; }
 
 private:
-    void advance_window(std::uint64_t needed) noexcept;
-    // Cold half of the claimed path: the first reserve on a thread, and
-    // another thread reserving through this publisher (which revokes).
-    bool adopt_or_revoke(std::uint64_t thread_token) noexcept;
+    // claim_owner_ of a publisher whose plain path has no owner thread (yet):
+    // never a thread token, and not 0, which a thread that never reserved
+    // reads as its token.
+    static constexpr std::uint64_t kNoOwner = ~std::uint64_t{0};
+
+    // W3 for a reservation ending at `end` past unchecked_end_ (out of line:
+    // once per window increment of payload bytes).
+    void cover_window(std::uint64_t end) noexcept;
+    std::uint64_t advance_window(std::uint64_t needed) noexcept;
+    // Cold half of the claimed path: the first reserve through a claiming
+    // publisher makes its thread the owner (true); another thread revokes
+    // the claim (false). Assigns the thread's token if it has none.
+    bool adopt_or_revoke() noexcept;
     bool reserve_plain_if_claimed(std::uint64_t aligned, std::uint64_t& seqno, std::uint64_t& offset) noexcept;
 
     const MappedRing* ring_;
@@ -192,17 +203,24 @@ private:
     std::uint64_t payload_mask_;
     std::uint64_t window_increment_;
     std::uint64_t max_payload_size_;
+    // A reservation ending at or below this overwrites no byte above the
+    // window this publisher last saw (or raised) plus the buffer size, so it
+    // needs no W3; the window only rises (publisher_inline.hpp, W3'). Read
+    // and written by every thread that reserves through this publisher.
+    std::uint64_t unchecked_end_;
     bool exclusive_;
     // Auto: the ring's claim words while this publisher holds the claim, else
     // null; claim_owner_ is the token of the thread that reserves on the plain
-    // path (0 until the first reserve), read by every thread that reserves.
+    // path (kNoOwner until the first reserve, and in a publisher without the
+    // claim), read by every thread that reserves.
     WriterClaim* claim_ = nullptr;
-    std::uint64_t claim_owner_ = 0;
+    std::uint64_t claim_owner_ = kNoOwner;
     bool pair_rmw_;  // Shared: W1 and W2 as one lock cmpxchg16b (publisher_inline.hpp)
     // Rung after every commit when the ring announces a doorbell (doorbell.hpp);
     // null otherwise. Initialised from ring_, which is declared first.
     std::uint32_t* doorbell_ = writer_doorbell_word(*ring_);
-    // True when this process registered for membarrier: commit then needs no fence.
+    // True when this process registered for membarrier: commit then needs no
+    // fence. Implies doorbell_ != null, so commit tests this first.
     bool doorbell_light_ = doorbell_ != nullptr && register_doorbell_writer();
 };
 

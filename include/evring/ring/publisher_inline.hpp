@@ -33,6 +33,14 @@
 //     fence (W4); a reader's acquire fence after copying (P2), then a load of
 //     the window (P3), therefore sees a window that covers any bytes it saw
 //     overwritten.
+//   - W3' (the publisher's own word unchecked_end_, not shared memory): the
+//     window a publisher last loaded or raised, plus the buffer size. A
+//     reservation ending at or below it needs no W3: the window only rises,
+//     so it still covers the bytes the reservation overwrites. Written with
+//     release after that W3, read with acquire: the W3 load or raise happens
+//     before the reading thread's W4 and its payload stores, as above, even
+//     when another thread of the same publisher made it. A lower value
+//     written late by a racing thread only sends a reservation to W3 again.
 //
 // Descriptor slot of sequence number s: slot (s - 1) & mask. Written only by
 // the writer holding reservation s. Two writers share a slot only when one of
@@ -51,6 +59,7 @@
 // The reader side is in iterator_inline.hpp and payload.hpp.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 
 #include "evring/clock.hpp"
@@ -72,7 +81,10 @@ inline Publisher::Publisher(const MappedRing& ring, WriterSharing sharing) noexc
       payload_buf_size_(ring.layout().size.payload_buf_size),
       payload_mask_(ring.payload_mask()),
       window_increment_(window_increment_for(ring.layout().size.payload_buf_size)),
-      max_payload_size_(max_payload_size_for(ring.layout().size.payload_buf_size)),
+      // payload_size is 32 bits: one compare in reserve() tests both limits.
+      max_payload_size_(std::min<std::uint64_t>(max_payload_size_for(ring.layout().size.payload_buf_size),
+                                                UINT32_MAX)),
+      unchecked_end_(ring.layout().size.payload_buf_size),  // W3': a window of at least 0
       exclusive_(sharing == WriterSharing::Exclusive),
       pair_rmw_(shared::has_pair_rmw() &&
                 reinterpret_cast<std::uintptr_t>(&ring.header().control.last_seqno) % 16 == 0) {
@@ -84,14 +96,11 @@ inline Publisher::Publisher(const MappedRing& ring, WriterSharing sharing) noexc
     }
 }
 
-// The claimed path: W1 and W2 with plain stores, guarded by X1..X4
-// (writer_claim.hpp). False when this thread may not take it.
+// The claimed path, on the claim's owner thread: W1 and W2 with plain
+// stores, guarded by X1..X4 (writer_claim.hpp). False once the claim is
+// revoked.
 inline bool Publisher::reserve_plain_if_claimed(std::uint64_t aligned, std::uint64_t& seqno,
                                                 std::uint64_t& offset) noexcept {
-    const std::uint64_t me = writer_thread_token();
-    // H: which thread owns the plain path; set once, by adopt_or_revoke.
-    if (shared::load_relaxed(claim_owner_) != me && !adopt_or_revoke(me)) [[unlikely]]
-        return false;
     // Locals: the compiler cannot tell that the stores below leave this
     // object alone, and reloaded both pointers after each of them.
     WriterClaim* const claim = claim_;
@@ -111,7 +120,8 @@ inline bool Publisher::reserve_plain_if_claimed(std::uint64_t aligned, std::uint
 }
 
 inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
-    if (payload_size > max_payload_size_ || payload_size > UINT32_MAX) [[unlikely]]
+    // max_payload_size_ is at most UINT32_MAX (the constructor).
+    if (payload_size > max_payload_size_) [[unlikely]]
         return Reservation();
     const std::uint64_t aligned = (payload_size + kPayloadAlignment - 1) & ~(kPayloadAlignment - 1);
 
@@ -120,7 +130,13 @@ inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
     const std::uint64_t now = wall_clock_nanos();
     std::uint64_t seqno, offset;
     bool locked = false;  // W1 and W2 took a locked instruction
-    if (claim_ != nullptr && reserve_plain_if_claimed(aligned, seqno, offset)) {
+    // H: the claim's owner thread, by one thread-local load and one compare.
+    // The raw token: a thread that never reserved reads 0, which is never
+    // claim_owner_, and gets its token in adopt_or_revoke.
+    bool owner = shared::load_relaxed(claim_owner_) == t_writer_thread_token;
+    if (!owner && !exclusive_ && claim_ != nullptr) [[unlikely]]
+        owner = adopt_or_revoke();
+    if (owner && reserve_plain_if_claimed(aligned, seqno, offset)) [[likely]] {
         // W1 and W2 taken on the claimed path.
     } else if (exclusive_) {
         // The only writer of both words (header comment): load and store.
@@ -151,15 +167,12 @@ inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
         __builtin_prefetch(&descriptors_[seqno & descriptor_mask_], 1, 3);
         __builtin_prefetch(payload_ + (end & payload_mask_), 1, 3);
     }
-    if (end > payload_buf_size_) {
-        // Our bytes overwrite virtual bytes below `needed`: make sure the
-        // window says so before we store any of them.
-        const std::uint64_t needed = end - payload_buf_size_;
-        // W3; relaxed: W4 orders it (or the raise) before our payload stores.
-        if (shared::load_relaxed(control_->buffer_window_start) < needed) [[unlikely]]
-            advance_window(needed);
-        shared::fence_release();  // W4, pairs with P2
-    }
+    // Our bytes overwrite virtual bytes below end - payload_buf_size_: the
+    // window must say so before we store any of them (W3, out of line), unless
+    // the window this publisher knows already does (W3').
+    if (end > shared::load_acquire(unchecked_end_)) [[unlikely]]
+        cover_window(end);
+    shared::fence_release();  // W4, pairs with P2: W3 or W3' before our payload stores
 
     // Every field is set here, so no zeroing pass over the whole reservation
     // runs first (it cost a `rep stos` per event; docs/performance.md).
@@ -198,8 +211,13 @@ inline void Publisher::commit(const Reservation& r) noexcept {
     shared::store_relaxed(slot[7], d.content_ext[3]);
     // W8, pairs with R1; also publishes the payload bytes written before.
     shared::store_release(slot[0], d.seqno);
-    // W9: wake sleeping readers, if any (one fence and one load otherwise).
-    if (doorbell_ != nullptr) ring_doorbell(doorbell_, doorbell_light_);
+    // W9: wake sleeping readers, if any (one load otherwise, and a fence in a
+    // process not registered for membarrier). doorbell_light_ implies a
+    // doorbell, so the usual case tests one flag.
+    if (doorbell_light_) [[likely]]
+        ring_doorbell(doorbell_, true);
+    else if (doorbell_ != nullptr)
+        ring_doorbell(doorbell_, false);
 }
 
 }  // namespace evring
