@@ -37,7 +37,26 @@ Publisher::Publisher(Publisher&& other) noexcept
       claim_owner_(std::exchange(other.claim_owner_, kNoOwner)),
       pair_rmw_(other.pair_rmw_),
       doorbell_(other.doorbell_),
-      doorbell_light_(other.doorbell_light_) {}
+      doorbell_light_(other.doorbell_light_),
+      doorbell_watch_(other.doorbell_watch_) {}
+
+namespace {
+// Never written: loaded by commit (W10) instead of a doorbell word.
+const std::uint32_t kNoDoorbell = 0;       // a ring without a doorbell: nobody to wake
+const std::uint32_t kFenceFirst = 1;       // not registered: always to ring_doorbell_slow
+}  // namespace
+
+const std::uint32_t* Publisher::doorbell_watch_for(std::uint32_t* doorbell, bool light) noexcept {
+    if (doorbell == nullptr) return &kNoDoorbell;
+    return light ? doorbell : &kFenceFirst;
+}
+
+void Publisher::ring_doorbell_slow(std::uint32_t seen) noexcept {
+    if (doorbell_watch_ == doorbell_)
+        wake_sleepers(doorbell_, seen);  // light: `seen` is the doorbell's
+    else
+        ring_doorbell(doorbell_, false);  // W9 as a full fence, then W10 and the wake
+}
 
 Publisher::~Publisher() {
     if (claim_ != nullptr) release_writer_claim(*ring_);

@@ -220,8 +220,18 @@ private:
     // null otherwise. Initialised from ring_, which is declared first.
     std::uint32_t* doorbell_ = writer_doorbell_word(*ring_);
     // True when this process registered for membarrier: commit then needs no
-    // fence. Implies doorbell_ != null, so commit tests this first.
+    // fence (W9 is a compiler fence).
     bool doorbell_light_ = doorbell_ != nullptr && register_doorbell_writer();
+    // The word commit loads after W9 (W10), so that it tests one bit whatever
+    // the case: doorbell_ when light; a word that always says "a reader
+    // sleeps" when a full fence must come first (ring_doorbell_slow makes it,
+    // then loads doorbell_); a word that never does on a ring without one.
+    const std::uint32_t* doorbell_watch_ = doorbell_watch_for(doorbell_, doorbell_light_);
+
+    static const std::uint32_t* doorbell_watch_for(std::uint32_t* doorbell, bool light) noexcept;
+    // W10 saw bit 0 of doorbell_watch_ set (`seen`): wake the sleepers, or
+    // make the full fence and ring doorbell_.
+    void ring_doorbell_slow(std::uint32_t seen) noexcept;
 };
 
 }  // namespace evring

@@ -184,6 +184,9 @@ inline Reservation Publisher::reserve(std::uint64_t payload_size) noexcept {
     staged.record_epoch_nanos = now;
     staged.payload_buf_offset = offset;
     staged.content_ext = {};
+    // A mapped ring's: lets the compiler drop commit()'s test of the slot
+    // for a reservation it sees succeed.
+    if (descriptors_ == nullptr) __builtin_unreachable();
     return Reservation(staged, &descriptors_[(seqno - 1) & descriptor_mask_],
                        payload_ + (offset & payload_mask_));
 }
@@ -211,13 +214,15 @@ inline void Publisher::commit(const Reservation& r) noexcept {
     shared::store_relaxed(slot[7], d.content_ext[3]);
     // W8, pairs with R1; also publishes the payload bytes written before.
     shared::store_release(slot[0], d.seqno);
-    // W9: wake sleeping readers, if any (one load otherwise, and a fence in a
-    // process not registered for membarrier). doorbell_light_ implies a
-    // doorbell, so the usual case tests one flag.
-    if (doorbell_light_) [[likely]]
-        ring_doorbell(doorbell_, true);
-    else if (doorbell_ != nullptr)
-        ring_doorbell(doorbell_, false);
+    // W9: wake sleeping readers, if any (doorbell.hpp's ring_doorbell, with
+    // the case decided at construction: doorbell_watch_). W9 here is the
+    // registered process's compiler fence; in any other the watched word
+    // sends every commit to ring_doorbell_slow, which makes the full fence
+    // before it loads the doorbell.
+    shared::compiler_fence();                                           // W9
+    const std::uint32_t seen = shared::load_relaxed(*doorbell_watch_);  // W10
+    if ((seen & 1u) != 0) [[unlikely]]
+        ring_doorbell_slow(seen);
 }
 
 }  // namespace evring
