@@ -62,8 +62,10 @@
 namespace evring {
 
 // A per-thread number, never 0 once assigned, unique within the process; a
-// forked child's thread gets a new one. Publisher compares it with its claim
-// owner's. initial-exec: one %fs-relative load even in a shared library;
+// forked child's thread gets a new one. Publisher::reserve compares the raw
+// variable (0 on a thread that never reserved) with its claim owner's, which
+// is never 0, so a thread without a token takes the cold path that assigns
+// one. initial-exec: one %fs-relative load even in a shared library;
 // constinit: no check for a thread-local initialiser on every reserve.
 extern constinit thread_local std::uint64_t t_writer_thread_token [[gnu::tls_model("initial-exec")]];
 std::uint64_t assign_writer_thread_token() noexcept;
