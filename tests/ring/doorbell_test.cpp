@@ -1,8 +1,17 @@
 // Doorbell: readers that sleep on a futex in the ring and writers that wake them.
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
 
 #include <atomic>
 #include <chrono>
@@ -109,6 +118,50 @@ TEST(Doorbell, FirstCommitAfterAnAnnouncementWakesOnceAndAdvancesTheEpoch) {
     EXPECT_EQ(doorbell_value(*rings.reader), 2u) << "epoch 1, nobody announced";
     commit_one(publisher);
     EXPECT_EQ(doorbell_value(*rings.reader), 2u) << "a second commit must not wake again";
+}
+
+// membarrier(2) fails with EPERM from now on in this process, as under a
+// seccomp policy that refuses it; every other call is allowed.
+bool refuse_membarrier() {
+    sock_filter program[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_membarrier, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog fprog{static_cast<unsigned short>(sizeof program / sizeof program[0]), program};
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
+    return ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) == 0;
+}
+
+// A writer process that cannot register for membarrier makes W9 a full fence:
+// commit then loads a word that always sends it to the slow path
+// (Publisher::doorbell_watch_), which must still leave the doorbell alone
+// without sleepers and wake exactly once after an announcement. Run in a
+// fresh process (a death test re-executes the binary), since registration
+// is decided once per process. Exit codes: 0 passed, 2 registration was not
+// refused, 3 the doorbell was written without a sleeper, 4 no wake, 5 a
+// second wake.
+void commit_without_membarrier() {
+    if (!refuse_membarrier() || register_doorbell_writer()) std::_Exit(2);
+    test::RingPair rings;
+    Publisher publisher(*rings.writer);
+    for (int i = 0; i < 100; ++i) commit_one(publisher);
+    if (doorbell_value(*rings.reader) != 0) std::_Exit(3);
+    shared::fetch_or_seq_cst(extension_in(&rings.writer->header())->doorbell, 1u);  // a reader announcing a sleep
+    commit_one(publisher);
+    if (doorbell_value(*rings.reader) != 2) std::_Exit(4);
+    commit_one(publisher);
+    if (doorbell_value(*rings.reader) != 2) std::_Exit(5);
+    std::_Exit(0);
+}
+
+TEST(Doorbell, WriterThatCannotRegisterForMembarrierFencesAndStillWakes) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(commit_without_membarrier(), testing::ExitedWithCode(0), "");
 }
 
 TEST(Doorbell, SleepingReaderThreadIsWokenByACommit) {
