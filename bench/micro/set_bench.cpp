@@ -29,7 +29,11 @@
 // --members N (repeatable): the merge's cost in the number of members, N
 // members whose times interleave finely (interleaved_readers) against one
 // ring, keys set_reader_events_per_s_interleaved_Nm and
-// set_reader_ratio_interleaved_Nm.
+// set_reader_ratio_interleaved_Nm. Every merged drain is done three times in
+// the round, in an order rotated per round: as readers get it (MergeOrder::
+// Auto; the keys above), and with the scan and the heap forced
+// (set_reader_events_per_s_{4m,interleaved_Nm}_{scan,heap}, and the median
+// of same-round ratios set_reader_scan_heap_ratio_{4m,interleaved_Nm}).
 //
 // Each figure is the median of --rounds rounds (3 with --quick, else 5),
 // with the spread (min..max) printed beside it. --json-merge adds the keys
@@ -351,9 +355,32 @@ double drain_rate(evring::EventSource& source, std::uint64_t expected) {
     return static_cast<double>(n) / elapsed;
 }
 
+using MergeOrder = evring::RingSetSourceOptions::MergeOrder;
+// The merge's strategies, each drained once per round in an order rotated by
+// the round (so that no strategy always runs first, on a cold cache or a
+// noisy moment): Auto (what readers get), then Scan and Heap forced.
+constexpr std::array<MergeOrder, 3> kOrders{MergeOrder::Auto, MergeOrder::Scan, MergeOrder::Heap};
+
+struct Drains {
+    std::array<double, 3> merged{};  // per kOrders, events per reading CPU-second
+    double single = 0;
+};
+
+// Drains the set at `path` merged once per strategy, rotated by `round`.
+void drain_orders(const std::string& path, const std::string& name, std::uint64_t expected, int round, Drains& out) {
+    for (std::size_t k = 0; k < kOrders.size(); ++k) {
+        const std::size_t i = (k + static_cast<std::size_t>(round)) % kOrders.size();
+        evring::RingSetSourceOptions options;
+        options.merge_order = kOrders[i];
+        auto merged = evring::RingSetSource::open(path, name, options);
+        if (!merged) die(merged.error().message());
+        out.merged[i] = drain_rate(**merged, expected);
+    }
+}
+
 // 4 members of `per` events each (threads writing at once, so their times
 // interleave), read merged; one ring of 4 * per events read alone.
-std::pair<double, double> readers(const std::string& dir, std::uint64_t per) {
+Drains readers(const std::string& dir, std::uint64_t per, int round) {
     evring::SetCreateOptions options;
     options.directory = in(dir);
     auto set = evring::RingSetWriter::create({config("rset"), content(), 4}, options);
@@ -375,9 +402,8 @@ std::pair<double, double> readers(const std::string& dir, std::uint64_t per) {
             }
         });
     for (auto& w : writers) w.join();
-    auto merged = evring::RingSetSource::open(set->path(), "rset");
-    if (!merged) die(merged.error().message());
-    const double set_rate = drain_rate(**merged, 4 * per);
+    Drains out;
+    drain_orders(set->path(), "rset", 4 * per, round, out);
 
     evring::CreateOptions ring_options;
     ring_options.directory = in(dir);
@@ -392,7 +418,8 @@ std::pair<double, double> readers(const std::string& dir, std::uint64_t per) {
     if (!reader) die(reader.error().message());
     auto single = evring::RingSource::open_live(std::move(reader).value(), "rring");
     if (!single) die(single.error().message());
-    return {set_rate, drain_rate(**single, 4 * per)};
+    out.single = drain_rate(**single, 4 * per);
+    return out;
 }
 
 // The merge's cost in the number of members: `members` members of `per`
@@ -403,7 +430,7 @@ std::pair<double, double> readers(const std::string& dir, std::uint64_t per) {
 // of its own for the whole write (a member is released when its thread
 // exits), and the writing thread's first reserve claims each member's plain
 // path. Returns (merged, single) events per second of reading CPU time.
-std::pair<double, double> interleaved_readers(const std::string& dir, unsigned members, std::uint64_t per) {
+Drains interleaved_readers(const std::string& dir, unsigned members, std::uint64_t per, int round) {
     evring::SetCreateOptions options;
     options.directory = in(dir);
     const std::string name = "iset" + std::to_string(members);
@@ -428,10 +455,8 @@ std::pair<double, double> interleaved_readers(const std::string& dir, unsigned m
             evring::Reservation r = p->reserve(kPayload);
             p->commit(r);
         }
-    auto merged = evring::RingSetSource::open(set->path(), name);
-    if (!merged) die(merged.error().message());
-    const double set_rate = drain_rate(**merged, members * per);
-    merged->reset();
+    Drains out;
+    drain_orders(set->path(), name, members * per, round, out);
     written = true;
     written.notify_all();
     for (auto& h : holders) h.join();
@@ -449,7 +474,8 @@ std::pair<double, double> interleaved_readers(const std::string& dir, unsigned m
     if (!reader) die(reader.error().message());
     auto single = evring::RingSource::open_live(std::move(reader).value(), "iring");
     if (!single) die(single.error().message());
-    return {set_rate, drain_rate(**single, members * per)};
+    out.single = drain_rate(**single, members * per);
+    return out;
 }
 
 // A merged reader following 4 live writers, each paced to `rate` / 4
@@ -596,6 +622,13 @@ int main(int argc, char** argv) {
         w[2].rounds.push_back(run.faults);
         w[3].rounds.push_back(run.involuntary);
     };
+    // The merge's forced strategies beside Auto, same round: events/s of
+    // each and scan / heap (above 1: the scan is faster).
+    const auto orders = [&](const std::string& suffix, const Drains& d) {
+        f["set_reader_events_per_s" + suffix + "_scan"].rounds.push_back(d.merged[1]);
+        f["set_reader_events_per_s" + suffix + "_heap"].rounds.push_back(d.merged[2]);
+        f["set_reader_scan_heap_ratio" + suffix].rounds.push_back(d.merged[1] / d.merged[2]);
+    };
     for (int round = 0; round < rounds; ++round) {
         // Interleaved, so that a noisy moment of a shared machine hits every variant alike.
         if (!readers_only) {
@@ -626,16 +659,18 @@ int main(int argc, char** argv) {
         if (writers_only) continue;
         for (unsigned n : interleaved) {
             // 16384-descriptor members: the whole set stays unread-intact.
-            const auto [merged, single] = interleaved_readers(dir, n, std::min<std::uint64_t>(16384, 1'000'000 / n));
+            const Drains d = interleaved_readers(dir, n, std::min<std::uint64_t>(16384, 1'000'000 / n), round);
             const std::string suffix = "_interleaved_" + std::to_string(n) + "m";
-            f["set_reader_events_per_s" + suffix].rounds.push_back(merged);
-            f["set_reader_ratio" + suffix].rounds.push_back(merged / single);
+            f["set_reader_events_per_s" + suffix].rounds.push_back(d.merged[0]);
+            f["set_reader_ratio" + suffix].rounds.push_back(d.merged[0] / d.single);
+            orders(suffix, d);
         }
-        const auto [set_rate, ring_rate] = readers(dir, quick ? 50'000 : 100'000);
-        f["set_reader_events_per_s_4m"].rounds.push_back(set_rate);
-        f["ring_reader_events_per_s"].rounds.push_back(ring_rate);
+        const Drains d = readers(dir, quick ? 50'000 : 100'000, round);
+        f["set_reader_events_per_s_4m"].rounds.push_back(d.merged[0]);
+        f["ring_reader_events_per_s"].rounds.push_back(d.single);
         // The ratio of the same round: both readers ran back to back.
-        f["set_reader_ratio_4m"].rounds.push_back(set_rate / ring_rate);
+        f["set_reader_ratio_4m"].rounds.push_back(d.merged[0] / d.single);
+        orders("_4m", d);
         const Live live = live_follow(dir, quick ? 50'000 : 200'000, live_rate);
         f["set_reader_live_lost_4m"].rounds.push_back(static_cast<double>(live.lost));
         f["set_live_writer_events_per_s_4t"].rounds.push_back(live.rate);
@@ -673,6 +708,10 @@ int main(int argc, char** argv) {
                     "%.1f ns per merged event\n",
                     n, r.median(), r.rounds.size(), r.min(), r.max(), 1e9 / e.median());
     }
+    for (const auto& [name, r] : f)
+        if (name.find("scan_heap_ratio") != std::string::npos)
+            std::printf("%s: merge by scan / by heap, events/s %.2fx (median of %zu same-round ratios, %.2f..%.2f)\n",
+                        name.c_str(), r.median(), r.rounds.size(), r.min(), r.max());
     if (!writers_only) {
         const Figure& ratio = f["set_reader_ratio_4m"];
         std::printf("merged reader (4 members) / single ring: %.2fx (median of %zu same-round ratios, %.2f..%.2f)\n",

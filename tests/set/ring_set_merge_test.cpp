@@ -1,8 +1,10 @@
 // The merge's read-ahead (ring_set_source.cpp, lib/set/ring_set_member.hpp):
 // members read a run of descriptors at a time, a gap met after a run, the
-// heap of members' heads (one member's burst, interleaved members, ties), and counters that count only what was handed
-// out. Deterministic on one thread, as ring_set_test.cpp: each RingSetWriter
-// object gives the calling thread its own member, timestamps are chosen.
+// earliest head found by a scan or a heap (one member's burst, interleaved
+// members, ties: each test runs with both, and Auto), and counters that
+// count only what was handed out. Deterministic on one thread, as
+// ring_set_test.cpp: each RingSetWriter object gives the calling thread its
+// own member, timestamps are chosen.
 #include <algorithm>
 #include <cstring>
 
@@ -19,11 +21,17 @@ namespace {
 using test::publish_at;
 using test::publisher_of;
 
-struct MergeFixture : test::SetFixture {
+using MergeOrder = RingSetSourceOptions::MergeOrder;
+
+// Every test runs with each way the merge finds the earliest head (a scan,
+// a heap, and Auto's choice by member count): the order must not depend on it.
+struct MergeFixture : test::SetFixture, ::testing::WithParamInterface<MergeOrder> {
     RingSetWriter writer() { return SetFixture::writer(false, 4, 10); }
-    std::unique_ptr<RingSetSource> open(std::chrono::nanoseconds abandon_after = std::chrono::seconds(1)) {
+    std::unique_ptr<RingSetSource> open(std::chrono::nanoseconds abandon_after = std::chrono::seconds(1),
+                                        MergeOrder order = GetParam()) {
         RingSetSourceOptions o;
         o.abandon_after = abandon_after;
+        o.merge_order = order;
         return open_with(o);
     }
 };
@@ -51,7 +59,7 @@ std::vector<std::string> drain(EventSource& source, std::size_t limit = ~std::si
     return out;
 }
 
-TEST_F(MergeFixture, RunsLongerThanOneReadAheadKeepTheOrderAndTheirPayloads) {
+TEST_P(MergeFixture, RunsLongerThanOneReadAheadKeepTheOrderAndTheirPayloads) {
     auto a = writer();
     auto b = writer();
     Publisher& pa = publisher_of(a);
@@ -77,7 +85,7 @@ TEST_F(MergeFixture, RunsLongerThanOneReadAheadKeepTheOrderAndTheirPayloads) {
     EXPECT_EQ(source->late_events(), 0u);
 }
 
-TEST_F(MergeFixture, MemberCountersCountWhatWasHandedOutNotWhatWasReadAhead) {
+TEST_P(MergeFixture, MemberCountersCountWhatWasHandedOutNotWhatWasReadAhead) {
     auto a = writer();
     auto b = writer();
     Publisher& pa = publisher_of(a);
@@ -95,7 +103,7 @@ TEST_F(MergeFixture, MemberCountersCountWhatWasHandedOutNotWhatWasReadAhead) {
     EXPECT_EQ(source->member_counters(1).events, 41u);
 }
 
-TEST_F(MergeFixture, AGapMetAfterARunComesAfterItsEventsInItsMembersOrder) {
+TEST_P(MergeFixture, AGapMetAfterARunComesAfterItsEventsInItsMembersOrder) {
     auto a = writer();
     auto b = writer();
     Publisher& pa = publisher_of(a);
@@ -117,7 +125,7 @@ TEST_F(MergeFixture, AGapMetAfterARunComesAfterItsEventsInItsMembersOrder) {
     pa.abort(dead);
 }
 
-TEST_F(MergeFixture, AMemberWritingDuringAnotherMembersBurstIsMergedInTime) {
+TEST_P(MergeFixture, AMemberWritingDuringAnotherMembersBurstIsMergedInTime) {
     auto a = writer();
     auto b = writer();
     Publisher& pa = publisher_of(a);
@@ -133,7 +141,7 @@ TEST_F(MergeFixture, AMemberWritingDuringAnotherMembersBurstIsMergedInTime) {
     EXPECT_EQ(source->late_events(), 0u);
 }
 
-TEST_F(MergeFixture, FourInterleavedMembersWithTiesComeOutByTimeThenMember) {
+TEST_P(MergeFixture, FourInterleavedMembersWithTiesComeOutByTimeThenMember) {
     // The heap (pick): members' heads interleave at every event, runs of 32
     // are used up and re-read many times, and members tie at one nanosecond.
     std::vector<RingSetWriter> writers;
@@ -156,7 +164,7 @@ TEST_F(MergeFixture, FourInterleavedMembersWithTiesComeOutByTimeThenMember) {
     EXPECT_EQ(source->late_events(), 0u);
 }
 
-TEST_F(MergeFixture, SeekingAgainForgetsWhatWasReadAhead) {
+TEST_P(MergeFixture, SeekingAgainForgetsWhatWasReadAhead) {
     auto a = writer();
     auto b = writer();
     Publisher& pa = publisher_of(a);
@@ -171,6 +179,63 @@ TEST_F(MergeFixture, SeekingAgainForgetsWhatWasReadAhead) {
     ASSERT_TRUE(source->seek_member(1, 3).ok());  // member 1's seqno 3: time 6
     EXPECT_EQ(drain(*source), (std::vector<std::string>{"1:6", "0:7", "1:8"}));
 }
+
+// Once, not per order: it compares the orders itself.
+using ManyMembers = test::SetFixture;
+
+TEST_F(ManyMembers, InBurstsAndTiesTheyGiveTheSameSequenceByScanByHeapAndAuto) {
+    // 12 members written in bursts of 1 to 5 events by a member picked
+    // pseudo-randomly, the clock standing still now and then so that
+    // members tie; drained from the oldest with a scan, a heap and Auto.
+    // (Each RingSetWriter object of one process tries the members the
+    // others hold before taking a free one: 12, not 40, keeps it cheap.)
+    constexpr std::uint32_t kMembers = 12;
+    std::vector<RingSetWriter> writers;
+    for (std::uint32_t m = 0; m < kMembers; ++m) {
+        writers.push_back(writer(false, kMembers, 10));
+        publisher_of(writers.back());  // member m: members are taken on a writer's first publisher()
+    }
+    std::vector<test::Seen> want;
+    std::vector<std::uint64_t> seqnos(kMembers, 0);
+    std::uint64_t clock = 1, lcg = 12345;
+    for (int burst = 0; burst < 600; ++burst) {
+        lcg = lcg * 6364136223846793005u + 1442695040888963407u;
+        const auto m = static_cast<std::uint32_t>((lcg >> 33) % kMembers);
+        for (std::uint64_t k = 0; k <= (lcg >> 20) % 5; ++k) {
+            if (((lcg >> (k + 8)) & 3) != 0) ++clock;  // a quarter of the events tie with the one before
+            publish_at(publisher_of(writers[m]), clock);
+            want.push_back({m, clock, ++seqnos[m]});
+        }
+    }
+    std::stable_sort(want.begin(), want.end(), [](const test::Seen& a, const test::Seen& b) {
+        return a.nanos != b.nanos ? a.nanos < b.nanos : a.member < b.member;
+    });
+    const auto merged = [&](MergeOrder order) {
+        RingSetSourceOptions o;
+        o.merge_order = order;
+        auto source = open_with(o);
+        EXPECT_TRUE(source->seek(Position::oldest()).ok());
+        SourceStep last = SourceStep::Event;
+        auto seen = test::drain(*source, &last);
+        EXPECT_EQ(last, SourceStep::NotReady);
+        EXPECT_EQ(source->late_events(), 0u);
+        return seen;
+    };
+    const auto by_scan = merged(MergeOrder::Scan);
+    EXPECT_EQ(by_scan, want);
+    EXPECT_EQ(merged(MergeOrder::Heap), by_scan);
+    EXPECT_EQ(merged(MergeOrder::Auto), by_scan);
+}
+
+INSTANTIATE_TEST_SUITE_P(Orders, MergeFixture,
+                         ::testing::Values(MergeOrder::Auto, MergeOrder::Scan, MergeOrder::Heap),
+                         [](const ::testing::TestParamInfo<MergeOrder>& param) {
+                             switch (param.param) {
+                             case MergeOrder::Scan: return std::string("Scan");
+                             case MergeOrder::Heap: return std::string("Heap");
+                             default: return std::string("Auto");
+                             }
+                         });
 
 }  // namespace
 }  // namespace evring

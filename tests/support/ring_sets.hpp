@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,10 @@ struct Seen {
     std::uint64_t nanos;
     std::uint64_t seqno;
     bool operator==(const Seen&) const = default;
+    // "member:nanos#seqno" in failure messages.
+    friend std::ostream& operator<<(std::ostream& out, const Seen& s) {
+        return out << s.member << ":" << s.nanos << "#" << s.seqno;
+    }
 };
 
 // Reads until NotReady or End (the step it stopped at goes to `last`); gaps
