@@ -1,6 +1,7 @@
 // evring-set-bench: ring sets against one shared ring, in the same run.
 //
-//   evring-set-bench [--quick] [--readers | --writers] [--pin] [--rounds N]
+//   evring-set-bench [--quick] [--readers | --writers] [--pin] [--small-rings]
+//                    [--rounds N] [--writer-rounds N] [--members N]...
 //                    [--live-rate EVENTS_PER_S] [--json-merge FILE]
 //
 // Writers (64-byte payloads, reserve + memcpy + commit in a loop for a fixed
@@ -8,17 +9,20 @@
 //   set          each thread publishes into its own member (RingSetWriter::publisher:
 //                the claimed plain-store path)
 //   shared       every thread shares one ring's Publisher (WriterSharing::Shared)
-//   exclusive    one thread, WriterSharing::Exclusive (the single-writer ceiling)
+//   exclusive    one thread on its own Exclusive ring (the single-writer ceiling)
 //   independent  the control for the set's scaling: 2 threads (_2t), or 2
 //                processes (_2p), each writing its own Exclusive ring, sharing
 //                nothing the library owns. If the control scales as the set
 //                does, the machine, not the set, is the limit.
-// with 1 and 2 threads (--readers leaves them out). Each writer figure also
-// prints why it is what it is: the writers' CPU share (their CPU time over
-// elapsed × writers: below 1, something else had the core), events per
-// second of their own CPU time (drops if writers slow each other down),
-// page faults and involuntary switches in the window. --pin runs thread (or
-// process) t on CPU t; --small-rings writes rings that fit a core's L2.
+// with 1 and 2 threads (--readers leaves them out). Each round opens with a
+// scaling block: the set's 1- and 2-writer windows and the control's
+// (exclusive, independent 2t) back to back, in an order rotated per round;
+// then the Shared ring's and the processes'. Each writer figure also prints
+// why it is what it is: the writers' CPU share (their CPU time over elapsed
+// × writers: below 1, something else had the core), events per second of
+// their own CPU time (drops if writers slow each other down), page faults and
+// involuntary switches in the window. --pin runs thread (or process) t on
+// CPU t; --small-rings writes rings that fit a core's L2.
 //
 // Readers: a merged RingSetSource over 4 members of N events each against a
 // RingSource over one ring of 4N events, descriptors only (next() with
@@ -35,13 +39,17 @@
 // (set_reader_events_per_s_{4m,interleaved_Nm}_{scan,heap}, and the median
 // of same-round ratios set_reader_scan_heap_ratio_{4m,interleaved_Nm}).
 //
-// Each figure is the median of --rounds rounds (3 with --quick, else 5),
-// with the spread (min..max) printed beside it. --json-merge adds the keys
+// Each figure is the median of --rounds rounds (3 with --quick, else 5;
+// the writers' --writer-rounds, default the same), with the spread
+// (min..max) printed beside it. --json-merge adds the keys
 // set_writer_events_per_s_{1,2}t, shared_writer_events_per_s_{1,2}t,
 // exclusive_writer_events_per_s_1t, independent_writer_events_per_s_{2t,2p},
 // the medians of same-round ratios set_writer_ratio_2t,
-// set_writer_cpu_ratio_2t (2 × the 2-writer events per CPU-second over the
-// 1-writer's), independent_writer_ratio_{2t,2p} (over exclusive 1t),
+// independent_writer_ratio_{2t,2p} (over exclusive 1t),
+// set_writer_ratio_over_control_2t (the set's 2t/1t over the control's),
+// set_writer_cpu_ratio_2t and independent_writer_cpu_ratio_2t (2 × the
+// 2-writer events per CPU-second over the 1-writer's), shared_writer_ratio_2t,
+// each writer ratio's spread as KEY_min and KEY_max,
 // set_reader_events_per_s_4m, ring_reader_events_per_s, set_reader_ratio_4m
 // (the median of the rounds' ratios), set_live_writer_events_per_s_4t and
 // set_reader_live_lost_4m (the worst round) to the JSON object in FILE
@@ -61,6 +69,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -554,6 +563,74 @@ struct Figure {
     double max() const { return *std::max_element(rounds.begin(), rounds.end()); }
 };
 
+// Every figure of a run by key, and per writer figure why it is what it is:
+// cpu_share, per_cpu_rate, faults, involuntary (Run).
+struct Figures {
+    std::map<std::string, Figure> f;
+    std::map<std::string, std::array<Figure, 4>> why;
+
+    void writers(const std::string& name, const Run& run) {
+        f[name].rounds.push_back(run.rate);
+        auto& w = why[name];
+        w[0].rounds.push_back(run.cpu_share);
+        w[1].rounds.push_back(run.per_cpu_rate);
+        w[2].rounds.push_back(run.faults);
+        w[3].rounds.push_back(run.involuntary);
+    }
+};
+
+// The scaling block of one round: the set and the control (threads on rings
+// of their own, Exclusive) with 1 and 2 writer threads, back to back, in an
+// order rotated by the round: a noisy second of a shared machine then falls
+// on a different window each round, never on the same side of every ratio.
+struct Scaling {
+    Run set1, set2, own1, own2;
+};
+
+Scaling scaling_block(const std::string& dir, double seconds, int round) {
+    Scaling s;
+    const std::array<std::function<void()>, 4> windows{
+        [&] { s.set1 = set_writers(dir, 1, seconds); }, [&] { s.set2 = set_writers(dir, 2, seconds); },
+        [&] { s.own1 = independent_writers(dir, 1, seconds); }, [&] { s.own2 = independent_writers(dir, 2, seconds); }};
+    for (std::size_t k = 0; k < windows.size(); ++k) windows[(k + static_cast<std::size_t>(round)) % windows.size()]();
+    return s;
+}
+
+// One round of writer figures: the scaling block, then the Shared ring and
+// the control in processes. Ratios are the round's own: a figure's median
+// over another's mixes rounds of different noise.
+void writer_round(const std::string& dir, double seconds, int round, Figures& out) {
+    const Scaling s = scaling_block(dir, seconds, round);
+    out.writers("set_writer_events_per_s_1t", s.set1);
+    out.writers("set_writer_events_per_s_2t", s.set2);
+    out.writers("exclusive_writer_events_per_s_1t", s.own1);  // one thread, its own Exclusive ring
+    out.writers("independent_writer_events_per_s_2t", s.own2);
+    const Run shared1 = ring_writers(dir, 1, seconds, evring::WriterSharing::Shared);
+    const Run shared2 = ring_writers(dir, 2, seconds, evring::WriterSharing::Shared);
+    const Run procs = independent_processes(dir, 2, seconds);
+    out.writers("shared_writer_events_per_s_1t", shared1);
+    out.writers("shared_writer_events_per_s_2t", shared2);
+    out.writers("independent_writer_events_per_s_2p", procs);
+    const auto ratio = [&](const char* key, double value) { out.f[key].rounds.push_back(value); };
+    ratio("set_writer_ratio_2t", s.set2.rate / s.set1.rate);
+    ratio("independent_writer_ratio_2t", s.own2.rate / s.own1.rate);
+    // The set's scaling over the control's in the same round: 1 when the
+    // set scales as two threads sharing nothing do.
+    ratio("set_writer_ratio_over_control_2t", (s.set2.rate / s.set1.rate) / (s.own2.rate / s.own1.rate));
+    // Scaling in the writers' own CPU time: what 2 writers would give over 1
+    // if each had a core to itself (cpu share 1). Near 2 means the writers
+    // do not slow each other down at all.
+    ratio("set_writer_cpu_ratio_2t", 2 * s.set2.per_cpu_rate / s.set1.per_cpu_rate);
+    ratio("independent_writer_cpu_ratio_2t", 2 * s.own2.per_cpu_rate / s.own1.per_cpu_rate);
+    ratio("independent_writer_ratio_2p", procs.rate / s.own1.rate);
+    ratio("shared_writer_ratio_2t", shared2.rate / shared1.rate);
+}
+
+// Ratio keys whose spread goes into the JSON too (KEY_min, KEY_max).
+bool spread_key(const std::string& name) {
+    return name.find("writer") != std::string::npos && name.find("ratio") != std::string::npos;
+}
+
 void merge_json(const std::string& path, const std::map<std::string, Figure>& figures) {
     std::string text;
     if (std::ifstream in(path); in) {
@@ -571,6 +648,11 @@ void merge_json(const std::string& path, const std::map<std::string, Figure>& fi
         const double value = name.find("lost") != std::string::npos ? f.max() : f.median();
         std::snprintf(line, sizeof line, ratio ? "\"%s\": %.3f" : "\"%s\": %.0f", name.c_str(), value);
         keys += (keys.empty() ? "" : ", ") + std::string(line);
+        if (spread_key(name)) {
+            std::snprintf(line, sizeof line, "\"%s_min\": %.3f, \"%s_max\": %.3f", name.c_str(), f.min(), name.c_str(),
+                          f.max());
+            keys += ", " + std::string(line);
+        }
     }
     if (text.size() >= 2 && text.back() == '}') {
         text.pop_back();
@@ -590,6 +672,7 @@ int main(int argc, char** argv) {
     bool writers_only = false;
     std::vector<unsigned> interleaved;  // --members N (repeatable): the merge over N interleaved members
     int rounds = 0;
+    int writer_rounds = 0;  // --writer-rounds: the writers' rounds, when not --rounds
     double live_rate = 4e6;  // aggregate events/s of the live round
     std::string json;
     for (int i = 1; i < argc; ++i) {
@@ -601,9 +684,10 @@ int main(int argc, char** argv) {
         else if (arg == "--small-rings") g_small_rings = true;
         else if (arg == "--members" && i + 1 < argc) interleaved.push_back(static_cast<unsigned>(std::stoul(argv[++i])));
         else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::stoi(argv[++i]));
+        else if (arg == "--writer-rounds" && i + 1 < argc) writer_rounds = std::max(1, std::stoi(argv[++i]));
         else if (arg == "--live-rate" && i + 1 < argc) live_rate = std::stod(argv[++i]);
         else if (arg == "--json-merge" && i + 1 < argc) json = argv[++i];
-        else die("usage: evring-set-bench [--quick] [--readers | --writers] [--pin] [--rounds N] [--members N]... [--small-rings] "
+        else die("usage: evring-set-bench [--quick] [--readers | --writers] [--pin] [--rounds N] [--writer-rounds N] [--members N]... [--small-rings] "
                  "[--live-rate EVENTS_PER_S] [--json-merge FILE]");
     }
     char templ[] = "/dev/shm/evring-set-bench-XXXXXX";
@@ -611,17 +695,9 @@ int main(int argc, char** argv) {
     const std::string dir = templ;
     if (rounds == 0) rounds = quick ? 3 : 5;
     const double seconds = quick ? 0.2 : 0.5;
-    std::map<std::string, Figure> f;
-    // Per writer figure: cpu_share, per_cpu_rate, faults, involuntary (Run).
-    std::map<std::string, std::array<Figure, 4>> why;
-    const auto writers = [&](const std::string& name, const Run& run) {
-        f[name].rounds.push_back(run.rate);
-        auto& w = why[name];
-        w[0].rounds.push_back(run.cpu_share);
-        w[1].rounds.push_back(run.per_cpu_rate);
-        w[2].rounds.push_back(run.faults);
-        w[3].rounds.push_back(run.involuntary);
-    };
+    Figures figures;
+    auto& f = figures.f;
+    const auto& why = figures.why;
     // The merge's forced strategies beside Auto, same round: events/s of
     // each and scan / heap (above 1: the scan is faster).
     const auto orders = [&](const std::string& suffix, const Drains& d) {
@@ -629,34 +705,10 @@ int main(int argc, char** argv) {
         f["set_reader_events_per_s" + suffix + "_heap"].rounds.push_back(d.merged[2]);
         f["set_reader_scan_heap_ratio" + suffix].rounds.push_back(d.merged[1] / d.merged[2]);
     };
-    for (int round = 0; round < rounds; ++round) {
-        // Interleaved, so that a noisy moment of a shared machine hits every variant alike.
-        if (!readers_only) {
-            writers("set_writer_events_per_s_1t", set_writers(dir, 1, seconds));
-            writers("shared_writer_events_per_s_1t", ring_writers(dir, 1, seconds, evring::WriterSharing::Shared));
-            writers("exclusive_writer_events_per_s_1t",
-                    ring_writers(dir, 1, seconds, evring::WriterSharing::Exclusive));
-            writers("set_writer_events_per_s_2t", set_writers(dir, 2, seconds));
-            writers("shared_writer_events_per_s_2t", ring_writers(dir, 2, seconds, evring::WriterSharing::Shared));
-            writers("independent_writer_events_per_s_2t", independent_writers(dir, 2, seconds));
-            writers("independent_writer_events_per_s_2p", independent_processes(dir, 2, seconds));
-            // The rounds' own ratios: a figure's median over its median
-            // mixes rounds of different noise.
-            const auto last = [&](const char* name) { return f[name].rounds.back(); };
-            f["set_writer_ratio_2t"].rounds.push_back(last("set_writer_events_per_s_2t") /
-                                                      last("set_writer_events_per_s_1t"));
-            // Scaling in the writers' own CPU time: what 2 writers would
-            // give over 1 if each had a core to itself (cpu share 1). Near
-            // 2 means the writers do not slow each other down at all.
-            const auto per_cpu = [&](const char* name) { return why[name][1].rounds.back(); };
-            f["set_writer_cpu_ratio_2t"].rounds.push_back(2 * per_cpu("set_writer_events_per_s_2t") /
-                                                          per_cpu("set_writer_events_per_s_1t"));
-            f["independent_writer_ratio_2t"].rounds.push_back(last("independent_writer_events_per_s_2t") /
-                                                              last("exclusive_writer_events_per_s_1t"));
-            f["independent_writer_ratio_2p"].rounds.push_back(last("independent_writer_events_per_s_2p") /
-                                                              last("exclusive_writer_events_per_s_1t"));
-        }
-        if (writers_only) continue;
+    if (writer_rounds == 0) writer_rounds = rounds;
+    for (int round = 0; round < std::max(rounds, writer_rounds); ++round) {
+        if (!readers_only && round < writer_rounds) writer_round(dir, seconds, round, figures);
+        if (writers_only || round >= rounds) continue;
         for (unsigned n : interleaved) {
             // 16384-descriptor members: the whole set stays unread-intact.
             const Drains d = interleaved_readers(dir, n, std::min<std::uint64_t>(16384, 1'000'000 / n), round);
@@ -696,10 +748,10 @@ int main(int argc, char** argv) {
         ratio_line("set 2t/1t", "set_writer_ratio_2t");
         ratio_line("set 2t/1t in the writers' CPU time (2 x events per CPU-second):", "set_writer_cpu_ratio_2t");
         ratio_line("control, 2 threads on own Exclusive rings / 1:", "independent_writer_ratio_2t");
+        ratio_line("control 2t/1t in the writers' CPU time:", "independent_writer_cpu_ratio_2t");
+        ratio_line("set 2t/1t over control 2t/1t:", "set_writer_ratio_over_control_2t");
         ratio_line("control, 2 processes on own Exclusive rings / 1:", "independent_writer_ratio_2p");
-        const double shared_ratio =
-            f["shared_writer_events_per_s_2t"].median() / f["shared_writer_events_per_s_1t"].median();
-        std::printf("shared 2t/1t %.2fx (medians)\n", shared_ratio);
+        ratio_line("shared 2t/1t", "shared_writer_ratio_2t");
     }
     for (unsigned n : interleaved) {
         const Figure& r = f["set_reader_ratio_interleaved_" + std::to_string(n) + "m"];
