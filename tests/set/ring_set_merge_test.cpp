@@ -19,20 +19,20 @@ namespace evring {
 namespace {
 
 using test::publish_at;
-using test::publisher_of;
 
 using MergeOrder = RingSetSourceOptions::MergeOrder;
 
 // Every test runs with each way the merge finds the earliest head (a scan,
 // a heap, and Auto's choice by member count): the order must not depend on it.
 struct MergeFixture : test::SetFixture, ::testing::WithParamInterface<MergeOrder> {
-    RingSetWriter writer() { return SetFixture::writer(false, 4, 10); }
-    std::unique_ptr<RingSetSource> open(std::chrono::nanoseconds abandon_after = std::chrono::seconds(1),
-                                        MergeOrder order = GetParam()) {
+    // `n` members of 1024 descriptors, member i written through set[i].
+    Members members(std::size_t n) { return SetFixture::members(n, false, 4, 10); }
+    // The merged reader from the oldest events, in this test's order.
+    std::unique_ptr<RingSetSource> open(std::chrono::nanoseconds abandon_after = std::chrono::seconds(1)) {
         RingSetSourceOptions o;
         o.abandon_after = abandon_after;
-        o.merge_order = order;
-        return open_with(o);
+        o.merge_order = GetParam();
+        return open_at(Position::oldest(), o);
     }
 };
 
@@ -60,10 +60,9 @@ std::vector<std::string> drain(EventSource& source, std::size_t limit = ~std::si
 }
 
 TEST_P(MergeFixture, RunsLongerThanOneReadAheadKeepTheOrderAndTheirPayloads) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
+    auto set = members(2);
+    Publisher& pa = set[0];
+    Publisher& pb = set[1];
     // 100 events each (several runs of read-ahead), alternating in time,
     // then a burst of 50 of member 0 with one event of member 1 inside it.
     std::vector<std::string> want;
@@ -80,20 +79,17 @@ TEST_P(MergeFixture, RunsLongerThanOneReadAheadKeepTheOrderAndTheirPayloads) {
     }
     publish_at(pb, 2039);  // ties with member 0's 2039: the lower member first
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     EXPECT_EQ(drain(*source), want);
     EXPECT_EQ(source->late_events(), 0u);
 }
 
 TEST_P(MergeFixture, MemberCountersCountWhatWasHandedOutNotWhatWasReadAhead) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
+    auto set = members(2);
+    Publisher& pa = set[0];
+    Publisher& pb = set[1];
     for (std::uint64_t t = 1; t <= 40; ++t) publish_at(pa, t);
     for (std::uint64_t t = 100; t <= 140; ++t) publish_at(pb, t);
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     ASSERT_EQ(drain(*source, 3).size(), 3u);  // member 1's first run is held, not handed out
     EXPECT_EQ(source->member_counters(0).events, 3u);
     EXPECT_EQ(source->member_counters(1).events, 0u);
@@ -104,10 +100,9 @@ TEST_P(MergeFixture, MemberCountersCountWhatWasHandedOutNotWhatWasReadAhead) {
 }
 
 TEST_P(MergeFixture, AGapMetAfterARunComesAfterItsEventsInItsMembersOrder) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
+    auto set = members(2);
+    Publisher& pa = set[0];
+    Publisher& pb = set[1];
     publish_at(pa, 10);
     auto dead = pa.reserve(8);  // member 0's seqno 2: never committed
     ASSERT_TRUE(dead);
@@ -117,7 +112,6 @@ TEST_P(MergeFixture, AGapMetAfterARunComesAfterItsEventsInItsMembersOrder) {
     publish_at(pb, 35);
     // Abandoned at once: the run of member 0 stops at seqno 2 after seqno 1.
     auto source = open(std::chrono::nanoseconds(0));
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     const std::vector<std::string> want{"0:10", "gap 0:2+1", "1:20", "0:30", "1:35", "0:40"};
     EXPECT_EQ(drain(*source), want);
     EXPECT_EQ(source->member_counters(0).abandoned, 1u);
@@ -126,13 +120,11 @@ TEST_P(MergeFixture, AGapMetAfterARunComesAfterItsEventsInItsMembersOrder) {
 }
 
 TEST_P(MergeFixture, AMemberWritingDuringAnotherMembersBurstIsMergedInTime) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
+    auto set = members(2);
+    Publisher& pa = set[0];
+    Publisher& pb = set[1];
     for (std::uint64_t t = 10; t <= 50; t += 10) publish_at(pa, t);
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     EXPECT_EQ(drain(*source, 2), (std::vector<std::string>{"0:10", "0:20"}));  // member 1 idle
     publish_at(pb, 60);  // later than everything member 0 holds
     publish_at(pa, 70);
@@ -144,35 +136,31 @@ TEST_P(MergeFixture, AMemberWritingDuringAnotherMembersBurstIsMergedInTime) {
 TEST_P(MergeFixture, FourInterleavedMembersWithTiesComeOutByTimeThenMember) {
     // The heap (pick): members' heads interleave at every event, runs of 32
     // are used up and re-read many times, and members tie at one nanosecond.
-    std::vector<RingSetWriter> writers;
-    for (int m = 0; m < 4; ++m) writers.push_back(writer());
+    auto set = members(4);
     std::vector<std::pair<std::uint64_t, std::uint32_t>> events;
     for (std::uint64_t i = 0; i < 150; ++i)
         for (std::uint32_t m = 0; m < 4; ++m) {
             // Strictly increasing per member; members 0 and 3 tie at every
             // event, member 2 ties with them at every third.
             const std::uint64_t t = 10 * i + 4 * ((i * (m + 1)) % 3) + 1;
-            publish_at(publisher_of(writers[m]), t);
+            publish_at(set[m], t);
             events.emplace_back(t, m);
         }
     std::sort(events.begin(), events.end());
     std::vector<std::string> want;
     for (const auto& [t, m] : events) want.push_back(std::to_string(m) + ":" + std::to_string(t));
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     EXPECT_EQ(drain(*source), want);
     EXPECT_EQ(source->late_events(), 0u);
 }
 
 TEST_P(MergeFixture, SeekingAgainForgetsWhatWasReadAhead) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
+    auto set = members(2);
+    Publisher& pa = set[0];
+    Publisher& pb = set[1];
     for (std::uint64_t t : {1, 3, 5, 7}) publish_at(pa, t);
     for (std::uint64_t t : {2, 4, 6, 8}) publish_at(pb, t);
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     ASSERT_EQ(drain(*source).size(), 8u);
     ASSERT_TRUE(source->seek(Position::oldest()).ok());
     EXPECT_EQ(drain(*source, 3), (std::vector<std::string>{"0:1", "1:2", "0:3"}));
@@ -190,11 +178,7 @@ TEST_F(ManyMembers, InBurstsAndTiesTheyGiveTheSameSequenceByScanByHeapAndAuto) {
     // (Each RingSetWriter object of one process tries the members the
     // others hold before taking a free one: 12, not 40, keeps it cheap.)
     constexpr std::uint32_t kMembers = 12;
-    std::vector<RingSetWriter> writers;
-    for (std::uint32_t m = 0; m < kMembers; ++m) {
-        writers.push_back(writer(false, kMembers, 10));
-        publisher_of(writers.back());  // member m: members are taken on a writer's first publisher()
-    }
+    auto set = members(kMembers, false, kMembers, 10);
     std::vector<test::Seen> want;
     std::vector<std::uint64_t> seqnos(kMembers, 0);
     std::uint64_t clock = 1, lcg = 12345;
@@ -203,7 +187,7 @@ TEST_F(ManyMembers, InBurstsAndTiesTheyGiveTheSameSequenceByScanByHeapAndAuto) {
         const auto m = static_cast<std::uint32_t>((lcg >> 33) % kMembers);
         for (std::uint64_t k = 0; k <= (lcg >> 20) % 5; ++k) {
             if (((lcg >> (k + 8)) & 3) != 0) ++clock;  // a quarter of the events tie with the one before
-            publish_at(publisher_of(writers[m]), clock);
+            publish_at(set[m], clock);
             want.push_back({m, clock, ++seqnos[m]});
         }
     }
@@ -213,8 +197,7 @@ TEST_F(ManyMembers, InBurstsAndTiesTheyGiveTheSameSequenceByScanByHeapAndAuto) {
     const auto merged = [&](MergeOrder order) {
         RingSetSourceOptions o;
         o.merge_order = order;
-        auto source = open_with(o);
-        EXPECT_TRUE(source->seek(Position::oldest()).ok());
+        auto source = open_at(Position::oldest(), o);
         SourceStep last = SourceStep::Event;
         auto seen = test::drain(*source, &last);
         EXPECT_EQ(last, SourceStep::NotReady);
