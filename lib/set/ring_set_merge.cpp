@@ -27,6 +27,10 @@ bool earlier(const RingSetSource::Member& a, const RingSetSource::Member& b) {
     return x != y ? x < y : a.index < b.index;
 }
 
+// The heap's order: std's heaps keep the greatest on top, so the greatest
+// is the earliest head.
+bool later(const RingSetSource::Member* a, const RingSetSource::Member* b) { return earlier(*b, *a); }
+
 // The position of the earliest head in a non-empty list (0 when empty), the
 // best one's key kept in registers: one load per member.
 std::size_t earliest(const std::vector<RingSetSource::Member*>& list) {
@@ -204,7 +208,6 @@ RingSetSource::Member* RingSetSource::next_in_order() {
 
 // O(log members): the released member goes back in with its next head.
 RingSetSource::Member* RingSetSource::next_by_heap() {
-    const auto later = [](const Member* a, const Member* b) { return earlier(*b, *a); };
     if (order_.empty() || earlier(*released_, *order_.front())) return released_;
     order_.push_back(released_);
     std::push_heap(order_.begin(), order_.end(), later);
@@ -234,7 +237,7 @@ void RingSetSource::start_order(Member* best) {
     order_heap_ = options_.merge_order == Order::Heap ||
                   (options_.merge_order == Order::Auto && order_.size() + 1 >= kMergeHeapFrom);
     if (order_heap_) {
-        std::make_heap(order_.begin(), order_.end(), [](const Member* a, const Member* b) { return earlier(*b, *a); });
+        std::make_heap(order_.begin(), order_.end(), later);
     } else {
         bound_ = earliest(order_);
     }
