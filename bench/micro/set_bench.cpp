@@ -52,7 +52,8 @@
 // each writer ratio's spread as KEY_min and KEY_max,
 // set_reader_events_per_s_4m, ring_reader_events_per_s, set_reader_ratio_4m
 // (the median of the rounds' ratios), set_live_writer_events_per_s_4t and
-// set_reader_live_lost_4m (the worst round) to the JSON object in FILE
+// set_reader_live_lost_4m (the worst round), and set_bench_load (the higher
+// of the 1-minute load averages at the start and the end) to the JSON object in FILE
 // (creating it if needed). Rings live in a private directory in /dev/shm
 // (tmpfs).
 #include <sched.h>
@@ -626,6 +627,16 @@ void writer_round(const std::string& dir, double seconds, int round, Figures& ou
     ratio("shared_writer_ratio_2t", shared2.rate / shared1.rate);
 }
 
+// The 1-minute load average (/proc/loadavg): how busy the machine was.
+double load_average() {
+    double load = -1;
+    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+        if (std::fscanf(f, "%lf", &load) != 1) load = -1;
+        std::fclose(f);
+    }
+    return load;
+}
+
 // Ratio keys whose spread goes into the JSON too (KEY_min, KEY_max).
 bool spread_key(const std::string& name) {
     return name.find("writer") != std::string::npos && name.find("ratio") != std::string::npos;
@@ -644,7 +655,7 @@ void merge_json(const std::string& path, const std::map<std::string, Figure>& fi
         char line[160];
         // Ratios keep three decimals; rates are whole events/s; losses are
         // the worst round's.
-        const bool ratio = name.find("ratio") != std::string::npos;
+        const bool ratio = name.find("ratio") != std::string::npos || name.find("load") != std::string::npos;
         const double value = name.find("lost") != std::string::npos ? f.max() : f.median();
         std::snprintf(line, sizeof line, ratio ? "\"%s\": %.3f" : "\"%s\": %.0f", name.c_str(), value);
         keys += (keys.empty() ? "" : ", ") + std::string(line);
@@ -706,6 +717,10 @@ int main(int argc, char** argv) {
         f["set_reader_scan_heap_ratio" + suffix].rounds.push_back(d.merged[1] / d.merged[2]);
     };
     if (writer_rounds == 0) writer_rounds = rounds;
+    // set_bench_load: the load average at the start and at the end (the
+    // median of two is the larger); printed with both.
+    const double load_before = load_average();
+    f["set_bench_load"].rounds.push_back(load_before);
     for (int round = 0; round < std::max(rounds, writer_rounds); ++round) {
         if (!readers_only && round < writer_rounds) writer_round(dir, seconds, round, figures);
         if (writers_only || round >= rounds) continue;
@@ -729,9 +744,14 @@ int main(int argc, char** argv) {
         if (live.received + live.lost != 4 * (quick ? 50'000u : 200'000u)) die("live follow: events unaccounted for");
     }
     ::rmdir(dir.c_str());
+    f["set_bench_load"].rounds.push_back(load_average());
+    std::printf("load average (1 min) %.2f at the start, %.2f at the end (writers need a core each: a load above "
+                "about 1 on two cores means they shared one)\n\n",
+                load_before, f["set_bench_load"].rounds.back());
     std::printf("%-36s %14s %14s %14s\n", "figure (64 B, events/s)", "median", "min", "max");
     for (const auto& [name, fig] : f)
-        if (name.find("ratio") == std::string::npos && name.find("lost") == std::string::npos)
+        if (name.find("ratio") == std::string::npos && name.find("lost") == std::string::npos &&
+            name.find("load") == std::string::npos)
             std::printf("%-36s %14.0f %14.0f %14.0f\n", name.c_str(), fig.median(), fig.min(), fig.max());
     if (!readers_only) {
         std::printf("\n%-36s %10s %16s %10s %12s  (medians; why a rate is what it is)\n", "writers", "cpu share",
