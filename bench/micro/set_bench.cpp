@@ -1,6 +1,7 @@
 // evring-set-bench: ring sets against one shared ring, in the same run.
 //
-//   evring-set-bench [--quick] [--readers | --writers] [--pin] [--rounds N]
+//   evring-set-bench [--quick] [--readers | --writers] [--pin] [--small-rings]
+//                    [--rounds N] [--writer-rounds N] [--members N]...
 //                    [--live-rate EVENTS_PER_S] [--json-merge FILE]
 //
 // Writers (64-byte payloads, reserve + memcpy + commit in a loop for a fixed
@@ -8,17 +9,20 @@
 //   set          each thread publishes into its own member (RingSetWriter::publisher:
 //                the claimed plain-store path)
 //   shared       every thread shares one ring's Publisher (WriterSharing::Shared)
-//   exclusive    one thread, WriterSharing::Exclusive (the single-writer ceiling)
+//   exclusive    one thread on its own Exclusive ring (the single-writer ceiling)
 //   independent  the control for the set's scaling: 2 threads (_2t), or 2
 //                processes (_2p), each writing its own Exclusive ring, sharing
 //                nothing the library owns. If the control scales as the set
 //                does, the machine, not the set, is the limit.
-// with 1 and 2 threads (--readers leaves them out). Each writer figure also
-// prints why it is what it is: the writers' CPU share (their CPU time over
-// elapsed × writers: below 1, something else had the core), events per
-// second of their own CPU time (drops if writers slow each other down),
-// page faults and involuntary switches in the window. --pin runs thread (or
-// process) t on CPU t; --small-rings writes rings that fit a core's L2.
+// with 1 and 2 threads (--readers leaves them out). Each round opens with a
+// scaling block: the set's 1- and 2-writer windows and the control's
+// (exclusive, independent 2t) back to back, in an order rotated per round;
+// then the Shared ring's and the processes'. Each writer figure also prints
+// why it is what it is: the writers' CPU share (their CPU time over elapsed
+// × writers: below 1, something else had the core), events per second of
+// their own CPU time (drops if writers slow each other down), page faults and
+// involuntary switches in the window. --pin runs thread (or process) t on
+// CPU t; --small-rings writes rings that fit a core's L2.
 //
 // Readers: a merged RingSetSource over 4 members of N events each against a
 // RingSource over one ring of 4N events, descriptors only (next() with
@@ -29,18 +33,27 @@
 // --members N (repeatable): the merge's cost in the number of members, N
 // members whose times interleave finely (interleaved_readers) against one
 // ring, keys set_reader_events_per_s_interleaved_Nm and
-// set_reader_ratio_interleaved_Nm.
+// set_reader_ratio_interleaved_Nm. Every merged drain is done three times in
+// the round, in an order rotated per round: as readers get it (MergeOrder::
+// Auto; the keys above), and with the scan and the heap forced
+// (set_reader_events_per_s_{4m,interleaved_Nm}_{scan,heap}, and the median
+// of same-round ratios set_reader_scan_heap_ratio_{4m,interleaved_Nm}).
 //
-// Each figure is the median of --rounds rounds (3 with --quick, else 5),
-// with the spread (min..max) printed beside it. --json-merge adds the keys
+// Each figure is the median of --rounds rounds (3 with --quick, else 5;
+// the writers' --writer-rounds, default the same), with the spread
+// (min..max) printed beside it. --json-merge adds the keys
 // set_writer_events_per_s_{1,2}t, shared_writer_events_per_s_{1,2}t,
 // exclusive_writer_events_per_s_1t, independent_writer_events_per_s_{2t,2p},
 // the medians of same-round ratios set_writer_ratio_2t,
-// set_writer_cpu_ratio_2t (2 × the 2-writer events per CPU-second over the
-// 1-writer's), independent_writer_ratio_{2t,2p} (over exclusive 1t),
+// independent_writer_ratio_{2t,2p} (over exclusive 1t),
+// set_writer_ratio_over_control_2t (the set's 2t/1t over the control's),
+// set_writer_cpu_ratio_2t and independent_writer_cpu_ratio_2t (2 × the
+// 2-writer events per CPU-second over the 1-writer's), shared_writer_ratio_2t,
+// each writer ratio's spread as KEY_min and KEY_max,
 // set_reader_events_per_s_4m, ring_reader_events_per_s, set_reader_ratio_4m
 // (the median of the rounds' ratios), set_live_writer_events_per_s_4t and
-// set_reader_live_lost_4m (the worst round) to the JSON object in FILE
+// set_reader_live_lost_4m (the worst round), and set_bench_load (the
+// 1-minute load average at the start) to the JSON object in FILE
 // (creating it if needed). Rings live in a private directory in /dev/shm
 // (tmpfs).
 #include <sched.h>
@@ -57,6 +70,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -351,9 +365,32 @@ double drain_rate(evring::EventSource& source, std::uint64_t expected) {
     return static_cast<double>(n) / elapsed;
 }
 
+using MergeOrder = evring::RingSetSourceOptions::MergeOrder;
+// The merge's strategies, each drained once per round in an order rotated by
+// the round (so that no strategy always runs first, on a cold cache or a
+// noisy moment): Auto (what readers get), then Scan and Heap forced.
+constexpr std::array<MergeOrder, 3> kOrders{MergeOrder::Auto, MergeOrder::Scan, MergeOrder::Heap};
+
+struct Drains {
+    std::array<double, 3> merged{};  // per kOrders, events per reading CPU-second
+    double single = 0;
+};
+
+// Drains the set at `path` merged once per strategy, rotated by `round`.
+void drain_orders(const std::string& path, const std::string& name, std::uint64_t expected, int round, Drains& out) {
+    for (std::size_t k = 0; k < kOrders.size(); ++k) {
+        const std::size_t i = (k + static_cast<std::size_t>(round)) % kOrders.size();
+        evring::RingSetSourceOptions options;
+        options.merge_order = kOrders[i];
+        auto merged = evring::RingSetSource::open(path, name, options);
+        if (!merged) die(merged.error().message());
+        out.merged[i] = drain_rate(**merged, expected);
+    }
+}
+
 // 4 members of `per` events each (threads writing at once, so their times
 // interleave), read merged; one ring of 4 * per events read alone.
-std::pair<double, double> readers(const std::string& dir, std::uint64_t per) {
+Drains readers(const std::string& dir, std::uint64_t per, int round) {
     evring::SetCreateOptions options;
     options.directory = in(dir);
     auto set = evring::RingSetWriter::create({config("rset"), content(), 4}, options);
@@ -375,9 +412,8 @@ std::pair<double, double> readers(const std::string& dir, std::uint64_t per) {
             }
         });
     for (auto& w : writers) w.join();
-    auto merged = evring::RingSetSource::open(set->path(), "rset");
-    if (!merged) die(merged.error().message());
-    const double set_rate = drain_rate(**merged, 4 * per);
+    Drains out;
+    drain_orders(set->path(), "rset", 4 * per, round, out);
 
     evring::CreateOptions ring_options;
     ring_options.directory = in(dir);
@@ -392,7 +428,8 @@ std::pair<double, double> readers(const std::string& dir, std::uint64_t per) {
     if (!reader) die(reader.error().message());
     auto single = evring::RingSource::open_live(std::move(reader).value(), "rring");
     if (!single) die(single.error().message());
-    return {set_rate, drain_rate(**single, 4 * per)};
+    out.single = drain_rate(**single, 4 * per);
+    return out;
 }
 
 // The merge's cost in the number of members: `members` members of `per`
@@ -403,7 +440,7 @@ std::pair<double, double> readers(const std::string& dir, std::uint64_t per) {
 // of its own for the whole write (a member is released when its thread
 // exits), and the writing thread's first reserve claims each member's plain
 // path. Returns (merged, single) events per second of reading CPU time.
-std::pair<double, double> interleaved_readers(const std::string& dir, unsigned members, std::uint64_t per) {
+Drains interleaved_readers(const std::string& dir, unsigned members, std::uint64_t per, int round) {
     evring::SetCreateOptions options;
     options.directory = in(dir);
     const std::string name = "iset" + std::to_string(members);
@@ -428,10 +465,8 @@ std::pair<double, double> interleaved_readers(const std::string& dir, unsigned m
             evring::Reservation r = p->reserve(kPayload);
             p->commit(r);
         }
-    auto merged = evring::RingSetSource::open(set->path(), name);
-    if (!merged) die(merged.error().message());
-    const double set_rate = drain_rate(**merged, members * per);
-    merged->reset();
+    Drains out;
+    drain_orders(set->path(), name, members * per, round, out);
     written = true;
     written.notify_all();
     for (auto& h : holders) h.join();
@@ -449,7 +484,8 @@ std::pair<double, double> interleaved_readers(const std::string& dir, unsigned m
     if (!reader) die(reader.error().message());
     auto single = evring::RingSource::open_live(std::move(reader).value(), "iring");
     if (!single) die(single.error().message());
-    return {set_rate, drain_rate(**single, members * per)};
+    out.single = drain_rate(**single, members * per);
+    return out;
 }
 
 // A merged reader following 4 live writers, each paced to `rate` / 4
@@ -528,6 +564,84 @@ struct Figure {
     double max() const { return *std::max_element(rounds.begin(), rounds.end()); }
 };
 
+// Every figure of a run by key, and per writer figure why it is what it is:
+// cpu_share, per_cpu_rate, faults, involuntary (Run).
+struct Figures {
+    std::map<std::string, Figure> f;
+    std::map<std::string, std::array<Figure, 4>> why;
+
+    void writers(const std::string& name, const Run& run) {
+        f[name].rounds.push_back(run.rate);
+        auto& w = why[name];
+        w[0].rounds.push_back(run.cpu_share);
+        w[1].rounds.push_back(run.per_cpu_rate);
+        w[2].rounds.push_back(run.faults);
+        w[3].rounds.push_back(run.involuntary);
+    }
+};
+
+// The scaling block of one round: the set and the control (threads on rings
+// of their own, Exclusive) with 1 and 2 writer threads, back to back, in an
+// order rotated by the round: a noisy second of a shared machine then falls
+// on a different window each round, never on the same side of every ratio.
+struct Scaling {
+    Run set1, set2, own1, own2;
+};
+
+Scaling scaling_block(const std::string& dir, double seconds, int round) {
+    Scaling s;
+    const std::array<std::function<void()>, 4> windows{
+        [&] { s.set1 = set_writers(dir, 1, seconds); }, [&] { s.set2 = set_writers(dir, 2, seconds); },
+        [&] { s.own1 = independent_writers(dir, 1, seconds); }, [&] { s.own2 = independent_writers(dir, 2, seconds); }};
+    for (std::size_t k = 0; k < windows.size(); ++k) windows[(k + static_cast<std::size_t>(round)) % windows.size()]();
+    return s;
+}
+
+// One round of writer figures: the scaling block, then the Shared ring and
+// the control in processes. Ratios are the round's own: a figure's median
+// over another's mixes rounds of different noise.
+void writer_round(const std::string& dir, double seconds, int round, Figures& out) {
+    const Scaling s = scaling_block(dir, seconds, round);
+    out.writers("set_writer_events_per_s_1t", s.set1);
+    out.writers("set_writer_events_per_s_2t", s.set2);
+    out.writers("exclusive_writer_events_per_s_1t", s.own1);  // one thread, its own Exclusive ring
+    out.writers("independent_writer_events_per_s_2t", s.own2);
+    const Run shared1 = ring_writers(dir, 1, seconds, evring::WriterSharing::Shared);
+    const Run shared2 = ring_writers(dir, 2, seconds, evring::WriterSharing::Shared);
+    const Run procs = independent_processes(dir, 2, seconds);
+    out.writers("shared_writer_events_per_s_1t", shared1);
+    out.writers("shared_writer_events_per_s_2t", shared2);
+    out.writers("independent_writer_events_per_s_2p", procs);
+    const auto ratio = [&](const char* key, double value) { out.f[key].rounds.push_back(value); };
+    ratio("set_writer_ratio_2t", s.set2.rate / s.set1.rate);
+    ratio("independent_writer_ratio_2t", s.own2.rate / s.own1.rate);
+    // The set's scaling over the control's in the same round: 1 when the
+    // set scales as two threads sharing nothing do.
+    ratio("set_writer_ratio_over_control_2t", (s.set2.rate / s.set1.rate) / (s.own2.rate / s.own1.rate));
+    // Scaling in the writers' own CPU time: what 2 writers would give over 1
+    // if each had a core to itself (cpu share 1). Near 2 means the writers
+    // do not slow each other down at all.
+    ratio("set_writer_cpu_ratio_2t", 2 * s.set2.per_cpu_rate / s.set1.per_cpu_rate);
+    ratio("independent_writer_cpu_ratio_2t", 2 * s.own2.per_cpu_rate / s.own1.per_cpu_rate);
+    ratio("independent_writer_ratio_2p", procs.rate / s.own1.rate);
+    ratio("shared_writer_ratio_2t", shared2.rate / shared1.rate);
+}
+
+// The 1-minute load average (/proc/loadavg): how busy the machine was.
+double load_average() {
+    double load = -1;
+    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+        if (std::fscanf(f, "%lf", &load) != 1) load = -1;
+        std::fclose(f);
+    }
+    return load;
+}
+
+// Ratio keys whose spread goes into the JSON too (KEY_min, KEY_max).
+bool spread_key(const std::string& name) {
+    return name.find("writer") != std::string::npos && name.find("ratio") != std::string::npos;
+}
+
 void merge_json(const std::string& path, const std::map<std::string, Figure>& figures) {
     std::string text;
     if (std::ifstream in(path); in) {
@@ -541,10 +655,15 @@ void merge_json(const std::string& path, const std::map<std::string, Figure>& fi
         char line[160];
         // Ratios keep three decimals; rates are whole events/s; losses are
         // the worst round's.
-        const bool ratio = name.find("ratio") != std::string::npos;
+        const bool ratio = name.find("ratio") != std::string::npos || name.find("load") != std::string::npos;
         const double value = name.find("lost") != std::string::npos ? f.max() : f.median();
         std::snprintf(line, sizeof line, ratio ? "\"%s\": %.3f" : "\"%s\": %.0f", name.c_str(), value);
         keys += (keys.empty() ? "" : ", ") + std::string(line);
+        if (spread_key(name)) {
+            std::snprintf(line, sizeof line, "\"%s_min\": %.3f, \"%s_max\": %.3f", name.c_str(), f.min(), name.c_str(),
+                          f.max());
+            keys += ", " + std::string(line);
+        }
     }
     if (text.size() >= 2 && text.back() == '}') {
         text.pop_back();
@@ -564,6 +683,7 @@ int main(int argc, char** argv) {
     bool writers_only = false;
     std::vector<unsigned> interleaved;  // --members N (repeatable): the merge over N interleaved members
     int rounds = 0;
+    int writer_rounds = 0;  // --writer-rounds: the writers' rounds, when not --rounds
     double live_rate = 4e6;  // aggregate events/s of the live round
     std::string json;
     for (int i = 1; i < argc; ++i) {
@@ -575,9 +695,10 @@ int main(int argc, char** argv) {
         else if (arg == "--small-rings") g_small_rings = true;
         else if (arg == "--members" && i + 1 < argc) interleaved.push_back(static_cast<unsigned>(std::stoul(argv[++i])));
         else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::stoi(argv[++i]));
+        else if (arg == "--writer-rounds" && i + 1 < argc) writer_rounds = std::max(1, std::stoi(argv[++i]));
         else if (arg == "--live-rate" && i + 1 < argc) live_rate = std::stod(argv[++i]);
         else if (arg == "--json-merge" && i + 1 < argc) json = argv[++i];
-        else die("usage: evring-set-bench [--quick] [--readers | --writers] [--pin] [--rounds N] [--members N]... [--small-rings] "
+        else die("usage: evring-set-bench [--quick] [--readers | --writers] [--pin] [--rounds N] [--writer-rounds N] [--members N]... [--small-rings] "
                  "[--live-rate EVENTS_PER_S] [--json-merge FILE]");
     }
     char templ[] = "/dev/shm/evring-set-bench-XXXXXX";
@@ -585,66 +706,51 @@ int main(int argc, char** argv) {
     const std::string dir = templ;
     if (rounds == 0) rounds = quick ? 3 : 5;
     const double seconds = quick ? 0.2 : 0.5;
-    std::map<std::string, Figure> f;
-    // Per writer figure: cpu_share, per_cpu_rate, faults, involuntary (Run).
-    std::map<std::string, std::array<Figure, 4>> why;
-    const auto writers = [&](const std::string& name, const Run& run) {
-        f[name].rounds.push_back(run.rate);
-        auto& w = why[name];
-        w[0].rounds.push_back(run.cpu_share);
-        w[1].rounds.push_back(run.per_cpu_rate);
-        w[2].rounds.push_back(run.faults);
-        w[3].rounds.push_back(run.involuntary);
+    Figures figures;
+    auto& f = figures.f;
+    const auto& why = figures.why;
+    // The merge's forced strategies beside Auto, same round: events/s of
+    // each and scan / heap (above 1: the scan is faster).
+    const auto orders = [&](const std::string& suffix, const Drains& d) {
+        f["set_reader_events_per_s" + suffix + "_scan"].rounds.push_back(d.merged[1]);
+        f["set_reader_events_per_s" + suffix + "_heap"].rounds.push_back(d.merged[2]);
+        f["set_reader_scan_heap_ratio" + suffix].rounds.push_back(d.merged[1] / d.merged[2]);
     };
-    for (int round = 0; round < rounds; ++round) {
-        // Interleaved, so that a noisy moment of a shared machine hits every variant alike.
-        if (!readers_only) {
-            writers("set_writer_events_per_s_1t", set_writers(dir, 1, seconds));
-            writers("shared_writer_events_per_s_1t", ring_writers(dir, 1, seconds, evring::WriterSharing::Shared));
-            writers("exclusive_writer_events_per_s_1t",
-                    ring_writers(dir, 1, seconds, evring::WriterSharing::Exclusive));
-            writers("set_writer_events_per_s_2t", set_writers(dir, 2, seconds));
-            writers("shared_writer_events_per_s_2t", ring_writers(dir, 2, seconds, evring::WriterSharing::Shared));
-            writers("independent_writer_events_per_s_2t", independent_writers(dir, 2, seconds));
-            writers("independent_writer_events_per_s_2p", independent_processes(dir, 2, seconds));
-            // The rounds' own ratios: a figure's median over its median
-            // mixes rounds of different noise.
-            const auto last = [&](const char* name) { return f[name].rounds.back(); };
-            f["set_writer_ratio_2t"].rounds.push_back(last("set_writer_events_per_s_2t") /
-                                                      last("set_writer_events_per_s_1t"));
-            // Scaling in the writers' own CPU time: what 2 writers would
-            // give over 1 if each had a core to itself (cpu share 1). Near
-            // 2 means the writers do not slow each other down at all.
-            const auto per_cpu = [&](const char* name) { return why[name][1].rounds.back(); };
-            f["set_writer_cpu_ratio_2t"].rounds.push_back(2 * per_cpu("set_writer_events_per_s_2t") /
-                                                          per_cpu("set_writer_events_per_s_1t"));
-            f["independent_writer_ratio_2t"].rounds.push_back(last("independent_writer_events_per_s_2t") /
-                                                              last("exclusive_writer_events_per_s_1t"));
-            f["independent_writer_ratio_2p"].rounds.push_back(last("independent_writer_events_per_s_2p") /
-                                                              last("exclusive_writer_events_per_s_1t"));
-        }
-        if (writers_only) continue;
+    if (writer_rounds == 0) writer_rounds = rounds;
+    // set_bench_load: the load average before the bench's own threads ran
+    // (the one at the end counts them too; it is only printed).
+    const double load_before = load_average();
+    f["set_bench_load"].rounds.push_back(load_before);
+    for (int round = 0; round < std::max(rounds, writer_rounds); ++round) {
+        if (!readers_only && round < writer_rounds) writer_round(dir, seconds, round, figures);
+        if (writers_only || round >= rounds) continue;
         for (unsigned n : interleaved) {
             // 16384-descriptor members: the whole set stays unread-intact.
-            const auto [merged, single] = interleaved_readers(dir, n, std::min<std::uint64_t>(16384, 1'000'000 / n));
+            const Drains d = interleaved_readers(dir, n, std::min<std::uint64_t>(16384, 1'000'000 / n), round);
             const std::string suffix = "_interleaved_" + std::to_string(n) + "m";
-            f["set_reader_events_per_s" + suffix].rounds.push_back(merged);
-            f["set_reader_ratio" + suffix].rounds.push_back(merged / single);
+            f["set_reader_events_per_s" + suffix].rounds.push_back(d.merged[0]);
+            f["set_reader_ratio" + suffix].rounds.push_back(d.merged[0] / d.single);
+            orders(suffix, d);
         }
-        const auto [set_rate, ring_rate] = readers(dir, quick ? 50'000 : 100'000);
-        f["set_reader_events_per_s_4m"].rounds.push_back(set_rate);
-        f["ring_reader_events_per_s"].rounds.push_back(ring_rate);
+        const Drains d = readers(dir, quick ? 50'000 : 100'000, round);
+        f["set_reader_events_per_s_4m"].rounds.push_back(d.merged[0]);
+        f["ring_reader_events_per_s"].rounds.push_back(d.single);
         // The ratio of the same round: both readers ran back to back.
-        f["set_reader_ratio_4m"].rounds.push_back(set_rate / ring_rate);
+        f["set_reader_ratio_4m"].rounds.push_back(d.merged[0] / d.single);
+        orders("_4m", d);
         const Live live = live_follow(dir, quick ? 50'000 : 200'000, live_rate);
         f["set_reader_live_lost_4m"].rounds.push_back(static_cast<double>(live.lost));
         f["set_live_writer_events_per_s_4t"].rounds.push_back(live.rate);
         if (live.received + live.lost != 4 * (quick ? 50'000u : 200'000u)) die("live follow: events unaccounted for");
     }
     ::rmdir(dir.c_str());
+    std::printf("load average (1 min) %.2f at the start, %.2f at the end, the bench's own threads included (two "
+                "writers need both cores: a load above about 0.5 at the start means they shared them)\n\n",
+                load_before, load_average());
     std::printf("%-36s %14s %14s %14s\n", "figure (64 B, events/s)", "median", "min", "max");
     for (const auto& [name, fig] : f)
-        if (name.find("ratio") == std::string::npos && name.find("lost") == std::string::npos)
+        if (name.find("ratio") == std::string::npos && name.find("lost") == std::string::npos &&
+            name.find("load") == std::string::npos)
             std::printf("%-36s %14.0f %14.0f %14.0f\n", name.c_str(), fig.median(), fig.min(), fig.max());
     if (!readers_only) {
         std::printf("\n%-36s %10s %16s %10s %12s  (medians; why a rate is what it is)\n", "writers", "cpu share",
@@ -661,10 +767,10 @@ int main(int argc, char** argv) {
         ratio_line("set 2t/1t", "set_writer_ratio_2t");
         ratio_line("set 2t/1t in the writers' CPU time (2 x events per CPU-second):", "set_writer_cpu_ratio_2t");
         ratio_line("control, 2 threads on own Exclusive rings / 1:", "independent_writer_ratio_2t");
+        ratio_line("control 2t/1t in the writers' CPU time:", "independent_writer_cpu_ratio_2t");
+        ratio_line("set 2t/1t over control 2t/1t:", "set_writer_ratio_over_control_2t");
         ratio_line("control, 2 processes on own Exclusive rings / 1:", "independent_writer_ratio_2p");
-        const double shared_ratio =
-            f["shared_writer_events_per_s_2t"].median() / f["shared_writer_events_per_s_1t"].median();
-        std::printf("shared 2t/1t %.2fx (medians)\n", shared_ratio);
+        ratio_line("shared 2t/1t", "shared_writer_ratio_2t");
     }
     for (unsigned n : interleaved) {
         const Figure& r = f["set_reader_ratio_interleaved_" + std::to_string(n) + "m"];
@@ -673,6 +779,10 @@ int main(int argc, char** argv) {
                     "%.1f ns per merged event\n",
                     n, r.median(), r.rounds.size(), r.min(), r.max(), 1e9 / e.median());
     }
+    for (const auto& [name, r] : f)
+        if (name.find("scan_heap_ratio") != std::string::npos)
+            std::printf("%s: merge by scan / by heap, events/s %.2fx (median of %zu same-round ratios, %.2f..%.2f)\n",
+                        name.c_str(), r.median(), r.rounds.size(), r.min(), r.max());
     if (!writers_only) {
         const Figure& ratio = f["set_reader_ratio_4m"];
         std::printf("merged reader (4 members) / single ring: %.2fx (median of %zu same-round ratios, %.2f..%.2f)\n",

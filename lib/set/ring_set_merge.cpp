@@ -27,6 +27,35 @@ bool earlier(const RingSetSource::Member& a, const RingSetSource::Member& b) {
     return x != y ? x < y : a.index < b.index;
 }
 
+// The heap's order: std's heaps keep the greatest on top, so the greatest
+// is the earliest head.
+bool later(const RingSetSource::Member* a, const RingSetSource::Member* b) { return earlier(*b, *a); }
+
+// The position of the earliest head in a non-empty list (0 when empty), the
+// best one's key kept in registers: one load per member.
+std::size_t earliest(const std::vector<RingSetSource::Member*>& list) {
+    if (list.empty()) return 0;
+    std::size_t best = 0;
+    std::uint64_t time = list[0]->head().record_epoch_nanos;
+    std::uint32_t index = list[0]->index;
+    for (std::size_t i = 1; i < list.size(); ++i) {
+        const std::uint64_t t = list[i]->head().record_epoch_nanos;
+        if (t < time || (t == time && list[i]->index < index)) {
+            best = i;
+            time = t;
+            index = list[i]->index;
+        }
+    }
+    return best;
+}
+
+// Heads at which the order becomes a heap (MergeOrder::Auto). Below, a scan
+// (one load per member, in order) costs less than the heap's sifts through
+// member pointers: 8 to 23 % less from 2 to 24 members, 3 % at 32, 4 %
+// more at 48 (evring-set-bench --readers --members N: both drained in the
+// same round; docs/ring-sets.md, "Merge cost in the number of members").
+constexpr std::size_t kMergeHeapFrom = 32;
+
 }  // namespace
 
 void probe_pending(std::vector<std::unique_ptr<RingSetSource::Member>>& members, std::uint64_t runs) {
@@ -166,31 +195,61 @@ SourceStep RingSetSource::fill(SourceItem& item) {
     return SourceStep::Event;
 }
 
+// The order's next member (see order_ in ring_set_source.hpp), or nullptr
+// when only a full pass can tell: a run was read, something reset the order,
+// or the member released last used up its run (it may want a read). Both
+// strategies hand out the same (time, member) order: a member holds one
+// head at a time, and a burst of one writer stays first at the cost of one
+// comparison.
+RingSetSource::Member* RingSetSource::next_in_order() {
+    if (!order_ok_ || order_runs_ != runs_ || released_ == nullptr || !released_->has_head()) return nullptr;
+    return order_heap_ ? next_by_heap() : next_by_scan();
+}
+
+// O(log members): the released member goes back in with its next head.
+RingSetSource::Member* RingSetSource::next_by_heap() {
+    if (order_.empty() || earlier(*released_, *order_.front())) return released_;
+    order_.push_back(released_);
+    std::push_heap(order_.begin(), order_.end(), later);
+    std::pop_heap(order_.begin(), order_.end(), later);
+    released_ = order_.back();
+    order_.pop_back();
+    return released_;
+}
+
+// O(members): when the released member is no longer before the list's
+// earliest head (order_[bound_]), that member is handed out and the released
+// one takes its place in the list; one pass finds the list's new earliest.
+RingSetSource::Member* RingSetSource::next_by_scan() {
+    if (order_.empty() || earlier(*released_, *order_[bound_])) return released_;
+    std::swap(released_, order_[bound_]);
+    bound_ = earliest(order_);
+    return released_;
+}
+
+// After a full pass that found no member wanting a read: `best` is handed
+// out, every other member holding a head goes into the order.
+void RingSetSource::start_order(Member* best) {
+    order_.clear();
+    for (auto& m : members_)
+        if (m->has_head() && m.get() != best) order_.push_back(m.get());
+    using Order = RingSetSourceOptions::MergeOrder;
+    order_heap_ = options_.merge_order == Order::Heap ||
+                  (options_.merge_order == Order::Auto && order_.size() + 1 >= kMergeHeapFrom);
+    if (order_heap_) {
+        std::make_heap(order_.begin(), order_.end(), later);
+    } else {
+        bound_ = earliest(order_);
+    }
+    order_ok_ = true;
+    order_runs_ = runs_;
+    released_ = best;
+}
+
 // The member whose head is handed out next; or nullptr with `step` to return
 // instead, or with `again` when read() must start over.
 RingSetSource::Member* RingSetSource::pick(SourceItem& item, SourceStep& step, bool& again) {
-    // The order: while no run was read since a full pass found no member
-    // wanting one, the earliest head is the heap's top. The member released
-    // last goes back in with its next head; once its run is used up it may
-    // want a read, which only a full pass decides. A pick is O(log members),
-    // and a burst of one writer stays on top. Same order as the pass below:
-    // (time, member), a member holding one head at a time.
-    const auto later = [](const Member* a, const Member* b) { return earlier(*b, *a); };
-    if (order_ok_ && order_runs_ == runs_) {
-        if (released_ != nullptr && released_->has_head()) {
-            order_.push_back(released_);
-            std::push_heap(order_.begin(), order_.end(), later);
-        } else if (released_ != nullptr) {
-            order_ok_ = false;
-        }
-        released_ = nullptr;
-        if (order_ok_ && !order_.empty()) {
-            std::pop_heap(order_.begin(), order_.end(), later);
-            released_ = order_.back();
-            order_.pop_back();
-            return released_;
-        }
-    }
+    if (Member* next = next_in_order()) return next;
     order_ok_ = false;
     released_ = nullptr;
     // The full pass: the earliest head, and whether a member holds no event
@@ -211,13 +270,7 @@ RingSetSource::Member* RingSetSource::pick(SourceItem& item, SourceStep& step, b
         }
     }
     if (!wanting && best != nullptr) {
-        order_.clear();
-        for (auto& m : members_)
-            if (m->has_head() && m.get() != best) order_.push_back(m.get());
-        std::make_heap(order_.begin(), order_.end(), later);
-        order_ok_ = true;
-        order_runs_ = runs_;
-        released_ = best;
+        start_order(best);
         return best;
     }
     step = fill(item);

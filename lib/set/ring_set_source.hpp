@@ -79,6 +79,12 @@ struct RingSetSourceOptions {
     // Every member's abandon bound (Iterator::kDefaultAbandonAfter by default;
     // RingSource::set_abandon_after).
     std::chrono::nanoseconds abandon_after = std::chrono::seconds(1);
+    // How the merge finds the earliest head between reads (ring_set_merge.cpp):
+    // Auto scans the members at small counts and keeps a heap above
+    // (kMergeHeapFrom). The order handed out is the same either way; tests
+    // and evring-set-bench force one to compare them.
+    enum class MergeOrder { Auto, Scan, Heap };
+    MergeOrder merge_order = MergeOrder::Auto;
 };
 
 class RingSetSource final : public EventSource {
@@ -133,6 +139,10 @@ private:
     void refresh_members(bool force);
     void open_member(std::uint32_t index, const std::string& name, const Position& start);
     Member* pick(SourceItem& item, SourceStep& step, bool& again);
+    Member* next_in_order();
+    Member* next_by_scan();
+    Member* next_by_heap();
+    void start_order(Member* best);
     SourceStep fill(SourceItem& item);
     SourceStep pull(Member& member, SourceItem& item);
     SourceStep hand_out(Member& member, SourceStep step, SourceItem& item);
@@ -163,16 +173,19 @@ private:
     std::uint64_t late_ = 0;
     std::uint64_t skip_ = 0;  // -N: older events still to pass over
     std::uint64_t runs_ = 0;  // runs read from members that held events (probe_pending)
-    // The order (pick): a min-heap of the members holding a head, by
-    // (head time, member), taken from a full pass that found no member
-    // wanting a read, and valid while no run has been read since
-    // (runs_ == order_runs_) and nothing reset it (order_ok_ = false where
-    // members are opened, dropped, sought or fail). `released_` is the
-    // member picked last, out of the heap until the next pick puts it back
-    // with its next head. O(members) memory.
+    // The order (pick): the members holding a head other than `released_`
+    // (the member picked last, whose head moves on), taken from a full pass
+    // that found no member wanting a read, and valid while no run has been
+    // read since (runs_ == order_runs_) and nothing reset it (order_ok_ =
+    // false where members are opened, dropped, sought or fail). Either a
+    // min-heap by (head time, member) (order_heap_), or an unordered list
+    // whose earliest head is order_[bound_], scanned when `released_` is no
+    // longer before it. O(members) memory.
     std::vector<Member*> order_;
     Member* released_ = nullptr;
+    std::size_t bound_ = 0;
     bool order_ok_ = false;
+    bool order_heap_ = false;
     std::uint64_t order_runs_ = 0;
     RingSetSourceOptions options_;
 };

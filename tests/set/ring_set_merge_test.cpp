@@ -1,8 +1,10 @@
 // The merge's read-ahead (ring_set_source.cpp, lib/set/ring_set_member.hpp):
 // members read a run of descriptors at a time, a gap met after a run, the
-// heap of members' heads (one member's burst, interleaved members, ties), and counters that count only what was handed
-// out. Deterministic on one thread, as ring_set_test.cpp: each RingSetWriter
-// object gives the calling thread its own member, timestamps are chosen.
+// earliest head found by a scan or a heap (one member's burst, interleaved
+// members, ties: each test runs with both, and Auto), and counters that
+// count only what was handed out. Deterministic on one thread, as
+// ring_set_test.cpp: each RingSetWriter object gives the calling thread its
+// own member, timestamps are chosen.
 #include <algorithm>
 #include <cstring>
 
@@ -17,14 +19,20 @@ namespace evring {
 namespace {
 
 using test::publish_at;
-using test::publisher_of;
 
-struct MergeFixture : test::SetFixture {
-    RingSetWriter writer() { return SetFixture::writer(false, 4, 10); }
+using MergeOrder = RingSetSourceOptions::MergeOrder;
+
+// Every test runs with each way the merge finds the earliest head (a scan,
+// a heap, and Auto's choice by member count): the order must not depend on it.
+struct MergeFixture : test::SetFixture, ::testing::WithParamInterface<MergeOrder> {
+    // `n` members of 1024 descriptors, member i written through set[i].
+    Members members(std::size_t n) { return SetFixture::members(n, false, 4, 10); }
+    // The merged reader from the oldest events, in this test's order.
     std::unique_ptr<RingSetSource> open(std::chrono::nanoseconds abandon_after = std::chrono::seconds(1)) {
         RingSetSourceOptions o;
         o.abandon_after = abandon_after;
-        return open_with(o);
+        o.merge_order = GetParam();
+        return open_at(Position::oldest(), o);
     }
 };
 
@@ -51,11 +59,10 @@ std::vector<std::string> drain(EventSource& source, std::size_t limit = ~std::si
     return out;
 }
 
-TEST_F(MergeFixture, RunsLongerThanOneReadAheadKeepTheOrderAndTheirPayloads) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
+TEST_P(MergeFixture, RunsLongerThanOneReadAheadKeepTheOrderAndTheirPayloads) {
+    auto set = members(2);
+    Publisher& pa = set[0];
+    Publisher& pb = set[1];
     // 100 events each (several runs of read-ahead), alternating in time,
     // then a burst of 50 of member 0 with one event of member 1 inside it.
     std::vector<std::string> want;
@@ -72,20 +79,17 @@ TEST_F(MergeFixture, RunsLongerThanOneReadAheadKeepTheOrderAndTheirPayloads) {
     }
     publish_at(pb, 2039);  // ties with member 0's 2039: the lower member first
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     EXPECT_EQ(drain(*source), want);
     EXPECT_EQ(source->late_events(), 0u);
 }
 
-TEST_F(MergeFixture, MemberCountersCountWhatWasHandedOutNotWhatWasReadAhead) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
+TEST_P(MergeFixture, MemberCountersCountWhatWasHandedOutNotWhatWasReadAhead) {
+    auto set = members(2);
+    Publisher& pa = set[0];
+    Publisher& pb = set[1];
     for (std::uint64_t t = 1; t <= 40; ++t) publish_at(pa, t);
     for (std::uint64_t t = 100; t <= 140; ++t) publish_at(pb, t);
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     ASSERT_EQ(drain(*source, 3).size(), 3u);  // member 1's first run is held, not handed out
     EXPECT_EQ(source->member_counters(0).events, 3u);
     EXPECT_EQ(source->member_counters(1).events, 0u);
@@ -95,11 +99,10 @@ TEST_F(MergeFixture, MemberCountersCountWhatWasHandedOutNotWhatWasReadAhead) {
     EXPECT_EQ(source->member_counters(1).events, 41u);
 }
 
-TEST_F(MergeFixture, AGapMetAfterARunComesAfterItsEventsInItsMembersOrder) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
+TEST_P(MergeFixture, AGapMetAfterARunComesAfterItsEventsInItsMembersOrder) {
+    auto set = members(2);
+    Publisher& pa = set[0];
+    Publisher& pb = set[1];
     publish_at(pa, 10);
     auto dead = pa.reserve(8);  // member 0's seqno 2: never committed
     ASSERT_TRUE(dead);
@@ -109,7 +112,6 @@ TEST_F(MergeFixture, AGapMetAfterARunComesAfterItsEventsInItsMembersOrder) {
     publish_at(pb, 35);
     // Abandoned at once: the run of member 0 stops at seqno 2 after seqno 1.
     auto source = open(std::chrono::nanoseconds(0));
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     const std::vector<std::string> want{"0:10", "gap 0:2+1", "1:20", "0:30", "1:35", "0:40"};
     EXPECT_EQ(drain(*source), want);
     EXPECT_EQ(source->member_counters(0).abandoned, 1u);
@@ -117,14 +119,12 @@ TEST_F(MergeFixture, AGapMetAfterARunComesAfterItsEventsInItsMembersOrder) {
     pa.abort(dead);
 }
 
-TEST_F(MergeFixture, AMemberWritingDuringAnotherMembersBurstIsMergedInTime) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
+TEST_P(MergeFixture, AMemberWritingDuringAnotherMembersBurstIsMergedInTime) {
+    auto set = members(2);
+    Publisher& pa = set[0];
+    Publisher& pb = set[1];
     for (std::uint64_t t = 10; t <= 50; t += 10) publish_at(pa, t);
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     EXPECT_EQ(drain(*source, 2), (std::vector<std::string>{"0:10", "0:20"}));  // member 1 idle
     publish_at(pb, 60);  // later than everything member 0 holds
     publish_at(pa, 70);
@@ -133,44 +133,92 @@ TEST_F(MergeFixture, AMemberWritingDuringAnotherMembersBurstIsMergedInTime) {
     EXPECT_EQ(source->late_events(), 0u);
 }
 
-TEST_F(MergeFixture, FourInterleavedMembersWithTiesComeOutByTimeThenMember) {
+TEST_P(MergeFixture, FourInterleavedMembersWithTiesComeOutByTimeThenMember) {
     // The heap (pick): members' heads interleave at every event, runs of 32
     // are used up and re-read many times, and members tie at one nanosecond.
-    std::vector<RingSetWriter> writers;
-    for (int m = 0; m < 4; ++m) writers.push_back(writer());
+    auto set = members(4);
     std::vector<std::pair<std::uint64_t, std::uint32_t>> events;
     for (std::uint64_t i = 0; i < 150; ++i)
         for (std::uint32_t m = 0; m < 4; ++m) {
             // Strictly increasing per member; members 0 and 3 tie at every
             // event, member 2 ties with them at every third.
             const std::uint64_t t = 10 * i + 4 * ((i * (m + 1)) % 3) + 1;
-            publish_at(publisher_of(writers[m]), t);
+            publish_at(set[m], t);
             events.emplace_back(t, m);
         }
     std::sort(events.begin(), events.end());
     std::vector<std::string> want;
     for (const auto& [t, m] : events) want.push_back(std::to_string(m) + ":" + std::to_string(t));
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     EXPECT_EQ(drain(*source), want);
     EXPECT_EQ(source->late_events(), 0u);
 }
 
-TEST_F(MergeFixture, SeekingAgainForgetsWhatWasReadAhead) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
+TEST_P(MergeFixture, SeekingAgainForgetsWhatWasReadAhead) {
+    auto set = members(2);
+    Publisher& pa = set[0];
+    Publisher& pb = set[1];
     for (std::uint64_t t : {1, 3, 5, 7}) publish_at(pa, t);
     for (std::uint64_t t : {2, 4, 6, 8}) publish_at(pb, t);
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     ASSERT_EQ(drain(*source).size(), 8u);
     ASSERT_TRUE(source->seek(Position::oldest()).ok());
     EXPECT_EQ(drain(*source, 3), (std::vector<std::string>{"0:1", "1:2", "0:3"}));
     ASSERT_TRUE(source->seek_member(1, 3).ok());  // member 1's seqno 3: time 6
     EXPECT_EQ(drain(*source), (std::vector<std::string>{"1:6", "0:7", "1:8"}));
 }
+
+// Once, not per order: it compares the orders itself.
+using ManyMembers = test::SetFixture;
+
+TEST_F(ManyMembers, InBurstsAndTiesTheyGiveTheSameSequenceByScanByHeapAndAuto) {
+    // 12 members written in bursts of 1 to 5 events by a member picked
+    // pseudo-randomly, the clock standing still now and then so that
+    // members tie; drained from the oldest with a scan, a heap and Auto.
+    // (Each RingSetWriter object of one process tries the members the
+    // others hold before taking a free one: 12, not 40, keeps it cheap.)
+    constexpr std::uint32_t kMembers = 12;
+    auto set = members(kMembers, false, kMembers, 10);
+    std::vector<test::Seen> want;
+    std::vector<std::uint64_t> seqnos(kMembers, 0);
+    std::uint64_t clock = 1, lcg = 12345;
+    for (int burst = 0; burst < 600; ++burst) {
+        lcg = lcg * 6364136223846793005u + 1442695040888963407u;
+        const auto m = static_cast<std::uint32_t>((lcg >> 33) % kMembers);
+        for (std::uint64_t k = 0; k <= (lcg >> 20) % 5; ++k) {
+            if (((lcg >> (k + 8)) & 3) != 0) ++clock;  // a quarter of the events tie with the one before
+            publish_at(set[m], clock);
+            want.push_back({m, clock, ++seqnos[m]});
+        }
+    }
+    std::stable_sort(want.begin(), want.end(), [](const test::Seen& a, const test::Seen& b) {
+        return a.nanos != b.nanos ? a.nanos < b.nanos : a.member < b.member;
+    });
+    const auto merged = [&](MergeOrder order) {
+        RingSetSourceOptions o;
+        o.merge_order = order;
+        auto source = open_at(Position::oldest(), o);
+        SourceStep last = SourceStep::Event;
+        auto seen = test::drain(*source, &last);
+        EXPECT_EQ(last, SourceStep::NotReady);
+        EXPECT_EQ(source->late_events(), 0u);
+        return seen;
+    };
+    const auto by_scan = merged(MergeOrder::Scan);
+    EXPECT_EQ(by_scan, want);
+    EXPECT_EQ(merged(MergeOrder::Heap), by_scan);
+    EXPECT_EQ(merged(MergeOrder::Auto), by_scan);
+}
+
+INSTANTIATE_TEST_SUITE_P(Orders, MergeFixture,
+                         ::testing::Values(MergeOrder::Auto, MergeOrder::Scan, MergeOrder::Heap),
+                         [](const ::testing::TestParamInfo<MergeOrder>& param) {
+                             switch (param.param) {
+                             case MergeOrder::Scan: return std::string("Scan");
+                             case MergeOrder::Heap: return std::string("Heap");
+                             default: return std::string("Auto");
+                             }
+                         });
 
 }  // namespace
 }  // namespace evring

@@ -29,6 +29,19 @@ using test::set_options_in;
 
 RingSetSpec spec() { return test::set_spec("procs", 8, 12, 18); }
 
+// The set at `path`, merged from its oldest events, read until it stops;
+// `late` gets the source's late_events().
+test::Drained drain_set(const std::string& path, std::uint64_t* late = nullptr) {
+    auto source = RingSetSource::open(path, "procs");
+    EXPECT_TRUE(source.ok()) << source.error().message();
+    if (!source) return {};
+    auto moved = (*source)->seek(Position::oldest());
+    EXPECT_TRUE(moved.ok()) << moved.error().message();
+    test::Drained got = test::drain_all(**source);
+    if (late) *late = (*source)->late_events();
+    return got;
+}
+
 // A child: joins the set, starts `threads` threads that each publish
 // `count` events (0: until killed), tells the parent when all are bound, and
 // exits only once the parent closes `hold` (so that its members stay held
@@ -101,33 +114,15 @@ TEST(RingSetProcesses, ProcessesShareASetAndKilledWritersMembersAreReadToTheirEn
     ASSERT_TRUE(bound_c.receive(one));
     EXPECT_EQ(test::exit_code_of(late), 0);
 
-    auto source = RingSetSource::open(keeper->path(), "procs");
-    ASSERT_TRUE(source.ok()) << source.error().message();
-    ASSERT_TRUE((*source)->seek(Position::oldest()).ok());
+    const test::Drained got = drain_set(keeper->path());
     std::map<std::uint32_t, std::uint64_t> next_seqno;  // per member: sequence order, nothing repeated
-    std::uint64_t events = 0, steps = 0;
-    SourceItem item;
-    for (bool done = false; !done && steps < 10'000'000; ++steps) {
-        switch ((*source)->next(item)) {
-        case SourceStep::Event: {
-            auto& expected = next_seqno[item.event.member];
-            EXPECT_GT(item.event.descriptor.seqno, expected) << "member " << item.event.member;
-            expected = item.event.descriptor.seqno;
-            ++events;
-            break;
-        }
-        case SourceStep::Gap: {
-            auto& expected = next_seqno[item.gap.member];
-            EXPECT_GT(item.gap.first_seqno, expected);
-            expected = item.gap.last_seqno();
-            break;
-        }
-        case SourceStep::Notice: break;
-        case SourceStep::NotReady:
-        case SourceStep::End:
-        case SourceStep::Failed: done = true; break;
-        }
+    for (const test::Got& g : got.items) {
+        if (g.step == SourceStep::Notice) continue;
+        auto& expected = next_seqno[g.member];
+        EXPECT_GT(g.seqno, expected) << "member " << g.member;  // an event's, or a gap's first
+        expected = g.seqno + g.count - 1;
     }
+    const std::uint64_t events = got.events().size();
     // The late writer reclaimed two of the four dead members (replacing their
     // rings); the other two are read to their end.
     EXPECT_GE(events, 2u * 500u);
@@ -154,23 +149,19 @@ TEST(RingSetProcesses, ThreadsOfOneProcessEachWriteTheirOwnMemberWithoutLoss) {
             }
         });
     for (auto& w : workers) w.join();
-    auto source = RingSetSource::open(set->path(), "procs");
-    ASSERT_TRUE(source.ok());
-    ASSERT_TRUE((*source)->seek(Position::oldest()).ok());
-    std::uint64_t events = 0, last_nanos = 0, late = 0;
-    SourceItem item;
-    for (SourceStep step; (step = (*source)->next(item)) != SourceStep::NotReady && step != SourceStep::End;) {
-        ASSERT_NE(step, SourceStep::Failed);
-        ASSERT_NE(step, SourceStep::Gap);
-        if (step != SourceStep::Event) continue;
-        ++events;
-        if (item.event.descriptor.record_epoch_nanos < last_nanos) ++late;
-        last_nanos = std::max(last_nanos, item.event.descriptor.record_epoch_nanos);
+    std::uint64_t counted_late = 0;
+    const test::Drained got = drain_set(set->path(), &counted_late);
+    EXPECT_NE(got.last, SourceStep::Failed);
+    EXPECT_TRUE(got.gaps().empty());
+    std::uint64_t last_nanos = 0, late = 0;
+    for (const test::Seen& e : got.events()) {
+        if (e.nanos < last_nanos) ++late;
+        last_nanos = std::max(last_nanos, e.nanos);
     }
-    EXPECT_EQ(events, kThreads * kCount);
+    EXPECT_EQ(got.events().size(), kThreads * kCount);
     EXPECT_EQ(set->members_held(), static_cast<std::uint32_t>(kThreads));
     EXPECT_EQ(late, 0u);
-    EXPECT_EQ((*source)->late_events(), 0u);
+    EXPECT_EQ(counted_late, 0u);
 }
 
 }  // namespace

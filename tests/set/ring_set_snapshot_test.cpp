@@ -22,8 +22,6 @@
 namespace evring {
 namespace {
 
-using test::TempDir;
-
 using test::drain;
 using test::publish_at;
 using test::Seen;
@@ -41,24 +39,13 @@ void write_file(const std::string& path, std::span<const std::byte> bytes) {
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 
-struct SetSnapshotFixture : ::testing::Test {
-    TempDir dir;
-
+struct SetSnapshotFixture : test::SetFixture {
     DirectoryOptions directory() const { return test::directory_in(dir.path()); }
     // A kept set "set" of three members (three writer objects on this thread),
     // their events interleaved in time.
     void make_set() {
-        std::vector<RingSetWriter> writers;
-        for (int i = 0; i < 3; ++i) {
-            auto w = RingSetWriter::create(test::set_spec(), test::set_options_in(dir.path(), true));
-            ASSERT_TRUE(w.ok()) << w.error().message();
-            writers.push_back(std::move(w).value());
-        }
-        for (std::uint64_t t = 1; t <= 30; ++t) {
-            auto p = writers[t % 3].publisher();
-            ASSERT_TRUE(p.ok()) << p.error().message();
-            publish_at(**p, t * 10);
-        }
+        auto set = members(3, true);
+        for (std::uint64_t t = 1; t <= 30; ++t) publish_at(set[t % 3], t * 10);
     }
     std::unique_ptr<EventSource> open(const std::string& location) {
         SourceOptions options;

@@ -31,27 +31,29 @@ namespace {
 using test::TempDir;
 
 using test::drain;
+using test::drain_all;
 using test::publish_at;
 using test::publisher_of;
 using test::Seen;
 
 struct SetFixture : test::SetFixture {
-    std::unique_ptr<RingSetSource> open(std::chrono::nanoseconds stall = std::chrono::milliseconds(100)) {
+    // The merged reader, at `start`; it waits for a stuck member up to `stall`.
+    std::unique_ptr<RingSetSource> open(const Position& start = Position::oldest(),
+                                        std::chrono::nanoseconds stall = std::chrono::milliseconds(100)) {
         RingSetSourceOptions o;
         o.stall_bound = stall;
-        return open_with(o);
+        return open_at(start, o);
     }
 };
 
 TEST_F(SetFixture, EachWriterObjectGivesTheThreadItsOwnMemberOnTheClaimedPath) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
-    EXPECT_NE(&pa.ring(), &pb.ring());
-    EXPECT_EQ(&pa, &publisher_of(a));  // the same publisher on later calls
-    EXPECT_TRUE(pa.holds_claim());
-    EXPECT_TRUE(pb.holds_claim());
+    auto set = members(2);
+    RingSetWriter& a = set.writers[0];
+    RingSetWriter& b = set.writers[1];
+    EXPECT_NE(&set[0].ring(), &set[1].ring());
+    EXPECT_EQ(&set[0], &publisher_of(a));  // the same publisher on later calls
+    EXPECT_TRUE(set[0].holds_claim());
+    EXPECT_TRUE(set[1].holds_claim());
     auto manifest = read_set_manifest(dir.file("set"));
     ASSERT_TRUE(manifest.ok()) << manifest.error().message();
     ASSERT_EQ(manifest->members.size(), 2u);
@@ -62,57 +64,42 @@ TEST_F(SetFixture, EachWriterObjectGivesTheThreadItsOwnMemberOnTheClaimedPath) {
 }
 
 TEST_F(SetFixture, MergesInterleavedMembersByTime) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
-    for (std::uint64_t t : {10, 30, 50}) publish_at(pa, t);
-    for (std::uint64_t t : {20, 40, 60}) publish_at(pb, t);
+    auto set = members(2);
+    for (std::uint64_t t : {10, 30, 50}) publish_at(set[0], t);
+    for (std::uint64_t t : {20, 40, 60}) publish_at(set[1], t);
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     const std::vector<Seen> want{{0, 10, 1}, {1, 20, 1}, {0, 30, 2}, {1, 40, 2}, {0, 50, 3}, {1, 60, 3}};
     EXPECT_EQ(drain(*source), want);
     EXPECT_EQ(source->late_events(), 0u);
 }
 
 TEST_F(SetFixture, TiesGoToTheLowerMemberThenToSequenceOrder) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
-    publish_at(pb, 100);
-    publish_at(pb, 100);
-    publish_at(pa, 100);
+    auto set = members(2);
+    publish_at(set[1], 100);
+    publish_at(set[1], 100);
+    publish_at(set[0], 100);
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     const std::vector<Seen> want{{0, 100, 1}, {1, 100, 1}, {1, 100, 2}};
     EXPECT_EQ(drain(*source), want);
 }
 
 TEST_F(SetFixture, AnIdleMemberNeverStallsTheMerge) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    (void)publisher_of(b);  // member 1 exists, never writes
-    publish_at(pa, 5);
-    publish_at(pa, 6);
+    auto set = members(2);  // member 1 exists, never writes
+    publish_at(set[0], 5);
+    publish_at(set[0], 6);
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     SourceStep last{};
     EXPECT_EQ(drain(*source, &last).size(), 2u);
     EXPECT_EQ(last, SourceStep::NotReady);
 }
 
 TEST_F(SetFixture, AStuckMemberStallsAtMostTheBoundAndItsLateEventIsDeliveredAndCounted) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
+    auto set = members(2);
+    Publisher& pb = set[1];
     auto stuck = pb.reserve(8);  // member 1: reserved, not committed
     ASSERT_TRUE(stuck);
-    publish_at(pa, 200);
-    auto source = open(std::chrono::milliseconds(100));
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
+    publish_at(set[0], 200);
+    auto source = open(Position::oldest(), std::chrono::milliseconds(100));
     SourceStep last{};
     EXPECT_TRUE(drain(*source, &last).empty());  // held back: member 1 may still produce an earlier event
     EXPECT_EQ(last, SourceStep::NotReady);
@@ -127,45 +114,29 @@ TEST_F(SetFixture, AStuckMemberStallsAtMostTheBoundAndItsLateEventIsDeliveredAnd
 }
 
 TEST_F(SetFixture, AMemberWhoseClockGoesBackwardsKeepsItsOrderAndIsCountedLate) {
-    auto a = writer();
-    Publisher& pa = publisher_of(a);
-    publish_at(pa, 50);
-    publish_at(pa, 40);
-    publish_at(pa, 60);
+    auto set = members(1);
+    for (std::uint64_t t : {50, 40, 60}) publish_at(set[0], t);
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     const std::vector<Seen> want{{0, 50, 1}, {0, 40, 2}, {0, 60, 3}};
     EXPECT_EQ(drain(*source), want);
     EXPECT_EQ(source->late_events(), 1u);
 }
 
 TEST_F(SetFixture, GapsArePerMemberAndExact) {
-    auto a = writer(false, 4, 6);  // 64 descriptors per member
-    auto b = writer(false, 4, 6);
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
-    publish_at(pa, 1);
-    publish_at(pb, 2);
+    auto set = members(2, false, 4, 6);  // 64 descriptors per member
+    publish_at(set[0], 1);
+    publish_at(set[1], 2);
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     EXPECT_EQ(drain(*source).size(), 2u);
-    for (std::uint64_t t = 10; t < 210; ++t) publish_at(pb, t);  // laps member 1's reader
-    SourceItem item;
-    std::uint64_t events = 0, lost = 0;
-    for (;;) {
-        const SourceStep step = source->next(item);
-        if (step == SourceStep::Event) {
-            EXPECT_EQ(item.event.member, 1u);
-            ++events;
-        } else if (step == SourceStep::Gap) {
-            EXPECT_EQ(item.gap.member, 1u);
-            EXPECT_EQ(item.gap.reason, GapReason::FellBehind);
-            lost += item.gap.count;
-        } else if (step != SourceStep::Notice) {
-            break;
-        }
+    for (std::uint64_t t = 10; t < 210; ++t) publish_at(set[1], t);  // laps member 1's reader
+    const auto got = drain_all(*source);
+    for (const auto& e : got.events()) EXPECT_EQ(e.member, 1u);
+    for (const auto& g : got.gaps()) {
+        EXPECT_EQ(g.member, 1u);
+        EXPECT_EQ(g.reason, GapReason::FellBehind);
     }
-    EXPECT_EQ(events + lost, 200u);
+    const std::uint64_t lost = got.lost();
+    EXPECT_EQ(got.events().size() + lost, 200u);
     EXPECT_GT(lost, 0u);
     EXPECT_EQ(source->member_counters(1).lost, lost);
     EXPECT_EQ(source->member_counters(0).lost, 0u);
@@ -173,27 +144,19 @@ TEST_F(SetFixture, GapsArePerMemberAndExact) {
 }
 
 TEST_F(SetFixture, BackNStartsAtTheNNewestEventsOfTheSet) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
-    for (std::uint64_t t : {1, 3, 5, 7}) publish_at(pa, t);
-    for (std::uint64_t t : {2, 4, 6, 8}) publish_at(pb, t);
-    auto source = open();
-    ASSERT_TRUE(source->seek(Position{Position::Kind::Back, 3}).ok());
+    auto set = members(2);
+    for (std::uint64_t t : {1, 3, 5, 7}) publish_at(set[0], t);
+    for (std::uint64_t t : {2, 4, 6, 8}) publish_at(set[1], t);
+    auto source = open(Position{Position::Kind::Back, 3});
     const std::vector<Seen> want{{1, 6, 3}, {0, 7, 4}, {1, 8, 4}};
     EXPECT_EQ(drain(*source), want);
 }
 
 TEST_F(SetFixture, MemberSeqnoStartsThereAndTheOthersAtItsTime) {
-    auto a = writer();
-    auto b = writer();
-    Publisher& pa = publisher_of(a);
-    Publisher& pb = publisher_of(b);
-    for (std::uint64_t t : {1, 3, 5, 7}) publish_at(pa, t);
-    for (std::uint64_t t : {2, 4, 6, 8}) publish_at(pb, t);
-    auto source = open();
-    ASSERT_TRUE(source->seek_member(1, 2).ok());  // member 1's seqno 2: time 4
+    auto set = members(2);
+    for (std::uint64_t t : {1, 3, 5, 7}) publish_at(set[0], t);
+    for (std::uint64_t t : {2, 4, 6, 8}) publish_at(set[1], t);
+    auto source = open(Position::member_seqno(1, 2));  // member 1's seqno 2: time 4
     const std::vector<Seen> want{{1, 4, 2}, {0, 5, 3}, {1, 6, 3}, {0, 7, 4}, {1, 8, 4}};
     EXPECT_EQ(drain(*source), want);
     EXPECT_FALSE(source->seek(Position::seqno(2)).ok());  // a plain seqno names no member
@@ -201,10 +164,8 @@ TEST_F(SetFixture, MemberSeqnoStartsThereAndTheOthersAtItsTime) {
 
 TEST_F(SetFixture, AMemberJoiningWhileFollowingIsReadFromItsOldest) {
     auto a = writer();
-    Publisher& pa = publisher_of(a);
-    publish_at(pa, 1);
+    publish_at(publisher_of(a), 1);
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     EXPECT_EQ(drain(*source).size(), 1u);
     auto b = writer();
     Publisher& pb = publisher_of(b);
@@ -278,7 +239,6 @@ TEST_F(SetFixture, OpenSourceRecognisesASetByNameAndEndsWhenItsWritersAreGone) {
 TEST_F(SetFixture, ASetHeldByAWriterWithoutAMemberYetHasNotEnded) {
     std::optional<RingSetWriter> a(writer(true));  // holds the set; its thread has taken no member
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
     SourceStep last{};
     EXPECT_TRUE(drain(*source, &last).empty());
     EXPECT_EQ(last, SourceStep::NotReady);
@@ -304,11 +264,10 @@ std::size_t readers_of(const std::string& member_path) {
 }
 
 TEST_F(SetFixture, AMergedReaderRegistersInEveryMembersRegistryAndInMembersThatJoinLater) {
-    auto a = writer();
-    auto b = writer();
-    publish_at(publisher_of(a), 1);
-    publish_at(publisher_of(b), 2);
-    auto source = open();
+    auto set = members(2);
+    publish_at(set[0], 1);
+    publish_at(set[1], 2);
+    auto source = open_with({});  // where it starts does not matter
     NullSink inner;
     RegisteringSink sink(inner, {"merged", reader_kinds::kWatch, ""});
     sink.started(*source);
@@ -332,27 +291,15 @@ TEST_F(SetFixture, AMergedReaderRegistersInEveryMembersRegistryAndInMembersThatJ
 
 TEST_F(SetFixture, AMissingOrForeignMemberIsSkippedWithANoticeAndTheOthersAreRead) {
     {
-        auto a = writer(true);
-        auto b = writer(true);
-        auto c = writer(true);
-        publish_at(publisher_of(a), 1);
-        publish_at(publisher_of(b), 2);
-        publish_at(publisher_of(c), 3);
+        auto set = members(3, true);
+        for (std::uint64_t t : {1, 2, 3}) publish_at(set[t - 1], t);
     }
     ASSERT_EQ(::unlink(dir.file("set/m1").c_str()), 0);                 // missing
     std::ofstream(dir.file("set/m2"), std::ios::trunc) << "not a ring";  // foreign
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
-    SourceItem item;
-    std::vector<std::string> notices;
-    std::uint64_t events = 0;
-    for (;;) {
-        const SourceStep step = source->next(item);
-        if (step == SourceStep::Notice) notices.emplace_back(item.notice);
-        else if (step == SourceStep::Event) ++events;
-        else if (step != SourceStep::Gap) break;
-    }
-    EXPECT_EQ(events, 1u);
+    const auto got = drain_all(*source);
+    const auto notices = got.notices();
+    EXPECT_EQ(got.events().size(), 1u);
     ASSERT_EQ(notices.size(), 2u);
     EXPECT_NE(notices[0].find("set/m1"), std::string::npos) << notices[0];
     EXPECT_NE(notices[1].find("set/m2"), std::string::npos) << notices[1];
@@ -360,10 +307,9 @@ TEST_F(SetFixture, AMissingOrForeignMemberIsSkippedWithANoticeAndTheOthersAreRea
 
 TEST_F(SetFixture, AMemberOfAnotherSchemaIsSkipped) {
     {
-        auto a = writer(true);
-        auto b = writer(true);
-        publish_at(publisher_of(a), 1);
-        publish_at(publisher_of(b), 2);
+        auto set = members(2, true);
+        publish_at(set[0], 1);
+        publish_at(set[1], 2);
     }
     // m1 replaced by a ring of another schema hash.
     ASSERT_EQ(::unlink(dir.file("set/m1").c_str()), 0);
@@ -371,15 +317,9 @@ TEST_F(SetFixture, AMemberOfAnotherSchemaIsSkipped) {
     params.content.schema_hash[0] ^= 0xff;
     ::close(test::create_ring_file(dir.file("set/m1"), params));
     auto source = open();
-    ASSERT_TRUE(source->seek(Position::oldest()).ok());
-    SourceItem item;
-    std::string notice;
-    std::uint64_t events = 0;
-    for (SourceStep step; (step = source->next(item)) != SourceStep::End && step != SourceStep::NotReady;) {
-        if (step == SourceStep::Notice) notice = item.notice;
-        if (step == SourceStep::Event) ++events;
-    }
-    EXPECT_EQ(events, 1u);
+    const auto got = drain_all(*source);
+    EXPECT_EQ(got.events().size(), 1u);
+    const std::string notice = got.notices().empty() ? "" : got.notices().back();
     EXPECT_NE(notice.find("not of the set's content"), std::string::npos) << notice;
 }
 
@@ -445,7 +385,7 @@ TEST(RingSetManifest, EntriesThatLieAreSkippedWithAWarningAndTheIntactOnesListed
 TEST_F(SetFixture, AGenerationRunningBackwardsGivesANotice) {
     auto a = writer();
     publish_at(publisher_of(a), 1);
-    auto source = open();
+    auto source = open_with({});
     const std::uint64_t lower = 0;  // the writer's member entry made it at least 1
     const int fd = ::open(dir.file("set/manifest").c_str(), O_RDWR);
     ASSERT_GE(fd, 0);
