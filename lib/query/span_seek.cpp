@@ -23,6 +23,12 @@ struct Held {
     std::vector<std::byte> payload;
 };
 
+// The event a span position names: its seqno and, in a ring set, whose it is.
+struct Hit {
+    std::uint64_t seqno = 0;
+    std::uint32_t member = Position::kAnyMember;
+};
+
 // Reads fields named by dotted paths out of payloads, bounds-checked.
 class FieldReader {
 public:
@@ -69,12 +75,13 @@ public:
                const SchemaSpanStage* stage)
         : source_(source), ref_(ref), span_(span), stage_(stage), fields_(schema) {}
 
-    Result<std::uint64_t> run() {
-        std::optional<std::uint64_t> found;
+    Result<Hit> run() {
+        std::optional<Hit> found;
         if (source_.ring() != nullptr) {
             auto newest = newest_seqno();
             if (!newest) return std::move(newest).error();
-            found = stage_ == nullptr ? walk_back(*newest) : find_stage(*newest);
+            auto seqno = stage_ == nullptr ? walk_back(*newest) : find_stage(*newest);
+            if (seqno) found = Hit{*seqno};
         } else {
             auto indexed = from_index();
             if (!indexed) return std::move(indexed).error();
@@ -103,37 +110,81 @@ private:
     // its own and checked (the right type, the label or id asked for); the
     // rest is read from where it starts. nullopt: read from the start (no
     // index, an index that lies, or nothing found).
-    Result<std::optional<std::uint64_t>> from_index() {
+    Result<std::optional<Hit>> from_index() {
         auto* recording = dynamic_cast<RecordingSource*>(&source_);
-        if (recording == nullptr) return std::optional<std::uint64_t>();
+        if (recording == nullptr) return std::optional<Hit>();
         const std::uint32_t key = span_index_key(span_.name, stage_ ? std::string_view(stage_->name) : "");
         if (ref_.pick == SpanRef::Pick::Id) return from_id_index(*recording, key);
         const IndexQuery query = ref_.pick == SpanRef::Pick::Latest ? IndexQuery::span_latest(key)
                                                                     : IndexQuery::span(key, ref_.label);
         auto answer = recording->span_index(query, notice_);
         if (!answer) return std::move(answer).error();
+        if (source_.identity().members) return from_set_index(*recording, *answer);
         if (answer->outcome == IndexOutcome::Found && ref_.pick == SpanRef::Pick::Label) {
             auto checked = indexed_event_is_it(*recording, *answer);
             if (!checked) return std::move(checked).error();
-            if (*checked) return std::optional<std::uint64_t>(answer->seqno);
-            return std::optional<std::uint64_t>();
+            if (*checked) return std::optional<Hit>(Hit{answer->seqno});
+            return std::optional<Hit>();
         }
         if (answer->outcome != IndexOutcome::Found && answer->outcome != IndexOutcome::Tail)
-            return std::optional<std::uint64_t>();
+            return std::optional<Hit>();
         // Latest reads on from its mark to the end; a label past the index, the tail.
-        auto found = scan_from(answer->seqno);
+        auto found = scan_from(Position::seqno(answer->seqno));
         if (!found) return std::move(found).error();
         if (answer->outcome == IndexOutcome::Found && !*found) {
             distrust(answer->seqno);
-            return std::optional<std::uint64_t>();
+            return std::optional<Hit>();
         }
+        return *found;
+    }
+
+    // A ring set recording: a mark's seqno is some member's own, so each of
+    // its candidates (IndexAnswer::candidates) is read and checked; the one
+    // that is the event asked for gives the member. Two that are, in one
+    // block: the index cannot tell which comes first, so a scan decides. The
+    // unindexed tail of a file being written is read from the start too (its
+    // seqnos do not say where it begins).
+    Result<std::optional<Hit>> from_set_index(RecordingSource& recording, const IndexAnswer& answer) {
+        if (answer.outcome != IndexOutcome::Found) return std::optional<Hit>();
+        const bool latest = ref_.pick == SpanRef::Pick::Latest;
+        const std::vector<IndexedBlock>& candidates = answer.candidates;
+        std::optional<Hit> hit;
+        std::uint64_t hit_block = 0;
+        std::string why;
+        for (std::size_t j = 0; j < candidates.size(); ++j) {
+            const IndexedBlock& block = candidates[latest ? candidates.size() - 1 - j : j];
+            if (hit && block.offset != hit_block) break;
+            IndexAnswer one;
+            one.outcome = IndexOutcome::Found;
+            one.block = block;
+            one.seqno = answer.seqno;
+            Record record;
+            std::vector<std::byte> payload;
+            auto read = recording.span_event(one, record, payload, why);
+            if (!read) return std::move(read).error();
+            if (!*read) continue;
+            Held h{record.event, std::move(payload)};
+            if (!((stage_ ? marks_stage(h.d) : opens(h.d)) && matches(h))) continue;
+            if (hit) return std::optional<Hit>();  // two in one block
+            hit = Hit{h.d.seqno, block.member};
+            hit_block = block.offset;
+        }
+        if (!hit) {
+            distrust(answer.seqno, why);
+            return hit;
+        }
+        if (!latest) return hit;
+        // Latest reads on from its mark to the end.
+        auto found = scan_from(Position::member_seqno(hit->member, hit->seqno));
+        if (!found) return std::move(found).error();
+        if (!*found) distrust(answer.seqno);
         return *found;
     }
 
     // An id: a mark keeps 32 bits of it (span_id_digest), so each mark that
     // agrees is a candidate, checked newest first; the unindexed tail of a
     // file being written goes first (it is newer).
-    Result<std::optional<std::uint64_t>> from_id_index(RecordingSource& recording, std::uint32_t key) {
+    Result<std::optional<Hit>> from_id_index(RecordingSource& recording, std::uint32_t key) {
         constexpr int kMaxCandidates = 16;
         std::uint64_t below = 0;
         for (int tries = 0; tries < kMaxCandidates; ++tries) {
@@ -141,13 +192,13 @@ private:
                                                notice_);
             if (!answer) return std::move(answer).error();
             if (answer->outcome == IndexOutcome::Tail) {
-                auto found = scan_from(answer->seqno);
+                auto found = scan_from(Position::seqno(answer->seqno));
                 if (!found || *found) return found;
-                if (answer->seqno == 0) return std::optional<std::uint64_t>();
+                if (answer->seqno == 0) return std::optional<Hit>();
                 below = answer->seqno;
                 continue;
             }
-            if (answer->outcome != IndexOutcome::Found) return std::optional<std::uint64_t>();
+            if (answer->outcome != IndexOutcome::Found) return std::optional<Hit>();
             Record record;
             std::vector<std::byte> payload;
             std::string why;
@@ -155,17 +206,17 @@ private:
             if (!read) return std::move(read).error();
             if (!*read) {
                 distrust(answer->seqno, why);
-                return std::optional<std::uint64_t>();
+                return std::optional<Hit>();
             }
             Held h{record.event, std::move(payload)};
-            if ((stage_ ? marks_stage(h.d) : opens(h.d)) && matches(h)) return std::optional<std::uint64_t>(h.d.seqno);
+            if ((stage_ ? marks_stage(h.d) : opens(h.d)) && matches(h)) return std::optional<Hit>(Hit{h.d.seqno});
             below = answer->seqno;  // another id with the same first bytes: the next older candidate
         }
         if (notice_.empty())
             notice_ = fmt::format("{}: more than {} span marks of recording '{}' agree with that id as far as the "
                                   "index keeps it; reading it from the start",
                                   ref_.text, kMaxCandidates, source_.identity().path);
-        return std::optional<std::uint64_t>();
+        return std::optional<Hit>();
     }
 
     // The size of the span's (or stage's) id field in its first event type that has it (0: none).
@@ -192,12 +243,12 @@ private:
         return false;
     }
 
-    // Reads a second source from `seqno` on for the instance's event.
-    Result<std::optional<std::uint64_t>> scan_from(std::uint64_t seqno) {
+    // Reads a second source from `start` on for the instance's event.
+    Result<std::optional<Hit>> scan_from(const Position& start) {
         auto scratch = open_source(source_.identity().location, {});
         if (!scratch) return std::move(scratch).error();
-        auto s = (*scratch)->seek(Position::seqno(seqno));
-        if (!s) return std::optional<std::uint64_t>();  // past the newest event: nothing there
+        auto s = (*scratch)->seek(start);
+        if (!s) return std::optional<Hit>();  // past the newest event: nothing there
         return scan_forward(**scratch, stage_ == nullptr);
     }
 
@@ -313,15 +364,19 @@ private:
         }
         auto moved = source_.seek(start ? Position::seqno(*start) : Position::oldest());
         if (!moved) return std::nullopt;
-        if (auto hit = scan_forward(source_, false); hit || start == std::nullopt) return hit;
+        if (auto hit = scan_forward(source_, false); hit || start == std::nullopt) return seqno_of(hit);
         if (!source_.seek(Position::oldest())) return std::nullopt;
-        return scan_forward(source_, false);
+        return seqno_of(scan_forward(source_, false));
+    }
+
+    static std::optional<std::uint64_t> seqno_of(const std::optional<Hit>& hit) {
+        return hit ? std::optional<std::uint64_t>(hit->seqno) : std::nullopt;
     }
 
     // Reads `source` to its end (or until it has nothing ready) for the asked-for
     // instance's event; `latest` and an id keep the last one (the newest).
-    std::optional<std::uint64_t> scan_forward(EventSource& source, bool openings) {
-        std::optional<std::uint64_t> last;
+    std::optional<Hit> scan_forward(EventSource& source, bool openings) {
+        std::optional<Hit> last;
         SourceItem item;
         for (;;) {
             const SourceStep step = source.next(item, PayloadRead::Copy);
@@ -337,8 +392,9 @@ private:
             h.d = d;
             h.payload.assign(item.event.payload.begin(), item.event.payload.end());
             if (!matches(h)) continue;
-            if (ref_.pick == SpanRef::Pick::Label) return d.seqno;
-            last = d.seqno;  // latest, and an id: the newest one
+            const Hit hit{d.seqno, item.event.member};
+            if (ref_.pick == SpanRef::Pick::Label) return hit;
+            last = hit;  // latest, and an id: the newest one
         }
     }
 
@@ -372,9 +428,8 @@ std::string names_of_spans(const Schema& schema) {
     return out.empty() ? "none" : out;
 }
 
-}  // namespace
-
-Result<std::uint64_t> resolve_span(EventSource& source, const SpanRef& ref, const Schema& schema, std::string* notice) {
+// resolve_span, with the member whose event it is (a ring set's: its seqnos are per member).
+Result<Hit> resolve_hit(EventSource& source, const SpanRef& ref, const Schema& schema, std::string* notice) {
     const SchemaSpan* span = schema.span(ref.span);
     if (span == nullptr)
         return Error(EINVAL, fmt::format("{}: schema {} has no span '{}' (its spans: {})", ref.text,
@@ -404,6 +459,14 @@ Result<std::uint64_t> resolve_span(EventSource& source, const SpanRef& ref, cons
     return found;
 }
 
+}  // namespace
+
+Result<std::uint64_t> resolve_span(EventSource& source, const SpanRef& ref, const Schema& schema, std::string* notice) {
+    auto hit = resolve_hit(source, ref, schema, notice);
+    if (!hit) return std::move(hit).error();
+    return hit->seqno;
+}
+
 Result<std::string> seek_source(EventSource& source, const Position& start, const Schema* schema) {
     if (start.kind != Position::Kind::Span) return source.seek(start);
     std::optional<Schema> own;
@@ -418,9 +481,11 @@ Result<std::string> seek_source(EventSource& source, const Position& start, cons
         schema = &*own;
     }
     std::string how;
-    auto seqno = resolve_span(source, start.span, *schema, &how);
-    if (!seqno) return std::move(seqno).error();
-    auto notice = source.seek(Position::seqno(*seqno));
+    auto hit = resolve_hit(source, start.span, *schema, &how);
+    if (!hit) return std::move(hit).error();
+    // A ring set counts per member: its position is MEMBER:SEQNO.
+    const bool members = source.identity().members && hit->member != Position::kAnyMember;
+    auto notice = source.seek(members ? Position::member_seqno(hit->member, hit->seqno) : Position::seqno(hit->seqno));
     if (!notice || how.empty()) return notice;
     return notice->empty() ? how : how + "; " + *notice;
 }

@@ -30,8 +30,8 @@
 //   at the first event stamped at or after it and shows everything after
 //   that. Gaps before the start are not handed out; damage always is.
 //   MEMBER:SEQNO in a ring set recording starts the merged stream at that
-//   member's event (or its first one past it); its index keeps no sequence
-//   numbers per member, so that is read from the start (said once).
+//   member's event (or its first one past it), through the per-member rows
+//   of its index (seek_member; read from the start, said once, without).
 // - A version 3 file's index (recording_index.hpp) takes sequence numbers
 //   and times straight to their block, through the files of a rotated
 //   series, in a few reads; span positions go through span_index (used by
