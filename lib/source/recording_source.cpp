@@ -259,10 +259,21 @@ Result<std::string> RecordingSource::seek_seqno(std::uint64_t seqno) {
                        describe(kind()), identity_.path, totals->first_seqno, notice.empty() ? "" : "; " + notice);
 }
 
+// As a seqno older than the first event: said, then from the oldest. A ring
+// set's seqnos are per member: the oldest is not named by one.
+std::string RecordingSource::past_oldest(std::uint64_t keep, std::uint64_t held, std::uint64_t oldest) const {
+    return fmt::format("-{} is more than the {} events of {} '{}'; starting at the oldest{}", keep, held,
+                       describe(kind()), identity_.path,
+                       identity_.members || oldest == 0 ? std::string() : fmt::format(", {}", oldest));
+}
+
 // The last `keep` events: from the block the index names, passing over the
 // ones counted before them; without an index, after a pass that counts them all.
+// Fewer than `keep` in the whole series: all of them, and a notice (none
+// for an empty one: `latest` is -1).
 Result<std::string> RecordingSource::seek_back(std::uint64_t keep) {
     std::string notice;
+    auto join = [&notice](std::string more) { return notice.empty() ? more : notice + "; " + more; };
     auto last = last_by_index(keep, notice);
     if (!last) return std::move(last).error();
     if (*last) {
@@ -270,12 +281,16 @@ Result<std::string> RecordingSource::seek_back(std::uint64_t keep) {
         if (!moved) return std::move(moved).error();
         if (*moved) {
             skip_events_ = (*last)->events > keep ? (*last)->events - keep : 0;
+            // Fewer than `keep`: last_by_index counted the first file of a series (or the only one).
+            if ((*last)->events > 0 && (*last)->events < keep)
+                return join(past_oldest(keep, (*last)->events, (*last)->first_seqno));
             return notice;
         }
     }
     auto totals = scan();
     if (!totals) return std::move(totals).error();
     skip_events_ = totals->events > keep ? totals->events - keep : 0;
+    if (totals->events > 0 && totals->events < keep) return join(past_oldest(keep, totals->events, totals->first_seqno));
     return notice;
 }
 

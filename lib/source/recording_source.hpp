@@ -148,8 +148,11 @@ private:
         std::string path;             // the file `block` is in
         IndexedBlock block;
         std::uint64_t events = 0;     // counted from `block` to the end of the series
+        std::uint64_t first_seqno = 0; // of the first event counted
         std::uint64_t last_nanos = 0; // of the newest event
     };
+    // The notice of a -N that reaches past the oldest event (`held` in all).
+    std::string past_oldest(std::uint64_t keep, std::uint64_t held, std::uint64_t oldest) const;
     Result<std::string> seek_seqno(std::uint64_t seqno);
     Result<std::string> seek_back(std::uint64_t keep);
     Result<std::string> seek_member(std::uint32_t member, std::uint64_t seqno);
