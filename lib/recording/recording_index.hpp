@@ -34,7 +34,7 @@
 //   id prefixes (kIndexMarkIds).
 // - A SpanId answer is a candidate (span_id_digest keeps 32 bits of an id):
 //   the caller checks the event and asks again below its seqno when it is
-//   not the one (span_seek.cpp).
+//   not the one (span_seek_index.cpp).
 // - Cost: Seqno, Time and span labels read the newest index block and at
 //   most one earlier one (labels: up to 16 whose ranges overlap). SpanLatest,
 //   SpanId and Back read earlier index blocks newest first, one read each,
