@@ -3,12 +3,15 @@
 // keep up (scripts/bench-where-rate: `watch --where ... --format jsonl` at
 // 1 M events/s, issue 21).
 //
-//   evring-paced-producer RING[:D:P] RATE COUNT [TICK_US]
+//   evring-paced-producer <ring-config> --rate N --count N [--tick-us N]
+//
+// The command line is examples/producer's (producer_options.hpp), with
+// --rate and --count required.
 //
 // examples/producer's --rate is an upper bound: a producer held up for more
 // than 10 ms restarts its schedule rather than burst, which on a loaded
 // machine gives far less than the rate asked. Here the schedule is fixed at
-// the start: at every clock tick (TICK_US, default 100 µs, slept to on an
+// the start: at every clock tick (--tick-us, default 100 µs, slept to on an
 // absolute deadline) it publishes in one burst every event due by then, so a
 // producer held up catches up, and over the run the rate is exact as long as
 // it gets the CPU for it. It says how far behind the schedule it ever was
@@ -23,10 +26,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "demo_events.hpp"
+#include "producer_options.hpp"
 #include "evring/config.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/typed_publish.hpp"
@@ -71,31 +74,29 @@ void publish_one(evring::Publisher& publisher, std::uint64_t n) {
     else demo::publish_quote(publisher, tick, flow);
 }
 
-std::uint64_t number(const char* text, const char* what) {
-    char* end = nullptr;
-    const unsigned long long value = std::strtoull(text, &end, 10);
-    if (end == text || *end != '\0' || value == 0) {
-        std::fprintf(stderr, "evring-paced-producer: bad %s '%s': expected a positive whole number\n", what, text);
-        std::exit(2);
-    }
-    return value;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 4 || argc > 5) {
-        std::fprintf(stderr, "usage: evring-paced-producer RING[:D:P] RATE COUNT [TICK_US]\n");
-        return 2;
+    CLI::App app{"Writes the demo feed into a new ring at an exact rate."};
+    ProducerOptions args;
+    add_producer_options(app, args);
+    std::uint64_t tick_us = 100;
+    const CLI::Range positive(std::uint64_t{1}, ~std::uint64_t{0});
+    app.get_option("--rate")->description("exactly N events per second, on a schedule fixed at the start")->required()
+        ->check(positive);
+    app.get_option("--count")->description("N events, then exit")->required()->check(positive);
+    app.add_option("--tick-us", tick_us, "publish what is due every N microseconds (default 100)")->check(positive);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : 2;  // --help: 0; a usage error: 2
     }
-    auto config = evring::parse_ring_config(argv[1]);
+    auto config = evring::parse_ring_config(args.ring);
     if (!config) {
         std::fprintf(stderr, "evring-paced-producer: %s\n", config.error().message().c_str());
         return 2;
     }
-    const std::uint64_t rate = number(argv[2], "RATE");
-    const std::uint64_t count = number(argv[3], "COUNT");
-    const std::uint64_t tick_ns = (argc == 5 ? number(argv[4], "TICK_US") : 100) * 1000;
+    const std::uint64_t rate = args.rate, count = args.count, tick_ns = tick_us * 1000;
     auto writer = evring::RingWriter::create({*config, demo::ring_content()}, {});
     if (!writer) {
         std::fprintf(stderr, "evring-paced-producer: %s\n", writer.error().message().c_str());

@@ -33,6 +33,7 @@
 #include <CLI/CLI.hpp>
 
 #include "demo_events.hpp"
+#include "producer_options.hpp"
 #include "evring/set/ring_set.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/typed_publish.hpp"
@@ -150,20 +151,17 @@ int run_set(const std::string& config_text, evring::RingConfig config, unsigned 
 
 int main(int argc, char** argv) {
     CLI::App app{"Records a synthetic market feed into an event ring."};
-    std::string config_text;
-    std::uint64_t count = 0;
-    std::uint64_t rate = 0;
+    ProducerOptions args;  // the ring, --count and --rate (producer_options.hpp)
+    add_producer_options(app, args);
     bool keep = false;
     unsigned threads = 0;
-    app.add_option("ring", config_text, "<name-or-path>[:<descriptor-shift>:<payload-buffer-shift>]")->required();
-    app.add_option("--count", count, "stop after N events (default: run until stopped)");
-    app.add_option("--rate", rate, "at most N events per second (default: as fast as possible)");
     app.add_flag("--keep", keep, "leave the ring file in place on exit");
     app.add_option("--threads", threads, "write a ring set with one member per thread, N threads (kept on exit)")
         ->check(CLI::Range(1u, 1024u));
     CLI11_PARSE(app, argc, argv);
+    const std::uint64_t count = args.count, rate = args.rate;
 
-    auto config = evring::parse_ring_config(config_text);
+    auto config = evring::parse_ring_config(args.ring);
     if (!config) {
         std::fprintf(stderr, "producer: %s\n", config.error().message().c_str());
         return 2;
@@ -171,7 +169,7 @@ int main(int argc, char** argv) {
     if (threads > 0) {
         ::signal(SIGINT, on_signal);
         ::signal(SIGTERM, on_signal);
-        return run_set(config_text, *config, threads, count, rate);
+        return run_set(args.ring, *config, threads, count, rate);
     }
     evring::CreateOptions options;
     options.keep_on_close = keep;

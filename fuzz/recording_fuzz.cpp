@@ -107,6 +107,12 @@ void query_index(std::size_t size) {
             // MEMBER:SEQNO: the event read is that member's, below the seqno asked for.
             if (read && *read && query.kind == IndexQuery::Kind::MemberSeqno)
                 EVRING_FUZZ_CHECK(record.event.reserved == query.key && record.event.seqno < query.value);
+            // A span mark in a ring set recording: each candidate member's event, as span_seek reads them.
+            for (const evring::IndexedBlock& candidate : answer->candidates) {
+                read = reader->event_at(candidate, answer->seqno, record, payload);
+                if (!read) EVRING_FUZZ_CHECK(names_the_file(read.error().message()));
+                else if (*read) EVRING_FUZZ_CHECK(record.event.seqno == answer->seqno && record.event.reserved == candidate.member);
+            }
         }
         auto jumped = reader->jump(answer->block);
         if (!jumped || !*jumped) continue;

@@ -26,7 +26,11 @@
 //   keeps 32 bits of an id; older candidates are tried, at most 16); the
 //   event is read on its own through the recording's own reader
 //   (RecordingSource::span_event) and checked (an index that lies costs a
-//   scan, and a notice). SPAN:latest, and a label past the indexed part of a
+//   scan, and a notice). In a ring set recording a mark's seqno is some
+//   member's: each member that may hold it is read and checked, and the
+//   position becomes MEMBER:SEQNO (an id there, and two members holding the
+//   event in one block, are read from the start). On any ring set the
+//   event's member goes with its seqno. SPAN:latest, and a label past the indexed part of a
 //   file being written, are read on from the index's answer by a second
 //   source. Other sources (streams, recordings without an index) are read from their
 //   oldest event by such a second source, so the source handed in is

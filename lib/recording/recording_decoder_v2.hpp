@@ -75,6 +75,9 @@ private:
     Result<IndexAnswer> answer_in(const Newest& newest, const IndexQuery& query);
     // MemberSeqno (recording_index_member.cpp); `answer` holds what answer_in found so far.
     Result<IndexAnswer> member_seqno_in(const Newest& newest, const IndexQuery& query, IndexAnswer answer);
+    // A span mark's seqno in a ring set recording: the member rows of `index`
+    // whose blocks may hold it (recording_index_member.cpp).
+    static std::vector<IndexedBlock> mark_candidates(const Index& index, std::uint64_t seqno);
     Result<std::optional<Index>> interval(const Newest& newest, std::size_t i, std::string& why);
 
     bool partial_ = false;         // jump() moved the replay: the end totals are not checked

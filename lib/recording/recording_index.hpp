@@ -34,7 +34,7 @@
 //   id prefixes (kIndexMarkIds).
 // - A SpanId answer is a candidate (span_id_digest keeps 32 bits of an id):
 //   the caller checks the event and asks again below its seqno when it is
-//   not the one (span_seek.cpp).
+//   not the one (span_seek_index.cpp).
 // - Cost: Seqno, Time and span labels read the newest index block and at
 //   most one earlier one (labels: up to 16 whose ranges overlap). SpanLatest,
 //   SpanId and Back read earlier index blocks newest first, one read each,
@@ -42,9 +42,13 @@
 //   seqnos are per member) binary-searches the index blocks (log2 of their
 //   number reads), then reads back to the newest one listing the member
 //   below the seqno (one more read unless the member was absent a while).
-// - A ring set recording's index serves Time, Back and MemberSeqno; the
-//   other kinds are NoIndex. MemberSeqno needs index blocks written with
-//   kIndexMembers (NoIndex, with why, in older ones).
+// - A ring set recording's index serves Time, Back, MemberSeqno, SpanLabel
+//   and SpanLatest; Seqno and SpanId are NoIndex (a seqno is a member's own,
+//   and a span mark does not say whose: SpanId's walk below a seqno would
+//   mix members). A span answer there lists its `candidates` (the member
+//   rows whose blocks may hold the marked event). MemberSeqno and span
+//   queries need index blocks written with kIndexMembers (NoIndex, with
+//   why, in older ones).
 //
 // Thread safety: as RecordingReader (one thread).
 #pragma once
@@ -56,6 +60,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "evring/format.hpp"
 #include "recording/recording_format.hpp"
@@ -148,6 +153,12 @@ struct IndexAnswer {
     IndexOutcome outcome = IndexOutcome::NoIndex;
     IndexedBlock block;
     std::uint64_t seqno = 0;  // span queries: the marked event's sequence number
+    // Span queries in a ring set recording: every member row of the mark's
+    // index block whose block may hold `seqno` (a mark does not say whose
+    // seqno it is), in file order (by block, then member), each with its
+    // `member`; `block` is the first. The caller reads each (event_at) and
+    // keeps the one that is the event asked for.
+    std::vector<IndexedBlock> candidates;
     // Back: the events (Event and ExpiredPayload records) the index counts
     // from `block` to the end of its indexed part. A claim: the caller counts
     // them for itself before relying on it (RecordingSource does).

@@ -118,12 +118,18 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
     answer.outcome = IndexOutcome::Tail;
     const bool members = (header.flags & kRecordingRingSet) != 0;
     if (members && query.kind == IndexQuery::Kind::MemberSeqno) return member_seqno_in(newest, query, answer);
-    if (members != (query.kind == IndexQuery::Kind::MemberSeqno) && query.kind != IndexQuery::Kind::Time &&
-        query.kind != IndexQuery::Kind::Back) {
+    if (members && (query.kind == IndexQuery::Kind::Seqno || query.kind == IndexQuery::Kind::SpanId)) {
         answer.outcome = IndexOutcome::NoIndex;
-        answer.why = members ? fmt::format("{} records a ring set, whose sequence numbers are per member: its index "
-                                           "serves times and MEMBER:SEQNO only", named())
-                             : fmt::format("{} records no ring set: it has no members to look up", named());
+        answer.why = query.kind == IndexQuery::Kind::Seqno
+                         ? fmt::format("{} records a ring set, whose sequence numbers are per member: its index "
+                                       "serves times and MEMBER:SEQNO only", named())
+                         : fmt::format("{} records a ring set, whose span marks do not say which member's seqno they "
+                                       "hold: its index finds span labels and latest, not ids", named());
+        return answer;
+    }
+    if (!members && query.kind == IndexQuery::Kind::MemberSeqno) {
+        answer.outcome = IndexOutcome::NoIndex;
+        answer.why = fmt::format("{} records no ring set: it has no members to look up", named());
         return answer;
     }
     auto lies = [&](std::string why) {
@@ -140,6 +146,17 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
     auto found = [&](const IndexEntry& e, std::uint64_t seqno) {
         answer.outcome = IndexOutcome::Found;
         answer.block = IndexedBlock{e.offset, e.block_number, e.first_seqno, e.last_seqno};
+        answer.seqno = seqno;
+        return answer;
+    };
+    // A span mark in a ring set recording: its candidates (recording_index.hpp).
+    auto found_in_set = [&](const Index& index, std::uint64_t seqno) {
+        answer.candidates = mark_candidates(index, seqno);
+        if (answer.candidates.empty())
+            return lies(fmt::format("a span mark of index block at offset {} names seqno {}, which no member row "
+                                    "of its blocks holds", index.offset, seqno));
+        answer.outcome = IndexOutcome::Found;
+        answer.block = answer.candidates.front();
         answer.seqno = seqno;
         return answer;
     };
@@ -251,6 +268,15 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
             for (std::size_t j = 0; j < marks.size(); ++j) {
                 const SpanMark& m = marks[latest ? marks.size() - 1 - j : j];
                 if (m.key != query.key || (!latest && m.label != query.value)) continue;
+                if (members) {
+                    if (((*index)->head.flags & kIndexMembers) == 0) {
+                        answer.outcome = IndexOutcome::NoIndex;
+                        answer.why = fmt::format("{}: its index block at offset {} was written before indexes kept "
+                                                 "sequence numbers per member", named(), (*index)->offset);
+                        return answer;
+                    }
+                    return found_in_set(**index, m.seqno);
+                }
                 const IndexEntry* e = block_of(**index, m.seqno);
                 if (e == nullptr)
                     return lies(fmt::format("a span mark of index block at offset {} names seqno {}, which none "

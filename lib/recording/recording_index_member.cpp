@@ -105,4 +105,17 @@ Result<IndexAnswer> DecoderV2::member_seqno_in(const Newest& newest, const Index
     return answer;
 }
 
+// Rows are sorted by entry then member (read_index checks), and entries in
+// file order: the candidates come in file order, as far as the index knows it
+// (two members' events in one block: not which comes first).
+std::vector<IndexedBlock> DecoderV2::mark_candidates(const Index& index, std::uint64_t seqno) {
+    std::vector<IndexedBlock> out;
+    for (const MemberSeqnos& row : index.rows) {
+        if (seqno < row.first_seqno || seqno > row.last_seqno) continue;
+        const IndexEntry& e = index.entries[row.entry];  // row.entry < entries: read_index checked
+        out.push_back(IndexedBlock{e.offset, e.block_number, e.first_seqno, e.last_seqno, row.member});
+    }
+    return out;
+}
+
 }  // namespace evring::detail

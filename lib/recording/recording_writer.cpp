@@ -1,7 +1,6 @@
-// The caller's side of RecordingWriter: staging records into blocks, the
-// file header and schema block of each file, the totals and rotation. The
-// worker side is recording_sink.cpp.
-#include <fcntl.h>
+// The caller's side of RecordingWriter: creating it, staging records into
+// blocks, the totals and rotation. Each file's header, blocks and end block
+// are recording_writer_file.cpp; the worker side is recording_sink.cpp.
 #include <sys/random.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -15,23 +14,17 @@
 
 #include "evring/clock.hpp"
 #include "recording/recording_index.hpp"
-#include "recording/recording_writer.hpp"
-#include "recording/recording_block.hpp"
-#include "recording/recording_index_build.hpp"
-#include "recording/recording_sink.hpp"
-#include "util/write_all.hpp"
+#include "recording/recording_writer_state.hpp"
 
 namespace evring {
 namespace {
 
 using detail::BlockMeta;
-using detail::ByteBuffer;
+using detail::recording_named;
 
 // An event whose record cannot fit one block (with what may already be
 // staged) keeps only its descriptor.
 constexpr std::uint64_t kMaxRecordedPayload = kMaxBlockContent - 2 * detail::kBlockTarget;
-
-std::string recording_named(const std::string& path) { return "recording '" + path + "'"; }
 
 // Random and never 0 (0 means "unknown" to a reader).
 std::uint64_t new_series_id() {
@@ -57,174 +50,6 @@ Status check_options(const RecordingOptions& options) {
 std::string rotated_path(const std::string& base, std::uint32_t index) {
     return index == 0 ? base : base + "." + std::to_string(index);
 }
-
-struct RecordingWriter::State {
-    std::string base_path;
-    std::string path;
-    RecordingOptions options;             // options.schema is not kept: see schema_block
-    RecordingFileHeader header{};
-    std::vector<std::byte> schema_block;  // header + stored bytes, the same in every file
-    int fd = -1;                          // the file being written; the sink closes it
-    ByteBuffer stage;                     // records of the block being staged
-    std::size_t staged = 0;
-    std::size_t open_record = 0;          // offset of the record begun by begin_event
-    bool open_oversized = false;          // its payload cannot be kept
-    BlockMeta block;                      // of the block being staged
-    bool block_has_seqno = false;         // block.first/last_seqno are set
-    detail::BlockIndexInfo index_info;    // of the block being staged (times, span marks)
-    bool file_started = false;            // the sink was told where this file's blocks go
-    std::uint64_t raw_bytes = 0;          // bytes of this file so far, before compression
-    RecordingTotals file_totals;          // for this file's end record
-    // The index blocks of this file, counted for rotation as the sink adds
-    // them (recording_index_build.cpp) but by bytes before compression, which
-    // reach kIndexEveryBytes no later than the stored bytes the sink counts:
-    // more, smaller index blocks than the sink writes, so an upper bound of
-    // their size on disk, and deterministic.
-    struct IndexCount {
-        std::uint64_t summaries = 0, entries = 0, marks = 0, rows = 0, bytes_since = 0;
-        // The index block due next (the file's last one, at the latest).
-        std::uint64_t pending() const {
-            return sizeof(RecordingBlockHeader) + sizeof(IndexHead) + summaries * sizeof(IndexSummary) +
-                   entries * sizeof(IndexEntry) + marks * sizeof(SpanMark) + rows * sizeof(MemberSeqnos);
-        }
-    } index_count;
-    std::unique_ptr<detail::RecordingSink> sink;
-
-    ~State() {
-        // Without finish(): write what is staged (no end record), then let
-        // the sink write out everything queued before the file is closed.
-        if (fd >= 0 && staged > 0 && sink) (void)push_block(false);
-        sink.reset();
-        if (fd >= 0) ::close(fd);
-    }
-
-    std::byte* append(std::size_t size) {
-        if (!stage.reserve(staged + size, staged)) throw std::bad_alloc();
-        std::byte* p = stage.data() + staged;
-        staged += size;
-        return p;
-    }
-
-    void append_record(RecordKind kind, const void* body, std::uint32_t size) {
-        const RecordHeader head{static_cast<std::uint32_t>(kind), size};
-        std::memcpy(append(sizeof head), &head, sizeof head);
-        std::memcpy(append(size), body, size);
-    }
-
-    void note_seqnos(std::uint64_t first, std::uint64_t last) {
-        if (!block_has_seqno) {
-            block.first_seqno = first;
-            block.last_seqno = last;
-            block_has_seqno = true;
-        } else {
-            block.first_seqno = std::min(block.first_seqno, first);
-            block.last_seqno = std::max(block.last_seqno, last);
-        }
-    }
-
-    Status open_file(std::uint32_t index) {
-        path = rotated_path(base_path, index);
-        fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd < 0) return Error::from_errno(errno, "creating " + recording_named(path));
-        header.file_index = index;
-        header.start_epoch_nanos = wall_clock_nanos();
-        header.header_crc = detail::file_header_crc(header);
-        raw_bytes = sizeof header + (schema_block.empty() ? 0 : sizeof(RecordingBlockHeader) + header.schema_size);
-        index_count = {};
-        file_started = false;
-        file_totals = {};
-        // The sink has not seen this descriptor yet: writing here is safe.
-        if (auto s = detail::write_all(fd, &header, sizeof header, recording_named(path)); !s) return s;
-        return detail::write_all(fd, schema_block.data(), schema_block.size(), recording_named(path));
-    }
-
-    // Hands the staged records to the sink as one block.
-    Status push_block(bool close_after) {
-        if (staged == 0 && !close_after) return {};
-        detail::RecordingSink::Job job;
-        job.fd = fd;
-        job.path = path;
-        job.content = std::move(stage);
-        job.size = staged;
-        job.meta = block;
-        job.series_id = header.series_id;
-        job.close_after = close_after;
-        job.index = std::move(index_info);
-        job.end_block = block.holds_end && options.index;
-        job.indexed = options.index;
-        if (!file_started) {
-            // The sink numbers the blocks and knows their offsets (it inserts index blocks).
-            job.file_start = true;
-            job.start_offset = sizeof header + schema_block.size();
-            job.start_block = schema_block.empty() ? 0 : 1;
-            job.members = options.ring_set;
-            file_started = true;
-        }
-        raw_bytes += sizeof(RecordingBlockHeader) + staged;
-        if (job.indexed && !job.end_block && staged > 0)
-            count_index_entry(sizeof(RecordingBlockHeader) + staged, job.index.marks.size(), job.index.members.size());
-        stage = sink->spare_buffer();
-        staged = 0;
-        block = {};
-        index_info = {};
-        block_has_seqno = false;
-        if (close_after) fd = -1;
-        return sink->submit(std::move(job));
-    }
-
-    // A records block of `bytes` (header included) and `marks` span marks was
-    // handed to the sink: its index entry, and an index block when one is due.
-    void count_index_entry(std::uint64_t bytes, std::size_t marks, std::size_t rows) {
-        IndexCount& c = index_count;
-        ++c.entries;
-        c.marks += marks;
-        c.rows += rows;
-        c.bytes_since += bytes;
-        if (c.entries >= kIndexEveryBlocks || c.bytes_since >= kIndexEveryBytes ||
-            c.marks >= detail::IndexBuilder::kMarksPerIndex) {
-            const std::uint64_t index_bytes = c.pending();
-            raw_bytes += index_bytes;
-            ++c.summaries;
-            c.entries = c.marks = c.rows = 0;
-            c.bytes_since = index_bytes;  // as the sink: an index block counts toward the next interval
-        }
-    }
-
-    // Before compression: deterministic, and an upper bound of the size on
-    // disk. A version 3 file counts its index blocks, the one still due with
-    // the entry of the block being staged, and its end block.
-    std::uint64_t file_bytes() const {
-        std::uint64_t bytes = raw_bytes + (staged > 0 ? sizeof(RecordingBlockHeader) + staged : 0);
-        if (options.index) {
-            bytes += index_count.pending() + kEndBlockSize;
-            if (staged > 0)
-                bytes += sizeof(IndexEntry) + index_info.marks.size() * sizeof(SpanMark) +
-                         index_info.members.size() * sizeof(MemberSeqnos);
-        }
-        return bytes;
-    }
-
-    // The staged records as a block; the sink then writes the file's last
-    // index block and the end block: an IndexRef record (the sink fills in
-    // the index block's offset) and the End record, raw, so a reader finds
-    // it exactly kEndBlockSize bytes before the end of the file.
-    // (Version 2: the End record ends the last records block.)
-    Status close_file(std::uint64_t flags) {
-        const EndRecord end{file_totals.events, file_totals.lost, file_totals.expired,
-                            wall_clock_nanos(), flags, file_totals.gaps};
-        if (options.index) {
-            if (auto s = push_block(false); !s) return s;
-            const IndexRefRecord ref{0, 0};
-            append_record(RecordKind::IndexRef, &ref, sizeof ref);
-            block.record_count = 1;
-            block.raw = true;
-        }
-        append_record(RecordKind::End, &end, sizeof end);
-        ++block.record_count;
-        block.holds_end = true;
-        return push_block(true);
-    }
-};
 
 Result<RecordingWriter> RecordingWriter::create(const std::string& path, const RingHeader& source,
                                                 const RecordingOptions& options) {
@@ -254,7 +79,7 @@ Result<RecordingWriter> RecordingWriter::create(const std::string& path, const R
         state->schema_block.assign(h, h + sizeof block_header);
         state->schema_block.insert(state->schema_block.end(), encoder.stored().begin(), encoder.stored().end());
     }
-    state->stage = ByteBuffer(2 * detail::kBlockTarget);
+    state->stage = detail::ByteBuffer(2 * detail::kBlockTarget);
     if (auto s = state->open_file(0); !s) return std::move(s).error();
     state->sink = std::make_unique<detail::RecordingSink>(options.compress, options.compression_level);
     return RecordingWriter(std::move(state));

@@ -30,8 +30,8 @@
 //   at the first event stamped at or after it and shows everything after
 //   that. Gaps before the start are not handed out; damage always is.
 //   MEMBER:SEQNO in a ring set recording starts the merged stream at that
-//   member's event (or its first one past it); its index keeps no sequence
-//   numbers per member, so that is read from the start (said once).
+//   member's event (or its first one past it), through the per-member rows
+//   of its index (seek_member; read from the start, said once, without).
 // - A version 3 file's index (recording_index.hpp) takes sequence numbers
 //   and times straight to their block, through the files of a rotated
 //   series, in a few reads; span positions go through span_index (used by
@@ -148,8 +148,11 @@ private:
         std::string path;             // the file `block` is in
         IndexedBlock block;
         std::uint64_t events = 0;     // counted from `block` to the end of the series
+        std::uint64_t first_seqno = 0; // of the first event counted
         std::uint64_t last_nanos = 0; // of the newest event
     };
+    // The notice of a -N that reaches past the oldest event (`held` in all).
+    std::string past_oldest(std::uint64_t keep, std::uint64_t held, std::uint64_t oldest) const;
     Result<std::string> seek_seqno(std::uint64_t seqno);
     Result<std::string> seek_back(std::uint64_t keep);
     Result<std::string> seek_member(std::uint32_t member, std::uint64_t seqno);

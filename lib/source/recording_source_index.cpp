@@ -129,6 +129,7 @@ Result<std::optional<RecordingSource::Last>> RecordingSource::last_by_index(std:
         if (!status) return std::move(status).error();
         if (*status != ReadStatus::Record) break;
         if (record.kind != RecordKind::Event && record.kind != RecordKind::ExpiredPayload) continue;
+        if (last.events == 0) last.first_seqno = record.event.seqno;
         ++last.events;
         last.last_nanos = record.event.record_epoch_nanos;
     }

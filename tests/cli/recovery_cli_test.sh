@@ -71,6 +71,22 @@ case_from_on_a_recording_behaves_as_on_a_snapshot() {
     [[ $(jq .seqno "$WORK/early.out") == 15001 ]] || { fail from_recording "started at $(cat "$WORK/early.out")"; return; }
     grep -q "seqno 5 is not in recording '$WORK/late.evrec'; starting at the oldest, 15001" "$WORK/early.err" ||
         { fail from_recording "no notice: $(cat "$WORK/early.err")"; return; }
+    # -N past the oldest event: all of them, and one line saying so (a series
+    # counted by a pass, one file by its index); -N within it says nothing.
+    local pos file held oldest
+    for pos in "$rec -25000 20000 1" "$WORK/late.evrec -6000 5000 15001" "$rec -3000 3000 -"; do
+        read -r file pos held oldest <<<"$pos"
+        evring watch "$file" --from "$pos" --format jsonl >"$WORK/back.out" 2>"$WORK/back.err" ||
+            { fail from_recording "--from $pos: $(cat "$WORK/back.err")"; return; }
+        [[ $(wc -l <"$WORK/back.out") == "$held" && $(jq -s '.[-1].seqno' "$WORK/back.out") == 20000 ]] ||
+            { fail from_recording "--from $pos on $file: $(wc -l <"$WORK/back.out") events"; return; }
+        if [[ $oldest == - ]]; then
+            grep -q "is more than" "$WORK/back.err" && { fail from_recording "--from $pos: $(cat "$WORK/back.err")"; return; }
+            continue
+        fi
+        [[ $(grep -c -e "${pos} is more than the $held events of recording '$file'; starting at the oldest, $oldest$" \
+            "$WORK/back.err") == 1 ]] || { fail from_recording "--from $pos on $file: $(cat "$WORK/back.err")"; return; }
+    done
     ok from_on_a_recording_behaves_as_on_a_snapshot
 }
 
