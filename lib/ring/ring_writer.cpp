@@ -76,6 +76,15 @@ Result<bool> lock_unless_live_writer(int fd, int operation, int& transient, std:
 
 Result<Owned> create_exclusive(int dirfd, const std::string& name, const RingParams& params,
                                const CreateOptions& options, std::string_view path) {
+    // A name a live writer holds fails before a temporary ring, with all its
+    // pages, is made for it: a ring set's writer tries every member in turn.
+    if (auto existing = detail::open_ring_file_at(dirfd, name, O_RDONLY, path)) {
+        FdGuard held{*existing};
+        if (::flock(held.fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+            auto marker = detail::writer_marker_present(held.fd);
+            if (marker && *marker) return detail::held_by_live_writer(held.fd, path);
+        }
+    }  // any other case (absent, free, unreadable) is decided below, as before
     TempRing temp;
     if (auto s = detail::make_temp_ring(temp, dirfd, name, params, options, path); !s) return std::move(s).error();
     for (int transient = 0;;) {

@@ -105,6 +105,22 @@ TEST(RingWriter, SecondExclusiveWriterFailsNamingTheOwnersPid) {
     EXPECT_FALSE(exists(dir.file("ring") + "." + std::to_string(::getpid())));  // temp cleaned up
 }
 
+// The live writer is found before a temporary ring of the asked size is
+// made: a ring this file system could never hold still gets EBUSY (it got
+// ENOSPC when the temporary ring came first), and a ring set's writer skips
+// a held member without allocating its pages.
+TEST(RingWriter, NameHeldByALiveWriterFailsBeforeAnyTemporaryRing) {
+    TempDir dir;
+    auto first = create(dir.file("ring"));
+    ASSERT_TRUE(first.ok());
+    CreateOptions options;
+    options.mode = WriterProcesses::One;
+    auto second = RingWriter::create(test::small_spec(dir.file("ring"), 8, kMaxPayloadBufShift), options);
+    ASSERT_FALSE(second.ok());
+    EXPECT_EQ(second.error().errno_value(), EBUSY) << second.error().message();
+    EXPECT_FALSE(exists(dir.file("ring") + "." + std::to_string(::getpid())));
+}
+
 TEST(RingWriter, KeptRingIsAZombieThatTheNextWriterReclaims) {
     TempDir dir;
     const std::string path = dir.file("ring");
