@@ -130,6 +130,10 @@ Result<std::string> RecordingSource::seek(const Position& start) {
     case Position::Kind::Span: return unresolved_span(start);
     case Position::Kind::Seqno:
         if (start.member != Position::kAnyMember && identity_.members) return seek_member(start.member, start.value);
+        if (identity_.members)  // as on a live set (ring_set_source.cpp)
+            return Error(EINVAL, fmt::format("recording '{}' is of a ring set: a sequence number needs its member "
+                                             "(MEMBER:SEQNO), since every member counts its own",
+                                             identity_.location));
         return seek_seqno(start.value);
     case Position::Kind::AbsoluteTime: return seek_time(start.value, {});
     case Position::Kind::RelativeTime: {

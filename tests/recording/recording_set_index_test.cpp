@@ -138,6 +138,22 @@ TEST_P(RecordingSetIndex, MemberSeqnoOfEveryMemberLeadsToItsEvent) {
     EXPECT_NE(other.why.find("serves times and MEMBER:SEQNO only"), std::string::npos) << other.why;
 }
 
+// A bare seqno names no member: refused, as on a live set, rather than
+// starting every member at its own event of that number.
+TEST_P(RecordingSetIndex, PlainSeqnoIsRefusedAsOnALiveSet) {
+    TempDir dir;
+    const std::string path = dir.file("set.evrec");
+    write_set(path, GetParam());
+    auto source = RecordingSource::open(path, path);
+    ASSERT_TRUE(source.ok());
+    auto moved = (*source)->seek(Position::seqno(600));
+    ASSERT_FALSE(moved.ok());
+    EXPECT_EQ(moved.error().errno_value(), EINVAL);
+    EXPECT_NE(moved.error().message().find("needs its member (MEMBER:SEQNO)"), std::string::npos)
+        << moved.error().message();
+    EXPECT_NE(moved.error().message().find(path), std::string::npos) << moved.error().message();
+}
+
 INSTANTIATE_TEST_SUITE_P(CompressedAndRaw, RecordingSetIndex, ::testing::Bool());
 
 // A rotated series: a file whose index lists nothing of the member at or
