@@ -145,19 +145,23 @@ bool refuse_membarrier() {
 // is decided once per process. Exit codes: 0 passed, 2 registration was not
 // refused, 3 the doorbell was written without a sleeper, 4 no wake, 5 a
 // second wake.
-void commit_without_membarrier() {
-    if (!refuse_membarrier() || register_doorbell_writer()) std::_Exit(2);
+// The rings are gone (their temporary directory removed) before the exit
+// code is returned: std::_Exit runs no destructor.
+int check_commit_without_membarrier() {
+    if (!refuse_membarrier() || register_doorbell_writer()) return 2;
     test::RingPair rings;
     Publisher publisher(*rings.writer);
     for (int i = 0; i < 100; ++i) commit_one(publisher);
-    if (doorbell_value(*rings.reader) != 0) std::_Exit(3);
+    if (doorbell_value(*rings.reader) != 0) return 3;
     shared::fetch_or_seq_cst(extension_in(&rings.writer->header())->doorbell, 1u);  // a reader announcing a sleep
     commit_one(publisher);
-    if (doorbell_value(*rings.reader) != 2) std::_Exit(4);
+    if (doorbell_value(*rings.reader) != 2) return 4;
     commit_one(publisher);
-    if (doorbell_value(*rings.reader) != 2) std::_Exit(5);
-    std::_Exit(0);
+    if (doorbell_value(*rings.reader) != 2) return 5;
+    return 0;
 }
+
+void commit_without_membarrier() { std::_Exit(check_commit_without_membarrier()); }
 
 TEST(Doorbell, WriterThatCannotRegisterForMembarrierFencesAndStillWakes) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
