@@ -36,7 +36,10 @@ Result<std::unique_ptr<RingSource>> RingSource::open_live(RingReader reader, std
     source->identity_.kind = SourceKind::Ring;
     source->identity_.location = std::move(location);
     source->identity_.path = source->state_->reader->path();
-    detail::file_identity(source->identity_.path, source->identity_);
+    // The file the reader opened, not the one at the path by now: a writer
+    // re-creating the ring in between would give this source the new ring's
+    // identity, and a follower of the name would never move to it.
+    detail::file_identity(source->state_->reader->fd(), source->identity_);
     source->start();
     // The doorbell maps the header section on its own; attached now, while
     // the file was just checked whole (attaching reads it outside any guard).

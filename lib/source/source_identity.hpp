@@ -24,6 +24,9 @@ inline std::uint64_t mix64(std::uint64_t seed, std::uint64_t value) noexcept {
 // the file system keeps one) into `identity`; leaves them 0 when `path`
 // cannot be stated.
 void file_identity(const std::string& path, SourceIdentity& identity);
+// The same for the file open at `fd`: what a source reads, even when another
+// file has taken its name since it was opened (a writer restarting there).
+void file_identity(int fd, SourceIdentity& identity);
 
 // Content type, schema hash and sizes from a ring header.
 void ring_identity(const RingHeader& header, SourceIdentity& identity);

@@ -199,7 +199,7 @@ test_writer_restart_followed() {
     lines=$(wc -l <"$WORK/restart-top.txt")
     poll 100 0.05 eval "(( \$(wc -l <'$WORK/restart-top.txt') >= $lines + 2 ))"
     tail -1 "$WORK/restart-top.txt" | grep -q "writer alive" \
-        || { fail top_follow_name "still the old ring: $(tail -1 "$WORK/restart-top.txt")"; return; }
+        || { fail top_follow_name "still the old ring after $lines + 2 lines: $(cat "$WORK/restart-top.txt")"; return; }
     "$EVRING_BIN" watch "$ring" >/dev/null 2>&1 &
     local watcher2=$!
     PIDS+=("$watcher2")

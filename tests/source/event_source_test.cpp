@@ -3,10 +3,12 @@
 // for with its reason, counters equal to the Iterator's, positions, batches,
 // a truncated file as an error. Processes stand in for writers that exit.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "evring/ring/publisher.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "source/ring_source.hpp"
+#include "source/source_renamed.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/source/source_open.hpp"
 #include "support/temp_ring.hpp"
@@ -24,6 +27,44 @@ namespace evring {
 namespace {
 
 using test::TempDir;
+
+// --- Identity --------------------------------------------------------------
+
+// A source's identity is the file its reader opened. A writer re-creating the
+// ring at the name between the reader's open and the source's used to give
+// the source the new file's identity while it read the old one, so a
+// follower of the name (top, watch) stayed on the dead ring for good.
+TEST(RingSourceIdentity, IsTheOpenedFileNotTheOneNowAtTheName) {
+    TempDir dir;
+    const std::string path = dir.file("ring");
+    const auto inode_at = [&] {
+        struct stat st {};
+        EXPECT_EQ(::stat(path.c_str(), &st), 0);
+        return static_cast<std::uint64_t>(st.st_ino);
+    };
+    std::optional<RingReader> reader;
+    std::uint64_t old_inode = 0;
+    {
+        CreateOptions keep;
+        keep.keep_on_close = true;
+        auto first = RingWriter::create(test::small_spec(path), keep);
+        ASSERT_TRUE(first.ok()) << first.error().message();
+        auto opened = RingReader::open(path);
+        ASSERT_TRUE(opened.ok()) << opened.error().message();
+        reader.emplace(std::move(opened).value());
+        old_inode = inode_at();
+    }  // the writer exits and leaves its ring at the name
+    auto second = RingWriter::create(test::small_spec(path), CreateOptions{});
+    ASSERT_TRUE(second.ok()) << second.error().message();
+    ASSERT_NE(inode_at(), old_inode) << "the second writer re-created the ring";
+
+    auto source = RingSource::open_live(std::move(*reader), path);
+    ASSERT_TRUE(source.ok()) << source.error().message();
+    EXPECT_EQ((*source)->identity().inode, old_inode);
+    auto moved = reopen_if_renamed((*source)->identity(), {});
+    ASSERT_TRUE(moved.ok()) << moved.error().message();
+    EXPECT_NE(moved->get(), nullptr) << "a follower of the name moves to the new ring";
+}
 
 // --- Positions -------------------------------------------------------------
 
