@@ -78,7 +78,10 @@ private:
     // A span mark's seqno in a ring set recording: the member rows of `index`
     // whose blocks may hold it (recording_index_member.cpp).
     static std::vector<IndexedBlock> mark_candidates(const Index& index, std::uint64_t seqno);
-    Result<std::optional<Index>> interval(const Newest& newest, std::size_t i, std::string& why);
+    // Index block (interval) i of the newest's summaries, read into `held`
+    // and checked against its summary; i == the summaries' count is the
+    // newest itself, not copied. nullptr, with `why`, when it lies.
+    Result<const Index*> interval(const Newest& newest, std::size_t i, std::optional<Index>& held, std::string& why);
 
     bool partial_ = false;         // jump() moved the replay: the end totals are not checked
     std::uint64_t series_id_ = 0;  // 0 until known

@@ -75,19 +75,22 @@ bool same(const IndexSummary& a, const IndexSummary& b) {
 
 }  // namespace
 
-Result<std::optional<DecoderV2::Index>> DecoderV2::interval(const Newest& newest, std::size_t i, std::string& why) {
+Result<const DecoderV2::Index*> DecoderV2::interval(const Newest& newest, std::size_t i, std::optional<Index>& held,
+                                                    std::string& why) {
     const Index& last = *newest.index;
-    if (i == last.summaries.size()) return std::optional<Index>(last);
+    if (i == last.summaries.size()) return &last;  // already read and checked: not copied
     const IndexSummary& summary = last.summaries[i];
     auto index = read_index(summary.offset, why);
-    if (!index || !*index) return index;
+    if (!index) return std::move(index).error();
+    if (!*index) return nullptr;
     if ((*index)->summaries.size() != i ||
         !same(summary_of(summary.offset, (*index)->entries, (*index)->marks), summary)) {
         why = fmt::format("index {} disagrees with its summary in index block {}",
                           block_named((*index)->header, summary.offset), last.header.block_number);
-        return std::optional<Index>();
+        return nullptr;
     }
-    return index;
+    held = std::move(*index);
+    return &*held;
 }
 
 Result<IndexAnswer> DecoderV2::find(const IndexQuery& query) {
@@ -171,7 +174,8 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
             const IndexSummary& s = i < k ? last.summaries[i] : own;
             if (!reaches(s.last_seqno, s.max_nanos)) continue;
             std::string why;
-            auto index = interval(newest, i, why);
+            std::optional<Index> held;
+            auto index = interval(newest, i, held, why);
             if (!index) return std::move(index).error();
             if (!*index) return lies(why);
             for (const IndexEntry& e : (*index)->entries)
@@ -185,15 +189,12 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
         for (std::size_t step = 0; step <= k; ++step) {
             const std::size_t i = k - step;
             if (i < k && query.value != 0 && last.summaries[i].first_seqno >= query.value) continue;
-            std::optional<Index> earlier;
-            if (i < k) {
-                std::string why;
-                auto index = interval(newest, i, why);
-                if (!index) return std::move(index).error();
-                if (!*index) return lies(why);
-                earlier = std::move(*index);
-            }
-            const Index& index = i < k ? *earlier : last;
+            std::string why;
+            std::optional<Index> held;
+            auto read = interval(newest, i, held, why);
+            if (!read) return std::move(read).error();
+            if (!*read) return lies(why);
+            const Index& index = **read;
             if ((index.head.flags & kIndexMarkIds) == 0) {
                 answer.outcome = IndexOutcome::NoIndex;
                 answer.why = fmt::format("{}: its index was written before span marks carried ids", named());
@@ -220,15 +221,12 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
         std::uint64_t counted = 0;
         for (std::size_t step = 0; step <= k; ++step) {
             const std::size_t i = k - step;
-            std::optional<Index> earlier;
-            if (i < k) {
-                std::string why;
-                auto index = interval(newest, i, why);
-                if (!index) return std::move(index).error();
-                if (!*index) return lies(why);
-                earlier = std::move(*index);
-            }
-            const std::vector<IndexEntry>& entries = i < k ? earlier->entries : last.entries;
+            std::string why;
+            std::optional<Index> held;
+            auto read = interval(newest, i, held, why);
+            if (!read) return std::move(read).error();
+            if (!*read) return lies(why);
+            const std::vector<IndexEntry>& entries = (*read)->entries;
             for (std::size_t j = entries.size(); j-- > 0;) {
                 counted += entries[j].events;
                 if (counted >= query.value) {
@@ -261,7 +259,8 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
                 return answer;
             }
             std::string why;
-            auto index = interval(newest, i, why);
+            std::optional<Index> held;
+            auto index = interval(newest, i, held, why);
             if (!index) return std::move(index).error();
             if (!*index) return lies(why);
             const auto& marks = (*index)->marks;

@@ -47,11 +47,12 @@ Listed listed(const std::vector<MemberSeqnos>& rows, std::uint32_t member, std::
 Result<IndexAnswer> DecoderV2::member_seqno_in(const Newest& newest, const IndexQuery& query, IndexAnswer answer) {
     const std::size_t k = newest.index->summaries.size();
     const std::uint32_t member = query.key;
-    std::optional<Index> in;  // the index block (interval) read last
+    std::optional<Index> held;  // the index block (interval) read last, unless the newest
+    const Index* in = nullptr;
     // Reads and checks interval i into `in`; false: `answer` says why not.
     auto load = [&](std::size_t i) -> Result<bool> {
         std::string why;
-        auto index = interval(newest, i, why);
+        auto index = interval(newest, i, held, why);
         if (!index) return std::move(index).error();
         if (!*index) {
             answer.outcome = IndexOutcome::Lies;
@@ -65,7 +66,7 @@ Result<IndexAnswer> DecoderV2::member_seqno_in(const Newest& newest, const Index
                                      named(), (*index)->offset);
             return false;
         }
-        in = std::move(*index);
+        in = *index;
         return true;
     };
     // A member's seqnos rise in file order, so "lists the member at or past
