@@ -88,6 +88,15 @@ RecordingSource::Successor RecordingSource::find_successor() {
     return next;
 }
 
+void RecordingSource::adopt_next_file(RecordingReader next, std::uint32_t index) {
+    reader_.emplace(std::move(next));
+    file_index_ = index;
+    ++files_;
+    status_.reset();
+    continued_ = false;
+    phase_ = Phase::Reading;
+}
+
 SourceStep RecordingSource::next_file(SourceItem& item) {
     const std::string current = reader_->path();
     const std::string expected = rotated_path(base_, file_index_ + 1);
@@ -112,12 +121,7 @@ SourceStep RecordingSource::next_file(SourceItem& item) {
         return SourceStep::Notice;
     }
     const std::string path = next.reader->path();
-    reader_.emplace(std::move(*next.reader));
-    file_index_ = next.index;
-    ++files_;
-    status_.reset();
-    continued_ = false;
-    phase_ = Phase::Reading;
+    adopt_next_file(std::move(*next.reader), next.index);
     if (next.skipped.empty() && !cut) {
         notice_ = fmt::format("recording '{}' continues in '{}'", current, path);
     } else {

@@ -166,6 +166,9 @@ private:
     // know. `answer` is the index's last answer.
     Result<bool> seek_by_index(const IndexQuery& query, IndexAnswer& answer, std::string& notice);
     bool open_next_for_seek();
+    // Reads on in `next`, file `index` of the series: the one way a replay
+    // or a seek moves to a later file.
+    void adopt_next_file(RecordingReader next, std::uint32_t index);
     std::string scan_notice(const std::string& why, std::string_view what);
     bool before_start(const EventDescriptor& event);
     Result<Scan> scan();

@@ -37,12 +37,8 @@ std::string RecordingSource::scan_notice(const std::string& why, std::string_vie
 bool RecordingSource::open_next_for_seek() {
     auto next = RecordingReader::open(next_recording_path(reader_->path(), file_index_), follow_);
     if (!next || (series_id_ != 0 && next->header().series_id != series_id_)) return false;
-    file_index_ = next->header().file_index;
-    reader_.emplace(std::move(*next));
-    ++files_;
-    status_.reset();
-    continued_ = false;
-    phase_ = Phase::Reading;
+    const std::uint32_t index = next->header().file_index;  // before `next` is moved from
+    adopt_next_file(std::move(*next), index);
     return true;
 }
 
@@ -162,12 +158,8 @@ Result<bool> RecordingSource::move_to(const Last& last) {
     auto jumped = next->jump(last.block);
     if (!jumped) return std::move(jumped).error();
     if (!*jumped) return false;
-    file_index_ = next->header().file_index;
-    reader_.emplace(std::move(*next));
-    ++files_;
-    status_.reset();
-    continued_ = false;
-    phase_ = Phase::Reading;
+    const std::uint32_t index = next->header().file_index;  // before `next` is moved from
+    adopt_next_file(std::move(*next), index);
     if (last.block.first_seqno > 0) account(last.block.first_seqno - 1);
     return true;
 }
