@@ -1,9 +1,6 @@
 // Doorbell: readers that sleep on a futex in the ring and writers that wake them.
 #include <fcntl.h>
 #include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -25,6 +22,7 @@
 #include "evring/ring/shared_word.hpp"
 #include "evring/ring/publisher.hpp"
 #include "evring/ring/ring_extension.hpp"
+#include "support/seccomp_filter.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
@@ -132,9 +130,7 @@ bool refuse_membarrier() {
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
-    sock_fprog fprog{static_cast<unsigned short>(sizeof program / sizeof program[0]), program};
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
-    return ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) == 0;
+    return test::install_seccomp_filter(program);
 }
 
 // A writer process that cannot register for membarrier makes W9 a full fence:

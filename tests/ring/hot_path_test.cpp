@@ -9,12 +9,9 @@
 // parent checks the count. Each detector is first shown to detect.
 #include <fcntl.h>
 #include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +33,7 @@
 #include "registry/reader_listing.hpp"
 #include "registry/reader_registration.hpp"
 #include "evring/schema/typed_publish.hpp"
+#include "support/seccomp_filter.hpp"
 #include "support/temp_ring.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -230,9 +228,7 @@ bool install_trap_filter() {
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
-    sock_fprog fprog{static_cast<unsigned short>(sizeof program / sizeof program[0]), program};
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
-    return ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) == 0;
+    return test::install_seccomp_filter(program);
 }
 
 // Runs `body` in a child under the trap filter; returns the number of system
