@@ -172,6 +172,25 @@ int main(int argc, char** argv) {
         save(rec_dir, compress ? "v2_blocks_schema_zstd" : "v2_blocks_raw", read_file(tmp_rec));
         ::unlink(tmp_rec.c_str());
     }
+    // 70 one-event blocks of the small ring's first event, 1 us apart, each
+    // numbered by `number(i, event)` (its seqno, its member), into `path`.
+    const auto record_70 = [&](const std::string& path, const evring::RecordingOptions& options,
+                               auto number) -> bool {
+        auto writer = evring::RecordingWriter::create(path, small.ring.header(), options);
+        if (!writer) return false;
+        evring::EventDescriptor event{};
+        evring::Iterator it(small.ring);
+        if (!it.read_descriptor(1, event)) return false;
+        for (std::uint64_t i = 0; i < 70; ++i) {
+            number(i, event);
+            event.record_epoch_nanos += 1000;
+            std::byte* dst = writer->begin_event(event);
+            std::memcpy(dst, small.ring.payload_buffer() + (event.payload_buf_offset & small.ring.payload_mask()),
+                        event.payload_size);
+            if (!writer->end_event(true).ok() || !writer->flush().ok()) return false;
+        }
+        return writer->finish().ok();
+    };
     // Recordings of version 3: 70 one-event blocks, so an index block after
     // the 64th and the last one before the end block, with span marks (every
     // third event opens a "block" labelled by its seqno).
@@ -186,20 +205,8 @@ int main(int argc, char** argv) {
             out[0] = evring::SpanMark{evring::span_index_key("block"), 0, 1000 + e.seqno, e.seqno};
             return 1;
         };
-        auto writer = evring::RecordingWriter::create(tmp_rec, small.ring.header(), options);
-        if (!writer) return 1;
-        evring::EventDescriptor event{};
-        evring::Iterator it(small.ring);
-        if (!it.read_descriptor(1, event)) return 1;
-        for (std::uint64_t s = 1; s <= 70; ++s) {
-            event.seqno = s;
-            event.record_epoch_nanos += 1000;
-            std::byte* dst = writer->begin_event(event);
-            std::memcpy(dst, small.ring.payload_buffer() + (event.payload_buf_offset & small.ring.payload_mask()),
-                        event.payload_size);
-            if (!writer->end_event(true).ok() || !writer->flush().ok()) return 1;
-        }
-        if (!writer->finish().ok()) return 1;
+        if (!record_70(tmp_rec, options, [](std::uint64_t i, evring::EventDescriptor& e) { e.seqno = i + 1; }))
+            return 1;
         save(rec_dir, compress ? "v3_indexed_zstd" : "v3_indexed_raw", read_file(tmp_rec));
         ::unlink(tmp_rec.c_str());
     }
@@ -212,21 +219,11 @@ int main(int argc, char** argv) {
         evring::RecordingOptions options;
         options.compress = false;
         options.ring_set = true;
-        auto writer = evring::RecordingWriter::create(tmp_rec, small.ring.header(), options);
-        if (!writer) return 1;
-        evring::EventDescriptor event{};
-        evring::Iterator it(small.ring);
-        if (!it.read_descriptor(1, event)) return 1;
-        for (std::uint64_t i = 0; i < 70; ++i) {
-            event.seqno = i / 2 + 1;
-            event.reserved = static_cast<std::uint16_t>(i % 2);
-            event.record_epoch_nanos += 1000;
-            std::byte* dst = writer->begin_event(event);
-            std::memcpy(dst, small.ring.payload_buffer() + (event.payload_buf_offset & small.ring.payload_mask()),
-                        event.payload_size);
-            if (!writer->end_event(true).ok() || !writer->flush().ok()) return 1;
-        }
-        if (!writer->finish().ok()) return 1;
+        const bool recorded = record_70(tmp_rec, options, [](std::uint64_t i, evring::EventDescriptor& e) {
+            e.seqno = i / 2 + 1;
+            e.reserved = static_cast<std::uint16_t>(i % 2);  // the member
+        });
+        if (!recorded) return 1;
         save(rec_dir, "v3_set_indexed_raw", read_file(tmp_rec));
         ::unlink(tmp_rec.c_str());
     }
