@@ -363,6 +363,100 @@ const char* evring_source_type_name(const evring_source* source, uint16_t event_
 int evring_source_decode_json(evring_source* source, uint16_t event_type, const void* payload,
                               size_t payload_size, char* out, size_t out_size, size_t* needed);
 
+/* ---- Fields: where a payload field is, through the schema --------------- */
+
+/* A schema (the source's, or the one a writer was created with) says where
+ * each payload field lies and what it holds, so a binding reads and writes
+ * fields by name without generated code (the Rust crate does: docs/rust.md):
+ *
+ *     const evring_schema* schema = evring_source_schema(src);   // NULL: no schema
+ *     evring_event_type_info t = {.struct_size = sizeof t};
+ *     evring_field f = {.struct_size = sizeof f};
+ *     if (evring_schema_event_by_name(schema, "TXN_HEADER_START", &t) == EVRING_OK &&
+ *         evring_schema_field(schema, t.number, "txn_header.gas_limit", &f) == EVRING_OK &&
+ *         f.kind == EVRING_FIELD_SCALAR && f.scalar == EVRING_SCALAR_U64 && item.payload_size >= t.fixed_size)
+ *         memcpy(&gas_limit, (const char*)item.payload + f.offset, 8);
+ *
+ * Paths are written as in filter expressions: names through nested structs
+ * and `[I]` into arrays ("txn_header.gas_limit", "levels[2].price",
+ * "topics[0]"); the first step may name a trailing (variable-length) array.
+ * A schema handle is borrowed: valid while its source or writer is open, and
+ * usable from any thread. These calls read only the schema (never a payload)
+ * and, having no handle of their own to keep a message in, leave the reason
+ * of a failure (EVRING_E_INVALID) in this thread's evring_last_error:
+ * "schema 'orders' has no event type 'ORDER_NEU' (its types: ...)". */
+typedef struct evring_schema evring_schema;
+typedef struct evring_writer evring_writer;  /* (the writer of "Writers" below) */
+
+/* The source's schema (the one evring_source_schema_json gives), or NULL when
+ * it has none; the schema a writer was created with, or NULL. */
+const evring_schema* evring_source_schema(const evring_source* source);
+const evring_schema* evring_writer_schema(const evring_writer* writer);
+
+typedef struct evring_event_type_info {
+    uint32_t struct_size;      /* sizeof(evring_event_type_info) */
+    uint16_t number;
+    uint32_t fixed_size;       /* of the payload's fixed part; 0 for an empty payload */
+    uint32_t trailing_arrays;  /* how many variable-length arrays follow it */
+    const char* name;          /* valid while the schema is */
+} evring_event_type_info;
+
+int evring_schema_event_by_name(const evring_schema* schema, const char* name, evring_event_type_info* info);
+int evring_schema_event_by_number(const evring_schema* schema, uint16_t number, evring_event_type_info* info);
+
+/* What a field holds: the schema language's kinds (docs/schema.md), plus a
+ * trailing array named whole. */
+typedef enum evring_field_kind {
+    EVRING_FIELD_SCALAR = 0,   /* an integer, float or bool: `scalar` says which */
+    EVRING_FIELD_BYTES = 1,    /* bytesN, address: `count` bytes */
+    EVRING_FIELD_ENUM = 2,     /* an integer of `scalar`'s type with named values */
+    EVRING_FIELD_STRUCT = 3,
+    EVRING_FIELD_ARRAY = 4,    /* `count` elements of `element_size` bytes */
+    EVRING_FIELD_STRING = 5,   /* char[N]: `count` bytes of NUL-padded text */
+    EVRING_FIELD_TRAILING = 6  /* a trailing array: its count field and element size below */
+} evring_field_kind;
+
+/* The primitives, little-endian; U128 is 16 bytes aligned to 16, U256 four
+ * 64-bit limbs, least significant first. */
+typedef enum evring_scalar {
+    EVRING_SCALAR_U8 = 0, EVRING_SCALAR_U16 = 1, EVRING_SCALAR_U32 = 2, EVRING_SCALAR_U64 = 3,
+    EVRING_SCALAR_I8 = 4, EVRING_SCALAR_I16 = 5, EVRING_SCALAR_I32 = 6, EVRING_SCALAR_I64 = 7,
+    EVRING_SCALAR_F32 = 8, EVRING_SCALAR_F64 = 9, EVRING_SCALAR_BOOL = 10,
+    EVRING_SCALAR_U128 = 11, EVRING_SCALAR_U256 = 12
+} evring_scalar;
+
+typedef struct evring_field {
+    uint32_t struct_size;   /* sizeof(evring_field) */
+    int kind;               /* an evring_field_kind */
+    int scalar;             /* SCALAR, ENUM: an evring_scalar; ARRAY, TRAILING: the element's when it
+                               is a scalar (or an enum's integer); else -1 */
+    uint32_t offset;        /* in the fixed part; when `trailing` >= 0, inside that array's element */
+    uint32_t size;          /* the field's bytes (TRAILING: 0, its length is the payload's) */
+    uint32_t count;         /* BYTES, STRING: N; ARRAY: its elements; else 0 */
+    uint32_t element_size;  /* ARRAY, TRAILING: one element's bytes */
+    /* A path that starts in a trailing array: which one (0 the first; -1
+     * none), and which element ([I]; with kind TRAILING the whole array).
+     * The element lies after the fixed part and the arrays before it, each
+     * as long as its count field says: fixed_size + sum(count_j x
+     * element_size_j) + element_index x element_size (evring_schema_trailing
+     * describes the arrays before it). */
+    int32_t trailing;
+    uint64_t element_index;
+    uint32_t count_offset;  /* trailing >= 0: that array's count field in the fixed part, */
+    uint32_t count_size;    /* its width (1, 2, 4 or 8 bytes), */
+    uint32_t trailing_element_size;  /* and the size of the array's elements */
+    char type_name[64];     /* as schema files write it: "u64", "bytes32", "side", "u16[3]" (cut to fit) */
+} evring_field;
+
+/* The field at `path` in event type `event_type`'s payload. EVRING_E_INVALID
+ * when the type is unknown, the path is malformed, or the type has no such
+ * field (an index past a fixed array's end included; the message lists the
+ * type's fields). */
+int evring_schema_field(const evring_schema* schema, uint16_t event_type, const char* path, evring_field* field);
+/* Trailing array `index` (0 the first) of event type `event_type`, as
+ * evring_schema_field describes it named whole (kind TRAILING). */
+int evring_schema_trailing(const evring_schema* schema, uint16_t event_type, uint32_t index, evring_field* field);
+
 /* ---- Writers ------------------------------------------------------------ */
 
 typedef struct evring_writer evring_writer;

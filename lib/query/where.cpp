@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "query/field_path.hpp"
 #include "query/where_compiled.hpp"
 
 namespace evring {
@@ -151,62 +152,35 @@ private:
         return {};
     }
 
-    // Walks the path through one event's payload.
+    // Walks the path through one event's payload (field_path.hpp).
     std::optional<Access> locate(const SchemaEvent& e, const std::vector<WherePathStep>& path, std::string& reason) {
         const SchemaStruct* current = schema_.payload_of(e);
         if (current == nullptr) return std::nullopt;
+        const std::optional<FieldPlace> place = find_field_path(schema_, e, path);
+        if (!place) return std::nullopt;
         Access a;
-        std::optional<TypeId> type;
-        std::size_t i = 0;
-        // The first step may name a trailing array of the payload.
-        for (std::size_t k = 0; k < current->trailing.size(); ++k) {
-            const SchemaTrailing& t = current->trailing[k];
-            if (t.name != path[0].name) continue;
+        a.offset = place->offset;
+        if (place->trailing >= 0) {
+            const SchemaTrailing& t = current->trailing[static_cast<std::size_t>(place->trailing)];
             if (t.bytes) {
                 if (path.size() > 1) return std::nullopt;
                 reason = fmt::format("'{}' is a variable-length byte array; it cannot be compared", t.name);
                 struct_error_ = reason;
                 return std::nullopt;
             }
-            if (path.size() < 2 || !path[1].index) {
+            if (!place->element) {
                 struct_error_ = fmt::format("'{}' is an array; give an element: {}[0]", t.name, t.name);
                 return std::nullopt;
             }
-            a.trailing = static_cast<int>(k);
-            a.element = path[1].i;
+            a.trailing = place->trailing;
+            a.element = place->index;
             a.fixed = current->size;
-            for (std::size_t j = 0; j <= k; ++j) {
+            for (std::size_t j = 0; j <= static_cast<std::size_t>(place->trailing); ++j) {
                 const SchemaTrailing& tj = current->trailing[j];
                 a.arrays.push_back({tj.count_offset, scalar_size(tj.count_scalar), schema_.type(tj.element).size});
             }
-            type = t.element;
-            i = 2;
-            break;
         }
-        if (!type) {
-            const SchemaField* f = current->field(path[0].name);
-            if (f == nullptr) return std::nullopt;
-            a.offset = f->offset;
-            type = f->type;
-            i = 1;
-        }
-        for (; i < path.size(); ++i) {
-            const SchemaType& t = schema_.type(*type);
-            if (path[i].index) {
-                if (t.kind != TypeKind::Array) return std::nullopt;
-                if (path[i].i >= t.count) return std::nullopt;  // past a fixed array: no such field
-                const SchemaType& el = schema_.type(t.element);
-                a.offset += static_cast<std::uint32_t>(path[i].i) * el.size;
-                type = t.element;
-                continue;
-            }
-            if (t.kind != TypeKind::Struct) return std::nullopt;
-            const SchemaField* f = schema_.structs()[t.index].field(path[i].name);
-            if (f == nullptr) return std::nullopt;
-            a.offset += f->offset;
-            type = f->type;
-        }
-        const SchemaType& t = schema_.type(*type);
+        const SchemaType& t = schema_.type(place->type);
         a.size = t.size;
         switch (t.kind) {
         case TypeKind::Struct: {
