@@ -44,4 +44,16 @@ struct CodegenOptions {
 
 Result<std::string> generate_cpp_header(const Schema& schema, const CodegenOptions& options = {});
 
+// The C header (`evring schema compile --lang c`, docs/schema.md "Generating
+// a C header"): C11 over the C ABI (evring/evring.h). Every name it declares starts
+// with a prefix, options.namespace_name or else the schema's content_name
+// (`orders_fill`, `ORDERS_FILL`, `ORDERS_SIDE_BUY`): the constants and the
+// schema's text (PREFIX_writer_options embeds it in a ring), each enum as
+// its underlying integer type plus its values, each struct with the
+// schema's layout and a _Static_assert on its size, alignment and every
+// field's offset, the event types and their names, and one typed write
+// helper per event type (schema_codegen_c_write.cpp). Fails (Error) when
+// the prefix is not a C name or two schema names collide once spelled for C.
+Result<std::string> generate_c_header(const Schema& schema, const CodegenOptions& options = {});
+
 }  // namespace evring

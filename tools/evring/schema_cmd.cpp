@@ -38,6 +38,7 @@ struct SchemaCommand {
     std::string file;
     std::string output;
     std::string namespace_name;
+    std::string lang = "cpp";
     bool json = false;
 };
 
@@ -206,7 +207,8 @@ int run_compile(const SchemaCommand& c) {
         report_error(schema.error().message());
         return kExitRuntime;
     }
-    auto header = generate_cpp_header(*schema, {c.namespace_name, c.file});
+    auto header = c.lang == "c" ? generate_c_header(*schema, {c.namespace_name, c.file})
+                                : generate_cpp_header(*schema, {c.namespace_name, c.file});
     if (!header) {
         report_error(fmt::format("{}: {}", c.file, header.error().message()));
         return kExitRuntime;
@@ -237,10 +239,14 @@ Command add_schema(CLI::App& app) {
                         "schema's name (monad-exec-v1)")
         ->required();
     c->show->add_flag("--json", c->json, "Print one JSON object");
-    c->compile = schema->add_subcommand("compile", "Generate a C++ header from a schema file");
+    c->compile = schema->add_subcommand("compile", "Generate a C++ or C header from a schema file");
     c->compile->add_option("FILE", c->file, "Schema file")->required();
     c->compile->add_option("-o,--output", c->output, "Header to write")->required();
-    c->compile->add_option("--namespace", c->namespace_name, "C++ namespace (default: the schema's content_name)");
+    c->compile->add_option("--lang", c->lang, "cpp (C++20, the default) or c (C11 over the C ABI)")
+        ->check(CLI::IsMember({"cpp", "c"}));
+    c->compile->add_option("--namespace", c->namespace_name,
+                           "C++ namespace, or with --lang c the prefix of every name (default: the schema's "
+                           "content_name)");
     return {schema, [c] {
                 if (c->check->parsed()) return run_check(*c);
                 if (c->show->parsed()) return run_show(*c);
