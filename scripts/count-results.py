@@ -2,7 +2,8 @@
 """Counts test cases in meson's JUnit logs: prints 'N passed, N failed, N skipped'.
 
 meson test writes one <testsuite> per test executable and, for GoogleTest
-executables, one <testcase> per test. A test executable that crashed before
+executables and TAP tests (rust_test: tests/rust/cargo_tap.py reports each
+test of the Rust crate), one <testcase> per test. A test executable that crashed before
 writing its results has no test cases of its own: it counts as one failure.
 """
 import sys
