@@ -14,8 +14,11 @@ pub fn skip(test: &str, reason: &str) {
     println!("skipped {}: {}", test, reason);
     if let Some(file) = std::env::var_os("EVRING_SKIP_FILE") {
         use std::io::Write;
+        // One write of the whole line: tests skip from parallel threads and processes,
+        // and each write to a file opened for appending lands whole at its end.
+        let line = format!("{}\t{}\n", test, reason);
         let mut f = std::fs::OpenOptions::new().append(true).open(file).expect("the skip file");
-        writeln!(f, "{}\t{}", test, reason).expect("a line in the skip file");
+        f.write_all(line.as_bytes()).expect("a line in the skip file");
     }
 }
 
