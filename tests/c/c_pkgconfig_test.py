@@ -66,8 +66,9 @@ def test_a_c_program_writes_ten_typed_events_that_watch_decodes(tmp):
         assert out.startswith("wrote 10 events"), out
         lines = run([EVRING, "watch", ring, "--from", "oldest", "--format", "jsonl"]).splitlines()
     finally:
-        if os.path.exists(ring):
-            os.unlink(ring)
+        for left in [ring, ring + ".readers"]:  # the kept ring, and the registry evring watch joined
+            if os.path.exists(left):
+                os.unlink(left)
     events = [json.loads(line) for line in lines]
     assert [e["type_name"] for e in events] == [
         "ORDER_NEW", "ORDER_NEW", "ORDER_CANCEL", "FILL", "HEARTBEAT", "BOOK_SNAPSHOT", "ORDER_NEW",
