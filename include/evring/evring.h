@@ -175,7 +175,8 @@ void evring_open_options_init(evring_open_options* options);
 
 /* Opens what `location` names, as the CLI does (source_open.hpp): a ring, a
  * ring set (its name or directory: read merged, each event with its member),
- * a snapshot or a recording; the schema is found then (see
+ * a snapshot or a recording, and, when the library was built with libnats, a
+ * NATS stream "nats://HOST[:PORT]/STREAM" (docs/c-api.md); the schema is found then (see
  * evring_source_schema_json). A live ring's reader registers in its reader
  * registry, a live ring set's in every member's (evring_open_options.
  * register_reader; when it cannot, it reads anyway and the first item is a

@@ -40,7 +40,7 @@ pub enum PayloadState {
 pub(crate) enum Payload {
     // In the ring's shared memory: peek, read, then check it was not overwritten.
     InRing,
-    // Copied with the event into the reader's buffer (recordings, ring sets).
+    // Copied with the event into the reader's buffer (recordings, ring sets, streams).
     Copied { data: *const u8, len: usize, state: c_int },
 }
 

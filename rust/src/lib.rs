@@ -1,6 +1,6 @@
 //! evring for Rust: shared-memory event rings (RING01, byte-compatible with
-//! Monad's execution event rings), ring sets, snapshots and recordings,
-//! through evring's C ABI (`include/evring/evring.h`, `libevring.so`).
+//! Monad's execution event rings), ring sets, snapshots, recordings and NATS
+//! streams, through evring's C ABI (`include/evring/evring.h`, `libevring.so`).
 //!
 //! ```no_run
 //! use evring::{EventNextResult, EventPayloadResult, EventRing, PayloadRef};

@@ -1,6 +1,7 @@
-//! Reading: one reader over a live ring, a ring set, a snapshot or a
-//! recording (what the C ABI opens: NATS streams not yet), through the C ABI's reader
-//! session (the registry, counters, positions, the `--where` filter).
+//! Reading: one reader over any source the C ABI opens (a live ring, a ring
+//! set, a snapshot, a recording, a NATS stream when libevring.so has
+//! libnats), through the C ABI's reader session (the registry, counters,
+//! positions, the `--where` filter).
 //!
 //! A reader is one C source handle: used by one thread at a time (it is
 //! `Send`, not `Sync`); any number of readers of one ring, in any threads or
@@ -35,7 +36,8 @@ unsafe impl Send for EventReader {}
 
 impl EventReader {
     /// Opens what `location` names, as `evring watch` does: a ring name or
-    /// path, a ring set, a snapshot (`.zst`), a recording.
+    /// path, a ring set, a snapshot (`.zst`), a recording, a NATS stream URL
+    /// (`nats://HOST[:PORT]/STREAM`, when libevring.so was built with libnats).
     /// A live ring's reader starts after its newest event; a file's at its
     /// oldest (seek to change it).
     pub fn open(location: &str, options: &OpenOptions) -> Result<EventReader, Error> {

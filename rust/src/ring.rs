@@ -8,7 +8,7 @@ use crate::reader::EventReader;
 use crate::source_info::{OpenOptions, SourceKind};
 
 /// Something to read, by location: a ring name or path, a ring set, a
-/// snapshot, a recording. Each [`create_reader`](EventRing::create_reader)
+/// snapshot, a recording, a NATS stream. Each [`create_reader`](EventRing::create_reader)
 /// opens an independent reader of it (docs/rust.md: a reader is one source
 /// handle; a snapshot is decompressed once per reader).
 #[derive(Clone, Debug)]

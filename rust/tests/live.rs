@@ -229,11 +229,13 @@ impl Drop for RemoveDirOnDrop {
     }
 }
 
+/// Removes a file kept after its writer exited, and the reader registry beside it.
 struct RemoveOnDrop(String);
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_file(format!("{}.readers", self.0));
     }
 }
 
