@@ -23,7 +23,8 @@ pub type SnapshotEventRing = EventRing;
 
 impl EventRing {
     /// A source by location, with the default options. Fails at once when
-    /// nothing is there (a ring not created yet: [`EventReader::wait_for_name`]).
+    /// no file has the name or path (a ring not created yet:
+    /// [`EventReader::wait_for_name`]).
     pub fn new(location: impl AsRef<Path>) -> Result<EventRing, Error> {
         EventRing::with_options(location, OpenOptions::default())
     }
@@ -31,7 +32,8 @@ impl EventRing {
     /// A source by location with options (a schema file, interest, the reader's name).
     pub fn with_options(location: impl AsRef<Path>, options: OpenOptions) -> Result<EventRing, Error> {
         let location = location.as_ref().to_string_lossy().into_owned();
-        if !EventReader::wait_for_name(&location, std::time::Duration::from_secs(0))? {
+        // A name or path must be there now (a URL is checked when a reader connects).
+        if !location.contains("://") && !EventReader::wait_for_name(&location, std::time::Duration::from_secs(0))? {
             return Err(Error::new(Status::System, format!("opening '{}': No such file or directory", location)));
         }
         Ok(EventRing { location, options, snapshot_only: false })

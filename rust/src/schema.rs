@@ -175,19 +175,12 @@ impl<'a> Schema<'a> {
         }
         let mut field = field_of(event_type, path, &raw);
         if raw.trailing >= 0 {
-            let fixed_size = self.event_type_by_number(event_type)?.fixed_size;
-            let mut arrays = Vec::new();
-            for index in 0..raw.trailing as u32 {
-                let before = self.trailing(event_type, index)?;
-                let place = before.trailing.expect("a trailing array has its place");
-                arrays.push(place.arrays[index as usize]);
-            }
-            arrays.push((raw.count_offset, raw.count_size, raw.trailing_element_size));
+            let index = raw.trailing as u32;
             field.trailing = Some(TrailingPlace {
-                index: raw.trailing as u32,
+                index,
                 element: if raw.kind == ffi::EVRING_FIELD_TRAILING { None } else { Some(raw.element_index) },
-                fixed_size,
-                arrays,
+                fixed_size: self.event_type_by_number(event_type)?.fixed_size,
+                arrays: self.arrays_through(event_type, index)?,
             });
         }
         Ok(field)
@@ -201,25 +194,31 @@ impl<'a> Schema<'a> {
 
     /// Trailing array `index` (0 the first) of `event_type`, named whole.
     pub fn trailing(&self, event_type: u16, index: u32) -> Result<Field, Error> {
+        let raw = self.raw_trailing(event_type, index)?;
+        let mut field = field_of(event_type, &format!("#{}", index), &raw);
+        field.trailing = Some(TrailingPlace {
+            index,
+            element: None,
+            fixed_size: self.event_type_by_number(event_type)?.fixed_size,
+            arrays: self.arrays_through(event_type, index)?,
+        });
+        Ok(field)
+    }
+
+    fn raw_trailing(&self, event_type: u16, index: u32) -> Result<ffi::evring_field, Error> {
         let mut raw = field_struct();
         let status = unsafe { ffi::evring_schema_trailing(self.raw, event_type, index, &mut raw) };
         if status != ffi::EVRING_OK {
             return Err(Error::last(status));
         }
-        let mut field = field_of(event_type, &format!("#{}", index), &raw);
-        let fixed_size = self.event_type_by_number(event_type)?.fixed_size;
-        let mut arrays = Vec::new();
-        for before in 0..index {
-            let mut b = field_struct();
-            let status = unsafe { ffi::evring_schema_trailing(self.raw, event_type, before, &mut b) };
-            if status != ffi::EVRING_OK {
-                return Err(Error::last(status));
-            }
-            arrays.push((b.count_offset, b.count_size, b.trailing_element_size));
-        }
-        arrays.push((raw.count_offset, raw.count_size, raw.trailing_element_size));
-        field.trailing = Some(TrailingPlace { index, element: None, fixed_size, arrays });
-        Ok(field)
+        Ok(raw)
+    }
+
+    // (count offset, count width, element size) of trailing arrays 0..=last.
+    fn arrays_through(&self, event_type: u16, last: u32) -> Result<Vec<(u32, u32, u32)>, Error> {
+        (0..=last)
+            .map(|i| self.raw_trailing(event_type, i).map(|a| (a.count_offset, a.count_size, a.trailing_element_size)))
+            .collect()
     }
 }
 

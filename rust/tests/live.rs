@@ -277,3 +277,13 @@ fn a_lapped_reader_gets_the_exact_gap_and_an_overwritten_payload_expires() {
     let counters = reader.counters().unwrap();
     assert_eq!((counters.lost, counters.gaps), (gap.count, 1));
 }
+
+#[test]
+fn an_absent_ring_is_refused_with_its_name() {
+    let path = common::ring_path("absent");
+    let err = evring::EventRing::new(&path).unwrap_err();
+    assert_eq!(err.message(), format!("opening '{}': No such file or directory", path));
+    let err = EventReader::open(&path, &OpenOptions::default()).err().expect("no reader of an absent ring");
+    assert!(err.message().contains(&path) && err.message().contains("No such file or directory"), "{}", err);
+    assert!(!EventReader::wait_for_name(&path, Duration::from_millis(0)).unwrap());
+}
