@@ -24,7 +24,7 @@ pub type SnapshotEventRing = EventRing;
 impl EventRing {
     /// A source by location, with the default options. Fails at once when
     /// no file has the name or path (a ring not created yet:
-    /// [`EventReader::wait_for_name`]).
+    /// [`EventReader::wait_for_name`]); a URL is checked by `create_reader`.
     pub fn new(location: impl AsRef<Path>) -> Result<EventRing, Error> {
         EventRing::with_options(location, OpenOptions::default())
     }
@@ -32,8 +32,9 @@ impl EventRing {
     /// A source by location with options (a schema file, interest, the reader's name).
     pub fn with_options(location: impl AsRef<Path>, options: OpenOptions) -> Result<EventRing, Error> {
         let location = location.as_ref().to_string_lossy().into_owned();
-        // A name or path must be there now (a URL is checked when a reader connects).
-        if !location.contains("://") && !EventReader::wait_for_name(&location, std::time::Duration::from_secs(0))? {
+        // A name or path must be there now; a URL (nats://) always names something,
+        // and is checked when a reader connects.
+        if !EventReader::wait_for_name(&location, std::time::Duration::from_secs(0))? {
             return Err(Error::new(Status::System, format!("opening '{}': No such file or directory", location)));
         }
         Ok(EventRing { location, options, snapshot_only: false })

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use evring::{EventNextResult, EventPayloadResult, EventReader, OpenOptions, PayloadRef, SourceKind, Writer, WriterOptions};
+use evring::{EventNextResult, EventPayloadResult, EventRing, PayloadRef, SourceKind, Writer, WriterOptions};
 
 /// A child process killed and reaped when dropped, and a directory removed.
 struct Running(Child, Option<PathBuf>);
@@ -108,7 +108,8 @@ fn a_relayed_stream_reads_from_rust_by_its_url() {
     let url = format!("nats://127.0.0.1:{}/RUST", port);
     let start = Instant::now();
     let mut reader = loop {
-        match EventReader::open(&url, &OpenOptions::default()) {
+        // EventRing leaves a URL to the reader's connect (a name or path it checks at once).
+        match EventRing::new(&url).and_then(|ring| ring.create_reader()) {
             Ok(r) => break r,
             Err(e) if start.elapsed() < Duration::from_secs(30) => {
                 let _ = e;
