@@ -298,8 +298,8 @@ int evring_source_next_batch_members(evring_source* source, evring_descriptor* o
  * start that had to move leaves a note in evring_source_notice. */
 int evring_source_seek(evring_source* source, const char* position);
 int evring_source_seek_seqno(evring_source* source, uint64_t seqno);
-/* To the newest event (only events after it come next), and to the oldest
- * one still held: evring_source_seek's "latest" and "oldest". */
+/* To the newest event (handed out next, then the events after it), and to
+ * the oldest one still held: evring_source_seek's "latest" and "oldest". */
 int evring_source_seek_latest(evring_source* source);
 int evring_source_seek_oldest(evring_source* source);
 /* The names before 0.1.0's: deprecated, removed in the release after it. */

@@ -8,7 +8,7 @@ use std::fmt;
 pub enum Position {
     /// The oldest event still held.
     Oldest,
-    /// After the newest event: only events written from now on.
+    /// The newest event (handed out first), then what is written after it.
     Latest,
     /// A sequence number (a ring set's: `Text("MEMBER:SEQNO")`).
     Seqno(u64),

@@ -38,8 +38,9 @@ impl EventReader {
     /// Opens what `location` names, as `evring watch` does: a ring name or
     /// path, a ring set, a snapshot (`.zst`), a recording, a NATS stream URL
     /// (`nats://HOST[:PORT]/STREAM`, when libevring.so was built with libnats).
-    /// A live ring's reader starts after its newest event; a file's at its
-    /// oldest (seek to change it).
+    /// A live ring's reader starts at its newest event (handed out first,
+    /// then what is written after it); a file's at its oldest (seek to
+    /// change it).
     pub fn open(location: &str, options: &OpenOptions) -> Result<EventReader, Error> {
         let c_location = c_string("location", location)?;
         let schema_path = options.schema_path.as_deref().map(|p| c_string("schema path", p)).transpose()?;
@@ -108,8 +109,8 @@ impl EventReader {
         }
     }
 
-    /// To the newest event: only events after it come next (as
-    /// `monad-event-ring`'s `reset`).
+    /// To the newest event, which comes next, then what is written after
+    /// it (`monad-event-ring`'s `reset`; docs/rust.md).
     pub fn reset(&mut self) -> Result<(), Error> {
         self.seek(Position::Latest)
     }

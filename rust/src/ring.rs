@@ -55,8 +55,8 @@ impl EventRing {
         &self.location
     }
 
-    /// A new reader: of a live ring after its newest event (as a
-    /// `monad-event-ring` reader of a live ring starts), of a file at its oldest.
+    /// A new reader: of a live ring at its newest event (handed out first,
+    /// then what is written after it), of a file at its oldest.
     pub fn create_reader(&self) -> Result<EventReader, Error> {
         let reader = EventReader::open(&self.location, &self.options)?;
         if self.snapshot_only && reader.kind() != SourceKind::Snapshot {

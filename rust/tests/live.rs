@@ -287,3 +287,28 @@ fn an_absent_ring_is_refused_with_its_name() {
     assert!(err.message().contains(&path) && err.message().contains("No such file or directory"), "{}", err);
     assert!(!EventReader::wait_for_name(&path, Duration::from_millis(0)).unwrap());
 }
+
+#[test]
+fn a_live_rings_reader_starts_at_its_newest_event() {
+    let mut o = WriterOptions::new(&common::ring_path("start"));
+    o.descriptor_shift = 8;
+    o.payload_shift = 16;
+    let w = Writer::create(&o).unwrap();
+    for _ in 0..3 {
+        w.record(5, b"old", None).unwrap();
+    }
+    let seqno = |r: EventNextResult<evring::EventDescriptor<'_>>| match r {
+        EventNextResult::Ready(event) => Some(event.info().seqno),
+        _ => None,
+    };
+    // The newest event first, then what is written after it; reset() goes back to the newest.
+    let mut reader = evring::EventRing::new(w.path()).unwrap().create_reader().unwrap();
+    assert_eq!(seqno(reader.next_descriptor()), Some(3));
+    assert!(matches!(reader.next_descriptor(), EventNextResult::NotReady));
+    w.record(5, b"new", None).unwrap();
+    assert_eq!(seqno(reader.next_descriptor()), Some(4));
+    reader.reset().unwrap();
+    assert_eq!(seqno(reader.next_descriptor()), Some(4));
+    reader.seek("oldest").unwrap();
+    assert_eq!(seqno(reader.next_descriptor()), Some(1));
+}
