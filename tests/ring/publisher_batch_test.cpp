@@ -19,7 +19,9 @@
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/payload.hpp"
 #include "evring/ring/publisher.hpp"
+#include "evring/ring/ring_extension.hpp"
 #include "evring/ring/ring_writer.hpp"
+#include "evring/ring/shared_word.hpp"
 #include "evring/schema/typed_publish.hpp"
 #include "support/child_process.hpp"
 #include "support/temp_ring.hpp"
@@ -244,6 +246,24 @@ TEST(PublisherBatch, EveryWayOfReservingGivesTheSameRing) {
             EXPECT_EQ(payload_of(*ring, got), payload_of(owned.ring(), want));
         }
     }
+}
+
+TEST(PublisherBatch, ABatchRingsTheDoorbellOnceForAllItsEvents) {
+    test::RingPair rings;
+    Publisher publisher(*rings.writer);
+    std::uint32_t& doorbell = extension_in(&rings.writer->header())->doorbell;
+    Events events({8, 8, 8});
+    ASSERT_EQ(publisher.publish_batch(events.batch), 1u);
+    EXPECT_EQ(shared::load_relaxed(doorbell), 0u) << "nobody asleep: the doorbell line is not written";
+    shared::fetch_or_seq_cst(doorbell, 1u);  // a reader announcing a sleep
+    ASSERT_EQ(publisher.publish_batch(events.batch), 4u);
+    EXPECT_EQ(shared::load_relaxed(doorbell), 2u) << "woken once: epoch 1, nobody announced";
+    const std::uint8_t three[48] = {};
+    shared::fetch_or_seq_cst(doorbell, 1u);
+    ASSERT_EQ(publisher.publish_batch(4, three, 16, 3, {}), 7u);
+    EXPECT_EQ(shared::load_relaxed(doorbell), 4u) << "the array form wakes too";
+    ASSERT_EQ(publisher.publish_batch(events.batch), 10u);
+    EXPECT_EQ(shared::load_relaxed(doorbell), 4u) << "no second wake without a second announcement";
 }
 
 // A writer that dies inside publish_batch: a child whose batch has, at event
