@@ -10,14 +10,15 @@
 // counts").
 //
 //   evring-event-cost PEER SIZE WRITE READ DIR
-//     PEER   evring | classic | floor | floor_clock | evring_lapped | evring_batch16[_array]; READ <= WRITE;
+//     PEER   evring | classic | floor | floor_clock | evring_lapped | evring_batch16[_events]; READ <= WRITE;
 //            DIR for the ring file
 //
 // evring_batch16: evring's default publisher publishing batches of 16 events
-// (Publisher::publish_batch of BatchEvents, each event's payload where the
-// caller has it), WRITE a multiple of 16; read back as evring's.
-// evring_batch16_array: the same through publish_batch of one type whose 16
-// payloads lie back to back (an array of structs).
+// of one type whose payloads lie back to back (an array of structs: the
+// array form of Publisher::publish_batch, typed publish_many's path), each
+// with its own flow tag; WRITE a multiple of 16; read back as evring's.
+// evring_batch16_events: the same through publish_batch of BatchEvents (each
+// event's payload wherever the caller has it).
 //
 // evring_lapped: evring's writer past its first lap, as a writer runs for
 // most of its life (every reservation then overwrites older bytes, which the
@@ -193,7 +194,7 @@ void settle_clock() {
 }
 
 int usage(const char* why) {
-    std::fprintf(stderr, "evring-event-cost: %s\nusage: evring-event-cost evring|classic|floor|floor_clock|evring_lapped|evring_batch16[_array] SIZE WRITE READ DIR\n",
+    std::fprintf(stderr, "evring-event-cost: %s\nusage: evring-event-cost evring|classic|floor|floor_clock|evring_lapped|evring_batch16[_events] SIZE WRITE READ DIR\n",
                  why);
     return 2;
 }
@@ -207,7 +208,7 @@ int main(int argc, char** argv) {
     const std::uint64_t events = std::strtoull(argv[3], nullptr, 10);
     const std::uint64_t to_read = std::strtoull(argv[4], nullptr, 10);
     if (peer != "evring" && peer != "classic" && peer != "floor" && peer != "floor_clock" && peer != "evring_lapped" &&
-        peer != "evring_batch16" && peer != "evring_batch16_array")
+        peer != "evring_batch16" && peer != "evring_batch16_events")
         return usage(("unknown peer " + peer).c_str());
     if (peer.starts_with("evring_batch16") && events % kBatch != 0) return usage("evring_batch16: WRITE must be a multiple of 16");
     const bool lapped = peer == "evring_lapped";
@@ -241,10 +242,10 @@ int main(int argc, char** argv) {
         written = write_evring(publisher, source.data(), size, events);
     } else if (peer == "evring_batch16") {
         Publisher publisher(owner.ring());
-        written = write_evring_batch(publisher, source.data(), size, events);
-    } else if (peer == "evring_batch16_array") {
-        Publisher publisher(owner.ring());
         written = write_evring_batch_array(publisher, source.data(), size, events);
+    } else if (peer == "evring_batch16_events") {
+        Publisher publisher(owner.ring());
+        written = write_evring_batch(publisher, source.data(), size, events);
     } else if (peer == "classic") {
         map_classic(path, true, classic);
         written = write_classic(classic, source.data(), size, events);
