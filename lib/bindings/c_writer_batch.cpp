@@ -15,6 +15,10 @@ namespace {
 // struct_size may not be smaller (evring.h, "How the ABI grows").
 constexpr std::size_t kBatchEventFirst = 56;
 static_assert(sizeof(evring_batch_event) == kBatchEventFirst);
+// Larger than any later version will be: a struct_size past it is garbage
+// (a struct never initialised), and stepping by it would read far outside
+// the caller's array.
+constexpr std::size_t kBatchEventMost = 4096;
 
 int fail(evring_writer* writer, int status, const std::string& message) noexcept {
     try {
@@ -33,7 +37,7 @@ const evring_batch_event& element(const evring_batch_event* events, std::size_t 
 
 // Empty when every element is well formed, else why not.
 std::string malformed(const evring_batch_event* events, std::size_t stride, std::size_t count) {
-    if (stride < kBatchEventFirst)
+    if (stride < kBatchEventFirst || stride > kBatchEventMost)
         return evring::bindings::size_message("evring_writer_record_batch", "evring_batch_event", events[0].struct_size);
     for (std::size_t i = 0; i < count; ++i) {
         const evring_batch_event& e = element(events, stride, i);

@@ -85,6 +85,9 @@ static void test_the_struct_size_rule_holds_for_the_array(void) {
     two[0].struct_size = 0;
     CHECK(evring_writer_record_batch(w, two, 2, NULL) == EVRING_E_INVALID);
     CHECK(strstr(evring_writer_error(w), "evring_batch_event.struct_size is 0") != NULL);
+    two[0].struct_size = 0x7fffffff; /* garbage: never stepped by */
+    CHECK(evring_writer_record_batch(w, two, 2, NULL) == EVRING_E_INVALID);
+    CHECK(strstr(evring_writer_error(w), "evring_batch_event.struct_size is 2147483647") != NULL);
     two[0].struct_size = sizeof two[0];
     two[1].struct_size = 64;
     CHECK(evring_writer_record_batch(w, two, 2, NULL) == EVRING_E_INVALID);

@@ -73,7 +73,8 @@
 //     window increment, the limit of one payload), so the window it raises
 //     stays at or below o_0: no event of a batch expires another of it.
 //   - Each event is then committed in sequence order as commit() does: its
-//     payload bytes, W5, W6, W7, W8 of its own slot. Pair A holds per slot, so
+//     payload bytes (the array form stores every payload first), then W5,
+//     W6, W7, W8 of its own slot. Pair A holds per slot, so
 //     a reader never sees seqno k+1 committed before its descriptor and
 //     payload are complete, whatever it saw of seqno k.
 //   - W9..W11 once, after the last W8: every W8 of the batch comes before
@@ -354,7 +355,8 @@ inline std::uint64_t Publisher::publish_batch(std::uint16_t event_type, const vo
     if (stride == payload_size) {
         if (stride != 0) std::memcpy(b.payload, src, stride * count);
     } else {
-        for (std::size_t i = 0; i < count; ++i) detail::copy_into_ring(b.payload + i * stride, src + i * payload_size, payload_size);
+        for (std::size_t i = 0; i < count; ++i)
+            detail::copy_into_ring(b.payload + i * stride, src + i * payload_size, payload_size);
     }
     DescriptorSlot* const slots = descriptors_;
     DescriptorSlot* const slots_end = descriptors_ + descriptor_mask_ + 1;
