@@ -10,7 +10,15 @@
 // counts").
 //
 //   evring-event-cost PEER SIZE WRITE READ DIR
-//     PEER   evring | classic | floor | floor_clock | evring_lapped; READ <= WRITE; DIR for the ring file
+//     PEER   evring | classic | floor | floor_clock | evring_lapped | evring_batch16[_events]; READ <= WRITE;
+//            DIR for the ring file
+//
+// evring_batch16: evring's default publisher publishing batches of 16 events
+// of one type whose payloads lie back to back (an array of structs: the
+// array form of Publisher::publish_batch, typed publish_many's path), each
+// with its own flow tag; WRITE a multiple of 16; read back as evring's.
+// evring_batch16_events: the same through publish_batch of BatchEvents (each
+// event's payload wherever the caller has it).
 //
 // evring_lapped: evring's writer past its first lap, as a writer runs for
 // most of its life (every reservation then overwrites older bytes, which the
@@ -32,6 +40,7 @@
 // 1 if the reader did not get every event it was to read.
 #include <time.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -82,6 +91,37 @@ void evict_caches() {
         publisher.commit(r);
     }
     return events;
+}
+
+// Batches of kBatch events (Publisher::publish_batch): per batch the flow
+// tag of each event is set, as write_evring sets one per event, and the
+// batch is published in one call.
+constexpr std::size_t kBatch = 16;
+[[gnu::noinline]] std::uint64_t write_evring_batch(Publisher& publisher, const std::byte* source, std::size_t size,
+                                                   std::uint64_t events) {
+    BatchEvent batch[kBatch];
+    for (BatchEvent& e : batch) e = {source, {}, static_cast<std::uint32_t>(size), kDataEvent};
+    for (std::uint64_t seq = 1; seq + kBatch - 1 <= events; seq += kBatch) {
+        for (std::size_t i = 0; i < kBatch; ++i) batch[i].content_ext[0] = seq + i;
+        if (publisher.publish_batch(batch) == 0) return seq - 1;
+    }
+    return events - events % kBatch;
+}
+
+// The same through the batch of one type whose payloads lie back to back
+// (an array of structs: typed_publish.hpp's publish_many), each event's flow
+// tag set per batch.
+[[gnu::noinline]] std::uint64_t write_evring_batch_array(Publisher& publisher, const std::byte* source,
+                                                         std::size_t size, std::uint64_t events) {
+    std::vector<std::byte> payloads(size * kBatch);
+    for (std::size_t i = 0; i < kBatch; ++i) std::memcpy(payloads.data() + i * size, source, size);
+    std::array<std::uint64_t, 4> flows[kBatch] = {};
+    for (std::uint64_t seq = 1; seq + kBatch - 1 <= events; seq += kBatch) {
+        for (std::size_t i = 0; i < kBatch; ++i) flows[i][0] = seq + i;
+        if (publisher.publish_batch(kDataEvent, payloads.data(), static_cast<std::uint32_t>(size), kBatch, flows) == 0)
+            return seq - 1;
+    }
+    return events - events % kBatch;
 }
 
 [[gnu::noinline]] std::uint64_t read_evring(const std::string& path, std::byte* buffer, std::size_t buffer_size,
@@ -154,7 +194,7 @@ void settle_clock() {
 }
 
 int usage(const char* why) {
-    std::fprintf(stderr, "evring-event-cost: %s\nusage: evring-event-cost evring|classic|floor|floor_clock|evring_lapped SIZE WRITE READ DIR\n",
+    std::fprintf(stderr, "evring-event-cost: %s\nusage: evring-event-cost evring|classic|floor|floor_clock|evring_lapped|evring_batch16[_events] SIZE WRITE READ DIR\n",
                  why);
     return 2;
 }
@@ -167,8 +207,10 @@ int main(int argc, char** argv) {
     const std::size_t size = std::strtoull(argv[2], nullptr, 10);
     const std::uint64_t events = std::strtoull(argv[3], nullptr, 10);
     const std::uint64_t to_read = std::strtoull(argv[4], nullptr, 10);
-    if (peer != "evring" && peer != "classic" && peer != "floor" && peer != "floor_clock" && peer != "evring_lapped")
+    if (peer != "evring" && peer != "classic" && peer != "floor" && peer != "floor_clock" && peer != "evring_lapped" &&
+        peer != "evring_batch16" && peer != "evring_batch16_events")
         return usage(("unknown peer " + peer).c_str());
+    if (peer.starts_with("evring_batch16") && events % kBatch != 0) return usage("evring_batch16: WRITE must be a multiple of 16");
     const bool lapped = peer == "evring_lapped";
     const std::size_t stride = (size + 15) & ~std::size_t{15};
     const std::uint64_t prefill = lapped ? (std::uint64_t{1} << kLappedPayloadShift) / stride + 1 : 0;
@@ -198,6 +240,12 @@ int main(int argc, char** argv) {
     } else if (peer == "evring") {
         Publisher publisher(owner.ring());  // the default: claims the ring it owns
         written = write_evring(publisher, source.data(), size, events);
+    } else if (peer == "evring_batch16") {
+        Publisher publisher(owner.ring());
+        written = write_evring_batch_array(publisher, source.data(), size, events);
+    } else if (peer == "evring_batch16_events") {
+        Publisher publisher(owner.ring());
+        written = write_evring_batch(publisher, source.data(), size, events);
     } else if (peer == "classic") {
         map_classic(path, true, classic);
         written = write_classic(classic, source.data(), size, events);
@@ -207,12 +255,12 @@ int main(int argc, char** argv) {
     evict_caches();
     std::uint64_t read = 0;
     if (to_read > 0) {
-        if (peer == "evring") read = read_evring(path, buffer.data(), buffer.size(), to_read);
+        if (peer == "evring" || peer.starts_with("evring_batch16")) read = read_evring(path, buffer.data(), buffer.size(), to_read);
         if (peer == "classic") read = read_classic(path, buffer.data(), buffer.size(), to_read);
         if (peer == "floor" || peer == "floor_clock") read = read_floor(path, buffer.data(), size, to_read);
     }
     std::printf("peer %s size %zu written %llu read %llu clock %s checksum %d\n", peer.c_str(), size,
                 static_cast<unsigned long long>(written), static_cast<unsigned long long>(read),
                 to_string(wall_clock_source()), static_cast<int>(buffer.data()[size - 1]));
-    return read != to_read ? 1 : 0;
+    return read != to_read || written != events ? 1 : 0;
 }

@@ -22,10 +22,14 @@ namespace {
 // FloorClock: the floor with one wall-clock read per event (floor_ring.hpp),
 // the control that separates the clock's cost from evring's own; it runs the
 // 64 B figures only.
-enum PeerKind { Classic, Default, Shared, Exclusive, Floor, FloorClock, kPeerKinds };
+// Batch16: the default writer publishing batches of 16 events (the array
+// form of Publisher::publish_batch, as typed publish_many does); the
+// writer figure only.
+enum PeerKind { Classic, Default, Shared, Exclusive, Floor, FloorClock, Batch16, kPeerKinds };
 const char* const kPeerNames[kPeerKinds] = {"classic", "evring default", "evring Shared", "evring Exclusive",
-                                            "floor", "floor + clock"};
-const char* const kPeerKeys[kPeerKinds] = {"classic", "default", "shared", "exclusive", "floor", "floor_clock"};
+                                            "floor", "floor + clock", "evring batch 16"};
+const char* const kPeerKeys[kPeerKinds] = {"classic", "default", "shared", "exclusive", "floor", "floor_clock",
+                                           "batch16"};
 
 double value(const Results& results, const std::string& key) {
     auto it = results.find(key);
@@ -66,6 +70,7 @@ RunResult run_one(PeerKind kind, const std::string& dir, RunSpec spec, const std
     case Exclusive: spec.exclusive = true; return run_evring(dir, spec);
     case Floor: return run_floor(dir, spec);
     case FloorClock: spec.floor_clock = true; return run_floor(dir, spec);
+    case Batch16: spec.owned = true; spec.batch = 16; return run_evring(dir, spec);
     default: return {};
     }
 }
@@ -80,6 +85,7 @@ struct Figure {
     bool floor;         // the floor runs it too (it cannot pace)
     bool higher_better;
     bool floor_clock = false;  // and the floor with a clock (the 64 B figures)
+    bool batch16 = false;      // and the default writer in batches of 16 (the writer figure)
 };
 
 // Interrupts taken so far by `cpu`, per /proc/interrupts row label (LOC,
@@ -116,14 +122,23 @@ std::map<std::string, double> interrupts_of_cpu(int cpu) {
 // The short names of issue 25's keys: floor_ratio_reader_1kib_shm, ..._huge,
 // aa_spread_reader_1kib_shm; the /dev/shm figure also without a page suffix
 // for the writer and the A/A spread (floor_ratio_writer_64b, aa_spread_reader_1kib).
+// `tail` follows the figure (floor_ratio_writer_64b_batch16). With a range
+// (`low`, `high` not NaN), each key also gets KEY_min and KEY_max.
 void add_short_keys(std::map<std::string, double>& json, const std::string& prefix, const std::string& stem,
-                    const std::string& suffix, double value) {
-    const std::string figure = stem == "writer_ns_64b"              ? "writer_64b"
-                               : stem == "reader_events_per_s_64b"  ? "reader_64b"
-                               : stem == "reader_events_per_s_1kib" ? "reader_1kib"
-                                                                    : stem;
-    json[prefix + figure + (suffix.empty() ? "_shm" : suffix == "_hugetlbfs" ? "_huge" : suffix)] = value;
-    if (suffix.empty() && (figure == "writer_64b" || prefix == "aa_spread_")) json[prefix + figure] = value;
+                    const std::string& suffix, double value, const std::string& tail = "", double low = NAN,
+                    double high = NAN) {
+    const std::string figure = (stem == "writer_ns_64b"              ? "writer_64b"
+                                : stem == "reader_events_per_s_64b"  ? "reader_64b"
+                                : stem == "reader_events_per_s_1kib" ? "reader_1kib"
+                                                                     : stem) +
+                               tail;
+    std::vector<std::string> keys{prefix + figure + (suffix.empty() ? "_shm" : suffix == "_hugetlbfs" ? "_huge" : suffix)};
+    if (suffix.empty() && (stem == "writer_ns_64b" || prefix == "aa_spread_")) keys.push_back(prefix + figure);
+    for (const std::string& key : keys) {
+        json[key] = value;
+        if (!std::isnan(low)) json[key + "_min"] = low;
+        if (!std::isnan(high)) json[key + "_max"] = high;
+    }
 }
 
 }  // namespace
@@ -134,7 +149,7 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
     const auto latency_events = static_cast<std::uint64_t>(options.latency_rate * options.latency_seconds);
     const std::vector<Figure> figures = {
         {"writer_ns_64b", "writer ns/event, 64 B, no reader", spec(64, options.flat_events, 0, 0, false), true,
-         {"writer_ns_per_event", "claimed"}, true, false, true},
+         {"writer_ns_per_event", "claimed"}, true, false, true, true},
         {"reader_events_per_s_64b", "reader events/s, 64 B, flat out", spec(64, options.flat_events, 0, 1, false),
          false, {"reader_events_per_s", "lost", "received", "expired", "not_ready_per_event"}, true, true, true},
         {"reader_events_per_s_1kib", "reader events/s, 1 KiB, flat out",
@@ -161,6 +176,8 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                 const int p = (turn + round) % kPeerKinds;
                 if (p == Floor && !figures[f].floor) continue;
                 if (p == FloorClock && !figures[f].floor_clock) continue;
+                if (p == Batch16 && (!figures[f].batch16 || (!options.variant.empty() && options.variant != "aa")))
+                    continue;
                 if (p == Default && (options.variant == "mixed" || options.variant == "doublemap")) continue;
                 // Under SCHED_FIFO the kernel throttles real-time tasks for
                 // 50 ms of every second: a latency run starts on a refilled
@@ -216,6 +233,7 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
             for (int p = 0; p < kPeerKinds; ++p) {
                 if (p == Floor && !figure.floor) continue;
                 if (p == FloorClock && !figure.floor_clock) continue;
+                if (p == Batch16 && samples[f][p][key].empty()) continue;
                 const std::vector<double>& runs = samples[f][p][key];
                 const double med = median(runs);
                 std::vector<double> ratios;
@@ -263,7 +281,8 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                 // printed under the row of the second: issue 25's headroom
                 // (default / floor) and the clock's control (default / floor
                 // + clock, floor + clock / floor).
-                const auto same_run = [&](int over, int under, const char* label, const std::string& prefix) {
+                const auto same_run = [&](int over, int under, const char* label, const std::string& prefix,
+                                          const std::string& tail = "") {
                     std::vector<double> ratios_run;
                     const std::vector<double>& ours = samples[f][over][key];
                     const std::vector<double>& theirs = samples[f][under][key];
@@ -289,12 +308,18 @@ std::map<std::string, double> run_classic_comparison(const std::string& dir, con
                     }
                     std::printf("%-36s %-17s %12s %10.3f %6s  rounds %zu, range %.3f-%.3f%s\n", "", label, "",
                                 same_run_ratio, "", ratios_run.size(), low, high, aa);
-                    add_short_keys(json, prefix, stem, suffix, same_run_ratio);
+                    // The ratio, with its rounds' range as KEY_min and KEY_max.
+                    add_short_keys(json, prefix, stem, suffix, same_run_ratio, tail, low, high);
                 };
                 if (p == Floor) same_run(Default, Floor, "default / floor", "floor_ratio_");
                 if (p == FloorClock) {
                     same_run(Default, FloorClock, "default / fl+clock", "floor_clock_ratio_");
                     same_run(FloorClock, Floor, "fl+clock / floor", "clock_cost_ratio_");
+                }
+                if (p == Batch16) {
+                    same_run(Batch16, Floor, "batch 16 / floor", "floor_ratio_", "_batch16");
+                    same_run(Batch16, FloorClock, "batch 16 / fl+clock", "floor_clock_ratio_", "_batch16");
+                    same_run(Batch16, Default, "batch 16 / default", "default_ratio_", "_batch16");
                 }
             }
         }

@@ -7,8 +7,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "evring/ring/iterator.hpp"
@@ -49,6 +52,17 @@ void publish_one(Publisher& publisher, const std::byte* source, std::size_t size
     publisher.commit(r);
 }
 
+// Events [first, first + n) as one batch of the array form (an array of n
+// payloads of `size` bytes back to back: publish_many's path for typed
+// events), each with its own flow tag, as publish_one sets one.
+void publish_batch_of(Publisher& publisher, const std::byte* payloads, std::size_t size, std::uint64_t first,
+                      std::size_t n, std::array<std::uint64_t, 4>* flows) {
+    for (std::size_t i = 0; i < n; ++i) flows[i][0] = first + i;
+    const std::uint64_t seqno = publisher.publish_batch(kDataEvent, payloads, static_cast<std::uint32_t>(size), n,
+                                                        std::span<const std::array<std::uint64_t, 4>>(flows, n));
+    if (seqno == 0) bench::die("evring-ipc writer: publish_batch refused a batch");
+}
+
 WriterSharing sharing_of(const std::string& word) {
     if (word == "exclusive") return WriterSharing::Exclusive;
     if (word == "auto") return WriterSharing::Auto;
@@ -80,8 +94,14 @@ int run_evring_writer(const PeerOptions& options) {
     const double rate = options.number("rate", 0);
     const bool stamp = options.text("latency", "0") == "1";
     const bool streaming = options.text("copy", "memcpy") == "stream";
+    // batch > 1: events published batch by batch (Publisher::publish_batch),
+    // from `batch` payloads back to back; only flat-out runs without a
+    // latency stamp (the writer figure).
+    const std::size_t batch = std::clamp<std::size_t>(options.count("batch", 1), 1, Publisher::kMaxBatchEvents);
+    if (batch > 1 && (stamp || rate > 0)) bench::die("evring-ipc writer: batch= is for flat-out runs without latency");
     // Room for the copy's last 16 bytes, which may run past `size`.
-    PageBuffer source(size + 16, std::byte{0x5a});
+    PageBuffer source(size * batch + 16, std::byte{0x5a});
+    std::vector<std::array<std::uint64_t, 4>> flows(batch);
     WriterLateLog late(stamp);
 
     std::vector<double> batch_ns;
@@ -98,6 +118,8 @@ int run_evring_writer(const PeerOptions& options) {
             const std::uint64_t allowed =
                 rate > 0 ? paced_allowance(rate, wall_clock_nanos() - start, std::min(batch_end, sent + 64))
                          : batch_end;
+            for (; batch > 1 && sent + batch <= allowed; sent += batch)
+                publish_batch_of(publisher, source.data(), size, sent + 1, batch, flows.data());
             for (; sent < allowed; ++sent) {
                 // Only a latency run stamps its source: the floor's writer
                 // copies an unchanged source, and writing the head just

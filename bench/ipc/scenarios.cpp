@@ -93,7 +93,8 @@ RunResult run_evring(const std::string& dir, const RunSpec& spec) {
         const auto words = with(spec_words(spec), {"path=" + path, "sharing=auto", "owned=1",
                                                    spec.streaming_copy ? "copy=stream" : "copy=memcpy",
                                                    std::string("doorbell=") + (spec.doorbell ? "1" : "0"),
-                                                   "backoff=" + std::to_string(spec.backoff)});
+                                                   "backoff=" + std::to_string(spec.backoff),
+                                                   "batch=" + std::to_string(spec.batch)});
         std::vector<std::vector<std::string>> readers(static_cast<std::size_t>(spec.readers),
                                                       with({"evring-reader"}, words));
         RunResult result = run_gated_peers(readers, with({"evring-writer", "batches=10"}, words));

@@ -32,6 +32,7 @@ struct RunSpec {
     bool floor_clock = false;  // floor: the writer stamps each event with the wall clock (the clock's control)
     bool doorbell = true;    // evring: false clears the ring's doorbell feature bit, as in a
                              // ring made by another RING01 writer (commit then has no fence)
+    std::size_t batch = 1;   // evring owned: events per Publisher::publish_batch (1: reserve/commit)
 };
 
 // The spec of a plain run: these five fields, defaults for the rest.

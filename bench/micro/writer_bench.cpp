@@ -5,6 +5,7 @@
 // descriptors, 256 MiB payload buffer), so the writer streams through memory
 // as a real producer does; runs named .../CacheResident use 2^12 descriptors
 // and a 1 MiB payload buffer, to separate protocol cost from memory traffic.
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -239,6 +240,36 @@ void BM_ReserveTyped64(benchmark::State& state) {
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(BM_ReserveTyped64)->Setup(setup_ring)->Teardown(teardown_ring)->Threads(1)->UseRealTime();
+
+// Batches of 16 events of 64 B (Publisher::publish_batch) by the default
+// publisher, each event with its own flow tag: Array, one type's payloads
+// back to back (typed publish_many's path); Events, BatchEvents. Items are
+// events, so items/s compares with BM_ReserveCopyCommit's.
+void BM_PublishBatch16(benchmark::State& state) {
+    constexpr std::size_t kBatch = 16;
+    alignas(64) static std::byte source[kBatch * 64];
+    evring::Publisher& publisher = *g_publisher;
+    std::array<std::uint64_t, 4> flows[kBatch] = {};
+    evring::BatchEvent events[kBatch];
+    for (std::size_t i = 0; i < kBatch; ++i) events[i] = {source + i * 64, {}, 64, 7};
+    const bool array = state.range(0) == 1;
+    std::uint64_t seq = 0;
+    for (auto _ : state) {
+        std::uint64_t first;
+        if (array) {
+            for (std::size_t i = 0; i < kBatch; ++i) flows[i][0] = seq + i;
+            first = publisher.publish_batch(7, source, 64, kBatch, flows);
+        } else {
+            for (std::size_t i = 0; i < kBatch; ++i) events[i].content_ext[0] = seq + i;
+            first = publisher.publish_batch(events);
+        }
+        benchmark::DoNotOptimize(first);
+        seq += kBatch;
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
+}
+BENCHMARK(BM_PublishBatch16)->Name("BM_PublishBatch16/Array")->Arg(1)->Setup(setup_auto)->Teardown(teardown_ring)->UseRealTime();
+BENCHMARK(BM_PublishBatch16)->Name("BM_PublishBatch16/Events")->Arg(0)->Setup(setup_auto)->Teardown(teardown_ring)->UseRealTime();
 
 // The floor: the same stores into the same mapping, with no clock and no atomics.
 void BM_FloorPlainStores64(benchmark::State& state) {

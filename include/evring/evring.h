@@ -66,7 +66,7 @@
  * Thread safety: a source handle is used by one thread at a time; any number
  * of handles over one ring, in any threads or processes, are independent. A
  * writer handle may be used by any number of threads at once (reserve,
- * commit, abort, record), except close. evring_last_error is per thread.
+ * commit, abort, record, record_batch), except close. evring_last_error is per thread.
  */
 #ifndef EVRING_EVRING_H
 #define EVRING_EVRING_H
@@ -527,6 +527,28 @@ int evring_writer_abort(evring_writer* writer, evring_reservation* reservation);
  * Without a schema it publishes any bytes. */
 int evring_writer_record(evring_writer* writer, uint16_t event_type, const void* payload, uint64_t payload_size,
                          const uint64_t flow[4], uint64_t* seqno);
+
+/* One event of evring_writer_record_batch: what evring_writer_record takes. */
+typedef struct evring_batch_event {
+    uint32_t struct_size;      /* sizeof(evring_batch_event), the same in every element */
+    uint16_t event_type;
+    const void* payload;       /* payload_size bytes; may be NULL when 0 */
+    uint64_t payload_size;
+    uint64_t content_ext[4];   /* the flow tags */
+} evring_batch_event;
+
+/* Records events[0..count) in order, as evring_writer_record would one by
+ * one, in batches of up to 64 events that share one timestamp, one
+ * reservation and one doorbell check (docs/format.md, "Batches"). The array's
+ * element size is events[0].struct_size, and every element must say the same.
+ * seqnos (may be NULL) receives `count` sequence numbers, 0 for an event not
+ * published. With a schema every event is checked first: if any is refused,
+ * nothing is published and EVRING_E_DECODE names the first refused event's
+ * index and why; events no registered reader wants are then skipped (seqno
+ * 0). An event too large is recorded as a RECORD_ERROR in its place, the
+ * others are published, and EVRING_E_TOO_LARGE names the first. */
+int evring_writer_record_batch(evring_writer* writer, const evring_batch_event* events, size_t count,
+                               uint64_t* seqnos);
 
 /* Interest (docs/interest.md): 1 when some registered reader of the ring
  * wants events of `event_type` by its schema's keywords and level (or the

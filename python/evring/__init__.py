@@ -17,6 +17,7 @@
         w.record("ORDER_NEW", payload_bytes, flow=(symbol, order_id))   # None: no reader wants it
         if w.wants("BOOK"):                                             # interest: skip building it
             w.record("BOOK", levels=expensive_levels())
+        w.record_many("QUOTE", quotes)       # a list, or a numpy structured array: batches of up to 64
 
 Errors raise evring.Error with the library's message. docs/python.md has the rest.
 """

@@ -21,6 +21,7 @@
 #include "evring/schema/typed_publish.hpp"
 #include "module.hpp"
 #include "reader.hpp"
+#include "writer_batch.hpp"
 #include "writer_encode.hpp"
 #include "bindings/writer_handle.hpp"
 #include "schema/schema_write_check.hpp"
@@ -177,6 +178,11 @@ void register_writer(py::module_& m) {
         .def("wants", &Writer::wants, py::arg("event_type"),
              "True when some registered reader wants events of this type (a number or a name) by the schema's "
              "keywords and level, or nobody narrowed what they want: False means record() would skip it.")
+        .def("record_many",
+             [](Writer& w, const py::object& event_type, const py::object& events, const py::object& flow) {
+                 return record_many(w.handle(), event_type, events, flow);  // writer_batch.cpp
+             },
+             py::arg("event_type"), py::arg("events"), py::arg("flow") = py::tuple(), kRecordManyDoc)
         .def("record_raw", &Writer::record_raw, py::arg("event_type"), py::arg("payload"),
              py::arg("flow") = py::tuple(), "Records one event unchecked (unless created with check_raw=True).")
         .def_property_readonly("path", [](Writer& w) { return w.handle().writer.path(); })

@@ -119,7 +119,7 @@ ReaderRegistration registered_reader_of(const RingPair& rings) {
     return std::move(seen).value();
 }
 
-// The hot paths, exercised broadly: raw and typed writes, a reader that keeps
+// The hot paths, exercised broadly: raw and typed writes, batches, a reader that keeps
 // up (Success, NotReady) and is registered (on_event, on_idle), one that is
 // lapped (Gap, Expired), payload copies, flow filters, and enough wrapping to
 // advance the payload window many times. Returns a checksum so nothing is
@@ -144,6 +144,17 @@ std::uint64_t exercise_hot_paths(Publisher& publisher, const MappedRing& reader_
         publisher.commit(r);
         Sample sample{static_cast<std::uint64_t>(i), 2, 3};
         checksum += publish(publisher, 9, {0, 3, 0, 0}, sample, std::span<const std::byte>(source, 8));
+        if (i % 4 == 0) {  // batches: raw, typed, and publish_many over the batch limit
+            const BatchEvent batch[3] = {{source, {1, 3, 0, 0}, static_cast<std::uint32_t>(size), 7},
+                                         {source, {}, 0, 8},
+                                         {source, {2, 3, 0, 0}, 40, 7}};
+            checksum += publisher.publish_batch(batch);
+            const Sample samples[2] = {sample, sample};
+            checksum += publish_many<Sample>(publisher, 9, samples);
+            BatchEvent many[Publisher::kMaxBatchEvents + 3];
+            for (BatchEvent& e : many) e = {source, {0, 3, 0, 0}, 24, 10};
+            checksum += publish_many(publisher, many);
+        }
         for (;;) {
             const NextResult result = keeping_up.try_next(event);
             if (result == NextResult::NotReady) {

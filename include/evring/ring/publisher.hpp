@@ -13,6 +13,16 @@
 // (typed_publish.hpp does the same in one call for a payload struct plus
 // trailing arrays, and records RECORD_ERROR for oversized payloads.)
 //
+// How to publish a burst of events at once:
+//
+//     evring::BatchEvent batch[16];
+//     for (std::size_t i = 0; i < 16; ++i)
+//         batch[i] = {&quotes[i], {flow_tag, 0, 0, 0}, sizeof quotes[i], kQuoteType};
+//     std::uint64_t first = publisher.publish_batch(batch);  // seqnos first..first+15
+//
+// (typed_publish.hpp's publish_many takes any number of events, splits them
+// into batches, and records RECORD_ERROR for oversized payloads.)
+//
 // Contract:
 // - reserve() takes the timestamp, hands out the next sequence number and
 //   16-byte-aligned payload space with one atomic read-modify-write of both
@@ -42,6 +52,14 @@
 //   holds readers at its sequence number until later events have been
 //   committed for a while; iterators then report it as Abandoned and move on
 //   (iterator.hpp).
+// - publish_batch() publishes up to kMaxBatchEvents events in one call: one
+//   timestamp (every event of the batch carries the same
+//   record_epoch_nanos), one reservation of consecutive sequence numbers and
+//   one contiguous payload range (the claim, the atomics and the window as
+//   for one event), each event committed in sequence order as commit() does,
+//   and one doorbell check after the last. Readers see ordinary events. It
+//   publishes nothing and returns 0 for an empty batch, more than
+//   kMaxBatchEvents events, or more than max_batch_payload() bytes.
 //
 // Thread safety: a Publisher may be shared by any number of threads, and any
 // number of threads and processes may publish into one ring, each with its
@@ -63,9 +81,11 @@
 // The protocol is documented in publisher_inline.hpp and docs/format.md.
 #pragma once
 
-#include <cstddef>
+#include <array>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "evring/ring/doorbell.hpp"
 #include "evring/format.hpp"
@@ -110,6 +130,15 @@ private:
     std::byte* payload_ = nullptr;
 };
 
+// One event of a batch (Publisher::publish_batch): what is copied into the
+// ring. payload_size is 32 bits, as a descriptor's is.
+struct BatchEvent {
+    const void* payload = nullptr;  // payload_size bytes; may be null when 0
+    std::array<std::uint64_t, 4> content_ext{};  // the flow tags
+    std::uint32_t payload_size = 0;
+    std::uint16_t event_type = 0;
+};
+
 // How a Publisher advances the ring's reservation words (see the contract).
 // About publishers (threads and processes reserving); whether other writer
 // processes may open the ring file at all is WriterProcesses (ring_writer.hpp).
@@ -137,6 +166,30 @@ public:
     // Publishes the reservation as a RECORD_ERROR (see the contract) and
     // empties it, so a later commit or abort of it does nothing.
     void abort(Reservation& reservation) noexcept;
+
+    // The most events one publish_batch takes. A writer that dies inside the
+    // call leaves at most this many consecutive reservations uncommitted, and
+    // readers find a committed event past that many (Iterator looks up to 64
+    // slots ahead), so they still report them Abandoned.
+    static constexpr std::size_t kMaxBatchEvents = 64;
+    // The most payload bytes one batch holds, each payload rounded up to 16:
+    // the buffer less one window increment, the limit of one payload, so no
+    // event of a batch overwrites (expires) an earlier one of the same batch.
+    std::uint64_t max_batch_payload() const noexcept { return payload_buf_size_ - window_increment_; }
+    // Publishes `events` in order under consecutive sequence numbers with one
+    // timestamp, one reservation and one doorbell check (see the contract).
+    // Returns the first event's seqno (event i has first + i), or 0 when
+    // nothing was published: no events, more than kMaxBatchEvents, or more
+    // than max_batch_payload() bytes.
+    [[nodiscard]] std::uint64_t publish_batch(std::span<const BatchEvent> events) noexcept;
+    // The same for `count` events of one type and payload size whose
+    // payloads lie back to back at `payloads` (event i's at i x payload_size:
+    // an array of structs). content_ext holds each event's flow tags (count
+    // entries), or one entry for every event, or none (all zero); any other
+    // length publishes nothing. Limits and result as above.
+    [[nodiscard]] std::uint64_t publish_batch(std::uint16_t event_type, const void* payloads,
+                                              std::uint32_t payload_size, std::size_t count,
+                                              std::span<const std::array<std::uint64_t, 4>> content_ext) noexcept;
 
     // Records a RECORD_ERROR event describing a payload that could not be
     // recorded, with as much of its start as fits. Returns its seqno.
@@ -189,7 +242,28 @@ private:
     // publisher makes its thread the owner (true); another thread revokes
     // the claim (false). Assigns the thread's token if it has none.
     bool adopt_or_revoke() noexcept;
-    bool reserve_plain_if_claimed(std::uint64_t aligned, std::uint64_t& seqno, std::uint64_t& offset) noexcept;
+    bool reserve_plain_if_claimed(std::uint64_t events, std::uint64_t bytes, std::uint64_t& seqno,
+                                  std::uint64_t& offset) noexcept;
+    // W1 and W2 for `events` sequence numbers and `bytes` payload bytes, by
+    // this publisher's path; `seqno` is the first, `offset` the first byte.
+    // True when it took a locked instruction.
+    bool reserve_words(std::uint64_t events, std::uint64_t bytes, std::uint64_t& seqno,
+                       std::uint64_t& offset) noexcept;
+    // W3 (or W3') and W4 for reserved payload bytes ending at `end`.
+    void cover_before_payload(std::uint64_t end) noexcept;
+    // W5..W8 of one slot: the descriptor words, then the sequence number.
+    static void write_slot(std::uint64_t* slot, std::uint64_t seqno, std::uint64_t word1, std::uint64_t nanos,
+                           std::uint64_t offset, const std::array<std::uint64_t, 4>& content_ext) noexcept;
+    // W9..W11 once, after the last commit's W8.
+    void ring_doorbell_after_commit() noexcept;
+    // A batch's reservation: the timestamp, W1/W2 for `count` events and
+    // `bytes`, W3/W3' and W4; where its payloads go and its first slot.
+    struct BatchStart {
+        std::uint64_t now, seqno, offset;
+        std::byte* payload;  // offset's bytes; the batch's are contiguous (the buffer is mapped twice)
+        DescriptorSlot* slot;
+    };
+    BatchStart start_batch(std::size_t count, std::uint64_t bytes) noexcept;
 
     const MappedRing* ring_;
     // The ring's interest word, or a word that always says "everything".

@@ -13,6 +13,9 @@
 //         event.flow(1) = txn + 1;
 //     }
 //
+//     // or many at once: batches of up to 64 events, one timestamp per batch
+//     evring::publish_many(publisher, kTradeType, std::span<const Trade>(trades));
+//
 // Contract:
 // - The payload is sizeof(T) bytes of T followed by each trailing byte array
 //   in order, copied at reservation. T must be trivially copyable.
@@ -22,9 +25,20 @@
 // - Unchecked, as Publisher's raw path: `event_type` and the bytes are not
 //   compared with any schema, and interest is not consulted. A generated
 //   header's publish_<event> helpers are the checked way (they call this).
+// - publish_many publishes any number of events through
+//   Publisher::publish_batch, in as few batches as its limits allow (at most
+//   Publisher::kMaxBatchEvents events and max_batch_payload() bytes each);
+//   the events of one batch share one timestamp and consecutive seqnos, in
+//   the order given. An event larger than the ring allows is recorded as a
+//   RECORD_ERROR in its place, between two batches. `seqnos`, when given
+//   (one entry per event), receives each event's seqno, 0 for one recorded
+//   as a RECORD_ERROR. Returns how many events were published; a `seqnos`
+//   shorter than the events (or typed flow tags neither 0, 1 nor one per
+//   event) publishes nothing and returns 0.
 // - Allocation-free; thread-safe like Publisher.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <initializer_list>
@@ -139,6 +153,72 @@ std::uint64_t publish(Publisher& publisher, std::uint16_t event_type, const Flow
     }
     publisher.commit(r);
     return r.seqno();
+}
+
+// Publishes `events` in order (see the contract).
+inline std::size_t publish_many(Publisher& publisher, std::span<const BatchEvent> events,
+                                std::span<std::uint64_t> seqnos = {}) noexcept {
+    if (!seqnos.empty() && seqnos.size() < events.size()) return 0;  // a caller's mistake: nothing published
+    const std::uint64_t most_bytes = publisher.max_batch_payload();
+    std::size_t done = 0, published = 0;
+    while (done < events.size()) {
+        // The longest run from `done` that one batch takes.
+        std::size_t n = 0;
+        std::uint64_t bytes = 0;
+        while (done + n < events.size() && n < Publisher::kMaxBatchEvents) {
+            const BatchEvent& e = events[done + n];
+            const std::uint64_t more = RingLayout::align_up(e.payload_size, kPayloadAlignment);
+            if (e.payload_size > publisher.max_payload_size() || bytes + more > most_bytes) break;
+            bytes += more;
+            ++n;
+        }
+        if (n == 0) {  // events[done] alone is larger than the ring allows
+            const BatchEvent& e = events[done];
+            detail::publish_oversized(publisher, e.event_type, e.payload_size, e.payload, e.payload_size,
+                                      e.content_ext);
+            if (!seqnos.empty()) seqnos[done] = 0;
+            ++done;
+            continue;
+        }
+        const std::uint64_t first = publisher.publish_batch(events.subspan(done, n));
+        for (std::size_t i = 0; i < n && !seqnos.empty(); ++i) seqnos[done + i] = first + i;
+        done += n;
+        published += n;
+    }
+    return published;
+}
+
+// Publishes each of `values` as one event of `event_type` (see the
+// contract). `flows`: each event's flow tags (values.size() entries), or one
+// set for every event, or none (all zero).
+template <class T>
+std::size_t publish_many(Publisher& publisher, std::uint16_t event_type, std::span<const T> values,
+                         std::span<const FlowTags> flows = {}, std::span<std::uint64_t> seqnos = {}) noexcept {
+    static_assert(std::is_trivially_copyable_v<T>, "payload types must be trivially copyable");
+    const bool per_event = flows.size() > 1;
+    if ((per_event && flows.size() != values.size()) || (!seqnos.empty() && seqnos.size() < values.size()))
+        return 0;  // a caller's mistake: nothing published
+    if (sizeof(T) > publisher.max_payload_size()) {
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            detail::publish_oversized(publisher, event_type, sizeof(T), &values[i], sizeof(T),
+                                      flows.empty() ? FlowTags{} : flows[per_event ? i : 0]);
+            if (!seqnos.empty()) seqnos[i] = 0;
+        }
+        return 0;
+    }
+    const std::uint64_t stride = RingLayout::align_up(sizeof(T), kPayloadAlignment);
+    const std::size_t per_batch = std::min<std::uint64_t>(Publisher::kMaxBatchEvents,
+                                                          stride == 0 ? Publisher::kMaxBatchEvents
+                                                                      : publisher.max_batch_payload() / stride);
+    for (std::size_t done = 0; done < values.size();) {
+        const std::size_t n = std::min(per_batch, values.size() - done);
+        const std::uint64_t first = publisher.publish_batch(event_type, values.data() + done,
+                                                            static_cast<std::uint32_t>(sizeof(T)), n,
+                                                            per_event ? flows.subspan(done, n) : flows);
+        for (std::size_t i = 0; i < n && !seqnos.empty(); ++i) seqnos[done + i] = first + i;
+        done += n;
+    }
+    return values.size();
 }
 
 }  // namespace evring
