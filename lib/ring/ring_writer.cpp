@@ -25,6 +25,7 @@
 #include "evring/ring/ring_writer.hpp"
 #include "schema/schema_blob.hpp"
 #include "evring/ring/writer_claim.hpp"
+#include "registry/interest_keeper.hpp"
 #include "registry/reader_registry.hpp"
 #include "ring/ring_debris.hpp"
 #include "registry/registry_file.hpp"
@@ -226,6 +227,8 @@ Result<RingWriter> RingWriter::create(const RingSpec& spec, const CreateOptions&
     writer.options_ = options;
     writer.created_ = owned->created;
     writer.reclaimed_zombie_ = owned->reclaimed;
+    // Keyed by the descriptor, which the writer holds open until close().
+    detail::watch_interest(writer.path_, writer.fd_, *writer.ring_);
     return writer;
 }
 
@@ -263,6 +266,7 @@ void RingWriter::remove_unused_registry_of_ring() noexcept {
 
 void RingWriter::close() noexcept {
     if (fd_ < 0) return;
+    detail::unwatch_interest(fd_);  // before the descriptor's number can be reused
     // Among shared writers only the last removes the file: LOCK_EX|LOCK_NB
     // succeeds only when no other writer holds the ring.
     bool remove = !options_.keep_on_close &&
