@@ -33,6 +33,9 @@
 #include "ring/ring_locks.hpp"
 #include "ring/ring_open.hpp"
 #include "ring/ring_temp.hpp"
+#include "ring/writers_open.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/shared_word.hpp"
 
 namespace evring {
 namespace {
@@ -221,6 +224,11 @@ Result<RingWriter> RingWriter::create(const RingSpec& spec, const CreateOptions&
     }
     writer.ring_ = std::move(owned->ring);
     writer.ring_->held_exclusively_ = options.mode == WriterProcesses::One;
+    // A writer that does not keep its ring marks it open (writers_open.hpp):
+    // left so, with no writer holding it, it was left by killed writers.
+    // This writer holds its locks already.
+    if (!options.keep_on_close && has_ring_extension(*extension_in(&writer.ring_->header())))
+        shared::store_relaxed(detail::writers_open_word(*extension_in(&writer.ring_->header())), 1);
     if (owned->reclaimed && options.mode == WriterProcesses::Many) void_dead_writer_claim(*writer.ring_);
     writer.fd_ = owned->fd;
     writer.path_ = std::move(path).value();
@@ -278,6 +286,12 @@ void RingWriter::close() noexcept {
         if (::lstat(path_.c_str(), &st) == 0 && st.st_dev == device_ && st.st_ino == inode_ &&
             ::unlink(path_.c_str()) == 0)
             remove_unused_registry_of_ring();
+    } else if (options_.keep_on_close &&
+               (options_.mode == WriterProcesses::One || ::flock(fd_, LOCK_EX | LOCK_NB) == 0) &&
+               has_ring_extension(*extension_in(&ring_->header()))) {
+        // The last writer keeps the ring on purpose: not one killed writers
+        // left (writers_open.hpp), so `evring gc` leaves it for its readers.
+        shared::store_relaxed(detail::writers_open_word(*extension_in(&ring_->header())), 0);
     }
     ring_.reset();
     ::close(fd_);  // releases the flock and the marker

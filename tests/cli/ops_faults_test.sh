@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The operator's view while things go wrong (issue 32; docs/operations.md):
-# a stopped reader's loss shows while it is being lapped; a removed ring is
-# down in the metrics. Needs EVRING_BIN, PRODUCER_BIN and jq.
+# The operator's view while things go wrong (issue 32; docs/operations.md,
+# docs/hugepages.md, docs/cli.md): a stopped reader's loss shows while it is
+# being lapped; a removed ring is down in the metrics; gc and ls --all find a
+# ring set member's temporary file, rings and sets whose writers were killed
+# (and leave kept ones); `evring rm` removes rings and sets but never one a
+# live writer holds. Needs EVRING_BIN, PRODUCER_BIN and jq.
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" test -x "$PRODUCER_BIN"
 skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
@@ -73,6 +76,79 @@ test_a_removed_ring_is_down_in_the_metrics() {
     ok a_removed_ring_is_down_in_the_metrics
 }
 
+test_gc_finds_what_killed_writers_left_in_rings_and_sets() {
+    local dir="$EVRING_RING_DIR"
+    # A ring whose writer was killed, and one kept on purpose.
+    start_producer dead dead:10:16 --rate 100 || { fail gc "no ring"; return; }
+    kill -9 "$PRODUCER"; wait "$PRODUCER" 2>/dev/null
+    "$PRODUCER_BIN" kept:10:16 --count 10 --keep 2>/dev/null || { fail gc "no kept ring"; return; }
+    # A ring set member's temporary file: its writer stopped (test hook) once the file has its full size.
+    EVRING_TEST_STOP_AFTER_ALLOCATE=1 "$PRODUCER_BIN" tset:10:16 --threads 2 2>/dev/null &
+    local stopped=$!
+    PIDS+=("$stopped")
+    poll 500 0.01 grep -q '^State:.*stopped' "/proc/$stopped/status" || { fail gc "the set writer never stopped"; return; }
+    kill -9 "$stopped"; wait "$stopped" 2>/dev/null
+    [[ -f $dir/tset/m0.$stopped || -f $dir/tset/m1.$stopped ]] || { fail gc "no member temporary file: $(ls -A "$dir/tset")"; return; }
+    # Another writer of that set still lives (it holds the manifest shared, as set writers do):
+    # the member's temporary file is debris of its own, the set is not.
+    local held_manifest
+    exec {held_manifest}<"$dir/tset/manifest"
+    flock -s "$held_manifest" || { fail gc "could not lock the manifest as a set writer does"; return; }
+    # A ring set whose writer was killed.
+    start_producer dset dset:10:16 --threads 2 --rate 100 || { fail gc "no set"; return; }
+    poll 500 0.01 test -e "$dir/dset/m1" || { fail gc "the set has no second member"; return; }
+    kill -9 "$PRODUCER"; wait "$PRODUCER" 2>/dev/null
+
+    evring ls --all >"$WORK/ls-all.txt"
+    grep -qE "^dead +dead-ring .*writers were killed" "$WORK/ls-all.txt" &&
+        grep -qE "^tset/m[01]\.$stopped +temp-ring .*left by pid $stopped" "$WORK/ls-all.txt" &&
+        grep -qE "^dset +dead-set " "$WORK/ls-all.txt" || { fail ls_all "$(cat "$WORK/ls-all.txt")"; return; }
+    grep -qE "^kept " <(sed -n '/^# debris/,$p' "$WORK/ls-all.txt") && { fail ls_all "a kept ring listed as debris"; return; }
+    evring gc --json | jq -e -s 'map(.debris) | sort == ["dead-ring", "dead-set", "temp-ring"]' >/dev/null ||
+        { fail gc "gc --json: $(evring gc --json)"; return; }
+    evring gc --delete >"$WORK/gc.txt" || { fail gc "gc --delete exit $?: $(cat "$WORK/gc.txt")"; return; }
+    grep -q "^removed 3 files" "$WORK/gc.txt" || { fail gc "$(cat "$WORK/gc.txt")"; return; }
+    [[ ! -e $dir/dead && ! -e $dir/dset && -e $dir/kept && -e $dir/tset/manifest ]] &&
+        ! ls "$dir/tset" | grep -q '\.' || { fail gc "left: $(ls -AR "$dir")"; return; }
+    evring gc | grep -q "^0 files of debris" || { fail gc "debris after --delete: $(evring gc)"; return; }
+    # Its last writer gone, a set with no member ring is debris too (nothing in it to read).
+    exec {held_manifest}<&-
+    evring gc --json | jq -e 'select(.path | endswith("/tset")) | .debris == "dead-set"' >/dev/null ||
+        { fail gc "the memberless set with no writer: $(evring gc --json)"; return; }
+    evring gc --delete >/dev/null && [[ ! -e $dir/tset ]] || { fail gc "tset left: $(ls -A "$dir")"; return; }
+    evring rm kept >/dev/null || { fail gc "rm kept"; return; }
+    ok gc_finds_what_killed_writers_left_in_rings_and_sets
+}
+
+test_rm_removes_rings_and_sets_but_never_a_live_writers() {
+    local dir="$EVRING_RING_DIR"
+    start_producer live live:10:16 --rate 100 || { fail rm "no ring"; return; }
+    local producer=$PRODUCER
+    evring rm live 2>"$WORK/rm-live.err"; local rc=$?
+    [[ $rc == 1 && -e $dir/live ]] && grep -q "^evring: ring '.*live' is in use by a live writer (pid $producer): not removed" \
+        "$WORK/rm-live.err" || { fail rm_live "exit $rc: $(cat "$WORK/rm-live.err")"; return; }
+    start_producer lset lset:10:16 --threads 2 --rate 100 || { fail rm "no set"; return; }
+    local set_writer=$PRODUCER
+    evring rm lset 2>"$WORK/rm-lset.err"; rc=$?
+    [[ $rc == 1 && -e $dir/lset/manifest ]] && grep -q "ring set '.*lset' has a live writer (pid $set_writer)" "$WORK/rm-lset.err" ||
+        { fail rm_live_set "exit $rc: $(cat "$WORK/rm-lset.err")"; return; }
+    # With a registered reader: the ring goes, its registry when the reader leaves.
+    "$PRODUCER_BIN" gone:10:16 --count 10 --keep 2>/dev/null || { fail rm "no kept ring"; return; }
+    kill -9 "$producer" "$set_writer"; wait "$producer" "$set_writer" 2>/dev/null
+    printf 'not a ring\n' >"$dir/plain"
+    evring rm live lset gone plain nothing >"$WORK/rm.out" 2>"$WORK/rm.err"; rc=$?
+    [[ $rc == 1 ]] && grep -qx "removed live" "$WORK/rm.out" && grep -qx "removed lset" "$WORK/rm.out" &&
+        grep -qx "removed gone" "$WORK/rm.out" && grep -q "^evring: '.*plain' is not an event ring" "$WORK/rm.err" &&
+        grep -q "^evring: no ring 'nothing'" "$WORK/rm.err" ||
+        { fail rm "exit $rc: $(cat "$WORK/rm.out" "$WORK/rm.err")"; return; }
+    [[ ! -e $dir/live && ! -e $dir/lset && ! -e $dir/gone && -e $dir/plain ]] || { fail rm "left: $(ls -A "$dir")"; return; }
+    [[ -z $(ls -A "$dir" | grep -v '^plain$') ]] || { fail rm "debris left: $(ls -A "$dir")"; return; }
+    rm -f "$dir/plain"
+    ok rm_removes_rings_and_sets_but_never_a_live_writers
+}
+
 test_a_stopped_readers_loss_shows_while_it_is_lapped
 test_a_removed_ring_is_down_in_the_metrics
+test_gc_finds_what_killed_writers_left_in_rings_and_sets
+test_rm_removes_rings_and_sets_but_never_a_live_writers
 exit_with_results
