@@ -237,6 +237,29 @@ case_relay_wait_relays_a_ring_created_after_it_started() {
     ok relay_wait_relays_a_ring_created_after_it_started
 }
 
+# Once the stream is open the relay says, in one line, what an acknowledged event is still
+# exposed to (docs/distributed.md, "What 'nothing lost' holds under"); --server-syncs, the
+# operator's word that the server syncs every write, silences it for file storage.
+case_relay_says_what_an_acknowledged_event_is_exposed_to() {
+    start_producer dur:10:20 --count 50 || { fail durability "no ring"; return; }
+    wait "$PRODUCER_PID"
+    evring relay dur --to "nats://127.0.0.1:$PORT" --stream DUR --from oldest --no-register 2>"$WORK/dur.err" &
+    local relay=$!
+    PIDS+=("$relay")
+    wait_stream_at DUR 50 || { fail durability "stream never reached 50: $(cat "$WORK/dur.err")"; return; }
+    kill "$relay"; wait "$relay" 2>/dev/null
+    [[ $(grep -c "^evring: stream 'DUR': nats-server acknowledges a message before it syncs it to disk" "$WORK/dur.err") == 1 ]] &&
+        grep -q "sync_interval: always" "$WORK/dur.err" || { fail durability "no warning, or not once: $(cat "$WORK/dur.err")"; return; }
+    evring relay dur --to "nats://127.0.0.1:$PORT" --stream DUR2 --from oldest --no-register --server-syncs \
+        2>"$WORK/dur2.err" &
+    relay=$!
+    PIDS+=("$relay")
+    wait_stream_at DUR2 50 || { fail durability "stream DUR2 never reached 50: $(cat "$WORK/dur2.err")"; return; }
+    kill "$relay"; wait "$relay" 2>/dev/null
+    grep -q "syncs it to disk" "$WORK/dur2.err" && { fail durability "--server-syncs still warns: $(cat "$WORK/dur2.err")"; return; }
+    ok relay_says_what_an_acknowledged_event_is_exposed_to
+}
+
 case_bad_input_is_refused_clearly() {
     start_producer bad1:10:20 --count 10 || { fail bad "no ring"; return; }
     wait "$PRODUCER_PID"
@@ -425,5 +448,6 @@ case_paused_relay_lapped_publishes_one_exact_gap
 case_writer_restarted_under_a_relay_is_relayed_from_its_first_event
 case_relay_wait_relays_a_ring_created_after_it_started
 case_relayed_set_is_read_back_merged_with_its_members
+case_relay_says_what_an_acknowledged_event_is_exposed_to
 case_bad_input_is_refused_clearly
 exit_with_results
