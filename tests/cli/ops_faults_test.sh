@@ -147,8 +147,21 @@ test_rm_removes_rings_and_sets_but_never_a_live_writers() {
     ok rm_removes_rings_and_sets_but_never_a_live_writers
 }
 
+# A 100 KB --keywords list is refused with a message that echoes only its start.
+test_a_huge_keyword_list_is_not_echoed_whole() {
+    "$PRODUCER_BIN" kw:10:16 --count 5 --keep 2>/dev/null || { fail keywords "no ring"; return; }
+    local list; list=$(head -c 100000 /dev/zero | tr '\0' k)
+    evring watch kw --keywords "$list" --count 1 >/dev/null 2>"$WORK/kw.err"
+    local rc=$?
+    [[ $rc != 0 && $(wc -c <"$WORK/kw.err") -lt 2000 ]] && grep -q "^evring: bad --keywords 'k*\.\.\.(100000 bytes)'" "$WORK/kw.err" \
+        || { fail keywords "exit $rc, $(wc -c <"$WORK/kw.err") bytes: $(head -c 300 "$WORK/kw.err")"; return; }
+    evring rm kw >/dev/null
+    ok a_huge_keyword_list_is_not_echoed_whole
+}
+
 test_a_stopped_readers_loss_shows_while_it_is_lapped
 test_a_removed_ring_is_down_in_the_metrics
+test_a_huge_keyword_list_is_not_echoed_whole
 test_gc_finds_what_killed_writers_left_in_rings_and_sets
 test_rm_removes_rings_and_sets_but_never_a_live_writers
 exit_with_results
