@@ -3,6 +3,7 @@
 // hot path stays one load: interest_keeper.hpp.
 #include "registry/interest_keeper.hpp"
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,7 +15,9 @@
 
 #include <climits>
 #include <cerrno>
+#include <condition_variable>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -65,10 +68,19 @@ timespec timespec_after(std::chrono::nanoseconds d, clockid_t clock) {
 }
 
 KeeperOutcome widen(std::uint64_t& word, std::uint64_t seen) {
-    // K4: only ever towards "everything" (see the header).
+    // K4: only ever towards "everything" (see the header). A word whose file
+    // was truncated under us faults: nothing is left to widen.
     std::uint64_t expected = seen;
-    (void)shared::compare_exchange_strong_relaxed(word, expected, kInterestEverything);
+    (void)guard_sigbus([&] { (void)shared::compare_exchange_strong_relaxed(word, expected, kInterestEverything); });
     return KeeperOutcome::Widened;
+}
+
+// The word, or nullopt when its page is gone (the ring file was truncated:
+// guard_sigbus, with the handler the keeper installs).
+std::optional<std::uint64_t> load_word(const std::uint64_t& word) {
+    std::uint64_t value = 0;
+    if (!guard_sigbus([&] { value = shared::load_relaxed(word); })) return std::nullopt;
+    return value;
 }
 
 // One watched ring: its own mapping of the header section, and its registry
@@ -79,6 +91,7 @@ struct Kept {
     RingIdentity identity{};
     void* section = nullptr;
     std::uint64_t* word = nullptr;
+    bool faulted = false;  // its file was truncated under us: no longer looked at
     RegistryFile registry;
     struct stat registry_stat {};
 
@@ -104,10 +117,15 @@ struct Kept {
         return &registry;
     }
 
-    void keep() {
-        static const bool guarded = install_sigbus_handler().ok();  // union_of_live_slots guards its copies
-        if (!guarded) return;
-        (void)keep_interest(current_registry(), *word);
+    void keep() { (void)keep_interest(current_registry(), *word); }
+
+    // K1, the keeper's look: whether the word narrows (a faulting word
+    // never does again).
+    bool narrows() {
+        if (faulted) return false;
+        const std::optional<std::uint64_t> value = load_word(*word);
+        faulted = !value;
+        return value && interest_narrows(*value);
     }
 };
 
@@ -118,6 +136,12 @@ struct KeeperState {
     bool running = false;
     bool paused = false;
     std::uint32_t changes = 0;  // a private futex word, bumped at every change of the above
+    // The `changes` the keeper last went to sleep with, its looks done and
+    // its sleep prepared: a watcher waits for this (settle()), so that no
+    // look of the keeper's (and no allocation) runs in the writer's time
+    // after RingWriter::create or close returns.
+    std::uint32_t settled = ~std::uint32_t{0};
+    std::condition_variable settled_changed;
 };
 
 std::mutex g_state_mutex;
@@ -141,42 +165,74 @@ void note_change(KeeperState& s) {
     ::syscall(SYS_futex, &s.changes, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
-// Sleeps until the next tick (`narrowing`), or until a watched word
-// narrows or the watched set changes.
-void keeper_sleep(KeeperState& s, std::uint32_t changes, const std::vector<std::shared_ptr<Kept>>& rings,
-                  bool narrowing) {
-    static bool waitv_missing = false;
-    if (narrowing || waitv_missing || rings.size() + 1 > kWaitvMax) {
-        const timespec after = timespec_after(narrowing ? std::chrono::nanoseconds(kKeeperTick) : kIdleLook,
-                                              CLOCK_MONOTONIC);
+// Waits (at most a second) until the keeper has taken in the latest change
+// and gone to sleep, or exited. Called holding `lock` on s.mutex.
+void settle(KeeperState& s, std::unique_lock<std::mutex>& lock) {
+    s.settled_changed.wait_for(lock, std::chrono::seconds(1), [&] {
+        return !s.running || s.settled == shared::load_relaxed(s.changes);
+    });
+}
+
+// How the keeper sleeps next, prepared before it says it settled (so the
+// sleep itself allocates nothing): until the next tick (`narrowing`), or
+// until the watched set changes or a watched word is woken (futex_waitv).
+struct SleepPlan {
+    std::vector<WaitvEntry> entries;  // empty: a timed wait on `changes`
+    std::chrono::nanoseconds timeout{0};
+    bool skip = false;  // a word narrowed while the plan was made: look again
+};
+
+bool g_waitv_missing = false;  // ENOSYS seen once (before Linux 5.16): timed waits from then on
+
+SleepPlan plan_sleep(KeeperState& s, std::uint32_t changes, const std::vector<std::shared_ptr<Kept>>& rings,
+                     bool narrowing) {
+    SleepPlan plan;
+    if (narrowing || g_waitv_missing || rings.size() + 1 > kWaitvMax) {
+        plan.timeout = narrowing ? std::chrono::nanoseconds(kKeeperTick) : std::chrono::nanoseconds(kIdleLook);
+        return plan;
+    }
+    plan.entries.push_back({changes, reinterpret_cast<std::uint64_t>(&s.changes), kFutex32 | kFutexPrivate, 0});
+    for (const auto& r : rings) {
+        if (r->faulted) continue;
+        std::uint32_t* half = tag_half(*r->word);
+        std::uint32_t value = 0;
+        if (!guard_sigbus([&] { value = shared::load_relaxed(*half); })) {
+            r->faulted = true;
+            continue;
+        }
+        plan.entries.push_back({value, reinterpret_cast<std::uint64_t>(half), kFutex32, 0});
+    }
+    // A word that narrowed after the keeper looked differs from its value
+    // here or at the kernel's compare: either way it is not slept through.
+    for (const auto& r : rings)
+        if (r->narrows()) plan.skip = true;
+    return plan;
+}
+
+void sleep_as_planned(KeeperState& s, std::uint32_t changes, const SleepPlan& plan) {
+    if (plan.skip) return;
+    if (plan.entries.empty()) {
+        const timespec after = timespec_after(plan.timeout, CLOCK_MONOTONIC);
         ::syscall(SYS_futex, &s.changes, FUTEX_WAIT_BITSET_PRIVATE, changes, &after, nullptr, FUTEX_BITSET_MATCH_ANY);
         return;
     }
-    std::vector<WaitvEntry> entries;
-    entries.push_back({changes, reinterpret_cast<std::uint64_t>(&s.changes), kFutex32 | kFutexPrivate, 0});
-    for (const auto& r : rings) {
-        std::uint32_t* half = tag_half(*r->word);
-        entries.push_back({shared::load_relaxed(*half), reinterpret_cast<std::uint64_t>(half), kFutex32, 0});
-    }
-    // A word that narrowed after the caller looked differs from its value
-    // here or at the kernel's compare: either way the wait returns at once.
-    for (const auto& r : rings)
-        if (interest_narrows(shared::load_relaxed(*r->word))) return;
-    if (::syscall(SYS_futex_waitv, entries.data(), entries.size(), 0, nullptr, CLOCK_MONOTONIC) < 0 &&
+    if (::syscall(SYS_futex_waitv, plan.entries.data(), plan.entries.size(), 0, nullptr, CLOCK_MONOTONIC) < 0 &&
         errno == ENOSYS)
-        waitv_missing = true;
+        g_waitv_missing = true;
 }
 
 void keeper_main(KeeperState* s) {
     ::pthread_setname_np(::pthread_self(), "evring-interest");
+    std::vector<std::shared_ptr<Kept>> rings;
     for (;;) {
-        std::vector<std::shared_ptr<Kept>> rings;
         std::uint32_t changes = 0;
         bool paused = false;
         {
             std::lock_guard<std::mutex> lock(s->mutex);
             if (s->kept.empty()) {
+                rings.clear();  // unmapped before a waiting close() goes on
                 s->running = false;  // the next watch starts a new thread
+                s->settled_changed.notify_all();
                 return;
             }
             rings = s->kept;
@@ -185,21 +241,30 @@ void keeper_main(KeeperState* s) {
         }
         bool narrowing = false;
         for (const auto& r : rings) {
-            if (paused || !interest_narrows(shared::load_relaxed(*r->word))) continue;  // K1
+            if (paused || !r->narrows()) continue;  // K1
             narrowing = true;
             try {
                 r->keep();
             } catch (...) {  // out of memory: the next tick tries again
             }
         }
-        if (paused) narrowing = false;  // sleep until resumed
-        keeper_sleep(*s, changes, rings, narrowing);
+        SleepPlan plan = plan_sleep(*s, changes, rings, narrowing && !paused);
+        {
+            std::lock_guard<std::mutex> lock(s->mutex);
+            if (shared::load_relaxed(s->changes) != changes) continue;  // changed meanwhile: look again
+            s->settled = changes;
+            s->settled_changed.notify_all();
+        }
+        sleep_as_planned(*s, changes, plan);
     }
 }
 
 // Starts the thread with every asynchronous signal blocked (faults stay
 // deliverable: guard_sigbus needs SIGBUS).
 bool start_keeper(KeeperState& s) {
+    // Every access of the keeper's to a watched word is guarded: a ring file
+    // truncated under the process must not kill it from this thread.
+    if (!install_sigbus_handler().ok()) return false;
     sigset_t all, old;
     ::sigfillset(&all);
     for (int sig : {SIGBUS, SIGSEGV, SIGILL, SIGFPE, SIGTRAP, SIGSYS}) ::sigdelset(&all, sig);
@@ -220,7 +285,15 @@ std::shared_ptr<Kept> make_kept(const std::string& ring_path, int ring_fd, const
         return nullptr;  // its writers publish everything whatever the word says
     auto identity = ring_identity_of(ring_fd, ring.header());
     if (!identity) return nullptr;
-    void* section = ::mmap(nullptr, kHeaderSectionSize, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
+    // A mapping keeps its open file description alive, and the writer's
+    // locks (flock, writer marker) belong to the writer's description: the
+    // keeper maps through a description of its own, so that the writer's
+    // locks go the moment it closes, whatever the keeper still maps.
+    const std::string own = "/proc/self/fd/" + std::to_string(ring_fd);
+    const int fd = ::open(own.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) return nullptr;
+    void* section = ::mmap(nullptr, kHeaderSectionSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
     if (section == MAP_FAILED) return nullptr;
     auto kept = std::make_shared<Kept>();
     kept->section = section;
@@ -233,8 +306,9 @@ std::shared_ptr<Kept> make_kept(const std::string& ring_path, int ring_fd, const
 }  // namespace
 
 KeeperOutcome keep_interest(const RegistryFile* registry, std::uint64_t& word) {
-    const std::uint64_t seen = shared::load_relaxed(word);  // K1
-    if (!interest_narrows(seen)) return KeeperOutcome::Unchanged;
+    const std::optional<std::uint64_t> loaded = load_word(word);  // K1
+    if (!loaded || !interest_narrows(*loaded)) return KeeperOutcome::Unchanged;
+    const std::uint64_t seen = *loaded;
     if (registry == nullptr) return widen(word, seen);  // K4
     bool truncated = false;
     const std::uint64_t live = union_of_live_slots(*registry, kNoOwnSlot, truncated);  // K2
@@ -248,7 +322,7 @@ KeeperOutcome keep_interest(const RegistryFile* registry, std::uint64_t& word) {
     if (truncated) return widen(word, seen);
     // I3, as a leaving reader's (no I5/I6: it registers nobody, and a late
     // narrowing only publishes more in the meantime).
-    shared::store_relaxed(word, wanted);
+    if (!guard_sigbus([&] { shared::store_relaxed(word, wanted); })) return KeeperOutcome::Unchanged;
     return KeeperOutcome::Recomputed;
 }  // I4: the lock's destructor
 
@@ -258,13 +332,14 @@ void watch_interest(const std::string& ring_path, int ring_fd, const MappedRing&
         if (!kept) return;
         kept->ring_fd = ring_fd;
         KeeperState& s = state();
-        std::lock_guard<std::mutex> lock(s.mutex);
+        std::unique_lock<std::mutex> lock(s.mutex);
         s.kept.push_back(kept);
         note_change(s);
         if (!s.running) {
             s.running = start_keeper(s);
             if (!s.running) s.kept.pop_back();
         }
+        settle(s, lock);
     } catch (...) {  // out of memory: not kept
     }
 }
@@ -279,12 +354,16 @@ void unwatch_interest(int ring_fd) noexcept {
     KeeperState* found = existing_state();
     if (found == nullptr) return;  // nothing kept here (in a forked child: the parent's rings)
     KeeperState& s = *found;
-    std::lock_guard<std::mutex> lock(s.mutex);
-    for (auto it = s.kept.begin(); it != s.kept.end(); ++it) {
-        if ((*it)->ring_fd != ring_fd) continue;
-        s.kept.erase(it);  // the keeper drops its copy after its current look
-        note_change(s);
-        return;
+    try {
+        std::unique_lock<std::mutex> lock(s.mutex);
+        for (auto it = s.kept.begin(); it != s.kept.end(); ++it) {
+            if ((*it)->ring_fd != ring_fd) continue;
+            s.kept.erase(it);  // the keeper drops its copy after its current look
+            note_change(s);
+            settle(s, lock);
+            return;
+        }
+    } catch (...) {  // std::system_error from the mutex: the keeper keeps a ring that is gone, harmlessly
     }
 }
 

@@ -36,8 +36,13 @@
 //       one stored meanwhile, and one storing later stores a true union.
 //
 // The keeper's mappings and descriptors are its own (each watched ring's
-// header section is mapped again from the writer's descriptor), so closing a
-// RingWriter never waits for it. The thread exits when the process holds no
+// header section is mapped through a new open file description of the
+// ring, never the writer's: a mapping keeps its description, and with it the
+// writer's locks, alive), so closing a RingWriter releases the writer's locks
+// at once and never waits for a look of the keeper's; it waits at most a
+// second for the keeper to take the change in and go back to sleep
+// (settled), so no look of the keeper's runs in the writer's time after
+// RingWriter::create or close returns. The thread exits when the process holds no
 // watched ring, and the next RingWriter starts it again; in a child forked
 // without exec, the first watch starts afresh (the parent's thread is not
 // there). It blocks every asynchronous signal, so signals go to the

@@ -191,6 +191,13 @@ Result<Owned> join_shared(int dirfd, const std::string& name, const RingParams& 
     }
 }
 
+// Whether the file still holds its header section: a ring truncated under
+// its writer (by hand, or a test) must not fault its close.
+bool still_holds_header_section(int fd) {
+    struct stat st {};
+    return ::fstat(fd, &st) == 0 && static_cast<std::uint64_t>(st.st_size) >= kHeaderSectionSize;
+}
+
 }  // namespace
 
 Result<RingWriter> RingWriter::create(const RingSpec& spec, const CreateOptions& options) {
@@ -288,7 +295,7 @@ void RingWriter::close() noexcept {
             remove_unused_registry_of_ring();
     } else if (options_.keep_on_close &&
                (options_.mode == WriterProcesses::One || ::flock(fd_, LOCK_EX | LOCK_NB) == 0) &&
-               has_ring_extension(*extension_in(&ring_->header()))) {
+               still_holds_header_section(fd_) && has_ring_extension(*extension_in(&ring_->header()))) {
         // The last writer keeps the ring on purpose: not one killed writers
         // left (writers_open.hpp), so `evring gc` leaves it for its readers.
         shared::store_relaxed(detail::writers_open_word(*extension_in(&ring_->header())), 0);

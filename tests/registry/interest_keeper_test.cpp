@@ -245,6 +245,23 @@ TEST(InterestKeeper, OneThreadWhileTheProcessWritesNoneAfter) {
         << "the keeper outlived the process's last writer";
 }
 
+// The keeper maps each ring through a description of its own: a mapping of
+// the writer's would keep the writer's locks, and so "a writer lives", after
+// the writer closed.
+TEST(InterestKeeper, ClosingAWriterReleasesItsLocksAtOnce) {
+    test::TempDir dir;
+    const std::string path = dir.file("ring");
+    CreateOptions keep;
+    keep.keep_on_close = true;
+    auto writer = RingWriter::create(test::small_spec(path), keep);
+    ASSERT_TRUE(writer.ok()) << writer.error().message();
+    auto reader = RingReader::open(path);
+    ASSERT_TRUE(reader.ok()) << reader.error().message();
+    EXPECT_TRUE(reader->writer_alive());
+    { RingWriter closing = std::move(writer).value(); }
+    EXPECT_FALSE(reader->writer_alive()) << "the writer closed, yet its locks are held";
+}
+
 TEST(InterestKeeper, AChildForkedFromAWriterKeepsItsOwnRings) {
     test::TempDir dir;
     auto parent_writer = RingWriter::create(test::small_spec(dir.file("parent")));
