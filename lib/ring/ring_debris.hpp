@@ -20,9 +20,9 @@
 // - OrphanRegistry: NAME.readers, a valid reader registry of a ring instance
 //   that is no longer at NAME (the ring was removed or re-created), with no
 //   live reader in any slot.
-// - DeadRing: NAME, a complete ring whose writers were killed before they
-//   could remove it: its "writers open" word is set (writers_open.hpp) and
-//   nobody holds a lock on it. A ring its writer keeps (keep_on_close,
+// - DeadRing: NAME, a complete ring whose writers were killed: its "writers
+//   open" word is set (writers_open.hpp: none closed it) and nobody holds a
+//   lock on it. A ring its writer closed keeping it (keep_on_close,
 //   `producer --keep`), a snapshot, a ring of another implementation or of
 //   an earlier evring are never debris. Its registry goes with it.
 // - TempSet, DeadSet: a ring set's (lib/set/ring_set_debris.hpp lists and

@@ -231,10 +231,10 @@ Result<RingWriter> RingWriter::create(const RingSpec& spec, const CreateOptions&
     }
     writer.ring_ = std::move(owned->ring);
     writer.ring_->held_exclusively_ = options.mode == WriterProcesses::One;
-    // A writer that does not keep its ring marks it open (writers_open.hpp):
-    // left so, with no writer holding it, it was left by killed writers.
-    // This writer holds its locks already.
-    if (!options.keep_on_close && has_ring_extension(*extension_in(&writer.ring_->header())))
+    // Open until the last writer closes it (writers_open.hpp): left so, with
+    // no writer holding it, its writers were killed. This writer holds its
+    // locks already.
+    if (has_ring_extension(*extension_in(&writer.ring_->header())))
         shared::store_relaxed(detail::writers_open_word(*extension_in(&writer.ring_->header())), 1);
     if (owned->reclaimed && options.mode == WriterProcesses::Many) void_dead_writer_claim(*writer.ring_);
     writer.fd_ = owned->fd;

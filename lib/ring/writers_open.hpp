@@ -3,16 +3,16 @@
 //
 // The extension block's line 3 (ring_extension.hpp) holds, after the interest
 // word, one word of evring's own: "writers open", file offset 4296
-// (RingExtension::reserved3[0]). A writer that does not keep its ring (the
-// default: the last writer to close removes the file) sets it to 1 when it
-// creates or joins the ring; the last writer to close clears it when it keeps
-// the file (keep_on_close). It stays 0 in a ring whose writers all keep it,
-// in a snapshot (which copies only line 0 of the block), and in rings of
-// earlier evring versions and other implementations. So a ring at its name
-// with the word set that no writer holds (no flock, no writer marker:
-// ring_locks.hpp) was left by writers that meant to remove it and were
-// killed first, and `evring gc` removes it (ring_debris.hpp); a ring kept on
-// purpose stays for its readers, even when its writer was killed.
+// (RingExtension::reserved3[0]). Every evring writer sets it to 1 when it
+// creates or joins the ring, and the last writer to close clears it when it
+// keeps the file (keep_on_close); a last writer that does not keep the file
+// removes it. It is 0 in a ring so kept, in a snapshot (which copies only
+// line 0 of the block), and in rings of earlier evring versions and other
+// implementations. So a ring at its name with the word set that no writer
+// holds (no flock, no writer marker: ring_locks.hpp) was left by writers that
+// were killed, whatever they meant to do on close, and `evring gc` removes
+// it (ring_debris.hpp); a ring its writers closed keeping it stays for its
+// readers.
 //
 // Accesses: writers store it (shared_word.hpp, relaxed: it is read only by
 // processes that then also probe the locks, and a writer holds its locks

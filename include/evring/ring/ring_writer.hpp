@@ -34,10 +34,9 @@
 //   thread (lib/registry/interest_keeper.hpp), asleep on a futex until some
 //   reader narrows a word, exiting when the process holds no such ring; it
 //   blocks asynchronous signals, and publishing never waits for it.
-// - A writer that does not keep its ring marks it "writers open"
-//   (lib/ring/writers_open.hpp) and the last writer to close it keeping the
-//   file clears that, so `evring gc` can tell a ring left by killed writers
-//   from one kept on purpose.
+// - Every writer marks its ring "writers open" (lib/ring/writers_open.hpp)
+//   and the last writer to close it keeping the file clears that, so
+//   `evring gc` can tell a ring left by killed writers from one kept.
 // - What a killed writer leaves is reclaimed: a later writer of the name
 //   removes the name's debris (temporary files of dead processes, an unused
 //   registry of an earlier instance; ring_debris.hpp) once it has created
