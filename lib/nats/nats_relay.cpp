@@ -9,6 +9,7 @@
 #include "registry/reader_kinds.hpp"
 #include "registry/registering_sink.hpp"
 #include "evring/source/source_open.hpp"
+#include "relay_durability.hpp"
 #include "relay_sink.hpp"
 
 namespace evring::nats {
@@ -67,13 +68,16 @@ Result<StartPlan> plan_start(StreamPublisher& publisher, EventSource& source, co
 }
 
 // An existing stream is used as it is: say so when it keeps fewer or more
-// copies than asked for.
-void warn_replicas(const Connection& connection, const RelayOptions& options) {
-    if (options.stream_spec.replicas <= 1 || !options.log) return;
+// copies than asked for, and when it cannot keep what the server
+// acknowledged through a restart or a crash (relay_durability.hpp).
+void warn_about_stream(const Connection& connection, const RelayOptions& options) {
+    if (!options.log) return;
     auto info = connection.stream_info(options.stream);
-    if (info && info->replicas != options.stream_spec.replicas)
+    if (!info) return;
+    if (options.stream_spec.replicas > 1 && info->replicas != options.stream_spec.replicas)
         options.log(fmt::format("stream '{}' exists with {} replica(s), not {}: it is used as it is", options.stream,
                                 info->replicas, options.stream_spec.replicas));
+    if (auto warning = durability_warning(*info, options.server_syncs_writes)) options.log(*warning);
 }
 
 PublisherOptions publisher_options(const RelayOptions& options, const EventSource& source) {
@@ -122,7 +126,7 @@ Result<RelayResult> run_relay(const RelayOptions& options, std::unique_ptr<Event
     if (!connection) return std::move(connection).error();
     auto publisher = StreamPublisher::open(*connection, publisher_options(options, *source));
     if (!publisher) return std::move(publisher).error();
-    warn_replicas(*connection, options);
+    warn_about_stream(*connection, options);
 
     auto plan = plan_start(*publisher, *source, options);
     if (!plan) return std::move(plan).error();

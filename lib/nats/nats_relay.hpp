@@ -38,6 +38,10 @@
 //   so `evring readers` shows how far behind the ring it is; waiting in the
 //   publisher (a full window, an outage) it keeps its heartbeat, so it is
 //   listed alive however long the server is away.
+// - Durability: once the stream is open, logs one warning when the stream
+//   cannot promise that what the server acknowledged survives (memory
+//   storage; file storage not said to be synced at every write:
+//   relay_durability.hpp).
 // - Returns when the stop flag is set (after flushing, at most flush_timeout),
 //   when a non-live source (snapshot, recording) ends, or with an error when
 //   the publisher fails for good (stream deleted or re-created, refused
@@ -81,6 +85,11 @@ struct RelayOptions {
     const EventPredicate* where = nullptr;
     std::uint32_t events_per_message = kDefaultEventsPerMessage;
     bool allow_other_ring = false;
+    // The operator's word that the server syncs every write to disk
+    // (`jetstream { sync_interval: always }`): the relay cannot see it, and
+    // otherwise warns once that acknowledged events on file storage can be
+    // lost to a crash of their host (relay_durability.hpp).
+    bool server_syncs_writes = false;
     StreamSpec stream_spec;  // name and prefix are filled in from the above
     const std::atomic<bool>* stop_flag = nullptr;
     std::chrono::milliseconds flush_timeout{5000};

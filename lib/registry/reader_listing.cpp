@@ -41,6 +41,7 @@ std::string read_entry(const RegistrySlot& copy, ReaderEntry& entry) {
     entry.uid = static_cast<std::uint32_t>(copy.uid & kMaxUint32);
     entry.next_seqno = copy.next_seqno;
     entry.lost = copy.lost;
+    entry.lost_reported = copy.lost;
     entry.abandoned = copy.abandoned;
     entry.updates = copy.updates;
     entry.registered_ns = copy.registered_ns;
@@ -126,8 +127,12 @@ std::optional<ReaderEntry> list_slot(const ListingContext& c, ReaderListing& lis
         if (alive && c.options.reclaim_dead && c.file.writable())
             entry.reclaimed = reclaim(c.file, index);
     }
-    if (consistent && entry.problem.empty() && entry.next_seqno != 0)
+    if (consistent && entry.problem.empty() && entry.next_seqno != 0) {
         entry.lag = reader_lag(c.ring, listing.head, entry.next_seqno);
+        // Lost already, though the reader says so only when it reads again
+        // (both below kMaxSeqno: checked by read_entry and reader_lag).
+        entry.lost = entry.lost_reported + entry.lag->overwritten;
+    }
     return entry;
 }
 

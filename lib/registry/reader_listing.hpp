@@ -90,6 +90,10 @@ struct ReaderLag {
     // is about to read is than the newest one.
     std::optional<std::uint64_t> nanos;
     bool lapped = false;  // its next event left the ring: it will report a gap
+    // Lapped: how many events from its next one have left the ring (the
+    // ring's oldest seqno minus its next). They are lost already; the reader
+    // itself counts them only when it reads again.
+    std::uint64_t overwritten = 0;
     bool ahead = false;  // it claims a position past the newest event (another instance, or damage)
 };
 ReaderLag reader_lag(const MappedRing& ring, const RingHead& head,
@@ -114,7 +118,14 @@ struct ReaderEntry {
     std::uint32_t uid = 0;
 
     std::uint64_t next_seqno = 0;  // 0: it has not published a position yet
+    // Events it lost by falling behind: what it published (lost_reported)
+    // plus, while it is lapped, those already overwritten ahead of it
+    // (lag->overwritten), so a loss shows while it happens, not only once
+    // the reader reads again. Counted from its last published position: a
+    // reader that read on past it (up to update_every_events) before it
+    // stopped is counted those events too many until it publishes again.
     std::uint64_t lost = 0;
+    std::uint64_t lost_reported = 0;
     std::uint64_t abandoned = 0;
     std::uint64_t updates = 0;
     std::uint64_t registered_ns = 0;     // wall clock

@@ -12,6 +12,7 @@
 #include "ring/sigbus_guard.hpp"
 #include "ring/header_section.hpp"
 #include "util/membarrier.hpp"
+#include "registry/interest_keeper.hpp"
 #include "registry/registry_locks.hpp"
 #include "registry/registry_slot.hpp"
 
@@ -53,6 +54,13 @@ Result<InterestLock> InterestLock::take(int registry_fd) {
     while (::fcntl(registry_fd, F_OFD_SETLKW, &range) != 0)  // I1: held only for a scan of the slots
         if (errno != EINTR) return Error::from_errno(errno, "taking a reader registry's interest lock");
     return InterestLock(registry_fd);
+}
+
+Result<std::optional<InterestLock>> InterestLock::try_take(int registry_fd) {
+    struct flock range = interest_range(F_WRLCK);
+    if (::fcntl(registry_fd, F_OFD_SETLK, &range) == 0) return std::optional<InterestLock>(InterestLock(registry_fd));
+    if (errno == EAGAIN || errno == EACCES) return std::optional<InterestLock>();  // held elsewhere
+    return Error::from_errno(errno, "taking a reader registry's interest lock");
 }
 
 InterestLock::~InterestLock() {
@@ -101,6 +109,8 @@ InterestUpdate recompute_interest(const RegistryFile& file, std::string_view rin
         // publishes everything anyway: nothing to store.
         if (section && (ring_features(*section->extension()) & kRingFeatureDoorbell) != 0) {
             shared::store_relaxed(section->extension()->interest, wanted);  // I3, ordered by I5 [D]
+            // K0: writers' keepers sleep on the word while it does not narrow.
+            wake_interest_keepers(section->extension()->interest);
             update.word = wanted;
         } else if (!section && header != nullptr) {
             // Not ours to write (permissions, say): only a problem when the

@@ -23,7 +23,10 @@
 //   the lock (I1..I4), so it reads the registrant's slot, written before
 //   its I1, and a leaving reader's recomputation cannot overwrite a newer
 //   union with an older one. A dead reader's slot counts until a
-//   recomputation finds its lock gone (more published, never less). A
+//   recomputation finds its lock gone (more published, never less): the
+//   interest keeper of every writer process (interest_keeper.hpp) looks
+//   for dead readers while the word narrows, so that is within a keeper
+//   tick of the death (K1..K4 there). A
 //   writer that has reserved nothing >= `from` may still skip on the old
 //   word: those events are not ordered after the registration (nothing the
 //   registrant reads comes after them from that writer).
@@ -32,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,6 +51,8 @@ class InterestLock {
 public:
     // Blocks until held; an Error when the descriptor cannot take it (read-only).
     static Result<InterestLock> take(int registry_fd);
+    // The same without waiting: nullopt while another description holds it.
+    static Result<std::optional<InterestLock>> try_take(int registry_fd);
     InterestLock(InterestLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
     InterestLock& operator=(InterestLock&&) = delete;
     ~InterestLock();

@@ -31,13 +31,16 @@ ReaderLag reader_lag(const MappedRing& ring, const RingHead& head,
     }
     if (next_seqno < head.oldest_seqno) {
         lag.lapped = true;
+        lag.overwritten = head.oldest_seqno - next_seqno;
         return lag;
     }
     Iterator it(ring);
     EventDescriptor next{};
     if (!it.read_descriptor(next_seqno, next)) {
         // Overwritten since the head was read, or reserved and not committed yet.
-        lag.lapped = next_seqno < it.oldest_seqno();
+        const std::uint64_t oldest = it.oldest_seqno();
+        lag.lapped = next_seqno < oldest;
+        if (lag.lapped) lag.overwritten = oldest - next_seqno;
         return lag;
     }
     if (!head.newest_committed || head.newest_committed->seqno < next_seqno) return lag;

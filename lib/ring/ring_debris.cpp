@@ -23,6 +23,7 @@
 #include "registry/registry_identity.hpp"
 #include "registry/registry_locks.hpp"
 #include "registry/registry_open.hpp"
+#include "ring/dead_ring.hpp"
 #include "ring/ring_locks.hpp"
 #include "ring/ring_open.hpp"
 
@@ -139,6 +140,23 @@ std::optional<DebrisEntry> judge_registry(int dirfd, int fd, const std::string& 
     return d;
 }
 
+// A complete ring its writers left when they were killed (dead_ring.hpp).
+std::optional<DebrisEntry> judge_dead_ring(int fd, const std::string& path, const struct stat& st) {
+    if (detail::ring_writers(fd, st) != detail::RingWriters::Killed) return std::nullopt;
+    DebrisEntry d = entry_of(path, DebrisKind::DeadRing, st);
+    d.why = "its writers were killed: none closed it and none holds it";
+    return d;
+}
+
+Result<bool> remove_dead_ring(const DebrisEntry& entry) {
+    auto at = detail::open_registry_directory(entry.path);  // splits any path into directory and name
+    if (!at) return std::move(at).error();
+    auto removed = detail::remove_unheld_ring(at->dir.get(), at->name, entry.path, true);
+    if (!removed && (removed.error().errno_value() == ENOENT || removed.error().errno_value() == EBUSY))
+        return false;  // gone, or a writer took it over meanwhile
+    return removed;
+}
+
 // Whether `name` is ring_name's: NAME.PID, NAME.readers.PID or NAME.readers.
 bool belongs_to(std::string_view name, std::string_view ring_name) {
     if (ring_name.empty()) return true;
@@ -193,11 +211,18 @@ const char* to_string(DebrisKind kind) noexcept {
         return "temp-registry";
     case DebrisKind::OrphanRegistry:
         return "orphan-registry";
+    case DebrisKind::DeadRing:
+        return "dead-ring";
+    case DebrisKind::TempSet:
+        return "temp-set";
+    case DebrisKind::DeadSet:
+        return "dead-set";
     }
     return "unknown";
 }
 
-Result<std::vector<DebrisEntry>> list_debris(std::string_view directory, std::string_view ring_name) {
+Result<std::vector<DebrisEntry>> list_debris(std::string_view directory, std::string_view ring_name,
+                                             bool dead_rings) {
     std::string dir(directory);
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     UniqueFd dirfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -213,9 +238,10 @@ Result<std::vector<DebrisEntry>> list_debris(std::string_view directory, std::st
         UniqueFd fd(::openat(dirfd.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
         if (fd.get() < 0) continue;  // not ours to judge (permissions)
         const std::string path = dir + "/" + name;
-        const std::optional<DebrisEntry> d = ends_with(name, kRegistrySuffix)
-                                                 ? judge_registry(dirfd.get(), fd.get(), name, path, st)
-                                                 : judge_temp(fd.get(), name, path, st);
+        const bool registry = ends_with(name, kRegistrySuffix);
+        std::optional<DebrisEntry> d = registry ? judge_registry(dirfd.get(), fd.get(), name, path, st)
+                                                : judge_temp(fd.get(), name, path, st);
+        if (!d && !registry && dead_rings) d = judge_dead_ring(fd.get(), path, st);
         if (d) found.push_back(*d);
     }
     ::closedir(stream);
@@ -224,7 +250,19 @@ Result<std::vector<DebrisEntry>> list_debris(std::string_view directory, std::st
 }
 
 Result<bool> remove_debris(const DebrisEntry& entry) {
-    return entry.kind == DebrisKind::OrphanRegistry ? remove_orphan_registry(entry) : remove_temp(entry);
+    switch (entry.kind) {
+    case DebrisKind::OrphanRegistry:
+        return remove_orphan_registry(entry);
+    case DebrisKind::DeadRing:
+        return remove_dead_ring(entry);
+    case DebrisKind::TempRing:
+    case DebrisKind::TempRegistry:
+        return remove_temp(entry);
+    case DebrisKind::TempSet:
+    case DebrisKind::DeadSet:
+        break;
+    }
+    return Error(EINVAL, fmt::format("'{}' is a ring set's debris: remove it with remove_set_debris", entry.path));
 }
 
 void reclaim_debris_of(std::string_view directory, std::string_view ring_name) noexcept {

@@ -20,6 +20,13 @@
 // - OrphanRegistry: NAME.readers, a valid reader registry of a ring instance
 //   that is no longer at NAME (the ring was removed or re-created), with no
 //   live reader in any slot.
+// - DeadRing: NAME, a complete ring whose writers were killed: its "writers
+//   open" word is set (writers_open.hpp: none closed it) and nobody holds a
+//   lock on it. A ring its writer closed keeping it (keep_on_close,
+//   `producer --keep`), a snapshot, a ring of another implementation or of
+//   an earlier evring are never debris. Its registry goes with it.
+// - TempSet, DeadSet: a ring set's (lib/set/ring_set_debris.hpp lists and
+//   removes those, and the debris inside set directories).
 // A creator in another pid namespace whose pid is free here is protected by
 // its lock from the moment after it creates the file; only that instant is
 // unguarded, and only across pid namespaces.
@@ -44,8 +51,9 @@
 
 namespace evring {
 
-enum class DebrisKind { TempRing, TempRegistry, OrphanRegistry };
-// "temp-ring", "temp-registry", "orphan-registry": stable, for --json.
+enum class DebrisKind { TempRing, TempRegistry, OrphanRegistry, DeadRing, TempSet, DeadSet };
+// "temp-ring", "temp-registry", "orphan-registry", "dead-ring", "temp-set",
+// "dead-set": stable, for --json.
 const char* to_string(DebrisKind kind) noexcept;
 
 struct DebrisEntry {
@@ -59,11 +67,15 @@ struct DebrisEntry {
 
 // The debris in `directory` (regular files only; nothing is locked or
 // changed), sorted by path. With `ring_name`, only that name's: NAME.PID,
-// NAME.readers.PID and NAME.readers.
-Result<std::vector<DebrisEntry>> list_debris(std::string_view directory, std::string_view ring_name = {});
+// NAME.readers.PID and NAME.readers (and NAME when dead). `dead_rings`
+// false leaves out DeadRing (the members of a ring set that still has a
+// writer: its next writer takes them over).
+Result<std::vector<DebrisEntry>> list_debris(std::string_view directory, std::string_view ring_name = {},
+                                             bool dead_rings = true);
 
-// Removes `entry` when it is still debris: true when removed, false when it
-// is gone or no longer debris (left alone).
+// Removes `entry` (a ring file's kind: not TempSet or DeadSet) when it is
+// still debris: true when removed, false when it is gone or no longer debris
+// (left alone).
 Result<bool> remove_debris(const DebrisEntry& entry);
 
 // For a writer that has just created ring `ring_name` in `directory`:

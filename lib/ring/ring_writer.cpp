@@ -25,6 +25,7 @@
 #include "evring/ring/ring_writer.hpp"
 #include "schema/schema_blob.hpp"
 #include "evring/ring/writer_claim.hpp"
+#include "registry/interest_keeper.hpp"
 #include "registry/reader_registry.hpp"
 #include "ring/ring_debris.hpp"
 #include "registry/registry_file.hpp"
@@ -32,6 +33,9 @@
 #include "ring/ring_locks.hpp"
 #include "ring/ring_open.hpp"
 #include "ring/ring_temp.hpp"
+#include "ring/writers_open.hpp"
+#include "evring/ring/ring_extension.hpp"
+#include "evring/ring/shared_word.hpp"
 
 namespace evring {
 namespace {
@@ -187,6 +191,13 @@ Result<Owned> join_shared(int dirfd, const std::string& name, const RingParams& 
     }
 }
 
+// Whether the file still holds its header section: a ring truncated under
+// its writer (by hand, or a test) must not fault its close.
+bool still_holds_header_section(int fd) {
+    struct stat st {};
+    return ::fstat(fd, &st) == 0 && static_cast<std::uint64_t>(st.st_size) >= kHeaderSectionSize;
+}
+
 }  // namespace
 
 Result<RingWriter> RingWriter::create(const RingSpec& spec, const CreateOptions& options) {
@@ -220,12 +231,19 @@ Result<RingWriter> RingWriter::create(const RingSpec& spec, const CreateOptions&
     }
     writer.ring_ = std::move(owned->ring);
     writer.ring_->held_exclusively_ = options.mode == WriterProcesses::One;
+    // Open until the last writer closes it (writers_open.hpp): left so, with
+    // no writer holding it, its writers were killed. This writer holds its
+    // locks already.
+    if (has_ring_extension(*extension_in(&writer.ring_->header())))
+        shared::store_relaxed(detail::writers_open_word(*extension_in(&writer.ring_->header())), 1);
     if (owned->reclaimed && options.mode == WriterProcesses::Many) void_dead_writer_claim(*writer.ring_);
     writer.fd_ = owned->fd;
     writer.path_ = std::move(path).value();
     writer.options_ = options;
     writer.created_ = owned->created;
     writer.reclaimed_zombie_ = owned->reclaimed;
+    // Keyed by the descriptor, which the writer holds open until close().
+    detail::watch_interest(writer.path_, writer.fd_, *writer.ring_);
     return writer;
 }
 
@@ -263,6 +281,7 @@ void RingWriter::remove_unused_registry_of_ring() noexcept {
 
 void RingWriter::close() noexcept {
     if (fd_ < 0) return;
+    detail::unwatch_interest(fd_);  // before the descriptor's number can be reused
     // Among shared writers only the last removes the file: LOCK_EX|LOCK_NB
     // succeeds only when no other writer holds the ring.
     bool remove = !options_.keep_on_close &&
@@ -274,6 +293,12 @@ void RingWriter::close() noexcept {
         if (::lstat(path_.c_str(), &st) == 0 && st.st_dev == device_ && st.st_ino == inode_ &&
             ::unlink(path_.c_str()) == 0)
             remove_unused_registry_of_ring();
+    } else if (options_.keep_on_close &&
+               (options_.mode == WriterProcesses::One || ::flock(fd_, LOCK_EX | LOCK_NB) == 0) &&
+               still_holds_header_section(fd_) && has_ring_extension(*extension_in(&ring_->header()))) {
+        // The last writer keeps the ring on purpose: not one killed writers
+        // left (writers_open.hpp), so `evring gc` leaves it for its readers.
+        shared::store_relaxed(detail::writers_open_word(*extension_in(&ring_->header())), 0);
     }
     ring_.reset();
     ::close(fd_);  // releases the flock and the marker

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text_escape.hpp"
+
 namespace evring {
 
 namespace {
@@ -30,8 +32,8 @@ Result<std::uint64_t> interest_from_keywords(const Schema& schema, std::string_v
             return Error(EINVAL, "an empty keyword name in the keyword list (write K1,K2 without spaces)");
         const auto bit = schema.keyword(name);
         if (!bit)
-            return Error(EINVAL, fmt::format("unknown keyword '{}' (schema '{}' has: {})", name,
-                                             schema.content_name(), keyword_list(schema)));
+            return Error(EINVAL, fmt::format("unknown keyword '{}' (schema '{}' has: {})", shortened(name),
+                                             shortened(schema.content_name()), keyword_list(schema)));
         bits |= std::uint64_t{1} << *bit;
         if (comma == std::string_view::npos) break;
         keywords.remove_prefix(comma + 1);

@@ -34,6 +34,9 @@ release_producer() { kill -CONT "$PRODUCER_PID" 2>/dev/null; }
 wait_attached() { poll 1000 0.01 attached_or_gone "$1" "$2"; }
 attached_or_gone() { grep -qF "$2" "/proc/$1/maps" 2>/dev/null || ! kill -0 "$1" 2>/dev/null; }
 
+# Whether ring $1's last seqno is past $2 (for poll).
+ring_past() { [[ $(evring info --json "$1" 2>/dev/null | jq -r '.last_seqno // 0') -gt $2 ]]; }
+
 # Waits until file $1 has at least $2 lines.
 wait_for_lines() { poll 3000 0.01 has_lines "$1" "$2"; }
 
@@ -119,7 +122,8 @@ case_watch_stops_cleanly_on_sigint() {
 
 case_snapshot_of_a_live_ring_replays_what_it_kept() {
     start_producer live3:12:20 --rate 200000 || { fail snapshot "no ring"; return; }
-    sleep 0.3
+    # A live ring the writer has lapped twice (4096 slots), still being written.
+    poll 1000 0.01 ring_past live3 8192 || { fail snapshot "the producer wrote too little"; return; }
     evring snapshot live3 -o "$WORK/live3.zst" 2>"$WORK/snap.err" || { fail snapshot "$(cat "$WORK/snap.err")"; return; }
     kill "$PRODUCER_PID"; wait "$PRODUCER_PID" 2>/dev/null
     local first last
@@ -300,6 +304,10 @@ case_watch_follow_name_continues_on_a_new_ring() {
     release_producer
     wait "$PRODUCER_PID"
     wait_for_lines "$WORK/fn.jsonl" 2000 || { fail follow_name "watch read $(wc -l < "$WORK/fn.jsonl") of 2000"; return; }
+    # The watcher says the writer exited once it looks (a doorbell timeout
+    # later): removing the file before that leaves it only "waiting for a new
+    # ring", with no word of the exit.
+    wait_for_text "$WORK/fn.err" "writer exited" || { fail follow_name "no 'writer exited' notice: $(cat "$WORK/fn.err")"; return; }
     rm -f "$EVRING_RING_DIR/fn"   # the first writer's file goes, as a writer without --keep removes it
     "$PRODUCER_BIN" fn:12:20 --count 500 --keep 2>/dev/null || { fail follow_name "second producer"; return; }
     wait_for_lines "$WORK/fn.jsonl" 2500 || { fail follow_name "the new ring was not followed: $(cat "$WORK/fn.err")"; return; }

@@ -74,6 +74,12 @@ poll() {
 # Whether file $1 exists and has at least $2 lines (for poll).
 has_lines() { [[ -f $1 && $(wc -l <"$1") -ge $2 ]]; }
 
+# Whether file $1 holds a line matching the extended regular expression $2
+# (for poll: a notice a process prints when something happened).
+has_text() { grep -qE -- "$2" "$1" 2>/dev/null; }
+# Polls (up to 10 s) until file $1 holds a line matching $2.
+wait_for_text() { poll 1000 0.01 has_text "$1" "$2"; }
+
 # Polls (up to 10 s) until `evring readers RING` lists a line matching the
 # extended regular expression PATTERN (dead readers are not reclaimed). Runs
 # the script's own `evring` function.

@@ -153,11 +153,13 @@ case_messages_not_evrings_stop_neither_readers_nor_a_restarted_relay() {
 case_relay_killed_and_restarted_duplicates_and_misses_nothing() {
     start_producer kill1:14:22 --count 40000 --rate 20000 || { fail kill "no ring"; return; }
     # Each relay is killed mid-stream; the producer waits while none runs (the ring holds 0.8 s).
+    # Mid-stream: once the stream holds part of the events (the relay's
+    # progress, not a time, which a loaded machine stretches).
     start_relay_held kill1 KILL1 || { fail kill "relay not listed: $(cat "$WORK/relay-KILL1.err")"; return; }
-    sleep 0.7
+    wait_stream_at KILL1 5000 || { fail kill "stream never reached 5000: $(cat "$WORK/relay-KILL1.err")"; return; }
     kill -STOP "$PRODUCER_PID"; kill -KILL "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
     start_relay_held kill1 KILL1 || { fail kill "relay not listed: $(cat "$WORK/relay-KILL1.err")"; return; }
-    sleep 0.5
+    wait_stream_at KILL1 15000 || { fail kill "stream never reached 15000: $(cat "$WORK/relay-KILL1.err")"; return; }
     kill -STOP "$PRODUCER_PID"; kill -KILL "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
     start_relay_held kill1 KILL1 || { fail kill "relay not listed: $(cat "$WORK/relay-KILL1.err")"; return; }
     wait "$PRODUCER_PID"
@@ -172,10 +174,16 @@ case_relay_killed_and_restarted_duplicates_and_misses_nothing() {
 case_server_restarted_mid_stream_loses_nothing() {
     start_producer srv1:14:22 --count 30000 --rate 15000 || { fail server "no ring"; return; }
     start_relay_held srv1 SRV1 || { fail server "relay not listed: $(cat "$WORK/relay-SRV1.err")"; return; }
-    sleep 0.7
+    wait_stream_at SRV1 5000 || { fail server "stream never reached 5000: $(cat "$WORK/relay-SRV1.err")"; return; }
+    # The writer waits while the server is away: the ring (1.1 s of events) must not lap the relay
+    # however long the server's restart and the relay's back-off take on a loaded machine.
+    kill -STOP "$PRODUCER_PID"
+    local written; written=$(evring info srv1 --json | jq -r .last_seqno)
     stop_server
-    sleep 0.5
+    sleep 0.5   # the outage: the relay must ride out half a second without a server
     start_server
+    wait_stream_at SRV1 "$written" || { fail server "stream never caught up with $written: $(cat "$WORK/relay-SRV1.err")"; return; }
+    kill -CONT "$PRODUCER_PID"
     wait "$PRODUCER_PID"
     wait_stream_at SRV1 30000 || { fail server "stream never reached 30000: $(cat "$WORK/relay-SRV1.err")"; return; }
     read_stream SRV1 30000 >"$WORK/srv.jsonl" 2>/dev/null
@@ -218,8 +226,7 @@ case_paused_relay_lapped_publishes_one_exact_gap() {
 
 case_relay_wait_relays_a_ring_created_after_it_started() {
     start_relay late LATE --wait
-    sleep 0.3
-    grep -q "waiting for ring 'late' to be created" "$WORK/relay-LATE.err" ||
+    wait_for_text "$WORK/relay-LATE.err" "waiting for ring 'late' to be created" ||
         { fail relay_wait "no waiting notice: $(cat "$WORK/relay-LATE.err")"; return; }
     start_producer late:12:20 --count 500 --rate 5000 || { fail relay_wait "no ring"; return; }
     wait "$PRODUCER_PID"
@@ -228,6 +235,29 @@ case_relay_wait_relays_a_ring_created_after_it_started() {
     check_contiguous "$WORK/late.jsonl" 1 500 || { fail relay_wait "stream not 1..500"; return; }
     kill "$RELAY_PID"; wait "$RELAY_PID"
     ok relay_wait_relays_a_ring_created_after_it_started
+}
+
+# Once the stream is open the relay says, in one line, what an acknowledged event is still
+# exposed to (docs/distributed.md, "What 'nothing lost' holds under"); --server-syncs, the
+# operator's word that the server syncs every write, silences it for file storage.
+case_relay_says_what_an_acknowledged_event_is_exposed_to() {
+    start_producer dur:10:20 --count 50 || { fail durability "no ring"; return; }
+    wait "$PRODUCER_PID"
+    evring relay dur --to "nats://127.0.0.1:$PORT" --stream DUR --from oldest --no-register 2>"$WORK/dur.err" &
+    local relay=$!
+    PIDS+=("$relay")
+    wait_stream_at DUR 50 || { fail durability "stream never reached 50: $(cat "$WORK/dur.err")"; return; }
+    kill "$relay"; wait "$relay" 2>/dev/null
+    [[ $(grep -c "^evring: stream 'DUR': nats-server acknowledges a message before it syncs it to disk" "$WORK/dur.err") == 1 ]] &&
+        grep -q "sync_interval: always" "$WORK/dur.err" || { fail durability "no warning, or not once: $(cat "$WORK/dur.err")"; return; }
+    evring relay dur --to "nats://127.0.0.1:$PORT" --stream DUR2 --from oldest --no-register --server-syncs \
+        2>"$WORK/dur2.err" &
+    relay=$!
+    PIDS+=("$relay")
+    wait_stream_at DUR2 50 || { fail durability "stream DUR2 never reached 50: $(cat "$WORK/dur2.err")"; return; }
+    kill "$relay"; wait "$relay" 2>/dev/null
+    grep -q "syncs it to disk" "$WORK/dur2.err" && { fail durability "--server-syncs still warns: $(cat "$WORK/dur2.err")"; return; }
+    ok relay_says_what_an_acknowledged_event_is_exposed_to
 }
 
 case_bad_input_is_refused_clearly() {
@@ -418,5 +448,6 @@ case_paused_relay_lapped_publishes_one_exact_gap
 case_writer_restarted_under_a_relay_is_relayed_from_its_first_event
 case_relay_wait_relays_a_ring_created_after_it_started
 case_relayed_set_is_read_back_merged_with_its_members
+case_relay_says_what_an_acknowledged_event_is_exposed_to
 case_bad_input_is_refused_clearly
 exit_with_results

@@ -39,8 +39,11 @@ test_record_registers_and_no_register() {
     local quiet=$!
     PIDS+=("$recorder" "$quiet")
     wait_readers feed "record +record +$recorder .*-> $WORK/feed.evrec" || { fail record_registers "not listed"; return; }
-    grep -q "$EVRING_RING_DIR/feed" "/proc/$quiet/maps" || sleep 0.5
+    # Only once it reads the ring can it be seen not to register.
+    poll 1000 0.01 grep -qF "$EVRING_RING_DIR/feed" "/proc/$quiet/maps" ||
+        { fail no_register "watch --no-register did not open the ring"; return; }
     evring readers feed | grep -q " $quiet " && { fail no_register "watch --no-register is listed"; return; }
+    grep -qF "feed.readers" "/proc/$quiet/maps" && { fail no_register "watch --no-register maps the registry"; return; }
     kill "$recorder" "$quiet"; wait "$recorder" "$quiet" 2>/dev/null
     evring readers feed | grep -q " $recorder " && { fail record_registers "left its entry after a clean exit"; return; }
     ok record_registers_and_no_register_stays_out

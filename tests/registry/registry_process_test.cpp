@@ -216,7 +216,7 @@ void check_consistent(const ReaderListing& listing, int& checked) {
             ASSERT_EQ(r.next_seqno, 0u);
             continue;
         }
-        ASSERT_EQ(r.lost, 2 * r.next_seqno);
+        ASSERT_EQ(r.lost_reported, 2 * r.next_seqno);
         ASSERT_EQ(r.abandoned, 3 * r.next_seqno);
         ++checked;
     }

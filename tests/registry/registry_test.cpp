@@ -430,6 +430,28 @@ TEST(RegisteringSink, DisabledItOnlyPassesEventsOn) {
     EXPECT_TRUE(listing_of(ring).readers.empty());
 }
 
+// A stopped reader's loss shows while the writer laps it (issue 32): the
+// listing counts the events overwritten ahead of its published position.
+TEST(ReaderListing, ALappedReaderIsCountedWhatLeftTheRingAheadOfIt) {
+    RegistryRing ring;  // 256 descriptors
+    ring.publish(10);
+    ReaderRegistration seen = attach(ring, "stopped");
+    seen.update(5, 1, 0);
+    ring.publish(590);  // the oldest kept is now 600 - 256 + 1 = 345
+    ReaderEntry r = listing_of(ring).readers.at(0);
+    ASSERT_TRUE(r.lag.has_value());
+    EXPECT_TRUE(r.lag->lapped);
+    EXPECT_EQ(r.lag->overwritten, 340u) << "345 - 5";
+    EXPECT_EQ(r.lost_reported, 1u);
+    EXPECT_EQ(r.lost, 341u);
+    // Reading again, it reports the gap itself; nothing is counted twice.
+    seen.update(601, 1 + 340 + 256, 0);
+    r = listing_of(ring).readers.at(0);
+    EXPECT_FALSE(r.lag->lapped);
+    EXPECT_EQ(r.lag->overwritten, 0u);
+    EXPECT_EQ(r.lost, 597u);
+}
+
 TEST(ReaderKindNames, AreStable) {
     EXPECT_STREQ(reader_kinds::name(reader_kinds::kRecord), "record");
     EXPECT_STREQ(reader_kinds::name(99), "unknown");

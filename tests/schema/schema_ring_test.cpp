@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "evring/ring/publisher.hpp"
@@ -216,8 +218,9 @@ TEST(RingSchema, SnapshotsCarryTheEmbeddedSchemaAndTheFeatureBits) {
     ASSERT_EQ(found.status, EmbeddedSchemaStatus::Trusted) << found.problem;
     EXPECT_EQ(found.schema->source(), orders().source());
     // The whole header section is as in the ring, apart from the control
-    // words (a snapshot's own), the doorbell word and the writer claim (which
-    // mean nothing there, and are zero).
+    // words (a snapshot's own), the doorbell word, the writer claim and the
+    // interest line (the interest and writers-open words: writers_open.hpp),
+    // which mean nothing there, and are zero.
     const std::span<const std::byte> live = writer->ring().header_section();
     EXPECT_EQ(std::memcmp(section.data() + sizeof(RingHeader), live.data() + sizeof(RingHeader),
                           kRingExtensionOffset + offsetof(RingExtension, doorbell) - sizeof(RingHeader)),
@@ -226,8 +229,15 @@ TEST(RingSchema, SnapshotsCarryTheEmbeddedSchemaAndTheFeatureBits) {
     const std::size_t claim = kRingExtensionOffset + offsetof(RingExtension, claim);
     const std::size_t after_claim = claim + sizeof(WriterClaim);
     EXPECT_EQ(std::memcmp(section.data() + after_doorbell, live.data() + after_doorbell, claim - after_doorbell), 0);
-    EXPECT_EQ(std::memcmp(section.data() + after_claim, live.data() + after_claim, kHeaderSectionSize - after_claim),
+    const std::size_t interest_line = kRingExtensionOffset + offsetof(RingExtension, interest);
+    const std::size_t after_interest_line = interest_line + 64;
+    EXPECT_EQ(std::memcmp(section.data() + after_claim, live.data() + after_claim, interest_line - after_claim), 0);
+    EXPECT_EQ(std::memcmp(section.data() + after_interest_line, live.data() + after_interest_line,
+                          kHeaderSectionSize - after_interest_line),
               0);
+    const std::byte* copied_line = section.data() + interest_line;
+    EXPECT_TRUE(std::all_of(copied_line, copied_line + 64, [](std::byte b) { return b == std::byte{0}; }))
+        << "a snapshot must not look like a ring its writers left open";
     EXPECT_EQ(extension_in(&writer->ring().header())->claim.claimed, 1u);  // the publisher above claimed the ring
     const WriterClaim& copied = extension_in(&loaded->ring.header())->claim;
     EXPECT_EQ(copied.claimed | copied.busy | copied.revoked, 0u);

@@ -7,6 +7,7 @@
 #include "schema/schema_interest.hpp"
 #include "set/ring_set_source.hpp"
 #include "output/values.hpp"
+#include "util/text_escape.hpp"
 
 namespace evring::cli {
 
@@ -57,7 +58,7 @@ Result<std::optional<std::uint64_t>> InterestOption::resolve(const Schema* schem
                                          "give --schema FILE",
                                          location));
     auto word = requested_interest(schema, keywords_, level);
-    if (!word) return Error(EINVAL, fmt::format("bad --keywords '{}': {}", keywords_.value_or(""), word.error().message()));
+    if (!word) return Error(EINVAL, fmt::format("bad --keywords '{}': {}", shortened(keywords_.value_or("")), word.error().message()));
     return word;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "ops/rm.hpp"
 #include "output/escape.hpp"
 
 #ifdef EVRING_HAVE_NATS
@@ -53,7 +54,7 @@ std::string one_line_failure(const CLI::App* app, const CLI::Error& e) {
 // Every subcommand, in the order `evring --help` lists them (docs/cli.md).
 using AddCommand = Command (*)(CLI::App&);
 constexpr AddCommand kCommands[] = {
-    add_ls, add_gc, add_info, add_watch, add_snapshot, add_record, add_schema, add_export, add_stats, add_digest,
+    add_ls, add_gc, add_rm, add_info, add_watch, add_snapshot, add_record, add_schema, add_export, add_stats, add_digest,
 #ifdef EVRING_HAVE_NATS
     add_relay, add_mirror,
 #endif

@@ -27,6 +27,7 @@ struct RelayCommandOptions {
     std::optional<std::string> batch;
     std::optional<std::string> replicas;  // of the stream, when the relay creates it
     bool allow_other_ring = false;
+    bool server_syncs = false;  // the server syncs every write: no durability warning
     bool no_register = false;  // stay out of the ring's reader registry
     bool wait = false;         // wait for the ring to be created (follow.hpp's wait_for_name)
     std::optional<std::string> where;  // a filter expression (where.hpp)

@@ -53,6 +53,7 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
         relay.stream_spec.replicas = *replicas;
     }
     relay.allow_other_ring = options.allow_other_ring;
+    relay.server_syncs_writes = options.server_syncs;
     relay.register_reader = !options.no_register;
     relay.stop_flag = &stop_flag();
     relay.log = [](std::string_view text) { fmt::print(stderr, "evring: {}\n", printable(text)); };
@@ -136,6 +137,8 @@ Command add_relay(CLI::App& app) {
                         "Replicas of the stream when the relay creates it (default 1; 3 on a three-node cluster)")
         ->type_name("N");
     relay->add_flag("--allow-other-ring", r.allow_other_ring, "Relay into a stream holding another ring's events");
+    relay->add_flag("--server-syncs", r.server_syncs,
+                    "The server syncs every write to disk (sync_interval: always): no durability warning");
     relay->add_flag("--no-register", r.no_register, kNoRegisterHelp);
     relay->add_flag("--wait", r.wait, kWaitHelp);
     relay->add_option("--where", r.where, "Relay only events this expression keeps (docs/cli.md)")->type_name("EXPR");

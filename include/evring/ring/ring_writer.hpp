@@ -28,6 +28,15 @@
 //   shared writers the last one to close removes it. Removing the ring also
 //   removes its reader registry (P.readers) unless a reader still uses it
 //   (the last such reader removes it as it leaves; reader_registration.hpp).
+// - A registered reader killed while its narrow interest (docs/interest.md)
+//   holds the ring's interest word stops counting within 100 ms: every
+//   process holding a RingWriter of a ring with the doorbell runs one keeper
+//   thread (lib/registry/interest_keeper.hpp), asleep on a futex until some
+//   reader narrows a word, exiting when the process holds no such ring; it
+//   blocks asynchronous signals, and publishing never waits for it.
+// - Every writer marks its ring "writers open" (lib/ring/writers_open.hpp)
+//   and the last writer to close it keeping the file clears that, so
+//   `evring gc` can tell a ring left by killed writers from one kept.
 // - What a killed writer leaves is reclaimed: a later writer of the name
 //   removes the name's debris (temporary files of dead processes, an unused
 //   registry of an earlier instance; ring_debris.hpp) once it has created

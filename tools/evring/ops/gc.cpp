@@ -1,5 +1,6 @@
 // evring gc, and the debris part of `evring ls --all`: what killed writers
-// and readers left in a ring directory (lib/ring/ring_debris.hpp).
+// and readers left in a ring directory and its ring sets
+// (lib/ring/ring_debris.hpp, lib/set/ring_set_debris.hpp).
 #include "ops/gc.hpp"
 
 #include <CLI/CLI.hpp>
@@ -8,15 +9,20 @@
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "ring/ring_debris.hpp"
+#include "set/ring_set_debris.hpp"
 #include "evring/ring/ring_directory.hpp"
 #include "output/json.hpp"
 
 namespace evring::cli {
 namespace {
 
-std::string name_of(const std::string& path) {
-    const auto slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
+// `path` as the listing of `directory` shows it: relative to it (a ring
+// set's files as SET/FILE).
+std::string name_in(const std::string& directory, const std::string& path) {
+    std::string prefix = directory;
+    while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+    prefix += '/';
+    return path.compare(0, prefix.size(), prefix) == 0 ? path.substr(prefix.size()) : path;
 }
 
 std::string debris_json(const DebrisEntry& d, const char* action) {
@@ -45,7 +51,7 @@ Result<std::string> ring_directory_or(const std::string& directory) {
 }
 
 Status print_debris(OutputBuffer& out, const std::string& directory, bool json) {
-    auto found = list_debris(directory);
+    auto found = list_directory_debris(directory);
     if (!found) return std::move(found).error();
     if (json) {
         for (const DebrisEntry& d : *found) {
@@ -55,20 +61,21 @@ Status print_debris(OutputBuffer& out, const std::string& directory, bool json) 
         return {};
     }
     if (found->empty()) {
-        out.put("# no debris (temporary files of dead processes, orphan reader registries)\n");
+        out.put("# no debris (temporary files of dead processes, orphan reader registries, rings and sets of "
+                "killed writers)\n");
         return {};
     }
     out.put(fmt::format("# debris: {} holding {} (`evring gc --delete` removes them)\n", files_text(found->size()),
                         human_bytes(total_allocated(*found))));
     out.put(fmt::format("{:<24} {:<16} {:>10} {:>10}  {}\n", "NAME", "DEBRIS", "SIZE", "ALLOCATED", "WHY"));
     for (const DebrisEntry& d : *found)
-        out.put(fmt::format("{:<24} {:<16} {:>10} {:>10}  {}\n", printable(name_of(d.path)), to_string(d.kind),
+        out.put(fmt::format("{:<24} {:<16} {:>10} {:>10}  {}\n", printable(name_in(directory, d.path)), to_string(d.kind),
                             human_bytes(d.size), human_bytes(d.allocated), printable(d.why)));
     return {};
 }
 
 void print_debris_hint(OutputBuffer& out, const std::string& directory) {
-    auto found = list_debris(directory);
+    auto found = list_directory_debris(directory);
     if (!found || found->empty()) return;
     out.put(fmt::format("# and debris: {} holding {} (`evring ls --all` shows them, `evring gc --delete` "
                         "removes them)\n", files_text(found->size()), human_bytes(total_allocated(*found))));
@@ -77,7 +84,7 @@ void print_debris_hint(OutputBuffer& out, const std::string& directory) {
 int run_gc(const GcOptions& options) {
     auto directory = ring_directory_or(options.directory);
     if (!directory) return runtime_error(directory.error());
-    auto found = list_debris(*directory);
+    auto found = list_directory_debris(*directory);
     if (!found) return runtime_error(found.error());
     OutputBuffer out(1);
     int code = kExitOk;
@@ -86,7 +93,7 @@ int run_gc(const GcOptions& options) {
     for (const DebrisEntry& d : *found) {
         const char* action = "would-remove";
         if (options.remove) {
-            auto done = remove_debris(d);
+            auto done = remove_directory_debris(d);
             if (!done) {
                 report_error(done.error().message());
                 code = kExitRuntime;

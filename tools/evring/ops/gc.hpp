@@ -1,10 +1,12 @@
 // tools/evring/ops/gc.hpp — `evring gc` and the debris section of `evring ls
 // --all` (docs/cli.md, docs/hugepages.md).
 //
-// gc lists what killed processes left in a ring directory (temporary files
-// of dead writers, reader registries of rings that are gone) and, only with
-// --delete, removes it; each removal is checked again under the file's lock
-// (lib/ring/ring_debris.hpp). Exit 0, or 1 when a removal failed.
+// gc lists what killed processes left in a ring directory and its ring sets
+// (temporary files of dead writers, a set member's included; reader
+// registries of rings that are gone; rings and sets whose writers were
+// killed) and, only with --delete, removes it; each removal is checked again
+// under the file's lock (lib/ring/ring_debris.hpp,
+// lib/set/ring_set_debris.hpp). Exit 0, or 1 when a removal failed.
 //
 // Thread safety: one thread.
 #pragma once

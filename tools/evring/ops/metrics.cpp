@@ -4,12 +4,15 @@
 // The server answers many connections at once: libmicrohttpd's threads
 // (kThreads) each poll their share of the connections (epoll), so a client
 // that connects and says nothing costs one idle connection, never another
-// scraper's time. Each connection is dropped after kIdleTimeoutSeconds
-// without progress; a request head larger than the connection's memory is
-// refused (431 or 414). GET /metrics (a query string is ignored) gets the
-// exposition, computed at the request under one mutex (the targets are
-// one-thread objects); any other path 404, any other method 405. Ctrl-C or
-// SIGTERM stop it within 200 ms.
+// scraper's time. How long a request may take and which connection makes
+// room at the cap is ours (metrics_guard.hpp): libmicrohttpd only bounds idle
+// time, and at its own limit it stops accepting. A request head larger than
+// the connection's memory is refused (431 or 414). GET /metrics (a query
+// string is ignored) gets the exposition, computed at the request under one
+// mutex (the targets are one-thread objects); any other path 404, any other
+// method 405. Ctrl-C or SIGTERM stop it within 200 ms: every libmicrohttpd
+// thread has an inter-thread channel (MHD_USE_ITC) that wakes it for the stop,
+// also when it is not polling the listening socket.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -33,24 +36,32 @@
 
 #include "commands.hpp"
 #include "output/escape.hpp"
+#include "ops/metrics_guard.hpp"
 #include "ops/metrics_text.hpp"
 #include "ops/ops_cmd.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
+#include "util/text_escape.hpp"
 
 namespace evring::cli {
 namespace {
 
-// docs/operations.md says why these values.
-constexpr unsigned kThreads = 2;               // a slow scrape does not hold up the next
-constexpr unsigned kIdleTimeoutSeconds = 10;   // a silent or stalled client is dropped after this
-constexpr unsigned kMaxConnections = 256;      // beyond this, new connections are refused at once
+// docs/operations.md says why these values (the cap and the request's
+// bound: metrics_guard.hpp).
+constexpr unsigned kThreads = 2;                  // a slow scrape does not hold up the next
 constexpr std::size_t kConnectionMemory = 16384;  // request head and read buffer per connection
+// libmicrohttpd's own limits, backstops only. It splits its connection
+// limit between its threads, and a thread at its share stops accepting
+// (what the guard exists to avoid): so each thread's share is our whole cap,
+// plus room for connections shut down but not yet closed. Its idle timeout
+// is no longer than our request bound.
+constexpr unsigned kLibraryConnectionLimit = kThreads * (static_cast<unsigned>(kMaxConnections) + 32);
+constexpr unsigned kIdleTimeoutSeconds = static_cast<unsigned>(kRequestTime.count());
 
 Result<int> listen_on(const std::string& address) {
     const auto colon = address.rfind(':');
     if (colon == std::string::npos || colon == 0)
-        return Error(EINVAL, fmt::format("bad --listen '{}': expected HOST:PORT (127.0.0.1:9464)", printable(address)));
+        return Error(EINVAL, fmt::format("bad --listen '{}': expected HOST:PORT (127.0.0.1:9464)", printable(shortened(address))));
     std::string host = address.substr(0, colon);
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
     auto port = parse_int_in("--listen port", address.substr(colon + 1), 0, 65535);
@@ -62,7 +73,7 @@ Result<int> listen_on(const std::string& address) {
     addrinfo* found = nullptr;
     const std::string service = std::to_string(*port);
     if (int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0)
-        return Error(EINVAL, fmt::format("bad --listen '{}': host '{}': {}", printable(address), printable(host),
+        return Error(EINVAL, fmt::format("bad --listen '{}': host '{}': {}", printable(shortened(address)), printable(shortened(host)),
                                          ::gai_strerror(rc)));
     int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
     if (fd < 0) {
@@ -77,7 +88,7 @@ Result<int> listen_on(const std::string& address) {
     if (bound != 0 || ::listen(fd, 16) != 0) {
         const int e = bound != 0 ? bind_errno : errno;
         ::close(fd);
-        return Error(e, fmt::format("cannot listen on {}: {}{}", printable(address), std::strerror(e),
+        return Error(e, fmt::format("cannot listen on {}: {}{}", printable(shortened(address)), std::strerror(e),
                                     e == EADDRINUSE ? " (another process has that port; choose another)" : ""));
     }
     return fd;
@@ -98,7 +109,27 @@ int port_of(int fd) {
 struct Exporter {
     std::mutex rendering;
     std::vector<MetricsTarget>* targets = nullptr;
+    ConnectionGuard guard;
 };
+
+// libmicrohttpd's callbacks, on its threads: they feed the guard.
+MHD_Result admit(void* cls, const sockaddr*, socklen_t) {
+    return static_cast<Exporter*>(cls)->guard.admit() ? MHD_YES : MHD_NO;
+}
+
+void connection_changed(void* cls, MHD_Connection* connection, void**, MHD_ConnectionNotificationCode code) {
+    ConnectionGuard& guard = static_cast<Exporter*>(cls)->guard;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        guard.closed(connection);
+        return;
+    }
+    const MHD_ConnectionInfo* info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info != nullptr) guard.started(connection, info->connect_fd);
+}
+
+void request_done(void* cls, MHD_Connection* connection, void**, MHD_RequestTerminationCode) {
+    static_cast<Exporter*>(cls)->guard.answered(connection);
+}
 
 MHD_Result reply(MHD_Connection* connection, unsigned status, const char* type, const std::string& body) {
     MHD_Response* response =
@@ -116,6 +147,7 @@ MHD_Result reply(MHD_Connection* connection, unsigned status, const char* type, 
 MHD_Result handle(void* cls, MHD_Connection* connection, const char* url, const char* method, const char*,
                   const char*, std::size_t*, void**) {
     auto* exporter = static_cast<Exporter*>(cls);
+    exporter->guard.answering(connection);
     if (std::strcmp(method, MHD_HTTP_METHOD_GET) != 0 && std::strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return reply(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET\n");
     if (std::strcmp(url, "/metrics") != 0)  // url comes without its query string
@@ -146,21 +178,27 @@ int serve(const std::string& address, std::vector<MetricsTarget>& targets) {
     exporter.targets = &targets;
     install_stop_handlers();  // process-wide: whichever thread takes the signal sets the flag
     MHD_Daemon* daemon = MHD_start_daemon(
-        MHD_USE_AUTO_INTERNAL_THREAD, 0, nullptr, nullptr, &handle, &exporter,
+        MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC, 0, &admit, &exporter, &handle, &exporter,
         MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(fd),
         MHD_OPTION_THREAD_POOL_SIZE, kThreads,
         MHD_OPTION_CONNECTION_TIMEOUT, kIdleTimeoutSeconds,
-        MHD_OPTION_CONNECTION_LIMIT, kMaxConnections,
+        MHD_OPTION_CONNECTION_LIMIT, kLibraryConnectionLimit,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory,
+        MHD_OPTION_NOTIFY_CONNECTION, &connection_changed, &exporter,
+        MHD_OPTION_NOTIFY_COMPLETED, &request_done, &exporter,
         MHD_OPTION_END);
     if (daemon == nullptr) {
         ::close(fd);
-        return runtime_error(Error(EIO, fmt::format("cannot start the HTTP server on {}", printable(address))));
+        return runtime_error(Error(EIO, fmt::format("cannot start the HTTP server on {}", printable(shortened(address)))));
     }
     fmt::print(stderr, "evring: serving metrics on http://{}:{}/metrics\n",
                printable(address.substr(0, address.rfind(':'))), port);
     std::fflush(stderr);
-    while (!stop_requested()) ::poll(nullptr, 0, 200);  // a signal or 200 ms: look at the flag
+    // A signal or 200 ms: look at the flag, and end requests past their bound.
+    while (!stop_requested()) {
+        ::poll(nullptr, 0, 200);
+        exporter.guard.sweep();
+    }
     MHD_stop_daemon(daemon);  // closes the listening socket; waits for its threads
     return kExitOk;
 }

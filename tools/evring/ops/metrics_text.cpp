@@ -123,6 +123,10 @@ void follow_name(MetricsTarget& t) {
         t.view.reset();  // reopened at the next scrape
     } else if (*moved) {
         t.view = std::move(*moved);
+    } else if (t.view->removed()) {
+        // Nothing at the name: the ring is down until one appears there.
+        t.error = fmt::format("ring '{}' was removed", t.location);
+        t.view.reset();
     }
 }
 

@@ -75,11 +75,13 @@ void print_json(const ReaderEntry& r, const Schema* schema, std::int64_t member 
     o.number("pid", r.pid).boolean("pid_in_our_namespace", r.pid_in_our_namespace).number("uid", r.uid);
     o.string("liveness", to_string(r.liveness)).boolean("reclaimed", r.reclaimed).boolean("consistent", r.consistent);
     if (!r.problem.empty()) o.string("problem", r.problem);
-    o.number("next_seqno", r.next_seqno).number("lost", r.lost).number("abandoned", r.abandoned);
+    o.number("next_seqno", r.next_seqno).number("lost", r.lost).number("lost_reported", r.lost_reported);
+    o.number("abandoned", r.abandoned);
     o.number("heartbeat_ns", r.heartbeat_ns).number("heartbeat_age_ns", r.heartbeat_age_ns);
     o.number("registered_ns", r.registered_ns);
     if (r.lag) {
         o.number("lag_events", r.lag->events).boolean("lapped", r.lag->lapped).boolean("ahead", r.lag->ahead);
+        o.number("lag_overwritten", r.lag->overwritten);
         if (r.lag->bytes) o.number("lag_bytes", *r.lag->bytes);
         else o.null("lag_bytes");
         if (r.lag->nanos) o.number("lag_ns", *r.lag->nanos);

@@ -1,11 +1,18 @@
 // RingView: open a live ring once, then refresh its numbers.
 #include "ops/ring_view.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "evring/ring/ring_reader.hpp"
 #include "source/ring_source.hpp"
 #include "evring/schema/schema_resolve.hpp"
+#include "evring/source/source_open.hpp"
 #include "source/source_renamed.hpp"
 #include "open.hpp"
 #include "output/values.hpp"
@@ -23,6 +30,13 @@ Result<std::unique_ptr<RingView>> RingView::reopen_if_renamed() const {
     if (!fresh) return std::move(fresh).error();
     if (!*fresh) return std::unique_ptr<RingView>();
     return adopt(location_, std::move(*fresh), where_text_);
+}
+
+bool RingView::removed() const {
+    auto path = resolve_location(location_, {});
+    if (!path) return path.error().errno_value() == ENOENT;  // a name that leads nowhere
+    struct stat st {};
+    return ::stat(path->c_str(), &st) != 0 && errno == ENOENT;
 }
 
 Result<std::unique_ptr<RingView>> RingView::adopt(const std::string& location, std::unique_ptr<EventSource> opened,
@@ -80,6 +94,14 @@ Result<RingRefresh> RingView::refresh() {
         if (listing->state != RegistryState::Valid && listing->state != RegistryState::Missing)
             r.registry_problem = fmt::format("registry '{}' is {}: {}", listing->registry_path,
                                              to_string(listing->state), listing->problem);
+        std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> shown;
+        for (ReaderEntry& reader : listing->readers) {
+            const auto key = std::make_pair(reader.slot, reader.generation);
+            if (auto before = lost_shown_.find(key); before != lost_shown_.end())
+                reader.lost = std::max(reader.lost, before->second);
+            shown[key] = reader.lost;
+        }
+        lost_shown_ = std::move(shown);
         r.readers = std::move(*listing);
     }
     return r;

@@ -13,6 +13,7 @@
 // Thread safety: one thread.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,11 @@ public:
     // than ours (its writer restarted); null while the name still leads to
     // ours or to nothing; an error when what is there is not a live ring.
     Result<std::unique_ptr<RingView>> reopen_if_renamed() const;
+    // True when the name leads to nothing any more: the ring was removed
+    // (its writer closed without keeping it, or `evring rm`) and no new one
+    // was made. The view still reads the removed ring; metrics then say the
+    // ring is down rather than show a ring nobody can open.
+    bool removed() const;
 
     Result<RingRefresh> refresh();
 
@@ -77,6 +83,12 @@ private:
     std::string schema_from_;
     std::optional<std::string> where_text_;
     std::unique_ptr<EventPredicate> where_;
+    // Each listed reader's LOST at the previous refresh, by (slot,
+    // generation): a lapped reader's loss is counted from its last published
+    // position and may come out a little lower once it publishes again
+    // (reader_listing.hpp); refresh() never shows it lower than before, so
+    // evring_reader_lost_events_total stays a counter.
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> lost_shown_;
 };
 
 }  // namespace evring::cli
