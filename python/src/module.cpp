@@ -21,6 +21,7 @@
 #include "module.hpp"
 #include "reader.hpp"
 #include "bindings/source_handle.hpp"
+#include "without_gil.hpp"
 
 namespace py = pybind11;
 
@@ -53,10 +54,9 @@ Reader open(const std::string& location, const py::object& schema, std::uint64_t
 // (follow.hpp's wait_for_name), the GIL released meanwhile. evring.open's
 // wait= calls it in short slices so that Ctrl-C is seen between them.
 bool wait_for_name(const std::string& location, double seconds) {
-    py::gil_scoped_release release;
     const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::duration<double>(std::max(seconds, 0.0)));
-    return evring::wait_for_name(location, FollowOptions{}, nullptr, timeout);
+    return without_gil([&] { return evring::wait_for_name(location, FollowOptions{}, nullptr, timeout); });
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "evring/schema/schema_render.hpp"
 #include "query/where.hpp"
 #include "bindings/source_handle.hpp"
+#include "without_gil.hpp"
 
 namespace evring::python {
 namespace {
@@ -48,8 +49,7 @@ bool wait_for_more(IteratorObject* it, EventSource& source, std::chrono::steady_
     }
     {
         Reader::Busy busy(*it->reader);
-        py::gil_scoped_release unlocked;
-        source.wait(slice);
+        without_gil([&] { source.wait(slice); });
     }
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     return true;
