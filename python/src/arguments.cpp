@@ -120,4 +120,22 @@ double seconds_of(py::handle value, std::string_view what) {
     return seconds;
 }
 
+std::uint16_t event_type_of(py::handle value, const Schema* schema) {
+    if (PyUnicode_Check(value.ptr())) {
+        const std::string name = utf8_of(value, "event type");
+        if (schema == nullptr)
+            raise_error(fmt::format("event type '{}' given by name, but the ring has no schema",
+                                    shortened(printable(name))));
+        const SchemaEvent* e = schema->event(name);
+        if (e == nullptr)
+            raise_error(fmt::format("the schema has no event type named '{}'", shortened(printable(name))));
+        return e->number;
+    }
+    // An int, or what says it is one (__index__: numpy's integers); not a bool.
+    if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr()))
+        raise_error(fmt::format("event type: give a number (0..65535) or a name from the schema, not {}",
+                                described(value)));
+    return static_cast<std::uint16_t>(unsigned_of(value, "event type", 0xffff));
+}
+
 }  // namespace evring::python

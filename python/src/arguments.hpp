@@ -17,6 +17,7 @@
 // - shown: a value as a message echoes it: repr(), at most 64 characters
 //   (then "...(N characters)"), control characters escaped; whatever the
 //   value, the message stays short.
+// - event_type_of: a number or a name from the ring's schema.
 // `what` names the argument in the message: "level", "flow[2]", "event type".
 //
 // Thread safety: with the GIL held.
@@ -27,6 +28,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "evring/schema/schema.hpp"
 
 namespace evring::python {
 
@@ -42,5 +45,8 @@ std::string utf8_of(py::handle value, std::string_view what);
 std::string path_of(py::handle value, std::string_view what);
 std::uint64_t unsigned_of(py::handle value, std::string_view what, std::uint64_t max);
 double seconds_of(py::handle value, std::string_view what);
+// An event type: a number (an int or __index__, 0..65535) or a name from
+// `schema` (null: the ring has none, and a name is refused saying so).
+std::uint16_t event_type_of(py::handle value, const Schema* schema);
 
 }  // namespace evring::python

@@ -30,7 +30,6 @@
 #include "writer_encode.hpp"
 #include "bindings/writer_handle.hpp"
 #include "schema/schema_write_check.hpp"
-#include "util/text_escape.hpp"
 
 namespace evring::python {
 namespace {
@@ -152,21 +151,7 @@ public:
 
 private:
     std::uint16_t type_number(const py::object& event_type) const {
-        if (PyUnicode_Check(event_type.ptr())) {
-            const std::string name = utf8_of(event_type, "event type");
-            if (!schema_)
-                raise_error(fmt::format("event type '{}' given by name, but the ring has no schema",
-                                        shortened(printable(name))));
-            const SchemaEvent* e = schema_->event(name);
-            if (e == nullptr)
-                raise_error(fmt::format("the schema has no event type named '{}'", shortened(printable(name))));
-            return e->number;
-        }
-        // An int, or what says it is one (__index__: numpy's integers); not a bool.
-        if (PyBool_Check(event_type.ptr()) || !PyIndex_Check(event_type.ptr()))
-            raise_error(fmt::format("event type: give a number (0..65535) or a name from the schema, not {}",
-                                    described(event_type)));
-        return static_cast<std::uint16_t>(unsigned_of(event_type, "event type", 0xffff));
+        return event_type_of(event_type, schema_ ? &*schema_ : nullptr);
     }
 
     std::unique_ptr<evring_writer> handle_;
@@ -216,7 +201,7 @@ void register_writer(py::module_& m) {
              "True when some registered reader wants events of this type (a number or a name) by the schema's "
              "keywords and level, or nobody narrowed what they want: False means record() would skip it.")
         .def("record_raw", &Writer::record_raw, py::arg("event_type"), py::arg("payload"),
-             py::arg("flow") = py::none(), "Records one event unchecked (unless created with check_raw=True).")
+             py::arg("flow") = py::tuple(), "Records one event unchecked (unless created with check_raw=True).")
         .def_property_readonly("path", [](Writer& w) { return w.handle().writer.path(); })
         .def_property_readonly("max_payload", [](Writer& w) { return w.handle().publisher.max_payload_size(); })
         .def("close", &Writer::close, "Closes the ring; its file is removed unless keep=True.")
