@@ -45,8 +45,8 @@ std::string shown(py::handle value) {
     }
     const py::object text = py::reinterpret_steal<py::object>(repr);
     const Py_ssize_t length = PyUnicode_GetLength(repr);
-    // repr() is ASCII-safe for str (escapes) but not for every type: keep
-    // the first characters, then escape what a terminal should not see.
+    // A repr() may hold any character (a user's __repr__ decides): keep the
+    // first characters, then escape what a terminal should not see.
     PyObject* head = PyUnicode_Substring(repr, 0, std::min(length, kShownCharacters));
     if (head == nullptr) {
         PyErr_Clear();
