@@ -42,7 +42,9 @@
  *   are errors) or NULL. The message of the last failure on a handle is
  *   evring_source_error / evring_writer_error; a failure that leaves no handle
  *   (open, create) sets this thread's evring_last_error. Messages name the
- *   file or value and the reason, as the C++ library's errors do.
+ *   file or value and the reason, as the C++ library's errors do; what they
+ *   echo is escaped (control bytes and bytes that are not UTF-8 as \xNN)
+ *   and a message past 1024 bytes keeps its start and end (docs/c-api.md).
  * - Pointers a call returns into a handle (item.payload, item.text, error
  *   messages, type names) stay valid until the next call on that handle.
  * - Hot paths (next, next_batch, peek, copy, reserve, commit) neither
@@ -66,7 +68,8 @@
  * Thread safety: a source handle is used by one thread at a time; any number
  * of handles over one ring, in any threads or processes, are independent. A
  * writer handle may be used by any number of threads at once (reserve,
- * commit, abort, record, record_batch), except close. evring_last_error is per thread.
+ * commit, abort, record, record_batch), except close; evring_writer_error is the
+ * calling thread's last failure on it. evring_last_error is per thread.
  */
 #ifndef EVRING_EVRING_H
 #define EVRING_EVRING_H
@@ -482,6 +485,8 @@ void evring_writer_options_init(evring_writer_options* options);
 evring_writer* evring_writer_create(const evring_writer_options* options);
 /* Removes the ring file unless `keep` (shared: the last writer removes it). */
 void evring_writer_close(evring_writer* writer);
+/* The message of the calling thread's last failure on this writer ("" when
+ * it had none): other threads' failures do not replace it. */
 const char* evring_writer_error(const evring_writer* writer);
 const char* evring_writer_path(const evring_writer* writer);
 /* The largest payload one event may carry. */

@@ -30,9 +30,10 @@ int status_of(const Error& error) noexcept {
     }
 }
 
+// Every message handed out goes through error_text (error_text.hpp): escaped, bounded.
 int set_last_error(const Error& error) noexcept {
     try {
-        t_last_error = error.message();
+        t_last_error = error_text(error.message());
     } catch (...) {
         t_last_error.clear();  // out of memory: the status still says so
     }
@@ -45,14 +46,18 @@ std::string size_message(const char* function, const char* type, std::uint32_t g
 }
 
 int set_error(const evring_source* source, int status, std::string message) noexcept {
-    source->error = std::move(message);
+    try {
+        source->error = error_text(message);
+    } catch (...) {
+        source->error.clear();
+    }
     source->error_errno = 0;
     return status;
 }
 
 int set_error(const evring_source* source, const Error& error) noexcept {
     try {
-        source->error = error.message();
+        source->error = error_text(error.message());
     } catch (...) {
         source->error.clear();
     }

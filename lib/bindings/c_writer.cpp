@@ -33,18 +33,14 @@ void stage(evring_reservation* r) noexcept {
     for (std::size_t i = 0; i < 4; ++i) d.content_ext[i] = r->content_ext[i];
 }
 
-int writer_error(evring_writer* writer, int status, const char* message) noexcept {
-    try {
-        writer->error = message;
-    } catch (...) {
-        writer->error.clear();  // out of memory: the status still says what failed
-    }
+int writer_error(evring_writer* writer, int status, std::string_view message) noexcept {
+    writer->errors.set(message);  // this thread's (evring.h: a handle is shared by threads)
     return status;
 }
 
 // A typed write the schema rules out: nothing is published.
 int refused(evring_writer* writer, const std::string& why) noexcept {
-    return writer_error(writer, EVRING_E_DECODE, why.c_str());
+    return writer_error(writer, EVRING_E_DECODE, why);
 }
 
 int too_large(evring_writer* writer, uint64_t size, const char* tail) noexcept {
@@ -113,7 +109,7 @@ evring_writer* evring_writer_create(const evring_writer_options* options) {
 void evring_writer_close(evring_writer* writer) { delete writer; }
 
 const char* evring_writer_error(const evring_writer* writer) {
-    return writer == nullptr ? "no writer (NULL handle)" : writer->error.c_str();
+    return writer == nullptr ? "no writer (NULL handle)" : writer->errors.get();
 }
 
 const char* evring_writer_path(const evring_writer* writer) {
@@ -129,7 +125,7 @@ int evring_writer_reserve(evring_writer* writer, uint64_t payload_size, evring_r
     if (!evring::bindings::big_enough(reservation, kReservationFirst)) {
         const std::string why = evring::bindings::size_message("evring_writer_reserve", "evring_reservation",
                                                                reservation->struct_size);
-        return writer_error(writer, EVRING_E_INVALID, why.c_str());
+        return writer_error(writer, EVRING_E_INVALID, why);
     }
     // The library's part only; a newer caller's larger struct keeps its tail.
     std::memset(reinterpret_cast<unsigned char*>(reservation) + sizeof reservation->struct_size, 0,

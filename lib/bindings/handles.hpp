@@ -5,7 +5,8 @@
 // boundary (guard()) and become EVRING_E_NOMEM. Nothing C++ escapes.
 //
 // Thread safety: as evring.h (a source by one thread at a time; a writer's
-// publishing calls from any thread, its message is then the last one set).
+// publishing calls from any thread at once: its publisher is shared-safe and
+// its messages are per thread).
 #pragma once
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "registry/reader_registration.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/schema.hpp"
+#include "error_text.hpp"
 #include "source_schema.hpp"
 
 // A reader session: the bindings read through reader_session.hpp.
@@ -55,8 +57,11 @@ struct evring_source {
 
 struct evring_writer {
     evring::RingWriter writer;
+    // Auto (or Shared for a ring shared by processes): reserves from any
+    // number of threads at once (writer_handle.cpp).
     evring::Publisher publisher;
-    std::string error;
+    // evring_writer_error: each thread's last failure (error_text.hpp).
+    evring::bindings::ThreadMessages errors;
     // The ring's schema when it was created with one: typed writes
     // (evring_writer_record, Python's Writer.record) are checked against it,
     // and raw commits too when check_raw is set (writer_handle.hpp).

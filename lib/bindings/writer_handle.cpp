@@ -43,8 +43,13 @@ Result<std::unique_ptr<evring_writer>> create_writer_handle(const WriterSettings
     RingSpec spec(std::move(config), std::move(*content));
     auto writer = RingWriter::create(spec, options);
     if (!writer) return std::move(writer).error();
+    // Not Exclusive: a handle is used by any number of threads at once
+    // (evring.h), and an Exclusive publisher's plain stores from two threads
+    // hand out the same seqno twice (issue 32). Auto takes the plain path
+    // as long as one thread reserves, so a single-threaded writer pays
+    // nothing; the first other thread revokes it once (writer_claim.hpp).
     auto handle = std::make_unique<evring_writer>(std::move(*writer),
-                                                  settings.shared ? WriterSharing::Shared : WriterSharing::Exclusive);
+                                                  settings.shared ? WriterSharing::Shared : WriterSharing::Auto);
     handle->schema = std::move(schema);
     if (handle->schema) handle->rules = WriteRules(*handle->schema);
     handle->check_raw = settings.check_raw;

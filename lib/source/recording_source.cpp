@@ -56,6 +56,31 @@ Result<std::unique_ptr<RecordingSource>> RecordingSource::open(const std::string
     return source;
 }
 
+Status RecordingSource::rewind() {
+    if (untouched_) return {};
+    auto reader = RecordingReader::open(identity_.path, follow_);
+    if (!reader) return std::move(reader).error();
+    if (series_id_ != 0 && reader->header().series_id != series_id_)
+        return Error(ESTALE, fmt::format("recording '{}' was replaced since it was opened (series {:016x}, not "
+                                         "{:016x}): open it again to read it",
+                                         identity_.path, reader->header().series_id, series_id_));
+    const std::uint32_t index = reader->header().file_index;  // before `reader` is moved from
+    adopt_next_file(std::move(*reader), index);
+    files_ = 1;
+    accounted_ = 0;
+    bridge_.clear();
+    replay_record_ = false;
+    ended_.clear();
+    skip_events_ = 0;
+    min_seqno_ = 0;
+    min_nanos_ = 0;
+    started_ = true;
+    start_member_ = Position::kAnyMember;
+    member_seqno_ = 0;
+    index_ = 0;
+    return {};
+}
+
 void RecordingSource::wait(std::chrono::nanoseconds timeout) {
     if (!follow_) return;
     // A file has no doorbell: look again after a short sleep.
@@ -70,6 +95,7 @@ std::string RecordingSource::end_text() const {
 }
 
 SourceStep RecordingSource::read(SourceItem& item, PayloadRead payload) {
+    untouched_ = false;
     for (;;) {
         if (phase_ == Phase::Done) return SourceStep::End;
         if (phase_ == Phase::FileEnded) {

@@ -48,6 +48,10 @@
 //   The index's counts are a claim: when the blocks hold fewer, the index is
 //   not trusted. -N reaching back past the series' last file, and files
 //   without an index, cost one extra pass over the series.
+// - A seek may come at any time, also after reading (to the end, or into a
+//   later file of a series) and after another seek: the source then starts
+//   over from the file it was opened on, so a recording can be read again
+//   in one source (issue 32). Its counters go on counting.
 // - Never NotReady, unless opened with `follow`: a recording is read to its
 //   end; wait() returns at once. With `follow` (`watch --follow`), a file
 //   being written is read as it grows: at its current end (no end record
@@ -153,6 +157,9 @@ private:
     };
     // The notice of a -N that reaches past the oldest event (`held` in all).
     std::string past_oldest(std::uint64_t keep, std::uint64_t held, std::uint64_t oldest) const;
+    // Back to the state open() left: the opened file from its start, no
+    // start position (recording_source.cpp). Nothing to do while untouched.
+    Status rewind();
     Result<std::string> seek_seqno(std::uint64_t seqno);
     Result<std::string> seek_back(std::uint64_t keep);
     Result<std::string> seek_member(std::uint32_t member, std::uint64_t seqno);
@@ -205,6 +212,7 @@ private:
     std::uint64_t member_seqno_ = 0;
     std::uint64_t index_ = 0;        // events seen so far
     bool told_slow_ = false;         // the "no index: reading from the start" notice was given
+    bool untouched_ = true;          // neither read nor positioned since open (rewind has nothing to do)
 };
 
 }  // namespace evring

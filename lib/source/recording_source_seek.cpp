@@ -125,6 +125,9 @@ Result<std::string> RecordingSource::seek_time(std::uint64_t nanos, std::string 
 }
 
 Result<std::string> RecordingSource::seek(const Position& start) {
+    // After reading or another seek, from the start again (the contract).
+    if (auto rewound = rewind(); !rewound) return std::move(rewound).error();
+    untouched_ = false;
     switch (start.kind) {
     case Position::Kind::Oldest: return std::string();
     case Position::Kind::Span: return unresolved_span(start);

@@ -53,29 +53,71 @@ def open(source, schema=None, max_snapshot_size=0, register=True, name="python",
 
     `wait`: when the ring does not exist yet, wait for a writer to create it:
     a number of seconds, or True for no limit (Ctrl-C still interrupts);
-    evring.Error when it did not appear in time. None (default): raise at once."""
+    evring.Error when it did not appear in time. None (default): raise at once.
+
+    A bad argument raises evring.Error naming it and saying why."""
+    source = _path(source, "source")
     if wait is not None and wait is not False:
-        _wait_until_named(_os.fspath(source), None if wait is True else float(wait))
+        _wait_until_named(source, None if wait is True else _seconds(wait, "wait"))
     if schema is not None:
-        schema = _os.fspath(schema)
+        schema = _path(schema, "schema")
     if detail is None:
         import sys as _sys
         detail = _os.path.basename(_sys.argv[0]) if _sys.argv and _sys.argv[0] else ""
     if keywords is not None and not isinstance(keywords, str):
-        keywords = ",".join(str(k) for k in keywords)
-    return _open(_os.fspath(source), schema, max_snapshot_size, bool(register), str(name), str(detail),
-                 keywords, level)
+        keywords = ",".join(_keyword(k, f"keywords[{i}]") for i, k in enumerate(_iterable(keywords, "keywords")))
+    return _open(source, schema, max_snapshot_size, bool(register), name, detail, keywords, level)
+
+
+def _path(value, what):
+    """os.fspath(value), refused as evring.Error naming `what`."""
+    try:
+        return _os.fspath(value)
+    except TypeError:
+        raise Error(f"{what}: give a path or a name (str, bytes or os.PathLike), not {type(value).__name__}") from None
+
+
+def _shown(value, limit=64):
+    """repr(value) for a message: at most `limit` characters, then its length."""
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**limit else f"an int of {value.bit_length()} bits"
+    return text if len(text) <= limit else f"{text[:limit]}...({len(text)} characters)"
+
+
+def _seconds(value, what):
+    """A number of seconds, 0 or more (inf: no limit); NaN, a bool or a str is refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise Error(f"{what}: give seconds (an int or a float) or True, not {type(value).__name__}")
+    if not value >= 0:   # NaN too: every comparison with it is false, and a deadline never came
+        raise Error(f"{what}: {_shown(value)} is not a number of seconds, 0 or more")
+    try:
+        return float(value)
+    except OverflowError:   # an int past what a float holds: no limit
+        return float("inf")
+
+
+def _iterable(value, what):
+    try:
+        return iter(value)
+    except TypeError:
+        raise Error(f"{what}: give a list of keyword names or one str \"a,b\", not {type(value).__name__}") from None
+
+
+def _keyword(value, what):
+    if not isinstance(value, str):
+        raise Error(f"{what}: give a str, not {type(value).__name__}")
+    return value
 
 
 def _wait_until_named(location, seconds):
+    import math as _math
     import time as _time
-    deadline = None if seconds is None else _time.monotonic() + seconds
+    deadline = None if seconds is None or _math.isinf(seconds) else _time.monotonic() + seconds
     while True:
         left = 0.2 if deadline is None else max(0.0, min(0.2, deadline - _time.monotonic()))
         if _wait_for_name(location, left):   # the GIL is released; signals are seen between slices
             return
         if deadline is not None and _time.monotonic() >= deadline:
-            raise Error(f"ring '{location}' was not created within {seconds:g} s")
+            raise Error(f"ring {_shown(location, 200)} was not created within {seconds:g} s")
 
 
 def create(name, descriptor_shift=20, payload_shift=28, content_type=None, schema=None, shared=False, keep=False,
@@ -86,8 +128,8 @@ def create(name, descriptor_shift=20, payload_shift=28, content_type=None, schem
     text; it sets the content type and hash and is embedded in the ring,
     and Writer.record checks every event against it. check_raw=True checks
     Writer.record_raw too. The file is removed when the writer closes unless
-    keep=True."""
+    keep=True. A bad argument raises evring.Error naming it and saying why."""
     if schema is not None and not isinstance(schema, str):
-        schema = _os.fspath(schema)
-    return _create(_os.fspath(name), descriptor_shift, payload_shift, content_type, schema, shared, keep,
-                   bool(check_raw))
+        schema = _path(schema, "schema")
+    return _create(_path(name, "name"), descriptor_shift, payload_shift, content_type, schema, bool(shared),
+                   bool(keep), bool(check_raw))

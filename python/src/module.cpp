@@ -16,47 +16,50 @@
 #include "evring/source/follow.hpp"
 #include "registry/reader_kinds.hpp"
 
+#include "arguments.hpp"
 #include "batch.hpp"
 #include "event.hpp"
 #include "module.hpp"
 #include "reader.hpp"
 #include "bindings/source_handle.hpp"
+#include "without_gil.hpp"
 
 namespace py = pybind11;
 
 namespace evring::python {
 namespace {
 
-Reader open(const std::string& location, const py::object& schema, std::uint64_t max_snapshot_size,
-            bool register_reader, const std::string& name, const std::string& detail, const py::object& keywords,
+// Every argument is checked before anything is opened: a refusal names it (arguments.hpp).
+Reader open(const py::object& source, const py::object& schema, const py::object& max_snapshot_size,
+            bool register_reader, const py::object& name, const py::object& detail, const py::object& keywords,
             const py::object& level) {
+    const std::string location = path_of(source, "source");
     bindings::OpenSettings settings;
-    if (!schema.is_none()) settings.schema_path = py::str(schema).cast<std::string>();
-    if (max_snapshot_size != 0) settings.source.max_snapshot_size = max_snapshot_size;
+    if (!schema.is_none()) settings.schema_path = path_of(schema, "schema");
+    if (const std::uint64_t most = unsigned_of(max_snapshot_size, "max_snapshot_size", UINT64_MAX); most != 0)
+        settings.source.max_snapshot_size = most;
+    const std::string reader_name = utf8_of(name, "name");
+    const std::string reader_detail = utf8_of(detail, "detail");
+    bindings::InterestRequest asked;
+    if (!keywords.is_none()) asked.keywords = utf8_of(keywords, "keywords");
+    if (!level.is_none()) asked.level = static_cast<unsigned>(unsigned_of(level, "level", kMaxInterestLevel));
     auto handle = bindings::open_source_handle(location, settings);
     if (!handle) raise_error(handle.error().message());
-    bindings::InterestRequest asked;
-    if (!keywords.is_none()) asked.keywords = keywords.cast<std::string>();
-    if (!level.is_none()) {
-        const auto n = level.cast<std::int64_t>();
-        if (n < 0 || n > kMaxInterestLevel) raise_error(fmt::format("level {} is not in 0..{}", n, kMaxInterestLevel));
-        asked.level = static_cast<unsigned>(n);
-    }
     auto interest = bindings::interest_for(**handle, asked, register_reader);
     if (!interest) raise_error(interest.error().message());
     Reader reader(std::move(*handle));
-    if (register_reader) reader.register_as({name, reader_kinds::kPython, detail}, *interest);
+    if (register_reader) reader.register_as({reader_name, reader_kinds::kPython, reader_detail}, *interest);
     return reader;
 }
 
 // True once `location` names something, false after `seconds` without it
 // (follow.hpp's wait_for_name), the GIL released meanwhile. evring.open's
 // wait= calls it in short slices so that Ctrl-C is seen between them.
-bool wait_for_name(const std::string& location, double seconds) {
-    py::gil_scoped_release release;
+bool wait_for_name(const py::object& source, double seconds) {
+    const std::string location = path_of(source, "source");
     const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::duration<double>(std::max(seconds, 0.0)));
-    return evring::wait_for_name(location, FollowOptions{}, nullptr, timeout);
+    return without_gil([&] { return evring::wait_for_name(location, FollowOptions{}, nullptr, timeout); });
 }
 
 }  // namespace

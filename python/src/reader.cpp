@@ -10,7 +10,10 @@
 #include "source/ring_source.hpp"
 #include "evring/schema/schema_render.hpp"
 #include "query/where.hpp"
+#include "arguments.hpp"
+#include "bindings/error_text.hpp"
 #include "bindings/source_handle.hpp"
+#include "without_gil.hpp"
 
 namespace evring::python {
 namespace {
@@ -48,8 +51,7 @@ bool wait_for_more(IteratorObject* it, EventSource& source, std::chrono::steady_
     }
     {
         Reader::Busy busy(*it->reader);
-        py::gil_scoped_release unlocked;
-        source.wait(slice);
+        without_gil([&] { source.wait(slice); });
     }
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     return true;
@@ -131,9 +133,9 @@ py::object new_iterator(const py::object& reader_object, bool follow,
 
 std::optional<std::chrono::nanoseconds> timeout_of(const py::object& timeout) {
     if (timeout.is_none()) return std::nullopt;
-    const double seconds = timeout.cast<double>();
-    if (!(seconds >= 0) || !std::isfinite(seconds))
-        raise_error(fmt::format("bad timeout {}: give seconds, 0 or more, or None to wait forever", seconds));
+    const double seconds = seconds_of(timeout, "timeout");
+    // At most 2^63 ns (292 years): a longer one is None.
+    if (seconds >= 9.2e9) return std::nullopt;
     return std::chrono::nanoseconds(static_cast<std::int64_t>(seconds * 1e9));
 }
 
@@ -160,7 +162,8 @@ py::dict counters_of(Reader& r) {
 void set_error_type(py::object type) { g_error_type = type.release().ptr(); }
 
 void raise_error(const std::string& message) {
-    PyErr_SetString(g_error_type, message.c_str());
+    // Escaped and bounded (error_text.hpp): a message may echo anything a caller gave.
+    PyErr_SetString(g_error_type, bindings::error_text(message).c_str());
     throw py::error_already_set();
 }
 
@@ -205,7 +208,8 @@ void Reader::seek(const py::object& start) {
     if (!py::isinstance<py::str>(start) && (!py::isinstance<py::int_>(start) || py::isinstance<py::bool_>(start)))
         raise_error(fmt::format("bad start {}: give \"oldest\", \"latest\", a seqno, \"-N\" or a time",
                                 py::repr(start).cast<std::string>()));
-    const std::string position = py::str(start).cast<std::string>();
+    const std::string position = py::isinstance<py::int_>(start) ? py::str(start).cast<std::string>()
+                                                                 : utf8_of(start, "start");
     if (auto s = bindings::seek_source(handle(), position, "start"); !s) raise_error(s.error().message());
     if (!handle_->notice.empty()) note(handle_->notice);
 }
@@ -236,7 +240,12 @@ void register_reader(py::module_& m) {
             py::arg("start") = "latest", py::arg("timeout") = py::none(),
             "Events from `start`, waiting for new ones (the GIL is released while waiting) until the "
             "source ends (a ring's writer exited) or, with `timeout`, no event came for that many seconds.")
-        .def("read_batch", &read_batch, py::arg("max_events"), py::arg("payloads") = true,
+        .def(
+            "read_batch",
+            [](Reader& r, const py::object& max_events, bool payloads) {
+                return read_batch(r, unsigned_of(max_events, "max_events", PY_SSIZE_T_MAX), payloads);
+            },
+            py::arg("max_events"), py::arg("payloads") = true,
              "Up to `max_events` events available now, as an evring.Batch: descriptors as a numpy array "
              "(DESCRIPTOR_DTYPE), each event's ring set member, the payloads as one byte array with offsets. "
              "No Python object per event.")
@@ -245,7 +254,7 @@ void register_reader(py::module_& m) {
             "set_where",
             [](Reader& r, py::object expression) {
                 r.check_not_busy();
-                const std::string text = expression.is_none() ? std::string() : py::str(expression).cast<std::string>();
+                const std::string text = expression.is_none() ? std::string() : utf8_of(expression, "expression");
                 if (auto set = bindings::set_where(r.handle(), text, "set_where"); !set) raise_error(set.error().message());
             },
             py::arg("expression"),

@@ -17,6 +17,7 @@
 #include "batch.hpp"
 #include "evring/ring/payload.hpp"
 #include "reader.hpp"
+#include "without_gil.hpp"
 
 namespace evring::python {
 namespace {
@@ -81,8 +82,7 @@ Filled fill_from_ring(Reader& reader, DescriptorArray& out) {
         Batch b;
         {
             Reader::Busy busy(reader);
-            py::gil_scoped_release unlocked;
-            b = bindings::next_descriptors(handle, {staging.data(), n}, {});
+            b = without_gil([&] { return bindings::next_descriptors(handle, {staging.data(), n}, {}); });
         }
         std::memcpy(out.data() + f.events * sizeof(EventDescriptor), staging.data(),
                     b.events * sizeof(EventDescriptor));
@@ -156,8 +156,7 @@ Filled fill_by_event(Reader& reader, DescriptorArray& out, bool payloads, ByEven
         std::size_t got = 0;
         {
             Reader::Busy busy(reader);
-            py::gil_scoped_release unlocked;
-            got = read_run(handle, {staging.data(), n}, payloads, by, f);
+            got = without_gil([&] { return read_run(handle, {staging.data(), n}, payloads, by, f); });
         }
         std::memcpy(out.data() + f.events * sizeof(EventDescriptor), staging.data(), got * sizeof(EventDescriptor));
         f.events += got;
@@ -210,16 +209,17 @@ py::object read_batch(Reader& reader, std::size_t max_events, bool payloads) {
             ring_data = py::array_t<std::uint8_t>(static_cast<py::ssize_t>(total));
             auto* dst = ring_data.mutable_data();
             Reader::Busy busy(reader);
-            py::gil_scoped_release unlocked;
-            std::uint64_t at = 0;
-            for (std::size_t i = 0; i < f.events; ++i) {
-                EventDescriptor d;
-                std::memcpy(&d, out + i * sizeof d, sizeof d);
-                const PayloadResult r = copy_payload(*ring, d, dst + at, total - at);
-                states[i] = r == PayloadResult::Ok ? 1 : r == PayloadResult::Expired ? 2 : 3;
-                if (r == PayloadResult::Ok) at += d.payload_size;
-                offsets[i + 1] = at;
-            }
+            without_gil([&] {
+                std::uint64_t at = 0;
+                for (std::size_t i = 0; i < f.events; ++i) {
+                    EventDescriptor d;
+                    std::memcpy(&d, out + i * sizeof d, sizeof d);
+                    const PayloadResult r = copy_payload(*ring, d, dst + at, total - at);
+                    states[i] = r == PayloadResult::Ok ? 1 : r == PayloadResult::Expired ? 2 : 3;
+                    if (r == PayloadResult::Ok) at += d.payload_size;
+                    offsets[i + 1] = at;
+                }
+            });
         }
     } else {
         f = fill_by_event(reader, descriptors, payloads, by);

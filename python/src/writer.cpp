@@ -11,7 +11,12 @@
 // unchecked path (checked with check_raw=True), and never skips.
 //
 // Thread safety: a Writer may be used from several Python threads (the
-// Publisher is shared-safe); close() must not race with record().
+// publisher is shared-safe: evring.h). close() may come at any time, from
+// any thread or from Python code a record() runs (a value's __index__ or
+// __float__): every Python argument is turned into C++ values first, and the
+// handle is taken only after that, so no Python code runs while record()
+// holds it (the GIL is never released there); a record() whose writer was
+// closed that way raises "the writer is closed".
 #include <pybind11/pybind11.h>
 
 #include <fmt/format.h>
@@ -19,6 +24,7 @@
 #include <cstring>
 
 #include "evring/schema/typed_publish.hpp"
+#include "arguments.hpp"
 #include "module.hpp"
 #include "reader.hpp"
 #include "writer_batch.hpp"
@@ -28,6 +34,20 @@
 
 namespace evring::python {
 namespace {
+
+// The flow tags: None or a tuple or list of at most 4 ints, each 0..2^64-1.
+FlowTags flow_tags(const py::handle& flow) {
+    FlowTags tags{};
+    if (flow.is_none()) return tags;
+    if (!PyTuple_Check(flow.ptr()) && !PyList_Check(flow.ptr()))
+        raise_error(fmt::format("flow: give a tuple of up to 4 flow tags (ints 0..2^64-1), not {}",
+                                described(flow)));
+    const py::sequence given = py::reinterpret_borrow<py::sequence>(flow);
+    if (given.size() > 4) raise_error(fmt::format("flow has {} tags; a ring carries at most 4", given.size()));
+    for (std::size_t i = 0; i < given.size(); ++i)
+        tags[i] = unsigned_of(given[i], fmt::format("flow[{}]", i), UINT64_MAX);
+    return tags;
+}
 
 class Writer {
 public:
@@ -40,64 +60,73 @@ public:
         if (args.size() < 1 || args.size() > 3)
             raise_error("record(event_type, payload=None, flow=(), **fields) takes 1 to 3 positional arguments");
         py::dict fields;
-        py::tuple flow;
+        py::object flow = args.size() == 3 ? py::reinterpret_borrow<py::object>(args[2]) : py::none();
         for (auto item : kwargs) {
-            if (py::str(item.first).cast<std::string>() == "flow") flow = py::tuple(py::reinterpret_borrow<py::object>(item.second));
-            else fields[item.first] = item.second;
+            if (utf8_of(item.first, "record: a keyword's name") != "flow") {
+                fields[item.first] = item.second;
+            } else {
+                if (args.size() == 3) raise_error("record: flow given twice (as the third argument and as flow=)");
+                flow = py::reinterpret_borrow<py::object>(item.second);
+            }
         }
-        if (args.size() == 3) flow = py::tuple(args[2]);
+        const FlowTags tags = flow_tags(flow);
         const py::object payload = args.size() >= 2 ? py::reinterpret_borrow<py::object>(args[1]) : py::none();
         if (payload.is_none() || py::isinstance<py::dict>(payload)) {
             if (!payload.is_none()) {
                 if (!fields.empty()) raise_error("record: give the fields as a dict or as keywords, not both");
                 fields = py::reinterpret_borrow<py::dict>(payload);
             }
-            return record_fields(args[0], fields, flow);
+            return record_fields(args[0], fields, tags);
         }
         if (!fields.empty()) raise_error("record: give a payload's bytes or its fields, not both");
-        return publish(args[0], payload, flow, true);
+        return publish(args[0], payload, tags, true);
     }
     // The raw write: any bytes under any event type.
-    py::object record_raw(const py::object& event_type, const py::buffer& payload, const py::tuple& flow) {
-        return publish(event_type, payload, flow, false);
+    py::object record_raw(const py::object& event_type, const py::object& payload, const py::object& flow) {
+        return publish(event_type, payload, flow_tags(flow), false);
     }
 
     // Whether some registered reader wants events of this type (interest).
     bool wants(const py::object& event_type) {
-        return bindings::wanted(handle(), type_number(event_type));
+        const std::uint16_t type = type_number(event_type);  // may run Python code: before handle()
+        return bindings::wanted(handle(), type);
     }
 
-    py::object record_fields(const py::handle& event_type, const py::dict& fields, const py::tuple& flow) {
-        evring_writer& w = handle();
-        if (!w.schema) raise_error("record with fields needs a ring created with a schema");
-        const SchemaEvent* event = w.schema->event(type_number(py::reinterpret_borrow<py::object>(event_type)));
+    py::object record_fields(const py::handle& event_type, const py::dict& fields, const FlowTags& tags) {
+        if (!schema_) {
+            handle();  // a closed writer says so first
+            raise_error("record with fields needs a ring created with a schema");
+        }
+        const std::uint16_t type = type_number(py::reinterpret_borrow<py::object>(event_type));
+        const SchemaEvent* event = schema_->event(type);
         if (event == nullptr) {
             DecodeError unknown;
             unknown.status = DecodeStatus::UnknownEventType;
-            unknown.event_type = type_number(py::reinterpret_borrow<py::object>(event_type));
-            raise_error(describe_write_refusal(*w.schema, unknown));
+            unknown.event_type = type;
+            raise_error(describe_write_refusal(*schema_, unknown));
         }
-        const std::vector<std::byte> payload = encode_payload(*w.schema, *event, fields);
-        return publish_bytes(w, event->number, payload.data(), payload.size(), flow, true);
+        // Runs the values' Python code (__index__, __float__, iterators), which
+        // may close this writer: the handle is taken after it (see above).
+        const std::vector<std::byte> payload = encode_payload(*schema_, *event, fields);
+        return publish_bytes(handle(), event->number, payload.data(), payload.size(), tags, true);
     }
 
-    py::object publish(const py::object& event_type, const py::buffer& payload, const py::tuple& flow,
-                       bool checked) {
-        evring_writer& w = handle();
+    py::object publish(const py::object& event_type, const py::object& payload, const FlowTags& tags, bool checked) {
         const std::uint16_t type = type_number(event_type);
-        const py::buffer_info info = payload.request();
+        if (!PyObject_CheckBuffer(payload.ptr()))
+            raise_error(fmt::format("payload: give bytes (or another buffer, or a dict of fields), not {}",
+                                    described(payload)));
+        const py::buffer_info info = py::reinterpret_borrow<py::buffer>(payload).request();
         if (info.ndim > 1 && !PyBuffer_IsContiguous(info.view(), 'C'))
             raise_error("the payload must be a contiguous buffer");
         const auto size = static_cast<std::uint64_t>(info.size * info.itemsize);
-        return publish_bytes(w, type, info.ptr, size, flow, checked);
+        return publish_bytes(handle(), type, info.ptr, size, tags, checked);
     }
 
-    // The seqno, or None when a checked event nobody wants was skipped.
+    // The seqno, or None when a checked event nobody wants was skipped. Runs
+    // no Python code before the event is published (the writer stays open).
     py::object publish_bytes(evring_writer& w, std::uint16_t type, const void* data, std::uint64_t size,
-                             const py::tuple& flow, bool checked) {
-        FlowTags tags{};
-        if (flow.size() > 4) raise_error(fmt::format("flow has {} tags; a ring carries at most 4", flow.size()));
-        for (std::size_t i = 0; i < flow.size(); ++i) tags[i] = flow[i].cast<std::uint64_t>();
+                             const FlowTags& tags, bool checked) {
         if (checked || w.check_raw)
             if (std::string why = bindings::refusal(w, type, data, size); !why.empty()) raise_error(why);
         if (checked && !bindings::wanted(w, type)) return py::none();  // checked first, then skipped
@@ -123,36 +152,30 @@ public:
 
 private:
     std::uint16_t type_number(const py::object& event_type) const {
-        if (py::isinstance<py::str>(event_type)) {
-            const std::string name = event_type.cast<std::string>();
-            if (!schema_) raise_error(fmt::format("event type '{}' given by name, but the ring has no schema", name));
-            const SchemaEvent* e = schema_->event(name);
-            if (e == nullptr) raise_error(fmt::format("the schema has no event type named '{}'", name));
-            return e->number;
-        }
-        const auto number = event_type.cast<std::int64_t>();
-        if (number < 0 || number > 0xffff) raise_error(fmt::format("event type {} is not in 0..65535", number));
-        return static_cast<std::uint16_t>(number);
+        return event_type_of(event_type, schema_ ? &*schema_ : nullptr);
     }
 
     std::unique_ptr<evring_writer> handle_;
-    std::optional<Schema> schema_;
+    std::optional<Schema> schema_;  // the handle's, kept here too: it outlives a close() during record()
 };
 
-Writer create(const std::string& name, unsigned descriptor_shift, unsigned payload_shift,
+Writer create(const py::object& name, const py::object& descriptor_shift, const py::object& payload_shift,
               const py::object& content_type, const py::object& schema, bool shared, bool keep, bool check_raw) {
     bindings::WriterSettings settings;
-    settings.name = name;
-    settings.descriptor_shift = descriptor_shift;
-    settings.payload_shift = payload_shift;
+    settings.name = path_of(name, "name");
+    settings.descriptor_shift = static_cast<unsigned>(unsigned_of(descriptor_shift, "descriptor_shift", 63));
+    settings.payload_shift = static_cast<unsigned>(unsigned_of(payload_shift, "payload_shift", 63));
     if (!content_type.is_none()) {
-        const auto type = content_type.cast<std::int64_t>();
-        if (type <= 0 || type > 0xffff) raise_error(fmt::format("content type {} is not in 1..65535", type));
+        const auto type = unsigned_of(content_type, "content_type", 0xffff);
+        if (type == 0) raise_error("content_type 0 is not in 1..65535");
         settings.content_type = static_cast<std::uint16_t>(type);
     }
     std::optional<Schema> parsed;
     if (!schema.is_none()) {
-        settings.schema = py::str(schema).cast<std::string>();
+        // Schema text (it has a newline, as load_schema tells them apart) or a file's path.
+        const bool text = PyUnicode_Check(schema.ptr()) &&
+                          PyUnicode_FindChar(schema.ptr(), '\n', 0, PyUnicode_GetLength(schema.ptr()), 1) >= 0;
+        settings.schema = text ? utf8_of(schema, "schema") : path_of(schema, "schema");
         auto loaded = bindings::load_schema(settings.schema);
         if (!loaded) raise_error(loaded.error().message());
         parsed = std::move(*loaded);
