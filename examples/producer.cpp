@@ -1,12 +1,13 @@
 // producer: creates a ring and publishes a synthetic market feed into it.
 //
-//   producer <ring-config> [--count N] [--rate N] [--keep] [--threads N]
+//   producer <ring-config> [--count N] [--rate N] [--keep] [--threads N [--remove]]
 //
 // With --threads N, N writer threads each publish --count events (at --rate
 // each) into a ring set (ring_set.hpp, docs/ring-sets.md) of N members, one
 // per thread, each taken by the thread's first publisher() call. The set is
 // kept on exit so that it can be read afterwards (remove its directory, or
-// run again, which replaces it); the members' sizes default to 18:24 (256 Ki
+// run again, which replaces it), unless --remove: then the set's clean close
+// removes it, as a set writer does by default; the members' sizes default to 18:24 (256 Ki
 // descriptors, 16 MiB of payload each) when the config gives none.
 //
 // Creates the ring (failing clearly when a live writer owns it), then writes
@@ -110,13 +111,13 @@ std::uint64_t publish_feed(evring::Publisher& publisher, std::uint64_t count, st
 
 // --threads: one member per thread of a ring set.
 int run_set(const std::string& config_text, evring::RingConfig config, unsigned threads, std::uint64_t count,
-            std::uint64_t rate) {
+            std::uint64_t rate, bool remove) {
     if (config_text.find(':') == std::string::npos) {
         config.descriptor_shift = 18;
         config.payload_buf_shift = 24;
     }
     evring::SetCreateOptions options;
-    options.keep_on_close = true;
+    options.keep_on_close = !remove;
     auto set = evring::RingSetWriter::create({config, demo::ring_content(), threads}, options);
     if (!set) {
         std::fprintf(stderr, "producer: %s\n", set.error().message().c_str());
@@ -158,6 +159,9 @@ int main(int argc, char** argv) {
     app.add_flag("--keep", keep, "leave the ring file in place on exit");
     app.add_option("--threads", threads, "write a ring set with one member per thread, N threads (kept on exit)")
         ->check(CLI::Range(1u, 1024u));
+    bool remove = false;
+    app.add_flag("--remove", remove,
+                 "with --threads: remove the set on exit, as a set writer does by default (keep_on_close false)");
     CLI11_PARSE(app, argc, argv);
     const std::uint64_t count = args.count, rate = args.rate;
 
@@ -169,7 +173,7 @@ int main(int argc, char** argv) {
     if (threads > 0) {
         ::signal(SIGINT, on_signal);
         ::signal(SIGTERM, on_signal);
-        return run_set(args.ring, *config, threads, count, rate);
+        return run_set(args.ring, *config, threads, count, rate, remove);
     }
     evring::CreateOptions options;
     options.keep_on_close = keep;

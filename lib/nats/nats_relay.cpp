@@ -11,6 +11,7 @@
 #include "evring/source/source_open.hpp"
 #include "relay_durability.hpp"
 #include "relay_sink.hpp"
+#include "source/source_renamed.hpp"
 
 namespace evring::nats {
 namespace {
@@ -145,7 +146,7 @@ Result<RelayResult> run_relay(const RelayOptions& options, std::unique_ptr<Event
     follow_options.filter = options.filter;
     follow_options.where = options.where;
     follow_options.payloads = PayloadRead::Copy;
-    follow_options.follow_name = source->kind() == SourceKind::Ring;
+    follow_options.follow_name = follows_names(*source);  // a live ring or ring set
     follow_options.reopen = options.source_options;
     follow_options.stop_flag = options.stop_flag;
 

@@ -27,7 +27,10 @@
 //   passed over, logged once; a stream holding them and no relayed ring is
 //   refused.
 // - A ring re-created under the same name (a new writer) is followed by name
-//   and announced as a new instance, with its schema (live rings only).
+//   and announced as a new instance, with its schema (live rings and live
+//   ring sets; a set its writer removed is waited for likewise). What the new
+//   writer overwrote before it was opened is a RingReplaced gap, per member
+//   for a set, each published with its member.
 // - An event whose payload was overwritten before it could be copied
 //   (PayloadState::Expired) or cannot fit the ring (Invalid) is published as a
 //   one-event gap (FellBehind, LostToDamage); contiguous ones are merged.

@@ -73,6 +73,24 @@ private:
     Result<Newest> newest_index();
     Result<std::optional<Index>> read_index(std::uint64_t at, std::string& why);
     Result<IndexAnswer> answer_in(const Newest& newest, const IndexQuery& query);
+    // A records block read whole and checked on its own, as the replay would
+    // check it (recording_index_jump.cpp); `content` points into `decoder`.
+    struct CheckedBlock {
+        RecordingBlockHeader header{};
+        detail::ByteBuffer stored;
+        detail::BlockDecoder decoder;
+        std::span<const std::byte> content;
+    };
+    Result<bool> read_records_block(const IndexedBlock& block, CheckedBlock& out, std::string& why);
+    // A Seqno or Time answer, checked against the file before it is believed
+    // (recording_index_check.cpp): `answer` as found, in entry `j` of interval
+    // `i` (`in`), or the tail (`in` null, `i` the summaries' count + 1).
+    Result<IndexAnswer> checked_position(const Newest& newest, const IndexQuery& query, IndexAnswer answer,
+                                         std::size_t i, std::size_t j, const Index* in);
+    // Why no block before `target` holds what `query` asks for, as far as the
+    // index's entry `before` (null: none) and the blocks after it say; "" when
+    // that holds.
+    Result<std::string> nothing_before(const IndexEntry* before, std::uint64_t target, const IndexQuery& query);
     // MemberSeqno (recording_index_member.cpp); `answer` holds what answer_in found so far.
     Result<IndexAnswer> member_seqno_in(const Newest& newest, const IndexQuery& query, IndexAnswer answer);
     // A span mark's seqno in a ring set recording: the member rows of `index`

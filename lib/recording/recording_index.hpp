@@ -25,8 +25,13 @@
 // - An index is never trusted: an index block must decode and be
 //   consistent (sorted offsets and sequence numbers, entries inside the
 //   file, summaries agreeing with the blocks they name), and jump() checks
-//   the block header at the offset against the entry. Anything else is
-//   Outcome::Lies with the reason; the caller scans instead and says so.
+//   the block header at the offset against the entry. A Seqno or Time answer
+//   (Found, or Tail: past the indexed part, or past a file that continues) is
+//   also checked against the file (recording_index_check.cpp): the records
+//   block the index lists just before it is read whole and must hold nothing
+//   at or past the position, and only index blocks may lie between it and the
+//   answer. Anything else is Outcome::Lies with the reason; the caller scans
+//   instead and says so.
 // - Nothing allocates what the file claims: index blocks are bounded by
 //   kMaxIndexContent and by the bytes the file really holds.
 // - Version 1 and 2 files have no index: Outcome::NoIndex. So has an id
@@ -36,7 +41,10 @@
 //   the caller checks the event and asks again below its seqno when it is
 //   not the one (span_seek_index.cpp).
 // - Cost: Seqno, Time and span labels read the newest index block and at
-//   most one earlier one (labels: up to 16 whose ranges overlap). SpanLatest,
+//   most one earlier one (labels: up to 16 whose ranges overlap); Seqno and
+//   Time then the block before the answer and the few block headers after
+//   it (and, when the answer is the first entry of its index block, the
+//   index block before, for that block's entry). SpanLatest,
 //   SpanId and Back read earlier index blocks newest first, one read each,
 //   until they find their answer. MemberSeqno (ring set recordings, whose
 //   seqnos are per member) binary-searches the index blocks (log2 of their

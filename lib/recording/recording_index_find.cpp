@@ -178,11 +178,13 @@ Result<IndexAnswer> DecoderV2::answer_in(const Newest& newest, const IndexQuery&
             auto index = interval(newest, i, held, why);
             if (!index) return std::move(index).error();
             if (!*index) return lies(why);
-            for (const IndexEntry& e : (*index)->entries)
-                if (reaches(e.last_seqno, e.max_nanos)) return found(e, 0);
+            const std::vector<IndexEntry>& entries = (*index)->entries;
+            for (std::size_t j = 0; j < entries.size(); ++j)
+                if (reaches(entries[j].last_seqno, entries[j].max_nanos))
+                    return checked_position(newest, query, found(entries[j], 0), i, j, *index);
             return lies(fmt::format("index block at offset {} lists no block its summary promises", s.offset));
         }
-        return answer;  // the tail
+        return checked_position(newest, query, answer, k + 1, 0, nullptr);  // the tail
     }
     case IndexQuery::Kind::SpanId: {
         const std::uint32_t mask = query.id_mask;

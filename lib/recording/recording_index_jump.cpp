@@ -16,38 +16,46 @@
 
 namespace evring::detail {
 
-Result<bool> DecoderV2::event_at(const IndexedBlock& block, std::uint64_t seqno, Record& record,
-                                 std::vector<std::byte>& payload, std::string& why) {
+Result<bool> DecoderV2::read_records_block(const IndexedBlock& block, CheckedBlock& out, std::string& why) {
     if (auto s = refresh_size(); !s) return std::move(s).error();
     if (block.offset < sizeof(RecordingFileHeader) || block.offset > file_bytes ||
         file_bytes - block.offset < kBlockHeaderSize) {
         why = "that offset is not inside the file";
         return false;
     }
-    RecordingBlockHeader h{};
+    RecordingBlockHeader& h = out.header;
     auto n = detail::read_at(fd, block.offset, &h, sizeof h, named());
     if (!n) return std::move(n).error();
     why = *n < sizeof h ? std::string("the file ends there") : detail::block_header_problem(h, series_id_);
     if (why.empty() && h.block_number != block.block_number) why = fmt::format("block {} is there", h.block_number);
     if (why.empty() && h.content != static_cast<std::uint16_t>(BlockContent::Records)) why = "it holds no records";
-    if (why.empty() && (seqno < h.first_seqno || seqno > h.last_seqno))
-        why = fmt::format("the block there holds seqno {}..{}", h.first_seqno, h.last_seqno);
     if (why.empty() && h.stored_size > file_bytes - block.offset - kBlockHeaderSize) why = "the block is cut short";
     if (!why.empty()) return false;
-    detail::ByteBuffer stored;
-    if (!stored.reserve_exact(h.stored_size))
+    if (!out.stored.reserve_exact(h.stored_size))
         return Error(ENOMEM, fmt::format("{}: cannot allocate {} bytes for {}", named(), h.stored_size,
                                          block_named(h, block.offset)));
-    n = detail::read_at(fd, block.offset + kBlockHeaderSize, stored.data(), h.stored_size, named());
+    n = detail::read_at(fd, block.offset + kBlockHeaderSize, out.stored.data(), h.stored_size, named());
     if (!n) return std::move(n).error();
-    if (*n < h.stored_size || detail::crc32c(stored.data(), h.stored_size) != h.stored_crc) {
+    if (*n < h.stored_size || detail::crc32c(out.stored.data(), h.stored_size) != h.stored_crc) {
         why = "checksum mismatch";
         return false;
     }
-    detail::BlockDecoder decoder;
-    std::span<const std::byte> content;
-    if (why = decoder.decode(h, {stored.data(), h.stored_size}, content); !why.empty()) return false;
-    if (why = detail::check_block_records(content, h); !why.empty()) return false;
+    if (why = out.decoder.decode(h, {out.stored.data(), h.stored_size}, out.content); !why.empty()) return false;
+    if (why = detail::check_block_records(out.content, h); !why.empty()) return false;
+    return true;
+}
+
+Result<bool> DecoderV2::event_at(const IndexedBlock& block, std::uint64_t seqno, Record& record,
+                                 std::vector<std::byte>& payload, std::string& why) {
+    CheckedBlock read;
+    auto intact = read_records_block(block, read, why);
+    if (!intact || !*intact) return intact;
+    const RecordingBlockHeader& h = read.header;
+    if (seqno < h.first_seqno || seqno > h.last_seqno) {
+        why = fmt::format("the block there holds seqno {}..{}", h.first_seqno, h.last_seqno);
+        return false;
+    }
+    const std::span<const std::byte> content = read.content;
     for (std::size_t pos = 0; pos < content.size();) {
         pos = detail::parse_record(content, pos, record);
         if (record.kind != RecordKind::Event || record.event.seqno != seqno) continue;

@@ -159,17 +159,47 @@ void copy_header_extras(const MappedRing& ring, std::byte* copy) {
 // (still in flight at the newest end, so not kept) before the copy started.
 // A copy without an extension block gets one, with no features. Private
 // memory: plain stores.
-void note_lapped(std::byte* copy, const CopiedRing& seen, std::uint64_t lapped,
-                 const SnapshotStats& stats) {
+// Returns the seqnos of the copy's window so marked, [first, last] (empty:
+// first > last).
+std::pair<std::uint64_t, std::uint64_t> note_lapped(std::byte* copy, const CopiedRing& seen,
+                                                    std::uint64_t lapped, const SnapshotStats& stats) {
     const auto* header = reinterpret_cast<const RingHeader*>(copy);
     const std::uint64_t capacity = header->size.descriptor_capacity;
     const std::uint64_t window_start =
         stats.newest_seqno >= capacity ? stats.newest_seqno - capacity + 1 : 1;
     if (seen.oldest > window_start) lapped = std::max(lapped, seen.oldest - 1);
-    if (stats.kept_events == 0 || lapped < window_start) return;
+    if (stats.kept_events == 0 || lapped < window_start) return {1, 0};
     RingExtension* extension = extension_in(copy);
     if (!has_ring_extension(*extension)) write_ring_extension(copy, 0);
     extension->snapshot_lapped = std::max(extension->snapshot_lapped, lapped);
+    return {window_start, lapped};
+}
+
+// Step 5: every lapped seqno of the copy's window gets a placeholder in its
+// slot: a RECORD_ERROR event with that seqno and no payload, stamped with the
+// oldest kept event's time. A RING01 reader that follows only the format
+// starts at the window's oldest slot, max(1, last_seqno - capacity + 1);
+// finding a zero there it would take the slot for "not written yet", which
+// in a snapshot is the end, and read nothing. With the placeholders it reads
+// them as events of type 1 (RECORD_ERROR, as evring's abort of an empty
+// reservation writes), then the kept events. evring's loader clears them
+// again (snapshot_load.cpp) and reads the lapped seqnos as lost to lapping
+// (snapshot_lapped). Private memory: plain stores.
+void mark_lapped_slots(const MappedRing& ring, std::byte* copy, DescriptorSlot* slots,
+                       std::pair<std::uint64_t, std::uint64_t> lapped, const SnapshotStats& stats) {
+    if (lapped.first > lapped.second) return;
+    const auto* header = reinterpret_cast<const RingHeader*>(copy);
+    EventDescriptor oldest{};
+    std::memcpy(&oldest, &slots[(stats.oldest_seqno - 1) & ring.descriptor_mask()], sizeof oldest);
+    for (std::uint64_t s = lapped.first; s <= lapped.second; ++s) {
+        EventDescriptor placeholder{};
+        placeholder.seqno = s;
+        placeholder.event_type = kRecordErrorEventType;
+        placeholder.payload_size = 0;
+        placeholder.record_epoch_nanos = oldest.record_epoch_nanos;
+        placeholder.payload_buf_offset = header->control.buffer_window_start;  // valid, and empty
+        slots[(s - 1) & ring.descriptor_mask()] = std::bit_cast<DescriptorSlot>(placeholder);
+    }
 }
 
 // Copies `ring` into `copy` (laid out like the file) and fixes the copy up.
@@ -189,7 +219,7 @@ Result<SnapshotStats> copy_consistent(const MappedRing& ring, std::byte* copy) {
     seen.newest_after = it.newest_seqno();
     const std::uint64_t lapped = lapped_up_to(ring, slots, seen);
     keep_consistent_run(ring, copy, slots, seen, lapped, stats);
-    note_lapped(copy, seen, lapped, stats);
+    mark_lapped_slots(ring, copy, slots, note_lapped(copy, seen, lapped, stats), stats);
     return stats;
 }
 

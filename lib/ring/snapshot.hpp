@@ -17,10 +17,19 @@
 //   event, next_payload_byte the end of the newest kept payload and
 //   buffer_window_start the window as seen after the payload bytes were
 //   copied, so a kept event whose payload was overwritten during the copy
-//   reads as expired, never as valid. Writers are never blocked. A ring whose
+//   reads as expired, never as valid. The seqnos a writer lapped during the
+//   copy are recorded (RingExtension::snapshot_lapped), and those of the
+//   copy's window (the last descriptor_capacity seqnos) get a placeholder
+//   in their slot: a RECORD_ERROR event with that seqno and no payload, so a
+//   RING01 reader that starts at the window's oldest slot reads on to the
+//   kept events instead of stopping at a zero slot (docs/format.md,
+//   "Snapshots"). Writers are never blocked. A ring whose
 //   control words no ring reaches (damaged) is reported as an error; every
 //   loop over its sequence numbers is bounded (kMaxSeqno), so a damaged ring
 //   cannot keep the copy running.
+// - load_snapshot clears those placeholders again (a slot holding its own
+//   seqno at or below snapshot_lapped), so evring's readers report the
+//   lapped seqnos as lost to lapping, as before placeholders were written.
 // - load_snapshot opens only regular files (without blocking: a FIFO is
 //   refused, never waited on). It refuses snapshots whose ring (as described
 //   by the decompressed header, or by the frame's declared content size)

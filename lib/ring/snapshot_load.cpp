@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "evring/config.hpp"
+#include "evring/ring/ring_extension.hpp"
 #include "ring/snapshot.hpp"
 #include "util/regular_file.hpp"
 #include "ring/snapshot_support.hpp"
@@ -247,6 +248,25 @@ Result<std::uint64_t> decompress_body(FrameReader& reader, std::byte* target, st
     return actual;
 }
 
+// evring's snapshots hold a RECORD_ERROR placeholder in the slot of every
+// lapped seqno of their window (snapshot.cpp, step 5), for readers that know
+// only RING01. evring reads those seqnos as lost to lapping
+// (snapshot_lapped, ring_source.cpp) instead: their slots are cleared as the
+// snapshot is loaded, so they read as the holes they are. At most one
+// window's worth of slots, each only when it holds its own seqno.
+void clear_lapped_placeholders(std::byte* ring, const RingHeader& header, const RingLayout& layout) {
+    const auto* extension = reinterpret_cast<const RingExtension*>(ring + kRingExtensionOffset);
+    if (!has_ring_extension(*extension) || extension->snapshot_lapped == 0) return;
+    const std::uint64_t capacity = header.size.descriptor_capacity;
+    const std::uint64_t last = header.control.last_seqno;
+    const std::uint64_t lapped = std::min(extension->snapshot_lapped, last);
+    auto* slots = reinterpret_cast<DescriptorSlot*>(ring + layout.descriptors_offset);
+    for (std::uint64_t s = last >= capacity ? last - capacity + 1 : 1; s <= lapped; ++s) {
+        DescriptorSlot& slot = slots[(s - 1) & (capacity - 1)];
+        if (slot.words[0] == s) slot = DescriptorSlot{};
+    }
+}
+
 // `path` becomes the ring's path(); errors call it "snapshot '<path>'".
 Result<LoadedSnapshot> load(CompressedInput& input, std::uint64_t compressed_size, std::string path,
                             const SnapshotLoadOptions& options) {
@@ -274,6 +294,7 @@ Result<LoadedSnapshot> load(CompressedInput& input, std::uint64_t compressed_siz
         auto body = decompress_body(reader, target.bytes(), file_size, name);
         if (!body) return std::move(body).error();
         actual = *body;
+        clear_lapped_placeholders(target.bytes(), header, *layout);
     }
     if (actual < file_size) {
         if (auto s = check_missing_tail(header, actual); !s)

@@ -11,6 +11,7 @@
 
 #include "evring/config.hpp"
 #include "schema/schema_blob.hpp"
+#include "util/regular_file.hpp"
 
 namespace evring {
 namespace {
@@ -107,8 +108,14 @@ Result<RingSetManifest> parse_set_manifest(std::span<const std::byte> bytes, std
         }
         RingSetMemberInfo info;
         info.index = i;
-        auto name = entry_name(entry);
-        info.name = std::string(*name);
+        // A member's file is named by its index (m<index>, as the writer names
+        // it): an entry naming another file would have readers read that
+        // member twice and this one never. The name is checked, not followed.
+        info.name = fmt::format("m{}", i);
+        if (auto name = entry_name(entry); *name != info.name)
+            m.warnings.push_back(fmt::format("ring set manifest {}: member entry {} names '{}', not its own file "
+                                             "'{}'; reading '{}'",
+                                             file, i, *name, info.name, info.name));
         info.path = m.directory + "/" + info.name;
         info.ring_created_nanos = entry.ring_created_nanos;
         info.pid = entry.pid;
@@ -117,15 +124,35 @@ Result<RingSetManifest> parse_set_manifest(std::span<const std::byte> bytes, std
     return m;
 }
 
-Result<std::vector<std::byte>> read_set_manifest_bytes(std::string_view directory) {
+Result<int> open_set_manifest(std::string_view directory) {
     const std::string file = std::string(directory) + "/" + kSetManifestName;
+    // Looked at before it is opened: a FIFO, device, socket, directory or
+    // link is named as what it is, and nothing waits on it or follows it.
+    struct stat st {};
+    if (::lstat(file.c_str(), &st) != 0) return Error::from_errno(errno, "opening ring set manifest " + file);
+    if (!S_ISREG(st.st_mode))
+        return Error(S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
+                     fmt::format("ring set manifest {} is {}, not a regular file", file,
+                                 detail::file_type_name(st.st_mode)));
     const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return Error::from_errno(errno, "opening ring set manifest " + file);
+    return fd;
+}
+
+Result<std::vector<std::byte>> read_set_manifest_bytes(std::string_view directory) {
+    auto fd = open_set_manifest(directory);
+    if (!fd) return std::move(fd).error();
+    auto bytes = read_set_manifest_bytes(*fd, directory);
+    ::close(*fd);
+    return bytes;
+}
+
+Result<std::vector<std::byte>> read_set_manifest_bytes(int fd, std::string_view directory) {
+    const std::string file = std::string(directory) + "/" + kSetManifestName;
+    // Checked again on the open file: it may have been replaced since the lstat.
+    if (auto s = detail::check_regular_file(fd, "ring set manifest " + file); !s) return std::move(s).error();
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        return Error(EPROTO, "ring set manifest " + file + " is not a regular file");
-    }
+    if (::fstat(fd, &st) != 0) return Error::from_errno(errno, "examining ring set manifest " + file);
     const std::uint64_t want = std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), max_set_manifest_size());
     std::vector<std::byte> bytes(want);
     std::uint64_t got = 0;
@@ -135,7 +162,6 @@ Result<std::vector<std::byte>> read_set_manifest_bytes(std::string_view director
         if (n <= 0) break;
         got += static_cast<std::uint64_t>(n);
     }
-    ::close(fd);
     bytes.resize(got);
     return bytes;
 }
@@ -162,8 +188,10 @@ bool is_ring_set_directory(std::string_view path) {
     struct stat st {};
     const std::string dir(path);
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+    // Any entry named `manifest`: one that is not a regular file is refused
+    // when it is read, with a message naming it and what it is.
     const std::string file = dir + "/" + kSetManifestName;
-    return ::lstat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    return ::lstat(file.c_str(), &st) == 0;
 }
 
 }  // namespace evring

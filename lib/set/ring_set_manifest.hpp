@@ -14,11 +14,17 @@
 //   its own, a name that is empty, too long, not NUL-terminated, holds '/',
 //   is "." or holds "..", or a character outside [A-Za-z0-9._-]) is skipped
 //   with a warning naming the entry; the intact members are still listed.
+//   A member's file is named by its index, m<index>, whatever the entry's
+//   name says: an entry naming another file (another member's) is listed
+//   under its own file's name, with a warning.
 // - read_set_manifest reads the file with pread (no mapping, so a manifest
 //   truncated under the reader is an error, not SIGBUS) and never reads more
-//   than the largest valid manifest.
-// - is_ring_set_directory: true for a directory holding a regular file named
-//   `manifest` (its contents are checked when it is read).
+//   than the largest valid manifest. A manifest that is not a regular file
+//   (a FIFO, a device, a socket, a directory, a symbolic link) is refused
+//   before it is opened, with an error naming it and what it is: nothing
+//   waits on a FIFO.
+// - is_ring_set_directory: true for a directory holding an entry named
+//   `manifest` (its type and contents are checked when it is read).
 //
 // Thread safety: pure functions and plain values.
 #pragma once
@@ -72,6 +78,13 @@ Result<RingSetManifest> read_set_manifest(std::string_view directory);
 // The manifest's bytes as read_set_manifest reads them (unchecked; at most
 // max_set_manifest_size()).
 Result<std::vector<std::byte>> read_set_manifest_bytes(std::string_view directory);
+// Opens <directory>/manifest read-only (O_NONBLOCK, O_NOFOLLOW, close-on-exec)
+// after checking it is a regular file; the caller closes it.
+Result<int> open_set_manifest(std::string_view directory);
+// The same from a manifest already open (`directory` is for messages): a
+// reader re-reads its own set's manifest this way, never whatever a set
+// re-created under the name holds by then.
+Result<std::vector<std::byte>> read_set_manifest_bytes(int fd, std::string_view directory);
 
 // The bytes a parsed manifest occupies: header, member table and schema
 // (a manifest file on hugetlbfs is a whole page; the rest is zeros).

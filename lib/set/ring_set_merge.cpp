@@ -123,10 +123,7 @@ SourceStep RingSetSource::hand_out(Member& m, SourceStep step, SourceItem& item)
         item.gap = m.after_item.gap;
         item.gap.member = m.index;
         return step;
-    case SourceStep::Failed:
-        notice_text_ = fmt::format("member {}: {}; no longer read", m.index, m.source->error().message());
-        item.notice = notice_text_;
-        return SourceStep::Notice;
+    case SourceStep::Failed: return member_failed(m, m.source->next_seqno(), item);
     default:
         notice_text_ = fmt::format("member {}: {}", m.index, m.after_item.notice);
         item.notice = notice_text_;
@@ -290,8 +287,8 @@ RingSetSource::Member* RingSetSource::pick(SourceItem& item, SourceStep& step, b
     again = !notices_.empty() ||
             std::any_of(members_.begin(), members_.end(), [](const auto& m) { return !m->ended || m->reopen; });
     // A writer that holds the set but has no member yet (or none left) will
-    // add one: the set has not ended.
-    step = !again && writers_hold_set() ? SourceStep::NotReady : SourceStep::End;
+    // add one: the set has not ended, unless it was removed (note_removed).
+    step = !again && !removed_ && writers_hold_set() ? SourceStep::NotReady : SourceStep::End;
     return nullptr;
 }
 
@@ -314,16 +311,18 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
             if (again) continue;
             return step;
         }
+        const std::uint64_t t = best->head().record_epoch_nanos;
+        if (member_joined_before(t)) continue;  // its earlier events go first
         item.event.descriptor = best->head();
         item.event.member = best->index;
         ++best->at;
-        const std::uint64_t t = item.event.descriptor.record_epoch_nanos;
-        if (t < last_released_nanos_) ++late_;
-        else last_released_nanos_ = t;
+        const bool late = t < last_released_nanos_;
+        if (!late) last_released_nanos_ = t;
         if (skip_ > 0) {
             --skip_;
             continue;
         }
+        if (late) ++counters_.late;
         item.event.payload = {};
         item.event.payload_state = PayloadState::NotRead;
         if (payload == PayloadRead::Copy && best->source->fill_payload(item.event) == SourceStep::Failed) {
@@ -332,7 +331,7 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
             best->drop_run();
             best->ended = true;
             order_ok_ = false;
-            return hand_out(*best, SourceStep::Failed, item);
+            return member_failed(*best, item.event.descriptor.seqno, item);
         }
         last_ = best;  // load_payload reads from it
         return SourceStep::Event;

@@ -33,6 +33,7 @@ std::uint64_t clock_nanos(clockid_t clock) {
 }  // namespace
 
 RingSetSource::~RingSetSource() {
+    unmap_generation();
     if (manifest_fd_ >= 0) ::close(manifest_fd_);
 }
 
@@ -66,15 +67,18 @@ void RingSetSource::adopt_manifest(RingSetManifest manifest, std::vector<std::by
 Result<std::unique_ptr<RingSetSource>> RingSetSource::open(const std::string& directory, std::string location,
                                                            RingSetSourceOptions options) {
     (void)install_sigbus_handler();
-    auto bytes = read_set_manifest_bytes(directory);
+    // The manifest is opened once and re-read through this descriptor: a set
+    // re-created under the name is another set, never read as this one.
+    auto fd = open_set_manifest(directory);
+    if (!fd) return std::move(fd).error();
+    std::unique_ptr<RingSetSource> source(new RingSetSource());
+    source->manifest_fd_ = *fd;
+    auto bytes = read_set_manifest_bytes(*fd, directory);
     if (!bytes) return std::move(bytes).error();
     auto manifest = parse_set_manifest(*bytes, directory);
     if (!manifest) return std::move(manifest).error();
-    std::unique_ptr<RingSetSource> source(new RingSetSource());
-    const std::string file = directory + "/" + kSetManifestName;
-    source->manifest_fd_ = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (source->manifest_fd_ < 0) return Error::from_errno(errno, "opening " + file);
     const auto members = manifest->members;
+    source->map_generation();
     source->adopt_manifest(std::move(manifest).value(), std::move(bytes).value(), std::move(location),
                            std::move(options));
     for (const auto& info : members) source->open_member(info.index, info.name, Position::latest());
@@ -117,6 +121,12 @@ void RingSetSource::open_member(std::uint32_t index, const std::string& name, co
         return skip("it is not of the set's content: " + s.error().message());
     struct stat st {};
     const bool stat_ok = ::fstat(reader->fd(), &st) == 0;
+    // The member is the file itself, not what the manifest says: a file
+    // already read as another member (a link to it) is not read twice.
+    if (stat_ok)
+        for (const auto& m : members_)
+            if (m->index != index && m->device == st.st_dev && m->inode == st.st_ino)
+                return skip(fmt::format("it is the same file as member {} ({})", m->index, m->path));
     auto opened = RingSource::open_live(std::move(reader).value(), path);
     if (!opened) return skip(opened.error().message());
     auto member = std::make_unique<Member>();
@@ -129,6 +139,14 @@ void RingSetSource::open_member(std::uint32_t index, const std::string& name, co
         member->inode = st.st_ino;
     }
     if (auto moved = member->source->seek(start); !moved) return skip(moved.error().message());
+    // A member opened after the reader started (it joined, or was re-created)
+    // is read from its oldest event: what its writer wrote and overwrote
+    // before then is lost to this reader, and said, as for a ring re-created
+    // under a followed name (handed out before its events: Member::after).
+    if (start.kind == Position::Kind::Oldest && member->source->next_seqno() > 1) {
+        member->after = SourceStep::Gap;
+        member->after_item.gap = SourceGap{1, member->source->next_seqno() - 1, GapReason::RingReplaced, {}};
+    }
     member->source->set_abandon_after(options_.abandon_after);
     member->bell.emplace(Doorbell::attach(*member->source->ring()));
     auto at = std::find_if(members_.begin(), members_.end(), [&](const auto& m) { return m->index > index; });
@@ -140,21 +158,26 @@ void RingSetSource::open_member(std::uint32_t index, const std::string& name, co
 void RingSetSource::refresh_members(bool force) {
     if (manifest_fd_ < 0) return;  // frozen: a set snapshot's members never change
     const std::uint64_t now = clock_nanos(CLOCK_MONOTONIC);
-    if (!force && now < next_refresh_) return;
+    if (removed_ || (!force && now < next_refresh_)) return;
     next_refresh_ = now + kRefreshInterval;
     auto generation = read_set_generation(manifest_fd_);
     if (!generation || (*generation == generation_ && !force)) return;
+    if (note_removed()) return;
     if (*generation < generation_)
         notices_.push_back(fmt::format("ring set {}: the manifest's generation ran backwards from {} to {}; "
                                        "re-reading its members",
                                        directory_, generation_, *generation));
     generation_ = *generation;
     order_ok_ = false;  // members may be opened or marked for re-opening
-    auto manifest = read_set_manifest(directory_);
+    auto manifest = read_own_manifest();
     if (!manifest) {
-        notices_.push_back(manifest.error().message() + "; reading the members already open");
+        // Said once per distinct problem: this runs before every wait.
+        std::string problem = manifest.error().message() + "; reading the members already open";
+        if (problem != manifest_problem_) notices_.push_back(problem);
+        manifest_problem_ = std::move(problem);
         return;
     }
+    manifest_problem_.clear();
     for (const auto& info : manifest->members) {
         auto it = std::find_if(members_.begin(), members_.end(), [&](const auto& m) { return m->index == info.index; });
         struct stat st {};
@@ -274,6 +297,9 @@ std::span<const std::byte> RingSetSource::schema() const { return schema_blob_; 
 
 std::string RingSetSource::end_text() const {
     if (frozen_) return fmt::format("end of set snapshot '{}' (every member read to its end)", identity_.location);
+    if (removed_)
+        return fmt::format("end of ring set '{}' (removed by its last writer; every member read to its end)",
+                           identity_.location);
     return fmt::format("end of ring set '{}' (every member read to its end)", identity_.location);
 }
 

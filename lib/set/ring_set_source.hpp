@@ -23,7 +23,11 @@
 // - Late events: an event older than one already handed out (a member let
 //   go after stall_bound that then commits, a writer clock stepping back, a
 //   reserve whose timestamp was read just before the reader looked) is still
-//   delivered, in its member's order, and counted in late_events().
+//   delivered, in its member's order, and counted in late_events() (and
+//   counters().late). A member that joined the set is not such a case:
+//   before an event stamped after the reader's last look at the manifest's
+//   generation is released, the generation is read again (ring_set_source_manifest.cpp),
+//   and a member that joined is opened and merged first.
 // - Gaps are per member and exact: SourceGap::member names the member, the
 //   range is in that member's sequence numbers. counters() sum all members;
 //   member_counters(i) is member i's alone.
@@ -37,10 +41,17 @@
 //   another content type or schema hash than the manifest is skipped with a
 //   Notice naming its file and the reason; the others are read. The manifest's
 //   generation is re-read at most every 10 ms while reading and before each
-//   wait: new members are read from their oldest event, a member re-created
+//   wait: new members are read from their oldest event (what they no longer
+//   hold comes first as a RingReplaced Gap of that member), a member re-created
 //   under its name (a crashed writer's member reclaimed) is read to its end
 //   first, then from the new ring's oldest event. A manifest whose generation
-//   runs backwards is re-read with a Notice.
+//   runs backwards is re-read with a Notice. A member is read from its own
+//   file, m<index>, whatever its entry names (ring_set_manifest.hpp), and a
+//   member file that is the file of a member already read is skipped with a
+//   Notice. A member whose file is cut short under the reader is read no
+//   more: damage (damaged(), counters().damage_reports), and a LostToDamage
+//   Gap of that member from its next seqno to its header's last_seqno when
+//   the header can still be read, else a Notice.
 // - Waiting: wait() sleeps on every member's doorbell at once (futex_waitv,
 //   Linux 5.16 and later), never more than 100 ms, so that new members are
 //   noticed; without futex_waitv (or with more than 128 members, or a member
@@ -48,7 +59,11 @@
 //   membarrier / re-check protocol is doorbell.hpp's, once for all members.
 // - End: when every member has ended and no writer holds the set (a writer
 //   holding it without a member yet, or with none left, will add one: until
-//   it closes the source is live and gives NotReady).
+//   it closes the source is live and gives NotReady). The manifest is opened
+//   once and re-read through that descriptor, never by the name; when it has
+//   no name left (the last writer's clean close removed the set), one Notice
+//   says so and the set ends once its members have (a set re-created under
+//   the name is another set: follow_name opens it).
 // - A set snapshot (open_snapshot, ring_set_snapshot.hpp) is read the same
 //   way, frozen: its members are the snapshot's (never refreshed), each read
 //   to its end, the same merge order, gaps and positions; live() is false.
@@ -106,7 +121,7 @@ public:
     std::span<const std::byte> schema() const override;
     std::string end_text() const override;
 
-    std::uint64_t late_events() const noexcept { return late_; }
+    std::uint64_t late_events() const noexcept { return counters_.late; }
     // Member indexes currently read, ascending.
     std::vector<std::uint32_t> members() const;
     // Member `index`'s own counters (zeros for a member not read).
@@ -137,6 +152,9 @@ private:
     void adopt_manifest(RingSetManifest manifest, std::vector<std::byte> bytes, std::string location,
                         RingSetSourceOptions options);
     void refresh_members(bool force);
+    // Opens member `index` at `start`; Oldest is for a member opened after
+    // the reader started (joined or re-created): what it no longer holds
+    // comes first as a RingReplaced Gap of that member.
     void open_member(std::uint32_t index, const std::string& name, const Position& start);
     Member* pick(SourceItem& item, SourceStep& step, bool& again);
     Member* next_in_order();
@@ -146,9 +164,20 @@ private:
     SourceStep fill(SourceItem& item);
     SourceStep pull(Member& member, SourceItem& item);
     SourceStep hand_out(Member& member, SourceStep step, SourceItem& item);
+    // A member that failed (ring_set_member_failed.cpp): damage, and a gap
+    // from `first_lost` when its header still says how far it went.
+    SourceStep member_failed(Member& member, std::uint64_t first_lost, SourceItem& item);
     bool may_release();
     std::uint64_t now_monotonic() const;
     bool writers_hold_set() const;
+    Result<RingSetManifest> read_own_manifest() const;
+    bool note_removed();
+    // Before an event stamped `nanos` is released (ring_set_source_manifest.cpp): true
+    // when a member joined since the last look and was opened (the merge then
+    // starts over, so that its earlier events go first).
+    bool member_joined_before(std::uint64_t nanos);
+    void map_generation();
+    void unmap_generation() noexcept;
 
     std::string directory_;
     RingSetManifest manifest_;
@@ -157,6 +186,14 @@ private:
     std::uint64_t member_version_ = 0;
     int manifest_fd_ = -1;  // -1: frozen, nothing to refresh
     std::uint64_t generation_ = 0;
+    bool removed_ = false;           // the manifest opened has no name left (note_removed)
+    // The manifest mapped read-only for its generation word alone (null:
+    // read it with pread), and the wall clock before its last read: every
+    // member that joined before then is open (member_joined_before).
+    void* generation_map_ = nullptr;
+    std::size_t generation_map_size_ = 0;
+    std::uint64_t members_seen_nanos_ = 0;
+    std::string manifest_problem_;   // the last manifest read error said (said once)
     std::uint64_t next_refresh_ = 0;
     std::uint32_t refresh_calls_ = 0;
     std::vector<std::byte> schema_blob_;
@@ -170,7 +207,6 @@ private:
     std::vector<std::string> notices_;  // waiting to be handed out
     std::string notice_text_;
     std::uint64_t last_released_nanos_ = 0;
-    std::uint64_t late_ = 0;
     std::uint64_t skip_ = 0;  // -N: older events still to pass over
     std::uint64_t runs_ = 0;  // runs read from members that held events (probe_pending)
     // The order (pick): the members holding a head other than `released_`

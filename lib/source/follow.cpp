@@ -23,6 +23,7 @@ void add_counters(SourceCounters& total, const SourceCounters& more) noexcept {
     total.records_lost_to_damage += more.records_lost_to_damage;
     total.foreign += more.foreign;
     total.payloads += more.payloads;
+    total.late += more.late;
 }
 
 namespace detail {

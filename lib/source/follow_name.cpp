@@ -10,7 +10,10 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "set/ring_set_source.hpp"
+#include "source/ring_source.hpp"
 #include "util/device_id.hpp"
 #include "source/source_renamed.hpp"
 #include "source/follow_loop.hpp"
@@ -112,11 +115,20 @@ Status FollowLoop::switch_to(std::unique_ptr<EventSource> fresh) {
     sink_.notice(fmt::format("a new writer created {} '{}' ({}): following it from its oldest event",
                              followed_kind(*source_), source_->identity().location, source_->identity().path));
     if (auto s = position(Position::oldest()); !s) return s;
-    // What the new writer wrote and overwrote before we got here (a set's
-    // members count their own sequence numbers: next_seqno() is 0).
-    const std::uint64_t oldest = source_->next_seqno();
-    if (oldest > 1) {
-        const SourceGap gap{1, oldest - 1, GapReason::RingReplaced, {}};
+    // What the new writer wrote and overwrote before we got here; a set's
+    // members count their own sequence numbers, so each member has its own
+    // gap, naming it (a relay publishes it with the member).
+    std::vector<SourceGap> gaps;
+    if (const auto* set = dynamic_cast<const RingSetSource*>(source_.get())) {
+        for (const std::uint32_t member : set->members()) {
+            const RingSource* ring = set->member_source(member);
+            if (ring == nullptr || ring->next_seqno() <= 1) continue;
+            gaps.push_back(SourceGap{1, ring->next_seqno() - 1, GapReason::RingReplaced, {}, member});
+        }
+    } else if (const std::uint64_t oldest = source_->next_seqno(); oldest > 1) {
+        gaps.push_back(SourceGap{1, oldest - 1, GapReason::RingReplaced, {}});
+    }
+    for (const SourceGap& gap : gaps) {
         extra_.count_gap(gap);
         if (!sink_.gap(gap)) return Error(EPIPE, "the output stopped");
     }

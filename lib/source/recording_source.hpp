@@ -46,8 +46,13 @@
 //   blocks (and the unindexed tail of a file still being written) are read
 //   once to count them exactly, so they cost O(N) events, not the file.
 //   The index's counts are a claim: when the blocks hold fewer, the index is
-//   not trusted. -N reaching back past the series' last file, and files
-//   without an index, cost one extra pass over the series.
+//   not trusted. -N reaching back past the series' last file goes back a file
+//   at a time through each file's index (the same blocks-from-there count);
+//   files without an index cost one extra pass over the series.
+//   SEQNO and TIME answers are checked before they are believed
+//   (recording_index.hpp): the block before the one named, or a file's last
+//   block for an answer past the file, is read and must end before the
+//   position; otherwise the index is not trusted (a scan, said once).
 // - A seek may come at any time, also after reading (to the end, or into a
 //   later file of a series) and after another seek: the source then starts
 //   over from the file it was opened on, so a recording can be read again
@@ -75,6 +80,12 @@
 #include "recording/recording_reader.hpp"
 
 namespace evring {
+
+namespace detail {
+// "finding seqno 41692", "finding the last 10 events": what an index lookup
+// was for, in the notice of a scan that replaces it (recording_source_index.cpp).
+std::string what_is_found(const IndexQuery& query);
+}  // namespace detail
 
 // The file a rotated recording continues in: FILE -> FILE.1, FILE.1 -> FILE.2
 // (`file_index` is the index in the current file's header).
@@ -166,6 +177,8 @@ private:
     Result<std::string> seek_time(std::uint64_t nanos, std::string notice);
     // nullopt: scan instead (`notice` says why when a person should know).
     Result<std::optional<Last>> last_by_index(std::uint64_t n, std::string& notice);
+    Result<bool> count_from(RecordingReader& reader, const IndexAnswer& answer, std::uint64_t wanted, Last& last,
+                            const std::string& what, std::string& notice);
     Result<bool> move_to(const Last& last);
     Result<std::uint64_t> newest_time(std::string& notice);
     // Jumps to where `query` points (recording_index.cpp): true when it did;

@@ -7,9 +7,8 @@
 #include "source/recording_source.hpp"
 
 namespace evring {
-namespace {
 
-std::string what_is_found(const IndexQuery& query) {
+std::string detail::what_is_found(const IndexQuery& query) {
     switch (query.kind) {
     case IndexQuery::Kind::Seqno: return fmt::format("finding seqno {}", query.value);
     case IndexQuery::Kind::Time: return "finding a time";
@@ -23,8 +22,6 @@ std::string what_is_found(const IndexQuery& query) {
     }
     return "finding a position";
 }
-
-}  // namespace
 
 std::string RecordingSource::scan_notice(const std::string& why, std::string_view what) {
     if (told_slow_) return {};
@@ -43,7 +40,7 @@ bool RecordingSource::open_next_for_seek() {
 }
 
 Result<bool> RecordingSource::seek_by_index(const IndexQuery& query, IndexAnswer& answer, std::string& notice) {
-    const std::string what = what_is_found(query);
+    const std::string what = detail::what_is_found(query);
     for (;;) {
         auto found = reader_->find(query);
         if (!found) return std::move(found).error();
@@ -79,69 +76,6 @@ Result<bool> RecordingSource::seek_by_index(const IndexQuery& query, IndexAnswer
         }
         return false;
     }
-}
-
-Result<std::optional<RecordingSource::Last>> RecordingSource::last_by_index(std::uint64_t n, std::string& notice) {
-    const IndexQuery query = IndexQuery::back(n);
-    const std::string what = what_is_found(query);
-    auto reader = RecordingReader::open(reader_->path());
-    if (!reader) return std::move(reader).error();
-    IndexAnswer answer;
-    // The end blocks lead from file to file to the series' last one.
-    for (;;) {
-        auto found = reader->find(query);
-        if (!found) return std::move(found).error();
-        answer = std::move(*found);
-        if (answer.outcome == IndexOutcome::NoIndex || answer.outcome == IndexOutcome::Lies) {
-            if (!answer.why.empty())
-                notice = scan_notice(answer.outcome == IndexOutcome::Lies ? answer.why + " (the index is not trusted)"
-                                                                          : answer.why,
-                                     what);
-            return std::optional<Last>();
-        }
-        if (!(answer.finished && answer.continued && series_)) break;
-        auto next = RecordingReader::open(next_recording_path(reader->path(), reader->header().file_index));
-        // Missing or foreign: the scan goes on past it and says what is wrong.
-        if (!next || (series_id_ != 0 && next->header().series_id != series_id_)) return std::optional<Last>();
-        reader = std::move(next);
-    }
-    // The index's count is a claim: the blocks from there are read and counted.
-    Last last;
-    last.path = reader->path();
-    last.block = answer.block;
-    std::string why;
-    auto jumped = reader->jump(answer.block, &why);
-    if (!jumped) return std::move(jumped).error();
-    if (!*jumped) {
-        notice = scan_notice(fmt::format("recording '{}': its index names block {} at offset {}, which is not there "
-                                         "({}; the index is not trusted)",
-                                         last.path, answer.block.block_number, answer.block.offset, why),
-                             what);
-        return std::optional<Last>();
-    }
-    Record record;
-    for (;;) {
-        auto status = reader->next(record);
-        if (!status) return std::move(status).error();
-        if (*status != ReadStatus::Record) break;
-        if (record.kind != RecordKind::Event && record.kind != RecordKind::ExpiredPayload) continue;
-        if (last.events == 0) last.first_seqno = record.event.seqno;
-        ++last.events;
-        last.last_nanos = record.event.record_epoch_nanos;
-    }
-    if (last.events >= n) return std::optional<Last>(std::move(last));
-    const std::uint32_t first_block = (reader->header().flags & kRecordingHasSchema) != 0 ? 1 : 0;
-    if (answer.block.block_number != first_block) {
-        notice = scan_notice(fmt::format("recording '{}': its index counts {} events from block {} on, and the "
-                                         "blocks hold {} (the index is not trusted)",
-                                         last.path, answer.events, answer.block.block_number, last.events),
-                             what);
-        return std::optional<Last>();
-    }
-    // Fewer than n in the whole file: all of them, unless earlier files of
-    // the series hold more (those are counted by a pass from the start).
-    if (last.path != reader_->path()) return std::optional<Last>();
-    return std::optional<Last>(std::move(last));
 }
 
 Result<bool> RecordingSource::move_to(const Last& last) {
@@ -204,7 +138,7 @@ Result<IndexAnswer> RecordingSource::span_index(const IndexQuery& query, std::st
             if (!answer.why.empty())
                 notice = scan_notice(answer.outcome == IndexOutcome::Lies ? answer.why + " (the index is not trusted)"
                                                                           : answer.why,
-                                     what_is_found(query));
+                                     detail::what_is_found(query));
             return answer;
         }
         if (!(answer.finished && answer.continued && series_)) return newest ? *newest : answer;
@@ -228,7 +162,7 @@ Result<std::string> RecordingSource::seek_member(std::uint32_t member, std::uint
     member_seqno_ = seqno;
     started_ = false;
     const IndexQuery query = IndexQuery::member_seqno(member, seqno);
-    const std::string what = what_is_found(query);
+    const std::string what = detail::what_is_found(query);
     IndexAnswer answer;
     for (;;) {
         auto found = reader_->find(query);

@@ -407,8 +407,12 @@ case_writer_restarted_under_a_relay_is_relayed_from_its_first_event() {
 case_relayed_set_is_read_back_merged_with_its_members() {
     "$PRODUCER_BIN" fleet:12:20 --threads 2 --count 2000 --keep 2>"$WORK/producer-fleet.err" ||
         { fail set "producer: $(cat "$WORK/producer-fleet.err")"; return; }
-    evring relay fleet --to "nats://127.0.0.1:$PORT" --stream FLEET 2>"$WORK/relay-FLEET.err" ||
+    # A set's relay follows its name, as a ring's does: once the set is read
+    # to its end (its writer exited) it waits for a new set under the name.
+    start_relay fleet FLEET
+    poll 1000 0.02 grep -q "waiting for a new ring set named 'fleet'" "$WORK/relay-FLEET.err" ||
         { fail set "relay: $(cat "$WORK/relay-FLEET.err")"; return; }
+    kill "$RELAY_PID"; wait "$RELAY_PID"
     evring watch fleet --from oldest --format jsonl >"$WORK/set.jsonl" 2>/dev/null
     read_stream FLEET 4000 >"$WORK/set-stream.jsonl" 2>"$WORK/set-stream.err" ||
         { fail set "watch nats://: $(cat "$WORK/set-stream.err")"; return; }
@@ -437,6 +441,41 @@ case_relayed_set_is_read_back_merged_with_its_members() {
     ok relayed_set_is_read_back_merged_with_its_members
 }
 
+# A set its writer removes (a clean close) and a new set under the name
+# (docs/ring-sets.md): the relay waits for it, as for a ring, and announces
+# it; what the new set's members overwrote before the relay opened them is a
+# gap of each member, read back naming the member.
+case_relay_follows_a_set_re_created_under_its_name() {
+    "$PRODUCER_BIN" reset:10:20 --threads 2 --count 500 --rate 2000 --remove 2>"$WORK/producer-reset.err" &
+    local producer=$!
+    PIDS+=("$producer")
+    poll 1000 0.01 test -e "$EVRING_RING_DIR/reset/m1" || { fail reset_set "no set: $(cat "$WORK/producer-reset.err")"; return; }
+    start_relay reset RESET
+    wait "$producer"
+    poll 1000 0.01 grep -q "waiting for a new ring set named 'reset'" "$WORK/relay-RESET.err" ||
+        { fail reset_set "the relay does not wait for a new set: $(head -c 2000 "$WORK/relay-RESET.err")"; return; }
+    # Kept, and 3000 events a member into 1024 slots while the relay is held
+    # (SIGSTOP), so that it opens the set once they are written.
+    kill -STOP "$RELAY_PID"
+    "$PRODUCER_BIN" reset:10:20 --threads 2 --count 3000 2>"$WORK/producer-reset2.err" ||
+        { kill -CONT "$RELAY_PID"; fail reset_set "second producer: $(cat "$WORK/producer-reset2.err")"; return; }
+    kill -CONT "$RELAY_PID"
+    read_stream RESET $((1000 + 2 * 1024)) >"$WORK/reset.jsonl" 2>"$WORK/reset.err" ||
+        { fail reset_set "watch nats://: $(cat "$WORK/reset.err")"; return; }
+    jq -e -s '[.[] | select(.seqno != null and .gap == null)] as $e |
+              ([$e[:1000][] | .member] | map(select(. == 0)) | length) == 500 and
+              ([$e[1000:][] | select(.member == 0) | .seqno] == [range(1977; 3001)]) and
+              ([$e[1000:][] | select(.member == 1) | .seqno] == [range(1977; 3001)])' "$WORK/reset.jsonl" >/dev/null ||
+        { fail reset_set "not the first set's 1000 events then each member's last 1024: $(head -c 1000 "$WORK/reset.err")"; return; }
+    for m in 0 1; do
+        grep -q "1976 events of the new ring (member $m seqno 1..1976) were overwritten before it could be opened" \
+            "$WORK/reset.err" || { fail reset_set "no gap naming member $m: $(cat "$WORK/reset.err")"; return; }
+    done
+    kill "$RELAY_PID"; wait "$RELAY_PID"
+    rm -rf "${EVRING_RING_DIR:?}/reset"
+    ok relay_follows_a_set_re_created_under_its_name
+}
+
 case_relay_watch_and_mirror_carry_every_event_identically
 case_messages_not_evrings_stop_neither_readers_nor_a_restarted_relay
 case_relay_and_mirror_are_registered_readers_while_they_run
@@ -449,5 +488,6 @@ case_writer_restarted_under_a_relay_is_relayed_from_its_first_event
 case_relay_wait_relays_a_ring_created_after_it_started
 case_relayed_set_is_read_back_merged_with_its_members
 case_relay_says_what_an_acknowledged_event_is_exposed_to
+case_relay_follows_a_set_re_created_under_its_name
 case_bad_input_is_refused_clearly
 exit_with_results

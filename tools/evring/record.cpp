@@ -22,6 +22,7 @@
 #include "registry/registering_sink.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
+#include "watch.hpp"
 
 namespace evring::cli {
 namespace {
@@ -193,11 +194,12 @@ int run_record(RecordOptions& options) {
     // Also when writing failed (a full disk): what was taken, then the error;
     // the blocks written before it stay readable (recording_writer.hpp).
     fmt::print(stderr,
-               "evring: {} {} events, {} expired payloads, {} lost in {} gaps, in {} file(s) (last: {}); {}\n",
+               "evring: {} {} events, {} expired payloads, {} lost in {} gaps, in {} file(s) (last: {}); {}{}\n",
                status ? "recorded" : "took", t.events, t.expired, t.lost, t.gaps, t.files,
                printable(writer->current_path()),
                status ? printable(record_ended(*result))
-                      : "writing the recording failed: only the blocks written before the error are in it");
+                      : "writing the recording failed: only the blocks written before the error are in it",
+               result->counters.late > 0 ? late_words(result->counters.late) : std::string());
     if (!status) return runtime_error(status.error());
     if (result->damaged) {
         report_error(fmt::format("'{}' is damaged: everything readable was recorded, with a gap marker for what "

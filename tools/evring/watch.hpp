@@ -55,6 +55,10 @@ private:
 // 0 never-committed seqnos; reached --count" on stderr.
 void print_summary(const WatchSink& sink, const FollowResult& result, const std::string& ended);
 
+// " (N events out of time order: ...)": what watch's and record's summaries
+// add when a merged source (a ring set) let events through late.
+std::string late_words(std::uint64_t late);
+
 // Exit code for a failed stdout: a closed pipe is a normal way to stop.
 int output_failure(int error);
 

@@ -103,6 +103,11 @@ std::string ended_words(const FollowResult& result) {
     return result.why;
 }
 
+std::string late_words(std::uint64_t late) {
+    return fmt::format(" ({} {} out of time order: stamped earlier than one shown before {})", late,
+                       late == 1 ? "event" : "events", late == 1 ? "it" : "them");
+}
+
 void print_summary(const WatchSink& sink, const FollowResult& result, const std::string& ended) {
     const SourceCounters& c = result.counters;
     std::string extra;
@@ -115,6 +120,7 @@ void print_summary(const WatchSink& sink, const FollowResult& result, const std:
                 ? fmt::format(", at least {} records in damaged blocks", c.records_lost_to_damage)
                 : std::string());
     if (c.foreign > 0) extra += fmt::format(" ({} messages not evring's skipped)", c.foreign);
+    if (c.late > 0) extra += late_words(c.late);
     if (result.rings > 1)
         extra += fmt::format(" ({} rings followed under the name, {} events of new rings overwritten before "
                              "they were opened)", result.rings, c.replaced);

@@ -75,7 +75,9 @@ struct RingExtension {
     std::uint64_t features;                 // kRingFeature* bits
     // Zero in a ring. In a snapshot: the seqnos up to this one were
     // overwritten by a writer while the snapshot was copied (snapshot.cpp
-    // drops them), so readers report them as lapped, not as never committed.
+    // drops them, leaving a RECORD_ERROR placeholder in the slots of the
+    // snapshot's window for other RING01 readers; evring's loader clears
+    // those), so readers report them as lapped, not as never committed.
     std::uint64_t snapshot_lapped;
     std::array<std::uint64_t, 5> reserved0;
     // Doorbell state: bit 0 = "a reader may be asleep", bits 1..31 = wake epoch.

@@ -176,6 +176,10 @@ struct SourceCounters {
     // Payloads handed out (Ok, Expired or Invalid): with PayloadRead::Copy,
     // and by read_payload(). A ring source copies each one.
     std::uint64_t payloads = 0;
+    // Events handed out after one stamped later: a source merged by time (a
+    // ring set) that had to let an event through out of time order. Zero
+    // for every other source.
+    std::uint64_t late = 0;
     void count_gap(const SourceGap& gap) noexcept;
 };
 

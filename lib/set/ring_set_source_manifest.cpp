@@ -1,0 +1,89 @@
+// The merged reader's looks at its own manifest (ring_set_source.hpp):
+// through the descriptor it opened, never the name; whether the set was
+// removed; and, before the merge releases an event, whether a member joined
+// the set whose first events are earlier ("Members").
+//
+//   writer thread taking a member             merged reader (here)
+//   J1 creates the member ring                R1 C = wall clock
+//   J2 publish_entry: the entry, release      R2 acquire-load the manifest's
+//      fence, generation + 1                     generation (no change)
+//   J3 reserve its first event: its           R3 releases events stamped <= C
+//      timestamp is read here, after J2
+//
+// If R2 does not see J2's increment, J2 comes after R2, so the new member's
+// first timestamp (J3, after J2) is later than C: no event it will write can
+// be earlier than one released at R3. If R2 sees it, the member table is
+// re-read (pread) and the new member opened before anything is released.
+// What is left is the contract's late case (a writer's clock read an instant
+// before its reservation, a member let go after the stall bound), counted in
+// counters().late.
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include "evring/clock.hpp"
+#include "evring/ring/shared_word.hpp"
+#include "ring/sigbus_guard.hpp"
+#include "set/ring_set_member.hpp"
+
+namespace evring {
+
+Result<RingSetManifest> RingSetSource::read_own_manifest() const {
+    auto bytes = read_set_manifest_bytes(manifest_fd_, directory_);
+    if (!bytes) return std::move(bytes).error();
+    return parse_set_manifest(*bytes, directory_);
+}
+
+// The manifest this source opened has no name left: the set's last writer
+// removed the set (its clean close, keep_on_close false) or someone removed
+// it. Nothing will be added to it: its members are read to their end, and
+// then the set ends (a set re-created under the name is another set, which
+// --follow-name opens). Said once.
+bool RingSetSource::note_removed() {
+    if (removed_) return true;
+    struct stat st {};
+    if (::fstat(manifest_fd_, &st) != 0 || st.st_nlink > 0) return false;
+    removed_ = true;
+    notices_.push_back(fmt::format("ring set {} was removed (its last writer closed it); reading its members to "
+                                   "their end", directory_));
+    return true;
+}
+
+void RingSetSource::map_generation() {
+    struct stat st {};
+    if (::fstat(manifest_fd_, &st) != 0 || static_cast<std::uint64_t>(st.st_size) < sizeof(SetManifestHeader)) return;
+    // Read-only and never pre-faulted: only the header's generation line is
+    // ever touched, under a SIGBUS guard (a manifest cut short under us).
+    const auto size = static_cast<std::size_t>(st.st_size);
+    void* at = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, manifest_fd_, 0);
+    if (at == MAP_FAILED) return;  // read with pread instead
+    generation_map_ = at;
+    generation_map_size_ = size;
+}
+
+void RingSetSource::unmap_generation() noexcept {
+    if (generation_map_ != nullptr) ::munmap(generation_map_, generation_map_size_);
+    generation_map_ = nullptr;
+}
+
+bool RingSetSource::member_joined_before(std::uint64_t nanos) {
+    if (manifest_fd_ < 0 || removed_ || nanos <= members_seen_nanos_) return false;
+    const std::uint64_t now = wall_clock_nanos();  // R1: before the generation is read
+    std::uint64_t generation = 0;
+    bool read = false;
+    if (generation_map_ != nullptr) {
+        const auto* header = static_cast<const SetManifestHeader*>(generation_map_);
+        read = guard_sigbus([&] { generation = shared::load_acquire(header->generation); });  // R2
+    } else if (auto g = read_set_generation(manifest_fd_)) {
+        generation = *g;
+        read = true;
+    }
+    members_seen_nanos_ = now;
+    if (read && generation == generation_) return false;
+    const std::uint64_t version = member_version_;
+    refresh_members(true);
+    return member_version_ != version || !notices_.empty();
+}
+
+}  // namespace evring
