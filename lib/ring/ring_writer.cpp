@@ -23,7 +23,7 @@
 #include <utility>
 
 #include "evring/ring/ring_writer.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 #include "evring/ring/writer_claim.hpp"
 #include "registry/reader_registry.hpp"
 #include "ring/ring_debris.hpp"

@@ -26,7 +26,7 @@
 #include "evring/ring/ring.hpp"
 #include "set/ring_set_format.hpp"
 #include "set/ring_set_manifest.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 #include "ring/ring_open.hpp"
 #include "ring/ring_temp.hpp"
 
