@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "source/ring_source.hpp"
 
 namespace evring {

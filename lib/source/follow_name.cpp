@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "util/device_id.hpp"
 #include "source/source_renamed.hpp"
 #include "source/follow_loop.hpp"

@@ -20,7 +20,7 @@
 #include "evring/ring/ring_reader.hpp"
 #include "evring/set/ring_set.hpp"
 #include "set/ring_set_manifest.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "evring/source/source_open.hpp"
 #include "support/ring_sets.hpp"
 #include "support/temp_ring.hpp"
