@@ -16,7 +16,7 @@
 
 #include "registry/reader_listing.hpp"
 #include "registry/reader_kinds.hpp"
-#include "registry/registering_sink.hpp"
+#include "sink/registering_sink.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/set/ring_set.hpp"
 #include "set/ring_set_manifest.hpp"

@@ -1,6 +1,6 @@
 // RegisteringSink (registering_sink.hpp): attach on start, publish on idle,
 // re-attach on a new ring.
-#include "registry/registering_sink.hpp"
+#include "sink/registering_sink.hpp"
 
 #include <algorithm>
 
