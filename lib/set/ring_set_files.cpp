@@ -28,7 +28,7 @@
 #include "set/ring_set_manifest.hpp"
 #include "ring/schema_blob.hpp"
 #include "ring/ring_open.hpp"
-#include "ring/ring_temp.hpp"
+#include "files/ring_temp.hpp"
 
 namespace evring::detail {
 namespace {

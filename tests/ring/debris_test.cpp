@@ -21,7 +21,7 @@
 
 #include "registry/reader_registration.hpp"
 #include "registry/reader_registry.hpp"
-#include "ring/ring_debris.hpp"
+#include "files/ring_debris.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "registry/registry_file.hpp"

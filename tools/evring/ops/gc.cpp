@@ -1,5 +1,5 @@
 // evring gc, and the debris part of `evring ls --all`: what killed writers
-// and readers left in a ring directory (lib/ring/ring_debris.hpp).
+// and readers left in a ring directory (lib/files/ring_debris.hpp).
 #include "ops/gc.hpp"
 
 #include <CLI/CLI.hpp>
@@ -7,7 +7,7 @@
 
 #include "commands.hpp"
 #include "output/escape.hpp"
-#include "ring/ring_debris.hpp"
+#include "files/ring_debris.hpp"
 #include "evring/ring/ring_directory.hpp"
 #include "output/json.hpp"
 

@@ -4,7 +4,7 @@
 // gc lists what killed processes left in a ring directory (temporary files
 // of dead writers, reader registries of rings that are gone) and, only with
 // --delete, removes it; each removal is checked again under the file's lock
-// (lib/ring/ring_debris.hpp). Exit 0, or 1 when a removal failed.
+// (lib/files/ring_debris.hpp). Exit 0, or 1 when a removal failed.
 //
 // Thread safety: one thread.
 #pragma once

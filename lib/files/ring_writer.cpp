@@ -26,12 +26,12 @@
 #include "ring/schema_blob.hpp"
 #include "evring/ring/writer_claim.hpp"
 #include "registry/reader_registry.hpp"
-#include "ring/ring_debris.hpp"
+#include "files/ring_debris.hpp"
 #include "registry/registry_file.hpp"
 #include "registry/registry_identity.hpp"
 #include "ring/ring_locks.hpp"
 #include "ring/ring_open.hpp"
-#include "ring/ring_temp.hpp"
+#include "files/ring_temp.hpp"
 
 namespace evring {
 namespace {

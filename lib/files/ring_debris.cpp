@@ -1,6 +1,6 @@
 // Finding and removing what killed processes leave in a ring directory. See
 // ring_debris.hpp for what counts as debris and why it is safe to remove.
-#include "ring/ring_debris.hpp"
+#include "files/ring_debris.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
