@@ -20,7 +20,7 @@
 #include "registry/reader_kinds.hpp"
 #include "registry/reader_listing.hpp"
 #include "registry/reader_registration.hpp"
-#include "registry/registering_sink.hpp"
+#include "sink/registering_sink.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "source/ring_source.hpp"
 #include "support/bench_ring.hpp"

@@ -80,7 +80,7 @@
 #include "evring/ring/publisher.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/set/ring_set.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "source/ring_source.hpp"
 #include "evring/ring/ring_writer.hpp"
 

@@ -1,4 +1,6 @@
-// evring/format.hpp — the RING01 file format: structs, constants, layout rules.
+// evring/format.hpp — the RING01 file format: structs, constants, layout rules;
+// and GapReason, the numbers every evring format beyond it (recordings,
+// streams) stores for sequence numbers that were not seen.
 //
 // Pure data, no system calls. Byte-compatible with the RING01 event ring format
 // (docs/format.md has the byte tables and the reasons). Every size and offset
@@ -183,5 +185,22 @@ constexpr std::uint64_t window_increment_for(std::uint64_t payload_buf_size) {
 constexpr std::uint64_t max_payload_size_for(std::uint64_t payload_buf_size) {
     return payload_buf_size - window_increment_for(payload_buf_size);
 }
+
+// Why sequence numbers were not seen: one vocabulary for event sources (a
+// SourceGap's reason, event_source.hpp, which also describes them), for
+// recordings (a Gap record stores it as a u32, docs/recording-format.md) and
+// for streams (docs/distributed.md). Values are part of the recording format:
+// they never change meaning, new ones are appended.
+enum class GapReason : std::uint32_t {
+    Unrecorded = 0,      // a version 1 recording, which did not say
+    FellBehind = 1,      // the reader (or recorder) was lapped: overwritten before it read them
+    Abandoned = 2,       // reserved and never committed while a writer lived (the abandon bound)
+    NeverCommitted = 3,  // holes in a ring nobody writes any more, or in a snapshot
+    WriterGone = 4,      // reserved by a writer that exited before committing them
+    LostToDamage = 5,    // in a damaged part of a recording (or lost by a damaged source)
+    RingReplaced = 6,    // events of a ring re-created under the same name, overwritten
+                         // before the follower opened it
+};
+inline constexpr std::uint32_t kMaxGapReason = 6;
 
 }  // namespace evring

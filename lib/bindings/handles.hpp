@@ -24,7 +24,7 @@
 #include "evring/source/event_source.hpp"
 #include "evring/source/source_open.hpp"
 #include "evring/ring/publisher.hpp"
-#include "registry/registering_sink.hpp"
+#include "sink/registering_sink.hpp"
 #include "registry/reader_registration.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/schema.hpp"

@@ -6,7 +6,7 @@
 #include "query/span_seek.hpp"
 #include "query/where.hpp"
 #include "schema/schema_interest.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "source/ring_source.hpp"
 #include "evring/source/source_open.hpp"
 

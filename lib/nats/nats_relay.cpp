@@ -7,7 +7,7 @@
 #include <cerrno>
 
 #include "registry/reader_kinds.hpp"
-#include "registry/registering_sink.hpp"
+#include "sink/registering_sink.hpp"
 #include "evring/source/source_open.hpp"
 #include "relay_durability.hpp"
 #include "relay_sink.hpp"

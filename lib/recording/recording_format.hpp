@@ -30,7 +30,6 @@
 #include <string_view>
 
 #include "evring/format.hpp"
-#include "evring/source/event_source.hpp"
 
 namespace evring {
 
@@ -135,7 +134,7 @@ struct RecordHeader {
 };
 static_assert(sizeof(RecordHeader) == 8);
 
-// Why sequence numbers were not captured: GapReason, in event_source.hpp.
+// Why sequence numbers were not captured: GapReason, in format.hpp.
 
 struct GapRecord {
     std::uint64_t first_lost_seqno;

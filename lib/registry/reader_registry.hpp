@@ -1,5 +1,5 @@
 // lib/registry/reader_registry.hpp — where a ring's reader registry lives, the
-// states a registry file can be in, and the writer's optional part.
+// states a registry file can be in (the ring writer's part: files/writer_registry.hpp).
 //
 // Readers that want to be seen (`evring readers`, `info`, `top`, `metrics`)
 // announce themselves in a registry: reader_registration.hpp is the reader's
@@ -47,8 +47,6 @@
 
 namespace evring {
 
-class RingWriter;
-
 // What a registry file at a ring's registry path is.
 enum class RegistryState {
     Missing,             // no file: no reader has registered
@@ -66,24 +64,12 @@ const char* to_string(RegistryState state) noexcept;
 // P + ".readers".
 std::string reader_registry_path(std::string_view ring_path);
 
-// How a registry is made when the caller is the one to create it.
+// How a registry is made when the caller is the one to create it (a reader,
+// reader_registration.hpp, or the ring's writer, files/writer_registry.hpp).
 struct RegistryFileOptions {
     std::string path;                                   // empty: reader_registry_path(ring path)
     std::uint32_t capacity = kRegistryDefaultCapacity;  // slots, 1..kRegistryMaxCapacity
     mode_t file_mode = 0;  // 0: the ring file's permission bits without execute
 };
-
-// For a ring's writer (optional; readers create the registry when they are
-// first): makes sure a registry of this writer's ring instance exists,
-// creating it, or replacing one of an earlier instance or a damaged one. A
-// registry of this instance that readers already made is kept.
-Status create_reader_registry(const RingWriter& writer, const RegistryFileOptions& options = {});
-
-// For a ring's writer closing cleanly: removes the registry if it belongs to
-// this writer's ring instance and no reader uses it (a registry of another
-// instance, one in use, or a file that is not a registry, is left alone; the
-// last reader of a removed ring removes it as it leaves). Missing is not an
-// error. RingWriter does this itself when it removes its ring.
-Status remove_reader_registry(const RingWriter& writer, std::string_view registry_path = {});
 
 }  // namespace evring

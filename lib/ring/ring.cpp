@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "evring/ring/ring_extension.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 
 namespace evring {
 namespace {

@@ -16,7 +16,7 @@
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/payload.hpp"
 #include "evring/ring/ring_extension.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "ring/snapshot_support.hpp"
 

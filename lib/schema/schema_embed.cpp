@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "evring/schema/schema_embed.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 
 namespace evring {
 

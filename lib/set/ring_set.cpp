@@ -34,7 +34,7 @@
 #include "set/ring_set_format.hpp"
 #include "set/ring_set_manifest.hpp"
 #include "evring/ring/ring_writer.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "set/ring_set_files.hpp"
 

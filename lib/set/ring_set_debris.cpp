@@ -17,7 +17,7 @@
 #include <optional>
 
 #include "registry/registry_open.hpp"
-#include "ring/dead_ring.hpp"
+#include "files/dead_ring.hpp"
 #include "ring/ring_locks.hpp"
 #include "ring/ring_open.hpp"
 #include "set/ring_set_files.hpp"

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "evring/error.hpp"
-#include "ring/ring_debris.hpp"
+#include "files/ring_debris.hpp"
 
 namespace evring {
 

@@ -26,9 +26,9 @@
 #include "evring/ring/ring.hpp"
 #include "set/ring_set_format.hpp"
 #include "set/ring_set_manifest.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 #include "ring/ring_open.hpp"
-#include "ring/ring_temp.hpp"
+#include "files/ring_temp.hpp"
 
 namespace evring::detail {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "evring/config.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 #include "util/regular_file.hpp"
 
 namespace evring {

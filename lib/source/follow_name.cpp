@@ -12,7 +12,7 @@
 
 #include <vector>
 
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "source/ring_source.hpp"
 #include "util/device_id.hpp"
 #include "source/source_renamed.hpp"

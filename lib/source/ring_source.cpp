@@ -16,7 +16,7 @@
 #include "evring/ring/payload.hpp"
 #include "evring/ring/ring_extension.hpp"
 #include "evring/ring/ring_reader.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 #include "ring/sigbus_guard.hpp"
 #include "ring/snapshot.hpp"
 #include "source/ring_source_state.hpp"

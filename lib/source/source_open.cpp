@@ -14,7 +14,7 @@
 #include "evring/ring/ring_reader.hpp"
 #include "set/ring_set_manifest.hpp"
 #include "set/ring_set_snapshot.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "source/ring_source.hpp"
 #include "util/text_escape.hpp"
 

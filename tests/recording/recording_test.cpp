@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "evring/source/event_source.hpp"  // describe(GapReason)
 #include "support/recording_files.hpp"
 
 namespace evring {

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/ring/iterator.hpp"
+#include "files/writer_registry.hpp"
 #include "registry/reader_listing.hpp"
 #include "registry/reader_registration.hpp"
 #include "evring/ring/ring_writer.hpp"

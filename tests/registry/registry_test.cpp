@@ -14,7 +14,7 @@
 #include "registry/reader_kinds.hpp"
 #include "registry/reader_listing.hpp"
 #include "registry/reader_registration.hpp"
-#include "registry/registering_sink.hpp"
+#include "sink/registering_sink.hpp"
 #include "evring/source/source_open.hpp"
 #include "registry/registry_slot.hpp"
 #include "support/registry_ring.hpp"

@@ -1,4 +1,4 @@
-// Rings whose writers were killed (lib/ring/dead_ring.hpp, writers_open.hpp):
+// Rings whose writers were killed (lib/files/dead_ring.hpp, writers_open.hpp):
 // told from rings kept on purpose and from live ones, listed as debris and
 // removed with their registry; never a live writer's.
 #include <sys/stat.h>
@@ -14,8 +14,8 @@
 #include "evring/ring/ring_writer.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "registry/reader_registration.hpp"
-#include "ring/dead_ring.hpp"
-#include "ring/ring_debris.hpp"
+#include "files/dead_ring.hpp"
+#include "files/ring_debris.hpp"
 #include "ring/writers_open.hpp"
 #include "support/child_process.hpp"
 #include "support/registry_ring.hpp"

@@ -21,7 +21,8 @@
 
 #include "registry/reader_registration.hpp"
 #include "registry/reader_registry.hpp"
-#include "ring/ring_debris.hpp"
+#include "files/ring_debris.hpp"
+#include "files/writer_registry.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "registry/registry_file.hpp"

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ring/ring_list.hpp"
+#include "files/ring_list.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "support/temp_ring.hpp"

@@ -21,7 +21,7 @@
 #include "evring/ring/iterator.hpp"
 #include "evring/ring/payload.hpp"
 #include "evring/ring/publisher.hpp"
-#include "ring/ring_list.hpp"
+#include "files/ring_list.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "ring/snapshot.hpp"

@@ -14,7 +14,7 @@
 #include "evring/format.hpp"
 #include "codegen/schema_codegen.hpp"
 #include "evring/schema/schema_embed.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 #include "evring/schema/schema_render.hpp"
 #include "schema/schema_write_check.hpp"
 #include "support/schema_payload.hpp"

@@ -1,7 +1,7 @@
 // The embedded-schema blob: round trip, every kind of damage detected, and
 // the trust rule applied to a real ring file's header section.
 #include "evring/schema/schema_embed.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 
 #include <openssl/sha.h>
 

@@ -15,7 +15,7 @@
 #include "evring/ring/ring_writer.hpp"
 #include "schema/schema_builtin.hpp"
 #include "evring/schema/schema_embed.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 #include "evring/source/source_open.hpp"
 #include "support/schema_payload.hpp"
 #include "support/temp_ring.hpp"

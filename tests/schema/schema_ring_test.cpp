@@ -18,7 +18,7 @@
 #include "evring/ring/ring_extension.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/schema_embed.hpp"
-#include "schema/schema_blob.hpp"
+#include "ring/schema_blob.hpp"
 #include "ring/snapshot.hpp"
 #include "evring/source/source_open.hpp"
 #include "evring/schema/typed_publish.hpp"

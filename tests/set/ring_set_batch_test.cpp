@@ -12,7 +12,7 @@
 
 #include "evring/ring/publisher.hpp"
 #include "evring/set/ring_set.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "support/ring_sets.hpp"
 
 namespace evring {

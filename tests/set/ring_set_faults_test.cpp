@@ -22,7 +22,7 @@
 #include "evring/source/source_open.hpp"
 #include "set/ring_set_format.hpp"
 #include "set/ring_set_manifest.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "support/child_process.hpp"
 #include "support/ring_sets.hpp"
 #include "support/temp_ring.hpp"

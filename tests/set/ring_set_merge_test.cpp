@@ -1,4 +1,4 @@
-// The merge's read-ahead (ring_set_source.cpp, lib/set/ring_set_member.hpp):
+// The merge's read-ahead (ring_set_source.cpp, lib/source/ring_set_member.hpp):
 // members read a run of descriptors at a time, a gap met after a run, the
 // earliest head found by a scan or a heap (one member's burst, interleaved
 // members, ties: each test runs with both, and Auto), and counters that
@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/set/ring_set.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "support/ring_sets.hpp"
 #include "support/temp_ring.hpp"
 

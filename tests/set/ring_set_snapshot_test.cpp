@@ -13,7 +13,7 @@
 
 #include "evring/set/ring_set.hpp"
 #include "set/ring_set_snapshot.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/source/source_open.hpp"
 #include "support/ring_sets.hpp"

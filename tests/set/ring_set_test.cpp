@@ -16,11 +16,11 @@
 
 #include "registry/reader_listing.hpp"
 #include "registry/reader_kinds.hpp"
-#include "registry/registering_sink.hpp"
+#include "sink/registering_sink.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "evring/set/ring_set.hpp"
 #include "set/ring_set_manifest.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "evring/source/source_open.hpp"
 #include "support/ring_sets.hpp"
 #include "support/temp_ring.hpp"

@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/set/ring_set.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring::test {

@@ -5,7 +5,7 @@
 
 #include "evring/ring/interest.hpp"
 #include "schema/schema_interest.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "output/values.hpp"
 #include "util/text_escape.hpp"
 

@@ -29,7 +29,7 @@
 #include "evring/source/follow.hpp"
 #include "evring/ring/publisher.hpp"
 #include "registry/reader_kinds.hpp"
-#include "registry/registering_sink.hpp"
+#include "sink/registering_sink.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "nats_cmd.hpp"

@@ -19,7 +19,7 @@
 #include "evring/source/follow.hpp"
 #include "recording/recording_writer.hpp"
 #include "open.hpp"
-#include "registry/registering_sink.hpp"
+#include "sink/registering_sink.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
 #include "watch.hpp"

@@ -10,7 +10,7 @@
 #include "evring/source/source_open.hpp"
 #include "output/field_columns.hpp"
 #include "open.hpp"
-#include "registry/registering_sink.hpp"
+#include "sink/registering_sink.hpp"
 #include "source/source_renamed.hpp"
 #include "schema/schema_interest.hpp"
 #include "ops/stop.hpp"

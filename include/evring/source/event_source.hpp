@@ -71,24 +71,10 @@ namespace evring {
 class FlowFilter;
 class MappedRing;
 
-// Why sequence numbers were not seen: one vocabulary for event sources (a
-// SourceGap's reason) and for recordings (a Gap record stores it as a u32,
-// docs/recording-format.md). Values are part of the recording format: they
-// never change meaning, new ones are appended.
-enum class GapReason : std::uint32_t {
-    Unrecorded = 0,      // a version 1 recording, which did not say
-    FellBehind = 1,      // the reader (or recorder) was lapped: overwritten before it read them
-    Abandoned = 2,       // reserved and never committed while a writer lived (the abandon bound)
-    NeverCommitted = 3,  // holes in a ring nobody writes any more, or in a snapshot
-    WriterGone = 4,      // reserved by a writer that exited before committing them
-    LostToDamage = 5,    // in a damaged part of a recording (or lost by a damaged source)
-    RingReplaced = 6,    // events of a ring re-created under the same name, overwritten
-                         // before the follower opened it
-};
-inline constexpr std::uint32_t kMaxGapReason = 6;
-
-// "the recorder fell behind the writer (lapped)" and so on; unknown values
-// (a newer writer's) read "an unknown reason".
+// Why sequence numbers were not seen: GapReason, in format.hpp (recordings
+// and streams store it too). describe() gives "the recorder fell behind the
+// writer (lapped)" and so on; unknown values (a newer writer's) read "an
+// unknown reason".
 std::string_view describe(GapReason reason) noexcept;
 
 enum class SourceKind : std::uint8_t { Ring, Snapshot, Recording, Stream, RingSet };

@@ -1,6 +1,6 @@
 // evring gc, and the debris part of `evring ls --all`: what killed writers
 // and readers left in a ring directory and its ring sets
-// (lib/ring/ring_debris.hpp, lib/set/ring_set_debris.hpp).
+// (lib/files/ring_debris.hpp, lib/set/ring_set_debris.hpp).
 #include "ops/gc.hpp"
 
 #include <CLI/CLI.hpp>
@@ -8,7 +8,7 @@
 
 #include "commands.hpp"
 #include "output/escape.hpp"
-#include "ring/ring_debris.hpp"
+#include "files/ring_debris.hpp"
 #include "set/ring_set_debris.hpp"
 #include "evring/ring/ring_directory.hpp"
 #include "output/json.hpp"

@@ -5,7 +5,7 @@
 // (temporary files of dead writers, a set member's included; reader
 // registries of rings that are gone; rings and sets whose writers were
 // killed) and, only with --delete, removes it; each removal is checked again
-// under the file's lock (lib/ring/ring_debris.hpp,
+// under the file's lock (lib/files/ring_debris.hpp,
 // lib/set/ring_set_debris.hpp). Exit 0, or 1 when a removal failed.
 //
 // Thread safety: one thread.

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "source/recording_source.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "source/ring_source.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "output/json.hpp"

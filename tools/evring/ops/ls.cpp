@@ -13,7 +13,7 @@
 #include "output/escape.hpp"
 #include "output/event_format.hpp"
 #include "evring/ring/ring_directory.hpp"
-#include "ring/ring_list.hpp"
+#include "files/ring_list.hpp"
 #include "ops/gc.hpp"
 #include "set/ring_set_manifest.hpp"
 #include "output/json.hpp"

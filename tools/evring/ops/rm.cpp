@@ -10,8 +10,8 @@
 
 #include "evring/source/source_open.hpp"
 #include "output/escape.hpp"
-#include "ring/dead_ring.hpp"
-#include "ring/ring_debris.hpp"
+#include "files/dead_ring.hpp"
+#include "files/ring_debris.hpp"
 #include "ring/ring_open.hpp"
 #include "registry/registry_open.hpp"
 #include "set/ring_set_debris.hpp"

@@ -3,7 +3,7 @@
 //
 // A ring: its file and its reader registry (left for its last reader when one
 // still uses it), and the debris of its name; refused, naming the writer's
-// pid, while a writer holds it (lib/ring/dead_ring.hpp). A ring set: its
+// pid, while a writer holds it (lib/files/dead_ring.hpp). A ring set: its
 // whole directory (members, registries, temporary files, manifest); refused
 // while a set writer holds it (lib/set/ring_set_debris.hpp). Anything else at
 // the name is refused and left. Exit 0 when every name was removed, else 1.

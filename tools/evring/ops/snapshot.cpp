@@ -12,7 +12,7 @@
 #include "output/escape.hpp"
 #include "evring/ring/ring.hpp"
 #include "set/ring_set_snapshot.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "ring/snapshot.hpp"
 #include "open.hpp"
 #include "output/output.hpp"

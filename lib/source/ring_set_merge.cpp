@@ -11,10 +11,10 @@
 
 #include <algorithm>
 
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "ring/sigbus_guard.hpp"
-#include "set/ring_set_member.hpp"
+#include "source/ring_set_member.hpp"
 
 namespace evring {
 namespace {

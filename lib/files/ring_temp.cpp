@@ -1,5 +1,5 @@
 // Building a ring in its temporary file. See ring_temp.hpp.
-#include "ring/ring_temp.hpp"
+#include "files/ring_temp.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

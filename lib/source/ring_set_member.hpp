@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "evring/ring/doorbell.hpp"
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "source/ring_source.hpp"
 
 namespace evring {

@@ -1,4 +1,4 @@
-// lib/ring/dead_ring.hpp — a ring file's writers: alive, gone having kept it,
+// lib/files/dead_ring.hpp — a ring file's writers: alive, gone having kept it,
 // or killed; and removing a ring no writer holds (private to the library:
 // ring_debris.cpp's DeadRing, `evring rm`).
 //

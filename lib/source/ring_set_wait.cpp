@@ -20,10 +20,10 @@
 #include <thread>
 #include <vector>
 
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "evring/ring/shared_word.hpp"
 #include "util/membarrier.hpp"
-#include "set/ring_set_member.hpp"
+#include "source/ring_set_member.hpp"
 
 #ifndef SYS_futex_waitv
 #define SYS_futex_waitv 449

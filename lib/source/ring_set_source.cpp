@@ -1,6 +1,6 @@
 // A ring set merged by time (ring_set_source.hpp): opening members, members
 // coming and going, positions. The merge itself is ring_set_merge.cpp.
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,7 +16,7 @@
 #include "evring/ring/shared_word.hpp"
 #include "ring/sigbus_guard.hpp"
 #include "ring/ring_locks.hpp"
-#include "set/ring_set_member.hpp"
+#include "source/ring_set_member.hpp"
 #include "source/source_identity.hpp"
 
 namespace evring {

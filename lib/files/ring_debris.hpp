@@ -1,4 +1,4 @@
-// lib/ring/ring_debris.hpp — what killed processes leave in a ring directory,
+// lib/files/ring_debris.hpp — what killed processes leave in a ring directory,
 // and removing it (`evring ls --all`, `evring gc`; docs/hugepages.md).
 //
 //     for (const evring::DebrisEntry& d : evring::list_debris("/dev/hugepages").value())

@@ -1,4 +1,4 @@
-// lib/registry/registering_sink.hpp — a follow loop's reader seen in the ring's
+// lib/sink/registering_sink.hpp — a follow loop's reader seen in the ring's
 // reader registry (reader_registration.hpp, docs/operations.md): a FollowSink
 // that registers the reader when the loop starts on a live ring, publishes
 // its position as events pass, and hands everything on to the program's sink.

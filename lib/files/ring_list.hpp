@@ -1,4 +1,4 @@
-// lib/ring/ring_list.hpp — the rings in a directory, for `evring ls`.
+// lib/files/ring_list.hpp — the rings in a directory, for `evring ls`.
 //
 // Contract: list_rings(directory) looks at every regular file of the
 // directory (symbolic links, directories and other special files are

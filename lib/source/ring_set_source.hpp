@@ -1,4 +1,4 @@
-// lib/set/ring_set_source.hpp — a ring set read as one stream in time order.
+// lib/source/ring_set_source.hpp — a ring set read as one stream in time order.
 //
 // open_source (source_open.hpp) returns one of these for a set's name or
 // directory. Each member is read by its own RingSource; the set source

@@ -1,6 +1,6 @@
 // Finding and removing what killed processes leave in a ring directory. See
 // ring_debris.hpp for what counts as debris and why it is safe to remove.
-#include "ring/ring_debris.hpp"
+#include "files/ring_debris.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -23,7 +23,7 @@
 #include "registry/registry_identity.hpp"
 #include "registry/registry_locks.hpp"
 #include "registry/registry_open.hpp"
-#include "ring/dead_ring.hpp"
+#include "files/dead_ring.hpp"
 #include "ring/ring_locks.hpp"
 #include "ring/ring_open.hpp"
 

@@ -1,6 +1,6 @@
 // Rings no writer holds: judging why (killed or kept) and removing one. See
 // dead_ring.hpp for the removal protocol and writers_open.hpp for the word.
-#include "ring/dead_ring.hpp"
+#include "files/dead_ring.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

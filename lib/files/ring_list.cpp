@@ -1,5 +1,5 @@
 // Listing a ring directory. See ring_list.hpp for the contract.
-#include "ring/ring_list.hpp"
+#include "files/ring_list.hpp"
 
 #include "registry/reader_registry_format.hpp"
 

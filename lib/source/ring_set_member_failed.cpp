@@ -5,7 +5,7 @@
 
 #include "evring/ring/shared_word.hpp"
 #include "ring/sigbus_guard.hpp"
-#include "set/ring_set_member.hpp"
+#include "source/ring_set_member.hpp"
 
 namespace evring {
 

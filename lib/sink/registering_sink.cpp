@@ -1,10 +1,10 @@
 // RegisteringSink (registering_sink.hpp): attach on start, publish on idle,
 // re-attach on a new ring.
-#include "registry/registering_sink.hpp"
+#include "sink/registering_sink.hpp"
 
 #include <algorithm>
 
-#include "set/ring_set_source.hpp"
+#include "source/ring_set_source.hpp"
 #include "source/ring_source.hpp"
 
 namespace evring {
