@@ -3,7 +3,7 @@
  * once, the ring holds exactly the events written, and each thread reads its
  * own failure's message. Issue 32, defect 1: the handle's publisher made plain
  * stores from every thread, and 4 x 50,000 records gave up to 33,040
- * duplicate seqnos. */
+ * duplicate seqnos. Half of the bursts are batches (evring_writer_record_batch). */
 #define _POSIX_C_SOURCE 200809L /* pthread barriers */
 #include <pthread.h>
 #include <sched.h>
@@ -35,7 +35,7 @@ struct thread_arg {
 /* The threads record in bursts, each burst started by all of them at once
  * (a spinning barrier): on a busy machine, threads released only once would
  * mostly run one after another, and the race needs two at the same time. */
-enum { kBurst = 1000 };
+enum { kBurst = 1000, kChunk = 10 }; /* kChunk divides kBurst */
 static atomic_uint g_arrived;
 static atomic_uint g_generation;
 
@@ -60,7 +60,7 @@ static void* record_all(void* p) {
     const uint64_t max = evring_writer_max_payload(s->writer);
     static const char big[256]; /* a RECORD_ERROR keeps at most 256 bytes of the start */
     pthread_barrier_wait(&s->start);
-    for (uint32_t i = 0; i < kPerThread; ++i) {
+    for (uint32_t i = 0; i < kPerThread;) {
         if (i % kBurst == 0) {
             start_burst_together();
             if (evring_writer_record(s->writer, 5, big, max + 1 + arg->index, NULL, NULL) != EVRING_E_TOO_LARGE)
@@ -69,10 +69,27 @@ static void* record_all(void* p) {
             snprintf(expected, sizeof expected, "a payload of %llu bytes", (unsigned long long)(max + 1 + arg->index));
             if (strstr(evring_writer_error(s->writer), expected) == NULL) ++s->bad_messages[arg->index];
         }
+        if ((i / kBurst) % 2 == 1) {
+            /* Every other burst in batches (evring_writer_record_batch): a batch's
+               one reservation shares the handle's publisher with the single records. */
+            evring_batch_event events[kChunk];
+            uint64_t payloads[kChunk];
+            for (uint32_t j = 0; j < kChunk; ++j) {
+                payloads[j] = (uint64_t)arg->index << 32 | (i + j);
+                events[j] = (evring_batch_event){.struct_size = sizeof events[0], .event_type = 3,
+                                                 .payload = &payloads[j], .payload_size = sizeof payloads[j],
+                                                 .content_ext = {arg->index, i + j, 0, 0}};
+            }
+            if (evring_writer_record_batch(s->writer, events, kChunk, &s->seqnos[arg->index][i]) != EVRING_OK)
+                ++s->failures[arg->index];
+            i += kChunk;
+            continue;
+        }
         const uint64_t payload = (uint64_t)arg->index << 32 | i;
         const uint64_t flow[4] = {arg->index, i, 0, 0};
         if (evring_writer_record(s->writer, 3, &payload, sizeof payload, flow, &s->seqnos[arg->index][i]) != EVRING_OK)
             ++s->failures[arg->index];
+        ++i;
     }
     return NULL;
 }
