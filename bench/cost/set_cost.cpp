@@ -5,7 +5,7 @@
 // the difference: what is left is the reader's instructions per event,
 // writing, opening and exit cancelled.
 //
-//   evring-set-cost MEMBERS EVENTS READ DIR [auto|scan|heap [BURST]]
+//   evring-set-cost MEMBERS EVENTS READ DIR [auto|scan|tree [BURST]]
 //     MEMBERS 0: one ring of EVENTS events, read by RingSource; N (1..1024):
 //             a set of N members holding EVENTS events in all, written round
 //             robin by one thread, so their times interleave finely and
@@ -148,12 +148,12 @@ std::uint64_t read_set(const std::string& dir, unsigned members, std::uint64_t e
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 5 || argc > 7) die("usage: evring-set-cost MEMBERS EVENTS READ DIR [auto|scan|heap [BURST]]");
+    if (argc < 5 || argc > 7) die("usage: evring-set-cost MEMBERS EVENTS READ DIR [auto|scan|tree [BURST]]");
     using Order = RingSetSourceOptions::MergeOrder;
     const std::string named = argc >= 6 ? argv[5] : "auto";
     const std::uint64_t burst = argc == 7 ? std::max(1ull, std::strtoull(argv[6], nullptr, 10)) : 1;
-    const Order order = named == "scan" ? Order::Scan : named == "heap" ? Order::Heap : Order::Auto;
-    if (named != "auto" && named != "scan" && named != "heap") die("unknown merge order " + named);
+    const Order order = named == "scan" ? Order::Scan : named == "tree" ? Order::Tree : Order::Auto;
+    if (named != "auto" && named != "scan" && named != "tree") die("unknown merge order " + named);
     const unsigned members = static_cast<unsigned>(std::strtoul(argv[1], nullptr, 10));
     const std::uint64_t events = std::strtoull(argv[2], nullptr, 10);
     const std::uint64_t to_read = std::strtoull(argv[3], nullptr, 10);
