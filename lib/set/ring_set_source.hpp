@@ -67,7 +67,7 @@
 #include "evring/source/event_source.hpp"
 #include "set/ring_set_manifest.hpp"
 #include "set/ring_set_snapshot.hpp"
-#include "set/ring_set_tree.hpp"
+#include "source/ring_set_tree.hpp"
 
 namespace evring {
 

@@ -1,4 +1,4 @@
-// The merge's tournament tree (lib/set/ring_set_tree.hpp), alone: per slot a
+// The merge's tournament tree (lib/source/ring_set_tree.hpp), alone: per slot a
 // stream of event times, replayed as the merge replays it (the winner's slot
 // takes its next key, or kNoHead when it has no more), must come out in the
 // merge's order, by time, ties to the lower slot (member), and within a slot
@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "set/ring_set_tree.hpp"
+#include "source/ring_set_tree.hpp"
 
 namespace evring {
 namespace {
