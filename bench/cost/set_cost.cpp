@@ -1,6 +1,6 @@
 // evring-set-cost: the merged reader of a ring set (RingSetSource) and one
 // ring's reader (RingSource), descriptors only, as evring-set-bench compares
-// them, in one process. scripts/bench-set-counts runs it under cachegrind
+// them, in one process. scripts/bench-set-counts runs it under callgrind
 // twice with different READ counts over the same written events and takes
 // the difference: what is left is the reader's instructions per event,
 // writing, opening and exit cancelled.

@@ -48,12 +48,13 @@ std::size_t earliest(const std::vector<RingSetSource::Member*>& list) {
 
 // Members from which the order is a tree (MergeOrder::Auto). Below, the
 // scan of the other heads costs less than a tree's path; from here on the
-// path's log2 comparisons win. Instructions per event under cachegrind
+// path's log2 comparisons win. Instructions per event under callgrind
 // (scripts/bench-set-counts --order scan|tree, members written round robin):
-// scan / tree 187 / 201 at 3 members, 210 / 212 at 5, 220 / 211 at 6,
-// 242 / 211 at 8. In bursts of 8 (--burst 8) the scan is still ahead at 8
-// members, 169 / 177: the worst case, members interleaving at every event,
-// decides (docs/ring-sets.md, "Merge cost in the number of members").
+// scan / tree 187 / 197 at 3 members, 198 / 197 at 4, 210 / 205 at 5,
+// 220 / 204 at 6, 242 / 204 at 8; in bursts of 8 (--burst 8) 164 / 172 at 4
+// and 169 / 175 at 8. From 8 members the tree's margin when members
+// interleave at every event (16 %) outweighs the scan's in bursts (3 %)
+// (docs/ring-sets.md, "Merge cost in the number of members").
 constexpr std::size_t kMergeTreeFrom = 8;
 
 }  // namespace

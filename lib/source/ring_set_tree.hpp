@@ -109,40 +109,46 @@ public:
 private:
     // The path from `node` (the leaf's parent) to the root, shift_ levels,
     // unrolled: a loop's counter and moves cost as much as the level itself.
-    void replay(std::uint64_t* losers, std::uint32_t node, std::uint64_t& key) const noexcept {
+    void replay(std::uint64_t* losers, std::uint64_t node, std::uint64_t& key) const noexcept {
         switch (shift_) {
-        case 10: stay_later(key, losers[node]); node >>= 1; [[fallthrough]];
-        case 9: stay_later(key, losers[node]); node >>= 1; [[fallthrough]];
-        case 8: stay_later(key, losers[node]); node >>= 1; [[fallthrough]];
-        case 7: stay_later(key, losers[node]); node >>= 1; [[fallthrough]];
-        case 6: stay_later(key, losers[node]); node >>= 1; [[fallthrough]];
-        case 5: stay_later(key, losers[node]); node >>= 1; [[fallthrough]];
-        case 4: stay_later(key, losers[node]); node >>= 1; [[fallthrough]];
-        case 3: stay_later(key, losers[node]); node >>= 1; [[fallthrough]];
-        case 2: stay_later(key, losers[node]); node >>= 1; [[fallthrough]];
-        case 1: stay_later(key, losers[node]); [[fallthrough]];
+        case 10: level(losers, node, key); [[fallthrough]];
+        case 9: level(losers, node, key); [[fallthrough]];
+        case 8: level(losers, node, key); [[fallthrough]];
+        case 7: level(losers, node, key); [[fallthrough]];
+        case 6: level(losers, node, key); [[fallthrough]];
+        case 5: level(losers, node, key); [[fallthrough]];
+        case 4: level(losers, node, key); [[fallthrough]];
+        case 3: level(losers, node, key); [[fallthrough]];
+        case 2: level(losers, node, key); [[fallthrough]];
+        case 1: level(losers, node, key); [[fallthrough]];
         default: break;
         }
     }
 
-    // One level: the earlier of `key` and the node's goes on up in `key`,
-    // the later stays in the node. Conditional moves: compilers keep a
-    // branch for std::min and std::max here.
-    static void stay_later(std::uint64_t& key, std::uint64_t& node) noexcept {
+    // One level: the earlier of `key` and node's loser goes on up in `key`,
+    // the later stays in the node; then `node` moves to its parent.
+    // Conditional moves (compilers keep a branch for std::min and std::max
+    // here), and on x86-64 seven instructions with `key` and `node` kept in
+    // their registers: written in C++, compilers copied both at every level.
+    static void level(std::uint64_t* losers, std::uint64_t& node, std::uint64_t& key) noexcept {
 #if defined(__x86_64__)
-        std::uint64_t stays = node;
-        const std::uint64_t came = key;
-        asm("cmpq %[stays], %[key]\n\t"
+        std::uint64_t stays, came;
+        asm("movq (%[losers],%[node],8), %[stays]\n\t"
+            "movq %[key], %[came]\n\t"
+            "cmpq %[stays], %[key]\n\t"
             "cmovaq %[stays], %[key]\n\t"
-            "cmovaq %[came], %[stays]"
-            : [key] "+&r"(key), [stays] "+&r"(stays)
-            : [came] "r"(came)
-            : "cc");
-        node = stays;
+            "cmovaq %[came], %[stays]\n\t"
+            "movq %[stays], (%[losers],%[node],8)\n\t"
+            "shrq %[node]"
+            : [key] "+r"(key), [node] "+r"(node), [stays] "=&r"(stays), [came] "=&r"(came)
+            : [losers] "r"(losers)
+            : "cc", "memory");
 #else
-        const std::uint64_t swap = (node ^ key) & (0 - static_cast<std::uint64_t>(node < key));
-        node ^= swap;
+        std::uint64_t& stays = losers[node];
+        const std::uint64_t swap = (stays ^ key) & (0 - static_cast<std::uint64_t>(stays < key));
+        stays ^= swap;
         key ^= swap;
+        node >>= 1;
 #endif
     }
 
