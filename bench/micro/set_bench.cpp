@@ -1,7 +1,7 @@
 // evring-set-bench: ring sets against one shared ring, in the same run.
 //
 //   evring-set-bench [--quick] [--readers | --writers] [--pin] [--small-rings]
-//                    [--rounds N] [--writer-rounds N] [--members N]...
+//                    [--rounds N] [--writer-rounds N] [--repeats N] [--members N]...
 //                    [--live-rate EVENTS_PER_S] [--json-merge FILE]
 //
 // Writers (64-byte payloads, reserve + memcpy + commit in a loop for a fixed
@@ -27,20 +27,23 @@
 // Readers: a merged RingSetSource over 4 members of N events each against a
 // RingSource over one ring of 4N events, descriptors only (next() with
 // PayloadRead::None), events per second of the reading thread's CPU time
-// (drain_rate says why), and their ratio in the same round. Live: a merged
+// (drain_rate says why). Each merged drain is followed by a drain of the
+// single ring: the pair's ratio is a same-run ratio. Live: a merged
 // reader following 4 writer threads paced to --live-rate events/s in total
 // (default 4 M), counting lost events. --writers leaves the readers out.
 // --members N (repeatable): the merge's cost in the number of members, N
 // members whose times interleave finely (interleaved_readers) against one
 // ring, keys set_reader_events_per_s_interleaved_Nm and
-// set_reader_ratio_interleaved_Nm. Every merged drain is done three times in
-// the round, in an order rotated per round: as readers get it (MergeOrder::
-// Auto; the keys above), and with the scan and the heap forced
-// (set_reader_events_per_s_{4m,interleaved_Nm}_{scan,heap}, and the median
-// of same-round ratios set_reader_scan_heap_ratio_{4m,interleaved_Nm}).
+// set_reader_ratio_interleaved_Nm. A round drains each set --repeats times
+// (3 with --quick, else 5) per merge strategy, in an order rotated per round
+// and repetition: as readers get it (MergeOrder::Auto; the keys above), and
+// with the scan and the tree forced (set_reader_events_per_s_{4m,
+// interleaved_Nm}_{scan,tree}, and set_reader_scan_tree_ratio_{4m,
+// interleaved_Nm}, scan over tree in the same repetition).
 //
-// Each figure is the median of --rounds rounds (3 with --quick, else 5;
-// the writers' --writer-rounds, default the same), with the spread
+// Each writer figure is the median of --rounds rounds (3 with --quick, else
+// 5; the writers' --writer-rounds, default the same), each reader figure
+// the median of every drain (or pair) of every round, with the spread
 // (min..max) printed beside it. --json-merge adds the keys
 // set_writer_events_per_s_{1,2}t, shared_writer_events_per_s_{1,2}t,
 // exclusive_writer_events_per_s_1t, independent_writer_events_per_s_{2t,2p},
@@ -49,11 +52,12 @@
 // set_writer_ratio_over_control_2t (the set's 2t/1t over the control's),
 // set_writer_cpu_ratio_2t and independent_writer_cpu_ratio_2t (2 × the
 // 2-writer events per CPU-second over the 1-writer's), shared_writer_ratio_2t,
-// each writer ratio's spread as KEY_min and KEY_max,
 // set_reader_events_per_s_4m, ring_reader_events_per_s, set_reader_ratio_4m
-// (the median of the rounds' ratios), set_live_writer_events_per_s_4t and
-// set_reader_live_lost_4m (the worst round), and set_bench_load (the
-// 1-minute load average at the start) to the JSON object in FILE
+// and set_reader_ratio_interleaved_Nm (the medians of the same-run pairs'
+// ratios), each writer and reader ratio's spread as KEY_min and KEY_max,
+// set_live_writer_events_per_s_4t and set_reader_live_lost_4m (the worst
+// round), and set_bench_load (the 1-minute load average at the start) to
+// the JSON object in FILE
 // (creating it if needed). Rings live in a private directory in /dev/shm
 // (tmpfs).
 #include <sched.h>
@@ -366,31 +370,69 @@ double drain_rate(evring::EventSource& source, std::uint64_t expected) {
 }
 
 using MergeOrder = evring::RingSetSourceOptions::MergeOrder;
-// The merge's strategies, each drained once per round in an order rotated by
-// the round (so that no strategy always runs first, on a cold cache or a
-// noisy moment): Auto (what readers get), then Scan and Heap forced.
-constexpr std::array<MergeOrder, 3> kOrders{MergeOrder::Auto, MergeOrder::Scan, MergeOrder::Heap};
+// The merge's strategies: Auto (what readers get), then Scan and Tree forced.
+constexpr std::array<MergeOrder, 3> kOrders{MergeOrder::Auto, MergeOrder::Scan, MergeOrder::Tree};
 
+// Every drain of one round, per kOrders: the merged reader's events per
+// reading CPU-second, and the same over the single ring's drained right
+// after it (a same-run pair: this machine's speed swings by 2x from one
+// second to the next, a pair's two drains share their moment).
 struct Drains {
-    std::array<double, 3> merged{};  // per kOrders, events per reading CPU-second
-    double single = 0;
+    std::array<std::vector<double>, 3> merged;
+    std::array<std::vector<double>, 3> ratio;
+    std::vector<double> single;
 };
 
-// Drains the set at `path` merged once per strategy, rotated by `round`.
-void drain_orders(const std::string& path, const std::string& name, std::uint64_t expected, int round, Drains& out) {
-    for (std::size_t k = 0; k < kOrders.size(); ++k) {
-        const std::size_t i = (k + static_cast<std::size_t>(round)) % kOrders.size();
-        evring::RingSetSourceOptions options;
-        options.merge_order = kOrders[i];
-        auto merged = evring::RingSetSource::open(path, name, options);
-        if (!merged) die(merged.error().message());
-        out.merged[i] = drain_rate(**merged, expected);
+// `repeats` times: the set at `path` drained merged once per strategy, in an
+// order rotated by round and repetition (no strategy always first, on a cold
+// cache or a noisy moment), each drain followed by one of `single`.
+Drains drain_pairs(const std::string& path, const std::string& name, evring::EventSource& single,
+                   std::uint64_t expected, int round, int repeats) {
+    Drains out;
+    for (int r = 0; r < repeats; ++r)
+        for (std::size_t k = 0; k < kOrders.size(); ++k) {
+            const std::size_t i = (k + static_cast<std::size_t>(round + r)) % kOrders.size();
+            evring::RingSetSourceOptions options;
+            options.merge_order = kOrders[i];
+            auto merged = evring::RingSetSource::open(path, name, options);
+            if (!merged) die(merged.error().message());
+            const double rate = drain_rate(**merged, expected);
+            const double alone = drain_rate(single, expected);
+            out.merged[i].push_back(rate);
+            out.ratio[i].push_back(rate / alone);
+            out.single.push_back(alone);
+        }
+    return out;
+}
+
+// One ring of `events` events, written by this thread, read alone.
+struct SingleRing {
+    std::unique_ptr<evring::RingWriter> ring;
+    std::unique_ptr<evring::RingSource> source;
+};
+SingleRing single_ring(const std::string& dir, const std::string& name, std::uint64_t events) {
+    evring::CreateOptions ring_options;
+    ring_options.directory = in(dir);
+    auto ring = evring::RingWriter::create({config(name, 20, 26), content()}, ring_options);
+    if (!ring) die(ring.error().message());
+    SingleRing out;
+    out.ring = std::make_unique<evring::RingWriter>(std::move(ring).value());
+    evring::Publisher p(out.ring->ring());
+    for (std::uint64_t i = 0; i < events; ++i) {
+        evring::Reservation r = p.reserve(kPayload);
+        p.commit(r);
     }
+    auto reader = evring::RingReader::open(out.ring->path());
+    if (!reader) die(reader.error().message());
+    auto source = evring::RingSource::open_live(std::move(reader).value(), name);
+    if (!source) die(source.error().message());
+    out.source = std::move(source).value();
+    return out;
 }
 
 // 4 members of `per` events each (threads writing at once, so their times
 // interleave), read merged; one ring of 4 * per events read alone.
-Drains readers(const std::string& dir, std::uint64_t per, int round) {
+Drains readers(const std::string& dir, std::uint64_t per, int round, int repeats) {
     evring::SetCreateOptions options;
     options.directory = in(dir);
     auto set = evring::RingSetWriter::create({config("rset"), content(), 4}, options);
@@ -412,24 +454,8 @@ Drains readers(const std::string& dir, std::uint64_t per, int round) {
             }
         });
     for (auto& w : writers) w.join();
-    Drains out;
-    drain_orders(set->path(), "rset", 4 * per, round, out);
-
-    evring::CreateOptions ring_options;
-    ring_options.directory = in(dir);
-    auto ring = evring::RingWriter::create({config("rring", 20, 26), content()}, ring_options);
-    if (!ring) die(ring.error().message());
-    evring::Publisher p(ring->ring());
-    for (std::uint64_t i = 0; i < 4 * per; ++i) {
-        evring::Reservation r = p.reserve(kPayload);
-        p.commit(r);
-    }
-    auto reader = evring::RingReader::open(ring->path());
-    if (!reader) die(reader.error().message());
-    auto single = evring::RingSource::open_live(std::move(reader).value(), "rring");
-    if (!single) die(single.error().message());
-    out.single = drain_rate(**single, 4 * per);
-    return out;
+    SingleRing single = single_ring(dir, "rring", 4 * per);
+    return drain_pairs(set->path(), "rset", *single.source, 4 * per, round, repeats);
 }
 
 // The merge's cost in the number of members: `members` members of `per`
@@ -439,8 +465,8 @@ Drains readers(const std::string& dir, std::uint64_t per, int round) {
 // against one ring of members × per events. Each member is held by a thread
 // of its own for the whole write (a member is released when its thread
 // exits), and the writing thread's first reserve claims each member's plain
-// path. Returns (merged, single) events per second of reading CPU time.
-Drains interleaved_readers(const std::string& dir, unsigned members, std::uint64_t per, int round) {
+// path.
+Drains interleaved_readers(const std::string& dir, unsigned members, std::uint64_t per, int round, int repeats) {
     evring::SetCreateOptions options;
     options.directory = in(dir);
     const std::string name = "iset" + std::to_string(members);
@@ -465,26 +491,11 @@ Drains interleaved_readers(const std::string& dir, unsigned members, std::uint64
             evring::Reservation r = p->reserve(kPayload);
             p->commit(r);
         }
-    Drains out;
-    drain_orders(set->path(), name, members * per, round, out);
+    SingleRing single = single_ring(dir, "iring", members * per);
+    Drains out = drain_pairs(set->path(), name, *single.source, members * per, round, repeats);
     written = true;
     written.notify_all();
     for (auto& h : holders) h.join();
-
-    evring::CreateOptions ring_options;
-    ring_options.directory = in(dir);
-    auto ring = evring::RingWriter::create({config("iring", 20, 26), content()}, ring_options);
-    if (!ring) die(ring.error().message());
-    evring::Publisher p(ring->ring());
-    for (std::uint64_t i = 0; i < members * per; ++i) {
-        evring::Reservation r = p.reserve(kPayload);
-        p.commit(r);
-    }
-    auto reader = evring::RingReader::open(ring->path());
-    if (!reader) die(reader.error().message());
-    auto single = evring::RingSource::open_live(std::move(reader).value(), "iring");
-    if (!single) die(single.error().message());
-    out.single = drain_rate(**single, members * per);
     return out;
 }
 
@@ -637,9 +648,11 @@ double load_average() {
     return load;
 }
 
-// Ratio keys whose spread goes into the JSON too (KEY_min, KEY_max).
+// Ratio keys whose spread goes into the JSON too (KEY_min, KEY_max): the
+// writers' and the merged reader's.
 bool spread_key(const std::string& name) {
-    return name.find("writer") != std::string::npos && name.find("ratio") != std::string::npos;
+    return name.find("ratio") != std::string::npos &&
+           (name.find("writer") != std::string::npos || name.find("set_reader") != std::string::npos);
 }
 
 void merge_json(const std::string& path, const std::map<std::string, Figure>& figures) {
@@ -684,6 +697,7 @@ int main(int argc, char** argv) {
     std::vector<unsigned> interleaved;  // --members N (repeatable): the merge over N interleaved members
     int rounds = 0;
     int writer_rounds = 0;  // --writer-rounds: the writers' rounds, when not --rounds
+    int repeats = 0;        // --repeats: pairs of drains per merge order and round
     double live_rate = 4e6;  // aggregate events/s of the live round
     std::string json;
     for (int i = 1; i < argc; ++i) {
@@ -696,25 +710,36 @@ int main(int argc, char** argv) {
         else if (arg == "--members" && i + 1 < argc) interleaved.push_back(static_cast<unsigned>(std::stoul(argv[++i])));
         else if (arg == "--rounds" && i + 1 < argc) rounds = std::max(1, std::stoi(argv[++i]));
         else if (arg == "--writer-rounds" && i + 1 < argc) writer_rounds = std::max(1, std::stoi(argv[++i]));
+        else if (arg == "--repeats" && i + 1 < argc) repeats = std::max(1, std::stoi(argv[++i]));
         else if (arg == "--live-rate" && i + 1 < argc) live_rate = std::stod(argv[++i]);
         else if (arg == "--json-merge" && i + 1 < argc) json = argv[++i];
-        else die("usage: evring-set-bench [--quick] [--readers | --writers] [--pin] [--rounds N] [--writer-rounds N] [--members N]... [--small-rings] "
+        else die("usage: evring-set-bench [--quick] [--readers | --writers] [--pin] [--rounds N] [--writer-rounds N] [--repeats N] [--members N]... [--small-rings] "
                  "[--live-rate EVENTS_PER_S] [--json-merge FILE]");
     }
     char templ[] = "/dev/shm/evring-set-bench-XXXXXX";
     if (::mkdtemp(templ) == nullptr) die("cannot make a directory in /dev/shm");
     const std::string dir = templ;
     if (rounds == 0) rounds = quick ? 3 : 5;
+    if (repeats == 0) repeats = quick ? 3 : 5;
     const double seconds = quick ? 0.2 : 0.5;
     Figures figures;
     auto& f = figures.f;
     const auto& why = figures.why;
-    // The merge's forced strategies beside Auto, same round: events/s of
-    // each and scan / heap (above 1: the scan is faster).
+    // Every drain of a round as a sample: the merged reader (Auto) and its
+    // ratio over the single ring drained next to it, the forced strategies'
+    // rates and scan / tree of the same repetition (above 1: the scan is
+    // faster).
+    const auto add = [&](const std::string& key, const std::vector<double>& samples) {
+        auto& r = f[key].rounds;
+        r.insert(r.end(), samples.begin(), samples.end());
+    };
     const auto orders = [&](const std::string& suffix, const Drains& d) {
-        f["set_reader_events_per_s" + suffix + "_scan"].rounds.push_back(d.merged[1]);
-        f["set_reader_events_per_s" + suffix + "_heap"].rounds.push_back(d.merged[2]);
-        f["set_reader_scan_heap_ratio" + suffix].rounds.push_back(d.merged[1] / d.merged[2]);
+        add("set_reader_events_per_s" + suffix, d.merged[0]);
+        add("set_reader_ratio" + suffix, d.ratio[0]);
+        add("set_reader_events_per_s" + suffix + "_scan", d.merged[1]);
+        add("set_reader_events_per_s" + suffix + "_tree", d.merged[2]);
+        for (std::size_t i = 0; i < d.merged[1].size(); ++i)
+            f["set_reader_scan_tree_ratio" + suffix].rounds.push_back(d.merged[1][i] / d.merged[2][i]);
     };
     if (writer_rounds == 0) writer_rounds = rounds;
     // set_bench_load: the load average before the bench's own threads ran
@@ -726,17 +751,12 @@ int main(int argc, char** argv) {
         if (writers_only || round >= rounds) continue;
         for (unsigned n : interleaved) {
             // 16384-descriptor members: the whole set stays unread-intact.
-            const Drains d = interleaved_readers(dir, n, std::min<std::uint64_t>(16384, 1'000'000 / n), round);
-            const std::string suffix = "_interleaved_" + std::to_string(n) + "m";
-            f["set_reader_events_per_s" + suffix].rounds.push_back(d.merged[0]);
-            f["set_reader_ratio" + suffix].rounds.push_back(d.merged[0] / d.single);
-            orders(suffix, d);
+            const Drains d =
+                interleaved_readers(dir, n, std::min<std::uint64_t>(16384, 1'000'000 / n), round, repeats);
+            orders("_interleaved_" + std::to_string(n) + "m", d);
         }
-        const Drains d = readers(dir, quick ? 50'000 : 100'000, round);
-        f["set_reader_events_per_s_4m"].rounds.push_back(d.merged[0]);
-        f["ring_reader_events_per_s"].rounds.push_back(d.single);
-        // The ratio of the same round: both readers ran back to back.
-        f["set_reader_ratio_4m"].rounds.push_back(d.merged[0] / d.single);
+        const Drains d = readers(dir, quick ? 50'000 : 100'000, round, repeats);
+        add("ring_reader_events_per_s", d.single);
         orders("_4m", d);
         const Live live = live_follow(dir, quick ? 50'000 : 200'000, live_rate);
         f["set_reader_live_lost_4m"].rounds.push_back(static_cast<double>(live.lost));
@@ -775,17 +795,17 @@ int main(int argc, char** argv) {
     for (unsigned n : interleaved) {
         const Figure& r = f["set_reader_ratio_interleaved_" + std::to_string(n) + "m"];
         const Figure& e = f["set_reader_events_per_s_interleaved_" + std::to_string(n) + "m"];
-        std::printf("merged reader, %u interleaved members / single ring: %.2fx (median of %zu, %.2f..%.2f); "
-                    "%.1f ns per merged event\n",
+        std::printf("merged reader, %u interleaved members / single ring: %.2fx (median of %zu same-run pairs, "
+                    "%.2f..%.2f); %.1f ns per merged event\n",
                     n, r.median(), r.rounds.size(), r.min(), r.max(), 1e9 / e.median());
     }
     for (const auto& [name, r] : f)
-        if (name.find("scan_heap_ratio") != std::string::npos)
-            std::printf("%s: merge by scan / by heap, events/s %.2fx (median of %zu same-round ratios, %.2f..%.2f)\n",
+        if (name.find("scan_tree_ratio") != std::string::npos)
+            std::printf("%s: merge by scan / by tree, events/s %.2fx (median of %zu same-run pairs, %.2f..%.2f)\n",
                         name.c_str(), r.median(), r.rounds.size(), r.min(), r.max());
     if (!writers_only) {
         const Figure& ratio = f["set_reader_ratio_4m"];
-        std::printf("merged reader (4 members) / single ring: %.2fx (median of %zu same-round ratios, %.2f..%.2f)\n",
+        std::printf("merged reader (4 members) / single ring: %.2fx (median of %zu same-run pairs, %.2f..%.2f)\n",
                     ratio.median(), ratio.rounds.size(), ratio.min(), ratio.max());
         const Figure& lost = f["set_reader_live_lost_4m"];
         std::printf("merged reader following 4 live writers paced to %.1f M events/s in total (reached %.1f M, "

@@ -23,6 +23,10 @@ struct RingSetSource::Member {
     static constexpr std::size_t kRun = 32;
 
     std::uint32_t index = 0;
+    // run[at..end) (below): beside `index`, so that handing out an event
+    // touches one line of the member besides the run's.
+    std::uint32_t at = 0;
+    std::uint32_t end = 0;
     std::string name;
     std::string path;
     std::unique_ptr<RingSource> source;
@@ -31,8 +35,6 @@ struct RingSetSource::Member {
     // the head the merge compares. Counted by the member's source as handed
     // out already (member_counters subtracts what is still held).
     std::array<EventDescriptor, kRun> run{};
-    std::uint32_t at = 0;
-    std::uint32_t end = 0;
     // A Gap or Notice the run stopped at, handed out once the run is (Event:
     // none). Its text (gap detail, notice) lives in the member's source,
     // which is not called again before it is handed out.

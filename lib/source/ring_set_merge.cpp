@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "source/ring_set_source.hpp"
 #include "evring/ring/shared_word.hpp"
@@ -26,10 +27,6 @@ bool earlier(const RingSetSource::Member& a, const RingSetSource::Member& b) {
     const std::uint64_t y = b.head().record_epoch_nanos;
     return x != y ? x < y : a.index < b.index;
 }
-
-// The heap's order: std's heaps keep the greatest on top, so the greatest
-// is the earliest head.
-bool later(const RingSetSource::Member* a, const RingSetSource::Member* b) { return earlier(*b, *a); }
 
 // The position of the earliest head in a non-empty list (0 when empty), the
 // best one's key kept in registers: one load per member.
@@ -49,12 +46,16 @@ std::size_t earliest(const std::vector<RingSetSource::Member*>& list) {
     return best;
 }
 
-// Heads at which the order becomes a heap (MergeOrder::Auto). Below, a scan
-// (one load per member, in order) costs less than the heap's sifts through
-// member pointers: 8 to 23 % less from 2 to 24 members, 3 % at 32, 4 %
-// more at 48 (evring-set-bench --readers --members N: both drained in the
-// same round; docs/ring-sets.md, "Merge cost in the number of members").
-constexpr std::size_t kMergeHeapFrom = 32;
+// Members from which the order is a tree (MergeOrder::Auto). Below, the
+// scan of the other heads costs less than a tree's path; from here on the
+// path's log2 comparisons win. Instructions per event under callgrind
+// (scripts/bench-set-counts --order scan|tree, members written round robin):
+// scan / tree 187 / 197 at 3 members, 198 / 197 at 4, 210 / 205 at 5,
+// 220 / 204 at 6, 242 / 204 at 8; in bursts of 8 (--burst 8) 164 / 172 at 4
+// and 169 / 175 at 8. From 8 members the tree's margin when members
+// interleave at every event (16 %) outweighs the scan's in bursts (3 %)
+// (docs/ring-sets.md, "Merge cost in the number of members").
+constexpr std::size_t kMergeTreeFrom = 8;
 
 }  // namespace
 
@@ -192,61 +193,140 @@ SourceStep RingSetSource::fill(SourceItem& item) {
     return SourceStep::Event;
 }
 
-// The order's next member (see order_ in ring_set_source.hpp), or nullptr
-// when only a full pass can tell: a run was read, something reset the order,
-// or the member released last used up its run (it may want a read). Both
-// strategies hand out the same (time, member) order: a member holds one
-// head at a time, and a burst of one writer stays first at the cost of one
-// comparison.
-RingSetSource::Member* RingSetSource::next_in_order() {
-    if (!order_ok_ || order_runs_ != runs_ || released_ == nullptr || !released_->has_head()) return nullptr;
-    return order_heap_ ? next_by_heap() : next_by_scan();
+// The order's next member once `released_` handed out its head (see order_
+// in ring_set_source.hpp); nullptr when only a full pass can tell, with
+// `step` a Gap or Notice to hand out first when the released member met one.
+// The order holds what a full pass would find: every other member holds the
+// same head as when the order was taken, or cannot produce an earlier one
+// (ended, or quiet: probed again after every run read), so only the released
+// member's next head needs placing. Both ways hand out the same (time, member)
+// order; a burst of one writer stays first at one comparison by scan, a
+// path of the tree by tree.
+RingSetSource::Member* RingSetSource::next_in_order(SourceItem& item, SourceStep& step) {
+    if (!released_->has_head() && !refill(*released_, item, step)) return nullptr;
+    if (!order_tree_) return next_by_scan();
+    std::uint64_t key = MergeTree::kNoHead;  // ended: its slot holds nothing from now on
+    if (released_->has_head()) {
+        const std::uint32_t slot = tree_.winner();
+        key = key_at(*released_, released_->at, slot);
+        if (key == MergeTree::kUnplaced) {  // a time the tree's keys cannot hold: a new base
+            order_ok_ = false;
+            return nullptr;
+        }
+        tree_.next(slot) = key_at(*released_, released_->at + 1, slot);
+    }
+    return play(key);
 }
 
-// O(log members): the released member goes back in with its next head.
-RingSetSource::Member* RingSetSource::next_by_heap() {
-    if (order_.empty() || earlier(*released_, *order_.front())) return released_;
-    order_.push_back(released_);
-    std::push_heap(order_.begin(), order_.end(), later);
-    std::pop_heap(order_.begin(), order_.end(), later);
-    released_ = order_.back();
-    order_.pop_back();
-    return released_;
+// The released member used up its run: its next run is read here, as the
+// full pass would read it (fill: a member that held events is read before
+// anything else is decided). False when the order cannot go on without a
+// full pass: a Gap, Notice or failure met (then in `step`), nothing ready (an
+// idle member's reservation must be probed), a re-created member, or a quiet
+// member that reserved meanwhile (it may be earlier than the run just read).
+bool RingSetSource::refill(Member& m, SourceItem& item, SourceStep& step) {
+    if (m.after != SourceStep::Event || m.reopen) {
+        order_ok_ = false;
+        return false;
+    }
+    if (m.ended) return true;  // read to its end: holds nothing from now on
+    const SourceStep got = pull(m, item);
+    if (!m.has_head()) {
+        order_ok_ = false;
+        if (got == SourceStep::Gap || got == SourceStep::Notice) step = got;
+        return false;
+    }
+    if (quiet_ == 0) return true;
+    probe_pending(members_, runs_);
+    if (std::any_of(members_.begin(), members_.end(),
+                    [](const auto& q) { return !q->has_head() && !q->ended && q->pending; })) {
+        order_ok_ = false;
+        return false;
+    }
+    return true;
 }
 
 // O(members): when the released member is no longer before the list's
 // earliest head (order_[bound_]), that member is handed out and the released
-// one takes its place in the list; one pass finds the list's new earliest.
+// one takes its place in the list (or, holding nothing, leaves it); one pass
+// finds the list's new earliest.
 RingSetSource::Member* RingSetSource::next_by_scan() {
+    if (!released_->has_head()) {
+        if (order_.empty()) {
+            order_ok_ = false;
+            return nullptr;
+        }
+        released_ = order_[bound_];
+        order_[bound_] = order_.back();
+        order_.pop_back();
+        bound_ = earliest(order_);
+        return released_;
+    }
     if (order_.empty() || earlier(*released_, *order_[bound_])) return released_;
     std::swap(released_, order_[bound_]);
     bound_ = earliest(order_);
     return released_;
 }
 
+// The tree's winner once released_'s slot took `key` (ring_set_tree.hpp);
+// nullptr when no member holds an event (the full pass decides).
+inline RingSetSource::Member* RingSetSource::play(std::uint64_t key) {
+    if (tree_.play(key) == MergeTree::kNoHead) {
+        order_ok_ = false;
+        return nullptr;
+    }
+    released_ = members_[tree_.winner()].get();
+    return released_;
+}
+
+// The tree key of member `m`'s event run[at] in `slot`: kUnplaced past its
+// run, or for a time the tree's keys cannot hold.
+inline std::uint64_t RingSetSource::key_at(const Member& m, std::uint32_t at, std::uint32_t slot) const {
+    return at < m.end ? tree_.key(m.run[at].record_epoch_nanos, slot) : MergeTree::kUnplaced;
+}
+
+// The tree over every member (slot i: members_[i]), keyed from the earliest
+// head: O(members), once per full pass. False (the scan then) when the
+// heads are further apart than a key can hold.
+bool RingSetSource::build_tree() {
+    std::uint64_t first = MergeTree::kNoHead, last = 0;
+    for (const auto& m : members_)
+        if (m->has_head()) {
+            first = std::min(first, m->head().record_epoch_nanos);
+            last = std::max(last, m->head().record_epoch_nanos);
+        }
+    if (!tree_.reset(static_cast<std::uint32_t>(members_.size()), first, last)) return false;
+    for (std::uint32_t i = 0; i < members_.size(); ++i) {
+        const Member& m = *members_[i];
+        if (m.has_head()) tree_.set_leaf(i, key_at(m, m.at, i), key_at(m, m.at + 1, i));
+    }
+    (void)tree_.seal();  // its winner is the full pass's best: the same (time, member) order
+    return true;
+}
+
 // After a full pass that found no member wanting a read: `best` is handed
 // out, every other member holding a head goes into the order.
 void RingSetSource::start_order(Member* best) {
-    order_.clear();
-    for (auto& m : members_)
-        if (m->has_head() && m.get() != best) order_.push_back(m.get());
     using Order = RingSetSourceOptions::MergeOrder;
-    order_heap_ = options_.merge_order == Order::Heap ||
-                  (options_.merge_order == Order::Auto && order_.size() + 1 >= kMergeHeapFrom);
-    if (order_heap_) {
-        std::make_heap(order_.begin(), order_.end(), later);
-    } else {
+    order_tree_ = options_.merge_order == Order::Tree ||
+                  (options_.merge_order == Order::Auto && members_.size() >= kMergeTreeFrom);
+    quiet_ = static_cast<std::size_t>(std::count_if(members_.begin(), members_.end(),
+                                                    [](const auto& m) { return !m->has_head() && !m->ended; }));
+    if (order_tree_) order_tree_ = build_tree() && members_[tree_.winner()].get() == best;
+    if (!order_tree_) {
+        order_.clear();
+        for (auto& m : members_)
+            if (m->has_head() && m.get() != best) order_.push_back(m.get());
         bound_ = earliest(order_);
     }
     order_ok_ = true;
-    order_runs_ = runs_;
-    released_ = best;
+    released_ = best;  // the tree's winner too: the same (time, member) order
 }
 
-// The member whose head is handed out next; or nullptr with `step` to return
-// instead, or with `again` when read() must start over.
+// The full pass, when the order cannot tell (next_in_order): the member
+// whose head is handed out next; or nullptr with `step` to return instead,
+// or with `again` when read() must start over.
 RingSetSource::Member* RingSetSource::pick(SourceItem& item, SourceStep& step, bool& again) {
-    if (Member* next = next_in_order()) return next;
     order_ok_ = false;
     released_ = nullptr;
     // The full pass: the earliest head, and whether a member holds no event
@@ -292,12 +372,87 @@ RingSetSource::Member* RingSetSource::pick(SourceItem& item, SourceStep& step, b
     return nullptr;
 }
 
+// `m`'s head into `item`: it is handed out (or, from -N, passed over).
+// True when it is late (before an event already handed out): counted once
+// it is handed out (deliver), not when passed over.
+inline bool RingSetSource::take_head(Member& m, SourceItem& item) {
+    item.event.descriptor = m.head();
+    item.event.member = m.index;
+    ++m.at;
+    const std::uint64_t t = item.event.descriptor.record_epoch_nanos;
+    const bool late = t < last_released_nanos_;
+    if (!late) last_released_nanos_ = t;
+    return late;
+}
+
+// True when a member joined the set before `m`'s head was written and is
+// open only now (member_joined_before): the order is dropped and the full
+// pass decides, the joined member's earlier events first. One comparison
+// while the head is older than the manifest's last look.
+inline bool RingSetSource::joined_before_head(const Member& m) {
+    const std::uint64_t t = m.head().record_epoch_nanos;
+    if (t <= members_seen_nanos_ || !member_joined_before(t)) return false;
+    order_ok_ = false;
+    return true;
+}
+
+// After take_head of the tree's winner `m`: the key of its next head is
+// known (next_key_), and the one after it is found now, off the merge's
+// chain from one event to the next.
+inline void RingSetSource::look_ahead(const Member& m) {
+    const std::uint32_t slot = tree_.winner();
+    next_key_ = tree_.next(slot);
+    tree_.next(slot) = key_at(m, m.at + 1, slot);
+}
+
+inline SourceStep RingSetSource::deliver(Member& m, SourceItem& item, PayloadRead payload, bool late) {
+    if (late) ++counters_.late;
+    item.event.payload = {};
+    item.event.payload_state = PayloadState::NotRead;
+    if (payload == PayloadRead::Copy && m.source->fill_payload(item.event) == SourceStep::Failed) {
+        // The member's file was cut short under the reader: as when its
+        // descriptors cannot be read, the member is read no more.
+        m.drop_run();
+        m.ended = true;
+        order_ok_ = false;
+        last_ = nullptr;
+        return member_failed(m, item.event.descriptor.seqno, item);
+    }
+    last_ = &m;  // load_payload reads from it
+    return SourceStep::Event;
+}
+
+// The common case, without a call but the order's: the order holds and the
+// member released last still holds its next event. Everything else (a run
+// to read, a notice, the -N surplus to pass over, the manifest's poll) is
+// read_slowly's.
 SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
+    ++refresh_calls_;
+    if (order_ok_ && (refresh_calls_ & 255) != 0 && skip_ == 0 && notices_.empty()) {
+        if (order_tree_) {
+            if (next_key_ < MergeTree::kUnplaced) {  // a real key: some member wins
+                Member& best = *play(next_key_);
+                if (joined_before_head(best)) return read_slowly(item, payload);
+                const bool late = take_head(best, item);
+                look_ahead(best);
+                return deliver(best, item, payload, late);
+            }
+        } else if (released_->has_head()) {
+            Member& best = *next_by_scan();  // released_ holds a head: never null
+            if (joined_before_head(best)) return read_slowly(item, payload);
+            const bool late = take_head(best, item);
+            return deliver(best, item, payload, late);
+        }
+    }
+    return read_slowly(item, payload);
+}
+
+SourceStep RingSetSource::read_slowly(SourceItem& item, PayloadRead payload) {
     last_ = nullptr;  // members may be dropped below
-    for (;;) {
+    for (;; ++refresh_calls_) {
         // The clock is read once per 256 calls: a clock read per merged event
         // would cost more than the merge itself.
-        if ((++refresh_calls_ & 255) == 0) refresh_members(false);
+        if ((refresh_calls_ & 255) == 0) refresh_members(false);
         if (!notices_.empty()) {
             notice_text_ = std::move(notices_.front());
             notices_.erase(notices_.begin());
@@ -305,36 +460,24 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
             return SourceStep::Notice;
         }
         SourceStep step = SourceStep::Event;
-        bool again = false;
-        Member* best = pick(item, step, again);
+        Member* best = order_ok_ ? next_in_order(item, step) : nullptr;
         if (best == nullptr) {
-            if (again) continue;
-            return step;
+            if (step != SourceStep::Event) return step;  // met by the released member's next run
+            bool again = false;
+            best = pick(item, step, again);
+            if (best == nullptr) {
+                if (again) continue;
+                return step;
+            }
         }
-        const std::uint64_t t = best->head().record_epoch_nanos;
-        if (member_joined_before(t)) continue;  // its earlier events go first
-        item.event.descriptor = best->head();
-        item.event.member = best->index;
-        ++best->at;
-        const bool late = t < last_released_nanos_;
-        if (!late) last_released_nanos_ = t;
+        if (joined_before_head(*best)) continue;  // its earlier events go first
+        const bool late = take_head(*best, item);
+        if (order_ok_ && order_tree_) look_ahead(*best);
         if (skip_ > 0) {
             --skip_;
             continue;
         }
-        if (late) ++counters_.late;
-        item.event.payload = {};
-        item.event.payload_state = PayloadState::NotRead;
-        if (payload == PayloadRead::Copy && best->source->fill_payload(item.event) == SourceStep::Failed) {
-            // The member's file was cut short under the reader: as when its
-            // descriptors cannot be read, the member is read no more.
-            best->drop_run();
-            best->ended = true;
-            order_ok_ = false;
-            return member_failed(*best, item.event.descriptor.seqno, item);
-        }
-        last_ = best;  // load_payload reads from it
-        return SourceStep::Event;
+        return deliver(*best, item, payload, late);
     }
 }
 

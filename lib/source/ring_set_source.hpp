@@ -82,6 +82,7 @@
 #include "evring/source/event_source.hpp"
 #include "set/ring_set_manifest.hpp"
 #include "set/ring_set_snapshot.hpp"
+#include "source/ring_set_tree.hpp"
 
 namespace evring {
 
@@ -95,10 +96,12 @@ struct RingSetSourceOptions {
     // RingSource::set_abandon_after).
     std::chrono::nanoseconds abandon_after = std::chrono::seconds(1);
     // How the merge finds the earliest head between reads (ring_set_merge.cpp):
-    // Auto scans the members at small counts and keeps a heap above
-    // (kMergeHeapFrom). The order handed out is the same either way; tests
-    // and evring-set-bench force one to compare them.
-    enum class MergeOrder { Auto, Scan, Heap };
+    // Scan looks at every other member holding an event, Tree replays one
+    // path of a tournament tree (log2 members comparisons); Auto scans below
+    // kMergeTreeFrom members and takes the tree from there. The order handed
+    // out is the same either way; tests and evring-set-bench force one to
+    // compare them.
+    enum class MergeOrder { Auto, Scan, Tree };
     MergeOrder merge_order = MergeOrder::Auto;
 };
 
@@ -157,10 +160,18 @@ private:
     // comes first as a RingReplaced Gap of that member.
     void open_member(std::uint32_t index, const std::string& name, const Position& start);
     Member* pick(SourceItem& item, SourceStep& step, bool& again);
-    Member* next_in_order();
+    Member* next_in_order(SourceItem& item, SourceStep& step);
+    bool refill(Member& member, SourceItem& item, SourceStep& step);
     Member* next_by_scan();
-    Member* next_by_heap();
+    Member* play(std::uint64_t key);
+    std::uint64_t key_at(const Member& member, std::uint32_t at, std::uint32_t slot) const;
     void start_order(Member* best);
+    bool build_tree();
+    SourceStep read_slowly(SourceItem& item, PayloadRead payload);
+    bool take_head(Member& member, SourceItem& item);
+    bool joined_before_head(const Member& member);
+    void look_ahead(const Member& member);
+    SourceStep deliver(Member& member, SourceItem& item, PayloadRead payload, bool late);
     SourceStep fill(SourceItem& item);
     SourceStep pull(Member& member, SourceItem& item);
     SourceStep hand_out(Member& member, SourceStep step, SourceItem& item);
@@ -209,20 +220,26 @@ private:
     std::uint64_t last_released_nanos_ = 0;
     std::uint64_t skip_ = 0;  // -N: older events still to pass over
     std::uint64_t runs_ = 0;  // runs read from members that held events (probe_pending)
-    // The order (pick): the members holding a head other than `released_`
-    // (the member picked last, whose head moves on), taken from a full pass
-    // that found no member wanting a read, and valid while no run has been
-    // read since (runs_ == order_runs_) and nothing reset it (order_ok_ =
-    // false where members are opened, dropped, sought or fail). Either a
-    // min-heap by (head time, member) (order_heap_), or an unordered list
-    // whose earliest head is order_[bound_], scanned when `released_` is no
-    // longer before it. O(members) memory.
-    std::vector<Member*> order_;
+    // The order (pick, next_in_order): taken from a full pass that found no
+    // member wanting a read, and valid until something resets it (order_ok_ =
+    // false where members are opened, dropped, sought or fail, and when the
+    // member released last reads nothing more). `released_` is the member
+    // picked last, whose head moves on. Either an unordered list of the other
+    // members holding a head, whose earliest is order_[bound_] (Scan), or a
+    // tournament tree over every member (Tree, order_tree_). O(members) memory.
     Member* released_ = nullptr;
-    std::size_t bound_ = 0;
     bool order_ok_ = false;
-    bool order_heap_ = false;
-    std::uint64_t order_runs_ = 0;
+    bool order_tree_ = false;
+    // Members holding no event that had not ended when the order was taken
+    // (idle, probed without a reservation): probed again after each run read.
+    std::size_t quiet_ = 0;
+    std::vector<Member*> order_;
+    std::size_t bound_ = 0;
+    // The tree (ring_set_tree.hpp; slot i: members_[i], its winner released_)
+    // and the key of released_'s head now that it moved on (kUnplaced: found
+    // from the member, after reading its next run if it used this one up).
+    MergeTree tree_;
+    std::uint64_t next_key_ = MergeTree::kUnplaced;
     RingSetSourceOptions options_;
 };
 

@@ -75,7 +75,7 @@ TEST_P(BatchedSet, EqualTimesOfBatchesMergeByMemberThenSequenceNumber) {
     EXPECT_EQ(source->late_events(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Orders, BatchedSet, ::testing::Values(MergeOrder::Scan, MergeOrder::Heap, MergeOrder::Auto));
+INSTANTIATE_TEST_SUITE_P(Orders, BatchedSet, ::testing::Values(MergeOrder::Scan, MergeOrder::Tree, MergeOrder::Auto));
 
 }  // namespace
 }  // namespace evring

@@ -1,12 +1,14 @@
 // The merge's read-ahead (ring_set_source.cpp, lib/source/ring_set_member.hpp):
 // members read a run of descriptors at a time, a gap met after a run, the
-// earliest head found by a scan or a heap (one member's burst, interleaved
+// earliest head found by a scan or a tournament tree (one member's burst, interleaved
 // members, ties: each test runs with both, and Auto), and counters that
 // count only what was handed out. Deterministic on one thread, as
 // ring_set_test.cpp: each RingSetWriter object gives the calling thread its
 // own member, timestamps are chosen.
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -23,7 +25,7 @@ using test::publish_at;
 using MergeOrder = RingSetSourceOptions::MergeOrder;
 
 // Every test runs with each way the merge finds the earliest head (a scan,
-// a heap, and Auto's choice by member count): the order must not depend on it.
+// a tree, and Auto's choice by member count): the order must not depend on it.
 struct MergeFixture : test::SetFixture, ::testing::WithParamInterface<MergeOrder> {
     // `n` members of 1024 descriptors, member i written through set[i].
     Members members(std::size_t n) { return SetFixture::members(n, false, 4, 10); }
@@ -134,7 +136,7 @@ TEST_P(MergeFixture, AMemberWritingDuringAnotherMembersBurstIsMergedInTime) {
 }
 
 TEST_P(MergeFixture, FourInterleavedMembersWithTiesComeOutByTimeThenMember) {
-    // The heap (pick): members' heads interleave at every event, runs of 32
+    // The order (pick): members' heads interleave at every event, runs of 32
     // are used up and re-read many times, and members tie at one nanosecond.
     auto set = members(4);
     std::vector<std::pair<std::uint64_t, std::uint32_t>> events;
@@ -168,14 +170,75 @@ TEST_P(MergeFixture, SeekingAgainForgetsWhatWasReadAhead) {
     EXPECT_EQ(drain(*source), (std::vector<std::string>{"1:6", "0:7", "1:8"}));
 }
 
+TEST_P(MergeFixture, AnIdleMemberThatWritesDuringAnothersRunComesOutWhenThatRunIsUsedUp) {
+    // Member 0 holds 100 events (runs of 32), members 1 and 2 none: the
+    // order goes on from run to run of member 0 while nothing else is
+    // reserved. Member 1 then writes an event older than member 0's run in
+    // hand: it comes out (late) once that run is used up, not before and not
+    // lost, as a full pass after every run would hand it out.
+    auto set = members(3);
+    for (std::uint64_t i = 1; i <= 100; ++i) publish_at(set[0], 10 * i);
+    auto source = open();
+    std::vector<std::string> want;
+    for (std::uint64_t i = 1; i <= 40; ++i) want.push_back("0:" + std::to_string(10 * i));
+    EXPECT_EQ(drain(*source, 40), want);
+    publish_at(set[1], 405);
+    want.clear();
+    for (std::uint64_t i = 41; i <= 64; ++i) want.push_back("0:" + std::to_string(10 * i));  // the run in hand
+    want.push_back("1:405");
+    for (std::uint64_t i = 65; i <= 100; ++i) want.push_back("0:" + std::to_string(10 * i));
+    EXPECT_EQ(drain(*source), want);
+    EXPECT_EQ(source->late_events(), 1u);
+}
+
+TEST_P(MergeFixture, ManyMembersWithEmptyOnesAGapBurstsAndTiesComeOutByTimeMemberAndSeqno) {
+    // 12 members (Auto takes the tree): members 3 and 7 write nothing,
+    // member 5 leaves a reservation uncommitted (abandoned at once: a gap
+    // after its events before it), the others write bursts of 1 to 6 events
+    // with ties; across many runs of read-ahead.
+    constexpr std::uint32_t kMembers = 12;
+    auto set = SetFixture::members(kMembers, false, kMembers, 10);
+    std::vector<std::tuple<std::uint64_t, std::uint32_t, std::uint64_t>> events;  // time, member, seqno
+    std::vector<std::uint64_t> seqnos(kMembers, 0);
+    std::uint64_t clock = 1, lcg = 777;
+    std::optional<Reservation> dead;
+    for (int burst = 0; burst < 400; ++burst) {
+        lcg = lcg * 6364136223846793005u + 1442695040888963407u;
+        const auto m = static_cast<std::uint32_t>((lcg >> 33) % kMembers);
+        if (m == 3 || m == 7) continue;
+        if (m == 5 && !dead && seqnos[5] >= 20) {
+            dead = set[5].reserve(8);
+            ASSERT_TRUE(*dead);
+            ++seqnos[5];
+        }
+        for (std::uint64_t k = 0; k <= (lcg >> 20) % 6; ++k) {
+            if (((lcg >> (k + 8)) & 3) != 0) ++clock;
+            publish_at(set[m], clock);
+            events.emplace_back(clock, m, ++seqnos[m]);
+        }
+    }
+    ASSERT_TRUE(dead.has_value());
+    std::sort(events.begin(), events.end());
+    std::vector<std::string> want;
+    for (const auto& [t, m, seqno] : events) want.push_back(std::to_string(m) + ":" + std::to_string(t));
+    auto source = open(std::chrono::nanoseconds(0));
+    std::vector<std::string> got = drain(*source);
+    const auto gap = std::find(got.begin(), got.end(), "gap 5:" + std::to_string(dead->seqno()) + "+1");
+    ASSERT_NE(gap, got.end());
+    got.erase(gap);
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(source->late_events(), 0u);
+    set[5].abort(*dead);
+}
+
 // Once, not per order: it compares the orders itself.
 using ManyMembers = test::SetFixture;
 
-TEST_F(ManyMembers, InBurstsAndTiesTheyGiveTheSameSequenceByScanByHeapAndAuto) {
+TEST_F(ManyMembers, InBurstsAndTiesTheyGiveTheSameSequenceByScanByTreeAndAuto) {
     // 40 members written in bursts of 1 to 5 events by a member picked
     // pseudo-randomly, the clock standing still now and then so that
-    // members tie; drained from the oldest with a scan, a heap and Auto
-    // (which takes the heap from 32 members holding events).
+    // members tie; drained from the oldest with a scan, a tree and Auto
+    // (which takes the tree from kMergeTreeFrom members).
     constexpr std::uint32_t kMembers = 40;
     auto set = members(kMembers, false, kMembers, 10);
     std::vector<test::Seen> want;
@@ -205,16 +268,16 @@ TEST_F(ManyMembers, InBurstsAndTiesTheyGiveTheSameSequenceByScanByHeapAndAuto) {
     };
     const auto by_scan = merged(MergeOrder::Scan);
     EXPECT_EQ(by_scan, want);
-    EXPECT_EQ(merged(MergeOrder::Heap), by_scan);
+    EXPECT_EQ(merged(MergeOrder::Tree), by_scan);
     EXPECT_EQ(merged(MergeOrder::Auto), by_scan);
 }
 
 INSTANTIATE_TEST_SUITE_P(Orders, MergeFixture,
-                         ::testing::Values(MergeOrder::Auto, MergeOrder::Scan, MergeOrder::Heap),
+                         ::testing::Values(MergeOrder::Auto, MergeOrder::Scan, MergeOrder::Tree),
                          [](const ::testing::TestParamInfo<MergeOrder>& param) {
                              switch (param.param) {
                              case MergeOrder::Scan: return std::string("Scan");
-                             case MergeOrder::Heap: return std::string("Heap");
+                             case MergeOrder::Tree: return std::string("Tree");
                              default: return std::string("Auto");
                              }
                          });
