@@ -202,6 +202,36 @@ TEST(WaitSetProcesses, AKilledWriterWakesTheDescriptorAndTheReaderSeesEnd) {
     EXPECT_NE(after.notices[0].find("the writer exited"), std::string::npos) << after.notices[0];
 }
 
+// The ring file is truncated under a reader whose set's thread sleeps on its
+// doorbell: the thread touches the ring only under the SIGBUS guard, so it
+// wakes (at its next look, within 100 ms) instead of crashing, and the
+// reader's next read reports the truncation, naming the file.
+TEST(WaitSetProcesses, ARingTruncatedUnderTheSleepingSetWakesItAndTheReaderReportsIt) {
+    TempDir dir;
+    const std::string path = dir.file("a");
+    test::Pipe report, hold;
+    const pid_t child = spawn_writer(path, 2, 0us, report, hold);
+    report.close_write();
+    std::uint64_t said = 9;
+    ASSERT_TRUE(report.receive(said) && report.receive(said));
+    auto source = open_oldest(path);
+    WaitSet set;
+    ASSERT_TRUE(set.add(*source).ok());
+    Epoll loop(set.fd().value());
+    EXPECT_EQ(drain(*source).events, 2);
+    EXPECT_TRUE(set.ready().empty());
+    EXPECT_EQ(loop.wait(0ms), 0);
+    ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+    ASSERT_EQ(loop.wait(kBound), 1) << "the set's thread saw the fault and woke the loop";
+    ASSERT_EQ(set.ready(), std::vector<EventSource*>{source.get()});
+    SourceItem item;
+    ASSERT_EQ(source->next(item), SourceStep::Failed);
+    EXPECT_NE(source->error().message().find("truncated"), std::string::npos) << source->error().message();
+    EXPECT_NE(source->error().message().find(path), std::string::npos) << source->error().message();
+    ASSERT_EQ(::kill(child, SIGKILL), 0);  // its own mapping is cut short too: it is not asked to close
+    EXPECT_EQ(test::exit_code_of(child), 128 + SIGKILL);
+}
+
 // A new writer re-creates the ring under its name while the old one's reader
 // waits: the old writer's exit wakes it and it reads to End; a reader opened
 // by the name then is the new ring's, and its commits wake a set too.
