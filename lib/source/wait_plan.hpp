@@ -32,6 +32,7 @@
 // Thread safety: a plan is read-only; a Sleeper belongs to one thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -96,7 +97,9 @@ public:
     // `control_seen`, or `until`.
     SleepEnd sleep(const WaitPlan& plan, const std::uint32_t& control, std::uint32_t control_seen,
                    std::chrono::steady_clock::time_point until);
-    std::uint64_t sleeps() const noexcept { return sleeps_; }
+    // Read by the owner thread while the sleeper sleeps (WaitSet::stats):
+    // relaxed, a count with nothing ordered after it.
+    std::uint64_t sleeps() const noexcept { return sleeps_.load(std::memory_order_relaxed); }
 
 private:
     bool look(const WaitPlan& plan, std::chrono::steady_clock::time_point now);
@@ -118,7 +121,7 @@ private:
     std::uint64_t announced_serial_ = kNoPlan;
     bool no_waitv_ = false;       // futex_waitv: ENOSYS (before Linux 5.16)
     bool no_membarrier_ = false;  // membarrier refused: poll
-    std::uint64_t sleeps_ = 0;
+    std::atomic<std::uint64_t> sleeps_{0};
 };
 
 // Control-word helpers (private futexes: the owner and the sleeper are

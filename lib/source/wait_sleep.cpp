@@ -140,7 +140,7 @@ SleepEnd Sleeper::sleep(const WaitPlan& plan, const std::uint32_t& control, std:
         // Nothing to sleep on but time: the control word alone, at most a
         // poll interval when rings must be looked at.
         if (!plan.rings.empty()) deadline = std::min(deadline, now + kPollInterval);
-        ++sleeps_;
+        sleeps_.fetch_add(1, std::memory_order_relaxed);
         wait_control(&control, control_seen,
                      deadline == Clock::time_point::max() ? std::nullopt : std::optional(deadline));
     }
@@ -191,7 +191,7 @@ SleepEnd Sleeper::futex_sleep(const WaitPlan& plan, const std::uint32_t& control
     std::copy(announced_.begin(), announced_.end(), entries);
     entries[rings] = {control_seen, reinterpret_cast<std::uint64_t>(&control), kFutex32 | kFutexPrivate, 0};
     const timespec at = to_timespec(deadline);
-    ++sleeps_;
+    sleeps_.fetch_add(1, std::memory_order_relaxed);
     // D5: returns when any word is woken or differs from its value, or at the deadline.
     const long woken = ::syscall(SYS_futex_waitv, entries, rings + 1, 0,
                                  deadline == Clock::time_point::max() ? nullptr : &at, CLOCK_MONOTONIC);

@@ -79,7 +79,6 @@ void Waiter::notify() {
 }
 
 void Waiter::run() {
-    Sleeper sleeper;
     std::shared_ptr<const WaitPlan> plan;
     for (;;) {
         std::uint64_t generation = 0;
@@ -100,8 +99,7 @@ void Waiter::run() {
             wait_control(&control_, seen, std::nullopt);  // until the next post (or stop)
             continue;
         }
-        const SleepEnd end = sleeper.sleep(*plan, control_, seen, std::chrono::steady_clock::time_point::max());
-        sleeps_.store(sleeper.sleeps(), std::memory_order_relaxed);
+        const SleepEnd end = sleeper_.sleep(*plan, control_, seen, std::chrono::steady_clock::time_point::max());
         if (end != SleepEnd::Woken) continue;  // a new plan, or stop
         std::lock_guard lock(mutex_);
         if (generation == generation_ && fired_ != generation) {

@@ -48,7 +48,8 @@ public:
     void settle();
     // Readable now (until the next post).
     void notify();
-    std::uint64_t sleeps() const noexcept { return sleeps_.load(std::memory_order_relaxed); }
+    // Counted as each sleep starts, so an idle thread's sleeps show too.
+    std::uint64_t sleeps() const noexcept { return sleeper_.sleeps(); }
     std::uint64_t fires() const noexcept { return fires_.load(std::memory_order_relaxed); }
 
 private:
@@ -66,7 +67,7 @@ private:
     bool stopping_ = false;
     std::uint32_t control_ = 0;     // a private futex word
     int eventfd_ = -1;
-    std::atomic<std::uint64_t> sleeps_{0};
+    Sleeper sleeper_;  // the thread's alone, but for sleeps()
     std::atomic<std::uint64_t> fires_{0};
     std::thread thread_;
 };
