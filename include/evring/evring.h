@@ -351,8 +351,9 @@ int evring_waitset_remove(evring_waitset* set, evring_source* source);
 /* Looks at every source, sleeping up to `timeout_nanos` (0: only looks;
  * UINT64_MAX: no limit) until one is ready. Writes the ready ones to
  * ready[0..capacity), in the order they were added, and returns how many
- * were ready (more than `capacity` when they did not all fit: the rest come
- * next time), 0 when none was in time, or a negative evring_status. A
+ * were ready (more than `capacity` when they did not all fit: a later call
+ * lists the rest once the first are read to EVRING_STEP_NOT_READY), 0 when
+ * none was in time, or a negative evring_status. A
  * source stays ready until read to EVRING_STEP_NOT_READY; an ended one
  * always is: remove it. */
 int evring_waitset_wait(evring_waitset* set, uint64_t timeout_nanos, evring_source** ready, size_t capacity);

@@ -193,6 +193,36 @@ static void test_a_source_closed_while_registered_leaves_epoll_and_its_wait_sets
     evring_writer_close(w);
 }
 
+/* More ready than the array holds: the count says so, the array holds the
+ * first added, and the rest are listed once the first are read. */
+static void test_a_wait_with_a_short_array_counts_every_ready_source(void) {
+    char pa[256], pb[256];
+    ring_name(pa, sizeof pa, "short-a");
+    ring_name(pb, sizeof pb, "short-b");
+    evring_writer* wa = create_ring(pa);
+    evring_writer* wb = create_ring(pb);
+    CHECK(wa != NULL && wb != NULL);
+    evring_source* a = open_oldest(pa);
+    evring_source* b = open_oldest(pb);
+    CHECK(a != NULL && b != NULL);
+    evring_waitset* set = evring_waitset_create();
+    CHECK(evring_waitset_add(set, a) == EVRING_OK && evring_waitset_add(set, b) == EVRING_OK);
+    CHECK(commit(wb) && commit(wa));
+    evring_source* ready[1] = {NULL};
+    CHECK(evring_waitset_wait(set, 0, ready, 1) == 2);
+    CHECK(ready[0] == a); /* the order they were added, not of their commits */
+    CHECK(drain(a) == 1);
+    CHECK(evring_waitset_wait(set, 0, ready, 1) == 1);
+    CHECK(ready[0] == b);
+    CHECK(drain(b) == 1);
+    CHECK(evring_waitset_wait(set, 0, ready, 1) == 0);
+    evring_waitset_close(set);
+    evring_source_close(a);
+    evring_source_close(b);
+    evring_writer_close(wa);
+    evring_writer_close(wb);
+}
+
 static void test_bad_arguments_are_refused_with_a_message(void) {
     char path[256];
     ring_name(path, sizeof path, "bad");
@@ -223,6 +253,7 @@ int main(void) {
     test_a_sources_descriptor_is_readable_exactly_while_events_are_pending();
     test_a_wait_set_in_epoll_gets_every_event_of_two_rings();
     test_a_source_closed_while_registered_leaves_epoll_and_its_wait_sets();
+    test_a_wait_with_a_short_array_counts_every_ready_source();
     test_bad_arguments_are_refused_with_a_message();
     return c_check_end("c_wait_test: all passed");
 }
