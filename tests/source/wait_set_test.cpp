@@ -185,6 +185,39 @@ TEST(WaitSet, TheDescriptorIsReadableExactlyWhileSomethingIsReadyOrMayBe) {
     EXPECT_EQ(set.fd().value(), *fd) << "one descriptor for the set's life";
 }
 
+// A ring set in a wait set, end to end: a commit on one member makes the
+// set's descriptor readable, and the event comes out of the merged reader
+// (which may hold it back a while for the other member: the set looks again).
+TEST(WaitSet, ARingSetsMemberCommitMakesTheDescriptorReadableAndItsEventArrives) {
+    struct Fixture : test::SetFixture {
+        void TestBody() override {}
+    } fixture;
+    auto writers = fixture.members(2);
+    auto source = fixture.open_at(Position::oldest());
+    WaitSet set;
+    ASSERT_TRUE(set.add(*source).ok());
+    auto fd = set.fd();
+    ASSERT_TRUE(fd.ok()) << fd.error().message();
+    EXPECT_TRUE(set.ready().empty());
+    EXPECT_FALSE(readable(*fd));
+    test::publish_at(writers[1], 10);
+    int events = 0;
+    const auto give_up = std::chrono::steady_clock::now() + 20s;
+    while (events == 0 && std::chrono::steady_clock::now() < give_up) {
+        if (!readable(*fd, 100ms)) continue;
+        for (EventSource* ready : set.ready()) {
+            ASSERT_EQ(ready, source.get());
+            SourceItem item;
+            for (SourceStep step; (step = source->next(item)) != SourceStep::NotReady;) {
+                ASSERT_NE(step, SourceStep::Failed) << source->error().message();
+                events += step == SourceStep::Event;
+            }
+        }
+    }
+    EXPECT_EQ(events, 1);
+    EXPECT_GT(set.stats().fires, 0u);
+}
+
 TEST(WaitSet, AnEndedSourceIsAlwaysReady) {
     TempDir dir;
     test::write_blocks(dir.file("rec"), 20, 5, false);
