@@ -207,6 +207,14 @@ TEST(WaitSetProcesses, AKilledWriterWakesTheDescriptorAndTheReaderSeesEnd) {
 // wakes (at its next look, within 100 ms) instead of crashing, and the
 // reader's next read reports the truncation, naming the file.
 TEST(WaitSetProcesses, ARingTruncatedUnderTheSleepingSetWakesItAndTheReaderReportsIt) {
+#if defined(__SANITIZE_THREAD__)
+    // Under ThreadSanitizer the process dies of this SIGBUS although the
+    // set's thread takes it inside its guard (gdb shows the guarded fault
+    // first); no other suite runs a real SIGBUS under TSan (sigbus_test and
+    // event_source_test are unit suites), so the guard is checked here in
+    // the other builds only.
+    GTEST_SKIP() << "a real SIGBUS under ThreadSanitizer ends the process; checked in the release and ASan builds";
+#endif
     TempDir dir;
     const std::string path = dir.file("a");
     test::Pipe report, hold;
