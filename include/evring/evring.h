@@ -317,6 +317,57 @@ uint64_t evring_source_next_seqno(const evring_source* source);
  * `timeout_nanos`. Returns at once for sources that cannot block. */
 void evring_source_wait(evring_source* source, uint64_t timeout_nanos);
 
+/* ---- Event loops: a descriptor, and one wait over many sources
+ * (docs/event-loops.md; the C++ API's wait_set.hpp).
+ *
+ *     int fd = evring_source_fd(src);             // register it with epoll, poll, select, ...
+ *     ... the loop says fd is readable:
+ *     while ((step = evring_source_next(src, &item, 0)) != EVRING_STEP_NOT_READY) { ... }
+ *
+ * evring_source_fd: the handle's descriptor (the same one every call), or a
+ * negative evring_status (evring_source_error says why). It is readable from
+ * the moment evring_source_next may have something other than
+ * EVRING_STEP_NOT_READY to give (a commit on the ring, the writer exiting, a
+ * stream's message, a notice) until evring_source_next returns
+ * EVRING_STEP_NOT_READY (or evring_source_next_batch stops there); an ended
+ * source stays readable. Use it only to be woken: never read, write or
+ * close it. It is closed with the handle, which takes it out of any epoll
+ * set. The first call starts the handle's waiting thread, which sleeps on
+ * the ring's doorbell: writers pay nothing new, and an idle handle costs no
+ * CPU but a look every 100 ms at whether the writer still lives. */
+int evring_source_fd(evring_source* source);
+
+/* A wait set: one wait over many sources (rings, ring sets, streams,
+ * recordings), which says which of them are ready (evring_source_next has
+ * something other than EVRING_STEP_NOT_READY), and one descriptor for them
+ * all. Sources are not owned: a source closed while in wait sets leaves
+ * them, and a wait set may be closed before its sources. A wait set and its
+ * sources are used by one thread at a time. */
+typedef struct evring_waitset evring_waitset;
+/* NULL when out of memory (evring_last_error). */
+evring_waitset* evring_waitset_create(void);
+void evring_waitset_close(evring_waitset* set);
+/* EVRING_E_INVALID when `source` is in the set already. */
+int evring_waitset_add(evring_waitset* set, evring_source* source);
+/* EVRING_E_INVALID when it is not in the set. */
+int evring_waitset_remove(evring_waitset* set, evring_source* source);
+/* Looks at every source, sleeping up to `timeout_nanos` (0: only looks;
+ * UINT64_MAX: no limit) until one is ready. Writes the ready ones to
+ * ready[0..capacity), in the order they were added, and returns how many
+ * were ready (more than `capacity` when they did not all fit: a later call
+ * lists the rest once the first are read to EVRING_STEP_NOT_READY), 0 when
+ * none was in time, or a negative evring_status. A
+ * source stays ready until read to EVRING_STEP_NOT_READY; an ended one
+ * always is: remove it. */
+int evring_waitset_wait(evring_waitset* set, uint64_t timeout_nanos, evring_source** ready, size_t capacity);
+/* The set's descriptor: readable from the moment a source may have become
+ * ready until an evring_waitset_wait finds none ready (which also arms it
+ * again: call it once the loop says the descriptor is readable, with timeout
+ * 0). As evring_source_fd's, owned by the set; a negative status on failure. */
+int evring_waitset_fd(evring_waitset* set);
+/* The message of the set's last failure. */
+const char* evring_waitset_error(const evring_waitset* set);
+
 typedef struct evring_counters {
     uint32_t struct_size;      /* sizeof(evring_counters) */
     uint64_t events;

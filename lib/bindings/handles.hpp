@@ -23,6 +23,7 @@
 #include "source/event_predicate.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/source/source_open.hpp"
+#include "evring/source/wait_set.hpp"
 #include "evring/ring/publisher.hpp"
 #include "sink/registering_sink.hpp"
 #include "registry/reader_registration.hpp"
@@ -53,6 +54,15 @@ struct evring_source {
     // (registering_sink.hpp); null when the reader does not register.
     std::unique_ptr<evring::RegisteringSink> registration;
     std::vector<std::string> held_notices;     // handed out first by next_item
+    // Event loops (wait_handle.hpp): the wait set behind the handle's
+    // descriptor (evring_source_fd), declared after `source` so that its
+    // thread stops before the source closes, and the wait sets the handle is in.
+    std::unique_ptr<evring::WaitSet> wait_set;
+    std::vector<evring_waitset*> in_wait_sets;
+    evring_source() = default;
+    ~evring_source();  // leaves its wait sets first (wait_handle.cpp)
+    evring_source(const evring_source&) = delete;
+    evring_source& operator=(const evring_source&) = delete;
 };
 
 struct evring_writer {

@@ -1,5 +1,6 @@
 // The bindings' reader session (reader_session.hpp).
 #include "reader_session.hpp"
+#include "wait_handle.hpp"
 
 #include <fmt/format.h>
 
@@ -161,6 +162,7 @@ SourceStep next_item(evring_source& handle, SourceItem& item, PayloadRead payloa
             }
         } else if (step == SourceStep::NotReady) {
             on_idle(handle);
+            rearm_descriptor(handle);  // read to NotReady: the descriptor sleeps again
         }
         return step;
     }
@@ -178,6 +180,7 @@ Batch next_descriptors(evring_source& handle, std::span<EventDescriptor> out, st
     // Once per batch (a seqlock write of one cache line): the registry sees
     // how far a batch reader has read, however large its batches.
     publish_position(handle);
+    if (batch.stopped == SourceStep::NotReady) rearm_descriptor(handle);
     return batch;
 }
 

@@ -172,6 +172,7 @@ public:
 protected:
     SourceStep read(SourceItem& item, PayloadRead payload) override;
     SourceStep load_payload(SourceEvent& event) override;
+    void prepare_wait(WaitArm& arm) override;  // reader_wait.cpp
 
 private:
     StreamReader(std::unique_ptr<Connection> owned, const Connection& connection);
@@ -185,7 +186,8 @@ private:
     std::unique_ptr<Connection> owned_;  // when opened on a connection of its own
     const Connection* connection_;
     ReaderOptions options_;  // as opened (start: the first read's without seek())
-    std::unique_ptr<Impl> impl_;
+    // Shared with wait sets' plans (reader_wait.cpp).
+    std::shared_ptr<Impl> impl_;
     std::optional<Announcement> announced_;  // the stream's newest at open
     std::vector<std::byte> stored_schema_;
     // The event read() handed out last, for load_payload.

@@ -149,6 +149,7 @@ public:
 protected:
     SourceStep read(SourceItem& item, PayloadRead payload) override;
     SourceStep load_payload(SourceEvent& event) override;
+    void prepare_wait(WaitArm& arm) override;  // ring_set_source_wait.cpp
 
 private:
     RingSetSource() = default;

@@ -30,7 +30,7 @@ RingSource::~RingSource() = default;
 Result<std::unique_ptr<RingSource>> RingSource::open_live(RingReader reader, std::string location) {
     if (auto s = install_sigbus_handler(); !s) return std::move(s).error();
     auto state = std::make_unique<State>();
-    state->reader.emplace(std::move(reader));
+    state->reader = std::make_shared<RingReader>(std::move(reader));
     state->ring = &state->reader->ring();
     std::unique_ptr<RingSource> source(new RingSource(std::move(state)));
     source->identity_.kind = SourceKind::Ring;
@@ -224,16 +224,20 @@ std::uint64_t RingSource::snapshot_lapped() const {
 }
 
 bool RingSource::writer_gone() {
+    // Once seen gone, gone: a wait set's look (prepare_wait) may be the one
+    // that saw it, and the next read must then report it, not wait out the
+    // probe's interval.
+    if (writer_left_) return true;
     const RingReader& reader = *state_->reader;
     if (const int pidfd = reader.writer_exit_fd(); pidfd >= 0) {
         pollfd p{pidfd, POLLIN, 0};
-        return ::poll(&p, 1, 0) > 0;
+        return writer_left_ = ::poll(&p, 1, 0) > 0;
     }
     // The lock probe costs a few system calls: at most every 100 ms.
     const auto now = std::chrono::steady_clock::now();
     if (now < next_writer_check_) return false;
     next_writer_check_ = now + std::chrono::milliseconds(100);
-    return !reader.writer_alive();
+    return writer_left_ = !reader.writer_alive();
 }
 
 void RingSource::wait(std::chrono::nanoseconds timeout) {

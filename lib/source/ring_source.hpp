@@ -100,6 +100,7 @@ protected:
     SourceStep read(SourceItem& item, PayloadRead payload) override;
     SourceStep load_payload(SourceEvent& event) override;
     Batch read_batch(std::span<EventDescriptor> out) override;
+    void prepare_wait(WaitArm& arm) override;  // ring_source_wait.cpp
 
 private:
     explicit RingSource(std::unique_ptr<State> state);
@@ -117,6 +118,7 @@ private:
     bool live_ = false;
     bool writer_seen_ = false;
     bool ended_ = false;
+    bool writer_left_ = false;  // writer_gone() said so
     std::chrono::steady_clock::time_point next_writer_check_{};
     std::string notice_;
 };

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -18,7 +19,8 @@
 namespace evring {
 
 struct RingSource::State {
-    std::optional<RingReader> reader;        // a live ring file
+    // A live ring file; shared with wait sets' plans (ring_source_wait.cpp).
+    std::shared_ptr<RingReader> reader;
     std::optional<LoadedSnapshot> snapshot;  // or a snapshot
     const MappedRing* ring = nullptr;        // the one of the two
     std::optional<Iterator> it;

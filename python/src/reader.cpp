@@ -57,6 +57,8 @@ bool wait_for_more(IteratorObject* it, EventSource& source, std::chrono::steady_
     return true;
 }
 
+}  // namespace
+
 PyObject* make_event(Reader& reader, const SourceEvent& e) {
     if (e.payload_state != PayloadState::Ok) return new_event(e.descriptor, Py_None, reader.context(), e.member);
     PyObject* payload = PyBytes_FromStringAndSize(reinterpret_cast<const char*>(e.payload.data()),
@@ -66,6 +68,8 @@ PyObject* make_event(Reader& reader, const SourceEvent& e) {
     Py_DECREF(payload);
     return event;
 }
+
+namespace {
 
 // nullptr without an error set: the iteration is over.
 PyObject* next_event(IteratorObject* it) {

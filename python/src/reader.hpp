@@ -68,6 +68,9 @@ public:
         Reader& reader_;
     };
     bool closed() const { return !handle_; }
+    // Whether the last try_next() met the source's end (wait.cpp).
+    bool ended() const noexcept { return ended_; }
+    void set_ended(bool ended) noexcept { ended_ = ended; }
     py::list notices() const { return notices_; }
 
 private:
@@ -76,6 +79,7 @@ private:
     py::list notices_;
     py::object schema_dict_;  // null until asked for
     int busy_ = 0;  // changed only under the GIL
+    bool ended_ = false;
 };
 
 // The Python error evring.Error, raised with the library's message.
@@ -83,6 +87,10 @@ private:
 void set_error_type(py::object type);
 
 void register_reader(py::module_& m);
+// An evring.Event of the reader's event: its payload copied when read, else None.
+PyObject* make_event(Reader& reader, const SourceEvent& e);
+// Reader.fileno, try_next, next and async iteration; evring.WaitSet (wait.cpp).
+void register_wait(py::module_& m);
 // Reader.read_batch and evring.Batch (reader_batch.cpp).
 py::object read_batch(Reader& reader, std::size_t max_events, bool payloads);
 void register_batch(py::module_& m);

@@ -222,6 +222,7 @@ extern "C" {
     pub fn evring_source_notice(source: *const evring_source) -> *const c_char;
     pub fn evring_source_next_seqno(source: *const evring_source) -> u64;
     pub fn evring_source_wait(source: *mut evring_source, timeout_nanos: u64);
+    pub fn evring_source_fd(source: *mut evring_source) -> c_int;
     pub fn evring_source_get_counters(source: *const evring_source, counters: *mut evring_counters) -> c_int;
 
     pub fn evring_source_payload_peek(source: *const evring_source, event: *const evring_descriptor) -> *const c_void;

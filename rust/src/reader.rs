@@ -8,6 +8,7 @@
 //! processes, are independent.
 
 use std::ffi::CStr;
+use std::os::unix::io::{AsRawFd, RawFd};
 use std::ptr::NonNull;
 use std::time::Duration;
 
@@ -152,6 +153,21 @@ impl EventReader {
         unsafe { ffi::evring_source_wait(self.raw.as_ptr(), ns) }
     }
 
+    /// A descriptor for event loops (epoll, poll, mio, tokio's `AsyncFd`;
+    /// docs/event-loops.md): readable from the moment
+    /// [`next_descriptor`](EventReader::next_descriptor) may have something
+    /// other than [`NotReady`](EventNextResult::NotReady) until it returns
+    /// `NotReady` again. The same descriptor every call, owned by the reader
+    /// and closed with it: only watch it, never read or close it.
+    pub fn event_fd(&mut self) -> Result<RawFd, Error> {
+        let fd = unsafe { ffi::evring_source_fd(self.raw.as_ptr()) };
+        if fd < 0 {
+            Err(self.error(fd))
+        } else {
+            Ok(fd)
+        }
+    }
+
     /// The note the last seek left ("" when none).
     pub fn notice(&self) -> String {
         text(unsafe { ffi::evring_source_notice(self.raw.as_ptr()) })
@@ -283,6 +299,16 @@ impl EventReader {
         } else {
             Err(self.error(status))
         }
+    }
+}
+
+/// [`event_fd`](EventReader::event_fd)'s descriptor; negative when none
+/// could be made (`event_fd` says why).
+impl AsRawFd for EventReader {
+    fn as_raw_fd(&self) -> RawFd {
+        // The C call makes the descriptor the first time: a call on the
+        // handle, which only this reader's thread makes (it is not Sync).
+        unsafe { ffi::evring_source_fd(self.raw.as_ptr()) }
     }
 }
 

@@ -70,6 +70,7 @@ namespace evring {
 
 class FlowFilter;
 class MappedRing;
+class WaitArm;
 
 // Why sequence numbers were not seen: GapReason, in format.hpp (recordings
 // and streams store it too). describe() gives "the recorder fell behind the
@@ -225,6 +226,9 @@ public:
 
     // Sleeps until something may be ready, at most `timeout` (see the contract).
     virtual void wait(std::chrono::nanoseconds timeout) = 0;
+    // What a wait set (wait_set.hpp) sleeps on until next() may have
+    // something: ready when a notice is held, else prepare_wait's answer.
+    void arm_wait(WaitArm& arm);
     // True while a writer is known to be alive (a live ring); the source may
     // then still produce events after NotReady.
     virtual bool live() const = 0;
@@ -265,6 +269,9 @@ protected:
     // The batch loop; the default calls read() per event. Implementations
     // count what they hand out in counters_.
     virtual Batch read_batch(std::span<EventDescriptor> out);
+    // arm_wait's answer (wait_set.hpp); the default looks at a live source
+    // every 100 ms and finds any other ready.
+    virtual void prepare_wait(WaitArm& arm);
     // Keeps a Notice for the next call to next() (batch readers stop at one).
     void hold(const SourceItem& item);
     SourceStep fail(Error error);
