@@ -45,7 +45,7 @@ Status check_owner(int fd, const std::string& path) {
                                         "(positions are 0600)",
                                         path, st.st_mode & 07777));
     if (static_cast<std::uint64_t>(st.st_size) > detail::kMaxNamedFile)
-        return Error(EINVAL, fmt::format("named reader position '{}' is {} bytes, more than any position file ({}): "
+        return Error(EBADMSG, fmt::format("named reader position '{}' is {} bytes, more than any position file ({}): "
                                          "a foreign file",
                                          path, st.st_size, detail::kMaxNamedFile));
     return {};

@@ -35,7 +35,7 @@ void put_text(std::vector<std::byte>& out, std::string_view text) {
 }
 
 Error refused(std::string_view file, std::string_view why) {
-    return Error(EINVAL, fmt::format("named reader position '{}' {}", file, why));
+    return Error(EBADMSG, fmt::format("named reader position '{}' {}", file, why));
 }
 
 }  // namespace
