@@ -149,8 +149,23 @@ case_digest_stats_and_readers_listing() {
     ok digest_stats_and_readers_listing
 }
 
+case_recording_resumes_and_ends_cleanly() {
+    evring record done --from oldest -o "$WORK/done.evrec" >/dev/null 2>&1 || { fail recording "record failed"; return; }
+    evring watch "$WORK/done.evrec" --name rec --from oldest --count 10 --format jsonl >"$WORK/e1" 2>/dev/null
+    evring watch "$WORK/done.evrec" --name rec --format jsonl >"$WORK/e2" 2>"$WORK/e2.err" ||
+        { fail recording "second run: $(cat "$WORK/e2.err")"; return; }
+    [[ $(seqnos "$WORK/e1" "$WORK/e2" | tr '\n' ' ') == "$(seq 1 1000 | tr '\n' ' ')" ]] ||
+        { fail recording "the two runs do not hold 1..1000 once each"; return; }
+    # Read to its end: resuming past its last event is its end, not an error.
+    evring watch "$WORK/done.evrec" --name rec --format jsonl >"$WORK/e3" 2>"$WORK/e3.err" ||
+        { fail recording "third run: $(cat "$WORK/e3.err")"; return; }
+    [[ ! -s $WORK/e3 ]] || { fail recording "third run printed $(wc -l <"$WORK/e3") events"; return; }
+    ok recording_resumes_and_ends_cleanly
+}
+
 case_resumes_after_the_last_commit
 case_reset_and_explicit_from_start_over
+case_recording_resumes_and_ends_cleanly
 case_sigkill_loses_nothing_and_counts_what_comes_again
 case_sigterm_commits_everything_written
 case_new_ring_instance_starts_at_its_oldest
