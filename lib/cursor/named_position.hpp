@@ -1,5 +1,5 @@
 // lib/cursor/named_position.hpp — a named reader's durable position (private to the library:
-// the C ABI and the CLI are its users): the last event it consumed, with the ring instance it came from.
+// the CLI is its user): the last event it consumed, with the ring instance it came from.
 //
 //     auto dir = evring::reader_state_dir();            // $EVRING_STATE_DIR, ...
 //     auto saved = evring::load_named_position(*dir, "billing");
@@ -21,8 +21,8 @@
 // - A name is 1 to 64 characters of [A-Za-z0-9_.-], not starting with '.'.
 //
 // Thread safety: plain values and functions; two processes committing the
-// same name is prevented by the reader's lock (NamedReader, cursor_sink.hpp
-// in lib/cursor), not by these functions.
+// same name is prevented by the reader's lock (NamedReader,
+// named_reader.hpp), not by these functions.
 #pragma once
 
 #include <cstdint>

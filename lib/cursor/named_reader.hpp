@@ -1,6 +1,6 @@
 // lib/cursor/named_reader.hpp — a named reader in a follow loop: where it
 // resumes, what it commits, and what a restart delivers again
-// (docs/named-readers.md). The CLI (--name) and the C ABI use it.
+// (docs/named-readers.md). The CLI's --name uses it.
 //
 //     auto reader = evring::NamedReader::open("billing");         // locks the name
 //     auto start = (*reader)->resume(*source, from, from_given, reset, notices);
