@@ -171,7 +171,8 @@ private:
     // Back to the state open() left: the opened file from its start, no
     // start position (recording_source.cpp). Nothing to do while untouched.
     Status rewind();
-    Result<std::string> seek_seqno(std::uint64_t seqno);
+    // `resume` (Position::resume): seqno just past the last event is the end, not an error.
+    Result<std::string> seek_seqno(std::uint64_t seqno, bool resume = false);
     Result<std::string> seek_back(std::uint64_t keep);
     Result<std::string> seek_member(std::uint32_t member, std::uint64_t seqno);
     Result<std::string> seek_time(std::uint64_t nanos, std::string notice);

@@ -46,14 +46,15 @@ Result<std::uint64_t> RecordingSource::newest_time(std::string& notice) {
 
 // As RingSource::seek for a ring nobody writes: an older seqno starts at the
 // oldest with a notice, one past the newest event is an error.
-Result<std::string> RecordingSource::seek_seqno(std::uint64_t seqno) {
+Result<std::string> RecordingSource::seek_seqno(std::uint64_t seqno, bool resume) {
     IndexAnswer answer;
     std::string notice;
     auto jumped = seek_by_index(IndexQuery::seqno(seqno), answer, notice);
     if (!jumped) return std::move(jumped).error();
     if (*jumped) {
         min_seqno_ = seqno;
-        if (answer.outcome == IndexOutcome::Tail && answer.finished && !answer.continued && seqno > answer.newest_seqno)
+        if (answer.outcome == IndexOutcome::Tail && answer.finished && !answer.continued && seqno > answer.newest_seqno &&
+            !(resume && seqno == answer.newest_seqno + 1))
             return Error(ERANGE, fmt::format("seqno {} is beyond the newest event ({}) of {} '{}'", seqno,
                                              answer.newest_seqno, describe(kind()), identity_.path));
         const bool first_block = files_ == 1 && answer.block.block_number == (first_schema_.empty() ? 0u : 1u);
@@ -68,7 +69,7 @@ Result<std::string> RecordingSource::seek_seqno(std::uint64_t seqno) {
     }
     auto totals = scan();
     if (!totals) return std::move(totals).error();
-    if (seqno > totals->last_seqno)
+    if (seqno > totals->last_seqno && !(resume && seqno == totals->last_seqno + 1))
         return Error(ERANGE,
                      fmt::format("seqno {} is beyond the newest event ({}) of {} '{}'", seqno,
                                  totals->last_seqno, describe(kind()), identity_.path));
@@ -137,7 +138,7 @@ Result<std::string> RecordingSource::seek(const Position& start) {
             return Error(EINVAL, fmt::format("recording '{}' is of a ring set: a sequence number needs its member "
                                              "(MEMBER:SEQNO), since every member counts its own",
                                              identity_.location));
-        return seek_seqno(start.value);
+        return seek_seqno(start.value, start.resume);
     case Position::Kind::AbsoluteTime: return seek_time(start.value, {});
     case Position::Kind::RelativeTime: {
         // Back from the newest event's time (the index, or a pass), then as a time.

@@ -96,6 +96,10 @@ Result<std::string> RingSource::seek(const Position& start) {
             return fmt::format("seqno {} is no longer in {} '{}'; starting at the oldest, {}", start.value,
                                describe(kind()), identity_.path, oldest);
         }
+        if (!live_ && start.value > newest && start.resume && start.value == newest + 1) {
+            it_->seek(start.value);  // read to its end before: nothing new
+            return std::string();
+        }
         if (!live_ && start.value > newest)
             return Error(ERANGE, fmt::format("seqno {} is beyond the newest event ({}) of {} '{}'", start.value,
                                              newest, describe(kind()), identity_.path));

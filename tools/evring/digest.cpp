@@ -119,6 +119,7 @@ Command add_digest(CLI::App& app) {
     c->add_option("SOURCE", o.source, "Ring name or path, snapshot, recording or stream")->required();
     o.select.add_range(*c);
     o.select.add_filters(*c);
+    o.select.add_name(*c);
     o.select.add_member(*c);
     c->add_flag("--blank-time", o.blank_time, "Leave record_epoch_nanos out (Monad's digest -T)");
     c->add_flag("--blank-offset", o.blank_offset, "Leave payload_buf_offset out (-P)");
@@ -170,7 +171,12 @@ int run_digest(DigestOptions& options) {
         }
         sink.keep_waiting();
     }
-    auto result = follow(*source, follow_options, sink);
+    // --name: the events since the last run; committed once the result is printed.
+    auto named = options.select.resume_named(follow_options, **source);
+    if (!named) return exit_code(named.error());
+    std::optional<CommitSink> committing;
+    if (*named) committing.emplace(sink, **named, [] { return true; }, CommitSink::kAtEnd);
+    auto result = follow(*source, follow_options, committing ? static_cast<FollowSink&>(*committing) : sink);
     if (!result) return runtime_error(result.error());
     const std::string hex = sink.hex();
     if (hex.empty()) return runtime_error(Error(EIO, "SHA-256 failed (OpenSSL)"));
@@ -182,6 +188,7 @@ int run_digest(DigestOptions& options) {
     } else {
         fmt::print("{}  {} events, {} gaps ({} seqnos)\n", hex, sink.events(), sink.gaps(), sink.gap_seqnos());
     }
+    if (auto s = commit_printed(named->get(), *result); !s) return runtime_error(s.error());
     return result->damaged ? kExitRuntime : kExitOk;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cstdio>
 
 #include "commands.hpp"
 #include "output/escape.hpp"
@@ -51,7 +52,7 @@ std::optional<Result<std::uint64_t>> span_label_flow(const std::string& flow, co
 }  // namespace
 
 void EventSelection::add_range(CLI::App& command, const RangeHelp& help) {
-    if (help.from != nullptr) command.add_option("--from", from, help.from);
+    if (help.from != nullptr) from_option_ = command.add_option("--from", from, help.from);
     if (help.until != nullptr) command.add_option("--until", until, help.until)->type_name("SEQNO|TIME");
     if (help.count != nullptr) command.add_option("--count", count, help.count)->type_name("N");
 }
@@ -67,8 +68,33 @@ void EventSelection::add_member(CLI::App& command) {
     command.add_option("--member", members, "Only this member of a ring set (repeatable)");
 }
 
+void EventSelection::add_name(CLI::App& command) {
+    command.add_option("--name", name,
+                       "A named reader: resume after the last event this name consumed, and commit as output is "
+                       "written (docs/named-readers.md)")
+        ->type_name("NAME");
+    command.add_flag("--reset", reset, "With --name: forget its position and start at --from");
+}
+
 Status EventSelection::check_range(FollowOptions& follow) const {
+    if (reset && !name) return Error(EINVAL, "--reset goes with --name (it forgets a named reader's position)");
+    if (name)
+        if (auto s = check_reader_name(*name); !s) return s;
     return parse_follow_range(follow, from, until, count);
+}
+
+Result<std::unique_ptr<NamedReader>> EventSelection::resume_named(FollowOptions& follow,
+                                                                  const EventSource& source) const {
+    if (!name) return std::unique_ptr<NamedReader>();
+    auto reader = NamedReader::open(*name);
+    if (!reader) return std::move(reader).error();
+    std::vector<std::string> notices;
+    const bool from_given = from_option_ != nullptr && from_option_->count() > 0;
+    auto start = (*reader)->resume(source, follow.start, from_given, reset, notices);
+    for (const auto& notice : notices) report_error(notice);
+    if (!start) return std::move(start).error();
+    follow.start = *start;
+    return std::move(*reader);
 }
 
 Status EventSelection::check_filters(FlowFilter& filter) const {
@@ -122,6 +148,14 @@ Status EventSelection::resolve(FollowOptions& follow, const Schema* schema, Even
     if (auto s = resolve_names(follow.filter, schema, source); !s) return s;
     follow.schema = schema;
     return compile_where_option(follow, where, schema, where_predicate_, &source);
+}
+
+Status commit_printed(NamedReader* reader, const FollowResult& result) {
+    if (reader == nullptr) return {};
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0)
+        return Error::from_errno(errno, fmt::format("reader '{}': the output was not written, so nothing is committed",
+                                                    reader->name()));
+    return reader->commit(result.end == FollowEnd::End);
 }
 
 int exit_code(const Error& error) {

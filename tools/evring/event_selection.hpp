@@ -28,10 +28,12 @@
 #include "evring/source/flow_filter.hpp"
 #include "evring/source/follow.hpp"
 #include "evring/schema/schema.hpp"
+#include "cursor/named_reader.hpp"
 #include "source/event_predicate.hpp"
 
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace evring::cli {
@@ -61,12 +63,15 @@ struct EventSelection {
     std::vector<std::string> flows;
     std::optional<std::string> where;
     std::vector<std::uint32_t> members;  // --member: only these ring set members (empty: all)
+    std::optional<std::string> name;     // --name: a named reader (docs/named-readers.md)
+    bool reset = false;                  // --reset: forget its position
 
     // Registration, in the order a command's --help lists them; each command
     // calls the groups it offers where its options belong.
     void add_range(CLI::App& command, const RangeHelp& help = {});
     void add_filters(CLI::App& command, const FilterHelp& help = {});
     void add_member(CLI::App& command);
+    void add_name(CLI::App& command);
 
     // Before the source is opened: the range into follow.start/stop/count,
     // the numeric --type and --flow values into a filter.
@@ -81,10 +86,19 @@ struct EventSelection {
     // resolve_names into follow.filter, then --where compiled into
     // follow.where (kept alive by this selection) and follow.schema set.
     Status resolve(FollowOptions& follow, const Schema* schema, EventSource& source);
+    // --name, once the source is open: locks the name and moves follow.start
+    // to where the reader resumes (named_reader.hpp), saying so on stderr;
+    // null without --name.
+    Result<std::unique_ptr<NamedReader>> resume_named(FollowOptions& follow, const EventSource& source) const;
 
 private:
     std::unique_ptr<EventPredicate> where_predicate_;
+    CLI::Option* from_option_ = nullptr;  // to tell an explicit --from from the default
 };
+
+// --name of a command that prints its result at the end (digest, stats):
+// stdout flushed, then the position committed; nothing without a reader.
+Status commit_printed(NamedReader* reader, const FollowResult& result);
 
 // The exit code of a failed check or resolve: 2 for EINVAL (usage), else 1;
 // the error is reported.

@@ -163,6 +163,7 @@ Command add_stats(CLI::App& app) {
     c->add_option("SOURCE", o.source, "Ring name or path, snapshot or recording")->required();
     o.select.add_range(*c);
     o.select.add_filters(*c);
+    o.select.add_name(*c);
     c->add_option("--schema", o.schema_file, "Schema file for a source without one")->type_name("FILE");
     c->add_flag("--json", o.json, "One JSON object instead of a table");
     return {c, [options] { return run_stats(*options); }};
@@ -181,10 +182,16 @@ int run_stats(StatsOptions& options) {
     install_stop_handlers();
     follow_options.stop_flag = &stop_flag();
     StatsSink sink(schema);
-    auto result = follow(*source, follow_options, sink);
+    // --name: the events since the last run; committed once the result is printed.
+    auto named = options.select.resume_named(follow_options, **source);
+    if (!named) return exit_code(named.error());
+    std::optional<CommitSink> committing;
+    if (*named) committing.emplace(sink, **named, [] { return true; }, CommitSink::kAtEnd);
+    auto result = follow(*source, follow_options, committing ? static_cast<FollowSink&>(*committing) : sink);
     if (!result) return runtime_error(result.error());
     const std::string& path = (*source)->identity().path;
     fmt::print("{}\n", options.json ? sink.json(schema, path) : sink.table(schema, path));
+    if (auto s = commit_printed(named->get(), *result); !s) return runtime_error(s.error());
     return result->damaged ? kExitRuntime : kExitOk;
 }
 

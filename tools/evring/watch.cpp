@@ -99,6 +99,8 @@ int run_watch(WatchOptions& options) {
         printer.set_columns(&*columns);
     }
     plan->follow.payloads = printer.reads_payloads() || columns ? PayloadRead::Copy : PayloadRead::None;
+    auto named = options.select.resume_named(plan->follow, **source);
+    if (!named) return exit_code(named.error());
     install_stop_handlers();
     OutputBuffer out(1);
     WatchSink sink(printer, out);
@@ -106,11 +108,26 @@ int run_watch(WatchOptions& options) {
     RegisteringSink seen(sink, {"watch", reader_kinds::kWatch, fmt::format("--format {}", options.format)},
                          !options.no_register);
     if (*interest) seen.set_interest(**interest);
-    auto result = follow(*source, plan->follow, seen);
+    NamedReader* reader = named->get();
+    std::optional<CommitSink> committing;
+    if (reader != nullptr) {
+        // The mark says what the output holds (named_reader.hpp); commits follow a flush.
+        out.on_write([reader](bool written) { written ? reader->written() : reader->writing(); });
+        committing.emplace(seen, *reader, [&out] {
+            out.flush();
+            return !out.failed();
+        });
+    }
+    auto result = follow(*source, plan->follow, committing ? static_cast<FollowSink&>(*committing) : seen);
     out.flush();
     if (out.failed()) return output_failure(out.error());
     if (!result) return runtime_error(result.error());
+    if (reader != nullptr) {
+        if (committing->error()) return runtime_error(*committing->error());
+        if (auto s = reader->commit(result->end == FollowEnd::End); !s) return runtime_error(s.error());
+    }
     print_summary(sink, *result, ended_words(*result));
+    if (reader != nullptr && !reader->redelivered_words().empty()) report_error(reader->redelivered_words());
     if (result->damaged) {
         report_error(fmt::format("'{}' is damaged: everything readable was shown, and the lines above say what "
                                  "was lost", (*source)->identity().path));
@@ -145,6 +162,7 @@ Command add_watch(CLI::App& app) {
                 "record");
     c->add_flag("--wait", o->wait, kWaitHelp);
     o->select.add_member(*c);
+    o->select.add_name(*c);
     c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
     o->interest.add(*c);
     return {c, [o] { return run_watch(*o); }};

@@ -71,6 +71,10 @@ struct Position {
     // Seqno of a ring set member (MEMBER:SEQNO); kAnyMember otherwise.
     static constexpr std::uint32_t kAnyMember = 0xffffffffu;
     std::uint32_t member = kAnyMember;
+    // Seqno only: a named reader resuming after the event before `value`
+    // (docs/named-readers.md). A source that has ended at `value - 1` is
+    // then at its end rather than refusing a seqno past its newest event.
+    bool resume = false;
     SpanRef span;  // Span only
 
     Position() = default;
@@ -81,6 +85,12 @@ struct Position {
     static Position oldest() noexcept { return {Kind::Oldest, 0}; }
     static Position seqno(std::uint64_t s) noexcept { return {Kind::Seqno, s}; }
     static Position member_seqno(std::uint32_t m, std::uint64_t s) noexcept { return {Kind::Seqno, s, m}; }
+    // Where a named reader resumes: the event after `last`.
+    static Position after(std::uint64_t last) noexcept {
+        Position p{Kind::Seqno, last + 1};
+        p.resume = true;
+        return p;
+    }
 
     // The time in nanoseconds since the epoch; a relative time counts back from `now_nanos`.
     std::uint64_t time_at(std::uint64_t now_nanos) const noexcept {

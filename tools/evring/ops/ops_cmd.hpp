@@ -25,6 +25,7 @@ struct ReadersOptions {
     std::string ring;
     bool json = false;
     bool no_reclaim = false;  // list dead readers, but leave their slots
+    bool named = false;       // --named: the named readers (docs/named-readers.md) instead
 };
 
 struct TopOptions {
@@ -40,6 +41,8 @@ struct MetricsOptions {
 };
 
 int run_readers(const ReadersOptions& options);
+// --named: the named readers' positions, lags and commits (of RING when given).
+int run_named_readers(const ReadersOptions& options);
 int run_top(const TopOptions& options);
 int run_metrics(const MetricsOptions& options);
 

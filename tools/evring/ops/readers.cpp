@@ -186,6 +186,9 @@ std::string readers_summary(const ReaderListing& listing) {
 }
 
 int run_readers(const ReadersOptions& options) {
+    if (options.named) return run_named_readers(options);
+    if (options.ring.empty())
+        return usage_error(Error(EINVAL, "readers: RING is required (or --named: the named readers of every ring)"));
     ListingOptions listing_options;
     listing_options.reclaim_dead = !options.no_reclaim;
     if (auto set = RingSetView::open_if_set(options.ring); set && *set)
@@ -237,9 +240,11 @@ int run_readers(const ReadersOptions& options) {
 Command add_readers(CLI::App& app) {
     auto o = std::make_shared<ReadersOptions>();
     auto* c = app.add_subcommand("readers", "List a ring's registered readers: lag, losses, liveness");
-    c->add_option("RING", o->ring, "Ring name or path")->required();
+    c->add_option("RING", o->ring, "Ring name or path (with --named: only that ring's named readers)");
     c->add_flag("--json", o->json, "One JSON object per reader");
     c->add_flag("--no-reclaim", o->no_reclaim, "Show dead readers but leave their slots for the next registrant");
+    c->add_flag("--named", o->named,
+                "The named readers instead (--name): position, lag, last commit (docs/named-readers.md)");
     return {c, [o] { return run_readers(*o); }};
 }
 

@@ -18,6 +18,8 @@ void OutputBuffer::grow(std::size_t more) {
 }
 
 void OutputBuffer::flush() {
+    if (used_ == 0) return;
+    if (on_write_) on_write_(false);
     std::size_t done = 0;
     while (done < used_ && errno_ == 0) {
         ssize_t n = ::write(fd_, buf_.data() + done, used_ - done);
@@ -29,6 +31,7 @@ void OutputBuffer::flush() {
         done += static_cast<std::size_t>(n);
     }
     used_ = 0;
+    if (on_write_ && errno_ == 0) on_write_(true);
 }
 
 void OutputBuffer::put_uint_padded(std::uint64_t value, int width) {

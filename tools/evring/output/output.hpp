@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,6 +52,10 @@ public:
         if (used_ >= flush_at_) flush();
     }
     void flush();
+    // Called with false before each write of buffered text and with true
+    // once it is written: a named reader marks what its output holds
+    // (lib/cursor/named_reader.hpp).
+    void on_write(std::function<void(bool written)> hook) { on_write_ = std::move(hook); }
     // Hands back the buffered text instead of writing it.
     std::string take() {
         std::string text(buf_.data(), used_);
@@ -71,6 +76,7 @@ private:
     std::vector<char> buf_;
     std::size_t used_ = 0;
     int errno_ = 0;
+    std::function<void(bool)> on_write_;
 };
 
 // "2026-11-22T01:45:00.123456789Z" for nanoseconds since the Unix epoch.

@@ -1,0 +1,242 @@
+// A named reader in a follow loop (named_reader.hpp): the lock and the mark,
+// where to resume, commits.
+#include "cursor/named_reader.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <cstring>
+#include <ctime>
+
+#include "evring/clock.hpp"
+
+namespace evring {
+
+// NAME.lock's bytes: the lock's file holds the mark of the run that has it.
+// Written only by the process holding the lock; read by the next one.
+struct NamedReader::Mark {
+    char magic[8];
+    std::uint64_t instance;   // the ring instance the seqnos below are of
+    std::uint64_t written;    // the output is written up to this event
+    std::uint64_t in_flight;  // a write of the output up to this event began
+};
+namespace {
+
+constexpr char kMarkMagic[8] = {'E', 'V', 'R', 'M', 'A', 'R', 'K', '1'};
+constexpr std::size_t kMarkFile = 64;
+
+std::string utc(std::uint64_t nanos) {
+    const std::time_t seconds = static_cast<std::time_t>(nanos / 1'000'000'000);
+    std::tm tm{};
+    ::gmtime_r(&seconds, &tm);
+    return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", tm);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<NamedReader>> NamedReader::open(std::string_view name) {
+    if (auto s = check_reader_name(name); !s) return std::move(s).error();
+    auto dir = reader_state_dir();
+    if (!dir) return std::move(dir).error();
+    std::unique_ptr<NamedReader> reader(new NamedReader);
+    reader->name_ = name;
+    reader->dir_ = *dir;
+    reader->file_ = named_position_path(*dir, name);
+    const std::string lock = fmt::format("{}/{}.lock", *dir, name);
+    reader->lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+    if (reader->lock_fd_ < 0) return Error::from_errno(errno, fmt::format("opening '{}'", lock));
+    struct stat st {};
+    if (::fstat(reader->lock_fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
+        return Error(EPERM, fmt::format("'{}' is not a regular file of this user: refused", lock));
+    if (::flock(reader->lock_fd_, LOCK_EX | LOCK_NB) != 0)
+        return Error(EBUSY, errno == EWOULDBLOCK
+                                ? fmt::format("reader '{}' is in use by another process (it holds '{}')", name, lock)
+                                : fmt::format("locking '{}': {}", lock, std::strerror(errno)));
+    if (static_cast<std::size_t>(st.st_size) != kMarkFile && ::ftruncate(reader->lock_fd_, kMarkFile) != 0)
+        return Error::from_errno(errno, fmt::format("sizing '{}'", lock));
+    void* map = ::mmap(nullptr, kMarkFile, PROT_READ | PROT_WRITE, MAP_SHARED, reader->lock_fd_, 0);
+    if (map == MAP_FAILED) return Error::from_errno(errno, fmt::format("mapping '{}'", lock));
+    reader->mark_ = static_cast<Mark*>(map);
+    // The mark only ever makes a notice more precise: one that is not ours
+    // (a new file, another format) is ignored, never trusted.
+    if (std::memcmp(reader->mark_->magic, kMarkMagic, sizeof kMarkMagic) == 0) {
+        reader->prior_instance_ = reader->mark_->instance;
+        reader->prior_written_ = reader->mark_->written;
+        reader->prior_in_flight_ = reader->mark_->in_flight;
+    }
+    auto saved = load_named_position(*dir, name);
+    if (!saved) return std::move(saved).error();
+    if (*saved) reader->committed_ = std::move(**saved);
+    else reader->committed_.instance = 0;
+    return reader;
+}
+
+NamedReader::~NamedReader() {
+    if (mark_ != nullptr) ::munmap(mark_, kMarkFile);
+    if (lock_fd_ >= 0) ::close(lock_fd_);  // and with it the lock
+}
+
+Result<Position> NamedReader::start_over(const EventSource& source, const Position& start,
+                                         std::vector<std::string>& notices, std::string why) {
+    (void)source;
+    notices.push_back(fmt::format("reader '{}': {}", name_, why));
+    handing_ = 0;
+    return start;
+}
+
+Result<Position> NamedReader::resume(const EventSource& source, const Position& start, bool start_given, bool reset,
+                                     std::vector<std::string>& notices) {
+    const SourceIdentity& id = source.identity();
+    if (id.members)
+        return Error(EINVAL, fmt::format("--name: '{}' is a {}; named readers of ring sets (a position per member) "
+                                         "are not built yet",
+                                         id.location, describe(id.kind)));
+    if (id.kind == SourceKind::Stream)
+        return Error(EINVAL, fmt::format("--name: '{}' is a stream; a stream's named reader would be a JetStream "
+                                         "durable consumer, which is not built yet",
+                                         id.location));
+    if (id.instance == 0 || id.path.empty())
+        return Error(EINVAL, fmt::format("--name: '{}' has no instance identity to resume by", id.location));
+    ring_ = id.path;
+    kind_ = id.kind;
+    instance_ = id.instance;
+    const bool saved = committed_.instance != 0;
+    const std::uint64_t last = saved ? committed_.last_seqno[0] : 0;
+    if (reset) {
+        if (auto s = remove_named_position(dir_, name_); !s) return std::move(s).error();
+        committed_ = NamedPosition{};
+        return start_over(source, start, notices, "position forgotten (--reset); starting at --from");
+    }
+    if (!saved) return start_over(source, start, notices, "no position yet; starting at --from");
+    if (committed_.ring != ring_ || committed_.kind != kind_)
+        return Error(EINVAL, fmt::format("reader '{}' reads {} '{}', not {} '{}' (its position is in '{}'): use "
+                                         "another name, or --reset to move it",
+                                         name_, describe(committed_.kind), committed_.ring, describe(kind_), ring_,
+                                         file_));
+    if (start_given)
+        return start_over(source, start, notices,
+                          fmt::format("an explicit --from starts over (the position after seqno {} is replaced at "
+                                      "the next commit)",
+                                      last));
+    if (committed_.instance != instance_) {
+        const std::string old_end =
+            committed_.instance_ended
+                ? fmt::format("was read to its end (seqno {})", last)
+                : fmt::format("was read up to seqno {}; how many events it held after that is not known (it is "
+                              "gone)",
+                              last);
+        return start_over(source, Position::oldest(), notices,
+                          fmt::format("'{}' is a new ring instance; starting at its oldest event. The instance read "
+                                      "before {}",
+                                      ring_, old_end));
+    }
+    handing_ = last;
+    std::string tail;
+    if (prior_instance_ != instance_) {
+        tail = "events written after that commit, if any, come again (no mark of the previous run's output)";
+    } else {
+        if (prior_written_ > last) {
+            redo_first_ = last + 1;
+            redo_last_ = prior_written_;
+            tail = fmt::format("the previous run wrote seqno {}..{} after that commit: those events come again",
+                               redo_first_, redo_last_);
+        } else {
+            tail = "nothing was written after that commit";
+        }
+        if (prior_in_flight_ > std::max(prior_written_, last))
+            tail += fmt::format("; it was stopped while writing up to seqno {}, so events up to it may come again "
+                                "too",
+                                prior_in_flight_);
+    }
+    notices.push_back(fmt::format("reader '{}' resumes after seqno {} of {} '{}' (committed {}); {}", name_, last,
+                                  describe(kind_), ring_, utc(committed_.commit_nanos), tail));
+    return Position::after(last);
+}
+
+void NamedReader::started(const EventSource& source) {
+    const SourceIdentity& id = source.identity();
+    if (id.instance != instance_) {  // follow_name: a new ring at the name
+        instance_ = id.instance;
+        ring_ = id.path;
+        handing_ = 0;
+        redo_first_ = 1;
+        redo_last_ = 0;
+    }
+    std::memcpy(mark_->magic, kMarkMagic, sizeof kMarkMagic);
+    mark_->instance = instance_;
+    mark_->written = handing_;
+    mark_->in_flight = handing_;
+}
+
+// Plain stores to a shared mapping: the page cache keeps them when the
+// process is killed, and the write(2) between writing() and written() is a
+// call the compiler cannot move them across.
+void NamedReader::writing() noexcept {
+    if (mark_ != nullptr) mark_->in_flight = handing_;
+}
+
+void NamedReader::written() noexcept {
+    if (mark_ != nullptr) mark_->written = handing_;
+}
+
+Status NamedReader::commit(bool ended) {
+    if (handing_ == 0) return {};  // nothing consumed: the next run is still a first run
+    NamedPosition p;
+    p.name = name_;
+    p.ring = ring_;
+    p.kind = kind_;
+    p.instance = instance_;
+    p.last_seqno = {handing_};
+    p.instance_ended = ended;
+    p.commit_nanos = wall_clock_nanos();
+    if (auto s = commit_named_position(dir_, p); !s) return s;
+    committed_ = std::move(p);
+    return {};
+}
+
+std::string NamedReader::redelivered_words() const {
+    if (redo_last_ < redo_first_) return std::string();
+    return fmt::format("reader '{}': {} events written again that the previous run had written after its last "
+                       "commit (seqno {}..{})",
+                       name_, redelivered_, redo_first_, redo_last_);
+}
+
+void CommitSink::started(const EventSource& source) {
+    reader_.started(source);
+    inner_.started(source);
+}
+
+bool CommitSink::event(const SourceEvent& event) {
+    reader_.handing(event.descriptor.seqno);
+    if (!inner_.event(event)) return false;
+    // The clock is read every 256 events, not per event.
+    if ((++since_check_ & 255u) != 0) return true;
+    return commit_if_due();
+}
+
+bool CommitSink::idle() {
+    if (!inner_.idle()) return false;
+    return commit_if_due();
+}
+
+bool CommitSink::commit_if_due() {
+    if (interval_ == kAtEnd) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_commit_ || !reader_.dirty()) return true;
+    next_commit_ = now + interval_;
+    // Committed only once what it covers is written.
+    if (!flush_()) return false;
+    if (auto s = reader_.commit(); !s) {
+        error_ = std::move(s).error();
+        return false;
+    }
+    return true;
+}
+
+}  // namespace evring

@@ -1,0 +1,140 @@
+// lib/cursor/named_reader.hpp — a named reader in a follow loop: where it
+// resumes, what it commits, and what a restart delivers again
+// (docs/named-readers.md). The CLI's --name uses it.
+//
+//     auto reader = evring::NamedReader::open("billing");         // locks the name
+//     auto start = (*reader)->resume(*source, from, from_given, reset, notices);
+//     evring::CommitSink committing(printer, **reader, [&] { return out.flush(); });
+//     options.start = *start;
+//     auto result = evring::follow(source, options, committing);
+//     out.flush();
+//     (*reader)->commit(result->end == FollowEnd::End);
+//
+// Contract:
+// - open() takes the name's lock (flock on NAME.lock in the state
+//   directory): a second process with the same name is refused while the
+//   first runs; the lock goes with the process, SIGKILL included.
+// - resume() decides the start, through the one position resolver
+//   (Position::after, resolved by the source's seek): the event after the
+//   saved position when it is of this ring instance; the oldest event of a
+//   new instance at the same path; `start` on the first run, with an
+//   explicit start, or with `reset`. A name saved for another ring (path or
+//   kind) is refused. The notices say which, and for a new instance how the
+//   old one ended.
+// - The position is the last event handed to the output, committed only
+//   after the output is written (flush, then commit). Nothing is committed
+//   until an event was consumed.
+// - What comes again: NAME.lock also holds a mark, written around every
+//   write of the output (before: the last event handed out; after: written).
+//   The stores go to a shared mapping, so they survive SIGKILL of the
+//   process (not a crash of the machine). A restart reads them: the events
+//   after the commit up to the written mark were written by the killed run
+//   and come again; redelivered() counts those this run handed out. A kill
+//   between the two stores leaves a range that may or may not have been
+//   written, and the notice says so.
+//
+// Thread safety: one thread (the follow loop's).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cursor/named_position.hpp"
+#include "evring/source/follow.hpp"
+
+namespace evring {
+
+class NamedReader {
+public:
+    static Result<std::unique_ptr<NamedReader>> open(std::string_view name);
+    NamedReader(const NamedReader&) = delete;
+    NamedReader& operator=(const NamedReader&) = delete;
+    ~NamedReader();
+
+    Result<Position> resume(const EventSource& source, const Position& start, bool start_given, bool reset,
+                            std::vector<std::string>& notices);
+
+    // The follow loop is reading `source` (again after follow_name switched).
+    void started(const EventSource& source);
+    // An event is handed to the output (before it is written).
+    void handing(std::uint64_t seqno) noexcept {
+        handing_ = seqno;
+        if (seqno >= redo_first_ && seqno <= redo_last_) ++redelivered_;
+    }
+    // Around each write of the output.
+    void writing() noexcept;
+    void written() noexcept;
+    // Makes the last event handed out the committed position. `ended`: the
+    // source was read to its end.
+    Status commit(bool ended = false);
+    bool dirty() const noexcept { return handing_ != committed_.last_seqno[0] || instance_ != committed_.instance; }
+
+    // Events of the previous run's output handed out again by this run.
+    std::uint64_t redelivered() const noexcept { return redelivered_; }
+    // The summary's words ("3 events written again ..."), empty when none could have been.
+    std::string redelivered_words() const;
+    const std::string& name() const noexcept { return name_; }
+    const std::string& file() const noexcept { return file_; }
+
+private:
+    struct Mark;
+    NamedReader() = default;
+    Result<Position> start_over(const EventSource& source, const Position& start, std::vector<std::string>& notices,
+                                std::string why);
+
+    std::string name_, dir_, file_;
+    int lock_fd_ = -1;
+    Mark* mark_ = nullptr;
+    std::uint64_t prior_written_ = 0, prior_in_flight_ = 0, prior_instance_ = 0;
+    NamedPosition committed_;  // as last committed (or loaded)
+    std::string ring_;
+    SourceKind kind_ = SourceKind::Ring;
+    std::uint64_t instance_ = 0;
+    std::uint64_t handing_ = 0;
+    std::uint64_t redo_first_ = 1, redo_last_ = 0;  // seqnos the previous run wrote after its commit
+    std::uint64_t redelivered_ = 0;
+};
+
+// A FollowSink that hands everything to `inner` and commits the named
+// reader's position: flush (the caller's function: true when the output is
+// written), then commit, at most every `interval` while events flow, and
+// when caught up. The caller commits once more at the end, after its final
+// flush. A failed commit stops the loop; error() says why. kAtEnd: no commit
+// while the loop runs (a command whose output is written at the end: digest,
+// stats).
+class CommitSink final : public FollowSink {
+public:
+    static constexpr std::chrono::nanoseconds kAtEnd = std::chrono::nanoseconds::max();
+    CommitSink(FollowSink& inner, NamedReader& reader, std::function<bool()> flush,
+               std::chrono::nanoseconds interval = std::chrono::milliseconds(100))
+        : inner_(inner), reader_(reader), flush_(std::move(flush)), interval_(interval) {}
+
+    void started(const EventSource& source) override;
+    bool event(const SourceEvent& event) override;
+    bool gap(const SourceGap& gap) override { return inner_.gap(gap); }
+    void notice(std::string_view text) override { inner_.notice(text); }
+    bool idle() override;
+    void replaced(const EventSource& old_source, const EventSource& new_source) override {
+        inner_.replaced(old_source, new_source);
+    }
+    const std::optional<Error>& error() const noexcept { return error_; }
+
+private:
+    bool commit_if_due();
+
+    FollowSink& inner_;
+    NamedReader& reader_;
+    std::function<bool()> flush_;
+    std::chrono::nanoseconds interval_;
+    std::chrono::steady_clock::time_point next_commit_ = std::chrono::steady_clock::now();
+    std::uint32_t since_check_ = 0;
+    std::optional<Error> error_;
+};
+
+}  // namespace evring
