@@ -21,11 +21,7 @@ static_assert(sizeof(evring_batch_event) == kBatchEventFirst);
 constexpr std::size_t kBatchEventMost = 4096;
 
 int fail(evring_writer* writer, int status, const std::string& message) noexcept {
-    try {
-        writer->error = message;
-    } catch (...) {
-        writer->error.clear();  // out of memory: the status still says what failed
-    }
+    writer->errors.set(message);  // this thread's (evring.h: a handle is shared by threads)
     return status;
 }
 
