@@ -1,7 +1,9 @@
-// span_marker (recording_index.hpp): the span index entries of an event, from
+// span_marker (recording_span_marks.hpp): the span index entries of an event, from
 // a schema's [span.NAME] labels, for the recording writer. The fields are
 // found once per event type; each event then costs a table lookup and a
 // bounds-checked read of at most 8 bytes per mark.
+#include "query/recording_span_marks.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <memory>

@@ -1,7 +1,7 @@
 // lib/recording/recording_index.hpp — the indexes of a version 3 recording.
 //
 //     evring::RecordingOptions options;
-//     options.span_marker = evring::span_marker(schema);    // span index (optional)
+//     options.span_marker = evring::span_marker(schema);    // span index (optional; query/recording_span_marks.hpp)
 //     ... write the recording (recording_writer.hpp) ...
 //
 //     auto reader = evring::RecordingReader::open("x.evrec");
@@ -75,8 +75,6 @@
 
 namespace evring {
 
-class Schema;
-
 // The key of a span (stage empty) or of a span's stage in SpanMark::key:
 // FNV-1a of "span" or "span.stage". A reader checks the event it leads to,
 // so a collision costs a scan, never a wrong answer.
@@ -93,11 +91,11 @@ std::uint32_t span_id_digest(std::span<const std::uint8_t> id) noexcept;
 
 // Called by the writer for every kept event with its payload: writes the
 // span marks of the event into `out` (at most out.size()) and returns how
-// many. span_marker(schema) makes one from a schema's [span.NAME] labels.
+// many. span_marker(schema) makes one from a schema's [span.NAME] labels
+// (query/recording_span_marks.hpp: the recording format knows no schemas).
 using SpanMarker =
     std::function<std::size_t(const EventDescriptor&, std::span<const std::byte>, std::span<SpanMark>)>;
 inline constexpr std::size_t kMaxSpanMarksPerEvent = 8;
-SpanMarker span_marker(const Schema& schema);
 
 // How far back from the end of a file without an end block a reader looks
 // for the newest index block.

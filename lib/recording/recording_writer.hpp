@@ -60,7 +60,8 @@ struct RecordingOptions {
     // (kRecordingRingSet; begin_event's descriptor.reserved, append_gap's member).
     bool ring_set = false;
     // Marks the span instances an event opens or stages, for the span index
-    // (recording_index.hpp; span_marker(schema) reads the schema's labels).
+    // (recording_index.hpp; span_marker(schema), query/recording_span_marks.hpp,
+    // reads the schema's labels).
     // Empty: the recording's index has block, sequence number and time
     // entries only. Called on the caller's thread for every kept event.
     SpanMarker span_marker{};

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "query/span_seek.hpp"
+#include "query/recording_span_marks.hpp"
 #include "recording/recording_index.hpp"
 #include "recording/recording_writer.hpp"
 #include "source/recording_source.hpp"

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "query/recording_span_marks.hpp"
 #include "recording/recording_index.hpp"
 #include "recording/recording_writer.hpp"
 #include "evring/schema/schema_resolve.hpp"

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "query/recording_span_marks.hpp"
 #include "recording/recording_index.hpp"
 #include "recording/recording_writer.hpp"
 #include "evring/schema/schema.hpp"

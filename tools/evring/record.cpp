@@ -17,6 +17,7 @@
 #include "evring/schema/schema_resolve.hpp"
 #include "output/escape.hpp"
 #include "evring/source/follow.hpp"
+#include "query/recording_span_marks.hpp"
 #include "recording/recording_writer.hpp"
 #include "open.hpp"
 #include "sink/registering_sink.hpp"
