@@ -21,7 +21,7 @@ std::string_view describe(SourceKind kind) noexcept {
 std::string_view describe(GapReason reason) noexcept {
     switch (reason) {
     case GapReason::Unrecorded: return "not recorded (a version 1 recording: the recorder fell behind or a writer abandoned them)";
-    case GapReason::FellBehind: return "lapped: the reader (in a recording or stream, its recorder or relay) fell behind the writer";
+    case GapReason::FellBehind: return "the reader (in a recording or a stream: its recorder or relay) fell behind the writer (lapped)";
     case GapReason::Abandoned: return "reserved but never committed while a writer lived (abandoned)";
     case GapReason::NeverCommitted: return "never committed (holes in a ring nobody writes, or in a snapshot)";
     case GapReason::WriterGone: return "reserved by a writer that exited before committing them";
