@@ -16,7 +16,10 @@ start_producer() {
     "$PRODUCER_BIN" "$ring" "$@" 2>"$WORK/producer-$ring.err" &
     PRODUCER_PID=$!
     PIDS+=("$PRODUCER_PID")
-    poll 200 0.02 evring info "${ring%%:*}" && return 0
+    # The file at the name is a whole ring (a writer renames it there once made). Not
+    # `evring info`: under AddressSanitizer each run of it takes long enough for the
+    # producer to write all its events and exit before hold_producer could hold it.
+    poll 1000 0.01 test -e "$EVRING_RING_DIR/${ring%%:*}" && return 0
     echo "producer did not create $ring"; return 1
 }
 
@@ -97,7 +100,9 @@ case_watch_follows_a_live_producer_until_it_exits() {
     hold_producer
     "$EVRING_BIN" watch live1 --from oldest --format jsonl >"$WORK/live.jsonl" 2>"$WORK/live.err" &
     local watcher=$!
-    wait_attached "$watcher" "$EVRING_RING_DIR/live1" || { fail live "watch did not attach"; return; }
+    PIDS+=("$watcher")
+    # Listed as a reader, so it saw the writer alive (see follow_name: mapped is not enough).
+    wait_readers live1 "watch +watch +$watcher .* alive" || { release_producer; fail live "watch did not attach"; return; }
     release_producer
     wait "$PRODUCER_PID"
     wait "$watcher"; local rc=$?
@@ -300,7 +305,12 @@ case_watch_follow_name_continues_on_a_new_ring() {
     hold_producer
     "$EVRING_BIN" watch fn --from oldest --follow-name --format jsonl >"$WORK/fn.jsonl" 2>"$WORK/fn.err" &
     local watcher=$!
-    wait_attached "$watcher" "$EVRING_RING_DIR/fn" || { fail follow_name "watch did not attach"; return; }
+    PIDS+=("$watcher")  # stopped at exit when a check below fails before it is
+    # Listed as the ring's reader: the watcher has opened the ring and seen its writer alive.
+    # Having the file mapped is not enough: a watcher slower than the producer's 0.4 s (ASan
+    # on a loaded machine) then opened a ring whose writer had exited, read it as a finished
+    # ring, said no "writer exited" and only "waiting for a new ring" (CI, last stop).
+    wait_readers fn "watch +watch +$watcher .* alive" || { release_producer; fail follow_name "watch did not attach"; return; }
     release_producer
     wait "$PRODUCER_PID"
     wait_for_lines "$WORK/fn.jsonl" 2000 || { fail follow_name "watch read $(wc -l < "$WORK/fn.jsonl") of 2000"; return; }
