@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <thread>
@@ -80,11 +81,22 @@ struct Epoll {
 
 // A writer child: creates `path`, commits `events` events `pause` apart,
 // says so on `report`, then waits on `hold` (until the test closes or kills it).
+// With `go`, the child creates its ring only once the parent closes `go`;
+// `not_mine` are pipes of other children, closed in this one so that it does
+// not hold their ends open.
 pid_t spawn_writer(const std::string& path, int events, std::chrono::microseconds pause, test::Pipe& report,
-                   test::Pipe& hold) {
+                   test::Pipe& hold, test::Pipe* go = nullptr, std::initializer_list<test::Pipe*> not_mine = {}) {
     return test::spawn([&] {
         report.close_read();
         hold.close_write();
+        for (test::Pipe* pipe : not_mine) {
+            pipe->close_read();
+            pipe->close_write();
+        }
+        if (go != nullptr) {
+            go->close_write();
+            go->wait_for_close();
+        }
         auto writer = RingWriter::create(test::small_spec(path, 10, 16));
         if (!writer) return 1;
         {
@@ -248,6 +260,12 @@ TEST(WaitSetProcesses, ARingReCreatedUnderItsNameEndsTheOldReaderAndTheNewOneIsW
     const std::string path = dir.file("a");
     test::Pipe report1, hold1;
     const pid_t first = spawn_writer(path, 2, 0us, report1, hold1);
+    // The second writer is forked now, before the set's thread starts: a child
+    // forked while that thread runs may find a lock it held taken for good
+    // (under ThreadSanitizer its first report never came). It creates its ring
+    // once `go` closes.
+    test::Pipe report2, hold2, go;
+    const pid_t second = spawn_writer(path, 0, 0us, report2, hold2, &go, {&report1, &hold1});
     report1.close_write();
     std::uint64_t said = 9;
     ASSERT_TRUE(report1.receive(said) && report1.receive(said));
@@ -259,8 +277,7 @@ TEST(WaitSetProcesses, ARingReCreatedUnderItsNameEndsTheOldReaderAndTheNewOneIsW
     EXPECT_TRUE(set.ready().empty());
     hold1.close_write();  // the first writer closes (removing its ring) and exits
     EXPECT_EQ(test::exit_code_of(first), 0);
-    test::Pipe report2, hold2;
-    const pid_t second = spawn_writer(path, 0, 0us, report2, hold2);
+    go.close_write();
     report2.close_write();
     ASSERT_TRUE(report2.receive(said));
     ASSERT_EQ(loop.wait(kBound), 1) << "the old ring's writer left";
