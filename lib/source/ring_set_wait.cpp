@@ -22,6 +22,7 @@
 
 #include "source/ring_set_source.hpp"
 #include "evring/ring/shared_word.hpp"
+#include "ring/sigbus_guard.hpp"
 #include "util/membarrier.hpp"
 #include "source/ring_set_member.hpp"
 
@@ -51,6 +52,15 @@ void sleep_for(std::chrono::nanoseconds d) {
     std::this_thread::sleep_for(d);
 }
 
+// A member's doorbell lives in its mapping, which its file may have been cut
+// short under: every look at it is guarded, and a fault counts as ready, so
+// the caller reads next and the member's source reports the damage.
+bool member_ready(const RingSetSource::Member& m) {
+    bool ready = true;
+    if (!guard_sigbus([&] { ready = m.bell->event_ready(m.source->next_seqno()); })) return true;
+    return ready;
+}
+
 }  // namespace
 
 void RingSetSource::wait(std::chrono::nanoseconds timeout) {
@@ -68,13 +78,14 @@ void RingSetSource::wait(std::chrono::nanoseconds timeout) {
     if (has_head) timeout = std::min<std::chrono::nanoseconds>(timeout, kPollInterval);
     if (waiting.empty()) return sleep_for(timeout);
     for (Member* m : waiting)
-        if (m->bell->event_ready(m->source->next_seqno())) return;
+        if (member_ready(*m)) return;
     if (g_waitv_missing || waiting.size() > kWaitvMax) return sleep_for(std::min<std::chrono::nanoseconds>(timeout, kPollInterval));
 
     std::vector<WaitvEntry> entries;
     for (Member* m : waiting) {
         std::uint32_t expected = 0;
-        std::uint32_t* word = m->bell->announce_sleep(expected);  // D1
+        std::uint32_t* word = nullptr;
+        if (!guard_sigbus([&] { word = m->bell->announce_sleep(expected); })) return;  // D1; cut short: read
         if (word == nullptr) return sleep_for(std::min<std::chrono::nanoseconds>(timeout, kPollInterval));
         entries.push_back({expected, reinterpret_cast<std::uint64_t>(word), kFutex32, 0});
     }
@@ -82,7 +93,7 @@ void RingSetSource::wait(std::chrono::nanoseconds timeout) {
     if (detail::membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0)  // D3
         return sleep_for(std::min<std::chrono::nanoseconds>(timeout, kPollInterval));
     for (Member* m : waiting)  // D4
-        if (m->bell->event_ready(m->source->next_seqno())) return;
+        if (member_ready(*m)) return;
     timespec deadline{};
     ::clock_gettime(CLOCK_MONOTONIC, &deadline);
     const auto total = deadline.tv_nsec + timeout.count();

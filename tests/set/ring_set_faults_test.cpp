@@ -201,6 +201,26 @@ TEST_F(SetFaults, AMemberCutShortUnderTheReaderIsDamageWithItsLossReported) {
     EXPECT_EQ(source->counters().damaged, member0_lost);
 }
 
+// A member cut short while the reader waits on it: the wait looks at the
+// member's doorbell in its mapping, under the SIGBUS guard, so it returns
+// instead of killing the process (the CLI's `watch` of a set died so under
+// AddressSanitizer), and the next read reports the damage.
+TEST_F(SetFaults, AMemberCutShortWhileTheReaderWaitsWakesItAndTheReadReportsIt) {
+    auto set = members(2, true);
+    for (std::uint64_t t = 1; t <= 3; ++t) publish_at(set[0], t);
+    publish_at(set[1], 100);
+    auto source = open_at(Position::oldest());
+    SourceItem item;
+    for (int i = 0; i < 4; ++i) ASSERT_EQ(source->next(item), SourceStep::Event);
+    ASSERT_EQ(source->next(item), SourceStep::NotReady);
+    ASSERT_EQ(::truncate((dir.file("set") + "/m0").c_str(), static_cast<off_t>(kHeaderSectionSize)), 0);
+    source->wait(std::chrono::milliseconds(20));
+    const auto got = drain_all(*source);
+    EXPECT_TRUE(got.events().empty());
+    EXPECT_TRUE(source->damaged());
+    EXPECT_EQ(source->counters().damage_reports, 1u);
+}
+
 // A member that joins after the reader opened the set, and writes before an
 // older member's event is released, is merged before it: the event is not
 // let through out of time order. (Before, the reader noticed the member at
