@@ -1,6 +1,6 @@
 // producer: creates a ring and publishes a synthetic market feed into it.
 //
-//   producer <ring-config> [--count N] [--rate N] [--keep] [--threads N [--remove]]
+//   producer <ring-config> [--count N] [--rate N] [--keep] [--threads N [--remove]] [--stop-when-ready]
 //
 // With --threads N, N writer threads each publish --count events (at --rate
 // each) into a ring set (ring_set.hpp, docs/ring-sets.md) of N members, one
@@ -9,6 +9,10 @@
 // run again, which replaces it), unless --remove: then the set's clean close
 // removes it, as a set writer does by default; the members' sizes default to 18:24 (256 Ki
 // descriptors, 16 MiB of payload each) when the config gives none.
+//
+// With --stop-when-ready the process stops itself (SIGSTOP) once its ring, or
+// its set with every member, is made and before it writes: a test attaches its
+// readers, however slow its build, and then lets it go on with SIGCONT.
 //
 // Creates the ring (failing clearly when a live writer owns it), then writes
 // quotes and trades until stopped (Ctrl-C, SIGTERM), until --count events, at
@@ -27,7 +31,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <latch>
+#include <barrier>
 #include <thread>
 #include <vector>
 
@@ -111,7 +115,7 @@ std::uint64_t publish_feed(evring::Publisher& publisher, std::uint64_t count, st
 
 // --threads: one member per thread of a ring set.
 int run_set(const std::string& config_text, evring::RingConfig config, unsigned threads, std::uint64_t count,
-            std::uint64_t rate, bool remove) {
+            std::uint64_t rate, bool remove, bool stop_when_ready) {
     if (config_text.find(':') == std::string::npos) {
         config.descriptor_shift = 18;
         config.payload_buf_shift = 24;
@@ -130,7 +134,10 @@ int run_set(const std::string& config_text, evring::RingConfig config, unsigned 
     // Every thread takes its member before any starts writing: a thread that
     // finished and exited would otherwise hand its member to a thread started
     // after it (ring_set.hpp), and the set would have fewer members than threads.
-    std::latch members_taken(threads);
+    // The barrier's completion runs once all are taken, before any writes.
+    std::barrier members_taken(static_cast<std::ptrdiff_t>(threads), [stop_when_ready]() noexcept {
+        if (stop_when_ready) ::raise(SIGSTOP);
+    });
     std::vector<std::thread> workers;
     for (unsigned t = 0; t < threads; ++t)
         workers.emplace_back([&, t] {
@@ -162,6 +169,9 @@ int main(int argc, char** argv) {
     bool remove = false;
     app.add_flag("--remove", remove,
                  "with --threads: remove the set on exit, as a set writer does by default (keep_on_close false)");
+    bool stop_when_ready = false;
+    app.add_flag("--stop-when-ready", stop_when_ready,
+                 "stop (SIGSTOP) once the ring or set is made, before writing; go on at SIGCONT");
     CLI11_PARSE(app, argc, argv);
     const std::uint64_t count = args.count, rate = args.rate;
 
@@ -173,7 +183,7 @@ int main(int argc, char** argv) {
     if (threads > 0) {
         ::signal(SIGINT, on_signal);
         ::signal(SIGTERM, on_signal);
-        return run_set(args.ring, *config, threads, count, rate, remove);
+        return run_set(args.ring, *config, threads, count, rate, remove, stop_when_ready);
     }
     evring::CreateOptions options;
     options.keep_on_close = keep;
@@ -189,6 +199,7 @@ int main(int argc, char** argv) {
     // This process holds the ring exclusively and writes from one thread, so
     // reservations can skip the atomic read-modify-writes (publisher.hpp).
     evring::Publisher publisher(writer->ring(), evring::WriterSharing::Exclusive);
+    if (stop_when_ready) ::raise(SIGSTOP);
     const std::uint64_t written = publish_feed(publisher, count, rate, 0);
     std::fprintf(stderr, "producer: wrote %llu events\n", static_cast<unsigned long long>(written));
     return 0;

@@ -11,31 +11,11 @@ make_work evring-cli-test
 evring() { "$EVRING_BIN" "$@"; }
 
 # Starts a producer on ring $1 with the remaining arguments; waits for the ring.
-start_producer() {
-    local ring=$1; shift
-    "$PRODUCER_BIN" "$ring" "$@" 2>"$WORK/producer-$ring.err" &
-    PRODUCER_PID=$!
-    PIDS+=("$PRODUCER_PID")
-    # The file at the name is a whole ring (a writer renames it there once made). Not
-    # `evring info`: under AddressSanitizer each run of it takes long enough for the
-    # producer to write all its events and exit before hold_producer could hold it.
-    poll 1000 0.01 test -e "$EVRING_RING_DIR/${ring%%:*}" && return 0
-    echo "producer did not create $ring"; return 1
-}
-
-# Holds the producer still (SIGSTOP) right after its ring appears, so a
-# follower can attach while the writer lives and before it has written much.
-# The cases using it write fewer events than the ring holds (--count below the
-# descriptor capacity, --keep), so even a follower that attaches late, or
+# start_producer, hold_producer and wait_attached are in harness.sh. The cases
+# that hold a producer write fewer events than the ring holds (--count below
+# the descriptor capacity, --keep), so even a follower that attaches late, or
 # after the producer exited, reads every event: nothing depends on how fast
 # the machine is.
-hold_producer() { kill -STOP "$PRODUCER_PID" 2>/dev/null; }
-release_producer() { kill -CONT "$PRODUCER_PID" 2>/dev/null; }
-
-# Waits until process $1 has the ring file $2 mapped (it is following it), or
-# has already exited (its caller's `wait` then gives its status).
-wait_attached() { poll 1000 0.01 attached_or_gone "$1" "$2"; }
-attached_or_gone() { grep -qF "$2" "/proc/$1/maps" 2>/dev/null || ! kill -0 "$1" 2>/dev/null; }
 
 # Whether ring $1's last seqno is past $2 (for poll).
 ring_past() { [[ $(evring info --json "$1" 2>/dev/null | jq -r '.last_seqno // 0') -gt $2 ]]; }

@@ -85,3 +85,46 @@ wait_for_text() { poll 1000 0.01 has_text "$1" "$2"; }
 # the script's own `evring` function.
 wait_readers() { poll 200 0.05 readers_match "$1" "$2"; }
 readers_match() { evring readers "$1" --no-reclaim 2>/dev/null | grep -qE "$2"; }
+
+# start_producer RING [ARGS...]: the producer example in the background
+# (PRODUCER_PID, in PIDS, its stderr in $WORK/producer-RING.err); returns once
+# the file at the ring's name is there (a writer renames a whole ring file into
+# place). Not `evring info`:
+# under AddressSanitizer one run of it takes long enough for the producer to
+# write all its events and exit before hold_producer could hold it.
+start_producer() {
+    local ring=$1; shift
+    "$PRODUCER_BIN" "$ring" "$@" 2>"$WORK/producer-$ring.err" &
+    PRODUCER_PID=$!
+    PIDS+=("$PRODUCER_PID")
+    poll 1000 0.01 test -e "$EVRING_RING_DIR/${ring%%:*}" && return 0
+    echo "producer did not create $ring"; return 1
+}
+
+# start_ready_producer RING [ARGS...]: as start_producer, with --stop-when-ready:
+# returns once the producer has stopped itself (SIGSTOP) with its ring, or its
+# set and every member, made and nothing written, so readers can attach
+# however slow the build; release_producer lets it go on.
+start_ready_producer() {
+    local ring=$1; shift
+    "$PRODUCER_BIN" "$ring" "$@" --stop-when-ready 2>"$WORK/producer-$ring.err" &
+    PRODUCER_PID=$!
+    PIDS+=("$PRODUCER_PID")
+    poll 3000 0.01 stopped_or_gone "$PRODUCER_PID" && stopped "$PRODUCER_PID" && return 0
+    echo "producer did not make $ring: $(cat "$WORK/producer-$ring.err")"; return 1
+}
+# Whether process $1 is stopped (state T; the state follows the ") " that ends its name).
+stopped() { [[ $(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) == T ]]; }
+stopped_or_gone() { stopped "$1" || ! kill -0 "$1" 2>/dev/null; }
+
+# Holds the producer still (SIGSTOP) right after its ring appears, so a
+# follower can attach while the writer lives and before it has written much;
+# a slowed build (AddressSanitizer) may otherwise start a follower after a
+# short-lived writer has come and gone.
+hold_producer() { kill -STOP "$PRODUCER_PID" 2>/dev/null; }
+release_producer() { kill -CONT "$PRODUCER_PID" 2>/dev/null; }
+
+# Waits until process $1 has the ring file $2 mapped (it is following it), or
+# has already exited (its caller's `wait` then gives its status).
+wait_attached() { poll 1000 0.01 attached_or_gone "$1" "$2"; }
+attached_or_gone() { grep -qF "$2" "/proc/$1/maps" 2>/dev/null || ! kill -0 "$1" 2>/dev/null; }

@@ -13,6 +13,7 @@ make_work evring-ring-set-faults-test
 
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
+evring() { timeout 30 "$EVRING_BIN" "$@"; }
 
 # Whether process $1 has exited (for poll).
 gone() { ! kill -0 "$1" 2>/dev/null; }
@@ -24,12 +25,20 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # --- a set removed by its writer's clean close ---
 GONE=gone$$
+# The producer stops itself once its set is made (start_ready_producer) and
+# goes on once both readers are registered in it: a slowed build
+# (AddressSanitizer) may otherwise start them after the short-lived set has
+# come and gone.
 "$EVRING_BIN" watch "$GONE" --wait --from oldest --format jsonl >"$WORK/gone.jsonl" 2>"$WORK/gone.err" &
 watcher=$!
 "$EVRING_BIN" record "$GONE" --wait --from oldest --output "$WORK/gone.evrec" 2>"$WORK/gone-record.err" &
 recorder=$!
 PIDS+=("$watcher" "$recorder")
-if "$PRODUCER_BIN" "$GONE" --threads 2 --count 2000 --rate 4000 --remove 2>"$WORK/gone-producer.err"; then
+attached() {
+    wait_readers "$GONE" "watch +watch +$watcher .* alive" && wait_readers "$GONE" "record +record +$recorder "
+}
+if start_ready_producer "$GONE" --threads 2 --count 2000 --rate 4000 --remove && attached &&
+    release_producer && wait "$PRODUCER_PID"; then
     if poll 500 0.02 gone "$watcher"; then
         wait "$watcher"; rc=$?
         lines=$(wc -l <"$WORK/gone.jsonl")
@@ -57,7 +66,8 @@ if "$PRODUCER_BIN" "$GONE" --threads 2 --count 2000 --rate 4000 --remove 2>"$WOR
         kill "$recorder"
     fi
 else
-    fail watch_of_a_set_removed_by_its_writer_ends "producer: $(cat "$WORK/gone-producer.err")"
+    release_producer
+    fail watch_of_a_set_removed_by_its_writer_ends "producer or readers not started: $(cat "$WORK/producer-$GONE.err" "$WORK/gone.err" "$WORK/gone-record.err" | head -c 2000)"
 fi
 
 # --follow-name: after a removed set, waits (idle) for a new one and follows it.
@@ -65,12 +75,14 @@ FN=fn$$
 "$EVRING_BIN" watch "$FN" --follow-name --from oldest --format jsonl >"$WORK/fn.jsonl" 2>"$WORK/fn.err" &
 watcher=$!
 PIDS+=("$watcher")
-"$PRODUCER_BIN" "$FN" --threads 2 --count 500 --rate 2000 --remove 2>/dev/null
+# Each set's producer goes on once the watcher is registered in it (see GONE above).
+followed() { wait_readers "$FN" "watch +watch +$watcher .* alive"; release_producer; }
+start_ready_producer "$FN" --threads 2 --count 500 --rate 2000 --remove && followed && wait "$PRODUCER_PID"
 if poll 500 0.02 said "$WORK/fn.err" "waiting for a new ring set named '$FN'"; then
     before=$(cpu_ticks "$watcher")
     sleep 1
     used=$(( $(cpu_ticks "$watcher") - before ))
-    "$PRODUCER_BIN" "$FN" --threads 3 --count 100 --rate 2000 --remove 2>/dev/null
+    start_ready_producer "$FN" --threads 3 --count 100 --rate 2000 --remove && followed && wait "$PRODUCER_PID"
     if poll 1000 0.01 has_lines "$WORK/fn.jsonl" 1300 &&
         poll 1000 0.01 sh -c "[ \$(head -c 1048576 '$WORK/fn.err' | grep -c \"waiting for a new ring set named '$FN'\") = 2 ]"; then
         kill -INT "$watcher"; wait "$watcher"; rc=$?
@@ -185,7 +197,14 @@ LATER=later$$
 "$EVRING_BIN" watch "$LATER" --wait --from oldest --format jsonl >"$WORK/later.jsonl" 2>"$WORK/later.err" &
 watcher=$!
 PIDS+=("$watcher")
-"$PRODUCER_BIN" "$LATER" --threads 4 --count 5000 --remove 2>/dev/null
+# Created once the watcher waits for it; the producer stops itself once its
+# set is made and writes (flat out) once the watcher is registered in it
+# (see GONE above).
+wait_for_text "$WORK/later.err" "waiting for ring '$LATER' to be created"
+start_ready_producer "$LATER" --threads 4 --count 5000 --remove &&
+    wait_readers "$LATER" "watch +watch +$watcher .* alive"
+release_producer
+wait "$PRODUCER_PID"
 if poll 1000 0.01 gone "$watcher"; then
     back=$("$PY" -c '
 import json, sys
