@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "arguments.hpp"
 #include "bindings/writer_batch.hpp"
 #include "reader.hpp"
 #include "schema/schema_write_check.hpp"
@@ -22,19 +23,10 @@ bool is_sequence(const py::handle& h) {
     return py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h) || py::isinstance<py::array>(h);
 }
 
-// A number, or a name from the ring's schema (as Writer.record takes it;
-// writer.cpp resolves record's the same way).
+// A number, or a name from the ring's schema: arguments.hpp's rule, the one
+// Writer.record uses.
 std::uint16_t type_number(const evring_writer& writer, const py::handle& type) {
-    if (py::isinstance<py::str>(type)) {
-        const std::string name = type.cast<std::string>();
-        if (!writer.schema) raise_error(fmt::format("event type '{}' given by name, but the ring has no schema", name));
-        const SchemaEvent* event = writer.schema->event(name);
-        if (event == nullptr) raise_error(fmt::format("the schema has no event type named '{}'", name));
-        return event->number;
-    }
-    const auto number = type.cast<std::int64_t>();
-    if (number < 0 || number > 0xffff) raise_error(fmt::format("event type {} is not in 0..65535", number));
-    return static_cast<std::uint16_t>(number);
+    return event_type_of(type, writer.schema ? &*writer.schema : nullptr);
 }
 
 FlowTags tags_of(const py::handle& row) {

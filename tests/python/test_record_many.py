@@ -106,6 +106,21 @@ def test_what_is_not_a_list_of_events_is_refused(ring_path):
         assert writer.record(1, b"") == 1, "nothing was published before"
 
 
+def test_event_types_follow_the_rule_record_follows(ring_path):
+    # One rule for a type in record and record_many (python/src/arguments.hpp):
+    # a bool is not a type, a numpy integer is, and the same errors are given.
+    with evring.create(ring_path, descriptor_shift=10, payload_shift=20) as writer:
+        for call in (lambda t: writer.record(t, b""), lambda t: writer.record_many(t, [b""])):
+            with pytest.raises(evring.Error, match="give a number"):
+                call(True)
+            with pytest.raises(evring.Error, match="give a number"):
+                call(2.5)
+            with pytest.raises(evring.Error, match="given by name, but the ring has no schema"):
+                call("TICK")
+        assert writer.record_many(np.uint16(3), [b""]) == [1]
+        assert [e.event_type for e in evring.open(ring_path).replay(start="oldest")] == [3]
+
+
 def test_a_recording_of_batched_events_replays_them_identically(ring_path, evring_bin, tmp_path):
     out = tmp_path / "batched.evrec"
     ticks = np.zeros(300, dtype=TICK_DTYPE)
