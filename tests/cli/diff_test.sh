@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # evring diff (docs/cli.md, "evring diff"): a real snapshot and its recording
-# are equal (exit 0); a copy with one payload byte changed differs (exit 1) at
+# (one file, or rotated into two) are equal (exit 0); a copy with one payload byte changed differs (exit 1) at
 # that seqno, byte and field; a source that ends early, --max bounding the
 # list, --where and --until selecting alike on both sides, sets against a
 # member, two snapshots of one live ring; a truncated file, a missing one and
@@ -54,6 +54,12 @@ case_a_snapshot_and_its_recording_are_equal() {
     evring diff "$WORK/snap.evrec" "$SNAP" --format json > "$WORK/eq.json"; rc=$?
     [[ $rc == 0 && $(json "$WORK/eq.json" 'j["equal"], j["first"], j["a"]["events"], j["b"]["events"]') == "True None 6597 6597" ]] ||
         { fail equal "json exit $rc: $(cat "$WORK/eq.json")"; return; }
+    # A recording rotated into two files reads as one series.
+    mkdir -p "$WORK/series"
+    evring record "$SNAP" --from oldest --rotate-size 1M -o "$WORK/series/r.evrec" 2>/dev/null || { fail equal "record --rotate-size"; return; }
+    [[ -f $WORK/series/r.evrec.1 ]] || { fail equal "the recording did not rotate: $(ls "$WORK/series")"; return; }
+    out=$(evring diff "$SNAP" "$WORK/series/r.evrec" 2>/dev/null); rc=$?
+    [[ $rc == 0 && $out == "equal: 6597 events"* ]] || { fail equal "rotated series: exit $rc: $out"; return; }
     ok a_snapshot_and_its_recording_are_equal
 }
 
