@@ -27,8 +27,8 @@ print(" ".join(map(str, r)) if isinstance(r, tuple) else r)' "$1" "$2"
 
 if have_snapshots; then
     evring record "$SNAP" --from oldest -o "$WORK/snap.evrec" 2>/dev/null || { echo "FAIL setup: record"; exit 1; }
-    # One payload byte of seqno 3000 changed (byte 20 of its payload), in a
-    # snapshot of its own: the ring decompressed, the byte found through the
+    # One payload byte of seqno 3000 changed (byte 20 of its payload) and one
+    # flow tag of seqno 4000, in a snapshot of its own: the ring decompressed, the byte found through the
     # descriptor (docs/format.md: descriptors at 2 MiB, 64 bytes each; the
     # payload buffer after them, at payload_buf_offset mod its size), flipped.
     zstd -q -d -c "$SNAP" > "$WORK/ring" || { echo "FAIL setup: zstd -d"; exit 1; }
@@ -41,6 +41,10 @@ slot = 2 * 1024 * 1024 + ((3000 - 1) % capacity) * 64
 seqno, size, offset = struct.unpack_from("<Q", d, slot)[0], struct.unpack_from("<I", d, slot + 12)[0], struct.unpack_from("<Q", d, slot + 24)[0]
 assert seqno == 3000 and size > 20, (seqno, size)
 d[2 * 1024 * 1024 + capacity * 64 + offset % buffer_size + 20] ^= 0xFF
+# and seqno 4000's flow tag 1 (content_ext[1], at 40 in the descriptor) raised by one
+slot = 2 * 1024 * 1024 + ((4000 - 1) % capacity) * 64
+assert struct.unpack_from("<Q", d, slot)[0] == 4000
+struct.pack_into("<Q", d, slot + 40, struct.unpack_from("<Q", d, slot + 40)[0] + 1)
 open(path, "wb").write(d)
 PY
     zstd -q -1 -c "$WORK/ring" > "$WORK/changed.zst" && rm -f "$WORK/ring" || { echo "FAIL setup: zstd"; exit 1; }
@@ -70,12 +74,14 @@ case_one_changed_payload_byte_is_named_by_seqno_byte_and_field() {
     [[ $rc == 1 && $out == "first difference: seqno 3000 ("*"): payload differs at byte 20 (field "* ]] ||
         { fail changed "exit $rc: $out"; return; }
     evring diff "$WORK/snap.evrec" "$WORK/changed.zst" --format json > "$WORK/changed.json"; rc=$?
-    [[ $rc == 1 && $(json "$WORK/changed.json" 'j["equal"], j["listed"], j["first"]["seqno"], j["first"]["byte"], j["first"]["differs"], len(j["first"]["field"]) > 0') == "False 1 3000 20 ['payload'] True" ]] ||
+    [[ $rc == 1 && $(json "$WORK/changed.json" 'j["equal"], j["listed"], j["first"]["seqno"], j["first"]["byte"], j["first"]["differs"], len(j["first"]["field"]) > 0') == "False 2 3000 20 ['payload'] True" ]] ||
         { fail changed "json exit $rc: $(cat "$WORK/changed.json")"; return; }
-    # --where leaving that event's type out, or --until before it: equal again.
+    [[ $(json "$WORK/changed.json" 'j["differences"][1]["seqno"], j["differences"][1]["differs"], j["differences"][1]["flow_tags"], j["differences"][1]["text"].startswith("flow tag ")') == "4000 ['flow'] [1] True" ]] ||
+        { fail changed "the flow tag: $(cat "$WORK/changed.json")"; return; }
+    # --where leaving that event's type out (and --until before the flow tag), or --until before it: equal again.
     local type
     type=$(evring watch "$SNAP" --from 3000 --count 1 --format jsonl 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["type_name"])')
-    evring diff "$SNAP" "$WORK/changed.zst" --where "type != $type" >/dev/null 2>&1; rc=$?
+    evring diff "$SNAP" "$WORK/changed.zst" --where "type != $type" --until 3999 >/dev/null 2>&1; rc=$?
     [[ $rc == 0 ]] || { fail changed "--where 'type != $type': exit $rc"; return; }
     evring diff "$SNAP" "$WORK/changed.zst" --until 2999 >/dev/null 2>&1; rc=$?
     [[ $rc == 0 ]] || { fail changed "--until 2999: exit $rc"; return; }

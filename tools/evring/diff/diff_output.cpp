@@ -57,7 +57,7 @@ std::string describe(const DiffReport& r, const Difference& d) {
         parts.push_back(fmt::format("{} vs {} bytes", d.a.payload_size, d.b.payload_size));
     for (unsigned i = 0; i < 4; ++i)
         if (d.flows & (1u << i))
-            parts.push_back(fmt::format("{} {} vs {}", printable(flow_name(r.schema, i)), d.a.content_ext[i],
+            parts.push_back(fmt::format("flow tag {} {} vs {}", printable(flow_name(r.schema, i)), d.a.content_ext[i],
                                         d.b.content_ext[i]));
     if (d.aspects & kTime)
         parts.push_back(fmt::format("record_epoch_nanos {} vs {}", d.a.record_epoch_nanos, d.b.record_epoch_nanos));
@@ -110,7 +110,9 @@ void print_diff_text(const DiffReport& r, bool by_member) {
     } else {
         out += fmt::format("first difference: {}: {}\n", where(r, *r.first, r.seqno_blanked), describe(r, *r.first));
         for (const auto& d : r.listed) out += fmt::format("  {}: {}\n", where(r, d, r.seqno_blanked), describe(r, d));
-        if (r.more)
+        if (r.max == 0 && r.partial)
+            out += "  reading stopped at the first difference (--max 0)\n";
+        else if (r.more)
             out += fmt::format("  ... more differences not listed (--max {}){}\n", r.max,
                                r.partial ? "; reading stopped there" : "");
     }
