@@ -71,8 +71,9 @@ struct SideReader {
     Result<FollowResult> result = Error(ECANCELED, "not read");
 };
 
-// Trouble is exit 2 for diff (1 means the sources differ).
-int trouble(int code) { return code == kExitOk ? kExitOk : kExitUsage; }
+// Any error is exit 2 for diff, as for cmp(1): 1 means the sources differ.
+constexpr int kExitTrouble = 2;
+int trouble(int code) { return code == kExitOk ? kExitOk : kExitTrouble; }
 
 // Feeds the join from both channels, the side with fewer unmatched events
 // first, so differences come out in the sources' order; stops early (true)
@@ -151,7 +152,7 @@ int run_diff(DiffOptions& options) {
         if (r.result->damaged) {
             report_error(fmt::format("'{}' is damaged: the comparison covers only what could be read",
                                      report.sides[i].path));
-            code = kExitUsage;
+            code = kExitTrouble;
         }
     }
     report.members = join.members();
