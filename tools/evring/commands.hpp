@@ -48,6 +48,7 @@ Command add_schema(CLI::App& app);           // schema_cmd.cpp: check, show, com
 Command add_export(CLI::App& app);           // export.cpp
 Command add_stats(CLI::App& app);            // stats.cpp
 Command add_digest(CLI::App& app);           // digest.cpp
+Command add_diff(CLI::App& app);             // diff/diff.cpp
 Command add_relay(CLI::App& app);            // relay_cmd.cpp (with NATS)
 Command add_mirror(CLI::App& app);           // mirror.cpp (with NATS)
 Command add_readers(CLI::App& app);          // readers.cpp

@@ -10,11 +10,9 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "evring/schema/schema_resolve.hpp"
 #include "digest_cmd.hpp"
+#include "digest_read.hpp"
 #include "output/json.hpp"
-#include "open.hpp"
-#include "ops/stop.hpp"
 #include "output/values.hpp"
 
 namespace evring::cli {
@@ -22,9 +20,7 @@ namespace {
 
 class DigestSink final : public FollowSink {
 public:
-    DigestSink(bool blank_time, bool blank_offset, bool blank_seqno, std::array<bool, 4> blank_flow)
-        : ctx_(EVP_MD_CTX_new()), blank_time_(blank_time), blank_offset_(blank_offset), blank_seqno_(blank_seqno),
-          blank_flow_(blank_flow) {
+    explicit DigestSink(const Blanking& blank) : ctx_(EVP_MD_CTX_new()), blank_(blank) {
         ok_ = ctx_ != nullptr && EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) == 1;
     }
     ~DigestSink() override { EVP_MD_CTX_free(ctx_); }
@@ -37,12 +33,7 @@ public:
     bool event(const SourceEvent& e) override {
         if (!wanted(e.member)) return true;
         EventDescriptor d = e.descriptor;
-        d.reserved = 0;
-        if (blank_time_) d.record_epoch_nanos = 0;
-        if (blank_offset_) d.payload_buf_offset = 0;
-        if (blank_seqno_) d.seqno = 0;
-        for (std::size_t i = 0; i < 4; ++i)
-            if (blank_flow_[i]) d.content_ext[i] = 0;
+        blank_.apply(d);
         std::uint8_t record[65];
         std::memcpy(record, &d, 64);  // the descriptor's layout is little-endian and fixed (format.hpp)
         record[64] = e.payload_state == PayloadState::Ok ? 1 : 2;  // 2: expired or invalid, no bytes
@@ -76,39 +67,15 @@ public:
     std::uint64_t gap_seqnos() const { return gap_seqnos_; }
 
 private:
-    bool wanted(std::uint32_t member) const {
-        return members_.empty() || std::find(members_.begin(), members_.end(), member) != members_.end();
-    }
+    bool wanted(std::uint32_t member) const { return member_kept(members_, member); }
 
     EVP_MD_CTX* ctx_;
     std::vector<std::uint32_t> members_;
     bool ok_ = false;
-    bool blank_time_, blank_offset_, blank_seqno_;
+    Blanking blank_;
     bool keep_waiting_ = false;
-    std::array<bool, 4> blank_flow_;
     std::uint64_t events_ = 0, gaps_ = 0, gap_seqnos_ = 0;
 };
-
-// The sequence number of a stream's newest event now (read from a second
-// reader at `latest`), so that a digest of a stream covers what it held when
-// the digest started, as for a live ring; nullopt when it holds none within
-// a few seconds.
-std::optional<std::uint64_t> newest_in_stream(const std::string& location) {
-    auto probe = open_for_command(location, {});
-    if (!probe || !(*probe)->seek(Position::latest())) return std::nullopt;
-    SourceItem item;
-    for (int i = 0; i < 100 && !stop_requested(); ++i) {
-        switch ((*probe)->next(item)) {
-        case SourceStep::Event: return item.event.descriptor.seqno;
-        case SourceStep::NotReady: (*probe)->wait(std::chrono::milliseconds(50)); break;
-        case SourceStep::Gap:
-        case SourceStep::Notice: break;
-        case SourceStep::End:
-        case SourceStep::Failed: return std::nullopt;
-        }
-    }
-    return std::nullopt;
-}
 
 }  // namespace
 
@@ -117,73 +84,32 @@ Command add_digest(CLI::App& app) {
     DigestOptions& o = *options;
     auto* c = app.add_subcommand("digest", "One SHA-256 over the events of a source, to compare sources");
     c->add_option("SOURCE", o.source, "Ring name or path, snapshot, recording or stream")->required();
-    o.select.add_range(*c);
-    o.select.add_filters(*c);
-    o.select.add_name(*c);
-    o.select.add_member(*c);
-    c->add_flag("--blank-time", o.blank_time, "Leave record_epoch_nanos out (Monad's digest -T)");
-    c->add_flag("--blank-offset", o.blank_offset, "Leave payload_buf_offset out (-P)");
-    c->add_flag("--blank-seqno", o.blank_seqno, "Leave seqno out (a ring evring mirror filled numbers from 1)");
-    c->add_option("--blank-flow", o.blank_flows, "Leave this flow tag out: a name, an index 0-3, or all (-C; repeatable)")
-        ->type_name("TAG")
-        ->allow_extra_args(false);
-    c->add_option("--schema", o.schema_file, "Schema file naming the flow tags")->type_name("FILE");
+    o.read.add_to(*c, true);
     c->add_flag("--json", o.json, "One JSON object");
     return {c, [options] { return run_digest(*options); }};
 }
 
 int run_digest(DigestOptions& options) {
-    FollowOptions follow_options;
-    if (auto s = options.select.check(follow_options); !s) return usage_error(s.error());
-    auto source = open_for_command(options.source, {});
-    if (!source) return runtime_error(source.error());
-    if (!options.select.members.empty() && !(*source)->identity().members)
-        return usage_error(Error(EINVAL, fmt::format("--member picks members of a ring set; '{}' is a {}",
-                                                     options.source, describe((*source)->kind()))));
-    auto found = resolve_schema(**source, {.schema_file = options.schema_file});
-    if (!found) return runtime_error(found.error());
-    if (!found->warning.empty()) report_error(found->warning);
-    const Schema* schema = found->schema ? &*found->schema : nullptr;
-    // --type, --flow and --where: a digest of the events they keep, so two
-    // sources can be compared on a part (one block, one type).
-    if (auto s = options.select.resolve(follow_options, schema, **source); !s) return exit_code(s.error());
-    std::array<bool, 4> blank{};
-    for (const auto& tag : options.blank_flows) {
-        if (tag == "all") { blank.fill(true); continue; }
-        if (tag.size() == 1 && tag[0] >= '0' && tag[0] <= '3') { blank[static_cast<std::size_t>(tag[0] - '0')] = true; continue; }
-        auto index = schema ? schema->flow_tag(tag) : std::nullopt;
-        if (!index)
-            return usage_error(Error(EINVAL, fmt::format("bad --blank-flow '{}': expected an index 0-3, all, or a flow "
-                                                         "tag name of the source's schema", tag)));
-        blank[*index] = true;
-    }
-    follow_options.payloads = PayloadRead::Copy;
-    install_stop_handlers();
-    follow_options.stop_flag = &stop_flag();
-    DigestSink sink(options.blank_time, options.blank_offset, options.blank_seqno, blank);
-    sink.only_members(options.select.members);
-    if ((*source)->kind() == SourceKind::Stream) {
-        if (follow_options.stop.kind == Position::Kind::None && follow_options.count == 0) {
-            auto newest = newest_in_stream(options.source);
-            if (!newest) return runtime_error(Error(ENOENT, fmt::format("stream '{}' holds no event to digest",
-                                                                        (*source)->identity().path)));
-            follow_options.stop = Position::seqno(*newest);
-        }
-        sink.keep_waiting();
-    }
+    ComparedSource read;
+    if (int code = open_compared(options.source, options.read, read); code != kExitOk) return code;
+    auto& source = read.source;
+    FollowOptions& follow_options = read.follow;
+    DigestSink sink(read.blank);
+    sink.only_members(options.read.select.members);
+    if (read.stream) sink.keep_waiting();
     // --name: the events since the last run; committed once the result is printed.
-    auto named = options.select.resume_named(follow_options, **source);
+    auto named = options.read.select.resume_named(follow_options, *source);
     if (!named) return exit_code(named.error());
     std::optional<CommitSink> committing;
     if (*named) committing.emplace(sink, **named, [] { return true; }, CommitSink::kAtEnd);
-    auto result = follow(*source, follow_options, committing ? static_cast<FollowSink&>(*committing) : sink);
+    auto result = follow(source, follow_options, committing ? static_cast<FollowSink&>(*committing) : sink);
     if (!result) return runtime_error(result.error());
     const std::string hex = sink.hex();
     if (hex.empty()) return runtime_error(Error(EIO, "SHA-256 failed (OpenSSL)"));
     if (options.json) {
         JsonObject o;
         o.string("digest", hex).number("events", sink.events()).number("gaps", sink.gaps())
-            .number("gap_seqnos", sink.gap_seqnos()).string("source", (*source)->identity().path);
+            .number("gap_seqnos", sink.gap_seqnos()).string("source", source->identity().path);
         fmt::print("{}\n", o.text());
     } else {
         fmt::print("{}  {} events, {} gaps ({} seqnos)\n", hex, sink.events(), sink.gaps(), sink.gap_seqnos());

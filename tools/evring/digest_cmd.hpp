@@ -9,18 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "event_selection.hpp"
+#include "digest_read.hpp"
 
 namespace evring::cli {
 
 struct DigestOptions {
     std::string source;
-    EventSelection select{"oldest"};  // --from, --until, --count, --type, --flow, --where, --member
-    bool blank_time = false;          // like Monad's digest -T
-    bool blank_offset = false;        // -P
-    bool blank_seqno = false;         // a mirror numbers its events itself
-    std::vector<std::string> blank_flows;  // -C: flow tags by name or index
-    std::string schema_file;
+    ComparedReadOptions read;  // the selection, --name, the blanked words, --schema (digest_read.hpp)
     bool json = false;
 };
 

@@ -145,9 +145,14 @@ Status EventSelection::resolve_names(FlowFilter& filter, const Schema* schema, E
 }
 
 Status EventSelection::resolve(FollowOptions& follow, const Schema* schema, EventSource& source) {
+    return resolve(follow, schema, source, where_predicate_);
+}
+
+Status EventSelection::resolve(FollowOptions& follow, const Schema* schema, EventSource& source,
+                               std::unique_ptr<EventPredicate>& where_holder) const {
     if (auto s = resolve_names(follow.filter, schema, source); !s) return s;
     follow.schema = schema;
-    return compile_where_option(follow, where, schema, where_predicate_, &source);
+    return compile_where_option(follow, where, schema, where_holder, &source);
 }
 
 Status commit_printed(NamedReader* reader, const FollowResult& result) {

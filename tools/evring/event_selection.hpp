@@ -86,6 +86,10 @@ struct EventSelection {
     // resolve_names into follow.filter, then --where compiled into
     // follow.where (kept alive by this selection) and follow.schema set.
     Status resolve(FollowOptions& follow, const Schema* schema, EventSource& source);
+    // The same with --where's predicate kept in `where` (a command reading
+    // two sources with one selection: diff).
+    Status resolve(FollowOptions& follow, const Schema* schema, EventSource& source,
+                   std::unique_ptr<EventPredicate>& where_holder) const;
     // --name, once the source is open: locks the name and moves follow.start
     // to where the reader resumes (named_reader.hpp), saying so on stderr;
     // null without --name.

@@ -55,6 +55,7 @@ std::string one_line_failure(const CLI::App* app, const CLI::Error& e) {
 using AddCommand = Command (*)(CLI::App&);
 constexpr AddCommand kCommands[] = {
     add_ls, add_gc, add_rm, add_info, add_watch, add_snapshot, add_record, add_schema, add_export, add_stats, add_digest,
+    add_diff,
 #ifdef EVRING_HAVE_NATS
     add_relay, add_mirror,
 #endif
