@@ -30,6 +30,7 @@
 #include "evring/schema/schema.hpp"
 #include "cursor/named_reader.hpp"
 #include "source/event_predicate.hpp"
+#include "source/span_labels.hpp"
 
 namespace CLI {
 class App;
@@ -41,7 +42,7 @@ namespace evring::cli {
 // The --help texts of the range; a null text leaves that option out.
 struct RangeHelp {
     const char* from = "oldest (default), latest, SEQNO, -N, a time or block:N";
-    const char* until = "Stop after this SEQNO or TIME";
+    const char* until = "Stop after this SEQNO or TIME, or at the end of block:N (block.STAGE:N: its stage event)";
     const char* count = "Stop after N events";
 };
 
@@ -65,6 +66,7 @@ struct EventSelection {
     std::vector<std::uint32_t> members;  // --member: only these ring set members (empty: all)
     std::optional<std::string> name;     // --name: a named reader (docs/named-readers.md)
     bool reset = false;                  // --reset: forget its position
+    bool span_labels = false;            // the command shows span labels (watch): keep a table
 
     // Registration, in the order a command's --help lists them; each command
     // calls the groups it offers where its options belong.
@@ -85,6 +87,10 @@ struct EventSelection {
     Status resolve_names(FlowFilter& filter, const Schema* schema, EventSource& source) const;
     // resolve_names into follow.filter, then --where compiled into
     // follow.where (kept alive by this selection) and follow.schema set.
+    // With a schema whose spans have labels, and --where, --until SPAN:N or
+    // `span_labels` asked for, follow.span_labels is a table this selection
+    // keeps (span_labels.hpp: the follow loop reads labels into it), and
+    // --until SPAN:N becomes follow.span_stop.
     Status resolve(FollowOptions& follow, const Schema* schema, EventSource& source);
     // --name, once the source is open: locks the name and moves follow.start
     // to where the reader resumes (named_reader.hpp), saying so on stderr;
@@ -93,6 +99,7 @@ struct EventSelection {
 
 private:
     std::unique_ptr<EventPredicate> where_predicate_;
+    std::unique_ptr<SpanLabels> span_labels_;
     CLI::Option* from_option_ = nullptr;  // to tell an explicit --from from the default
 };
 
