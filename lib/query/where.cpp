@@ -22,8 +22,9 @@ std::string shown(const WhereLiteral& l) { return l.negative ? "-" + l.name : l.
 
 class Compiler {
 public:
-    Compiler(const Schema& schema, std::string_view text, std::string_view option, const SpanLabelResolver& labels)
-        : schema_(schema), text_(text), option_(option), labels_(labels) {}
+    Compiler(const Schema& schema, std::string_view text, std::string_view option, const SpanLabelResolver& labels,
+             const SpanLabels* table)
+        : schema_(schema), text_(text), option_(option), labels_(labels), table_(table) {}
 
     Result<std::unique_ptr<Compiled>> compile(const WhereNode& n) {
         auto c = std::make_unique<Compiled>();
@@ -75,13 +76,16 @@ private:
     }
 
     // `block == 15000009`: the flow tag holds the opening event's seqno, and
-    // the user means the span's label; each label is looked up once, now.
+    // the user means the span's label. ==, != and in look each label up once,
+    // now; <, <=, > and >= compare the label the span label table read as
+    // reading went (span_labels.hpp), as no seqno orders labels.
     Status span_labels(const WhereNode& n, Compiled& c, const SchemaSpan& span) {
         const std::string raw = fmt::format("ext[{}]", c.ext);
-        if (n.op != WhereOp::Eq && n.op != WhereOp::Ne && n.op != WhereOp::In)
-            return fail(n.at, fmt::format("'{}' compares {} labels ({}) with ==, != or in; {} is the raw tag",
-                                          n.operand, span.name, span.label, raw));
-        if (!labels_)
+        const bool ordered = n.op == WhereOp::Lt || n.op == WhereOp::Le || n.op == WhereOp::Gt || n.op == WhereOp::Ge;
+        if (!ordered && n.op != WhereOp::Eq && n.op != WhereOp::Ne && n.op != WhereOp::In)
+            return fail(n.at, fmt::format("'{}' compares {} labels ({}) with ==, !=, in, <, <=, > or >=; {} is the "
+                                          "raw tag", n.operand, span.name, span.label, raw));
+        if (ordered ? table_ == nullptr : !labels_)
             return fail(n.at, fmt::format("'{}' compares {} labels ({}), which this reader cannot look up; {} is "
                                           "the raw tag", n.operand, span.name, span.label, raw));
         for (const WhereLiteral& l : n.literals) {
@@ -89,10 +93,19 @@ private:
                 l.number[1] != 0 || l.number[2] != 0 || l.number[3] != 0)
                 return fail(l.at, fmt::format("'{}' compares {} labels, whole numbers; '{}' is not one", n.operand,
                                               span.name, shown(l)));
-            auto seqno = labels_(span, l.number[0]);
-            if (!seqno) return fail(l.at, seqno.error().message());
+            const std::uint64_t label = l.number[0];
+            if (n.op == WhereOp::Eq || n.op == WhereOp::In) c.top = std::max(c.top.value_or(0), label);
+            else if (n.op == WhereOp::Le) c.top = label;
+            else if (n.op == WhereOp::Lt) c.top = label == 0 ? 0 : label - 1;  // `< 0` keeps nothing
             Value v;
-            v.u[0] = *seqno;
+            if (ordered) {
+                c.operand = Operand::SpanLabel;
+                v.u[0] = label;
+            } else {
+                auto seqno = labels_(span, label);
+                if (!seqno) return fail(l.at, seqno.error().message());
+                v.u[0] = *seqno;
+            }
             c.literals.push_back(std::move(v));
         }
         return {};
@@ -319,6 +332,7 @@ private:
     std::string_view text_;
     std::string_view option_;
     const SpanLabelResolver& labels_;
+    const SpanLabels* table_;
     const SchemaEnum* enum_ = nullptr;
     std::string struct_error_;
 };
@@ -327,13 +341,14 @@ private:
 }  // namespace detail
 
 Result<std::unique_ptr<EventPredicate>> compile_where(std::string_view text, const Schema& schema,
-                                                      std::string_view option, const SpanLabelResolver& labels) {
+                                                      std::string_view option, const SpanLabelResolver& labels,
+                                                      const SpanLabels* table) {
     auto tree = detail::parse_where(text, option);
     if (!tree) return std::move(tree).error();
-    detail::Compiler compiler(schema, text, option, labels);
+    detail::Compiler compiler(schema, text, option, labels, table);
     auto compiled = compiler.compile(**tree);
     if (!compiled) return std::move(compiled).error();
-    return std::unique_ptr<EventPredicate>(detail::make_where_predicate(std::move(*compiled)));
+    return std::unique_ptr<EventPredicate>(detail::make_where_predicate(std::move(*compiled), table));
 }
 
 }  // namespace evring

@@ -22,12 +22,18 @@
 //
 // Span names: a flow tag that a span declares as its `opener` (Monad's
 // `block`, which holds the seqno of the block's BLOCK_START) compares by the
-// span's label when the span has one (docs/schema.md): `block == 15000009`
-// and `block in {15000009, 15000010}` keep the events of those blocks. Each
+// span's label when the span has one (docs/schema.md). `block == 15000009`
+// and `block in {15000009, 15000010}` keep the events of those blocks: each
 // label is looked up in the source once, when compiling (a label no event
-// carries is an error naming it); only ==, != and in apply. `ext[I]` still
-// compares the raw tag. A bare `block` tests the raw tag for non-zero.
-//
+// carries is an error naming it). `block >= 15000009 && block <= 15000010`,
+// `block > N`, `block < N` compare the label the span label table (`table`,
+// span_labels.hpp, which the follow loop fills as it reads) holds for the
+// event's opening: an event whose opening was not read has no label, and no
+// ordered comparison holds for it. The predicate's span_top()
+// (event_predicate.hpp) is the greatest label it keeps, so the follow loop
+// stops once that has passed. `ext[I]` still compares the raw tag. A bare
+// `block` tests the raw tag for non-zero.
+
 // Contract:
 // - Compiled once against the schema: every name is resolved to event
 //   numbers, flow tag indices, enumeration values and, for each event type,
@@ -46,7 +52,9 @@
 // - Hostile input is bounded: at most kMaxWhereBytes of text, nesting at most
 //   kMaxWhereDepth, kMaxWhereNodes tests and operators; beyond that an error.
 //
-// Thread safety: a compiled expression is immutable; share it freely.
+// Thread safety: a compiled expression is immutable; share it freely, except
+// one with ordered span label tests: it reads its table, which the follow
+// loop writes, so it runs on that loop's thread.
 #pragma once
 
 #include <cstddef>
@@ -58,6 +66,7 @@
 #include "evring/error.hpp"
 #include "source/event_predicate.hpp"
 #include "evring/schema/schema.hpp"
+#include "source/span_labels.hpp"
 
 namespace evring {
 
@@ -71,10 +80,12 @@ inline constexpr std::size_t kMaxWhereNodes = 4096;
 using SpanLabelResolver = std::function<Result<std::uint64_t>(const SchemaSpan& span, std::uint64_t label)>;
 
 // Compiles `text`; `option` names the option in errors ("--where"). `labels`
-// looks span labels up (see "Span names" above); without it an expression
-// comparing a labelled span's tag is refused.
+// looks span labels up for ==, != and in, `table` (read while evaluating;
+// it must outlive the predicate) holds them for <, <=, > and >= (see "Span
+// names" above); without them such an expression is refused.
 Result<std::unique_ptr<EventPredicate>> compile_where(std::string_view text, const Schema& schema,
                                                       std::string_view option = "--where",
-                                                      const SpanLabelResolver& labels = {});
+                                                      const SpanLabelResolver& labels = {},
+                                                      const SpanLabels* table = nullptr);
 
 }  // namespace evring

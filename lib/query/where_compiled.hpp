@@ -7,15 +7,19 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "source/event_predicate.hpp"
 #include "evring/schema/schema.hpp"
 #include "query/where_ast.hpp"
+#include "source/span_labels.hpp"
 
 namespace evring::detail {
 
-enum class Operand : std::uint8_t { Type, Seqno, Time, PayloadSize, Ext, Field };
+// SpanLabel: the label of the span instance flow tag `ext` points into
+// (span_labels.hpp), for <, <=, > and >=.
+enum class Operand : std::uint8_t { Type, Seqno, Time, PayloadSize, Ext, Field, SpanLabel };
 
 // A value to compare with, in the form the field's type reads as.
 struct Value {
@@ -60,6 +64,9 @@ struct Compiled {
     std::vector<Value> literals;             // descriptor operands
     std::vector<std::int32_t> slot;          // Field: event type -> index into access, -1: no such field
     std::vector<Access> access;
+    // A test on a labelled span's tag: the greatest label it keeps (== and in:
+    // the greatest literal; <=: N; <: N - 1), for EventPredicate::span_top.
+    std::optional<std::uint64_t> top;
 };
 
 inline int compare(const U256& x, const U256& y) {
@@ -92,7 +99,9 @@ inline bool test_unsigned(WhereOp op, const U256& v, const std::vector<Value>& l
 }
 
 
-// The predicate that evaluates `root` (where_eval.cpp).
-std::unique_ptr<EventPredicate> make_where_predicate(std::unique_ptr<Compiled> root);
+// The predicate that evaluates `root` (where_eval.cpp); SpanLabel tests read
+// `labels` (null only when there are none).
+std::unique_ptr<EventPredicate> make_where_predicate(std::unique_ptr<Compiled> root,
+                                                     const SpanLabels* labels = nullptr);
 
 }  // namespace evring::detail

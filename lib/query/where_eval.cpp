@@ -21,7 +21,7 @@ namespace {
 constexpr std::uint32_t kAccept = 0xFFFFFFFEu;
 constexpr std::uint32_t kReject = 0xFFFFFFFFu;
 
-enum class Step : std::uint8_t { Const, TypeSet, Word, WordIn, Field };
+enum class Step : std::uint8_t { Const, TypeSet, Word, WordIn, Field, Label };
 
 struct Instr {
     Step step = Step::Const;
@@ -119,6 +119,11 @@ private:
             return i;
         }
         if (c.operand == Operand::Type) return type_set(c, i);
+        if (c.operand == Operand::SpanLabel) {  // an ordered comparison with one label (where.cpp)
+            i.step = Step::Label;
+            i.word = c.literals.empty() ? 0 : c.literals[0].u[0];
+            return i;
+        }
         if (c.op == WhereOp::Truth) {
             i.step = Step::Word;
             return i;
@@ -172,7 +177,9 @@ private:
 
 class WherePredicate final : public EventPredicate {
 public:
-    explicit WherePredicate(std::unique_ptr<Compiled> root) : root_(std::move(root)), program_(*root_) {
+    WherePredicate(std::unique_ptr<Compiled> root, const SpanLabels* labels)
+        : root_(std::move(root)), program_(*root_), labels_(labels) {
+        top_ = top_of(*root_);
         // Flat arrays for the loop: no pointer chasing into the tree but for fields.
         code_ = program_.code();
         bits_ = program_.bits();
@@ -192,6 +199,7 @@ public:
         }
     }
     bool needs_payload() const noexcept override { return root_->payload; }
+    std::optional<SpanLimit> span_top() const noexcept override { return top_; }
     bool matches(const SourceEvent& event) const noexcept override { return run(event, nullptr); }
     bool matches(SourceEvent& event, PayloadLoader& loader) const noexcept override {
         return run(event, &loader);
@@ -222,6 +230,12 @@ private:
                 break;
             }
             case Step::Field: r = field(fields_[i.first], event, loader); break;
+            case Step::Label: {
+                // An event whose opening was not read has no label: no comparison holds.
+                const auto label = labels_ != nullptr ? labels_->label_of(d, i.ext) : std::nullopt;
+                r = label && holds(i.op, *label < i.word ? -1 : *label > i.word ? 1 : 0);
+                break;
+            }
             }
             pc = r ? i.on_true : i.on_false;
         }
@@ -239,7 +253,8 @@ private:
         case Operand::PayloadSize: return d.payload_size;
         case Operand::Ext: return d.content_ext[i.ext];
         case Operand::Type: return d.event_type;
-        case Operand::Field: break;
+        case Operand::Field:
+        case Operand::SpanLabel: break;
         }
         return 0;
     }
@@ -358,8 +373,34 @@ private:
         return p.data() + at;
     }
 
+    // The greatest label of one span an event kept can have: a test's own
+    // top; the lower of the two sides of && (either bounds it), the higher
+    // of || (both must be bounded, on one span); ! bounds nothing.
+    static std::optional<SpanLimit> top_of(const Compiled& c) {
+        switch (c.kind) {
+        case WhereNode::Kind::Test:
+            if (!c.top) return std::nullopt;
+            return SpanLimit{SpanLimit::Kind::Top, c.ext, *c.top, 0};
+        case WhereNode::Kind::Not: return std::nullopt;
+        case WhereNode::Kind::And: {
+            const auto a = top_of(*c.a), b = top_of(*c.b);
+            if (!a || !b) return a ? a : b;
+            if (a->tag != b->tag) return a;
+            return a->label <= b->label ? a : b;
+        }
+        case WhereNode::Kind::Or: {
+            const auto a = top_of(*c.a), b = top_of(*c.b);
+            if (!a || !b || a->tag != b->tag) return std::nullopt;
+            return a->label >= b->label ? a : b;
+        }
+        }
+        return std::nullopt;
+    }
+
     std::unique_ptr<Compiled> root_;
     Program program_;
+    const SpanLabels* labels_;
+    std::optional<SpanLimit> top_;
     std::vector<Instr> code_;
     std::vector<std::uint64_t> bits_;
     std::vector<std::uint64_t> values_;
@@ -369,8 +410,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<EventPredicate> make_where_predicate(std::unique_ptr<Compiled> root) {
-    return std::make_unique<WherePredicate>(std::move(root));
+std::unique_ptr<EventPredicate> make_where_predicate(std::unique_ptr<Compiled> root, const SpanLabels* labels) {
+    return std::make_unique<WherePredicate>(std::move(root), labels);
 }
 
 }  // namespace evring::detail

@@ -18,7 +18,10 @@
 // with its own event and loader).
 #pragma once
 
+#include <optional>
+
 #include "evring/source/event_source.hpp"
+#include "evring/source/span_limit.hpp"
 
 namespace evring {
 
@@ -65,6 +68,11 @@ public:
     virtual ~EventPredicate() = default;
     // True when some test looks at payload fields.
     virtual bool needs_payload() const noexcept = 0;
+    // The greatest span label an event it keeps can belong to (a Top limit,
+    // span_limit.hpp), when the expression bounds one: `block <= 15000010`,
+    // `block == 15000010`; nullopt otherwise. The follow loop ends reading
+    // once that top has passed.
+    virtual std::optional<SpanLimit> span_top() const noexcept { return std::nullopt; }
     // On the event as it is: a payload not read makes field tests false.
     virtual bool matches(const SourceEvent& event) const noexcept = 0;
     // Lazily: the payload is loaded (once) only when the descriptor left the

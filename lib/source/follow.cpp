@@ -8,6 +8,7 @@
 #include "source/source_renamed.hpp"
 #include "source/event_predicate.hpp"
 #include "source/follow_loop.hpp"
+#include "source/span_labels.hpp"
 
 namespace evring {
 
@@ -44,7 +45,9 @@ Status FollowLoop::position(const Position& start) {
     auto notice = options_.seek ? options_.seek(*source_, start, options_.schema) : source_->seek(start);
     if (!notice) return std::move(notice).error();
     if (!notice->empty()) sink_.notice(*notice);
-    if (options_.stop.kind != Position::Kind::None && !stop_resolved_) {
+    if (options_.stop.kind == Position::Kind::Span && options_.span_stop.kind == SpanLimit::Kind::None)
+        return unresolved_span(options_.stop);
+    if (options_.stop.kind != Position::Kind::None && options_.stop.kind != Position::Kind::Span && !stop_resolved_) {
         auto at = source_->resolve_stop(options_.stop);
         if (!at) return std::move(at).error();
         stop_at_ = *at;
@@ -54,13 +57,66 @@ Status FollowLoop::position(const Position& start) {
     return {};
 }
 
+// A Top limit has passed at an opening labelled above it, once a stage event
+// has settled a label at or above it: no instance at or below the top opens
+// after that (span_labels.hpp, settled()).
+bool FollowLoop::past_top(const SpanLimit& limit, const SpanNote& note) const noexcept {
+    if (note.kind != SpanNote::Kind::Opening || note.tag != limit.tag || note.label <= limit.label) return false;
+    const auto settled = options_.span_labels->settled(limit.tag);
+    return settled && *settled >= limit.label;
+}
+
+FollowLoop::LabelStop FollowLoop::on_labels(SourceEvent& event, SourcePayloadLoader& loader) {
+    LabelStop stop;
+    SpanLabels& labels = *options_.span_labels;
+    const EventDescriptor& d = event.descriptor;
+    SpanNote note;
+    if (labels.wants(d)) {
+        // Openings and stage events are few (one or a few per block): their
+        // payloads are loaded whatever the filter keeps.
+        if (event.payload_state == PayloadState::NotRead) loader.load(event);
+        if (event.payload_state == PayloadState::Ok) note = labels.note(d, event.payload);
+    }
+    const SpanLimit& until = options_.span_stop;
+    switch (until.kind) {
+    case SpanLimit::Kind::None: break;
+    case SpanLimit::Kind::Top: stop.before = past_top(until, note); break;
+    case SpanLimit::Kind::End:
+        stop.before = past_top({SpanLimit::Kind::Top, until.tag, until.label, 0}, note);
+        if (const SpanTrack* track = labels.track(until.tag))
+            for (std::uint16_t end : track->ends)
+                if (end == d.event_type && labels.label_of(d, until.tag) == until.label) stop.after = true;
+        break;
+    case SpanLimit::Kind::Stage:
+        if (note.kind == SpanNote::Kind::Stage && d.event_type == until.stage_event && note.tag == until.tag) {
+            stop.before = note.label > until.label;  // stages mark labels in order: N was passed
+            stop.after = note.label == until.label;
+        }
+        break;
+    }
+    if (where_top_.kind == SpanLimit::Kind::Top && past_top(where_top_, note)) {
+        stop.before = true;
+        result_.range_passed = true;
+    }
+    return stop;
+}
+
 std::optional<FollowEnd> FollowLoop::on_event(SourceEvent& event) {
     const EventDescriptor& d = event.descriptor;
     if (d.seqno > stop_at_.seqno || d.record_epoch_nanos > stop_at_.nanos) return FollowEnd::Stop;
-    // --- the filter: descriptor tests, then the whole-event predicate (where.hpp) ---
     // Read descriptor-first (run()): a payload is loaded only for what the
     // descriptor tests keep, and by the predicate only when it needs a field.
     SourcePayloadLoader loader(*source_);
+    LabelStop by_label;
+    if (options_.span_labels != nullptr) {
+        by_label = on_labels(event, loader);
+        if (loader.failed()) {
+            load_failed_ = true;
+            return std::nullopt;
+        }
+        if (by_label.before) return FollowEnd::Stop;
+    }
+    // --- the filter: descriptor tests, then the whole-event predicate (where.hpp) ---
     const bool keep = keep_event(event, options_.filter.matches(d), options_.where, options_.payloads, loader);
     if (loader.failed()) {
         load_failed_ = true;  // run() reports the source's failure
@@ -71,7 +127,7 @@ std::optional<FollowEnd> FollowLoop::on_event(SourceEvent& event) {
         ++result_.handed_out;
         if (options_.count != 0 && result_.handed_out >= options_.count) return FollowEnd::Count;
     }
-    if (d.seqno == stop_at_.seqno) return FollowEnd::Stop;
+    if (d.seqno == stop_at_.seqno || by_label.after) return FollowEnd::Stop;
     return std::nullopt;
 }
 
@@ -93,6 +149,8 @@ std::optional<FollowEnd> FollowLoop::on_idle() {
 
 Result<FollowResult> FollowLoop::run() {
     if (auto s = position(options_.start); !s) return std::move(s).error();
+    if (options_.where != nullptr && options_.span_labels != nullptr)
+        if (auto top = options_.where->span_top()) where_top_ = *top;
     SourceItem item;
     // With a filter, descriptors first and payloads of kept events only
     // (on_event); a --where that reads fields loads them whatever the sink
@@ -130,7 +188,9 @@ FollowResult FollowLoop::finish(FollowEnd end) {
     result_.damaged = result_.damaged || source_->damaged();
     switch (end) {
     case FollowEnd::Count: result_.why = "reached the count"; break;
-    case FollowEnd::Stop: result_.why = "reached the stop position"; break;
+    case FollowEnd::Stop:
+        result_.why = result_.range_passed ? "the --where range of span labels has passed" : "reached the stop position";
+        break;
     case FollowEnd::End: result_.why = source_->end_text(); break;
     case FollowEnd::Stopped: result_.why = "interrupted"; break;
     case FollowEnd::Sink: result_.why = "the output stopped"; break;

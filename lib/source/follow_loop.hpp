@@ -10,6 +10,8 @@
 #include <string>
 
 #include "evring/source/follow.hpp"
+#include "source/event_predicate.hpp"
+#include "source/span_labels.hpp"
 
 namespace evring {
 
@@ -27,6 +29,13 @@ private:
     Status position(const Position& start);
     std::optional<FollowEnd> on_event(SourceEvent& event);
     std::optional<FollowEnd> on_gap(const SourceGap& gap);
+    // Span labels (span_labels.hpp): notes an opening or stage event; says
+    // whether reading ends before the event (`before`) or after it.
+    struct LabelStop {
+        bool before = false, after = false;
+    };
+    LabelStop on_labels(SourceEvent& event, SourcePayloadLoader& loader);
+    bool past_top(const SpanLimit& limit, const SpanNote& note) const noexcept;
     std::optional<FollowEnd> on_idle();
     FollowResult finish(FollowEnd end);
 
@@ -48,6 +57,7 @@ private:
     bool stop_resolved_ = false;
     FollowResult result_;
     bool load_failed_ = false;
+    SpanLimit where_top_;  // the --where range's top (EventPredicate::span_top)
     SourceCounters extra_;  // gaps the loop itself reports (RingReplaced)
     std::chrono::steady_clock::time_point next_name_check_{};
 };

@@ -222,7 +222,12 @@ Result<Position> parse_stop(std::string_view text, std::string_view option) {
         return bad(option, text, "-N is only for a start position; give a sequence number or a time");
     if (text == "latest" || text == "oldest")
         return bad(option, text, "give a sequence number or a time");
-    if (parse_span(option, text)) return bad(option, text, "a span position is only for a start");
+    if (auto span = parse_span(option, text)) {
+        if (*span && (*span)->span.pick != SpanRef::Pick::Label)
+            return bad(option, text, "a stop names an instance by its label (block:15000010); latest and 0xID "
+                                     "are only for a start");
+        return std::move(*span);
+    }
     return parse_seqno_or_time(option, text);
 }
 

@@ -66,13 +66,18 @@ case_span_names_compare_by_label() {
     all=$(evring watch "$f" --from oldest --format jsonl 2>/dev/null | wc -l)
     other=$(evring watch "$f" --from oldest --where 'block != 15000005' --format jsonl 2>/dev/null | wc -l)
     [[ $other == $((all - one)) ]] || { fail span_label "!=: $other, not $all - $one"; return; }
-    # A label no event carries, and an order comparison, are refused before reading (exit 2, one line).
+    # A label no event carries, and a comparison labels do not take, are refused before reading (exit 2, one line).
     evring watch "$f" --from oldest --where 'block == 12' >/dev/null 2>"$WORK/err"; local rc=$?
     [[ $rc == 2 && $(wc -l <"$WORK/err") == 1 ]] && grep -q "no block 12 in snapshot" "$WORK/err" ||
         { fail span_label "unknown label: exit $rc: $(cat "$WORK/err")"; return; }
-    evring watch "$f" --from oldest --where 'block > 15000005' >/dev/null 2>"$WORK/err"; rc=$?
-    [[ $rc == 2 ]] && grep -q "'block' compares block labels (block_tag.block_number) with ==, != or in" "$WORK/err" ||
-        { fail span_label "block > N: exit $rc: $(cat "$WORK/err")"; return; }
+    evring watch "$f" --from oldest --where 'block ^= 0x01' >/dev/null 2>"$WORK/err"; rc=$?
+    [[ $rc == 2 ]] && grep -q "'block' compares block labels (block_tag.block_number) with ==, !=, in, <, <=, > or >=" "$WORK/err" ||
+        { fail span_label "block ^= x: exit $rc: $(cat "$WORK/err")"; return; }
+    # Order comparisons read the label as reading goes (docs/cli.md, "Block ranges").
+    local above last
+    above=$(evring watch "$f" --from oldest --where 'block > 15000029' --format jsonl 2>/dev/null | wc -l)
+    last=$(evring watch "$f" --from oldest --where 'block == 15000030' --format jsonl 2>/dev/null | wc -l)
+    [[ $above == "$last" && $last -gt 0 ]] || { fail span_label "block > N: $above events, block == N+1: $last"; return; }
     ok span_names_compare_by_label
 }
 

@@ -55,9 +55,17 @@ TEST(SpanPosition, RefusesMalformedValuesByName) {
         EXPECT_NE(p.error().message().find(std::string("bad --from '") + bad + "'"), std::string::npos)
             << p.error().message();
     }
-    auto stop = parse_stop("block:5");
-    ASSERT_FALSE(stop.ok());
-    EXPECT_NE(stop.error().message().find("only for a start"), std::string::npos);
+    // A stop names an instance by its label (span_limit.hpp); latest and an id are a start's.
+    auto stop = parse_stop("block.finalized:5");
+    ASSERT_TRUE(stop.ok()) << stop.error().message();
+    EXPECT_EQ(stop->kind, Position::Kind::Span);
+    EXPECT_EQ(stop->span.stage, "finalized");
+    EXPECT_EQ(stop->span.label, 5u);
+    for (const char* start_only : {"block:latest", "block:0x00e4"}) {
+        stop = parse_stop(start_only);
+        ASSERT_FALSE(stop.ok()) << start_only;
+        EXPECT_NE(stop.error().message().find("only for a start"), std::string::npos) << stop.error().message();
+    }
 }
 
 const char* kSpanSchema = R"(content_type = 1001

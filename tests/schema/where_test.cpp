@@ -2,6 +2,13 @@
 // and literal, missing fields, trailing arrays bounds-checked, hostile text.
 #include "query/where.hpp"
 
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "query/span_labels_schema.hpp"
+
 #include <tuple>
 
 #include "evring/source/follow.hpp"
@@ -221,11 +228,14 @@ TEST(Where, ASpanOpenerTagComparesByLabelThroughTheResolver) {
     auto unknown = compile_where("group == 9", s, "--where", labels);
     ASSERT_FALSE(unknown.ok());
     EXPECT_EQ(unknown.error().message(), "bad --where 'group == 9': at 10: no g 9 in the test source");
+    // Ordered comparisons read the span label table the follow loop fills; without one they are refused.
     auto order = compile_where("group > 7", s, "--where", labels);
     ASSERT_FALSE(order.ok());
-    EXPECT_NE(order.error().message().find("'group' compares g labels (n) with ==, != or in; ext[0] is the raw tag"),
+    EXPECT_NE(order.error().message().find("'group' compares g labels (n), which this reader cannot look up"),
               std::string::npos)
         << order.error().message();
+    EXPECT_NE(compile_where("group ^= 0x07", s, "--where", labels).error().message().find(
+                  "with ==, !=, in, <, <=, > or >="), std::string::npos);
     auto blind = compile_where("group == 7", s);
     ASSERT_FALSE(blind.ok());
     EXPECT_NE(blind.error().message().find("which this reader cannot look up"), std::string::npos);
@@ -292,6 +302,184 @@ TEST(WhereFollow, PayloadsOfEventsTheDescriptorRulesOutAreNeverCopied) {
     EXPECT_EQ(run("seqno > 0", PayloadRead::Copy, 1), std::make_tuple(50u, 50u, 50u));
     // B also has n (a u8): every event's payload is then needed.
     EXPECT_EQ(run("n == 3", PayloadRead::None), std::make_tuple(1u, 1u, 200u));
+}
+
+// --- Span labels as reading goes: ranges, --until SPAN:N, a live ring ------
+
+const char* kSpanSchema = R"(content_type = 1001
+content_name = "t"
+flow_tags = ["group"]
+[[event]]
+number = 1
+name = "OPEN"
+fields = [{ name = "n", type = "u64" }]
+[[event]]
+number = 2
+name = "INNER"
+[[event]]
+number = 3
+name = "CLOSE"
+[[event]]
+number = 4
+name = "DONE"
+fields = [{ name = "n", type = "u64" }]
+[span.g]
+begin = "OPEN"
+end = "CLOSE"
+key = ["group"]
+label = "n"
+opener = "group"
+stages = [{ name = "done", event = "DONE", label = "n" }]
+)";
+
+// Ordered label tests and the range's top (EventPredicate::span_top), on
+// events whose opening the table was shown.
+TEST(Where, OrderedSpanLabelTestsReadTheTableAndBoundTheRange) {
+    auto parsed = Schema::parse(kSpanSchema);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+    SpanLabels table = span_labels_for(*parsed);
+    ASSERT_TRUE(table.any());
+    EventDescriptor open{};
+    open.seqno = 40;
+    open.event_type = 1;
+    const std::uint64_t label = 15;
+    std::byte bytes[8];
+    std::memcpy(bytes, &label, 8);
+    EXPECT_EQ(table.note(open, bytes).kind, SpanNote::Kind::Opening);
+    auto keeps = [&](const char* expr, std::uint64_t tag) {
+        auto w = compile_where(expr, *parsed, "--where", {}, &table);
+        EXPECT_TRUE(w.ok()) << expr << ": " << (w ? "" : w.error().message());
+        SourceEvent e;
+        e.descriptor.event_type = 2;
+        e.descriptor.content_ext[0] = tag;
+        return w && (*w)->matches(e);
+    };
+    EXPECT_TRUE(keeps("group >= 15 && group <= 15", 40));
+    EXPECT_TRUE(keeps("group > 14", 40));
+    EXPECT_FALSE(keeps("group > 15", 40));
+    EXPECT_TRUE(keeps("group < 16", 40));
+    EXPECT_FALSE(keeps("group < 15", 40));
+    EXPECT_FALSE(keeps("group >= 0", 41));   // an opening not read: no label, no comparison holds
+    EXPECT_FALSE(keeps("group >= 0", 0));    // no tag at all
+    auto top = [&](const char* expr) -> std::optional<std::uint64_t> {
+        auto w = compile_where(expr, *parsed, "--where", {}, &table);
+        EXPECT_TRUE(w.ok()) << expr;
+        auto t = w ? (*w)->span_top() : std::nullopt;
+        if (t) {
+            EXPECT_EQ(t->tag, 0u);
+        }
+        return t ? std::optional<std::uint64_t>(t->label) : std::nullopt;
+    };
+    EXPECT_EQ(top("group >= 9 && group <= 12"), 12u);
+    EXPECT_EQ(top("group < 12"), 11u);
+    EXPECT_EQ(top("group <= 3 || group <= 8"), 8u);
+    EXPECT_EQ(top("type == INNER && group <= 3"), 3u);
+    EXPECT_EQ(top("group > 3"), std::nullopt);
+    EXPECT_EQ(top("group <= 3 || type == INNER"), std::nullopt);
+    EXPECT_EQ(top("!(group <= 3)"), std::nullopt);
+}
+
+// A live ring (its writer is this process, so it never ends by itself) of
+// five instances labelled 1..5: OPEN, INNER, INNER, CLOSE, then DONE (the
+// stage, no tag). Reading ends by label: after CLOSE of instance 3
+// (--until g:3), after DONE of 3 (--until g.done:3), and before OPEN of 4
+// once a --where range topped at 3 has passed; labels of events whose
+// opening the filter hid still read through the table.
+TEST(WhereFollow, SpanLabelsEndReadingOnALiveRing) {
+    auto parsed = Schema::parse(kSpanSchema);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+    const Schema& s = *parsed;
+    test::TempDir dir;
+    const std::string path = dir.file("ring");
+    CreateOptions create;
+    create.keep_on_close = true;
+    auto writer = RingWriter::create(test::small_spec(path, 8, 16), create);
+    ASSERT_TRUE(writer.ok()) << writer.error().message();
+    {
+        Publisher publisher(writer->ring());
+        std::uint64_t seqno = 0;
+        for (std::uint64_t label = 1; label <= 5; ++label) {
+            const std::uint64_t opening = seqno + 1;
+            for (std::uint16_t type : {std::uint16_t{1}, std::uint16_t{2}, std::uint16_t{2}, std::uint16_t{3}, std::uint16_t{4}}) {
+                Reservation r = publisher.reserve(8);
+                std::memcpy(r.payload(), &label, 8);
+                r.descriptor().event_type = type;
+                r.descriptor().content_ext[0] = type == 4 ? 0 : opening;
+                publisher.commit(r);
+                ++seqno;
+            }
+        }
+    }
+    struct Sink : FollowSink {
+        const SpanLabels* labels = nullptr;
+        std::vector<std::uint64_t> seqnos, labels_seen;
+        bool event(const SourceEvent& e) override {
+            seqnos.push_back(e.descriptor.seqno);
+            labels_seen.push_back(labels->label_of(e.descriptor, 0).value_or(0));
+            return true;
+        }
+    };
+    std::atomic<bool> stop{false};
+    struct Run {
+        FollowResult result;
+        std::vector<std::uint64_t> seqnos, labels;
+    };
+    auto run = [&](SpanLimit until, const char* where_text, std::uint16_t only_type = 0) {
+        SpanLabels table = span_labels_for(s);
+        std::unique_ptr<EventPredicate> where;
+        if (where_text != nullptr) {
+            auto compiled = compile_where(where_text, s, "--where", {}, &table);
+            EXPECT_TRUE(compiled.ok()) << where_text;
+            where = std::move(*compiled);
+        }
+        auto reader = RingReader::open(path);
+        EXPECT_TRUE(reader.ok());
+        std::unique_ptr<EventSource> source = std::move(RingSource::open_live(std::move(*reader), path).value());
+        FollowOptions options;
+        options.start = Position::oldest();
+        options.span_labels = &table;
+        options.span_stop = until;
+        options.where = where.get();
+        options.stop_flag = &stop;  // a bound: the watchdog below, should the limit never be met
+        options.max_sleep = std::chrono::milliseconds(10);
+        if (only_type != 0) options.filter.types.add(only_type);
+        Sink sink;
+        sink.labels = &table;
+        std::thread watchdog([&] {
+            for (int i = 0; i < 1000 && !stop.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            stop.store(true);
+        });
+        auto result = follow(source, options, sink);
+        stop.store(true);
+        watchdog.join();
+        stop.store(false);
+        EXPECT_TRUE(result.ok());
+        return Run{*result, sink.seqnos, sink.labels_seen};
+    };
+    // --until g:3: through CLOSE of instance 3 (seqno 14), then the loop ends, not the watchdog.
+    Run r = run({SpanLimit::Kind::End, 0, 3, 0}, nullptr);
+    EXPECT_EQ(r.result.end, FollowEnd::Stop);
+    ASSERT_EQ(r.seqnos.size(), 14u);
+    EXPECT_EQ(r.seqnos.back(), 14u);
+    EXPECT_EQ(r.labels[1], 1u);
+    EXPECT_EQ(r.labels[13], 3u);
+    EXPECT_EQ(r.labels[4], 0u);  // DONE carries no tag
+    // --until g.done:3: through DONE of 3.
+    r = run({SpanLimit::Kind::Stage, 0, 3, 4}, nullptr);
+    EXPECT_EQ(r.result.end, FollowEnd::Stop);
+    EXPECT_EQ(r.seqnos.size(), 15u);
+    // A range topped at 3: instances 2 and 3 (4 tagged events each), then the
+    // OPEN of 4 ends reading, as DONE of 3 settled label 3.
+    r = run({}, "group >= 2 && group <= 3");
+    EXPECT_EQ(r.result.end, FollowEnd::Stop);
+    EXPECT_TRUE(r.result.range_passed);
+    EXPECT_EQ(r.seqnos, (std::vector<std::uint64_t>{6, 7, 8, 9, 11, 12, 13, 14}));
+    EXPECT_EQ(r.result.counters.events, 16u);  // read up to the OPEN of 4 (seqno 16), not handed out
+    // Only INNER events, whose OPEN the filter hides: their labels still read.
+    r = run({SpanLimit::Kind::End, 0, 5, 0}, "group > 3", 2);
+    EXPECT_EQ(r.result.end, FollowEnd::Stop);
+    EXPECT_EQ(r.seqnos, (std::vector<std::uint64_t>{17, 18, 22, 23}));
+    EXPECT_EQ(r.labels, (std::vector<std::uint64_t>{4, 4, 5, 5}));
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ int open_compared(const std::string& location, ComparedReadOptions& options, Com
     out.schema = out.schema_owned ? &*out.schema_owned : nullptr;
     // --type, --flow and --where: the events they keep, so two sources can
     // be compared on a part (one block, one type).
-    if (auto s = options.select.resolve(out.follow, out.schema, **source, out.where); !s) return exit_code(s.error());
+    if (auto s = options.select.resolve(out.follow, out.schema, **source, out.kept); !s) return exit_code(s.error());
     out.blank = {.time = options.blank_time, .offset = options.blank_offset, .seqno = options.blank_seqno};
     if (auto s = blank_flows(options.blank_flows, out.schema, out.blank.flow); !s) return usage_error(s.error());
     out.follow.payloads = PayloadRead::Copy;

@@ -73,7 +73,7 @@ struct ComparedSource {
     std::unique_ptr<EventSource> source;
     std::optional<Schema> schema_owned;
     const Schema* schema = nullptr;
-    std::unique_ptr<EventPredicate> where;  // --where compiled for this source
+    SelectionKept kept;  // --where compiled and the span labels, for this source
     FollowOptions follow;
     Blanking blank;
     bool stream = false;  // read up to follow.stop while idle (its messages are fetched)

@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "output/event_format.hpp"
+#include "query/span_labels_schema.hpp"
 #include "query/span_seek.hpp"
 #include "output/values.hpp"
 
@@ -49,11 +50,27 @@ std::optional<Result<std::uint64_t>> span_label_flow(const std::string& flow, co
     return std::nullopt;
 }
 
+// --until SPAN:N that cannot end anything: below a --from label of the same
+// span (usage), or, on a file, a label no event carries (the search of
+// --from block:N names what is there). A live ring may open it later.
+Status check_span_stop(const FollowOptions& follow, const Schema& schema, EventSource& source) {
+    const SpanRef& until = follow.stop.span;
+    const SpanRef& from = follow.start.span;
+    if (follow.start.kind == Position::Kind::Span && from.pick == SpanRef::Pick::Label && from.span == until.span &&
+        until.label < from.label)
+        return Error(EINVAL, fmt::format("--until {} ends before --from {} starts", until.text, from.text));
+    if (source.kind() != SourceKind::Snapshot && source.kind() != SourceKind::Recording) return {};
+    auto found = resolve_span(source, until, schema);
+    if (!found) return Error(found.error().errno_value() == ENOENT ? EINVAL : found.error().errno_value(),
+                             "--until " + found.error().message());
+    return {};
+}
+
 }  // namespace
 
 void EventSelection::add_range(CLI::App& command, const RangeHelp& help) {
     if (help.from != nullptr) from_option_ = command.add_option("--from", from, help.from);
-    if (help.until != nullptr) command.add_option("--until", until, help.until)->type_name("SEQNO|TIME");
+    if (help.until != nullptr) command.add_option("--until", until, help.until)->type_name("SEQNO|TIME|SPAN:N");
     if (help.count != nullptr) command.add_option("--count", count, help.count)->type_name("N");
 }
 
@@ -145,14 +162,32 @@ Status EventSelection::resolve_names(FlowFilter& filter, const Schema* schema, E
 }
 
 Status EventSelection::resolve(FollowOptions& follow, const Schema* schema, EventSource& source) {
-    return resolve(follow, schema, source, where_predicate_);
+    return resolve(follow, schema, source, kept_);
 }
 
 Status EventSelection::resolve(FollowOptions& follow, const Schema* schema, EventSource& source,
-                               std::unique_ptr<EventPredicate>& where_holder) const {
+                               SelectionKept& kept) const {
     if (auto s = resolve_names(follow.filter, schema, source); !s) return s;
     follow.schema = schema;
-    return compile_where_option(follow, where, schema, where_holder, &source);
+    const bool span_stop = follow.stop.kind == Position::Kind::Span;
+    if (span_stop && schema == nullptr)
+        return Error(EINVAL, fmt::format("--until {}: a span position needs a schema, and {} '{}' has none (give "
+                                         "--schema FILE)", follow.stop.span.text, describe(source.kind()),
+                                         source.identity().path));
+    if (schema != nullptr && (span_stop || where || span_labels)) {
+        kept.span_labels = std::make_unique<SpanLabels>(span_labels_for(*schema));
+        if (kept.span_labels->any()) follow.span_labels = kept.span_labels.get();
+    }
+    if (span_stop) {
+        auto limit = span_stop_for(follow.stop, *schema);
+        if (!limit) return std::move(limit).error();
+        if (follow.span_labels == nullptr)
+            return Error(EINVAL, fmt::format("--until {}: schema {} has no span with a label and an opener flow tag",
+                                             follow.stop.span.text, schema->content_name()));
+        follow.span_stop = *limit;
+        if (auto s = check_span_stop(follow, *schema, source); !s) return s;
+    }
+    return compile_where_option(follow, where, schema, kept.where, &source);
 }
 
 Status commit_printed(NamedReader* reader, const FollowResult& result) {

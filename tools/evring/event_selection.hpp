@@ -30,6 +30,7 @@
 #include "evring/schema/schema.hpp"
 #include "cursor/named_reader.hpp"
 #include "source/event_predicate.hpp"
+#include "source/span_labels.hpp"
 
 namespace CLI {
 class App;
@@ -41,7 +42,7 @@ namespace evring::cli {
 // The --help texts of the range; a null text leaves that option out.
 struct RangeHelp {
     const char* from = "oldest (default), latest, SEQNO, -N, a time or block:N";
-    const char* until = "Stop after this SEQNO or TIME";
+    const char* until = "Stop after this SEQNO or TIME, or at the end of block:N (block.STAGE:N: its stage event)";
     const char* count = "Stop after N events";
 };
 
@@ -50,6 +51,14 @@ struct FilterHelp {
     const char* type = "Only this event type (name or number; repeatable)";
     const char* flow = "Only events with content_ext[INDEX] == VALUE; INDEX may be a flow tag's name (repeatable)";
     const char* where = "Only events this expression keeps (docs/cli.md)";
+};
+
+// What a resolved selection's follow options point to, for one source: the
+// compiled --where and the span-label table (a second source read with the
+// same selection needs its own: diff).
+struct SelectionKept {
+    std::unique_ptr<EventPredicate> where;
+    std::unique_ptr<SpanLabels> span_labels;
 };
 
 struct EventSelection {
@@ -65,6 +74,7 @@ struct EventSelection {
     std::vector<std::uint32_t> members;  // --member: only these ring set members (empty: all)
     std::optional<std::string> name;     // --name: a named reader (docs/named-readers.md)
     bool reset = false;                  // --reset: forget its position
+    bool span_labels = false;            // the command shows span labels (watch): keep a table
 
     // Registration, in the order a command's --help lists them; each command
     // calls the groups it offers where its options belong.
@@ -85,18 +95,21 @@ struct EventSelection {
     Status resolve_names(FlowFilter& filter, const Schema* schema, EventSource& source) const;
     // resolve_names into follow.filter, then --where compiled into
     // follow.where (kept alive by this selection) and follow.schema set.
+    // With a schema whose spans have labels, and --where, --until SPAN:N or
+    // `span_labels` asked for, follow.span_labels is a table this selection
+    // keeps (span_labels.hpp: the follow loop reads labels into it), and
+    // --until SPAN:N becomes follow.span_stop.
     Status resolve(FollowOptions& follow, const Schema* schema, EventSource& source);
-    // The same with --where's predicate kept in `where` (a command reading
-    // two sources with one selection: diff).
-    Status resolve(FollowOptions& follow, const Schema* schema, EventSource& source,
-                   std::unique_ptr<EventPredicate>& where_holder) const;
+    // The same with what the follow options point to kept in `kept` (a
+    // command reading two sources with one selection: diff).
+    Status resolve(FollowOptions& follow, const Schema* schema, EventSource& source, SelectionKept& kept) const;
     // --name, once the source is open: locks the name and moves follow.start
     // to where the reader resumes (named_reader.hpp), saying so on stderr;
     // null without --name.
     Result<std::unique_ptr<NamedReader>> resume_named(FollowOptions& follow, const EventSource& source) const;
 
 private:
-    std::unique_ptr<EventPredicate> where_predicate_;
+    SelectionKept kept_;
     CLI::Option* from_option_ = nullptr;  // to tell an explicit --from from the default
 };
 

@@ -89,6 +89,7 @@ int run_watch(WatchOptions& options) {
     if (*interest) InterestOption::narrow(**interest, schema, plan->follow.filter.types);
     EventPrinter printer(plan->format, schema);
     printer.set_payload_hex(!options.no_payload);
+    printer.set_span_labels(plan->follow.span_labels);
     std::optional<FieldColumns> columns;
     if (options.fields || plan->csv) {
         const auto style = plan->csv ? FieldColumns::Style::Csv
@@ -119,6 +120,7 @@ int run_watch(WatchOptions& options) {
         });
     }
     auto result = follow(*source, plan->follow, committing ? static_cast<FollowSink&>(*committing) : seen);
+    if (columns) columns->finish(out);  // an empty csv result still has its header
     out.flush();
     if (out.failed()) return output_failure(out.error());
     if (!result) return runtime_error(result.error());
@@ -138,6 +140,7 @@ int run_watch(WatchOptions& options) {
 
 Command add_watch(CLI::App& app) {
     auto o = std::make_shared<WatchOptions>();
+    o->select.span_labels = true;  // the block column shows the block's number
     auto* c = app.add_subcommand("watch", "Print events as they arrive, or replay them");
     c->add_option("RING", o->ring, "Ring name or path, snapshot or recording")->required();
     o->select.add_range(*c, {.from = "latest (default), oldest, SEQNO, -N, a time (2026-11-22T01:45:00Z, @EPOCH, "

@@ -95,7 +95,7 @@ bool WatchSink::idle() {
 std::string ended_words(const FollowResult& result) {
     switch (result.end) {
     case FollowEnd::Count: return "reached --count";
-    case FollowEnd::Stop: return "reached --until";
+    case FollowEnd::Stop: return result.range_passed ? "the --where range of span labels has passed" : "reached --until";
     case FollowEnd::Stopped: return "interrupted";
     case FollowEnd::Sink: return "the output failed";
     case FollowEnd::End: break;

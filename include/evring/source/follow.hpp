@@ -54,11 +54,13 @@
 #include "evring/source/flow_filter.hpp"
 #include "evring/source/position.hpp"
 #include "evring/source/source_open.hpp"
+#include "evring/source/span_limit.hpp"
 
 namespace evring {
 
 class EventPredicate;  // lib/source/event_predicate.hpp (where.hpp implements it)
 class Schema;
+class SpanLabels;      // lib/source/span_labels.hpp
 
 class FollowSink {
 public:
@@ -95,6 +97,16 @@ struct FollowOptions {
     // library free of the schema library's dependencies.)
     Result<std::string> (*seek)(EventSource&, const Position&, const Schema*) = nullptr;
     const Schema* schema = nullptr;
+    // Span labels as reading goes (span_labels.hpp; null: none): the loop
+    // notes every opening and stage event it reads, kept or not (loading
+    // their payloads), so --where and the output see labels of events whose
+    // opening the filter hides. With them, reading also ends by label:
+    // `span_stop` (--until block:N, block.STAGE:N; a stop position of kind
+    // Span needs it) and the top of a --where range (EventPredicate::
+    // span_top): before an opening labelled above the top, once a stage event
+    // has settled a label at or above the top (span_labels.hpp, settled()).
+    SpanLabels* span_labels = nullptr;
+    SpanLimit span_stop;
     PayloadRead payloads = PayloadRead::None;
     bool follow_name = false;
     SourceOptions reopen;              // how follow_name reopens the name
@@ -117,6 +129,7 @@ struct FollowResult {
     std::uint64_t handed_out = 0;  // events given to sink.event()
     std::uint32_t rings = 1;   // sources read (more than one after follow_name switched)
     bool damaged = false;      // a source met damaged input
+    bool range_passed = false; // Stop: the --where range of span labels has passed (span_top)
 };
 
 // The loop (see the contract). `source` may be replaced (follow_name).

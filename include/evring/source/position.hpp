@@ -3,7 +3,9 @@
 //   start: latest | oldest | SEQNO | MEMBER:SEQNO | -N | TIME | SPAN
 //   (MEMBER:SEQNO: a ring set member's sequence number, ring_set_source.hpp;
 //   other sources refuse it)
-//   stop:  SEQNO | TIME
+//   stop:  SEQNO | TIME | SPAN:LABEL | SPAN.STAGE:LABEL
+//          (a span stop ends after the instance's end event, or after the
+//          stage's event for that label: span_limit.hpp)
 //   SPAN:  block:15000009      the opening event of that span instance (its label)
 //          block:latest        the newest opening event
 //          block:0x5a...       the instance whose id starts with these hex digits
@@ -101,7 +103,7 @@ struct Position {
 
 // A start position (all forms above). `option` names the option in errors.
 Result<Position> parse_start(std::string_view text, std::string_view option = "--from");
-// A stop position: a sequence number or a time.
+// A stop position: a sequence number, a time, or a span by its label.
 Result<Position> parse_stop(std::string_view text, std::string_view option = "--until");
 
 // What EventSource::seek returns for a span position: only seek_source

@@ -9,6 +9,8 @@
 #include "output/escape.hpp"
 #include "output/event_format.hpp"
 #include "evring/schema/schema_render.hpp"
+#include "output/field_columns.hpp"
+#include "query/span_labels_schema.hpp"
 
 namespace evring::cli {
 namespace {
@@ -17,7 +19,7 @@ void put_flow_tags(OutputBuffer& out, const Schema& schema, const EventDescripto
     for (std::size_t i = 0; i < 4; ++i) {
         if (event.content_ext[i] == 0) continue;
         const std::string& name = schema.flow_tags()[i];
-        if (auto label = labels.label(i, event.content_ext[i]); label && !name.empty()) {
+        if (auto label = labels.label_of(event, i); label && !name.empty()) {
             out.put(' ');
             out.put(name);
             out.put('=');
@@ -47,33 +49,17 @@ bool equal_ignoring_case(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-SpanLabels::SpanLabels(const Schema* schema) {
-    if (schema == nullptr) return;
-    for (const SchemaSpan& span : schema->spans()) {
-        if (!span.opener || span.label.empty()) continue;
-        for (std::uint16_t number : span.begin) {
-            const SchemaEvent* e = schema->event(number);
-            auto field = e ? schema->find_field(*e, span.label) : std::nullopt;
-            if (!field) continue;
-            opens_.push_back({number, *span.opener, field->offset, schema->type(field->type).size});
-        }
-    }
+EventPrinter::EventPrinter(Format format, const Schema* schema)
+    : format_(format), schema_(schema), own_labels_(schema ? span_labels_for(*schema) : SpanLabels()) {}
+
+void EventPrinter::set_span_labels(SpanLabels* labels) noexcept {
+    labels_ = labels != nullptr ? labels : &own_labels_;
+    if (columns_ != nullptr) columns_->set_span_labels(labels_);
 }
 
-void SpanLabels::note(const EventDescriptor& event, std::span<const std::byte> payload) noexcept {
-    for (const Opens& o : opens_) {
-        if (o.event != event.event_type || std::size_t{o.offset} + o.size > payload.size() || o.size > 8) continue;
-        std::uint64_t value = 0;
-        std::memcpy(&value, payload.data() + o.offset, o.size);  // little-endian
-        seen_[next_] = {event.seqno, value, o.tag};
-        next_ = (next_ + 1) % seen_.size();
-    }
-}
-
-std::optional<std::uint64_t> SpanLabels::label(std::size_t tag, std::uint64_t seqno) const noexcept {
-    for (const Seen& s : seen_)
-        if (s.seqno == seqno && s.seqno != 0 && s.tag == tag) return s.label;
-    return std::nullopt;
+void EventPrinter::set_columns(FieldColumns* columns) noexcept {
+    columns_ = columns;
+    if (columns_ != nullptr) columns_->set_span_labels(labels_);
 }
 
 std::string_view EventPrinter::decode_reason(const EventDescriptor& event, const PayloadView& payload,
@@ -118,8 +104,8 @@ void EventPrinter::put_decoded_text(OutputBuffer& out, const EventDescriptor& ev
             out.put(scratch_);
         }
     }
-    if (labels_.any() && payload.state == PayloadView::State::Ok) labels_.note(event, payload.bytes);
-    put_flow_tags(out, *schema_, event, labels_);
+    if (labels_->any() && payload.state == PayloadView::State::Ok) labels_->note(event, payload.bytes);
+    put_flow_tags(out, *schema_, event, *labels_);
     out.put('\n');
 }
 

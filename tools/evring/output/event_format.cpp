@@ -170,6 +170,7 @@ void print_event(OutputBuffer& out, Format format, const EventDescriptor& event,
 
 void EventPrinter::print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
     if (columns_ != nullptr) {
+        if (labels_->any() && payload.state == PayloadView::State::Ok) labels_->note(event, payload.bytes);
         columns_->print(out, event, payload);
         return;
     }

@@ -38,6 +38,7 @@
 #include "evring/schema/schema.hpp"
 #include "evring/schema/schema_decode.hpp"
 #include "output/output.hpp"
+#include "source/span_labels.hpp"
 
 namespace evring::cli {
 
@@ -76,38 +77,14 @@ void put_payload_dump(OutputBuffer& out, const PayloadView& payload);
 // Prints events in one format, decoded with `schema` when it is not null (the
 // schema must outlive the printer). Its scratch buffer is reused: once it has
 // grown to the longest line, printing allocates nothing.
-// Span labels for text lines: a flow tag that points back to a span's
-// opening event (the schema's `opener`) is shown as the span's label,
-// `block=15000009`, once the opening event has been printed (or seen through
-// note()); until then as `ext.block=SEQNO`. A fixed table of the newest
-// openings, so nothing is allocated per event.
-class SpanLabels {
-public:
-    explicit SpanLabels(const Schema* schema);
-    // Remembers the label of `event` when it opens a labelled span.
-    void note(const EventDescriptor& event, std::span<const std::byte> payload) noexcept;
-    // The label of the opening event at `seqno` for flow tag `tag`, if known.
-    std::optional<std::uint64_t> label(std::size_t tag, std::uint64_t seqno) const noexcept;
-    bool any() const noexcept { return !opens_.empty(); }
-
-private:
-    struct Opens {
-        std::uint16_t event;
-        std::uint8_t tag;
-        std::uint32_t offset, size;
-    };
-    struct Seen {
-        std::uint64_t seqno = 0, label = 0;
-        std::uint8_t tag = 0;
-    };
-    std::vector<Opens> opens_;
-    std::array<Seen, 64> seen_{};
-    std::size_t next_ = 0;
-};
-
+// Span labels: a flow tag that points back to a span's opening event (the
+// schema's `opener`) is shown as the span's label, `block=15000009`, once the
+// opening event has been read (span_labels.hpp: the follow loop's table when
+// the command shares it, set_span_labels; else the printer's own, which
+// notes the openings it prints); until then as `ext.block=SEQNO`.
 class EventPrinter {
 public:
-    EventPrinter(Format format, const Schema* schema) : format_(format), schema_(schema), labels_(schema) {}
+    EventPrinter(Format format, const Schema* schema);
 
     // Whether the follow loop must copy payloads for this printer.
     // A ring set's member index to show with the next events (a `member`
@@ -117,7 +94,10 @@ public:
     // Decoded jsonl without the "payload" hex (--no-payload); raw jsonl keeps it.
     void set_payload_hex(bool on) noexcept { payload_hex_ = on; }
     // Chosen columns instead (--fields, --format csv: field_columns.hpp); null: none.
-    void set_columns(class FieldColumns* columns) noexcept { columns_ = columns; }
+    void set_columns(class FieldColumns* columns) noexcept;
+    // The follow loop's span label table (FollowOptions::span_labels), which
+    // knows the labels of openings the filter hid; null: the printer's own.
+    void set_span_labels(SpanLabels* labels) noexcept;
     void print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload);
 
 private:
@@ -129,7 +109,8 @@ private:
 
     Format format_;
     const Schema* schema_;
-    SpanLabels labels_;
+    SpanLabels own_labels_;
+    SpanLabels* labels_ = &own_labels_;
     bool payload_hex_ = true;
     class FieldColumns* columns_ = nullptr;
     std::string scratch_;

@@ -158,8 +158,13 @@ Result<FieldColumns> FieldColumns::parse(std::string_view list, const Schema* sc
             c.kind = Kind::Ext;
             c.ext = static_cast<std::uint8_t>(name[4] - '0');
         } else if (schema && schema->flow_tag(name)) {
-            c.kind = Kind::Ext;
             c.ext = static_cast<std::uint8_t>(*schema->flow_tag(name));
+            c.kind = Kind::Ext;
+            for (const SchemaSpan& span : schema->spans())
+                if (span.opener == c.ext && !span.label.empty()) c.kind = Kind::Label;
+        } else if (schema && name.rfind("flow.", 0) == 0 && schema->flow_tag(name.substr(5))) {
+            c.kind = Kind::Ext;  // the raw tag
+            c.ext = static_cast<std::uint8_t>(*schema->flow_tag(name.substr(5)));
         } else {
             if (schema == nullptr)
                 return bad_fields(list, fmt::format("'{}' is a payload field, and the source has no schema", name));
@@ -198,6 +203,10 @@ void FieldColumns::value(OutputBuffer& out, const Column& c, const EventDescript
     case Kind::Nanos: out.put_uint(e.record_epoch_nanos); return;
     case Kind::PayloadSize: out.put_uint(e.payload_size); return;
     case Kind::Ext: out.put_uint(e.content_ext[c.ext]); return;
+    case Kind::Label:
+        if (auto label = labels_ != nullptr ? labels_->label_of(e, c.ext) : std::nullopt) out.put_uint(*label);
+        else out.put(json ? "null" : style_ == Style::Text ? "-" : "");
+        return;
     case Kind::Time:
         if (json) out.put('"');
         put_utc_time(out, e.record_epoch_nanos);
@@ -267,15 +276,20 @@ void FieldColumns::value(OutputBuffer& out, const Column& c, const EventDescript
     out.put_uint(bits);
 }
 
-void FieldColumns::print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
-    if (style_ == Style::Csv && !header_done_) {
-        for (std::size_t i = 0; i < columns_.size(); ++i) {
-            if (i > 0) out.put(',');
-            out.put(columns_[i].name);
-        }
-        out.put('\n');
-        header_done_ = true;
+void FieldColumns::header(OutputBuffer& out) {
+    if (style_ != Style::Csv || header_done_) return;
+    for (std::size_t i = 0; i < columns_.size(); ++i) {
+        if (i > 0) out.put(',');
+        out.put(columns_[i].name);
     }
+    out.put('\n');
+    header_done_ = true;
+}
+
+void FieldColumns::finish(OutputBuffer& out) { header(out); }
+
+void FieldColumns::print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
+    header(out);
     if (style_ == Style::Jsonl) out.put('{');
     for (std::size_t i = 0; i < columns_.size(); ++i) {
         const Column& c = columns_[i];

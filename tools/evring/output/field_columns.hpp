@@ -3,13 +3,19 @@
 // ({"name":value,...}) or csv (a header line, then values).
 //
 // Columns: seqno, type (the name), time (ISO 8601), nanos
-// (record_epoch_nanos), payload_size, a flow tag by name or ext[0..3], or a
+// (record_epoch_nanos), payload_size, a flow tag by name, or raw as
+// flow.NAME or ext[0..3], or a
 // payload field by dotted path through nested structs, with [i] into fixed
 // arrays (checked against their length when parsed) and into the payload's
 // trailing arrays (checked against the count the event carries and its
 // payload's size: an element past them is shown as missing). Names are
 // checked against the schema once; a field an event does not have is shown
-// as - (text), null (jsonl) or empty (csv). Nothing is allocated per event.
+// as - (text), null (jsonl) or empty (csv). A flow tag by name that a span
+// points back to its opening with (Monad's `block`) shows the span's label
+// (15000009, from the span label table, span_labels.hpp), or nothing when the
+// event carries no tag or its opening was not read; flow.block is the raw
+// tag (the opening event's seqno). With csv the header line is printed even
+// when no event is (finish()). Nothing is allocated per event.
 //
 // Thread safety: one thread.
 #pragma once
@@ -36,9 +42,13 @@ public:
     // time, payload_size and the named flow tags).
     static Result<FieldColumns> parse(std::string_view list, const Schema* schema, Style style);
     void print(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload);
+    // The table labels are read from (EventPrinter sets it); null: none, raw tags.
+    void set_span_labels(const SpanLabels* labels) noexcept { labels_ = labels; }
+    // At the end of the output: the csv header when no event printed it.
+    void finish(OutputBuffer& out);
 
 private:
-    enum class Kind : std::uint8_t { Seqno, Type, Time, Nanos, PayloadSize, Ext, Field };
+    enum class Kind : std::uint8_t { Seqno, Type, Time, Nanos, PayloadSize, Ext, Label, Field };
     // Where a field is in one event type's payload: at `offset` in the fixed
     // part, or, for an element of trailing array `trailing`, at `offset` in
     // element `element` (the arrays follow the fixed part in order; their
@@ -71,6 +81,8 @@ private:
     Style style_ = Style::Text;
     std::vector<Column> columns_;
     bool header_done_ = false;
+    const SpanLabels* labels_ = nullptr;
+    void header(OutputBuffer& out);
 };
 
 }  // namespace evring::cli

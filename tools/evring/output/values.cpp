@@ -68,7 +68,7 @@ Status compile_where_option(FollowOptions& follow, const std::optional<std::stri
             ref.text = fmt::format("{}:{}", span.name, label);
             return resolve_span(*source, ref, *schema);
         };
-    auto compiled = compile_where(*where, *schema, "--where", labels);
+    auto compiled = compile_where(*where, *schema, "--where", labels, follow.span_labels);
     if (!compiled) return std::move(compiled).error();
     holder = std::move(*compiled);
     follow.where = holder.get();

@@ -40,6 +40,8 @@ Status parse_follow_range(FollowOptions& follow, std::string_view from, const st
 // Span labels in it (`block == 15000009`) are looked up in `source` (which
 // may move its read position; the follow loop positions it afterwards).
 // A label no event carries makes the expression bad, naming the label.
+// Ordered comparisons of labels (`block >= N`) read follow.span_labels, and
+// are refused without it.
 Status compile_where_option(FollowOptions& follow, const std::optional<std::string>& where, const Schema* schema,
                             std::unique_ptr<EventPredicate>& holder, EventSource* source = nullptr);
 // --flow INDEX=VALUE into `filter`; with a schema also NAME=VALUE, NAME one
