@@ -18,41 +18,15 @@
 namespace evring::cli {
 namespace {
 
-class DigestSink final : public FollowSink {
+class DigestSink final : public ComparedSink {
 public:
-    explicit DigestSink(const Blanking& blank) : ctx_(EVP_MD_CTX_new()), blank_(blank) {
+    DigestSink(const ComparedSource& read, std::vector<std::uint32_t> members)
+        : ComparedSink(read, std::move(members)), ctx_(EVP_MD_CTX_new()) {
         ok_ = ctx_ != nullptr && EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) == 1;
     }
     ~DigestSink() override { EVP_MD_CTX_free(ctx_); }
     DigestSink(const DigestSink&) = delete;
     DigestSink& operator=(const DigestSink&) = delete;
-
-    // --member: only these members of a ring set (empty: all).
-    void only_members(std::vector<std::uint32_t> members) { members_ = std::move(members); }
-
-    bool event(const SourceEvent& e) override {
-        if (!wanted(e.member)) return true;
-        EventDescriptor d = e.descriptor;
-        blank_.apply(d);
-        std::uint8_t record[65];
-        std::memcpy(record, &d, 64);  // the descriptor's layout is little-endian and fixed (format.hpp)
-        record[64] = e.payload_state == PayloadState::Ok ? 1 : 2;  // 2: expired or invalid, no bytes
-        ok_ = ok_ && EVP_DigestUpdate(ctx_, record, sizeof record) == 1;
-        if (e.payload_state == PayloadState::Ok)
-            ok_ = ok_ && EVP_DigestUpdate(ctx_, e.payload.data(), e.payload.size()) == 1;
-        ++events_;
-        return ok_;
-    }
-    bool gap(const SourceGap& g) override {
-        if (!wanted(g.member)) return true;
-        ++gaps_;
-        gap_seqnos_ += g.count;
-        return true;
-    }
-    // A live ring: digest what is there. A stream is read up to a stop
-    // position instead (run_digest): it is idle while messages are fetched.
-    bool idle() override { return keep_waiting_; }
-    void keep_waiting() { keep_waiting_ = true; }
 
     std::string hex() {
         unsigned char out[EVP_MAX_MD_SIZE];
@@ -62,19 +36,20 @@ public:
         for (unsigned int i = 0; i < length; ++i) text += fmt::format("{:02x}", out[i]);
         return text;
     }
-    std::uint64_t events() const { return events_; }
-    std::uint64_t gaps() const { return gaps_; }
-    std::uint64_t gap_seqnos() const { return gap_seqnos_; }
 
 private:
-    bool wanted(std::uint32_t member) const { return member_kept(members_, member); }
+    bool take(const SourceEvent& e, const EventDescriptor& blanked) override {
+        std::uint8_t record[65];
+        std::memcpy(record, &blanked, 64);  // the descriptor's layout is little-endian and fixed (format.hpp)
+        record[64] = e.payload_state == PayloadState::Ok ? 1 : 2;  // 2: expired or invalid, no bytes
+        ok_ = ok_ && EVP_DigestUpdate(ctx_, record, sizeof record) == 1;
+        if (e.payload_state == PayloadState::Ok)
+            ok_ = ok_ && EVP_DigestUpdate(ctx_, e.payload.data(), e.payload.size()) == 1;
+        return ok_;
+    }
 
     EVP_MD_CTX* ctx_;
-    std::vector<std::uint32_t> members_;
     bool ok_ = false;
-    Blanking blank_;
-    bool keep_waiting_ = false;
-    std::uint64_t events_ = 0, gaps_ = 0, gap_seqnos_ = 0;
 };
 
 }  // namespace
@@ -94,9 +69,7 @@ int run_digest(DigestOptions& options) {
     if (int code = open_compared(options.source, options.read, read); code != kExitOk) return code;
     auto& source = read.source;
     FollowOptions& follow_options = read.follow;
-    DigestSink sink(read.blank);
-    sink.only_members(options.read.select.members);
-    if (read.stream) sink.keep_waiting();
+    DigestSink sink(read, options.read.select.members);
     // --name: the events since the last run; committed once the result is printed.
     auto named = options.read.select.resume_named(follow_options, *source);
     if (!named) return exit_code(named.error());

@@ -82,4 +82,44 @@ struct ComparedSource {
 // 0 with `out` ready to follow, or the exit code of the reported error.
 int open_compared(const std::string& location, ComparedReadOptions& options, ComparedSource& out);
 
+// The follow sink of a compared read: it passes over the events and gaps of
+// members not read (--member), counts gaps, blanks each descriptor and hands
+// the event on to take() (digest hashes it, diff queues it). A stream is read
+// up to its stop position, so it waits while idle (messages being fetched);
+// anything else is read up to its end.
+class ComparedSink : public FollowSink {
+public:
+    ComparedSink(const ComparedSource& read, std::vector<std::uint32_t> members)
+        : blank_(read.blank), members_(std::move(members)), keep_waiting_(read.stream) {}
+
+    bool event(const SourceEvent& e) final {
+        if (!member_kept(members_, e.member)) return true;
+        EventDescriptor blanked = e.descriptor;
+        blank_.apply(blanked);
+        ++events_;
+        return take(e, blanked);
+    }
+    bool gap(const SourceGap& g) final {
+        if (!member_kept(members_, g.member)) return true;
+        ++gaps_;
+        gap_seqnos_ += g.count;
+        return true;
+    }
+    bool idle() override { return keep_waiting_; }
+
+    std::uint64_t events() const { return events_; }
+    std::uint64_t gaps() const { return gaps_; }
+    std::uint64_t gap_seqnos() const { return gap_seqnos_; }
+
+protected:
+    // An event of a member read, with its descriptor blanked; false stops the read.
+    virtual bool take(const SourceEvent& e, const EventDescriptor& blanked) = 0;
+
+private:
+    Blanking blank_;
+    std::vector<std::uint32_t> members_;
+    bool keep_waiting_;
+    std::uint64_t events_ = 0, gaps_ = 0, gap_seqnos_ = 0;
+};
+
 }  // namespace evring::cli

@@ -20,40 +20,28 @@ constexpr std::size_t kChannelEvents = 1024;
 constexpr std::size_t kMaxPending = 100000;
 
 // One side's follow loop hands its events (blanked, payload copied) to the
-// channel; gaps are counted as digest counts them.
-class SideSink final : public FollowSink {
+// channel; gaps are counted as digest counts them (ComparedSink).
+class SideSink final : public ComparedSink {
 public:
     SideSink(EventChannel& channel, const ComparedSource& read, const std::vector<std::uint32_t>& members)
-        : channel_(channel), blank_(read.blank), members_(members), keep_waiting_(read.stream) {}
+        : ComparedSink(read, members), channel_(channel) {}
 
-    bool event(const SourceEvent& e) override {
-        if (!member_kept(members_, e.member)) return true;
+    void notice(std::string_view text) override { notices.emplace_back(text); }
+
+    std::vector<std::string> notices;
+
+private:
+    bool take(const SourceEvent& e, const EventDescriptor& blanked) override {
         ComparedEvent copy;
         copy.member = e.member;
-        copy.descriptor = e.descriptor;
+        copy.descriptor = blanked;
         copy.key = e.descriptor.seqno;
-        blank_.apply(copy.descriptor);
         copy.payload_state = e.payload_state;
         if (e.payload_state == PayloadState::Ok) copy.payload.assign(e.payload.begin(), e.payload.end());
         return channel_.push(std::move(copy));
     }
-    bool gap(const SourceGap& g) override {
-        if (!member_kept(members_, g.member)) return true;
-        ++gaps;
-        gap_seqnos += g.count;
-        return true;
-    }
-    void notice(std::string_view text) override { notices.emplace_back(text); }
-    bool idle() override { return keep_waiting_; }
 
-    std::uint64_t gaps = 0, gap_seqnos = 0;
-    std::vector<std::string> notices;
-
-private:
     EventChannel& channel_;
-    Blanking blank_;
-    const std::vector<std::uint32_t>& members_;
-    bool keep_waiting_;
 };
 
 // A reading thread: the follow loop, then the channel ended.
@@ -147,8 +135,8 @@ int run_diff(DiffOptions& options) {
         for (const auto& notice : r.sink.notices) report_error(notice);
         if (!r.result) return trouble(runtime_error(r.result.error()));
         report.sides[i].events = join.events(i);
-        report.sides[i].gaps = r.sink.gaps;
-        report.sides[i].gap_seqnos = r.sink.gap_seqnos;
+        report.sides[i].gaps = r.sink.gaps();
+        report.sides[i].gap_seqnos = r.sink.gap_seqnos();
         if (r.result->damaged) {
             report_error(fmt::format("'{}' is damaged: the comparison covers only what could be read",
                                      report.sides[i].path));
