@@ -35,14 +35,6 @@ start_server() {
 }
 stop_server() { kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=; }
 
-start_producer() {  # ring config, then producer options
-    local ring=${1%%:*}
-    "$PRODUCER_BIN" "$@" --keep 2>"$WORK/producer-$ring.err" &
-    PRODUCER_PID=$!
-    PIDS+=("$PRODUCER_PID")
-    poll 1000 0.01 test -e "$EVRING_RING_DIR/$ring" && return 0
-    echo "producer did not create $ring"; return 1
-}
 start_relay() {  # ring stream, then options
     local ring=$1 stream=$2; shift 2
     "$EVRING_BIN" relay "$ring" --to "nats://127.0.0.1:$PORT" --stream "$stream" "$@" \
@@ -85,7 +77,7 @@ start_relay_held() {
 }
 
 case_relay_watch_and_mirror_carry_every_event_identically() {
-    start_producer feed:12:20 --count 3000 --rate 20000 || { fail identical "no ring"; return; }
+    start_producer feed:12:20 --count 3000 --rate 20000 --keep || { fail identical "no ring"; return; }
     start_relay feed FEED
     wait "$PRODUCER_PID"
     wait_stream_at FEED 3000 || { fail identical "stream never reached 3000: $(cat "$WORK/relay-FEED.err")"; return; }
@@ -121,7 +113,7 @@ publish_foreign() {
 }
 
 case_messages_not_evrings_stop_neither_readers_nor_a_restarted_relay() {
-    start_producer stray:12:20 --count 3000 --rate 2000 || { fail stray "no ring"; return; }
+    start_producer stray:12:20 --count 3000 --rate 2000 --keep || { fail stray "no ring"; return; }
     start_relay_held stray STRAY || { fail stray "relay not listed: $(cat "$WORK/relay-STRAY.err")"; return; }
     wait_stream_at STRAY 500 || { fail stray "stream never reached 500: $(cat "$WORK/relay-STRAY.err")"; return; }
     publish_foreign evring.STRAY.orders 3 || { fail stray "could not publish into the stream"; return; }
@@ -158,7 +150,7 @@ case_messages_not_evrings_stop_neither_readers_nor_a_restarted_relay() {
 }
 
 case_relay_killed_and_restarted_duplicates_and_misses_nothing() {
-    start_producer kill1:14:22 --count 40000 --rate 20000 || { fail kill "no ring"; return; }
+    start_producer kill1:14:22 --count 40000 --rate 20000 --keep || { fail kill "no ring"; return; }
     # Each relay is killed mid-stream; the producer waits while none runs (the ring holds 0.8 s).
     # Mid-stream: once the stream holds part of the events (the relay's
     # progress, not a time, which a loaded machine stretches).
@@ -179,7 +171,7 @@ case_relay_killed_and_restarted_duplicates_and_misses_nothing() {
 }
 
 case_server_restarted_mid_stream_loses_nothing() {
-    start_producer srv1:14:22 --count 30000 --rate 15000 || { fail server "no ring"; return; }
+    start_producer srv1:14:22 --count 30000 --rate 15000 --keep || { fail server "no ring"; return; }
     start_relay_held srv1 SRV1 || { fail server "relay not listed: $(cat "$WORK/relay-SRV1.err")"; return; }
     wait_stream_at SRV1 5000 || { fail server "stream never reached 5000: $(cat "$WORK/relay-SRV1.err")"; return; }
     # The writer waits while the server is away: the ring (1.1 s of events) must not lap the relay
@@ -201,7 +193,7 @@ case_server_restarted_mid_stream_loses_nothing() {
 
 case_paused_relay_lapped_publishes_one_exact_gap() {
     # 256 descriptors: the writer laps a relay held with SIGSTOP.
-    start_producer lap2:8:20 --count 5000 --rate 5000 || { fail lap "no ring"; return; }
+    start_producer lap2:8:20 --count 5000 --rate 5000 --keep || { fail lap "no ring"; return; }
     start_relay_held lap2 LAP2 || { fail lap "relay not listed: $(cat "$WORK/relay-LAP2.err")"; return; }
     wait_stream_at LAP2 300 || { fail lap "relay never started: $(cat "$WORK/relay-LAP2.err")"; return; }
     kill -STOP "$RELAY_PID"
@@ -235,7 +227,7 @@ case_relay_wait_relays_a_ring_created_after_it_started() {
     start_relay late LATE --wait
     wait_for_text "$WORK/relay-LATE.err" "waiting for ring 'late' to be created" ||
         { fail relay_wait "no waiting notice: $(cat "$WORK/relay-LATE.err")"; return; }
-    start_producer late:12:20 --count 500 --rate 5000 || { fail relay_wait "no ring"; return; }
+    start_producer late:12:20 --count 500 --rate 5000 --keep || { fail relay_wait "no ring"; return; }
     wait "$PRODUCER_PID"
     wait_stream_at LATE 500 || { fail relay_wait "stream never reached 500: $(cat "$WORK/relay-LATE.err")"; return; }
     read_stream LATE 500 >"$WORK/late.jsonl" 2>/dev/null
@@ -248,7 +240,7 @@ case_relay_wait_relays_a_ring_created_after_it_started() {
 # exposed to (docs/distributed.md, "What 'nothing lost' holds under"); --server-syncs, the
 # operator's word that the server syncs every write, silences it for file storage.
 case_relay_says_what_an_acknowledged_event_is_exposed_to() {
-    start_producer dur:10:20 --count 50 || { fail durability "no ring"; return; }
+    start_producer dur:10:20 --count 50 --keep || { fail durability "no ring"; return; }
     wait "$PRODUCER_PID"
     evring relay dur --to "nats://127.0.0.1:$PORT" --stream DUR --from oldest --no-register 2>"$WORK/dur.err" &
     local relay=$!
@@ -268,7 +260,7 @@ case_relay_says_what_an_acknowledged_event_is_exposed_to() {
 }
 
 case_bad_input_is_refused_clearly() {
-    start_producer bad1:10:20 --count 10 || { fail bad "no ring"; return; }
+    start_producer bad1:10:20 --count 10 --keep || { fail bad "no ring"; return; }
     wait "$PRODUCER_PID"
     # Nothing listens on port 1.
     evring relay bad1 --to nats://127.0.0.1:1 --stream B 2>"$WORK/e1"; local a=$?
@@ -296,7 +288,7 @@ case_bad_input_is_refused_clearly() {
 }
 
 case_relay_and_mirror_are_registered_readers_while_they_run() {
-    start_producer seen:12:20 --rate 2000 || { fail registered "no ring"; return; }
+    start_producer seen:12:20 --rate 2000 --keep || { fail registered "no ring"; return; }
     local producer=$PRODUCER_PID
     start_relay seen SEEN
     local relay=$RELAY_PID
@@ -325,7 +317,7 @@ case_relay_and_mirror_are_registered_readers_while_they_run() {
 
 case_watch_nats_decodes_the_relayed_schema_by_name() {
     # The producer's ring embeds schemas/demo.toml; the relay publishes it to the stream.
-    start_producer typed:12:20 --count 2000 --rate 20000 || { fail decoded "no ring"; return; }
+    start_producer typed:12:20 --count 2000 --rate 20000 --keep || { fail decoded "no ring"; return; }
     start_relay typed TYPED
     wait "$PRODUCER_PID"
     wait_stream_at TYPED 2000 || { fail decoded "stream never reached 2000: $(cat "$WORK/relay-TYPED.err")"; return; }
@@ -351,7 +343,7 @@ case_watch_nats_decodes_the_relayed_schema_by_name() {
 # --type NAME on a nats:// source: by the schema's name, only that type, every one of it. One
 # message per event (--batch 1) lets the server filter by subject; batches are filtered by the reader.
 case_watch_nats_type_name_prints_only_that_type() {
-    start_producer only:12:20 --count 2000 --rate 20000 || { fail type_filter "no ring"; return; }
+    start_producer only:12:20 --count 2000 --rate 20000 --keep || { fail type_filter "no ring"; return; }
     start_relay only ONLY1 --batch 1
     local relay1=$RELAY_PID
     start_relay only ONLYB
@@ -395,11 +387,11 @@ case_watch_nats_type_name_prints_only_that_type() {
 # the relay first looked, and the events before that were in neither the
 # stream nor a gap).
 case_writer_restarted_under_a_relay_is_relayed_from_its_first_event() {
-    start_producer renew:14:22 --count 2000 --rate 20000 || { fail renew "no ring"; return; }
+    start_producer renew:14:22 --count 2000 --rate 20000 --keep || { fail renew "no ring"; return; }
     start_relay renew RENEW
     wait "$PRODUCER_PID"
     wait_stream_at RENEW 2000 || { fail renew "stream never reached 2000: $(cat "$WORK/relay-RENEW.err")"; return; }
-    start_producer renew:14:22 --count 3000 --rate 20000 || { fail renew "no second ring"; return; }
+    start_producer renew:14:22 --count 3000 --rate 20000 --keep || { fail renew "no second ring"; return; }
     wait "$PRODUCER_PID"
     read_stream RENEW 5000 >"$WORK/renew.jsonl" 2>"$WORK/renew.err"
     jq -e -s '[.[] | select(.seqno != null and .gap == null) | .seqno] | .[2000:] == [range(1; 3001)]' \
