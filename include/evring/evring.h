@@ -172,6 +172,16 @@ typedef struct evring_open_options {
      * Both at their defaults: everything (as a reader that says nothing). */
     const char* keywords;        /* "trades,quotes": keywords of the source's schema; NULL: every keyword */
     int level;                   /* the highest level wanted, 0..15; default -1: every level */
+    /* Since 0.2.0, after level: healing (docs/healing.md). A reader of
+     * a live ring or ring set that falls behind the writer (lapped) reads the
+     * events it missed from a recording of the same ring instance, and goes
+     * on in the ring: no gap, no duplicate; what the recording lacks stays a
+     * gap. Asked of any other source, evring_source_open fails (EINVAL). */
+    const char* heal_from;       /* the recording (`evring record`'s output); NULL: none */
+    int heal;                    /* 1: find a running `evring record` of the ring in its reader
+                                    registry (ignored with heal_from); default 0 */
+    uint64_t heal_wait_ns;       /* how long a recording that has not caught up is waited
+                                    for, without progress; 0: the default, 3 s */
 } evring_open_options;
 
 void evring_open_options_init(evring_open_options* options);
@@ -381,6 +391,9 @@ typedef struct evring_counters {
     uint64_t records_lost_to_damage; /* known lost in damaged recordings (a lower bound) */
     uint64_t foreign;          /* input passed over that is not evring's (streams) */
     uint64_t late_events;      /* a ring set: events older than one already handed out */
+    /* Since 0.2.0, after late_events: events read from a recording in place of a lapped gap
+     * (evring_open_options.heal, heal_from); included in `events`, not in `lost`. */
+    uint64_t healed;
 } evring_counters;
 
 /* The counters of everything read (a ring set: all members summed). */

@@ -36,7 +36,8 @@ constexpr std::size_t kCountersFirst = 96;
 static_assert(sizeof(evring_source_info) == kInfoFirst);
 static_assert(sizeof(evring_item) == kItemFirst);
 static_assert(sizeof(evring_batch) == kBatchFirst);
-static_assert(sizeof(evring_counters) == kCountersFirst);
+// 0.2.0 added `healed` at the end: a 96-byte struct of 0.1.0 still gets everything else.
+static_assert(sizeof(evring_counters) == kCountersFirst + 8);
 static_assert(EVRING_KIND_RING_SET == static_cast<int>(evring::SourceKind::RingSet));
 
 // The C enums are the C++ ones' values.
@@ -102,6 +103,12 @@ evring_source* evring_source_open(const char* location, const evring_open_option
                 if (options->schema_path != nullptr) settings.schema_path = options->schema_path;
                 if (options->max_snapshot_size != 0) settings.source.max_snapshot_size = options->max_snapshot_size;
                 settings.source.recording_series = options->recording_series != 0;
+                // Zero when the caller's struct predates these (memcpy above).
+                if (o.heal_from != nullptr) settings.source.heal.recording = o.heal_from;
+                settings.source.heal.find = o.heal != 0;
+                if (o.heal_wait_ns != 0)
+                    settings.source.heal.patience = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::nanoseconds(std::min<std::uint64_t>(o.heal_wait_ns, std::uint64_t{3600} * 1000000000)));
             }
             auto handle = evring::bindings::open_source_handle(location, settings);
             if (!handle) {
@@ -336,6 +343,7 @@ int evring_source_get_counters(const evring_source* source, evring_counters* cou
     got.records_lost_to_damage = c.records_lost_to_damage;
     got.foreign = c.foreign;
     got.late_events = session.late_events;
+    got.healed = c.healed;
     deliver(counters, got);
     return EVRING_OK;
 }

@@ -61,7 +61,12 @@ struct RecordingFileHeader {
     std::uint32_t schema_size;         // v2: bytes of the schema blob (0: none); v1: zero
     std::uint64_t series_id;           // v2: random, the same in every file of a rotated
                                        // recording and in every block header; v1: zero
-    std::array<std::uint64_t, 3> reserved;  // zero
+    // The instance of the ring (or ring set) recorded (SourceIdentity::instance):
+    // a reader of that ring heals its lapped gaps only from a recording of the
+    // same instance (healing_source.hpp). 0: not known (older recorders, and
+    // recordings of anything but a live ring or set). Not checked by readers.
+    std::uint64_t origin_instance;
+    std::array<std::uint64_t, 2> reserved;  // zero
     std::uint32_t reserved1;                // zero
     std::uint32_t header_crc;          // v2: CRC32C of bytes 0..123; v1: zero
 };
@@ -73,6 +78,7 @@ static_assert(offsetof(RecordingFileHeader, start_epoch_nanos) == 72);
 static_assert(offsetof(RecordingFileHeader, file_index) == 80);
 static_assert(offsetof(RecordingFileHeader, schema_size) == 84);
 static_assert(offsetof(RecordingFileHeader, series_id) == 88);
+static_assert(offsetof(RecordingFileHeader, origin_instance) == 96);
 static_assert(offsetof(RecordingFileHeader, header_crc) == 124);
 
 inline constexpr std::array<char, 8> kBlockMagic = {'E', 'V', 'R', 'B', 'L', 'O', 'C', 'K'};

@@ -69,6 +69,7 @@ Result<RecordingWriter> RecordingWriter::create(const std::string& path, const R
     header.ring_size = source.size;
     header.schema_size = static_cast<std::uint32_t>(options.schema.size());
     header.series_id = new_series_id();
+    header.origin_instance = options.origin_instance;
     if (!options.schema.empty()) {
         detail::BlockEncoder encoder(options.compress, options.compression_level);
         BlockMeta meta;

@@ -68,6 +68,10 @@ struct RecordingOptions {
     // False: a version 2 file, without index blocks, for a reader that
     // predates version 3 (and for tests of old files).
     bool index = true;
+    // The recorded ring's instance (SourceIdentity::instance), written into
+    // every file header (RecordingFileHeader::origin_instance) so that a
+    // lapped reader of that ring can heal from this recording; 0: unknown.
+    std::uint64_t origin_instance = 0;
 };
 
 struct RecordingTotals {

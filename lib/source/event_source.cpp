@@ -1,9 +1,12 @@
 // The parts every event source shares (event_source.hpp): the names of
 // source kinds and gap reasons, counting, held notices, the default batch
-// loop and stop resolution.
+// loop and stop resolution, and healing: a FellBehind gap that read()
+// returns goes to the Healer (healer.hpp), which hands out what a recording
+// holds of it; next() then reads the live source again.
 #include "evring/source/event_source.hpp"
 
 #include "evring/source/flow_filter.hpp"
+#include "source/healer.hpp"
 
 namespace evring {
 
@@ -58,10 +61,12 @@ void SourceCounters::count_gap(const SourceGap& gap) noexcept {
     never_committed += gap.count;  // a reason from a newer writer
 }
 
+EventSource::EventSource() = default;
 EventSource::~EventSource() = default;
 
 Batch EventSource::next_batch(std::span<EventDescriptor> out) {
     if (pending_) return Batch{0, 0, 0, SourceStep::Notice};
+    if (healer_) return next_batch_healing(out);  // gaps must reach the healer (event_source_heal.cpp)
     return read_batch(out);
 }
 
@@ -129,6 +134,66 @@ SourceStep EventSource::take_pending(SourceItem& item) {
     pending_.reset();
     item.notice = held_text_;
     return SourceStep::Notice;
+}
+
+// --- healing (heal_with) ---
+void EventSource::heal_with(std::unique_ptr<detail::Healer> healer) { healer_ = std::move(healer); }
+
+// A gap read() returned: the healer's to fill, or the caller's.
+SourceStep EventSource::heal(SourceItem& item, PayloadRead payload) {
+    std::string notice;
+    if (healer_->start(item.gap, notice)) {
+        healing_ = true;
+        return next_held(item, payload);
+    }
+    counters_.count_gap(item.gap);
+    if (!notice.empty()) pending_ = std::move(notice);  // after the gap it is about
+    return SourceStep::Gap;
+}
+
+SourceStep EventSource::next_held(SourceItem& item, PayloadRead payload) {
+    if (pending_) return take_pending(item);
+    bool done = false;
+    const SourceStep step = healer_->next(item, payload, done);
+    if (done) healing_ = false;  // the live source again from the next call
+    switch (step) {
+    case SourceStep::Event:
+        ++counters_.events;
+        ++counters_.healed;
+        if (item.event.payload_state != PayloadState::NotRead) ++counters_.payloads;
+        break;
+    case SourceStep::Gap: counters_.count_gap(item.gap); break;
+    default: break;
+    }
+    return step;
+}
+
+SourceStep EventSource::load_payload_healed(SourceEvent& event) {
+    return healer_->handed(event) ? healer_->load_payload(event) : load_payload(event);
+}
+
+// The default batch loop, through next(): every gap passes the healer.
+Batch EventSource::next_batch_healing(std::span<EventDescriptor> out) {
+    Batch batch;
+    SourceItem item;
+    while (batch.events < out.size()) {
+        const SourceStep step = next(item, PayloadRead::None);
+        switch (step) {
+        case SourceStep::Event: out[batch.events++] = item.event.descriptor; continue;
+        case SourceStep::Gap:
+            ++batch.gaps;
+            batch.skipped += item.gap.count;
+            continue;
+        case SourceStep::Notice:
+            pending_ = std::string(item.notice);  // handed out by the next next()
+            batch.stopped = step;
+            return batch;
+        case SourceStep::NotReady:
+        case SourceStep::End:
+        case SourceStep::Failed: batch.stopped = step; return batch;
+        }
+    }
+    return batch;
 }
 
 }  // namespace evring

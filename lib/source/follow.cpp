@@ -25,6 +25,7 @@ void add_counters(SourceCounters& total, const SourceCounters& more) noexcept {
     total.foreign += more.foreign;
     total.payloads += more.payloads;
     total.late += more.late;
+    total.healed += more.healed;
 }
 
 namespace detail {

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "recording/recording_reader.hpp"
+#include "source/healer.hpp"
 #include "source/recording_source.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "set/ring_set_manifest.hpp"
@@ -130,12 +131,25 @@ Result<std::string> resolve_location(std::string_view location, const DirectoryO
                                      shortened(*in_directory), shortened(text)));
 }
 
+// HealOptions: the source gets a healer (event_source.hpp, healer.hpp).
+Result<std::unique_ptr<EventSource>> healing(Result<std::unique_ptr<EventSource>> opened, const HealOptions& heal) {
+    if (!opened || !heal.wanted()) return opened;
+    EventSource& source = **opened;
+    if (source.kind() != SourceKind::Ring && source.kind() != SourceKind::RingSet)
+        return Error(EINVAL, fmt::format("healing lapped gaps (--heal, --heal-from) is for live rings and ring sets; "
+                                         "'{}' is a {}, which nothing overwrites",
+                                         shortened(source.identity().location), describe(source.kind())));
+    source.heal_with(std::make_unique<detail::Healer>(
+        detail::HealSettings{heal.recording, heal.find && heal.recording.empty(), heal.patience}, source));
+    return opened;
+}
+
 Result<std::unique_ptr<EventSource>> open_source(std::string_view location, const SourceOptions& options) {
     if (const std::string_view scheme = location_scheme(location); !scheme.empty())
-        return open_scheme(location, scheme, options);
+        return healing(open_scheme(location, scheme, options), options.heal);
     auto path = resolve_location(location, options.directory);
     if (!path) return std::move(path).error();
-    return open_file(location, *path, options);
+    return healing(open_file(location, *path, options), options.heal);
 }
 
 void register_source_scheme(std::string_view scheme, SourceOpener opener) {

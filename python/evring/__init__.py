@@ -33,7 +33,7 @@ __all__ = ["Batch", "Error", "Event", "Reader", "WaitSet", "Writer", "create", "
 
 
 def open(source, schema=None, max_snapshot_size=0, register=True, name="python", detail=None, wait=None,
-         keywords=None, level=None):
+         keywords=None, level=None, heal=None, heal_wait=None):
     """Opens a ring (a name in the ring directory, or a path), a ring set
     (merged in time order; each event has its `member`), a snapshot or a
     recording, as the evring CLI does. `schema`: a schema file to decode with
@@ -55,6 +55,13 @@ def open(source, schema=None, max_snapshot_size=0, register=True, name="python",
     a number of seconds, or True for no limit (Ctrl-C still interrupts);
     evring.Error when it did not appear in time. None (default): raise at once.
 
+    `heal`: a reader of a live ring or ring set that falls behind the writer
+    (lapped) reads the events it missed from a recording of the same ring,
+    then goes on in the ring (docs/healing.md): True finds a running `evring
+    record` of the ring in its reader registry, a path names the recording.
+    `heal_wait`: seconds a recording that has not caught up is waited for
+    (default 3). `reader.counters()["healed"]` counts what came from it.
+
     A bad argument raises evring.Error naming it and saying why."""
     source = _path(source, "source")
     if wait is not None and wait is not False:
@@ -66,7 +73,12 @@ def open(source, schema=None, max_snapshot_size=0, register=True, name="python",
         detail = _os.path.basename(_sys.argv[0]) if _sys.argv and _sys.argv[0] else ""
     if keywords is not None and not isinstance(keywords, str):
         keywords = ",".join(_keyword(k, f"keywords[{i}]") for i, k in enumerate(_iterable(keywords, "keywords")))
-    return _open(source, schema, max_snapshot_size, bool(register), name, detail, keywords, level)
+    if heal is not None and not isinstance(heal, bool):
+        heal = _path(heal, "heal")
+    heal_wait = 0.0 if heal_wait is None else _seconds(heal_wait, "heal_wait")
+    if heal_wait == float("inf"):
+        heal_wait = 3600.0
+    return _open(source, schema, max_snapshot_size, bool(register), name, detail, keywords, level, heal, heal_wait)
 
 
 def _path(value, what):

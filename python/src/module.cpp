@@ -32,9 +32,15 @@ namespace {
 // Every argument is checked before anything is opened: a refusal names it (arguments.hpp).
 Reader open(const py::object& source, const py::object& schema, const py::object& max_snapshot_size,
             bool register_reader, const py::object& name, const py::object& detail, const py::object& keywords,
-            const py::object& level) {
+            const py::object& level, const py::object& heal, double heal_wait) {
     const std::string location = path_of(source, "source");
     bindings::OpenSettings settings;
+    // heal: True finds the recorder (the registry), a path names the recording (docs/healing.md).
+    if (py::isinstance<py::bool_>(heal)) settings.source.heal.find = heal.cast<bool>();
+    else if (!heal.is_none()) settings.source.heal.recording = path_of(heal, "heal");
+    if (heal_wait > 0)
+        settings.source.heal.patience = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::duration<double>(std::min(heal_wait, 3600.0)));
     if (!schema.is_none()) settings.schema_path = path_of(schema, "schema");
     if (const std::uint64_t most = unsigned_of(max_snapshot_size, "max_snapshot_size", UINT64_MAX); most != 0)
         settings.source.max_snapshot_size = most;
@@ -80,7 +86,8 @@ PYBIND11_MODULE(_evring, m) {
     register_writer(m);
     m.def("open", &open, py::arg("source"), py::arg("schema") = py::none(), py::arg("max_snapshot_size") = 0,
           py::arg("register") = true, py::arg("name") = "python", py::arg("detail") = "",
-          py::arg("keywords") = py::none(), py::arg("level") = py::none(),
+          py::arg("keywords") = py::none(), py::arg("level") = py::none(), py::arg("heal") = py::none(),
+          py::arg("heal_wait") = 0.0,
           "Opens a ring (name or path), a snapshot or a recording, as the evring CLI does.");
     m.def("_wait_for_name", &wait_for_name, py::arg("location"), py::arg("seconds"),
           "Waits up to `seconds` for `location` to name a ring; True once it does.");

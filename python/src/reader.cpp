@@ -158,6 +158,7 @@ py::dict counters_of(Reader& r) {
     d["records_lost_to_damage"] = c.records_lost_to_damage;
     d["foreign"] = c.foreign;
     d["late_events"] = session.late_events;
+    d["healed"] = session.source.healed;
     return d;
 }
 

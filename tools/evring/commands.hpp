@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "event_selection.hpp"
+#include "heal_option.hpp"
 #include "interest_option.hpp"
 #include "evring/error.hpp"
 
@@ -85,6 +86,7 @@ struct WatchOptions {
     std::string schema_file;  // --schema FILE; empty: none
     bool no_register = false;  // stay out of the ring's reader registry
     InterestOption interest;   // --keywords K1,K2 --level N: register interest (docs/interest.md)
+    HealOption heal;           // --heal, --heal-from: lapped gaps read from a recording (docs/healing.md)
 };
 
 struct SnapshotOptions {

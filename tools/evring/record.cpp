@@ -6,6 +6,8 @@
 // recording's staging buffer (no formatting) and ends a block only when idle
 // (at most every 50 ms) or once a second when busy, so it keeps up with fast
 // writers; zstd and write(2) run on the recording writer's own thread.
+#include <filesystem>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -181,11 +183,18 @@ int run_record(RecordOptions& options) {
     // Record what we asked for, whoever else listens (other readers' interest may bring more).
     if (*interest) InterestOption::narrow(**interest, schema, plan->follow.filter.types);
     plan->recording.ring_set = (*source)->identity().members;  // member ids in every record
+    // Lapped readers of this ring heal from recordings of its instance only (healing_source.hpp).
+    if (const SourceKind kind = (*source)->kind(); kind == SourceKind::Ring || kind == SourceKind::RingSet)
+        plan->recording.origin_instance = (*source)->identity().instance;
     auto writer = RecordingWriter::create(options.output, source_header((*source)->identity()), plan->recording);
     if (!writer) return runtime_error(writer.error());
     install_stop_handlers();
     RecordSink sink(*writer, options.output);
-    RegisteringSink seen(sink, {"record", reader_kinds::kRecord, "-> " + options.output}, !options.no_register);
+    // The absolute path: lapped readers find this recording through the registry (--heal, healer.hpp).
+    std::error_code absolute_failed;
+    const auto output = std::filesystem::absolute(options.output, absolute_failed);
+    RegisteringSink seen(sink, {"record", reader_kinds::kRecord, "-> " + (absolute_failed ? options.output : output.string())},
+                         !options.no_register);
     if (*interest) seen.set_interest(**interest);
     auto result = follow(*source, plan->follow, seen);
     Status status = sink.status();

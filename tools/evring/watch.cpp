@@ -45,6 +45,7 @@ Result<WatchPlan> plan_watch(const WatchOptions& options) {
     }
     plan.follow.follow_name = options.follow_name;
     plan.source.follow_recording = options.follow;
+    if (auto s = options.heal.apply(plan.source); !s) return std::move(s).error();
     plan.follow.reopen = plan.source;
     plan.follow.stop_flag = &stop_flag();
     return plan;
@@ -168,6 +169,7 @@ Command add_watch(CLI::App& app) {
     o->select.add_name(*c);
     c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
     o->interest.add(*c);
+    o->heal.add(*c);
     return {c, [o] { return run_watch(*o); }};
 }
 

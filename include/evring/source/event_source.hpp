@@ -57,6 +57,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -71,6 +72,9 @@ namespace evring {
 class FlowFilter;
 class MappedRing;
 class WaitArm;
+namespace detail {
+class Healer;
+}
 
 // Why sequence numbers were not seen: GapReason, in format.hpp (recordings
 // and streams store it too). describe() gives "the recorder fell behind the
@@ -167,6 +171,10 @@ struct SourceCounters {
     // ring set) that had to let an event through out of time order. Zero
     // for every other source.
     std::uint64_t late = 0;
+    // Events handed out from a recording in place of a lapped (FellBehind)
+    // gap: a healing source's (source_open.hpp, HealOptions). Included in
+    // `events`; the sequence numbers they fill are not in `lost`.
+    std::uint64_t healed = 0;
     void count_gap(const SourceGap& gap) noexcept;
 };
 
@@ -182,19 +190,20 @@ struct Batch {
 
 class EventSource {
 public:
-    EventSource() = default;
+    EventSource();  // out of line: the healer is an incomplete type here
     EventSource(const EventSource&) = delete;
     EventSource& operator=(const EventSource&) = delete;
     virtual ~EventSource();
 
     // The next item (see the contract).
     SourceStep next(SourceItem& item, PayloadRead payload = PayloadRead::None) {
-        if (pending_) return take_pending(item);
+        if (pending_ || healing_) return next_held(item, payload);
         const SourceStep step = read(item, payload);
         if (step == SourceStep::Event) {
             ++counters_.events;
             if (item.event.payload_state != PayloadState::NotRead) ++counters_.payloads;
         } else if (step == SourceStep::Gap) {
+            if (healer_) return heal(item, payload);
             counters_.count_gap(item.gap);
         }
         return step;
@@ -207,7 +216,7 @@ public:
     // Event, or Failed as next() would. An event that is not the last one
     // read comes back Expired.
     SourceStep read_payload(SourceEvent& event) {
-        const SourceStep step = load_payload(event);
+        const SourceStep step = healer_ ? load_payload_healed(event) : load_payload(event);
         if (step == SourceStep::Event && event.payload_state != PayloadState::NotRead) ++counters_.payloads;
         return step;
     }
@@ -262,6 +271,13 @@ public:
 
     const SourceCounters& counters() const noexcept { return counters_; }
 
+    // Healing (source_open.hpp's HealOptions, lib/source/healer.hpp): from
+    // now on, a FellBehind gap is read from a recording of this source's
+    // instance, where it holds the events; what it lacks stays a gap. Set by
+    // open_source; one healer per source.
+    void heal_with(std::unique_ptr<detail::Healer> healer);
+    bool heals() const noexcept { return healer_ != nullptr; }
+
 protected:
     virtual SourceStep read(SourceItem& item, PayloadRead payload) = 0;
     // read_payload(): the default says Expired (nothing kept to read).
@@ -282,9 +298,17 @@ protected:
 
 private:
     SourceStep take_pending(SourceItem& item);
+    // A held notice, or the healer's turn (event_source.cpp).
+    SourceStep next_held(SourceItem& item, PayloadRead payload);
+    // A gap read() returned while a healer is set: healed or handed out.
+    SourceStep heal(SourceItem& item, PayloadRead payload);
+    SourceStep load_payload_healed(SourceEvent& event);
+    Batch next_batch_healing(std::span<EventDescriptor> out);
 
     std::optional<std::string> pending_;
     std::string held_text_;
+    std::unique_ptr<detail::Healer> healer_;
+    bool healing_ = false;  // the healer hands out the gap it took
 };
 
 }  // namespace evring

@@ -25,6 +25,7 @@
 // schemes is serialised (a mutex) and normally done once at start-up.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -39,6 +40,19 @@
 
 namespace evring {
 
+// Healing a live ring's (or ring set's) lapped gaps from a recording of it
+// (docs/healing.md; lib/source/healer.hpp has the contract): a reader that
+// falls behind reads what the writer overwrote from the file `evring record`
+// writes beside it, and rejoins the ring where the gap ended. Only a
+// recording of the same ring instance is used; what it does not hold stays
+// a gap.
+struct HealOptions {
+    std::string recording;  // the recording (--heal-from PATH)
+    bool find = false;      // a running `evring record` of the ring, from its reader registry (--heal)
+    std::chrono::milliseconds patience{3000};  // waiting for a recording to catch up, without progress
+    bool wanted() const noexcept { return find || !recording.empty(); }
+};
+
 struct SourceOptions {
     // Snapshots whose ring is larger are refused (EFBIG).
     std::uint64_t max_snapshot_size = kDefaultMaxSnapshotSize;
@@ -48,6 +62,9 @@ struct SourceOptions {
     bool follow_recording = false;
     // How a pure name is resolved.
     DirectoryOptions directory;
+    // Lapped gaps of a live ring or ring set healed from a recording. Asked
+    // of any other source, open_source refuses (EINVAL, naming it).
+    HealOptions heal;
 };
 
 Result<std::unique_ptr<EventSource>> open_source(std::string_view location, const SourceOptions& options);

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Healing (docs/healing.md) end to end: a watch SIGSTOPped while the producer
+# laps it many times, with `evring record` writing beside it, reads every
+# event once and in order, and says how many came from the recording; with
+# the recording named (--heal-from) and found (--heal); refusals by name.
+# Needs EVRING_BIN and PRODUCER_BIN. Each case prints "ok <name>",
+# "skip <name>: <why>" or "FAIL <name>: <why>"; exits 1 if any failed.
+source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
+skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" test -x "$PRODUCER_BIN"
+skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
+make_work evring-healing-test
+
+evring() { timeout 60 "$EVRING_BIN" "$@"; }
+
+# The ring's newest seqno (0 before the first event).
+last_seqno() { evring info "$1" --json 2>/dev/null | jq -r '.last_seqno // 0'; }
+reached() { [[ $(last_seqno "$1") -ge $2 ]]; }
+
+# Every line of jsonl file $1 an event, seqnos 1..$2 each once, in order.
+one_to() {
+    local got
+    got=$(jq -r .seqno "$1" | awk -v n="$2" '$1 != NR { print "line " NR " has seqno " $1; exit } END { if (NR != n) print NR " events, not " n }')
+    [[ -z $got ]] || { echo "$got"; return 1; }
+}
+
+# heal_case NAME HEAL_OPTION...: producer, recorder, a watch stopped while the
+# writer laps it (a 1024-slot ring, 60000 events), then let go.
+heal_case() {
+    local name=$1 ring=heal-$1 total=60000
+    shift
+    start_ready_producer "$ring:10:20" --count "$total" --rate 40000 --keep || { fail "$name" "no producer"; return; }
+    local producer=$PRODUCER_PID
+    "$EVRING_BIN" record "$ring" --from oldest -o "$WORK/$name.evrec" 2>"$WORK/$name-record.err" &
+    local recorder=$!
+    PIDS+=("$recorder")
+    wait_readers "$ring" "record +record +$recorder .* alive" || { fail "$name" "the recorder is not listed"; return; }
+    local heal=("$@")
+    [[ ${heal[0]} == --heal-from ]] && heal=(--heal-from "$WORK/$name.evrec")
+    "$EVRING_BIN" watch "$ring" --from oldest --format jsonl --no-payload "${heal[@]}" \
+        >"$WORK/$name.jsonl" 2>"$WORK/$name.err" &
+    local watcher=$!
+    PIDS+=("$watcher")
+    wait_readers "$ring" "watch +watch +$watcher .* alive" || { fail "$name" "the watch is not listed"; return; }
+    kill -STOP "$watcher"
+    release_producer
+    # Lapped many times over (1024 slots) before it reads again.
+    poll 3000 0.01 reached "$ring" 30000 || { fail "$name" "the producer did not reach 30000"; return; }
+    kill -CONT "$watcher"
+    wait "$producer"
+    # The writer has exited: the watch ends at the ring's newest event.
+    poll 3000 0.01 test ! -e "/proc/$watcher" || { fail "$name" "the watch did not end: $(tail -2 "$WORK/$name.err")"; return; }
+    wait "$watcher" || { fail "$name" "watch exit $?: $(tail -3 "$WORK/$name.err")"; return; }
+    kill -INT "$recorder" 2>/dev/null; wait "$recorder"
+    local bad
+    bad=$(one_to "$WORK/$name.jsonl" "$total") || { fail "$name" "$bad; $(tail -3 "$WORK/$name.err")"; return; }
+    grep -qE "^evring: $total events printed .* 0 lost in 0 gaps" "$WORK/$name.err" ||
+        { fail "$name" "summary: $(tail -1 "$WORK/$name.err")"; return; }
+    local healed
+    healed=$(sed -nE 's/.*\(([0-9]+) of the events read from the recording.*/\1/p' "$WORK/$name.err")
+    [[ -n $healed && $healed -gt 1024 ]] || { fail "$name" "healed '$healed': $(tail -1 "$WORK/$name.err")"; return; }
+    ok "$name ($healed of $total from the recording)"
+}
+
+test_named_recording() { heal_case heal_from --heal-from; }
+test_found_recording() { heal_case heal_found --heal; }
+
+# A recording of another ring is refused by name, and the lapped gap stands.
+test_another_rings_recording() {
+    start_ready_producer other:6:16 --count 10 --keep || { fail other_ring "no producer"; return; }
+    release_producer; wait "$PRODUCER_PID"
+    evring record other --from oldest -o "$WORK/other.evrec" 2>/dev/null || { fail other_ring "record other"; return; }
+    start_ready_producer lapped:6:16 --count 500 --keep || { fail other_ring "no producer"; return; }
+    local producer=$PRODUCER_PID
+    "$EVRING_BIN" watch lapped --from oldest --heal-from "$WORK/other.evrec" >/dev/null 2>"$WORK/other.err" &
+    local watcher=$!
+    PIDS+=("$watcher")
+    wait_readers lapped "watch +watch +$watcher .* alive" || { fail other_ring "the watch is not listed"; return; }
+    kill -STOP "$watcher"
+    release_producer; wait "$producer"   # lapped while stopped
+    kill -CONT "$watcher"
+    wait "$watcher"
+    grep -qE "not healing lapped gaps from recording '.*other.evrec': it recorded ring instance [0-9a-f]{16}, and this is" \
+        "$WORK/other.err" || { fail other_ring "no refusal: $(cat "$WORK/other.err")"; return; }
+    # 500 events in 64 slots: a lapped reader goes on 4 slots past the oldest (capacity / 16).
+    grep -qE "^evring: 60 events printed .* 440 lost in 1 gaps" "$WORK/other.err" ||
+        { fail other_ring "summary: $(tail -1 "$WORK/other.err")"; return; }
+    ok another_rings_recording_refused_by_name
+}
+
+test_refusals() {
+    evring watch "$WORK/other.evrec" --heal-from "$WORK/other.evrec" >/dev/null 2>"$WORK/refused.err"
+    local code=$?
+    [[ $code -ne 0 ]] && grep -q "is for live rings and ring sets; '.*other.evrec' is a recording" "$WORK/refused.err" ||
+        { fail refusals "a recording healed (exit $code): $(cat "$WORK/refused.err")"; return; }
+    evring watch lapped --heal --heal-from x >/dev/null 2>"$WORK/refused.err"
+    [[ $? -eq 2 ]] && grep -q "give one" "$WORK/refused.err" || { fail refusals "--heal with --heal-from"; return; }
+    evring watch lapped --heal --heal-wait 3 >/dev/null 2>"$WORK/refused.err"
+    [[ $? -eq 2 ]] && grep -q "bad --heal-wait '3'" "$WORK/refused.err" || { fail refusals "--heal-wait 3: $(cat "$WORK/refused.err")"; return; }
+    evring watch lapped --heal-wait 1s >/dev/null 2>"$WORK/refused.err"
+    [[ $? -eq 2 ]] && grep -q "goes with --heal" "$WORK/refused.err" || { fail refusals "--heal-wait alone"; return; }
+    ok refusals_name_the_option
+}
+
+test_named_recording
+test_found_recording
+test_another_rings_recording
+test_refusals
+exit_with_results

@@ -1,0 +1,36 @@
+// --heal, --heal-from and --heal-wait (heal_option.hpp).
+#include "heal_option.hpp"
+
+#include <fmt/format.h>
+
+#include "export/export_cmd.hpp"
+
+namespace evring::cli {
+
+void HealOption::add(CLI::App& command) {
+    command.add_flag("--heal", find_,
+                     "Read events this reader was lapped past from the recording a running `evring record` of the "
+                     "ring writes (docs/healing.md)");
+    command.add_option("--heal-from", from_, "As --heal, from this recording of the ring")->type_name("FILE");
+    command.add_option("--heal-wait", wait_,
+                       "How long a recording that has not caught up is waited for (default 3s)")
+        ->type_name("DURATION");
+}
+
+Status HealOption::apply(SourceOptions& source) const {
+    if (find_ && from_) return Error(EINVAL, "--heal and --heal-from: give one (--heal-from names the recording)");
+    if (from_ && from_->empty()) return Error(EINVAL, "--heal-from: the recording's path is empty");
+    if (wait_ && !find_ && !from_) return Error(EINVAL, "--heal-wait goes with --heal or --heal-from");
+    source.heal.find = find_;
+    source.heal.recording = from_.value_or("");
+    if (wait_) {
+        auto nanos = parse_duration_nanos("--heal-wait", *wait_);
+        if (!nanos) return std::move(nanos).error();
+        if (*nanos > std::uint64_t{3600} * 1000000000)
+            return Error(EINVAL, fmt::format("bad --heal-wait '{}': at most an hour", *wait_));
+        source.heal.patience = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*nanos));
+    }
+    return {};
+}
+
+}  // namespace evring::cli

@@ -1,0 +1,41 @@
+// tools/evring/heal_option.hpp — --heal and --heal-from: a reading command's
+// lapped gaps healed from a recording (docs/healing.md), shared by watch,
+// digest and stats.
+//
+//     HealOption heal;
+//     heal.add(*command);
+//     ...
+//     if (auto s = heal.apply(plan.source); !s) return usage_error(s.error());  // before opening
+//
+// Contract: without either option nothing changes. --heal finds a running
+// `evring record` of the ring in its reader registry; --heal-from PATH names
+// the recording; --heal-wait bounds how long a recording that has not caught
+// up is waited for. open_source (SourceOptions::heal) refuses them for
+// anything but a live ring or ring set, naming it.
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "evring/error.hpp"
+#include "evring/source/source_open.hpp"
+
+namespace evring::cli {
+
+class HealOption {
+public:
+    void add(CLI::App& command);
+    // Puts the options into `source` (and so into follow's reopen options).
+    Status apply(SourceOptions& source) const;
+
+private:
+    bool find_ = false;
+    std::optional<std::string> from_;
+    std::optional<std::string> wait_;
+};
+
+}  // namespace evring::cli
