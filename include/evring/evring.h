@@ -172,16 +172,6 @@ typedef struct evring_open_options {
      * Both at their defaults: everything (as a reader that says nothing). */
     const char* keywords;        /* "trades,quotes": keywords of the source's schema; NULL: every keyword */
     int level;                   /* the highest level wanted, 0..15; default -1: every level */
-    /* Since 0.2.0, after level: healing (docs/healing.md). A reader of
-     * a live ring or ring set that falls behind the writer (lapped) reads the
-     * events it missed from a recording of the same ring instance, and goes
-     * on in the ring: no gap, no duplicate; what the recording lacks stays a
-     * gap. Asked of any other source, evring_source_open fails (EINVAL). */
-    const char* heal_from;       /* the recording (`evring record`'s output); NULL: none */
-    int heal;                    /* 1: find a running `evring record` of the ring in its reader
-                                    registry (ignored with heal_from); default 0 */
-    uint64_t heal_wait_ns;       /* how long a recording that has not caught up is waited
-                                    for, without progress; 0: the default, 3 s */
 } evring_open_options;
 
 void evring_open_options_init(evring_open_options* options);
@@ -322,6 +312,19 @@ EVRING_DEPRECATED("use evring_source_seek_oldest") int evring_source_oldest(evri
 const char* evring_source_notice(const evring_source* source);
 /* The sequence number the next event should have (0 when not known). */
 uint64_t evring_source_next_seqno(const evring_source* source);
+
+/* Since 0.2.0: healing (docs/healing.md). From now on, when this reader of a
+ * live ring or ring set falls behind the writer (lapped), it reads the events
+ * it missed from a recording of the same ring instance, then goes on in the
+ * ring: no gap, no duplicate; what the recording lacks stays a gap.
+ * `heal_from`: the recording (`evring record`'s output); NULL with find = 1:
+ * a running `evring record` of the ring, found in its reader registry.
+ * `wait_ns`: how long a recording that has not caught up is waited for,
+ * without progress (0: 3 s). evring_counters.healed counts what came from it.
+ * Returns EVRING_OK, or EVRING_E_INVALID for any other source, or with
+ * neither a recording nor find (evring_source_error says why). A function,
+ * not open options, so evring_open_options keeps its 0.1.0 size. */
+int evring_source_heal(evring_source* source, const char* heal_from, int find, uint64_t wait_ns);
 
 /* Sleeps until something may be ready (the ring's doorbell), at most
  * `timeout_nanos`. Returns at once for sources that cannot block. */

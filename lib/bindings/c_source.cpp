@@ -103,12 +103,6 @@ evring_source* evring_source_open(const char* location, const evring_open_option
                 if (options->schema_path != nullptr) settings.schema_path = options->schema_path;
                 if (options->max_snapshot_size != 0) settings.source.max_snapshot_size = options->max_snapshot_size;
                 settings.source.recording_series = options->recording_series != 0;
-                // Zero when the caller's struct predates these (memcpy above).
-                if (o.heal_from != nullptr) settings.source.heal.recording = o.heal_from;
-                settings.source.heal.find = o.heal != 0;
-                if (o.heal_wait_ns != 0)
-                    settings.source.heal.patience = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::nanoseconds(std::min<std::uint64_t>(o.heal_wait_ns, std::uint64_t{3600} * 1000000000)));
             }
             auto handle = evring::bindings::open_source_handle(location, settings);
             if (!handle) {
@@ -302,6 +296,25 @@ int evring_source_seek(evring_source* source, const char* position) {
 int evring_source_seek_seqno(evring_source* source, uint64_t seqno) {
     return seek_to(source, evring::Position::seqno(seqno));
 }
+int evring_source_heal(evring_source* source, const char* heal_from, int find, uint64_t wait_ns) {
+    if (source == nullptr) return EVRING_E_INVALID;
+    return guard(
+        [&]() -> int {
+            evring::HealOptions heal;
+            if (heal_from != nullptr) heal.recording = heal_from;
+            heal.find = find != 0;
+            if (wait_ns != 0)
+                heal.patience = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::nanoseconds(std::min<std::uint64_t>(wait_ns, std::uint64_t{3600} * 1000000000)));
+            if (!heal.wanted())
+                return set_error(source, EVRING_E_INVALID, "evring_source_heal: give a recording, or find = 1");
+            if (auto healed = evring::heal_source(*source->source, heal); !healed)
+                return set_error(source, healed.error());
+            return EVRING_OK;
+        },
+        [&](int status, const char* message) { return fail_source(source, status, message); });
+}
+
 int evring_source_seek_latest(evring_source* source) { return seek_to(source, evring::Position::latest()); }
 int evring_source_seek_oldest(evring_source* source) { return seek_to(source, evring::Position::oldest()); }
 // The deprecated names (evring.h): the same functions, for one release.

@@ -134,13 +134,7 @@ Result<std::string> resolve_location(std::string_view location, const DirectoryO
 // HealOptions: the source gets a healer (event_source.hpp, healer.hpp).
 Result<std::unique_ptr<EventSource>> healing(Result<std::unique_ptr<EventSource>> opened, const HealOptions& heal) {
     if (!opened || !heal.wanted()) return opened;
-    EventSource& source = **opened;
-    if (source.kind() != SourceKind::Ring && source.kind() != SourceKind::RingSet)
-        return Error(EINVAL, fmt::format("healing lapped gaps (--heal, --heal-from) is for live rings and ring sets; "
-                                         "'{}' is a {}, which nothing overwrites",
-                                         shortened(source.identity().location), describe(source.kind())));
-    source.heal_with(std::make_unique<detail::Healer>(
-        detail::HealSettings{heal.recording, heal.find && heal.recording.empty(), heal.patience}, source));
+    if (auto s = heal_source(**opened, heal); !s) return std::move(s).error();
     return opened;
 }
 
@@ -150,6 +144,16 @@ Result<std::unique_ptr<EventSource>> open_source(std::string_view location, cons
     auto path = resolve_location(location, options.directory);
     if (!path) return std::move(path).error();
     return healing(open_file(location, *path, options), options.heal);
+}
+
+Status heal_source(EventSource& source, const HealOptions& heal) {
+    if (source.kind() != SourceKind::Ring && source.kind() != SourceKind::RingSet)
+        return Error(EINVAL, fmt::format("healing lapped gaps (--heal, --heal-from) is for live rings and ring sets; "
+                                         "'{}' is a {}, which nothing overwrites",
+                                         shortened(source.identity().location), describe(source.kind())));
+    source.heal_with(std::make_unique<detail::Healer>(
+        detail::HealSettings{heal.recording, heal.find && heal.recording.empty(), heal.patience}, source));
+    return {};
 }
 
 void register_source_scheme(std::string_view scheme, SourceOpener opener) {

@@ -69,6 +69,11 @@ struct SourceOptions {
 
 Result<std::unique_ptr<EventSource>> open_source(std::string_view location, const SourceOptions& options);
 
+// Gives an open source the healer `heal` asks for (what open_source does with
+// SourceOptions::heal): EINVAL, naming the source, for anything but a live
+// ring or ring set.
+Status heal_source(EventSource& source, const HealOptions& heal);
+
 // Makes a source for `location` (the whole text, scheme included).
 using SourceOpener =
     std::function<Result<std::unique_ptr<EventSource>>(std::string_view location, const SourceOptions& options)>;
