@@ -15,8 +15,14 @@ events it does not overlap and that committed A (or A-1: a seqno reserved by
 a killed writer is reported as never committed just after the last one).
 
 Every committed seqno 1..C of every incarnation must be received exactly once
-or lie in exactly one gap, in every reader. Prints a table; exits 1 on any
-unaccounted, duplicated or doubly accounted event.
+or lie in exactly one gap, in every reader (a gap line, or the notice of a
+start at a seqno no longer held). A reader marked "exact" must
+report no gap at all (every event received once). A named reader
+("redelivery": docs/named-readers.md) may receive an event twice when a
+restart said it comes again: "the previous run wrote seqno A..B after that
+commit: those events come again", or "stopped while writing up to seqno C"
+(after "resumes after seqno L": L+1..C); each such seqno once more, no other.
+Prints a table; exits 1 on any unaccounted, duplicated or doubly accounted event.
 """
 import bisect
 import json
@@ -24,6 +30,9 @@ import re
 import sys
 from collections import Counter, defaultdict
 
+# A start at a seqno no longer held (a resumed reader or recorder) says what it
+# skips: "seqno A is no longer in ring file '...'; starting at the oldest, B" is A..B-1.
+START_PAST = re.compile(r"^evring: seqno (\d+) is no longer in .*; starting at the oldest, (\d+)$")
 GAP = re.compile(r"\((?:member (\d+) )?seqno (\d+)(?:\.\.(\d+))?\)|^evring: (?:member (\d+) )?seqno (\d+)(?:\.\.(\d+))? (?:was|were) never committed")
 
 
@@ -53,14 +62,43 @@ def read_gaps(path):
     gaps = []
     with open(path, errors="replace") as f:
         for line in f:
+            past = START_PAST.search(line.rstrip("\n"))
+            if past and int(past.group(2)) > int(past.group(1)):
+                gaps.append((0, int(past.group(1)), int(past.group(2)) - 1, line.strip()))
+                continue
             m = GAP.search(line)
-            if not m:
+            if not m or WRITTEN_AGAIN.search(line):  # a named reader's count of what came again: no gap
                 continue
             g = m.groups()
             member, first, last = (g[0], g[1], g[2]) if g[1] else (g[3], g[4], g[5])
             first = int(first)
             gaps.append((int(member or 0), first, int(last) if last else first, line.strip()))
     return gaps
+
+
+RESUMES = re.compile(r"resumes after seqno (\d+) ")
+REWRITTEN = re.compile(r"the previous run wrote seqno (\d+)\.\.(\d+) after that commit")
+IN_FLIGHT = re.compile(r"stopped while writing up to seqno (\d+)")
+WRITTEN_AGAIN = re.compile(r"events written again that the previous run had written")
+
+
+def read_redelivered(path):
+    """Counter of seqnos a named reader's restart said come again."""
+    allowed = Counter()
+    with open(path, errors="replace") as f:
+        for line in f:
+            resumes = RESUMES.search(line)
+            if not resumes:
+                continue
+            end = int(resumes.group(1))
+            rewritten = REWRITTEN.search(line)
+            if rewritten:
+                end = int(rewritten.group(2))
+                allowed.update(range(int(rewritten.group(1)), end + 1))
+            in_flight = IN_FLIGHT.search(line)
+            if in_flight:
+                allowed.update(range(end + 1, int(in_flight.group(1)) + 1))
+    return allowed
 
 
 def account(ring, reader):
@@ -91,22 +129,34 @@ def account(ring, reader):
                 break
             else:
                 unplaced.append(text)
-    rows, bad = [], 0
+    allowed = Counter()
+    if reader.get("redelivery"):
+        for path in reader["err"]:
+            allowed += read_redelivered(path)
+    rows, bad, redelivered = [], 0, 0
     for k, inc in enumerate(ring["incarnations"]):
         for member_text, committed in sorted(inc["committed"].items()):
             member = int(member_text)
             seqnos = received[k].get(member, [])
-            dup = len(seqnos) - len(set(seqnos))
+            dup = 0
+            for seqno, times in Counter(seqnos).items():
+                extra = times - 1
+                if extra > 0 and allowed[seqno] > 0:  # said to come again: once, from one restart
+                    use = min(extra, allowed[seqno])
+                    allowed[seqno] -= use
+                    redelivered += use
+                    extra -= use
+                dup += max(0, extra)
             seen = got[k].get(member, set())
             lost = gapped[k][member]
             want = set(range(1, committed + 1))
             missing = len(want - seen - lost)
             both = len(seen & lost)
             beyond = len(seen - want)
-            problems = dup + missing + both + beyond
+            problems = dup + missing + both + beyond + (len(lost & want) if reader.get("exact") else 0)
             bad += problems
             rows.append((k, member, committed, len(seen & want), len(lost & want), dup, missing, both, beyond))
-    return rows, bad, unplaced, early
+    return rows, bad, unplaced, early, redelivered
 
 
 def mirror_check(stream, mirror):
@@ -122,11 +172,16 @@ def main():
           f"{'dup':>4} {'missing':>7} {'both':>4} {'beyond':>6}")
     for reader in manifest["readers"]:
         ring = manifest["rings"][reader["ring"]]
-        rows, bad, unplaced, early = account(ring, reader)
+        rows, bad, unplaced, early, redelivered = account(ring, reader)
         total_bad += bad
         for k, member, committed, got, lost, dup, missing, both, beyond in rows:
             print(f"{reader['name']:<10} {reader['ring']:<5} {k:>3} {member:>3} {committed:>10} {got:>10} {lost:>8} "
                   f"{dup:>4} {missing:>7} {both:>4} {beyond:>6}")
+        if redelivered:
+            print(f"  {reader['name']}: {redelivered} events received again, each inside a tail its restart said comes again")
+        if reader.get("exact"):
+            print(f"  {reader['name']}: exact (no gap allowed): "
+                  + ("every committed event received once" if bad == 0 else "NOT exact"))
         for text in unplaced:
             print(f"  {reader['name']}: a gap line fits no incarnation: {text}")
         if early:

@@ -115,6 +115,20 @@ def test_lost_counts_are_exact_after_the_writer_laps_the_reader(ring_path):
         assert reader.lost == 1200 - len(seen) - len(more)
 
 
+def recorder_caught_up(evring_bin, ring_path, pid):
+    """Whether `evring readers` lists reader `pid` of the ring with no events left to read."""
+    listing = subprocess.run([evring_bin, "readers", ring_path, "--json", "--no-reclaim"],
+                             capture_output=True, text=True)
+    for line in listing.stdout.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("pid") == pid and entry.get("lag_events") == 0:
+            return True
+    return False
+
+
 def test_a_recording_of_a_python_ring_replays_to_its_end(ring_path, evring_bin, tmp_path):
     out = tmp_path / "ticks.evrec"
     with evring.create(ring_path, descriptor_shift=10, payload_shift=20, schema=TICK_SCHEMA) as writer:
@@ -126,7 +140,10 @@ def test_a_recording_of_a_python_ring_replays_to_its_end(ring_path, evring_bin, 
                 time.sleep(0.01)
             for i in range(1, 101):
                 writer.record("TICK", tick_payload(i, i))
-            time.sleep(0.5)
+            # The recorder has read all 100 once its registry entry shows no lag
+            # (SIGTERM stops it at once: a fixed pause may end before it read them).
+            while not recorder_caught_up(evring_bin, ring_path, recorder.pid) and time.monotonic() < deadline:
+                time.sleep(0.01)
         finally:
             recorder.terminate()
             recorder.wait(timeout=30)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -182,12 +183,23 @@ TEST(Follow, StopFlagEndsAnIdleLiveFollowWithinTheSleepBound) {
     ASSERT_TRUE(writer.ok());
     auto source = open(dir.file("ring"));
     std::atomic<bool> stop{false};
-    Collector sink;
+    // The stop comes once the follow has gone idle (waited for events), not
+    // after a fixed delay, which a loaded machine can spend before the follow
+    // even starts: then it never idles and the check below fails.
+    struct IdleCollector : Collector {
+        std::atomic<bool> went_idle{false};
+        bool idle() override {
+            went_idle.store(true);
+            return Collector::idle();
+        }
+    } sink;
     FollowOptions options;
     options.stop_flag = &stop;
     options.max_sleep = std::chrono::milliseconds(20);
     std::thread stopper([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!sink.went_idle.load() && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         stop.store(true);
     });
     auto result = follow(source, options, sink);
