@@ -81,6 +81,10 @@ int run_captures(const RecordOptions& options, RecordPlan& plan, std::unique_ptr
     auto result = follow(source, plan.follow, seen);
     Status status = sink.finish();
     if (!result) return runtime_error(result.error());
+    // What watching cost: descriptors read, and the payloads the trigger needed.
+    fmt::print(stderr, "evring: tested {} events for the trigger, reading {} payloads; {}\n", result->counters.events,
+               result->counters.payloads,
+               result->end == FollowEnd::Sink && status ? "reached --max-captures" : printable(record_ended(*result)));
     if (!status) return runtime_error(status.error());
     return kExitOk;
 }
