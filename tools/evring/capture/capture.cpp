@@ -31,9 +31,11 @@ Result<std::uint64_t> duration(const std::optional<std::string>& text, std::stri
     return parse_duration_nanos(option, *text);
 }
 
-std::string seconds(std::uint64_t nanos) { return fmt::format("{:.3f} s", static_cast<double>(nanos) / 1e9); }
-
 }  // namespace
+
+std::string capture_seconds(std::uint64_t nanos) {
+    return fmt::format("{:.3f} s", static_cast<double>(nanos) / 1e9);
+}
 
 Result<std::optional<CapturePlan>> plan_captures(const CaptureOptions& options, const std::string& output) {
     if (!options.trigger) {
@@ -89,9 +91,11 @@ bool CaptureSink::event(const SourceEvent& event) {
         return true;
     }
     if (copying_.size() >= kMaxCopying) {
+        if (!said_busy_)
+            fmt::print(stderr, "evring: trigger seqno {} not captured: {} captures are still being written (later "
+                               "such triggers are counted at the end)\n", event.descriptor.seqno, copying_.size());
+        said_busy_ = true;
         ++skipped_;
-        fmt::print(stderr, "evring: trigger seqno {} not captured: {} captures are still being written\n",
-                   event.descriptor.seqno, copying_.size());
         return true;
     }
     start_capture(event);
@@ -119,7 +123,7 @@ void CaptureSink::start_capture(const SourceEvent& event) {
     ++started_;
     fmt::print(stderr, "evring: trigger at seqno {}{}: capturing {} before and {} after into {}\n",
                event.descriptor.seqno, event.member != 0 ? fmt::format(" (member {})", event.member) : std::string(),
-               seconds(plan_.before_nanos), seconds(plan_.after_nanos), printable(capture->path));
+               capture_seconds(plan_.before_nanos), capture_seconds(plan_.after_nanos), printable(capture->path));
     Capture& c = *capture;
     c.thread = std::thread([&c, this] { copy_capture(c, context_); });
     open_ = capture.get();

@@ -82,6 +82,9 @@ struct CaptureContext {
     std::uint64_t before_nanos = 0;
 };
 
+// "1.500 s", for the lines captures print.
+std::string capture_seconds(std::uint64_t nanos);
+
 // The copy (capture_copy.cpp): runs on the capture's thread.
 void copy_capture(Capture& capture, const CaptureContext& context);
 
@@ -116,6 +119,7 @@ private:
     std::uint64_t last_end_ = 0;      // the last closed window's end
     std::uint64_t skipped_ = 0;       // triggers not captured (limits)
     std::uint64_t next_number_ = 1;   // of the next file name
+    bool said_busy_ = false;          // a trigger was skipped for kMaxCopying (said once)
     Status status_;
     // (wall clock, the trigger loop's next seqno) when it was caught up, at
     // most one per 10 ms over the last `before` + 1 s.

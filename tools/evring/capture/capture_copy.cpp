@@ -14,8 +14,6 @@
 namespace evring::cli {
 namespace {
 
-std::string seconds(std::uint64_t nanos) { return fmt::format("{:.3f} s", static_cast<double>(nanos) / 1e9); }
-
 // The window around RecordSink: events past the window's end end the copy
 // (capture_window.hpp); the first event says how much of the "before" part
 // the ring still held.
@@ -57,7 +55,8 @@ private:
         first_seqno_ = event.descriptor.seqno;
         const std::uint64_t t = event.descriptor.record_epoch_nanos;
         const std::uint64_t held = capture_.trigger_nanos > t ? capture_.trigger_nanos - t : 0;
-        held_ = fmt::format("events from {} before the trigger ({} asked for)", seconds(held), seconds(before_nanos_));
+        held_ = fmt::format("events from {} before the trigger ({} asked for)", capture_seconds(held),
+                            capture_seconds(before_nanos_));
         if (!ring_) return;  // a ring set: members are not checked one by one
         if (!truncated_ || event.descriptor.seqno != oldest_) {
             held_ += "; the ring held the whole window";
