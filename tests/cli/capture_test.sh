@@ -52,7 +52,7 @@ record_bg() {  # NAME ARGS...: evring record r ARGS... in the background, stderr
 }
 record_bg full --from oldest -o "$WORK/full.evrec"
 record_bg one --trigger 'counter == 3000' --before 500ms --after 250ms -o "$WORK/one"
-record_bg overlap --trigger 'counter == 2000 || counter == 2300' --before 200ms --after 200ms -o "$WORK/overlap"
+record_bg overlap --trigger 'counter == 2000 || counter == 2100' --before 200ms --after 400ms -o "$WORK/overlap"
 record_bg max --trigger 'counter in {1000, 2000, 3000}' --before 50ms --after 50ms --max-captures 2 -o "$WORK/max"
 record_bg cool --trigger 'counter in {1000, 1200, 2000}' --before 20ms --after 20ms --cooldown 300ms -o "$WORK/cool"
 record_bg nocool --trigger 'counter in {1000, 1200, 2000}' --before 20ms --after 20ms -o "$WORK/nocool"
@@ -84,7 +84,7 @@ grep -q "holds events from .* before the trigger (0.500 s asked for); the ring h
 # Overlapping triggers: one file from the first trigger's start to the last one's end.
 if [[ $(count_files "$WORK/overlap") == 1 ]] && grep -q "(2 trigger(s))" "$WORK/overlap.err"; then
     capture_jsonl "$WORK/overlap" 1 >"$WORK/overlap.jsonl"
-    r=$(check_window "$WORK/overlap.jsonl" "$WORK/full.jsonl" 2000 200000000 200000000 2300)
+    r=$(check_window "$WORK/overlap.jsonl" "$WORK/full.jsonl" 2000 200000000 400000000 2100)
     [[ $r == ok ]] && ok overlap_extends || fail overlap_extends "$r"
 else
     fail overlap_extends "$(count_files "$WORK/overlap") files: $(cat "$WORK/overlap.err")"
@@ -122,6 +122,10 @@ else fail acceptance_trade_trigger "$n files, unreadable or without a trigger: $
 # --- a "before" window longer than the ring holds (256 descriptors: 128 ms at 2000/s); the
 # recorder watched from the start, so it knows the window began near seqno 900 ---
 start_ready_producer small:8:20 --count 2000 --rate $RATE || { echo "FAIL setup: small producer"; exit 1; }
+"$EVRING_BIN" record small --from oldest -o "$WORK/small-full.evrec" 2>/dev/null &
+small_full=$!
+PIDS+=($small_full)
+wait_attached $small_full "$EVRING_RING_DIR/small"
 "$EVRING_BIN" record small --trigger 'counter == 1900' --before 500ms --after 50ms -o "$WORK/small" 2>"$WORK/small.err" &
 small_pid=$!
 PIDS+=($small_pid)
@@ -130,17 +134,24 @@ release_producer
 poll 3000 0.01 bash -c "! kill -0 $small_pid 2>/dev/null"
 wait $small_pid
 small_rc=$?
-# The gap runs from near the window's start (the trigger's counter 1900 is seqno 1901: about seqno 901 500 ms before,
-# the recorder's samples are 10 ms = 20 events apart) to the event before the capture's first one.
+wait $small_full
+# The gap runs from at most the window's first seqno (the first event a full recording of the ring
+# has stamped at or after the trigger's time - 500 ms; 901 at an exact 2000/s), and not much less
+# (the recorder looks every 10 ms: 20 events), to the event before the capture's first one.
+start=$(evring watch "$WORK/small-full.evrec" --from oldest --format jsonl 2>/dev/null | python3 -c '
+import json, sys
+E = [json.loads(l) for l in sys.stdin if l.strip()]
+t = [e for e in E if e["fields"]["counter"] == 1900][0]["record_epoch_nanos"] - 500000000
+print([e["seqno"] for e in E if e["record_epoch_nanos"] >= t][0])')
 gap=$(grep -oE "seqnos [0-9]+\.\.[0-9]+, recorded as a gap" "$WORK/small.err" | grep -oE "[0-9]+" | tr '\n' ' ')
 read -r gap_first gap_last <<<"$gap"
 first=$(capture_jsonl "$WORK/small" 1 | head -1 | python3 -c 'import json, sys; print(json.loads(sys.stdin.read())["seqno"])')
 if [[ $small_rc == 0 && $(count_files "$WORK/small") == 1 && -n ${gap_first:-} ]] &&
-    ((gap_first <= 901 && gap_first > 801 && gap_last + 1 == first)) &&
+    ((gap_first <= start && gap_first > start - 200 && gap_last + 1 == first)) &&
     evring info "$WORK/small/capture-0001.evrec" 2>&1 | grep -qE "gaps +1 \($((gap_last - gap_first + 1)) events lost\)"; then
     ok before_window_overwritten
 else
-    fail before_window_overwritten "exit $small_rc, gap ${gap:-none}, first $first: $(cat "$WORK/small.err"); info: $(evring info "$WORK/small/capture-0001.evrec" 2>&1 | grep gaps)"
+    fail before_window_overwritten "exit $small_rc, gap ${gap:-none}, window start $start, first $first: $(cat "$WORK/small.err"); info: $(evring info "$WORK/small/capture-0001.evrec" 2>&1 | grep gaps)"
 fi
 
 # --- a ring set: two members, one capture holding both ---
