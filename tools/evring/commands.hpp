@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "capture/capture_options.hpp"
 #include "event_selection.hpp"
 #include "heal_option.hpp"
 #include "interest_option.hpp"
@@ -106,6 +107,7 @@ struct RecordOptions {
     bool no_register = false;
     bool wait = false;  // --wait: wait for the ring to be created
     InterestOption interest;  // --keywords K1,K2 --interest-level N (--level is zstd's)
+    CaptureOptions capture;   // --trigger, --before, --after, --cooldown, --max-captures (capture/)
 };
 
 int run_ls(const LsOptions& options);

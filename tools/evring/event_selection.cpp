@@ -187,7 +187,7 @@ Status EventSelection::resolve(FollowOptions& follow, const Schema* schema, Even
         follow.span_stop = *limit;
         if (auto s = check_span_stop(follow, *schema, source); !s) return s;
     }
-    return compile_where_option(follow, where, schema, kept.where, &source);
+    return compile_where_option(follow, where, schema, kept.where, &source, where_option);
 }
 
 Status commit_printed(NamedReader* reader, const FollowResult& result) {

@@ -71,6 +71,7 @@ struct EventSelection {
     std::vector<std::string> types;
     std::vector<std::string> flows;
     std::optional<std::string> where;
+    const char* where_option = "--where";  // how errors name it (`record --trigger` compiles its EXPR here)
     std::vector<std::uint32_t> members;  // --member: only these ring set members (empty: all)
     std::optional<std::string> name;     // --name: a named reader (docs/named-readers.md)
     bool reset = false;                  // --reset: forget its position

@@ -1,19 +1,13 @@
 // evring record: the library's follow loop with a sink that writes every
 // event, and a gap marker with its reason for every sequence number it did
-// not capture, into a recording.
-//
-// The sink copies each event's descriptor and payload straight into the
-// recording's staging buffer (no formatting) and ends a block only when idle
-// (at most every 50 ms) or once a second when busy, so it keeps up with fast
-// writers; zstd and write(2) run on the recording writer's own thread.
+// not capture, into a recording (record_sink.hpp). With --trigger, captures
+// of the ring around the events an expression keeps instead (capture/).
 #include <filesystem>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <chrono>
-#include <cstring>
-
+#include "capture/capture.hpp"
 #include "commands.hpp"
 #include "registry/reader_kinds.hpp"
 #include "evring/schema/schema_resolve.hpp"
@@ -21,6 +15,7 @@
 #include "evring/source/follow.hpp"
 #include "query/recording_span_marks.hpp"
 #include "recording/recording_writer.hpp"
+#include "record_sink.hpp"
 #include "open.hpp"
 #include "sink/registering_sink.hpp"
 #include "ops/stop.hpp"
@@ -30,15 +25,26 @@
 namespace evring::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 struct RecordPlan {
     FollowOptions follow;
     RecordingOptions recording;
+    std::optional<CapturePlan> capture;  // --trigger
 };
 
-Result<RecordPlan> plan_record(const RecordOptions& options) {
+Result<RecordPlan> plan_record(RecordOptions& options) {
     RecordPlan plan;
+    auto capture = plan_captures(options.capture, options.output);
+    if (!capture) return std::move(capture).error();
+    plan.capture = std::move(*capture);
+    if (plan.capture) {
+        // The trigger is the follow loop's --where: descriptors first, payloads only as EXPR needs them.
+        if (options.select.where)
+            return Error(EINVAL, "--where and --trigger do not go together: a capture holds every event of its window");
+        if (options.select.count)
+            return Error(EINVAL, "--count and --trigger do not go together: --max-captures bounds the captures");
+        options.select.where = options.capture.trigger;
+        options.select.where_option = "--trigger";
+    }
     if (auto s = options.select.check(plan.follow); !s) return std::move(s).error();
     if (options.rotate_size) {
         auto size = parse_size("--rotate-size", *options.rotate_size);
@@ -51,92 +57,10 @@ Result<RecordPlan> plan_record(const RecordOptions& options) {
         plan.recording.compression_level = *level;
     }
     plan.recording.compress = !options.no_compress;
-    plan.follow.payloads = PayloadRead::Copy;
+    plan.follow.payloads = plan.capture ? PayloadRead::None : PayloadRead::Copy;
     plan.follow.stop_flag = &stop_flag();
     return plan;
 }
-
-// What a recording's file header records about its source.
-RingHeader source_header(const SourceIdentity& id) {
-    RingHeader header{};
-    header.magic = kRingMagic;
-    header.content_type = id.content_type;
-    header.schema_hash = id.schema_hash;
-    header.size = id.ring_size;
-    return header;
-}
-
-class RecordSink final : public FollowSink {
-public:
-    RecordSink(RecordingWriter& writer, std::string output) : writer_(writer), output_(std::move(output)) {}
-
-    void started(const EventSource& source) override {
-        kind_ = source.kind();
-        members_ = source.identity().members;
-        const std::uint64_t from = source.next_seqno();
-        fmt::print(stderr, "evring: recording {}{} into {}\n", printable(source.identity().path),
-                   from != 0 ? fmt::format(" from seqno {}", from) : std::string(), printable(output_));
-    }
-
-    bool event(const SourceEvent& event) override {
-        EventDescriptor descriptor = event.descriptor;
-        descriptor.reserved = static_cast<std::uint16_t>(event.member);  // kRecordingRingSet; 0 otherwise
-        if (event.payload_state == PayloadState::Invalid) descriptor.payload_size = 0;  // cannot fit: descriptor only
-        std::byte* dst = writer_.begin_event(descriptor);
-        const bool intact = event.payload_state == PayloadState::Ok;
-        if (intact && descriptor.payload_size > 0) std::memcpy(dst, event.payload.data(), descriptor.payload_size);
-        if (!keep(writer_.end_event(intact))) return false;
-        dirty_ = true;
-        if (++since_clock_check_ == 4096) {
-            since_clock_check_ = 0;
-            if (Clock::now() - last_flush_ > std::chrono::seconds(1)) return flush();
-        }
-        return true;
-    }
-
-    bool gap(const SourceGap& gap) override {
-        const std::string seqno = members_ ? fmt::format("member {} seqno", gap.member) : std::string("seqno");
-        const std::string range = gap.count == 1 ? fmt::format("{} {}", seqno, gap.first_seqno)
-                                                 : fmt::format("{} {}..{}", seqno, gap.first_seqno, gap.last_seqno());
-        const std::string why = gap.reason == GapReason::FellBehind && kind_ != SourceKind::Recording
-                                    ? std::string("the recorder fell behind")
-                                    : std::string(describe(gap.reason));
-        fmt::print(stderr, "evring: {} not captured ({} events): {}; a gap marker was recorded\n", range, gap.count,
-                   why);
-        if (!gap.detail.empty()) fmt::print(stderr, "evring: {}\n", printable(gap.detail));
-        dirty_ = true;
-        return keep(writer_.append_gap(gap.first_seqno, gap.count, gap.reason, gap.member));
-    }
-
-    void notice(std::string_view text) override { fmt::print(stderr, "evring: {}\n", printable(text)); }
-
-    bool idle() override {
-        if (dirty_ && Clock::now() - last_flush_ > std::chrono::milliseconds(50)) return flush();
-        return true;
-    }
-
-    const Status& status() const { return status_; }
-
-private:
-    bool flush() {
-        dirty_ = false;
-        last_flush_ = Clock::now();
-        return keep(writer_.flush());
-    }
-    bool keep(Status status) {
-        if (!status) status_ = std::move(status);
-        return status_.ok();
-    }
-
-    RecordingWriter& writer_;
-    std::string output_;
-    SourceKind kind_ = SourceKind::Ring;
-    bool members_ = false;
-    Status status_;
-    Clock::time_point last_flush_ = Clock::now();
-    bool dirty_ = false;
-    std::uint32_t since_clock_check_ = 0;
-};
 
 std::string record_ended(const FollowResult& result) {
     switch (result.end) {
@@ -147,6 +71,24 @@ std::string record_ended(const FollowResult& result) {
     case FollowEnd::End: break;
     }
     return result.why;
+}
+
+// --trigger: the follow loop tests the trigger; the captures copy (capture.hpp).
+int run_captures(const RecordOptions& options, RecordPlan& plan, std::unique_ptr<EventSource>& source) {
+    install_stop_handlers();
+    CaptureSink sink(*plan.capture, {source->identity().path, source->identity().instance, plan.recording,
+                                     plan.capture->before_nanos});
+    RegisteringSink seen(sink, {"record", reader_kinds::kRecord, "captures -> " + options.output},
+                         !options.no_register);
+    auto result = follow(source, plan.follow, seen);
+    Status status = sink.finish();
+    if (!result) return runtime_error(result.error());
+    // What watching cost: descriptors read, and the payloads the trigger needed.
+    fmt::print(stderr, "evring: tested {} events for the trigger, reading {} payloads; {}\n", result->counters.events,
+               result->counters.payloads,
+               result->end == FollowEnd::Sink && status ? "reached --max-captures" : printable(record_ended(*result)));
+    if (!status) return runtime_error(status.error());
+    return kExitOk;
 }
 
 }  // namespace
@@ -183,9 +125,10 @@ int run_record(RecordOptions& options) {
     // Record what we asked for, whoever else listens (other readers' interest may bring more).
     if (*interest) InterestOption::narrow(**interest, schema, plan->follow.filter.types);
     plan->recording.ring_set = (*source)->identity().members;  // member ids in every record
-    // Lapped readers of this ring heal from recordings of its instance only (healing_source.hpp).
+    // Lapped readers of this ring heal from recordings of its instance only (healer.hpp).
     if (const SourceKind kind = (*source)->kind(); kind == SourceKind::Ring || kind == SourceKind::RingSet)
         plan->recording.origin_instance = (*source)->identity().instance;
+    if (plan->capture) return run_captures(options, *plan, *source);
     auto writer = RecordingWriter::create(options.output, source_header((*source)->identity()), plan->recording);
     if (!writer) return runtime_error(writer.error());
     install_stop_handlers();
@@ -223,7 +166,8 @@ Command add_record(CLI::App& app) {
     auto o = std::make_shared<RecordOptions>();
     auto* c = app.add_subcommand("record", "Follow a ring and write every event to disk");
     c->add_option("RING", o->ring, "Ring name or path, snapshot or recording")->required();
-    c->add_option("-o,--output", o->output, "Recording file to create")->required();
+    c->add_option("-o,--output", o->output, "Recording file to create (with --trigger: the directory of captures)")
+        ->required();
     o->select.add_range(*c, {.from = "latest (default), oldest, SEQNO, -N or a time"});
     c->add_option("--rotate-size", o->rotate_size,
                   "Start FILE.1, FILE.2, ... when a file reaches SIZE (binary units: 64K, 512M, 4G)")
@@ -235,6 +179,18 @@ Command add_record(CLI::App& app) {
     c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
     c->add_flag("--wait", o->wait, kWaitHelp);
     o->interest.add(*c, "--interest-level");
+    c->add_option("--trigger", o->capture.trigger,
+                  "Flight recorder: on each event this expression keeps, write a capture of the ring around it "
+                  "into the -o directory (docs/cli.md, captures)")
+        ->type_name("EXPR");
+    c->add_option("--before", o->capture.before, "With --trigger: history before a trigger to capture (default 10s)")
+        ->type_name("DURATION");
+    c->add_option("--after", o->capture.after, "With --trigger: time after a trigger to capture (default 5s)")
+        ->type_name("DURATION");
+    c->add_option("--max-captures", o->capture.max_captures, "With --trigger: stop after N captures")->type_name("N");
+    c->add_option("--cooldown", o->capture.cooldown,
+                  "With --trigger: ignore triggers this long after a capture's window ends")
+        ->type_name("DURATION");
     return {c, [o] { return run_record(*o); }};
 }
 

@@ -55,10 +55,11 @@ Status parse_follow_range(FollowOptions& follow, std::string_view from, const st
 }
 
 Status compile_where_option(FollowOptions& follow, const std::optional<std::string>& where, const Schema* schema,
-                            std::unique_ptr<EventPredicate>& holder, EventSource* source) {
+                            std::unique_ptr<EventPredicate>& holder, EventSource* source, std::string_view option) {
     if (!where) return {};
     if (schema == nullptr)
-        return Error(EINVAL, "bad --where: the source has no schema to name fields by (give --schema FILE)");
+        return Error(EINVAL,
+                     fmt::format("bad {}: the source has no schema to name fields by (give --schema FILE)", option));
     SpanLabelResolver labels;
     if (source != nullptr)
         labels = [&](const SchemaSpan& span, std::uint64_t label) {
@@ -68,7 +69,7 @@ Status compile_where_option(FollowOptions& follow, const std::optional<std::stri
             ref.text = fmt::format("{}:{}", span.name, label);
             return resolve_span(*source, ref, *schema);
         };
-    auto compiled = compile_where(*where, *schema, "--where", labels, follow.span_labels);
+    auto compiled = compile_where(*where, *schema, option, labels, follow.span_labels);
     if (!compiled) return std::move(compiled).error();
     holder = std::move(*compiled);
     follow.where = holder.get();

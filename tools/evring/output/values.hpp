@@ -34,7 +34,7 @@ Result<std::string> parse_choice(std::string_view option, std::string_view text,
 // (--from through the one resolver, evring/source/position.hpp).
 Status parse_follow_range(FollowOptions& follow, std::string_view from, const std::optional<std::string>& until,
                           const std::optional<std::string>& count);
-// --where EXPR compiled against the source's schema (lib/query/where.hpp), into
+// --where EXPR (`option`) compiled against the source's schema (lib/query/where.hpp), into
 // follow.where; `holder` keeps it alive. Nothing when `where` is empty; an
 // error (a usage error) when there is no schema or the expression is bad.
 // Span labels in it (`block == 15000009`) are looked up in `source` (which
@@ -43,7 +43,8 @@ Status parse_follow_range(FollowOptions& follow, std::string_view from, const st
 // Ordered comparisons of labels (`block >= N`) read follow.span_labels, and
 // are refused without it.
 Status compile_where_option(FollowOptions& follow, const std::optional<std::string>& where, const Schema* schema,
-                            std::unique_ptr<EventPredicate>& holder, EventSource* source = nullptr);
+                            std::unique_ptr<EventPredicate>& holder, EventSource* source = nullptr,
+                            std::string_view option = "--where");
 // --flow INDEX=VALUE into `filter`; with a schema also NAME=VALUE, NAME one
 // of its flow tags (an unknown name is refused with the names it has).
 Status add_flow(FlowFilter& filter, std::string_view text, const Schema* schema = nullptr);
