@@ -63,7 +63,7 @@ struct RecordingFileHeader {
                                        // recording and in every block header; v1: zero
     // The instance of the ring (or ring set) recorded (SourceIdentity::instance):
     // a reader of that ring heals its lapped gaps only from a recording of the
-    // same instance (healing_source.hpp). 0: not known (older recorders, and
+    // same instance (lib/source/healer.hpp). 0: not known (older recorders, and
     // recordings of anything but a live ring or set). Not checked by readers.
     std::uint64_t origin_instance;
     std::array<std::uint64_t, 2> reserved;  // zero
