@@ -87,9 +87,20 @@ bool Healer::position(std::string& notice) {
     return true;
 }
 
+// "lost 16 events (seqno 21..36): the reader fell behind the writer, and WHY":
+// a healer's gap says why the recording could not fill it (watch prints a
+// gap's detail as its whole line).
+void Healer::explain(SourceGap& gap, std::string_view why) {
+    const std::string seqno = live_.identity().members ? fmt::format("member {} seqno", gap.member) : "seqno";
+    const std::string range = gap.count == 1 ? fmt::format("{} {}", seqno, gap.first_seqno)
+                                             : fmt::format("{} {}..{}", seqno, gap.first_seqno, gap.last_seqno());
+    detail_ = fmt::format("lost {} events ({}): the reader fell behind the writer, and {}", gap.count, range, why);
+    gap.detail = detail_;
+}
+
 SourceStep Healer::give_up(SourceItem& item, std::string why, bool& done) {
-    detail_ = std::move(why);
-    item.gap = SourceGap{next_, last_ - next_ + 1, GapReason::FellBehind, detail_, member_};
+    item.gap = SourceGap{next_, last_ - next_ + 1, GapReason::FellBehind, {}, member_};
+    explain(item.gap, why);
     done = true;
     return SourceStep::Gap;
 }
@@ -121,13 +132,14 @@ SourceStep Healer::next(SourceItem& item, PayloadRead payload, bool& done) {
             if (e.member != member_ || e.descriptor.seqno < next_) continue;
             recording_next_ = e.descriptor.seqno + 1;
             if (e.descriptor.seqno > last_)  // the recording has nothing for the rest
-                return give_up(item, fmt::format("not in recording '{}'", path_), done);
+                return give_up(item, fmt::format("recording '{}' does not hold them (a filtered recording)", path_),
+                               done);
             if (e.descriptor.seqno > next_) {  // a recording that skipped some (filtered): a gap, then it
                 const std::uint64_t first = next_;
                 next_ = e.descriptor.seqno;
                 held_ = e;  // its payload stays the recording's last record until the next call
-                detail_ = fmt::format("not in recording '{}'", path_);
-                item.gap = SourceGap{first, next_ - first, GapReason::FellBehind, detail_, member_};
+                item.gap = SourceGap{first, next_ - first, GapReason::FellBehind, {}, member_};
+                explain(item.gap, fmt::format("recording '{}' does not hold them (a filtered recording)", path_));
                 return SourceStep::Gap;
             }
             return hand_out(item.event, done);
@@ -136,11 +148,17 @@ SourceStep Healer::next(SourceItem& item, PayloadRead payload, bool& done) {
             SourceGap& g = item.gap;
             deadline_ = now + settings_.patience;
             if (g.member != member_ || g.last_seqno() < next_) continue;
-            if (g.first_seqno > last_) return give_up(item, fmt::format("not in recording '{}'", path_), done);
+            if (g.first_seqno > last_)
+                return give_up(item, fmt::format("recording '{}' does not hold them", path_), done);
             // Clipped to what is still owed: the recorder lost these too.
             const std::uint64_t first = std::max(g.first_seqno, next_);
             const std::uint64_t end = std::min(g.last_seqno(), last_);
-            g = SourceGap{first, end - first + 1, g.reason, g.detail, member_};
+            const std::string said(g.detail);  // the recording's own words (damage), if any
+            g = SourceGap{first, end - first + 1, g.reason, {}, member_};
+            if (g.reason == GapReason::FellBehind)
+                explain(g, fmt::format("so did the recorder of '{}' (they are not in it)", path_));
+            else if (!said.empty())
+                explain(g, fmt::format("recording '{}' lost them: {}", path_, said));
             next_ = end + 1;
             recording_next_ = next_;
             done = end == last_;

@@ -36,6 +36,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "evring/source/event_source.hpp"
 
@@ -79,6 +80,8 @@ private:
     bool position(std::string& notice);
     // Hands out the rest of the gap as lost, `why` in its detail.
     SourceStep give_up(SourceItem& item, std::string why, bool& done);
+    // Gives `gap` its whole line as detail, ending in `why`.
+    void explain(SourceGap& gap, std::string_view why);
     SourceStep hand_out(SourceEvent& event, bool& done);
 
     HealSettings settings_;
