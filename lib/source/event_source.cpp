@@ -66,7 +66,7 @@ EventSource::~EventSource() = default;
 
 Batch EventSource::next_batch(std::span<EventDescriptor> out) {
     if (pending_) return Batch{0, 0, 0, SourceStep::Notice};
-    if (healer_) return next_batch_healing(out);  // gaps must reach the healer (event_source_heal.cpp)
+    if (healer_) return batch_loop(out, true);  // every gap must reach the healer
     return read_batch(out);
 }
 
@@ -76,23 +76,28 @@ SourceStep EventSource::load_payload(SourceEvent& event) {
     return SourceStep::Event;
 }
 
-Batch EventSource::read_batch(std::span<EventDescriptor> out) {
+Batch EventSource::read_batch(std::span<EventDescriptor> out) { return batch_loop(out, false); }
+
+// One event at a time: through read() (the default batch, counted here), or,
+// while a healer is set, through next() (which counts, and lets every gap
+// pass the healer).
+Batch EventSource::batch_loop(std::span<EventDescriptor> out, bool through_next) {
     Batch batch;
     SourceItem item;
     while (batch.events < out.size()) {
-        const SourceStep step = read(item, PayloadRead::None);
+        const SourceStep step = through_next ? next(item, PayloadRead::None) : read(item, PayloadRead::None);
         switch (step) {
         case SourceStep::Event:
-            ++counters_.events;
+            if (!through_next) ++counters_.events;
             out[batch.events++] = item.event.descriptor;
             continue;
         case SourceStep::Gap:
-            counters_.count_gap(item.gap);
+            if (!through_next) counters_.count_gap(item.gap);
             ++batch.gaps;
             batch.skipped += item.gap.count;
             continue;
         case SourceStep::Notice:
-            hold(item);
+            hold(item);  // handed out by the next next()
             batch.stopped = step;
             return batch;
         case SourceStep::NotReady:
@@ -170,30 +175,6 @@ SourceStep EventSource::next_held(SourceItem& item, PayloadRead payload) {
 
 SourceStep EventSource::load_payload_healed(SourceEvent& event) {
     return healer_->handed(event) ? healer_->load_payload(event) : load_payload(event);
-}
-
-// The default batch loop, through next(): every gap passes the healer.
-Batch EventSource::next_batch_healing(std::span<EventDescriptor> out) {
-    Batch batch;
-    SourceItem item;
-    while (batch.events < out.size()) {
-        const SourceStep step = next(item, PayloadRead::None);
-        switch (step) {
-        case SourceStep::Event: out[batch.events++] = item.event.descriptor; continue;
-        case SourceStep::Gap:
-            ++batch.gaps;
-            batch.skipped += item.gap.count;
-            continue;
-        case SourceStep::Notice:
-            pending_ = std::string(item.notice);  // handed out by the next next()
-            batch.stopped = step;
-            return batch;
-        case SourceStep::NotReady:
-        case SourceStep::End:
-        case SourceStep::Failed: batch.stopped = step; return batch;
-        }
-    }
-    return batch;
 }
 
 }  // namespace evring

@@ -16,19 +16,21 @@ evring() { timeout 60 "$EVRING_BIN" "$@"; }
 last_seqno() { evring info "$1" --json 2>/dev/null | jq -r '.last_seqno // 0'; }
 reached() { [[ $(last_seqno "$1") -ge $2 ]]; }
 
-# Every line of jsonl file $1 an event, seqnos 1..$2 each once, in order.
-one_to() {
+# Every line of jsonl file $1 an event, seqnos in order, each once, and with
+# the $3 seqnos lost in reported gaps, all $2 of them.
+each_once() {
     local got
-    got=$(jq -r .seqno "$1" | awk -v n="$2" '$1 != NR { print "line " NR " has seqno " $1; exit } END { if (NR != n) print NR " events, not " n }')
+    got=$(jq -r .seqno "$1" | awk -v n="$2" -v lost="$3" '$1 <= prev { print "line " NR " has seqno " $1 " after " prev; exit }
+        { prev = $1 } END { if (NR + lost != n) print NR " events and " lost " lost, not " n }')
     [[ -z $got ]] || { echo "$got"; return 1; }
 }
 
 # heal_case NAME HEAL_OPTION...: producer, recorder, a watch stopped while the
-# writer laps it (a 1024-slot ring, 60000 events), then let go.
+# writer laps it (a 4096-slot ring, 60000 events), then let go.
 heal_case() {
     local name=$1 ring=heal-$1 total=60000
     shift
-    start_ready_producer "$ring:10:20" --count "$total" --rate 40000 --keep || { fail "$name" "no producer"; return; }
+    start_ready_producer "$ring:12:20" --count "$total" --rate 20000 --keep || { fail "$name" "no producer"; return; }
     local producer=$PRODUCER_PID
     "$EVRING_BIN" record "$ring" --from oldest -o "$WORK/$name.evrec" 2>"$WORK/$name-record.err" &
     local recorder=$!
@@ -43,7 +45,7 @@ heal_case() {
     wait_readers "$ring" "watch +watch +$watcher .* alive" || { fail "$name" "the watch is not listed"; return; }
     kill -STOP "$watcher"
     release_producer
-    # Lapped many times over (1024 slots) before it reads again.
+    # Lapped many times over (4096 slots) before it reads again.
     poll 3000 0.01 reached "$ring" 30000 || { fail "$name" "the producer did not reach 30000"; return; }
     kill -CONT "$watcher"
     wait "$producer"
@@ -51,14 +53,19 @@ heal_case() {
     poll 3000 0.01 test ! -e "/proc/$watcher" || { fail "$name" "the watch did not end: $(tail -2 "$WORK/$name.err")"; return; }
     wait "$watcher" || { fail "$name" "watch exit $?: $(tail -3 "$WORK/$name.err")"; return; }
     kill -INT "$recorder" 2>/dev/null; wait "$recorder"
-    local bad
-    bad=$(one_to "$WORK/$name.jsonl" "$total") || { fail "$name" "$bad; $(tail -3 "$WORK/$name.err")"; return; }
-    grep -qE "^evring: $total events printed .* 0 lost in 0 gaps" "$WORK/$name.err" ||
-        { fail "$name" "summary: $(tail -1 "$WORK/$name.err")"; return; }
+    # Lost only what the recorder lost too (it can be lapped on a loaded
+    # machine: 4096 slots are 200 ms of this writer), each gap saying so.
+    local bad lost
+    lost=$(sed -nE "s/^evring: $total events printed .* ([0-9]+) lost in [0-9]+ gaps.*/\1/p" "$WORK/$name.err")
+    [[ -n $lost ]] || { fail "$name" "summary: $(tail -1 "$WORK/$name.err")"; return; }
+    bad=$(each_once "$WORK/$name.jsonl" "$total" "$lost") || { fail "$name" "$bad; $(tail -3 "$WORK/$name.err" | tr '\n' ' ')"; return; }
+    if ((lost > 0)) && grep -E '^evring: lost [0-9]+ events' "$WORK/$name.err" | grep -vq "so did the recorder"; then
+        fail "$name" "a gap the recording held: $(grep -E '^evring: lost' "$WORK/$name.err" | head -3 | tr '\n' ' ')"; return
+    fi
     local healed
     healed=$(sed -nE 's/.*\(([0-9]+) of the events read from the recording.*/\1/p' "$WORK/$name.err")
-    [[ -n $healed && $healed -gt 1024 ]] || { fail "$name" "healed '$healed': $(tail -1 "$WORK/$name.err")"; return; }
-    ok "$name ($healed of $total from the recording)"
+    [[ -n $healed && $healed -gt 4096 ]] || { fail "$name" "healed '$healed': $(tail -1 "$WORK/$name.err")"; return; }
+    ok "$name ($healed of $total from the recording; $lost lost with the recorder)"
 }
 
 test_named_recording() { heal_case heal_from --heal-from; }

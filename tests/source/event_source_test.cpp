@@ -21,6 +21,7 @@
 #include "source/source_renamed.hpp"
 #include "evring/ring/ring_writer.hpp"
 #include "evring/source/source_open.hpp"
+#include "support/seqno_ring.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
@@ -100,36 +101,7 @@ TEST(ParsePosition, RefusesWhatDoesNotExistNamingOptionAndValue) {
 
 // --- A ring in a temporary directory, written by this process or a child ---
 
-struct Ring {
-    explicit Ring(unsigned descriptor_shift = 6) : path(dir.file("ring")) {
-        CreateOptions options;
-        options.keep_on_close = true;
-        auto made = RingWriter::create(test::small_spec(path, descriptor_shift, 16), options);
-        if (!made) ADD_FAILURE() << made.error().message();
-        writer.emplace(std::move(made).value());
-    }
-    void publish(std::uint64_t n, std::uint64_t stamp_from = 0) {
-        Publisher publisher(writer->ring());
-        for (std::uint64_t i = 0; i < n; ++i) {
-            Reservation r = publisher.reserve(8);
-            const std::uint64_t value = r.descriptor().seqno;
-            std::memcpy(r.payload(), &value, 8);
-            r.descriptor().event_type = static_cast<std::uint16_t>(2 + value % 3);
-            if (stamp_from != 0) r.descriptor().record_epoch_nanos = stamp_from + value * 10;
-            publisher.commit(r);
-        }
-    }
-    std::unique_ptr<RingSource> open() {
-        auto reader = RingReader::open(path);
-        EXPECT_TRUE(reader.ok());
-        auto source = RingSource::open_live(std::move(reader).value(), path);
-        EXPECT_TRUE(source.ok());
-        return std::move(source).value();
-    }
-    TempDir dir;
-    std::string path;
-    std::optional<RingWriter> writer;
-};
+using Ring = test::SeqnoRing;  // support/seqno_ring.hpp
 
 std::vector<std::uint64_t> drain_seqnos(EventSource& source, std::vector<SourceGap>* gaps = nullptr) {
     std::vector<std::uint64_t> seqnos;

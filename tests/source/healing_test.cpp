@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -17,7 +18,9 @@
 #include "evring/source/source_open.hpp"
 #include "recording/recording_writer.hpp"
 #include "source/healer.hpp"
+#include "source/recording_source.hpp"
 #include "support/ring_sets.hpp"
+#include "support/seqno_ring.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
@@ -31,28 +34,7 @@ using test::TempDir;
 constexpr std::uint64_t kHeld = 60;
 
 // A 64-descriptor ring whose events carry their own seqno as payload.
-struct Ring {
-    Ring() : path(dir.file("ring")) {
-        CreateOptions options;
-        options.keep_on_close = true;
-        auto made = RingWriter::create(test::small_spec(path, 6, 16), options);
-        if (!made) ADD_FAILURE() << made.error().message();
-        writer.emplace(std::move(made).value());
-    }
-    void publish(std::uint64_t n) {
-        Publisher publisher(writer->ring());
-        for (std::uint64_t i = 0; i < n; ++i) {
-            Reservation r = publisher.reserve(8);
-            const std::uint64_t value = r.descriptor().seqno;
-            std::memcpy(r.payload(), &value, 8);
-            r.descriptor().event_type = static_cast<std::uint16_t>(2 + value % 3);
-            publisher.commit(r);
-        }
-    }
-    TempDir dir;
-    std::string path;
-    std::optional<RingWriter> writer;
-};
+using Ring = test::SeqnoRing;
 
 std::unique_ptr<EventSource> open(const std::string& location, const SourceOptions& options = {}) {
     auto source = open_source(location, options);
@@ -357,6 +339,65 @@ TEST_F(SetHealing, EachMembersLappedGapIsHealedFromTheSetsRecording) {
     for (std::uint32_t m = 0; m < 2; ++m) EXPECT_EQ(seen[m], one_to(200)) << "member " << m;
     EXPECT_EQ(reader->counters().lost, 0u);
     EXPECT_EQ(reader->counters().healed, 2 * (200 - kHeld));
+}
+
+}  // namespace
+}  // namespace evring
+
+namespace evring {
+namespace {
+
+// A recording still being written, read as it grows (follow), sought to
+// every seqno of its first blocks: the first event handed out is that seqno.
+TEST(HealingRecording, AFollowedRecordingSoughtToASeqnoStartsThere) {
+    test::TempDir dir;
+    const std::string path = dir.file("grow.evrec");
+    RecordingOptions options;
+    RingHeader header{};
+    auto writer = RecordingWriter::create(path, header, options);
+    ASSERT_TRUE(writer.ok()) << writer.error().message();
+    std::uint64_t seqno = 1;
+    auto block = [&](std::uint64_t n) {
+        for (std::uint64_t i = 0; i < n; ++i, ++seqno) {
+            EventDescriptor d{};
+            d.seqno = seqno;
+            d.payload_size = 8;
+            d.record_epoch_nanos = 1000 + seqno;
+            std::memcpy(writer->begin_event(d), &seqno, 8);
+            ASSERT_TRUE(writer->end_event(true).ok());
+        }
+        ASSERT_TRUE(writer->flush().ok());
+    };
+    block(64);
+    block(128);
+    for (int i = 0; i < 70; ++i) block(100);  // index blocks come every 64 blocks
+    const std::uint64_t last = seqno - 1;
+    // The worker writes blocks on its own thread: wait until the last is in the file.
+    auto whole = [&] {
+        auto source = RecordingSource::open(path, path, true, true);
+        EXPECT_TRUE(source.ok());
+        SourceItem item;
+        std::uint64_t newest = 0;
+        for (int n = 0; n < 100000; ++n) {
+            const SourceStep step = (*source)->next(item);
+            if (step == SourceStep::Event) newest = item.event.descriptor.seqno;
+            if (step == SourceStep::NotReady || step == SourceStep::End) break;
+        }
+        return newest == last;
+    };
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!whole() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (std::uint64_t want : std::vector<std::uint64_t>{1, 2, 64, 65, 100, 192, 193, 500, 6400, last}) {
+        auto source = RecordingSource::open(path, path, true, true);
+        ASSERT_TRUE(source.ok());
+        ASSERT_TRUE((*source)->seek(Position::seqno(want)).ok());
+        SourceItem item;
+        SourceStep step;
+        while ((step = (*source)->next(item)) == SourceStep::Notice) {
+        }
+        ASSERT_EQ(step, SourceStep::Event) << "seek to " << want;
+        EXPECT_EQ(item.event.descriptor.seqno, want);
+    }
 }
 
 }  // namespace

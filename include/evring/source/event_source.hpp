@@ -303,7 +303,7 @@ private:
     // A gap read() returned while a healer is set: healed or handed out.
     SourceStep heal(SourceItem& item, PayloadRead payload);
     SourceStep load_payload_healed(SourceEvent& event);
-    Batch next_batch_healing(std::span<EventDescriptor> out);
+    Batch batch_loop(std::span<EventDescriptor> out, bool through_next);
 
     std::optional<std::string> pending_;
     std::string held_text_;
