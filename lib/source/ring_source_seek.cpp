@@ -91,6 +91,16 @@ Result<std::string> RingSource::seek(const Position& start) {
         it_->seek(std::max(oldest, newest >= start.value ? newest - start.value + 1 : 1));
         return std::string();
     case Position::Kind::Seqno:
+        // A healing source starts where it was asked: the first read is then
+        // a lapped gap up to the oldest, which the healer reads from the
+        // recording (healer.hpp) - a named reader resuming past the ring's
+        // oldest event skips nothing.
+        if (start.value < oldest && heals()) {
+            it_->seek(start.value);
+            return fmt::format("seqno {} is no longer in {} '{}' (its oldest is {}): those up to the oldest are "
+                               "read from the recording (healing)", start.value, describe(kind()), identity_.path,
+                               oldest);
+        }
         if (start.value < oldest) {
             it_->seek(oldest);
             return fmt::format("seqno {} is no longer in {} '{}'; starting at the oldest, {}", start.value,

@@ -159,6 +159,33 @@ TEST(Healing, ALappedReaderGetsEveryEventOnceFromTheRecording) {
     EXPECT_EQ(reader->counters().healed, 250 - kHeld);
 }
 
+// A start that the ring has overwritten (a named reader resuming, --from N)
+// is read from the recording, not skipped to the oldest.
+TEST(Healing, AStartTheRingOverwroteIsReadFromTheRecording) {
+    Ring ring;
+    Recorder recorder(ring, ring.dir.file("rec.evrec"));
+    for (int i = 0; i < 5; ++i) {
+        ring.publish(40);
+        recorder.catch_up();
+    }
+    auto reader = open_source(ring.path, heal_from(recorder.path));
+    ASSERT_TRUE(reader.ok()) << reader.error().message();
+    auto notice = (*reader)->seek(Position::after(10));  // a named reader resuming after seqno 10
+    ASSERT_TRUE(notice.ok()) << notice.error().message();
+    EXPECT_NE(notice->find("read from the recording"), std::string::npos) << *notice;
+    const Read read = read_through(**reader, 200);
+    std::vector<std::uint64_t> want;
+    for (std::uint64_t s = 11; s <= 200; ++s) want.push_back(s);
+    EXPECT_EQ(read.seqnos, want);
+    EXPECT_EQ((*reader)->counters().lost, 0u);
+    // Without healing the same start skips to the oldest, as before.
+    auto plain = open_source(ring.path, {});
+    ASSERT_TRUE(plain.ok());
+    auto moved = (*plain)->seek(Position::after(10));
+    ASSERT_TRUE(moved.ok());
+    EXPECT_NE(moved->find("starting at the oldest"), std::string::npos) << *moved;
+}
+
 TEST(Healing, BatchesHealToo) {
     Ring ring;
     Recorder recorder(ring, ring.dir.file("rec.evrec"));
