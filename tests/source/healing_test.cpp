@@ -44,6 +44,27 @@ std::unique_ptr<EventSource> open(const std::string& location, const SourceOptio
     return std::move(source).value();
 }
 
+// What `evring record` does with each item, until `source` has nothing more
+// now: events (a ring set's member in the descriptor's reserved field) and gaps.
+void copy_what_is_there(EventSource& source, RecordingWriter& writer) {
+    SourceItem item;
+    for (;;) {
+        const SourceStep step = source.next(item, PayloadRead::Copy);
+        if (step == SourceStep::Event) {
+            EventDescriptor d = item.event.descriptor;
+            d.reserved = static_cast<std::uint16_t>(item.event.member);
+            const bool intact = item.event.payload_state == PayloadState::Ok;
+            std::byte* dst = writer.begin_event(d);
+            if (intact) std::memcpy(dst, item.event.payload.data(), item.event.payload.size());
+            ASSERT_TRUE(writer.end_event(intact).ok());
+        } else if (step == SourceStep::Gap) {
+            ASSERT_TRUE(writer.append_gap(item.gap.first_seqno, item.gap.count, item.gap.reason, item.gap.member).ok());
+        } else if (step != SourceStep::Notice) {
+            return;
+        }
+    }
+}
+
 // `evring record` in miniature: its own reader of the ring, into a recording
 // that says which ring instance it recorded (or `origin` when given).
 struct Recorder {
@@ -58,20 +79,7 @@ struct Recorder {
     // Everything the ring holds now, then a flush (the file holds it once
     // the writer's worker has written the block: the healer waits for that).
     void catch_up() {
-        SourceItem item;
-        for (;;) {
-            const SourceStep step = source->next(item, PayloadRead::Copy);
-            if (step == SourceStep::Event) {
-                const auto& e = item.event;
-                std::byte* dst = writer->begin_event(e.descriptor);
-                if (e.payload_state == PayloadState::Ok) std::memcpy(dst, e.payload.data(), e.payload.size());
-                ASSERT_TRUE(writer->end_event(e.payload_state == PayloadState::Ok).ok());
-            } else if (step == SourceStep::Gap) {
-                ASSERT_TRUE(writer->append_gap(item.gap.first_seqno, item.gap.count, item.gap.reason).ok());
-            } else if (step != SourceStep::Notice) {
-                break;
-            }
-        }
+        copy_what_is_there(*source, *writer);
         ASSERT_TRUE(writer->flush().ok());
     }
     std::string path;
@@ -308,24 +316,8 @@ struct SetHealing : test::SetFixture {
             writer.emplace(std::move(made).value());
         }
         void catch_up(SetHealing& f) {
-            SourceItem item;
-            for (int round = 0; round < 3; ++round, f.fake_now += 10'000'000'000) {  // stall bounds pass
-                for (;;) {
-                    const SourceStep step = source->next(item, PayloadRead::Copy);
-                    if (step == SourceStep::Event) {
-                        EventDescriptor d = item.event.descriptor;
-                        d.reserved = static_cast<std::uint16_t>(item.event.member);
-                        std::byte* dst = writer->begin_event(d);
-                        std::memcpy(dst, item.event.payload.data(), item.event.payload.size());
-                        ASSERT_TRUE(writer->end_event(true).ok());
-                    } else if (step == SourceStep::Gap) {
-                        ASSERT_TRUE(writer->append_gap(item.gap.first_seqno, item.gap.count, item.gap.reason,
-                                                       item.gap.member).ok());
-                    } else if (step != SourceStep::Notice) {
-                        break;
-                    }
-                }
-            }
+            for (int round = 0; round < 3; ++round, f.fake_now += 10'000'000'000)  // stall bounds pass
+                copy_what_is_there(*source, *writer);
             ASSERT_TRUE(writer->flush().ok());
         }
         std::string path;
