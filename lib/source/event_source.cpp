@@ -144,6 +144,12 @@ SourceStep EventSource::take_pending(SourceItem& item) {
 // --- healing (heal_with) ---
 void EventSource::heal_with(std::unique_ptr<detail::Healer> healer) { healer_ = std::move(healer); }
 
+void EventSource::seeking() noexcept {
+    if (!healing_) return;
+    healing_ = false;
+    healer_->abandon();
+}
+
 // A gap read() returned: the healer's to fill, or the caller's.
 SourceStep EventSource::heal(SourceItem& item, PayloadRead payload) {
     std::string notice;

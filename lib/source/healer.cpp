@@ -21,6 +21,11 @@ bool Healer::handed(const SourceEvent& event) const noexcept {
     return handed_any_ && event.descriptor.seqno == handed_seqno_ && event.member == handed_member_;
 }
 
+void Healer::abandon() noexcept {
+    held_.reset();
+    next_ = last_ = 0;
+}
+
 // A recording is believed only for the ring instance it says it recorded.
 bool Healer::open_recording(std::string& notice) {
     auto opened = RecordingSource::open(settings_.recording, settings_.recording, true, true);

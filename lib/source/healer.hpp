@@ -68,6 +68,9 @@ public:
     SourceStep next(SourceItem& item, PayloadRead payload, bool& done);
     // The payload of the last event next() handed out.
     SourceStep load_payload(SourceEvent& event);
+    // Drops the gap taken (the source was sought elsewhere); the recording
+    // is sought again by the next start().
+    void abandon() noexcept;
     // True when `event` is the last one this healer handed out.
     bool handed(const SourceEvent& event) const noexcept;
     // How many events came from the recording, and its path (for summaries).

@@ -210,6 +210,7 @@ SourceStep RingSetSource::load_payload(SourceEvent& event) {
 }
 
 Result<std::string> RingSetSource::seek(const Position& start) {
+    seeking();
     last_ = nullptr;
     if (start.kind == Position::Kind::Seqno && start.member != Position::kAnyMember)
         return seek_member(start.member, start.value);

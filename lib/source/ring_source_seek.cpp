@@ -76,6 +76,7 @@ Result<std::uint64_t> RingSource::seek_time(std::uint64_t target_nanos) {
 }
 
 Result<std::string> RingSource::seek(const Position& start) {
+    seeking();
     std::uint64_t newest = 0, oldest = 0;
     if (!state_->guard([&] { newest = it_->newest_seqno(); oldest = it_->oldest_seqno(); }, "reading the header"))
         return std::move(state_->fault);

@@ -209,6 +209,38 @@ TEST(Healing, BatchesHealToo) {
     EXPECT_EQ(reader->counters().healed, 250 - kHeld);
 }
 
+// A seek while a gap is being healed abandons it: the next event is the
+// new position's, not the rest of the old gap.
+TEST(Healing, ASeekDuringAHealStartsAtTheNewPosition) {
+    Ring ring;
+    Recorder recorder(ring, ring.dir.file("rec.evrec"));
+    auto reader = open(ring.path, heal_from(recorder.path));
+    ASSERT_TRUE(reader);
+    for (int i = 0; i < 5; ++i) {
+        ring.publish(40);
+        recorder.catch_up();
+    }
+    const Read first = read_through(*reader, 3);  // 1..3 from the recording; 4..140 still owed
+    ASSERT_EQ(first.seqnos, one_to(3));
+    ASSERT_EQ(reader->counters().healed, 3u);
+    ASSERT_TRUE(reader->seek(Position::seqno(190)).ok());
+    const Read after = read_through(*reader, 200);
+    std::vector<std::uint64_t> want;
+    for (std::uint64_t s = 190; s <= 200; ++s) want.push_back(s);
+    EXPECT_EQ(after.seqnos, want);
+    EXPECT_TRUE(after.gaps.empty());
+    EXPECT_EQ(reader->counters().healed, 3u);
+    // Sought back into what the ring overwrote: healed again from there.
+    ring.publish(10);
+    recorder.catch_up();
+    ASSERT_TRUE(reader->seek(Position::seqno(50)).ok());
+    const Read again = read_through(*reader, 210);
+    want.clear();
+    for (std::uint64_t s = 50; s <= 210; ++s) want.push_back(s);
+    EXPECT_EQ(again.seqnos, want);
+    EXPECT_EQ(reader->counters().lost, 0u);
+}
+
 // The recorder was lapped as well: what it lost is lost, counted exactly,
 // and everything it has still comes back.
 TEST(Healing, WhatTheRecorderLostStaysLostExactly) {

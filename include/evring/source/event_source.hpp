@@ -291,6 +291,9 @@ protected:
     // Keeps a Notice for the next call to next() (batch readers stop at one).
     void hold(const SourceItem& item);
     SourceStep fail(Error error);
+    // A seek abandons the gap a healer is handing out: what comes next is
+    // the new position's. Healing sources call it first in seek().
+    void seeking() noexcept;
 
     SourceIdentity identity_;
     SourceCounters counters_;
