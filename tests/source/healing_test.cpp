@@ -5,6 +5,7 @@
 // reader take turns, so every lap is where the test puts it.
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,9 +69,11 @@ void copy_what_is_there(EventSource& source, RecordingWriter& writer) {
 // `evring record` in miniature: its own reader of the ring, into a recording
 // that says which ring instance it recorded (or `origin` when given).
 struct Recorder {
-    Recorder(Ring& ring, std::string out, std::optional<std::uint64_t> origin = std::nullopt)
+    Recorder(Ring& ring, std::string out, std::optional<std::uint64_t> origin = std::nullopt,
+             std::uint64_t rotate_bytes = 0)
         : path(std::move(out)), source(open(ring.path)) {
         RecordingOptions options;
+        options.rotate_bytes = rotate_bytes;
         options.origin_instance = origin.value_or(source->identity().instance);
         auto made = RecordingWriter::create(path, ring.writer->ring().header(), options);
         if (!made) ADD_FAILURE() << made.error().message();
@@ -237,6 +240,30 @@ TEST(Healing, ASeekDuringAHealStartsAtTheNewPosition) {
     const Read again = read_through(*reader, 210);
     want.clear();
     for (std::uint64_t s = 50; s <= 210; ++s) want.push_back(s);
+    EXPECT_EQ(again.seqnos, want);
+    EXPECT_EQ(reader->counters().lost, 0u);
+}
+
+// A rotated recording (FILE, FILE.1, ...) heals as one: a gap that spans
+// its files is read across them, and a seek back lands in an earlier file.
+TEST(Healing, ARotatedSeriesHealsAcrossItsFiles) {
+    Ring ring;
+    Recorder recorder(ring, ring.dir.file("rec.evrec"), std::nullopt, 1024);
+    auto reader = open(ring.path, heal_from(recorder.path));
+    ASSERT_TRUE(reader);
+    for (int i = 0; i < 10; ++i) {
+        ring.publish(25);
+        recorder.catch_up();
+    }
+    ASSERT_TRUE(std::filesystem::exists(rotated_path(recorder.path, 3))) << "the recording rotated";
+    const Read read = read_through(*reader, 250);
+    EXPECT_EQ(read.seqnos, one_to(250));
+    EXPECT_TRUE(read.gaps.empty());
+    EXPECT_EQ(reader->counters().healed, 250 - kHeld);
+    ASSERT_TRUE(reader->seek(Position::seqno(20)).ok());
+    const Read again = read_through(*reader, 250);
+    std::vector<std::uint64_t> want;
+    for (std::uint64_t s = 20; s <= 250; ++s) want.push_back(s);
     EXPECT_EQ(again.seqnos, want);
     EXPECT_EQ(reader->counters().lost, 0u);
 }
