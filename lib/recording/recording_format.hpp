@@ -66,7 +66,12 @@ struct RecordingFileHeader {
     // same instance (lib/source/healer.hpp). 0: not known (older recorders, and
     // recordings of anything but a live ring or set). Not checked by readers.
     std::uint64_t origin_instance;
-    std::array<std::uint64_t, 2> reserved;  // zero
+    // A flight-recorder capture (`evring record --trigger`): the trigger's
+    // time and the "before" window asked for, both in nanoseconds; 0 in
+    // every other recording. With the first event's time they say how much
+    // of the window the ring still held. Not checked by readers.
+    std::uint64_t capture_trigger_nanos;
+    std::uint64_t capture_before_nanos;
     std::uint32_t reserved1;                // zero
     std::uint32_t header_crc;          // v2: CRC32C of bytes 0..123; v1: zero
 };
@@ -79,6 +84,8 @@ static_assert(offsetof(RecordingFileHeader, file_index) == 80);
 static_assert(offsetof(RecordingFileHeader, schema_size) == 84);
 static_assert(offsetof(RecordingFileHeader, series_id) == 88);
 static_assert(offsetof(RecordingFileHeader, origin_instance) == 96);
+static_assert(offsetof(RecordingFileHeader, capture_trigger_nanos) == 104);
+static_assert(offsetof(RecordingFileHeader, capture_before_nanos) == 112);
 static_assert(offsetof(RecordingFileHeader, header_crc) == 124);
 
 inline constexpr std::array<char, 8> kBlockMagic = {'E', 'V', 'R', 'B', 'L', 'O', 'C', 'K'};

@@ -70,6 +70,8 @@ Result<RecordingWriter> RecordingWriter::create(const std::string& path, const R
     header.schema_size = static_cast<std::uint32_t>(options.schema.size());
     header.series_id = new_series_id();
     header.origin_instance = options.origin_instance;
+    header.capture_trigger_nanos = options.capture_trigger_nanos;
+    header.capture_before_nanos = options.capture_before_nanos;
     if (!options.schema.empty()) {
         detail::BlockEncoder encoder(options.compress, options.compression_level);
         BlockMeta meta;

@@ -72,6 +72,10 @@ struct RecordingOptions {
     // every file header (RecordingFileHeader::origin_instance) so that a
     // lapped reader of that ring can heal from this recording; 0: unknown.
     std::uint64_t origin_instance = 0;
+    // A capture's trigger time and "before" window (RecordingFileHeader's
+    // capture_* fields); 0 for any other recording.
+    std::uint64_t capture_trigger_nanos = 0;
+    std::uint64_t capture_before_nanos = 0;
 };
 
 struct RecordingTotals {

@@ -81,6 +81,22 @@ fi
 grep -q "holds events from .* before the trigger (0.500 s asked for); the ring held the whole window" "$WORK/one.err" \
     && ok one_trigger_says_held || fail one_trigger_says_held "$(cat "$WORK/one.err")"
 
+# The file itself says which window it is of (info): the trigger's time, the 500 ms asked for, and
+# how much of it the file holds (from its first event to the trigger).
+r=$(evring info "$WORK/one/capture-0001.evrec" --json 2>&1 | python3 -c '
+import json, sys
+i = json.loads(sys.stdin.read())
+full = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+cap = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+t = [e for e in full if e["fields"]["counter"] == 3000][0]["record_epoch_nanos"]
+ok = (i.get("capture_trigger_nanos") == t and i.get("capture_before_nanos") == 500000000
+      and i.get("capture_held_nanos") == t - cap[0]["record_epoch_nanos"] <= 500000000)
+print("ok" if ok else {k: i.get(k) for k in ("capture_trigger_nanos", "capture_before_nanos", "capture_held_nanos")},
+      t, t - cap[0]["record_epoch_nanos"])
+' "$WORK/full.jsonl" "$WORK/one.jsonl")
+[[ $r == "ok "* ]] && evring info "$WORK/one/capture-0001.evrec" | grep -qE "^capture +trigger at .*; asked for 0\.500 s before it; holds events from 0\.[0-9]+ s before it$" \
+    && ok capture_file_says_its_window || fail capture_file_says_its_window "$r; $(evring info "$WORK/one/capture-0001.evrec" | grep '^capture ')"
+
 # Overlapping triggers: one file from the first trigger's start to the last one's end.
 if [[ $(count_files "$WORK/overlap") == 1 ]] && grep -q "(2 trigger(s))" "$WORK/overlap.err"; then
     capture_jsonl "$WORK/overlap" 1 >"$WORK/overlap.jsonl"
@@ -148,7 +164,8 @@ read -r gap_first gap_last <<<"$gap"
 first=$(capture_jsonl "$WORK/small" 1 | head -1 | python3 -c 'import json, sys; print(json.loads(sys.stdin.read())["seqno"])')
 if [[ $small_rc == 0 && $(count_files "$WORK/small") == 1 && -n ${gap_first:-} ]] &&
     ((gap_first <= start && gap_first > start - 200 && gap_last + 1 == first)) &&
-    evring info "$WORK/small/capture-0001.evrec" 2>&1 | grep -qE "gaps +1 \($((gap_last - gap_first + 1)) events lost\)"; then
+    evring info "$WORK/small/capture-0001.evrec" 2>&1 | grep -qE "gaps +1 \($((gap_last - gap_first + 1)) events lost\)" &&
+    evring info "$WORK/small/capture-0001.evrec" 2>&1 | grep -qE "^capture .* before it; the ring had overwritten seqno $gap_first\.\.$gap_last$"; then
     ok before_window_overwritten
 else
     fail before_window_overwritten "exit $small_rc, gap ${gap:-none}, window start $start, first $first: $(cat "$WORK/small.err"); info: $(evring info "$WORK/small/capture-0001.evrec" 2>&1 | grep gaps)"
@@ -170,6 +187,31 @@ import json, sys
 print(sorted({json.loads(l).get("member") for l in sys.stdin if l.strip()}))')
 [[ $set_rc == 0 && $members == "[0, 1]" ]] && ok ring_set \
     || fail ring_set "exit $set_rc, members $members: $(cat "$WORK/set.err")"
+
+# --- a ring set whose members no longer hold the window's start (256 descriptors each: 256 ms at
+# 1000/s per member, 500 ms asked for): each member's overwritten part is said and recorded as a gap
+# of that member ---
+start_ready_producer smallset:8:20 --threads 2 --count 1500 --rate 1000 || { echo "FAIL setup: small set producer"; exit 1; }
+"$EVRING_BIN" record smallset --trigger 'counter == 1200' --before 500ms --after 20ms --max-captures 1 \
+    -o "$WORK/smallset" 2>"$WORK/smallset.err" &
+smallset_pid=$!
+PIDS+=($smallset_pid)
+wait_attached $smallset_pid "$EVRING_RING_DIR/smallset"
+release_producer
+poll 3000 0.01 bash -c "! kill -0 $smallset_pid 2>/dev/null"
+wait $smallset_pid
+smallset_rc=$?
+info=$(evring info "$WORK/smallset/capture-0001.evrec" 2>&1)
+gap_members=$(evring watch "$WORK/smallset/capture-0001.evrec" --from oldest --format jsonl 2>&1 >/dev/null |
+    grep -oE "member [01] seqno [0-9]+\.\.[0-9]+" | sort -u | wc -l)
+if [[ $smallset_rc == 0 ]] && grep -q "member 0's ring had overwritten the events before seqno" "$WORK/smallset.err" &&
+    grep -q "member 1's ring had overwritten the events before seqno" "$WORK/smallset.err" &&
+    grep -qE "^gaps +2 " <<<"$info" &&
+    grep -qE "^capture .*; the ring had overwritten member [01] seqno [0-9]+\.\.[0-9]+, member [01] seqno [0-9]+\.\.[0-9]+$" <<<"$info"; then
+    ok ring_set_members_overwritten
+else
+    fail ring_set_members_overwritten "exit $smallset_rc, $gap_members member gaps: $(cat "$WORK/smallset.err"); $(grep -E '^(gaps|capture)' <<<"$info")"
+fi
 
 # --- bad options: exit 2, one line naming the value and the reason ---
 touch "$WORK/a-file"

@@ -159,15 +159,18 @@ void CaptureSink::sample() {
     if (source_ == nullptr) return;
     const std::uint64_t now = wall_clock_nanos();
     if (!samples_.empty() && now < samples_.back().first + 10'000'000) return;
-    samples_.emplace_back(now, source_->next_seqno());
+    samples_.emplace_back(now, member_next_seqnos(*source_));
     while (samples_.size() > 1 && samples_[1].first + plan_.before_nanos + 1'000'000'000 < now) samples_.pop_front();
 }
 
-std::uint64_t CaptureSink::seqno_floor(std::uint64_t nanos) const {
-    // A sample (T, n) taken caught up: seqnos below n were committed, and so
-    // stamped, by T. For T <= nanos none of them is in the window.
-    // A first sample before any event (n == 1) bounds every later window.
-    std::uint64_t floor = !samples_.empty() && samples_.front().second == 1 ? 1 : 0;
+std::vector<std::uint64_t> CaptureSink::seqno_floor(std::uint64_t nanos) const {
+    // A sample (T, n) taken caught up: a member's seqnos below n were
+    // committed, and so stamped, by T. For T <= nanos none of them is in the
+    // window. A first sample before any event (n == 1) bounds every later
+    // window.
+    std::vector<std::uint64_t> floor;
+    if (samples_.empty()) return floor;
+    for (std::uint64_t next : samples_.front().second) floor.push_back(next == 1 ? 1 : 0);
     for (const auto& [when, next] : samples_)
         if (when <= nanos) floor = next;
     return floor;

@@ -22,13 +22,16 @@
 // At most kMaxCopying captures are copied at once; a trigger that would start
 // another is counted as skipped. Every thread is joined before run returns.
 //
-// What a capture says about its "before" window (capture_copy.cpp): when the
-// ring no longer held the window's start (the copy began at the ring's oldest
-// event and events before it were overwritten), the capture starts with a
-// FellBehind gap marker for the sequence numbers from the first one the
-// trigger loop saw after the window's start (its samples, below) to the one
-// before the oldest, when those samples reach back that far; and stderr says
-// how much of the requested window the capture holds.
+// What a capture says about its "before" window (capture_copy.cpp): its file
+// header holds the trigger's time and the window asked for (with the first
+// event's time: how much of it the file holds; `evring info` says it). When
+// the ring (in a set: a member's ring) no longer held the window's start
+// (the copy began at its oldest event and events before it were
+// overwritten), the capture starts with a FellBehind gap marker (of that
+// member) for the sequence numbers from the first one the trigger loop saw
+// after the window's start (its samples, below) to the one before the
+// oldest, when those samples reach back that far; and stderr says how much
+// of the requested window the capture holds, and which members lost what.
 //
 // Thread safety: CaptureSink runs on the follow loop's thread; each capture's
 // copy runs on its own thread and shares only its CaptureWindow and its
@@ -64,9 +67,10 @@ struct Capture {
     std::uint64_t trigger_seqno = 0;
     std::uint64_t trigger_nanos = 0;
     std::atomic<std::uint64_t> triggers{1};  // the trigger thread adds; the copy reads at its end
-    // From the trigger loop's samples: the first seqno stamped at or after
-    // the window's start is at least this (0: not known).
-    std::uint64_t start_seqno_floor = 0;
+    // From the trigger loop's samples, per member (index 0 for a single
+    // ring): the first seqno stamped at or after the window's start is at
+    // least this (0, or no entry: not known).
+    std::vector<std::uint64_t> start_seqno_floor;
     std::thread thread;
     std::atomic<bool> finished{false};
     // Written by the copy before `finished`.
@@ -84,6 +88,12 @@ struct CaptureContext {
 
 // "1.500 s", for the lines captures print.
 std::string capture_seconds(std::uint64_t nanos);
+
+// Per member (index 0 for a single ring; capture_members.cpp): the next
+// seqno each member's reader will read, and each member ring's oldest held
+// seqno (0: not known).
+std::vector<std::uint64_t> member_next_seqnos(const EventSource& source);
+std::vector<std::uint64_t> member_oldest_seqnos(const EventSource& source);
 
 // The copy (capture_copy.cpp): runs on the capture's thread.
 void copy_capture(Capture& capture, const CaptureContext& context);
@@ -107,7 +117,7 @@ private:
     void close_open();
     void reap(bool wait);
     void sample();
-    std::uint64_t seqno_floor(std::uint64_t nanos) const;
+    std::vector<std::uint64_t> seqno_floor(std::uint64_t nanos) const;
     bool done() const;
 
     CapturePlan plan_;
@@ -121,9 +131,10 @@ private:
     std::uint64_t next_number_ = 1;   // of the next file name
     bool said_busy_ = false;          // a trigger was skipped for kMaxCopying (said once)
     Status status_;
-    // (wall clock, the trigger loop's next seqno) when it was caught up, at
-    // most one per 10 ms over the last `before` + 1 s.
-    std::deque<std::pair<std::uint64_t, std::uint64_t>> samples_;
+    // (wall clock, the trigger loop's next seqno of each member: index 0
+    // for a single ring) when it was caught up, at most one per 10 ms over
+    // the last `before` + 1 s.
+    std::deque<std::pair<std::uint64_t, std::vector<std::uint64_t>>> samples_;
 };
 
 }  // namespace evring::cli

@@ -4,8 +4,6 @@
 #include <fmt/format.h>
 
 #include "capture/capture.hpp"
-#include "evring/ring/iterator.hpp"
-#include "evring/ring/ring.hpp"
 #include "open.hpp"
 #include "ops/stop.hpp"
 #include "output/escape.hpp"
@@ -26,12 +24,10 @@ public:
         inner_.started(source);
         // A ring whose oldest event is where the time search landed, with
         // events before it overwritten, no longer held the window's start.
-        if (const MappedRing* ring = source.ring()) {
-            ring_ = true;
-            const std::uint64_t oldest = Iterator(*ring).oldest_seqno();
-            truncated_ = oldest > 1 && source.next_seqno() <= oldest;
-            oldest_ = oldest;
-        }
+        // In a set, each member's ring is asked.
+        next_ = member_next_seqnos(source);
+        oldest_ = member_oldest_seqnos(source);
+        set_ = source.identity().members;
     }
 
     bool event(const SourceEvent& event) override {
@@ -57,26 +53,36 @@ private:
         const std::uint64_t held = capture_.trigger_nanos > t ? capture_.trigger_nanos - t : 0;
         held_ = fmt::format("events from {} before the trigger ({} asked for)", capture_seconds(held),
                             capture_seconds(before_nanos_));
-        if (!ring_) return;  // a ring set: members are not checked one by one
-        if (!truncated_ || event.descriptor.seqno != oldest_) {
-            held_ += "; the ring held the whole window";
-            return;
+        std::string lost;
+        for (std::uint32_t m = 0; m < oldest_.size() && m < next_.size(); ++m)
+            lost += overwritten(m, event);
+        held_ += lost.empty() ? "; the ring held the whole window" : lost;
+    }
+
+    // "; the ring had overwritten the events before seqno N (seqnos F..N-1,
+    // recorded as a gap)" when member `m`'s copy began at its ring's oldest
+    // event with events before it overwritten; empty otherwise.
+    std::string overwritten(std::uint32_t m, const SourceEvent& first) {
+        const std::uint64_t oldest = oldest_[m];
+        if (oldest <= 1 || next_[m] == 0 || next_[m] > oldest) return {};
+        // A single ring's first event tells: the search landed at the oldest.
+        if (!set_ && first.descriptor.seqno != oldest) return {};
+        std::string said = set_ ? fmt::format("; member {}'s ring had overwritten the events before seqno {}", m, oldest)
+                                : fmt::format("; the ring had overwritten the events before seqno {}", oldest);
+        const auto& floors = capture_.start_seqno_floor;
+        const std::uint64_t floor = m < floors.size() ? floors[m] : 0;
+        if (floor != 0 && floor < oldest) {
+            inner_.gap(SourceGap{floor, oldest - floor, GapReason::FellBehind, {}, m});
+            said += fmt::format(" (seqnos {}..{}, recorded as a gap)", floor, oldest - 1);
         }
-        held_ += fmt::format("; the ring had overwritten the events before seqno {}", oldest_);
-        const std::uint64_t floor = capture_.start_seqno_floor;
-        if (floor != 0 && floor < oldest_) {
-            SourceGap lost{floor, oldest_ - floor, GapReason::FellBehind, {}, event.member};
-            held_ += fmt::format(" (seqnos {}..{}, recorded as a gap)", floor, oldest_ - 1);
-            inner_.gap(lost);
-        }
+        return said;
     }
 
     RecordSink& inner_;
     Capture& capture_;
     std::uint64_t before_nanos_;
-    bool ring_ = false;
-    bool truncated_ = false;
-    std::uint64_t oldest_ = 0;
+    bool set_ = false;
+    std::vector<std::uint64_t> next_, oldest_;  // per member, from started()
     std::uint64_t events_ = 0, first_seqno_ = 0, last_seqno_ = 0;
     std::string held_ = "no events";
 };
@@ -86,7 +92,10 @@ Status copy_window(Capture& capture, const CaptureContext& context, std::string&
     if (!source) return std::move(source).error();
     if ((*source)->identity().instance != context.instance)
         return Error(ESTALE, fmt::format("'{}' is now another ring: the capture was not taken", context.location));
-    auto writer = RecordingWriter::create(capture.path, source_header((*source)->identity()), context.recording);
+    RecordingOptions recording = context.recording;  // the file says which window it is of
+    recording.capture_trigger_nanos = capture.trigger_nanos;
+    recording.capture_before_nanos = context.before_nanos;
+    auto writer = RecordingWriter::create(capture.path, source_header((*source)->identity()), recording);
     if (!writer) return std::move(writer).error();
     RecordSink sink(*writer, capture.path);
     WindowSink window(sink, capture, context.before_nanos);

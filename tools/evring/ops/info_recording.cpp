@@ -2,9 +2,12 @@
 // gather its counts and end, then the rendering. A damaged file is described
 // too, and the exit code is then 1 (stderr names the damage).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 
+#include "capture/capture.hpp"
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "output/event_format.hpp"
@@ -19,6 +22,9 @@ namespace {
 struct RecordingFacts {
     std::uint64_t events = 0, expired = 0, gaps = 0, lost = 0;
     std::uint64_t first_seqno = 0, last_seqno = 0, first_nanos = 0, last_nanos = 0;
+    // FellBehind gaps before the first event: what a capture's ring (each
+    // member's, in a set) had already overwritten of its window.
+    std::vector<std::string> lapped_first;
     std::string ending = "clean";  // clean, truncated, damaged
     std::string notice;            // why, when not clean
     std::vector<std::string> damage;
@@ -46,6 +52,11 @@ Result<RecordingFacts> gather_recording(RecordingSource& source) {
                 f.damage.emplace_back(item.gap.detail);
                 break;
             }
+            if (f.first_seqno == 0 && item.gap.reason == GapReason::FellBehind)
+                f.lapped_first.push_back(
+                    fmt::format("{}seqno {}..{}", source.identity().members ? fmt::format("member {} ", item.gap.member)
+                                                                            : std::string(),
+                                item.gap.first_seqno, item.gap.last_seqno()));
             ++f.gaps;
             f.lost += item.gap.count;
             break;
@@ -61,6 +72,25 @@ Result<RecordingFacts> gather_recording(RecordingSource& source) {
         }
         }
     }
+}
+
+// How much of a capture's "before" window the file holds: from its first
+// event to the trigger, at most what was asked for.
+std::uint64_t held_before(const RecordingFileHeader& h, const RecordingFacts& f) {
+    if (f.events + f.expired == 0 || f.first_nanos >= h.capture_trigger_nanos) return 0;
+    return std::min(h.capture_trigger_nanos - f.first_nanos, h.capture_before_nanos);
+}
+
+// "trigger at T; asked for 0.500 s before it; holds events from 0.102 s
+// before it; the ring had overwritten seqno 1..870" - what a capture file
+// says of its window.
+std::string capture_words(const RecordingFileHeader& h, const RecordingFacts& f) {
+    std::string words = fmt::format("trigger at {}; asked for {} before it; holds events from {} before it",
+                                    utc_time(h.capture_trigger_nanos), capture_seconds(h.capture_before_nanos),
+                                    capture_seconds(held_before(h, f)));
+    if (!f.lapped_first.empty())
+        words += fmt::format("; the ring had overwritten {}", fmt::join(f.lapped_first, ", "));
+    return words;
 }
 
 void render_json(const RecordingSource& source, const RecordingFacts& f, const std::string& next_file,
@@ -94,6 +124,10 @@ void render_json(const RecordingSource& source, const RecordingFacts& f, const s
         .number("records_lost_to_damage", reader.totals().lost_to_damage)
         .string("end", f.ending);
     if (source.continued()) o.string("continued_in", next_file);
+    if (h.capture_trigger_nanos != 0)
+        o.number("capture_trigger_nanos", h.capture_trigger_nanos)
+            .number("capture_before_nanos", h.capture_before_nanos)
+            .number("capture_held_nanos", held_before(h, f));
     std::printf("%s\n", o.text().c_str());
 }
 
@@ -121,6 +155,7 @@ void render_text(const RecordingSource& source, const RecordingFacts& f, const s
     if (reader.totals().damage_reports > 0)
         l.add("damage", fmt::format("{} damaged part(s), at least {} records lost (evring watch names each)",
                                     reader.totals().damage_reports, reader.totals().lost_to_damage));
+    if (h.capture_trigger_nanos != 0) l.add("capture", capture_words(h, f));
     l.add("end", f.ending == "clean" ? (source.continued() ? "clean, continued in " + next_file : "clean")
                                      : f.ending + ": " + f.notice);
     std::fputs(l.text.c_str(), stdout);
