@@ -310,6 +310,12 @@ int evring_source_heal(evring_source* source, const char* heal_from, int find, u
                 return set_error(source, EVRING_E_INVALID, "evring_source_heal: give a recording, or find = 1");
             if (auto healed = evring::heal_source(*source->source, heal); !healed)
                 return set_error(source, healed.error());
+            // Registered at open: registered again, as a healing reader
+            // (its listing counts no overwritten event as lost).
+            if (source->registration) {
+                source->registration->started(*source->source);
+                evring::bindings::publish_position(*source);
+            }
             return EVRING_OK;
         },
         [&](int status, const char* message) { return fail_source(source, status, message); });

@@ -46,6 +46,7 @@ std::string read_entry(const RegistrySlot& copy, ReaderEntry& entry) {
     entry.updates = copy.updates;
     entry.registered_ns = copy.registered_ns;
     entry.heartbeat_ns = copy.heartbeat_ns;
+    entry.heals = (copy.flags & kReaderHeals) != 0;
     bool name_ends = false;
     bool detail_ends = false;
     entry.name = detail::unpack_text(copy.name, name_ends);
@@ -67,7 +68,7 @@ std::string read_entry(const RegistrySlot& copy, ReaderEntry& entry) {
         return fmt::format("name has no terminating NUL within its {} bytes", kReaderNameBytes);
     if (!detail_ends)
         return fmt::format("detail has no terminating NUL within its {} bytes", kReaderDetailBytes);
-    if (copy.reserved0 != 0) return "reserved words are not zero";
+    if ((copy.flags & ~kReaderHeals) != 0) return fmt::format("flags are {:#x}: unknown bits set", copy.flags);
     return {};
 }
 
@@ -131,7 +132,8 @@ std::optional<ReaderEntry> list_slot(const ListingContext& c, ReaderListing& lis
         entry.lag = reader_lag(c.ring, listing.head, entry.next_seqno);
         // Lost already, though the reader says so only when it reads again
         // (both below kMaxSeqno: checked by read_entry and reader_lag).
-        entry.lost = entry.lost_reported + entry.lag->overwritten;
+        // A healing reader will read those from the recording.
+        entry.lost = entry.lost_reported + (entry.heals ? 0 : entry.lag->overwritten);
     }
     return entry;
 }

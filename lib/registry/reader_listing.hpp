@@ -124,8 +124,11 @@ struct ReaderEntry {
     // the reader reads again. Counted from its last published position: a
     // reader that read on past it (up to update_every_events) before it
     // stopped is counted those events too many until it publishes again.
+    // A healing reader (heals) is not counted those: it reads them from the
+    // recording (docs/healing.md); what the recording lacks it publishes.
     std::uint64_t lost = 0;
     std::uint64_t lost_reported = 0;
+    bool heals = false;  // it heals lapped gaps from a recording
     std::uint64_t abandoned = 0;
     std::uint64_t updates = 0;
     std::uint64_t registered_ns = 0;     // wall clock

@@ -163,6 +163,7 @@ bool write_entry(RegistrySlot& slot, const ReaderInfo& info, const detail::Proce
         shared::store_relaxed(slot.uid, self.uid);
         shared::store_relaxed(slot.kind, std::uint64_t{info.kind});
         shared::store_relaxed(slot.interest, interest);
+        shared::store_relaxed(slot.flags, info.heals ? kReaderHeals : 0);
         detail::pack_text(slot.name, info.name);
         detail::pack_text(slot.detail, info.detail);
         detail::end_slot_write(slot, odd);

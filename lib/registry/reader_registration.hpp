@@ -109,6 +109,8 @@ struct ReaderInfo {
     std::uint32_t kind = 0;
     std::string
         detail;  // what it does with the events: "-> /data/feed.evrec", "nats://h:4222 FEED"
+    // It heals its lapped gaps from a recording (RegistrySlot::flags' kReaderHeals).
+    bool heals = false;
 };
 
 struct RegistrationOptions {

@@ -113,6 +113,11 @@ static_assert(offsetof(RegistryHeader, file_size) == 24);
 static_assert(offsetof(RegistryHeader, created_ns) == 32);
 static_assert(offsetof(RegistryHeader, ring) == 64);
 
+// RegistrySlot::flags. kReaderHeals: the reader heals its lapped gaps from
+// a recording (docs/healing.md), so the events overwritten ahead of it are
+// not lost yet: a lister does not count them as lost (reader_listing.hpp).
+inline constexpr std::uint64_t kReaderHeals = 1;
+
 // One reader's entry. Line 0 is what the reader rewrites every so many
 // events (its progress and heartbeat); lines 1..3 are written when the slot
 // is claimed. Every word is a 64-bit shared word (shared_word.hpp), text
@@ -127,7 +132,8 @@ struct alignas(64) RegistrySlot {
     std::uint64_t abandoned;     // reservations it skipped as abandoned
     std::uint64_t heartbeat_ns;  // wall clock (ns since the epoch) of the last update
     std::uint64_t updates;       // updates published since the slot was claimed
-    std::uint64_t reserved0;
+    // kReaderHeals, or 0; other bits zero (a lister calls them a problem).
+    std::uint64_t flags;
     // line 1: who the reader is
     alignas(64) std::uint64_t generation;  // how many times this slot was claimed
     std::uint64_t registered_ns;           // wall clock when claimed

@@ -10,6 +10,7 @@
 namespace evring {
 
 void RegisteringSink::started(const EventSource& source) {
+    info_.heals = source.heals();  // its listing then counts no overwritten event as lost
     source_ = nullptr;
     registration_ = ReaderRegistration();
     set_ = nullptr;

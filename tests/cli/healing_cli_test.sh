@@ -47,6 +47,11 @@ heal_case() {
     release_producer
     # Lapped many times over (4096 slots) before it reads again.
     poll 3000 0.01 reached "$ring" 30000 || { fail "$name" "the producer did not reach 30000"; return; }
+    # Lapped and stopped, it is listed as healing: what was overwritten ahead of it is not lost.
+    local entry
+    entry=$(evring readers "$ring" --json 2>&1 | jq -c "select(.pid == $watcher)")
+    [[ $(jq -r '[.heals, .lapped, .lost] | @csv' <<<"$entry") == 'true,true,0' ]] ||
+        { kill -CONT "$watcher"; fail "$name" "listed as $entry"; return; }
     kill -CONT "$watcher"
     wait "$producer"
     # The writer has exited: the watch ends at the ring's newest event.

@@ -113,7 +113,7 @@ TEST(DamagedRegistry, EachEntryFieldOutOfRangeIsReportedAndNotUsed) {
         {offsetof(RegistrySlot, abandoned), ~std::uint64_t{0}, "abandoned is"},
         {offsetof(RegistrySlot, name) + 40, 0x4141414141414141u, "name has no terminating NUL"},
         {offsetof(RegistrySlot, detail) + 72, 0x4141414141414141u, "detail has no terminating NUL"},
-        {offsetof(RegistrySlot, reserved0), 1, "reserved words"},
+        {offsetof(RegistrySlot, flags), 2, "flags are 0x2: unknown bits set"},
     };
     for (const EntryDamage& c : cases) {
         SCOPED_TRACE(c.named);

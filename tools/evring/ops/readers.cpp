@@ -38,6 +38,7 @@ std::string lag_time(const ReaderEntry& r) {
 
 std::string state_text(const ReaderEntry& r) {
     std::string text = to_string(r.liveness);
+    if (r.heals) text += ", heals";  // its overwritten events come from a recording: not lost
     if (r.reclaimed) text += ", reclaimed";
     if (!r.consistent) text += ", inconsistent";
     if (!r.problem.empty()) text += ", bad: " + r.problem;
@@ -76,7 +77,7 @@ void print_json(const ReaderEntry& r, const Schema* schema, std::int64_t member 
     o.string("liveness", to_string(r.liveness)).boolean("reclaimed", r.reclaimed).boolean("consistent", r.consistent);
     if (!r.problem.empty()) o.string("problem", r.problem);
     o.number("next_seqno", r.next_seqno).number("lost", r.lost).number("lost_reported", r.lost_reported);
-    o.number("abandoned", r.abandoned);
+    o.number("abandoned", r.abandoned).boolean("heals", r.heals);
     o.number("heartbeat_ns", r.heartbeat_ns).number("heartbeat_age_ns", r.heartbeat_age_ns);
     o.number("registered_ns", r.registered_ns);
     if (r.lag) {
