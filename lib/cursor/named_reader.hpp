@@ -103,6 +103,7 @@ private:
         std::uint64_t instance = 0;  // the ring instance `last` is of
         std::uint64_t last = 0;      // the last event handed out
         std::uint64_t serial = 0;    // RingSetSource::member_source's
+        bool synced = false;         // serial and instance are of the source read (a snapshot's serials are all 0)
         std::uint64_t redo_first = 1, redo_last = 0;
     };
     NamedReader() = default;

@@ -74,6 +74,7 @@ Result<Position> NamedReader::resume_set(const EventSource& source, const Positi
             cut += fmt::format("{}member {} up to seqno {}", cut.empty() ? "" : ", ", i, was.in_flight);
     }
     resumed += more(std::min(said, kNamedInNotice), said);
+    if (said == 0) resumed = "no member had consumed anything";
     if (!marked)
         tail = "events written after that commit, if any, come again (no mark of the previous run's output)";
     else if (redo == 0)
@@ -109,11 +110,12 @@ void NamedReader::sync_members() noexcept {
         std::uint64_t serial = 0;
         const RingSource* ring = set_->member_source(index, &serial);
         MemberState& m = members_[index];
-        if (ring == nullptr || m.serial == serial) continue;
+        if (ring == nullptr || (m.synced && m.serial == serial)) continue;
         const std::uint64_t instance = ring->identity().instance;
-        if (m.serial != 0 || m.instance != instance) m = MemberState{};
+        if (m.synced || m.instance != instance) m = MemberState{};
         m.instance = instance;
         m.serial = serial;
+        m.synced = true;
     }
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Named readers of ring sets (docs/named-readers.md): a position per member.
 # A set written by several threads is read in two runs that resume member by
-# member; a run killed with SIGKILL halfway, then run again with the same
+# member (a set snapshot too); a run killed with SIGKILL halfway, then run again with the same
 # name, delivers every (member, seqno) once plus exactly the tail it reports
 # as written again. Each case prints "ok <name>", "FAIL <name>: <why>" or
 # "skip <name>: <why>".
@@ -37,6 +37,23 @@ case_set_resumes_member_by_member() {
     ok set_resumes_member_by_member
 }
 
+# A set snapshot's members are never re-opened (their serials stay 0): each
+# member's instance must still be kept, or the second run reads all again.
+case_set_snapshot_resumes_member_by_member() {
+    local set=sset$$
+    "$PRODUCER_BIN" "$set" --threads 2 --count 500 2>/dev/null || { fail snapshot "producer failed"; return; }
+    evring snapshot "$set" -o "$WORK/s.snap" >/dev/null 2>&1 || { fail snapshot "snapshot failed"; return; }
+    evring watch "$WORK/s.snap" --name sn --from oldest --count 300 --format jsonl >"$WORK/n1" 2>/dev/null
+    evring watch "$WORK/s.snap" --name sn --format jsonl >"$WORK/n2" 2>"$WORK/n2.err" ||
+        { fail snapshot "second run: $(cat "$WORK/n2.err")"; return; }
+    local total unique
+    total=$(pairs "$WORK/n1" "$WORK/n2" | wc -l)
+    unique=$(pairs "$WORK/n1" "$WORK/n2" | sort -u | wc -l)
+    [[ $total == 1000 && $unique == 1000 ]] ||
+        { fail snapshot "$total events, $unique distinct, of 1000: $(cat "$WORK/n2.err")"; return; }
+    ok set_snapshot_resumes_member_by_member
+}
+
 case_set_sigkill_loses_nothing_and_counts_what_comes_again() {
     local set=kset$$
     "$PRODUCER_BIN" "$set" --threads 4 --count 50000 --rate 25000 2>/dev/null & PIDS+=($!)
@@ -63,5 +80,6 @@ case_set_sigkill_loses_nothing_and_counts_what_comes_again() {
 }
 
 case_set_resumes_member_by_member
+case_set_snapshot_resumes_member_by_member
 case_set_sigkill_loses_nothing_and_counts_what_comes_again
 exit_with_results
