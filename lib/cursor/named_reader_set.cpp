@@ -131,14 +131,17 @@ void NamedReader::mark_members(bool written) noexcept {
 bool NamedReader::set_dirty() const noexcept {
     if (instance_ != committed_.instance || members_.size() != committed_.last_seqno.size()) return true;
     for (std::size_t i = 0; i < members_.size(); ++i)
-        if (members_[i].last != committed_.last_seqno[i] || members_[i].instance != committed_.member_instance[i])
+        if (i >= committed_.member_instance.size() || members_[i].last != committed_.last_seqno[i] ||
+            members_[i].instance != committed_.member_instance[i])
             return true;
     return false;
 }
 
 Status NamedReader::commit_set(bool ended) {
     const bool consumed = std::any_of(members_.begin(), members_.end(), [](const auto& m) { return m.last != 0; });
-    if (!consumed && committed_.instance != instance_) return {};  // the next run is still a first run
+    // Nothing consumed: the position stays as it was (a first run stays one;
+    // an explicit --from that read nothing keeps the old position), as for a ring.
+    if (!consumed) return {};
     NamedPosition p;
     p.name = name_;
     p.ring = ring_;

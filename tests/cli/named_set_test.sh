@@ -34,6 +34,10 @@ case_set_resumes_member_by_member() {
     evring readers --named --json >"$WORK/l1" 2>"$WORK/l1.err"
     jq -e -s 'map(select(.name == "a"))[0] | .member_last_seqno == [2000, 2000, 2000] and .lag == 0' \
         "$WORK/l1" >/dev/null || { fail resume "readers --named: $(cat "$WORK/l1")"; return; }
+    # An explicit --from that consumes nothing keeps the position, as on a ring.
+    evring watch "$set" --name a --from @4000000000 --format jsonl >"$WORK/r4" 2>/dev/null
+    evring watch "$set" --name a --format jsonl >"$WORK/r5" 2>"$WORK/r5.err"
+    [[ ! -s $WORK/r5 ]] || { fail resume "after an empty --from run: $(wc -l <"$WORK/r5") events again"; return; }
     ok set_resumes_member_by_member
 }
 
@@ -52,6 +56,20 @@ case_set_snapshot_resumes_member_by_member() {
     [[ $total == 1000 && $unique == 1000 ]] ||
         { fail snapshot "$total events, $unique distinct, of 1000: $(cat "$WORK/n2.err")"; return; }
     ok set_snapshot_resumes_member_by_member
+}
+
+# A first run of a one-member set that waits before its first event: the
+# commit check compares with a position that has no member instances yet.
+case_set_first_run_idle_before_any_event() {
+    local set=iset$$
+    "$PRODUCER_BIN" "$set" --threads 1 --count 40 --rate 20 2>/dev/null & PIDS+=($!)
+    poll 500 0.01 test -e "$EVRING_RING_DIR/$set/manifest" || { fail idle "no set"; return; }
+    evring watch "$set" --name one --from latest --count 3 --format jsonl >"$WORK/i1" 2>"$WORK/i1.err"; local rc=$?
+    [[ $rc == 0 && $(pairs "$WORK/i1" | wc -l) == 3 ]] || { fail idle "exit $rc: $(cat "$WORK/i1.err")"; return; }
+    evring watch "$set" --name one --count 1 --format jsonl >"$WORK/i2" 2>"$WORK/i2.err"
+    [[ $(pairs "$WORK/i2") == "0 $(( $(pairs "$WORK/i1" | tail -1 | cut -d' ' -f2) + 1 ))" ]] ||
+        { fail idle "second run: $(cat "$WORK/i2" "$WORK/i2.err")"; return; }
+    ok set_first_run_idle_before_any_event
 }
 
 case_set_sigkill_loses_nothing_and_counts_what_comes_again() {
@@ -81,5 +99,6 @@ case_set_sigkill_loses_nothing_and_counts_what_comes_again() {
 
 case_set_resumes_member_by_member
 case_set_snapshot_resumes_member_by_member
+case_set_first_run_idle_before_any_event
 case_set_sigkill_loses_nothing_and_counts_what_comes_again
 exit_with_results
