@@ -44,6 +44,9 @@ struct NamedPosition {
     // The last sequence number consumed, one per ring set member (one entry
     // for every other source); 0: nothing consumed yet.
     std::vector<std::uint64_t> last_seqno{0};
+    // A ring set's (kind RingSet): the ring instance of each member's
+    // last_seqno, by member index (0: no such member); empty otherwise.
+    std::vector<std::uint64_t> member_instance;
     // The instance was read to its end (its writer exited and every event
     // was consumed): a new instance at the same name lost nothing of it.
     bool instance_ended = false;

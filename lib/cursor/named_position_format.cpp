@@ -55,6 +55,9 @@ std::vector<std::byte> encode_named_position(const NamedPosition& p) {
     put_text(out, p.name);
     put_text(out, p.ring);
     for (std::uint64_t seqno : p.last_seqno) put<std::uint64_t>(out, seqno);
+    if (p.kind == SourceKind::RingSet)
+        for (std::size_t i = 0; i < p.last_seqno.size(); ++i)
+            put<std::uint64_t>(out, i < p.member_instance.size() ? p.member_instance[i] : 0);
     put<std::uint32_t>(out, crc32c(out.data(), out.size()));
     return out;
 }
@@ -74,13 +77,14 @@ Result<NamedPosition> decode_named_position(std::string_view file, std::string_v
         members > kMaxMembers)
         return refused(file, fmt::format("is damaged: impossible lengths (name {}, ring {}, members {})", name_len,
                                          ring_len, members));
-    const std::size_t size = kNamedFixed + name_len + ring_len + 8 * members + 4;
+    const auto kind = get<std::uint8_t>(in, 14);
+    const bool set = kind == static_cast<std::uint8_t>(SourceKind::RingSet);
+    const std::size_t size = kNamedFixed + name_len + ring_len + (set ? 16 : 8) * members + 4;
     if (in.size() != size)
         return refused(file, fmt::format("is damaged: {} bytes where its header says {}", in.size(), size));
     if (crc32c(in.data(), size - 4) != get<std::uint32_t>(in, size - 4))
         return refused(file, "is damaged: its checksum does not match its contents");
     NamedPosition p;
-    const auto kind = get<std::uint8_t>(in, 14);
     if (kind > static_cast<std::uint8_t>(SourceKind::RingSet))
         return refused(file, fmt::format("is damaged: unknown source kind {}", kind));
     p.kind = static_cast<SourceKind>(kind);
@@ -101,6 +105,9 @@ Result<NamedPosition> decode_named_position(std::string_view file, std::string_v
             return refused(file, fmt::format("is damaged: sequence number {} is past any ring's (2^62)", seqno));
         p.last_seqno.push_back(seqno);
     }
+    if (set)
+        for (std::size_t i = 0; i < members; ++i)
+            p.member_instance.push_back(get<std::uint64_t>(in, kNamedFixed + name_len + ring_len + 8 * (members + i)));
     return p;
 }
 

@@ -15,10 +15,11 @@
 //       40    N  name
 //     40+N    R  ring path
 //   40+N+R  8*M  last consumed sequence number of each member
+//        …  8*M  ring sets only (kind 4): each member's ring instance
 //        …    4  CRC32C of every byte before it
 //
 // All integers little-endian (the machines evring runs on). The largest file
-// is under 40 KiB, so a reader checks the size before reading anything.
+// is under 72 KiB, so a reader checks the size before reading anything.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -39,7 +40,7 @@ inline constexpr std::size_t kNamedFixed = 40;
 inline constexpr std::size_t kMaxNameBytes = 64;
 inline constexpr std::size_t kMaxRingBytes = 4096;
 inline constexpr std::size_t kMaxMembers = 4096;
-inline constexpr std::size_t kMaxNamedFile = kNamedFixed + kMaxNameBytes + kMaxRingBytes + 8 * kMaxMembers + 4;
+inline constexpr std::size_t kMaxNamedFile = kNamedFixed + kMaxNameBytes + kMaxRingBytes + 16 * kMaxMembers + 4;
 
 std::vector<std::byte> encode_named_position(const NamedPosition& position);
 // `file` names the file in errors; `expected_name` is the name the file's own

@@ -14,31 +14,18 @@
 #include <cstring>
 #include <ctime>
 
+#include "cursor/named_reader_mark.hpp"
 #include "evring/clock.hpp"
+#include "source/ring_set_source.hpp"
 
 namespace evring {
 
-// NAME.lock's bytes: the lock's file holds the mark of the run that has it.
-// Written only by the process holding the lock; read by the next one.
-struct NamedReader::Mark {
-    char magic[8];
-    std::uint64_t instance;   // the ring instance the seqnos below are of
-    std::uint64_t written;    // the output is written up to this event
-    std::uint64_t in_flight;  // a write of the output up to this event began
-};
-namespace {
-
-constexpr char kMarkMagic[8] = {'E', 'V', 'R', 'M', 'A', 'R', 'K', '1'};
-constexpr std::size_t kMarkFile = 64;
-
-std::string utc(std::uint64_t nanos) {
+std::string utc_text(std::uint64_t nanos) {
     const std::time_t seconds = static_cast<std::time_t>(nanos / 1'000'000'000);
     std::tm tm{};
     ::gmtime_r(&seconds, &tm);
     return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", tm);
 }
-
-}  // namespace
 
 Result<std::unique_ptr<NamedReader>> NamedReader::open(std::string_view name) {
     if (auto s = check_reader_name(name); !s) return std::move(s).error();
@@ -58,9 +45,9 @@ Result<std::unique_ptr<NamedReader>> NamedReader::open(std::string_view name) {
         return Error(EBUSY, errno == EWOULDBLOCK
                                 ? fmt::format("reader '{}' is in use by another process (it holds '{}')", name, lock)
                                 : fmt::format("locking '{}': {}", lock, std::strerror(errno)));
-    if (static_cast<std::size_t>(st.st_size) != kMarkFile && ::ftruncate(reader->lock_fd_, kMarkFile) != 0)
+    if (static_cast<std::size_t>(st.st_size) != kMarkFileSize && ::ftruncate(reader->lock_fd_, kMarkFileSize) != 0)
         return Error::from_errno(errno, fmt::format("sizing '{}'", lock));
-    void* map = ::mmap(nullptr, kMarkFile, PROT_READ | PROT_WRITE, MAP_SHARED, reader->lock_fd_, 0);
+    void* map = ::mmap(nullptr, kMarkFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, reader->lock_fd_, 0);
     if (map == MAP_FAILED) return Error::from_errno(errno, fmt::format("mapping '{}'", lock));
     reader->mark_ = static_cast<Mark*>(map);
     // The mark only ever makes a notice more precise: one that is not ours
@@ -78,7 +65,7 @@ Result<std::unique_ptr<NamedReader>> NamedReader::open(std::string_view name) {
 }
 
 NamedReader::~NamedReader() {
-    if (mark_ != nullptr) ::munmap(mark_, kMarkFile);
+    if (mark_ != nullptr) ::munmap(mark_, kMarkFileSize);
     if (lock_fd_ >= 0) ::close(lock_fd_);  // and with it the lock
 }
 
@@ -90,12 +77,26 @@ Result<Position> NamedReader::start_over(const EventSource& source, const Positi
     return start;
 }
 
+Status NamedReader::same_source() const {
+    if (committed_.ring == ring_ && committed_.kind == kind_) return {};
+    return Error(EINVAL, fmt::format("reader '{}' reads {} '{}', not {} '{}' (its position is in '{}'): use another "
+                                     "name, or --reset to move it",
+                                     name_, describe(committed_.kind), committed_.ring, describe(kind_), ring_, file_));
+}
+
 Result<Position> NamedReader::resume(const EventSource& source, const Position& start, bool start_given, bool reset,
                                      std::vector<std::string>& notices) {
     const SourceIdentity& id = source.identity();
+    if (dynamic_cast<const RingSetSource*>(&source) != nullptr) {
+        if (reset) {
+            if (auto s = remove_named_position(dir_, name_); !s) return std::move(s).error();
+            committed_ = NamedPosition{};
+        }
+        return resume_set(source, start, start_given, reset, notices);
+    }
     if (id.members)
-        return Error(EINVAL, fmt::format("--name: '{}' is a {}; named readers of ring sets (a position per member) "
-                                         "are not built yet",
+        return Error(EINVAL, fmt::format("--name: '{}' is a {} of a ring set; named readers of those are not built "
+                                         "yet (they are of a live ring set)",
                                          id.location, describe(id.kind)));
     if (id.kind == SourceKind::Stream)
         return Error(EINVAL, fmt::format("--name: '{}' is a stream; a stream's named reader would be a JetStream "
@@ -114,11 +115,7 @@ Result<Position> NamedReader::resume(const EventSource& source, const Position& 
         return start_over(source, start, notices, "position forgotten (--reset); starting at --from");
     }
     if (!saved) return start_over(source, start, notices, "no position yet; starting at --from");
-    if (committed_.ring != ring_ || committed_.kind != kind_)
-        return Error(EINVAL, fmt::format("reader '{}' reads {} '{}', not {} '{}' (its position is in '{}'): use "
-                                         "another name, or --reset to move it",
-                                         name_, describe(committed_.kind), committed_.ring, describe(kind_), ring_,
-                                         file_));
+    if (auto s = same_source(); !s) return std::move(s).error();
     if (start_given)
         return start_over(source, start, notices,
                           fmt::format("an explicit --from starts over (the position after seqno {} is replaced at "
@@ -155,12 +152,25 @@ Result<Position> NamedReader::resume(const EventSource& source, const Position& 
                                 prior_in_flight_);
     }
     notices.push_back(fmt::format("reader '{}' resumes after seqno {} of {} '{}' (committed {}); {}", name_, last,
-                                  describe(kind_), ring_, utc(committed_.commit_nanos), tail));
+                                  describe(kind_), ring_, utc_text(committed_.commit_nanos), tail));
     return Position::after(last);
 }
 
 void NamedReader::started(const EventSource& source) {
     const SourceIdentity& id = source.identity();
+    if (set_ != nullptr) {
+        set_ = dynamic_cast<const RingSetSource*>(&source);  // follow_name may have opened it again
+        std::memcpy(mark_->magic, kMarkMagic, sizeof kMarkMagic);
+        mark_->instance = id.instance;
+        if (id.instance != instance_) {  // another set at the name: every member starts over
+            instance_ = id.instance;
+            members_.clear();
+        }
+        sync_members();
+        mark_members(false);
+        mark_members(true);
+        return;
+    }
     if (id.instance != instance_) {  // follow_name: a new ring at the name
         instance_ = id.instance;
         ring_ = id.path;
@@ -178,14 +188,17 @@ void NamedReader::started(const EventSource& source) {
 // process is killed, and the write(2) between writing() and written() is a
 // call the compiler cannot move them across.
 void NamedReader::writing() noexcept {
+    if (set_ != nullptr) return mark_members(false);
     if (mark_ != nullptr) mark_->in_flight = handing_;
 }
 
 void NamedReader::written() noexcept {
+    if (set_ != nullptr) return mark_members(true);
     if (mark_ != nullptr) mark_->written = handing_;
 }
 
 Status NamedReader::commit(bool ended) {
+    if (set_ != nullptr) return commit_set(ended);
     if (handing_ == 0) return {};  // nothing consumed: the next run is still a first run
     NamedPosition p;
     p.name = name_;
@@ -201,6 +214,7 @@ Status NamedReader::commit(bool ended) {
 }
 
 std::string NamedReader::redelivered_words() const {
+    if (set_ != nullptr) return set_redelivered_words();
     if (redo_last_ < redo_first_) return std::string();
     return fmt::format("reader '{}': {} events written again that the previous run had written after its last "
                        "commit (seqno {}..{})",
@@ -213,7 +227,7 @@ void CommitSink::started(const EventSource& source) {
 }
 
 bool CommitSink::event(const SourceEvent& event) {
-    reader_.handing(event.descriptor.seqno);
+    reader_.handing(event.descriptor.seqno, event.member);
     if (!inner_.event(event)) return false;
     // The clock is read every 256 events, not per event.
     if ((++since_check_ & 255u) != 0) return true;

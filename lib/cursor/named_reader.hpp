@@ -32,6 +32,12 @@
 //   and come again; redelivered() counts those this run handed out. A kill
 //   between the two stores leaves a range that may or may not have been
 //   written, and the notice says so.
+// - A ring set (named_reader_set.cpp) keeps all of this per member: the
+//   position holds each member's last event and ring instance, resume()
+//   starts each member after its own (Position::after_members), and the
+//   mark holds each member's written and begun-writing seqnos, so the count
+//   of what comes again is per (member, seqno). A member re-created under
+//   the reader (RingSetSource::member_version changes) starts over at 0.
 //
 // Thread safety: one thread (the follow loop's).
 #pragma once
@@ -50,6 +56,8 @@
 
 namespace evring {
 
+class RingSetSource;
+
 class NamedReader {
 public:
     static Result<std::unique_ptr<NamedReader>> open(std::string_view name);
@@ -62,8 +70,10 @@ public:
 
     // The follow loop is reading `source` (again after follow_name switched).
     void started(const EventSource& source);
-    // An event is handed to the output (before it is written).
-    void handing(std::uint64_t seqno) noexcept {
+    // An event is handed to the output (before it is written); `member`:
+    // its ring set member (SourceEvent::member).
+    void handing(std::uint64_t seqno, std::uint32_t member = 0) noexcept {
+        if (set_ != nullptr) return handing_member(seqno, member);
         handing_ = seqno;
         if (seqno >= redo_first_ && seqno <= redo_last_) ++redelivered_;
     }
@@ -73,7 +83,10 @@ public:
     // Makes the last event handed out the committed position. `ended`: the
     // source was read to its end.
     Status commit(bool ended = false);
-    bool dirty() const noexcept { return handing_ != committed_.last_seqno[0] || instance_ != committed_.instance; }
+    bool dirty() const noexcept {
+        if (set_ != nullptr) return set_dirty();
+        return handing_ != committed_.last_seqno[0] || instance_ != committed_.instance;
+    }
 
     // Events of the previous run's output handed out again by this run.
     std::uint64_t redelivered() const noexcept { return redelivered_; }
@@ -84,7 +97,28 @@ public:
 
 private:
     struct Mark;
+    struct MemberMark;
+    // A ring set member as this reader knows it (named_reader_set.cpp).
+    struct MemberState {
+        std::uint64_t instance = 0;  // the ring instance `last` is of
+        std::uint64_t last = 0;      // the last event handed out
+        std::uint64_t serial = 0;    // RingSetSource::member_source's
+        bool synced = false;         // serial and instance are of the source read (a snapshot's serials are all 0)
+        std::uint64_t redo_first = 1, redo_last = 0;
+    };
     NamedReader() = default;
+    // A saved position is of this source's path and kind (else the error).
+    Status same_source() const;
+    // Ring sets (named_reader_set.cpp).
+    Result<Position> resume_set(const EventSource& source, const Position& start, bool start_given, bool reset,
+                                std::vector<std::string>& notices);
+    void handing_member(std::uint64_t seqno, std::uint32_t member) noexcept;
+    void sync_members() noexcept;
+    void mark_members(bool written) noexcept;
+    bool set_dirty() const noexcept;
+    Status commit_set(bool ended);
+    std::string set_redelivered_words() const;
+    MemberMark* member_marks() const noexcept;
     Result<Position> start_over(const EventSource& source, const Position& start, std::vector<std::string>& notices,
                                 std::string why);
 
@@ -99,6 +133,10 @@ private:
     std::uint64_t handing_ = 0;
     std::uint64_t redo_first_ = 1, redo_last_ = 0;  // seqnos the previous run wrote after its commit
     std::uint64_t redelivered_ = 0;
+    // A ring set: its source (null for every other) and its members by index.
+    const RingSetSource* set_ = nullptr;
+    std::uint64_t set_version_ = 0;
+    std::vector<MemberState> members_;
 };
 
 // A FollowSink that hands everything to `inner` and commits the named

@@ -214,6 +214,7 @@ Result<std::string> RingSetSource::seek(const Position& start) {
     last_ = nullptr;
     if (start.kind == Position::Kind::Seqno && start.member != Position::kAnyMember)
         return seek_member(start.member, start.value);
+    if (start.kind == Position::Kind::Seqno && start.resume) return seek_members_after(start.members_after);
     if (start.kind == Position::Kind::Seqno)
         return Error(EINVAL, fmt::format("ring set '{}': a sequence number needs its member (MEMBER:SEQNO), since "
                                          "every member counts its own",

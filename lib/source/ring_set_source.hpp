@@ -37,6 +37,10 @@
 //   out). A plain SEQNO is refused (sequence numbers are per member); a
 //   Position::member_seqno (MEMBER:SEQNO), or seek_member(MEMBER, SEQNO),
 //   starts member MEMBER at SEQNO and every other member at that event's time.
+//   Position::after_members (a named reader resuming) starts each member
+//   after its own last event when its ring is the same instance, and at its
+//   oldest otherwise (re-created since, joined since, nothing consumed); the
+//   notes say which members started at their oldest and why.
 // - Members: a member that is missing, truncated, not a ring, or carries
 //   another content type or schema hash than the manifest is skipped with a
 //   Notice naming its file and the reason; the others are read. The manifest's
@@ -117,6 +121,8 @@ public:
 
     Result<std::string> seek(const Position& start) override;
     Result<std::string> seek_member(std::uint32_t member, std::uint64_t seqno);
+    // Position::after_members (ring_set_source_manifest.cpp).
+    Result<std::string> seek_members_after(const std::vector<Position::MemberAfter>& after);
     void wait(std::chrono::nanoseconds timeout) override;
     bool live() const override;
     Result<std::uint64_t> now_nanos() override;

@@ -86,4 +86,32 @@ bool RingSetSource::member_joined_before(std::uint64_t nanos) {
     return member_version_ != version || !notices_.empty();
 }
 
+// A named reader resuming: every member at once, each by its own last
+// event, so that the merge then orders them by time as from any start.
+Result<std::string> RingSetSource::seek_members_after(const std::vector<Position::MemberAfter>& after) {
+    std::string notes;
+    auto note = [&](std::string text) { notes += (notes.empty() ? "" : "; ") + text; };
+    order_ok_ = false;
+    for (auto& m : members_) {
+        m->drop_run();
+        m->ended = false;
+        const Position::MemberAfter was = m->index < after.size() ? after[m->index] : Position::MemberAfter{};
+        const bool same = was.last != 0 && was.instance == m->source->identity().instance;
+        if (was.last != 0 && !same)
+            note(fmt::format("member {} ({}) is a new ring instance: read from its oldest event; the instance read "
+                             "before was read up to seqno {}, and how many events it held after that is not known "
+                             "(it is gone)",
+                             m->index, m->path, was.last));
+        else if (was.instance == 0)
+            note(fmt::format("member {} ({}) joined the set since the commit: read from its oldest event", m->index,
+                             m->path));
+        auto moved = m->source->seek(same ? Position::after(was.last) : Position::oldest());
+        if (!moved) return std::move(moved).error();
+        if (!moved->empty()) note(fmt::format("member {}: {}", m->index, *moved));
+    }
+    skip_ = 0;
+    last_released_nanos_ = 0;
+    return notes;
+}
+
 }  // namespace evring

@@ -55,6 +55,7 @@ TEST(NamedPosition, CommittedPositionLoadsBackWhole) {
     auto p = sample();
     p.kind = SourceKind::RingSet;
     p.last_seqno = {7, 0, 9000};
+    p.member_instance = {0xa1, 0, 0xc3};  // a set's: the instance of each member's position
     ASSERT_TRUE(commit_named_position(dir.path(), p).ok());
     auto loaded = load_named_position(dir.path(), "billing");
     ASSERT_TRUE(loaded.ok()) << loaded.error().message();
@@ -65,6 +66,7 @@ TEST(NamedPosition, CommittedPositionLoadsBackWhole) {
     EXPECT_EQ(q.kind, SourceKind::RingSet);
     EXPECT_EQ(q.instance, p.instance);
     EXPECT_EQ(q.last_seqno, p.last_seqno);
+    EXPECT_EQ(q.member_instance, p.member_instance);
     EXPECT_TRUE(q.instance_ended);
     EXPECT_EQ(q.commit_nanos, p.commit_nanos);
 }

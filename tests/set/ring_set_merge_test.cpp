@@ -14,6 +14,7 @@
 
 #include "evring/set/ring_set.hpp"
 #include "source/ring_set_source.hpp"
+#include "source/ring_source.hpp"
 #include "support/ring_sets.hpp"
 #include "support/temp_ring.hpp"
 
@@ -281,6 +282,31 @@ INSTANTIATE_TEST_SUITE_P(Orders, MergeFixture,
                              default: return std::string("Auto");
                              }
                          });
+
+// A named reader resuming (Position::after_members, named_reader.hpp): each
+// member after its own last event when its ring is that instance; a member
+// whose position is of another instance (re-created since) and one with no
+// position (joined since) start at their oldest, and the notes say so.
+using Resuming = test::SetFixture;
+TEST_F(Resuming, EachMemberStartsAfterItsOwnLastEvent) {
+    auto set = members(3);
+    for (std::uint64_t t : {1, 4, 7}) publish_at(set[0], t);
+    for (std::uint64_t t : {2, 5, 8}) publish_at(set[1], t);
+    for (std::uint64_t t : {3, 6, 9}) publish_at(set[2], t);
+    auto source = open_at(Position::oldest());
+    const std::uint64_t m0 = source->member_source(0)->identity().instance;
+    const std::uint64_t m1 = source->member_source(1)->identity().instance;
+    auto notes = source->seek(Position::after_members({{2, m0}, {3, m1 + 1}}));
+    ASSERT_TRUE(notes.ok()) << notes.error().message();
+    EXPECT_NE(notes->find("member 1 ("), std::string::npos) << *notes;
+    EXPECT_NE(notes->find("is a new ring instance: read from its oldest event; the instance read before was read "
+                          "up to seqno 3"),
+              std::string::npos)
+        << *notes;
+    EXPECT_NE(notes->find("joined the set since the commit"), std::string::npos) << *notes;
+    const std::vector<test::Seen> want{{1, 2, 1}, {2, 3, 1}, {1, 5, 2}, {2, 6, 2}, {0, 7, 3}, {1, 8, 3}, {2, 9, 3}};
+    EXPECT_EQ(test::drain(*source), want);
+}
 
 }  // namespace
 }  // namespace evring

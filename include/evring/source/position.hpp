@@ -77,6 +77,17 @@ struct Position {
     // (docs/named-readers.md). A source that has ended at `value - 1` is
     // then at its end rather than refusing a seqno past its newest event.
     bool resume = false;
+    // A named reader of a ring set resuming (Seqno, resume, kAnyMember;
+    // docs/named-readers.md): by member index, the last event consumed of
+    // each member and the ring instance it came from. A member resumes after
+    // its `last` when its ring is still that instance; a member re-created
+    // since, one not listed (joined since) and one with nothing consumed
+    // start at their oldest event (ring_set_source.hpp).
+    struct MemberAfter {
+        std::uint64_t last = 0;
+        std::uint64_t instance = 0;
+    };
+    std::vector<MemberAfter> members_after;
     SpanRef span;  // Span only
 
     Position() = default;
@@ -91,6 +102,14 @@ struct Position {
     static Position after(std::uint64_t last) noexcept {
         Position p{Kind::Seqno, last + 1};
         p.resume = true;
+        return p;
+    }
+
+    // Where a named reader of a ring set resumes (members_after above).
+    static Position after_members(std::vector<MemberAfter> members) {
+        Position p{Kind::Seqno, 0};
+        p.resume = true;
+        p.members_after = std::move(members);
         return p;
     }
 

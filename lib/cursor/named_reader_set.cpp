@@ -1,0 +1,181 @@
+// A named reader of a ring set (named_reader.hpp): a position, a mark and a
+// count of what comes again per member, each member by its own sequence
+// numbers and ring instance.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cursor/named_reader_mark.hpp"
+#include "evring/clock.hpp"
+#include "source/ring_set_source.hpp"
+#include "source/ring_source.hpp"
+
+namespace evring {
+namespace {
+
+// At most this many members are named one by one in a notice.
+constexpr std::size_t kNamedInNotice = 8;
+
+std::string more(std::size_t said, std::size_t total) {
+    return said < total ? fmt::format(", and {} more", total - said) : std::string();
+}
+
+}  // namespace
+
+NamedReader::MemberMark* NamedReader::member_marks() const noexcept {
+    static_assert(sizeof(MemberMark) == kMemberMarkSize && sizeof(Mark) <= kMarkHeader);
+    return reinterpret_cast<MemberMark*>(reinterpret_cast<char*>(mark_) + kMarkHeader);
+}
+
+Result<Position> NamedReader::resume_set(const EventSource& source, const Position& start, bool start_given,
+                                         bool reset, std::vector<std::string>& notices) {
+    const SourceIdentity& id = source.identity();
+    set_ = dynamic_cast<const RingSetSource*>(&source);
+    ring_ = id.path;
+    kind_ = id.kind;
+    instance_ = id.instance;
+    members_.clear();
+    if (id.instance == 0 || id.path.empty())
+        return Error(EINVAL, fmt::format("--name: '{}' has no instance identity to resume by", id.location));
+    if (reset) return start_over(source, start, notices, "position forgotten (--reset); starting at --from");
+    if (committed_.instance == 0) return start_over(source, start, notices, "no position yet; starting at --from");
+    if (auto s = same_source(); !s) return std::move(s).error();
+    if (start_given)
+        return start_over(source, start, notices,
+                          "an explicit --from starts over (every member's position is replaced at the next commit)");
+    if (committed_.instance != instance_)
+        return start_over(source, Position::oldest(), notices,
+                          fmt::format("'{}' is a new ring set (another set at that name); starting at its oldest "
+                                      "events. How far the members of the set read before went after its last "
+                                      "commit is not known (it is gone)",
+                                      ring_));
+    const std::size_t count = committed_.last_seqno.size();
+    std::vector<Position::MemberAfter> after(count);
+    members_.resize(count);
+    std::string resumed, tail, cut;
+    std::size_t said = 0, redo = 0;
+    const bool marked = prior_instance_ == instance_;
+    for (std::size_t i = 0; i < count; ++i) {
+        MemberState& m = members_[i];
+        m.last = committed_.last_seqno[i];
+        m.instance = i < committed_.member_instance.size() ? committed_.member_instance[i] : 0;
+        after[i] = {m.last, m.instance};
+        if (m.instance == 0) continue;
+        if (said++ < kNamedInNotice) resumed += fmt::format("{}member {} after seqno {}", said > 1 ? ", " : "", i, m.last);
+        const MemberMark was = member_marks()[i];
+        if (!marked || was.instance != m.instance) continue;
+        if (was.written > m.last) {
+            m.redo_first = m.last + 1;
+            m.redo_last = was.written;
+            if (redo++ < kNamedInNotice)
+                tail += fmt::format("{}member {} seqno {}..{}", redo > 1 ? ", " : "", i, m.redo_first, m.redo_last);
+        }
+        if (was.in_flight > std::max(was.written, m.last))
+            cut += fmt::format("{}member {} up to seqno {}", cut.empty() ? "" : ", ", i, was.in_flight);
+    }
+    resumed += more(std::min(said, kNamedInNotice), said);
+    if (said == 0) resumed = "no member had consumed anything";
+    if (!marked)
+        tail = "events written after that commit, if any, come again (no mark of the previous run's output)";
+    else if (redo == 0)
+        tail = "nothing was written after that commit";
+    else
+        tail = fmt::format("the previous run wrote {}{} after that commit: those events come again", tail,
+                           more(std::min(redo, kNamedInNotice), redo));
+    if (!cut.empty())
+        tail += fmt::format("; it was stopped while writing ({}), so events up to those may come again too", cut);
+    notices.push_back(fmt::format("reader '{}' resumes ring set '{}' (committed {}): {}; {}", name_, ring_,
+                                  utc_text(committed_.commit_nanos), resumed, tail));
+    return Position::after_members(std::move(after));
+}
+
+void NamedReader::handing_member(std::uint64_t seqno, std::uint32_t member) noexcept {
+    if (set_->member_version() != set_version_) sync_members();
+    if (member >= members_.size()) return;  // past kMaxMembers: not kept
+    MemberState& m = members_[member];
+    m.last = seqno;
+    if (seqno >= m.redo_first && seqno <= m.redo_last) ++redelivered_;
+}
+
+// Each member's ring instance, as the set source reads it now. A member
+// opened again (re-created under its name) was read to its end first, so
+// every event of its old ring was handed out before its serial changes: its
+// position starts over at 0 of the new ring. A member that is not the
+// instance resumed was started at its oldest (seek_members_after).
+void NamedReader::sync_members() noexcept {
+    set_version_ = set_->member_version();
+    for (const std::uint32_t index : set_->members()) {
+        if (index >= detail::kMaxMembers) continue;
+        if (index >= members_.size()) members_.resize(index + 1);
+        std::uint64_t serial = 0;
+        const RingSource* ring = set_->member_source(index, &serial);
+        MemberState& m = members_[index];
+        if (ring == nullptr || (m.synced && m.serial == serial)) continue;
+        const std::uint64_t instance = ring->identity().instance;
+        if (m.synced || m.instance != instance) m = MemberState{};
+        m.instance = instance;
+        m.serial = serial;
+        m.synced = true;
+    }
+}
+
+// O(members) per write of the output: a write is a buffer of many events.
+void NamedReader::mark_members(bool written) noexcept {
+    MemberMark* marks = member_marks();
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+        marks[i].instance = members_[i].instance;
+        (written ? marks[i].written : marks[i].in_flight) = members_[i].last;
+    }
+}
+
+bool NamedReader::set_dirty() const noexcept {
+    if (instance_ != committed_.instance || members_.size() != committed_.last_seqno.size()) return true;
+    for (std::size_t i = 0; i < members_.size(); ++i)
+        if (i >= committed_.member_instance.size() || members_[i].last != committed_.last_seqno[i] ||
+            members_[i].instance != committed_.member_instance[i])
+            return true;
+    return false;
+}
+
+Status NamedReader::commit_set(bool ended) {
+    const bool consumed = std::any_of(members_.begin(), members_.end(), [](const auto& m) { return m.last != 0; });
+    // Nothing consumed: the position stays as it was (a first run stays one;
+    // an explicit --from that read nothing keeps the old position), as for a ring.
+    if (!consumed) return {};
+    NamedPosition p;
+    p.name = name_;
+    p.ring = ring_;
+    p.kind = kind_;
+    p.instance = instance_;
+    p.last_seqno.clear();
+    for (const MemberState& m : members_) {
+        p.last_seqno.push_back(m.last);
+        p.member_instance.push_back(m.instance);
+    }
+    if (p.last_seqno.empty()) {
+        p.last_seqno = {0};
+        p.member_instance = {0};
+    }
+    p.instance_ended = ended;
+    p.commit_nanos = wall_clock_nanos();
+    if (auto s = commit_named_position(dir_, p); !s) return s;
+    committed_ = std::move(p);
+    return {};
+}
+
+std::string NamedReader::set_redelivered_words() const {
+    std::string ranges;
+    std::size_t redo = 0;
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+        const MemberState& m = members_[i];
+        if (m.redo_last < m.redo_first) continue;
+        if (redo++ < kNamedInNotice)
+            ranges += fmt::format("{}member {} seqno {}..{}", redo > 1 ? ", " : "", i, m.redo_first, m.redo_last);
+    }
+    if (redo == 0) return std::string();
+    return fmt::format("reader '{}': {} events written again that the previous run had written after its last "
+                       "commit ({}{})",
+                       name_, redelivered_, ranges, more(std::min(redo, kNamedInNotice), redo));
+}
+
+}  // namespace evring
