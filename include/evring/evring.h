@@ -326,6 +326,65 @@ uint64_t evring_source_next_seqno(const evring_source* source);
  * not open options, so evring_open_options keeps its 0.1.0 size. */
 int evring_source_heal(evring_source* source, const char* heal_from, int find, uint64_t wait_ns);
 
+/* Since 0.2.0: named readers (docs/named-readers.md; docs/c-api.md, "Named
+ * readers"). A durable position by name, resumed by the next run, committed
+ * by the application, like a Kafka consumer's commit:
+ *
+ *     evring_source_resume_named(src, "billing", "oldest", 0);  // before the first read
+ *     while (evring_source_next(src, &item, EVRING_READ_PAYLOAD) ...) {
+ *         process(&item);                        // ... and then, when processed:
+ *         evring_source_commit(src);             // the last event handed out is consumed
+ *     }
+ *
+ * evring_source_resume_named: call it before the first event is read. It
+ * takes the name's lock (a second process with the name is refused while
+ * the first runs; the lock goes with the handle or the process) and
+ * positions the source through the CLI's one position resolver: after the
+ * committed event when the position is of this ring instance; at the oldest
+ * event of a new instance at the same path; at `start` ("oldest", "latest",
+ * a seqno, a time, as evring_source_seek; NULL: "oldest") on the first run
+ * or with EVRING_NAMED_RESET (which forgets the position). A name saved for
+ * another ring is refused. What the resume says (where it resumes, how an
+ * old instance ended, which events the previous run was handed after its
+ * commit and so come again) is handed out as EVRING_STEP_NOTICE items before
+ * the first event, and kept in evring_named_info.notices. Names: 1 to 64
+ * letters, digits, '_', '-', '.', not starting with '.'. Positions live in
+ * $EVRING_STATE_DIR (else $XDG_STATE_HOME/evring/readers, else
+ * ~/.local/state/evring/readers); a damaged or forged position file is
+ * refused (EVRING_E_FORMAT when damaged, EVRING_E_SYSTEM when it is not
+ * private to this user) with its path and why.
+ * Ring and snapshot sources and recordings; EVRING_E_INVALID for ring sets
+ * and streams.
+ *
+ * "Handed": evring_source_next hands out the event it returns;
+ * evring_source_next_batch(_members) hands out every event of the batch it
+ * returns. evring_source_commit makes the last event handed out the
+ * committed position (atomic: a temporary file, fsync, rename), so commit
+ * after processing it (and, for a batch, the whole batch). After a SIGKILL
+ * the next run resumes after the last commit and gets again at most what was
+ * handed out after it; evring_named_info.redelivered counts those. */
+#define EVRING_NAMED_RESET 1
+int evring_source_resume_named(evring_source* source, const char* name, const char* start, int flags);
+int evring_source_commit(evring_source* source);
+
+typedef struct evring_named_info {
+    uint32_t struct_size;        /* sizeof(evring_named_info) */
+    const char* name;            /* valid while the source is open */
+    const char* file;            /* the position file */
+    uint64_t committed_seqno;    /* the last committed event; 0: none yet */
+    uint64_t handed_seqno;       /* the last event handed out (the next commit); 0: none */
+    /* Events this run handed out again that the previous run had been
+     * handed after its last commit (seqnos redelivery_first..last; first >
+     * last when nothing is known to come again). */
+    uint64_t redelivered;
+    uint64_t redelivery_first;
+    uint64_t redelivery_last;
+    const char* notices;         /* what the resume said, one notice a line */
+} evring_named_info;
+
+/* EVRING_E_INVALID when the source is not a named reader. */
+int evring_source_get_named_info(const evring_source* source, evring_named_info* info);
+
 /* Sleeps until something may be ready (the ring's doorbell), at most
  * `timeout_nanos`. Returns at once for sources that cannot block. */
 void evring_source_wait(evring_source* source, uint64_t timeout_nanos);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cursor/named_reader.hpp"
 #include "evring/error.hpp"
 #include "evring/evring.h"
 #include "schema/schema_write_check.hpp"
@@ -54,6 +55,11 @@ struct evring_source {
     // (registering_sink.hpp); null when the reader does not register.
     std::unique_ptr<evring::RegisteringSink> registration;
     std::vector<std::string> held_notices;     // handed out first by next_item
+    // A named reader (named_session.hpp): its lock, position and mark; the
+    // notices its resume gave, one a line; whether the source has ended.
+    std::unique_ptr<evring::NamedReader> named;
+    std::string named_notices;
+    bool named_ended = false;
     // Event loops (wait_handle.hpp): the wait set behind the handle's
     // descriptor (evring_source_fd), declared after `source` so that its
     // thread stops before the source closes, and the wait sets the handle is in.

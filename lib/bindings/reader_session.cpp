@@ -1,5 +1,7 @@
 // The bindings' reader session (reader_session.hpp).
 #include "reader_session.hpp"
+
+#include "named_session.hpp"
 #include "wait_handle.hpp"
 
 #include <fmt/format.h>
@@ -160,6 +162,9 @@ SourceStep next_item(evring_source& handle, SourceItem& item, PayloadRead payloa
                     item.event.payload = {};
                 }
             }
+            hand_named(handle, item.event.descriptor.seqno);
+        } else if (step == SourceStep::End) {
+            handle.named_ended = true;
         } else if (step == SourceStep::NotReady) {
             on_idle(handle);
             rearm_descriptor(handle);  // read to NotReady: the descriptor sleeps again
@@ -177,6 +182,8 @@ Batch next_descriptors(evring_source& handle, std::span<EventDescriptor> out, st
         batch = handle.source->next_batch(out);
         if (!members.empty()) std::fill_n(members.begin(), batch.events, 0u);
     }
+    hand_named(handle, out.first(batch.events));
+    if (batch.stopped == SourceStep::End) handle.named_ended = true;
     // Once per batch (a seqlock write of one cache line): the registry sees
     // how far a batch reader has read, however large its batches.
     publish_position(handle);

@@ -92,6 +92,13 @@ public:
     std::uint64_t redelivered() const noexcept { return redelivered_; }
     // The summary's words ("3 events written again ..."), empty when none could have been.
     std::string redelivered_words() const;
+    // For a binding's caller (evring_source_get_named_info): the last event
+    // handed out, the last committed (0: none), and the previous run's
+    // uncommitted tail that comes again (first > last: none known).
+    std::uint64_t last_handed() const noexcept { return handing_; }
+    std::uint64_t last_committed() const noexcept { return committed_.last_seqno.empty() ? 0 : committed_.last_seqno[0]; }
+    std::uint64_t redelivery_first() const noexcept { return redo_first_; }
+    std::uint64_t redelivery_last() const noexcept { return redo_last_; }
     const std::string& name() const noexcept { return name_; }
     const std::string& file() const noexcept { return file_; }
 

@@ -33,7 +33,7 @@ __all__ = ["Batch", "Error", "Event", "Reader", "WaitSet", "Writer", "create", "
 
 
 def open(source, schema=None, max_snapshot_size=0, register=True, name="python", detail=None, wait=None,
-         keywords=None, level=None, heal=None, heal_wait=None):
+         keywords=None, level=None, heal=None, heal_wait=None, named=None, start=None, reset=False):
     """Opens a ring (a name in the ring directory, or a path), a ring set
     (merged in time order; each event has its `member`), a snapshot or a
     recording, as the evring CLI does. `schema`: a schema file to decode with
@@ -62,6 +62,14 @@ def open(source, schema=None, max_snapshot_size=0, register=True, name="python",
     `heal_wait`: seconds a recording that has not caught up is waited for
     (default 3). `reader.counters()["healed"]` counts what came from it.
 
+    `named`: a durable name (docs/named-readers.md; `name` is the registry
+    label): the reader resumes after the position this name last committed
+    (reader.commit()), and takes the name's lock while open. `start` is the
+    first run's start ("oldest" by default; "latest", a seqno, a time), and
+    reset=True forgets the position and starts there again. replay() and
+    follow() without a start keep the resumed position; `reader.notices` says
+    where it resumed and what comes again, `reader.redelivered` counts it.
+
     A bad argument raises evring.Error naming it and saying why."""
     source = _path(source, "source")
     if wait is not None and wait is not False:
@@ -78,7 +86,24 @@ def open(source, schema=None, max_snapshot_size=0, register=True, name="python",
     heal_wait = 0.0 if heal_wait is None else _seconds(heal_wait, "heal_wait")
     if heal_wait == float("inf"):
         heal_wait = 3600.0
-    return _open(source, schema, max_snapshot_size, bool(register), name, detail, keywords, level, heal, heal_wait)
+    if named is not None and not isinstance(named, str):
+        raise Error(f"named: give a reader name (str), not {type(named).__name__}")
+    if not isinstance(reset, bool):
+        raise Error(f"reset: give True or False, not {type(reset).__name__}")
+    if named is None and (start is not None or reset):
+        raise Error(f"{'start' if start is not None else 'reset'}: only for a named reader (named=...); "
+                    "an unnamed reader starts where replay() or follow() say")
+    if start is not None and (isinstance(start, bool) or not isinstance(start, (str, int))):
+        raise Error(f"start: give \"oldest\", \"latest\", a seqno, \"-N\" or a time, not {type(start).__name__}")
+    reader = _open(source, schema, max_snapshot_size, bool(register), name, detail, keywords, level, heal,
+                   heal_wait)
+    if named is not None:
+        try:
+            reader._resume_named(named, start, reset)
+        except BaseException:
+            reader.close()
+            raise
+    return reader
 
 
 def _path(value, what):

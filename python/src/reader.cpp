@@ -208,6 +208,10 @@ EventSource& Reader::source() { return *handle().source; }
 
 void Reader::seek(const py::object& start) {
     if (start.is_none()) return;
+    if (named())
+        raise_error(fmt::format("start: reader '{}' resumes after its committed position; give the first run's "
+                                "start to evring.open(named=..., start=...), or reset=True to start over",
+                                handle_->named->name()));
     // An int is spelled out (any size: the resolver refuses what no ring reaches); everything
     // else must be a str, resolved by the one position resolver (position.hpp) as the CLI's --from.
     if (!py::isinstance<py::str>(start) && (!py::isinstance<py::int_>(start) || py::isinstance<py::bool_>(start)))
@@ -219,7 +223,28 @@ void Reader::seek(const py::object& start) {
     if (!handle_->notice.empty()) note(handle_->notice);
 }
 
+namespace {
+
+// replay() and follow()'s default starts: these very objects, told apart
+// from a caller's equal str by identity, so that a named reader, which
+// starts where its position says, stays there unless a start is given.
+// Made by PyUnicode_FromString, never interned. Kept for the module's life.
+PyObject* g_default_oldest = nullptr;
+PyObject* g_default_latest = nullptr;
+
+const py::object& start_or_resumed(Reader& r, const py::object& start, const py::object& none) {
+    const bool defaulted = start.ptr() == g_default_oldest || start.ptr() == g_default_latest;
+    return defaulted && r.named() ? none : start;
+}
+
+}  // namespace
+
 void register_reader(py::module_& m) {
+    g_default_oldest = PyUnicode_FromString("oldest");
+    g_default_latest = PyUnicode_FromString("latest");
+    if (g_default_oldest == nullptr || g_default_latest == nullptr) throw py::error_already_set();
+    const py::object default_oldest = py::reinterpret_borrow<py::object>(g_default_oldest);
+    const py::object default_latest = py::reinterpret_borrow<py::object>(g_default_latest);
     PyObject* type = PyType_FromSpec(&iterator_spec);
     if (type == nullptr) throw py::error_already_set();
     g_iterator_type = reinterpret_cast<PyTypeObject*>(type);  // kept for the module's life
@@ -229,20 +254,22 @@ void register_reader(py::module_& m) {
         .def(
             "replay",
             [](py::object self, py::object start) {
-                self.cast<Reader&>().seek(start);
+                Reader& r = self.cast<Reader&>();
+                r.seek(start_or_resumed(r, start, py::none()));
                 return new_iterator(self, false, std::nullopt);
             },
-            py::arg("start") = "oldest",
+            py::arg("start") = default_oldest,
             "Events from `start` (\"oldest\", \"latest\", a seqno, \"-N\", a time; None: where the "
             "reader is) to the newest one there now: the end of a snapshot or recording.")
         .def(
             "follow",
             [](py::object self, py::object start, py::object timeout) {
                 auto idle = timeout_of(timeout);
-                self.cast<Reader&>().seek(start);
+                Reader& r = self.cast<Reader&>();
+                r.seek(start_or_resumed(r, start, py::none()));
                 return new_iterator(self, true, idle);
             },
-            py::arg("start") = "latest", py::arg("timeout") = py::none(),
+            py::arg("start") = default_latest, py::arg("timeout") = py::none(),
             "Events from `start`, waiting for new ones (the GIL is released while waiting) until the "
             "source ends (a ring's writer exited) or, with `timeout`, no event came for that many seconds.")
         .def(

@@ -68,6 +68,8 @@ public:
         Reader& reader_;
     };
     bool closed() const { return !handle_; }
+    // A named reader (evring.open(named=...)): it starts where its position says.
+    bool named() const noexcept { return handle_ && handle_->named; }
     // Whether the last try_next() met the source's end (wait.cpp).
     bool ended() const noexcept { return ended_; }
     void set_ended(bool ended) noexcept { ended_ = ended; }
@@ -87,6 +89,8 @@ private:
 void set_error_type(py::object type);
 
 void register_reader(py::module_& m);
+// Reader.commit, named, committed, redelivered, redelivery (reader_named.cpp).
+void register_named(py::module_& m);
 // An evring.Event of the reader's event: its payload copied when read, else None.
 PyObject* make_event(Reader& reader, const SourceEvent& e);
 // Reader.fileno, try_next, next and async iteration; evring.WaitSet (wait.cpp).

@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "cursor/named_position.hpp"
 #include "registry/reader_kinds.hpp"
 #include "evring/ring/ring_reader.hpp"
 #include "util/text_escape.hpp"
@@ -113,6 +114,28 @@ void add_ring(Exposition& e, RingView& view, const RingRefresh& r, const std::st
               fmt::format("{},liveness=\"{}\"", ring, liveness), count);
 }
 
+// Named readers (docs/named-readers.md) whose position is of this ring's
+// path: the position, the lag while the position is of this ring instance
+// (a new instance is read from its oldest event: no lag to speak of), and
+// the last commit. They are read from their files, not from the ring.
+void add_named_readers(Exposition& e, const RingView& view, const RingSample& s, const std::string& ring,
+                       const std::vector<NamedPosition>& named) {
+    for (const NamedPosition& p : named) {
+        if (p.kind != SourceKind::Ring || p.ring != view.identity().path || p.last_seqno.empty()) continue;
+        const std::string labels = fmt::format("{},named_reader=\"{}\"", ring, escape_label(p.name));
+        const std::uint64_t last = p.last_seqno[0];
+        e.add("evring_named_reader_position", "gauge", "The last sequence number a named reader committed.", labels,
+              static_cast<double>(last));
+        if (p.instance == view.identity().instance)
+            e.add("evring_named_reader_lag_events", "gauge",
+                  "Events published after a named reader's committed position in this ring instance.", labels,
+                  static_cast<double>(s.newest_seqno > last ? s.newest_seqno - last : 0));
+        e.add("evring_named_reader_last_commit_timestamp_seconds", "gauge",
+              "When a named reader last committed, in seconds since the Unix epoch.", labels,
+              static_cast<double>(p.commit_nanos) / 1e9);
+    }
+}
+
 // A writer that restarted under the name made a new ring file: scrape that
 // one from now on (its counters start again, which Prometheus reads as a
 // reset), as `watch --follow-name` would follow it.
@@ -187,6 +210,12 @@ std::string escape_label(std::string_view value) {
 
 std::string render_metrics(std::vector<MetricsTarget>& targets) {
     Exposition e;
+    // Once per scrape; damaged files are `evring readers --named`'s to report.
+    std::vector<NamedPosition> named;
+    if (auto dir = reader_state_dir(false); dir) {
+        std::vector<std::string> problems;
+        named = list_named_positions(*dir, problems);
+    }
     for (MetricsTarget& t : targets) {
         if (!t.view && !t.set) {
             auto set = RingSetView::open_if_set(t.location);
@@ -212,7 +241,9 @@ std::string render_metrics(std::vector<MetricsTarget>& targets) {
         if (t.view) {
             auto refresh = t.view->refresh();
             if (refresh) {
-                add_ring(e, *t.view, *refresh, fmt::format("ring=\"{}\"", escape_label(t.location)));
+                const std::string ring = fmt::format("ring=\"{}\"", escape_label(t.location));
+                add_ring(e, *t.view, *refresh, ring);
+                add_named_readers(e, *t.view, refresh->sample, ring, named);
                 continue;
             }
             t.error = refresh.error().message();

@@ -61,6 +61,8 @@ public:
 
     const std::string& location() const noexcept { return location_; }
     const std::string& path() const noexcept;
+    // The ring's path and instance as a source has them: what a named reader's position is of.
+    const SourceIdentity& identity() const noexcept { return source_->identity(); }
     const MappedRing& ring() const noexcept;
     const RingReader& reader() const noexcept { return *reader_; }
     const RingSampler& sampler() const noexcept { return *sampler_; }
