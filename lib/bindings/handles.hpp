@@ -60,6 +60,9 @@ struct evring_source {
     std::unique_ptr<evring::NamedReader> named;
     std::string named_notices;
     bool named_ended = false;
+    // A named reader of a ring set marks (member, seqno): a batch read
+    // without a members array gets its members here.
+    std::vector<std::uint32_t> named_members;
     // Event loops (wait_handle.hpp): the wait set behind the handle's
     // descriptor (evring_source_fd), declared after `source` so that its
     // thread stops before the source closes, and the wait sets the handle is in.

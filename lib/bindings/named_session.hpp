@@ -43,15 +43,18 @@ Status resume_named(evring_source& handle, std::string_view name, std::string_vi
 Status commit_named(evring_source& handle, std::string_view caller);
 
 // The session's hooks (reader_session.cpp): events handed, the source's end.
-inline void hand_named(evring_source& handle, std::uint64_t seqno) noexcept {
+inline void hand_named(evring_source& handle, std::uint64_t seqno, std::uint32_t member) noexcept {
     if (!handle.named) return;
-    handle.named->handing(seqno);
+    handle.named->handing(seqno, member);
     handle.named->writing();
     handle.named->written();
 }
-inline void hand_named(evring_source& handle, std::span<const EventDescriptor> events) noexcept {
+// `members`: each event's member (a ring set), or empty (a single ring: 0).
+inline void hand_named(evring_source& handle, std::span<const EventDescriptor> events,
+                       std::span<const std::uint32_t> members) noexcept {
     if (!handle.named || events.empty()) return;
-    for (const EventDescriptor& e : events) handle.named->handing(e.seqno);
+    for (std::size_t i = 0; i < events.size(); ++i)
+        handle.named->handing(events[i].seqno, members.empty() ? 0 : members[i]);
     handle.named->writing();
     handle.named->written();
 }

@@ -162,7 +162,7 @@ SourceStep next_item(evring_source& handle, SourceItem& item, PayloadRead payloa
                     item.event.payload = {};
                 }
             }
-            hand_named(handle, item.event.descriptor.seqno);
+            hand_named(handle, item.event.descriptor.seqno, item.event.member);
         } else if (step == SourceStep::End) {
             handle.named_ended = true;
         } else if (step == SourceStep::NotReady) {
@@ -177,12 +177,16 @@ Batch next_descriptors(evring_source& handle, std::span<EventDescriptor> out, st
     if (!handle.held_notices.empty()) return Batch{0, 0, 0, SourceStep::Notice};
     Batch batch;
     if (handle.source->identity().members) {
+        if (members.empty() && handle.named) {  // the named reader marks (member, seqno)
+            handle.named_members.resize(out.size());
+            members = handle.named_members;
+        }
         batch = next_with_members(handle, out, members);
     } else {
         batch = handle.source->next_batch(out);
         if (!members.empty()) std::fill_n(members.begin(), batch.events, 0u);
     }
-    hand_named(handle, out.first(batch.events));
+    hand_named(handle, out.first(batch.events), members.empty() ? members : members.first(batch.events));
     if (batch.stopped == SourceStep::End) handle.named_ended = true;
     // Once per batch (a seqlock write of one cache line): the registry sees
     // how far a batch reader has read, however large its batches.

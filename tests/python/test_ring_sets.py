@@ -96,3 +96,24 @@ def test_a_batch_of_a_ring_has_zero_members_and_no_member_column(ring_path):
             assert evring.Batch is type(batch)
             pandas = pytest.importorskip("pandas")
             assert "member" not in batch.to_dataframe().columns and pandas
+
+
+def test_a_named_reader_of_a_set_resumes_each_member_after_its_own_last_event(ring_set, tmp_path, monkeypatch):
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    monkeypatch.setenv("EVRING_STATE_DIR", str(state))
+    seen = []
+    with evring.open(ring_set, register=False, named="set-reader", start="oldest") as reader:
+        for event in reader.replay():
+            seen.append((event.member, event.seqno))
+            if len(seen) == 250:
+                break
+        reader.commit()
+    with evring.open(ring_set, register=False, named="set-reader") as reader:
+        assert "resumes" in "\n".join(reader.notices)
+        batch = reader.read_batch(10_000)
+        seen += list(zip(batch.members.tolist(), batch.events["seqno"].tolist()))
+        reader.commit()
+    assert sorted(seen) == [(m, s) for m in range(THREADS) for s in range(1, PER_THREAD + 1)]
+    with evring.open(ring_set, register=False, named="set-reader") as reader:
+        assert list(reader.replay()) == []   # everything committed: nothing comes again
