@@ -113,7 +113,25 @@ test_refusals() {
     ok refusals_name_the_option
 }
 
+# digest and stats heal too: the kept ring of the heal_from case, read from seqno 1 (long
+# overwritten), gives the recording's digest, as if the ring had held every event.
+test_digest_and_stats() {
+    local ring=heal-heal_from rec=$WORK/heal_from.evrec
+    [[ -e $rec ]] || { fail digest_and_stats "no recording from the heal_from case"; return; }
+    local want got plain events
+    want=$(evring digest "$rec" --json 2>/dev/null | jq -r '[.digest, .events] | @csv')
+    got=$(evring digest "$ring" --from 1 --heal-from "$rec" --json 2>"$WORK/digest.err" | jq -r '[.digest, .events] | @csv')
+    plain=$(evring digest "$ring" --from 1 --json 2>/dev/null | jq -r '[.digest, .events] | @csv')
+    [[ -n $want && $got == "$want" && $plain != "$want" ]] ||
+        { fail digest_and_stats "digest healed $got, recording $want, unhealed $plain: $(cat "$WORK/digest.err")"; return; }
+    events=$(evring stats "$ring" --from 1 --heal-from "$rec" --json 2>/dev/null | jq -r .events)
+    [[ $events == "$(cut -d, -f2 <<<"$want")" ]] ||
+        { fail digest_and_stats "stats counted $events events, the recording holds $want"; return; }
+    ok "digest_and_stats_heal ($events events)"
+}
+
 test_named_recording
+test_digest_and_stats
 test_found_recording
 test_another_rings_recording
 test_refusals

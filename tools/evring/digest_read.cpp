@@ -54,6 +54,7 @@ void ComparedReadOptions::add_to(CLI::App& c, bool with_name) {
     select.add_range(c);
     select.add_filters(c);
     if (with_name) select.add_name(c);
+    if (with_name) heal.add(c);
     select.add_member(c);
     c.add_flag("--blank-time", blank_time, "Leave record_epoch_nanos out (Monad's digest -T)");
     c.add_flag("--blank-offset", blank_offset, "Leave payload_buf_offset out (-P)");
@@ -66,7 +67,9 @@ void ComparedReadOptions::add_to(CLI::App& c, bool with_name) {
 
 int open_compared(const std::string& location, ComparedReadOptions& options, ComparedSource& out) {
     if (auto s = options.select.check(out.follow); !s) return usage_error(s.error());
-    auto source = open_for_command(location, {});
+    SourceOptions source_options;
+    if (auto s = options.heal.apply(source_options); !s) return usage_error(s.error());
+    auto source = open_for_command(location, source_options);
     if (!source) return runtime_error(source.error());
     if (!options.select.members.empty() && !(*source)->identity().members)
         return usage_error(Error(EINVAL, fmt::format("--member picks members of a ring set; '{}' is a {}", location,

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "event_selection.hpp"
+#include "heal_option.hpp"
 #include "evring/format.hpp"
 #include "evring/schema/schema.hpp"
 #include "evring/source/event_source.hpp"
@@ -63,6 +64,7 @@ struct ComparedReadOptions {
     bool blank_seqno = false;
     std::vector<std::string> blank_flows;  // -C: flow tags by name or index, or all
     std::string schema_file;
+    HealOption heal;  // --heal, --heal-from, --heal-wait (digest's alone: `with_name`)
 
     // The options in the order --help lists them (--name, digest's alone,
     // goes between the filters and --member: `with_name`).

@@ -164,6 +164,7 @@ Command add_stats(CLI::App& app) {
     o.select.add_range(*c);
     o.select.add_filters(*c);
     o.select.add_name(*c);
+    o.heal.add(*c);
     c->add_option("--schema", o.schema_file, "Schema file for a source without one")->type_name("FILE");
     c->add_flag("--json", o.json, "One JSON object instead of a table");
     return {c, [options] { return run_stats(*options); }};
@@ -172,7 +173,9 @@ Command add_stats(CLI::App& app) {
 int run_stats(StatsOptions& options) {
     FollowOptions follow_options;
     if (auto s = options.select.check(follow_options); !s) return usage_error(s.error());
-    auto source = open_for_command(options.source, {});
+    SourceOptions source_options;
+    if (auto s = options.heal.apply(source_options); !s) return usage_error(s.error());
+    auto source = open_for_command(options.source, source_options);
     if (!source) return runtime_error(source.error());
     auto found = resolve_schema(**source, {.schema_file = options.schema_file});
     if (!found) return runtime_error(found.error());

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "event_selection.hpp"
+#include "heal_option.hpp"
 
 namespace evring::cli {
 
@@ -16,6 +17,7 @@ struct StatsOptions {
     std::string source;
     EventSelection select{"oldest"};  // --from, --until, --count, --type, --flow, --where
     std::string schema_file;
+    HealOption heal;  // --heal, --heal-from, --heal-wait
     bool json = false;
 };
 
