@@ -130,7 +130,21 @@ test_digest_and_stats() {
     ok "digest_and_stats_heal ($events events)"
 }
 
+# record --from N, N long overwritten: the recording starts with a gap marker for N up to the
+# oldest event it holds, as for any lap (before, it held no word of them).
+test_record_from_overwritten() {
+    local ring=heal-heal_from oldest lost
+    evring record "$ring" --from 5 -o "$WORK/from5.evrec" 2>"$WORK/from5.err" ||
+        { fail record_from_overwritten "exit $?: $(cat "$WORK/from5.err")"; return; }
+    oldest=$(evring info "$WORK/from5.evrec" --json 2>/dev/null | jq -r .first_seqno)
+    lost=$(evring info "$WORK/from5.evrec" --json 2>/dev/null | jq -r '[.gaps, .lost_events] | @csv')
+    [[ $oldest -gt 5 && $lost == "1,$((oldest - 5))" ]] ||
+        { fail record_from_overwritten "first seqno $oldest, gaps,lost $lost: $(cat "$WORK/from5.err")"; return; }
+    ok "record_from_overwritten (seqno 5..$((oldest - 1)) a gap)"
+}
+
 test_named_recording
+test_record_from_overwritten
 test_digest_and_stats
 test_found_recording
 test_another_rings_recording

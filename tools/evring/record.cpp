@@ -133,6 +133,8 @@ int run_record(RecordOptions& options) {
     if (!writer) return runtime_error(writer.error());
     install_stop_handlers();
     RecordSink sink(*writer, options.output);
+    if (plan->follow.start.kind == Position::Kind::Seqno && plan->follow.start.member == Position::kAnyMember)
+        sink.asked_from(plan->follow.start.value);
     // The absolute path: lapped readers find this recording through the registry (--heal, healer.hpp).
     std::error_code absolute_failed;
     const auto output = std::filesystem::absolute(options.output, absolute_failed);

@@ -23,6 +23,9 @@ void RecordSink::started(const EventSource& source) {
     const std::uint64_t from = source.next_seqno();
     fmt::print(stderr, "evring: recording {}{} into {}\n", printable(source.identity().path),
                from != 0 ? fmt::format(" from seqno {}", from) : std::string(), printable(output_));
+    if (asked_from_ != 0 && from > asked_from_ && !members_)
+        (void)gap(SourceGap{asked_from_, from - asked_from_, GapReason::FellBehind, {}, 0});
+    asked_from_ = 0;  // a ring re-opened by name starts a new instance: nothing asked of it
 }
 
 bool RecordSink::event(const SourceEvent& event) {

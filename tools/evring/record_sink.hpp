@@ -35,6 +35,11 @@ public:
     bool idle() override;
 
     const Status& status() const { return status_; }
+    // The sequence number the recording was asked to start at (--from N):
+    // when the ring had already overwritten it, the recording starts with a
+    // gap marker for those up to where it really starts, so it says what it
+    // lacks as it does for any lap.
+    void asked_from(std::uint64_t seqno) { asked_from_ = seqno; }
 
 private:
     using Clock = std::chrono::steady_clock;
@@ -52,6 +57,7 @@ private:
     Clock::time_point last_flush_ = Clock::now();
     bool dirty_ = false;
     std::uint32_t since_clock_check_ = 0;
+    std::uint64_t asked_from_ = 0;  // 0: no seqno start asked for, or already accounted for
 };
 
 }  // namespace evring::cli
