@@ -105,7 +105,12 @@ Result<std::string> RingSetSource::seek_members_after(const std::vector<Position
         else if (was.instance == 0)
             note(fmt::format("member {} ({}) joined the set since the commit: read from its oldest event", m->index,
                              m->path));
+        // A healing set's member resumes where it was even when the ring has
+        // overwritten it: its first read is then a lapped gap, healed from
+        // the set's recording (healer.hpp).
+        m->source->keep_overwritten_starts(heals());
         auto moved = m->source->seek(same ? Position::after(was.last) : Position::oldest());
+        m->source->keep_overwritten_starts(false);
         if (!moved) return std::move(moved).error();
         if (!moved->empty()) note(fmt::format("member {}: {}", m->index, *moved));
     }

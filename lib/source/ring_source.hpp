@@ -69,6 +69,10 @@ public:
     const RingReader* reader() const noexcept;
     // The snapshot's sizes; nullptr for a live ring.
     const LoadedSnapshot* snapshot() const noexcept;
+    // A member of a healing ring set: a seqno start the ring has overwritten
+    // stays where it was asked, as on a healing ring, so that the set's
+    // healer reads the events up to the oldest from the set's recording.
+    void keep_overwritten_starts(bool keep) noexcept { keep_overwritten_starts_ = keep; }
     // The iterator's abandon bound (iterator.hpp).
     void set_abandon_after(std::chrono::nanoseconds bound) noexcept { it_->set_abandon_after(bound); }
 
@@ -116,6 +120,7 @@ private:
     std::unique_ptr<State> state_;
     Iterator* it_ = nullptr;  // lives in state_
     bool live_ = false;
+    bool keep_overwritten_starts_ = false;
     bool writer_seen_ = false;
     bool ended_ = false;
     bool writer_left_ = false;  // writer_gone() said so

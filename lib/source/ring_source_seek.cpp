@@ -96,7 +96,7 @@ Result<std::string> RingSource::seek(const Position& start) {
         // a lapped gap up to the oldest, which the healer reads from the
         // recording (healer.hpp) - a named reader resuming past the ring's
         // oldest event skips nothing.
-        if (start.value < oldest && heals()) {
+        if (start.value < oldest && (heals() || keep_overwritten_starts_)) {
             it_->seek(start.value);
             return fmt::format("seqno {} is no longer in {} '{}' (its oldest is {}): those up to the oldest are "
                                "read from the recording (healing)", start.value, describe(kind()), identity_.path,

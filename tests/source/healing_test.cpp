@@ -419,6 +419,49 @@ TEST_F(SetHealing, EachMembersLappedGapIsHealedFromTheSetsRecording) {
     EXPECT_EQ(reader->counters().healed, 2 * (200 - kHeld));
 }
 
+// A named set reader resuming after a long stop (Position::after_members):
+// each member's start the ring overwrote is read from the set's recording.
+TEST_F(SetHealing, AResumeTheMembersOverwroteIsReadFromTheRecording) {
+    auto members = this->members(2, true, 4, 6);  // 64 slots each
+    SetRecorder recorder(*this, dir.file("set.evrec"));
+    std::uint64_t nanos = 1'000'000;
+    for (int chunk = 0; chunk < 10; ++chunk) {
+        for (int i = 0; i < 20; ++i) {
+            test::publish_at(members[0], nanos++);
+            test::publish_at(members[1], nanos++);
+        }
+        recorder.catch_up(*this);
+    }
+    auto reader = open_at(Position::oldest());
+    reader->heal_with(std::make_unique<detail::Healer>(
+        detail::HealSettings{recorder.path, false, std::chrono::seconds(5)}, *reader));
+    const std::vector<Position::MemberAfter> after{{10, reader->member_source(0)->identity().instance},
+                                                   {20, reader->member_source(1)->identity().instance}};
+    auto notice = reader->seek(Position::after_members(after));
+    ASSERT_TRUE(notice.ok()) << notice.error().message();
+    EXPECT_NE(notice->find("read from the recording"), std::string::npos) << *notice;
+    std::vector<std::vector<std::uint64_t>> seen(2);
+    std::uint64_t lost = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (seen[0].size() + seen[1].size() + lost < 370 && std::chrono::steady_clock::now() < deadline) {
+        const test::Drained got = test::drain_all(*reader);
+        for (const test::Got& g : got.items) {
+            if (g.step == SourceStep::Event) seen.at(g.member).push_back(g.seqno);
+            if (g.step == SourceStep::Gap) lost += g.count;
+        }
+        ASSERT_NE(got.last, SourceStep::Failed) << reader->error().message();
+        fake_now += 10'000'000'000;
+        if (got.last == SourceStep::NotReady) reader->wait(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(lost, 0u);
+    std::vector<std::uint64_t> want0, want1;
+    for (std::uint64_t s = 11; s <= 200; ++s) want0.push_back(s);
+    for (std::uint64_t s = 21; s <= 200; ++s) want1.push_back(s);
+    EXPECT_EQ(seen[0], want0);
+    EXPECT_EQ(seen[1], want1);
+    EXPECT_EQ(reader->counters().healed, (200 - kHeld - 10) + (200 - kHeld - 20));
+}
+
 }  // namespace
 }  // namespace evring
 
