@@ -196,6 +196,16 @@ if [ -z "$crowded" ]; then
 else
     fail "floor-plan" "folders with more than 40 source files: $crowded"
 fi
+# README.md's layout names every folder of lib/ and of tools/evring/.
+unnamed=$(cd "$src" && for d in lib/*/ tools/evring/*/; do
+    name=$(basename "$d")
+    grep -qE "\`$name/\`" "$readme" || echo "$d"
+done)
+if [ -z "$unnamed" ]; then
+    ok "README.md's layout names every folder of lib/ and tools/evring/"
+else
+    fail "readme-layout" "README.md's layout does not name: $unnamed"
+fi
 top_headers=$(find "$src/include/evring" -maxdepth 1 -type f | wc -l)
 if [ "$top_headers" -le 35 ]; then
     ok "$top_headers headers at the top of include/evring/"
