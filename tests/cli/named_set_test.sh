@@ -62,13 +62,17 @@ case_set_snapshot_resumes_member_by_member() {
 # commit check compares with a position that has no member instances yet.
 case_set_first_run_idle_before_any_event() {
     local set=iset$$
-    "$PRODUCER_BIN" "$set" --threads 1 --count 40 --rate 20 2>/dev/null & PIDS+=($!)
+    # 20 s of events: both runs find the writer alive however slowly they start (under ASan,
+    # a 2 s producer could exit before the first run saw 3 events). Stopped below.
+    "$PRODUCER_BIN" "$set" --threads 1 --count 400 --rate 20 2>/dev/null & PIDS+=($!)
+    local producer=$!
     poll 500 0.01 test -e "$EVRING_RING_DIR/$set/manifest" || { fail idle "no set"; return; }
     evring watch "$set" --name one --from latest --count 3 --format jsonl >"$WORK/i1" 2>"$WORK/i1.err"; local rc=$?
     [[ $rc == 0 && $(pairs "$WORK/i1" | wc -l) == 3 ]] || { fail idle "exit $rc: $(cat "$WORK/i1.err")"; return; }
     evring watch "$set" --name one --count 1 --format jsonl >"$WORK/i2" 2>"$WORK/i2.err"
     [[ $(pairs "$WORK/i2") == "0 $(( $(pairs "$WORK/i1" | tail -1 | cut -d' ' -f2) + 1 ))" ]] ||
         { fail idle "second run: $(cat "$WORK/i2" "$WORK/i2.err")"; return; }
+    kill "$producer" 2>/dev/null; wait "$producer" 2>/dev/null
     ok set_first_run_idle_before_any_event
 }
 
