@@ -383,6 +383,40 @@ struct SetHealing : test::SetFixture {
         std::unique_ptr<RingSetSource> source;
         std::optional<RecordingWriter> writer;
     };
+    // 200 events to each of two members, interleaved, recorded as they go.
+    void publish_interleaved(Members& members, SetRecorder& recorder) {
+        std::uint64_t nanos = 1'000'000;
+        for (int chunk = 0; chunk < 10; ++chunk) {
+            for (int i = 0; i < 20; ++i) {
+                test::publish_at(members[0], nanos++);
+                test::publish_at(members[1], nanos++);
+            }
+            recorder.catch_up(*this);
+        }
+    }
+    // Reads until `total` (member, seqno) are accounted for, or 10 s pass:
+    // each member's seqnos in `seen`, what was lost counted.
+    struct ByMember {
+        std::vector<std::vector<std::uint64_t>> seen = std::vector<std::vector<std::uint64_t>>(2);
+        std::uint64_t lost = 0;
+    };
+    ByMember read_by_member(RingSetSource& reader, std::uint64_t total) {
+        ByMember read;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (read.seen[0].size() + read.seen[1].size() + read.lost < total &&
+               std::chrono::steady_clock::now() < deadline) {
+            const test::Drained got = test::drain_all(reader);
+            for (const test::Got& g : got.items) {
+                if (g.step == SourceStep::Event) read.seen.at(g.member).push_back(g.seqno);
+                if (g.step == SourceStep::Gap) read.lost += g.count;
+            }
+            EXPECT_NE(got.last, SourceStep::Failed) << reader.error().message();
+            if (got.last == SourceStep::Failed) break;
+            fake_now += 10'000'000'000;
+            if (got.last == SourceStep::NotReady) reader.wait(std::chrono::milliseconds(10));
+        }
+        return read;
+    }
 };
 
 TEST_F(SetHealing, EachMembersLappedGapIsHealedFromTheSetsRecording) {
@@ -391,30 +425,11 @@ TEST_F(SetHealing, EachMembersLappedGapIsHealedFromTheSetsRecording) {
     auto reader = open_at(Position::oldest());
     reader->heal_with(std::make_unique<detail::Healer>(
         detail::HealSettings{recorder.path, false, std::chrono::seconds(5)}, *reader));
-    std::uint64_t nanos = 1'000'000;
-    for (int chunk = 0; chunk < 10; ++chunk) {
-        for (int i = 0; i < 20; ++i) {
-            test::publish_at(members[0], nanos++);
-            test::publish_at(members[1], nanos++);
-        }
-        recorder.catch_up(*this);
-    }
+    publish_interleaved(members, recorder);  // the reader sleeps: lapped
     // Every (member, seqno) once: 200 of each, none lost.
-    std::vector<std::vector<std::uint64_t>> seen(2);
-    std::uint64_t lost = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (seen[0].size() + seen[1].size() + lost < 400 && std::chrono::steady_clock::now() < deadline) {
-        const test::Drained got = test::drain_all(*reader);
-        for (const test::Got& g : got.items) {
-            if (g.step == SourceStep::Event) seen.at(g.member).push_back(g.seqno);
-            if (g.step == SourceStep::Gap) lost += g.count;
-        }
-        ASSERT_NE(got.last, SourceStep::Failed) << reader->error().message();
-        fake_now += 10'000'000'000;
-        if (got.last == SourceStep::NotReady) reader->wait(std::chrono::milliseconds(10));
-    }
-    EXPECT_EQ(lost, 0u);
-    for (std::uint32_t m = 0; m < 2; ++m) EXPECT_EQ(seen[m], one_to(200)) << "member " << m;
+    const ByMember read = read_by_member(*reader, 400);
+    EXPECT_EQ(read.lost, 0u);
+    for (std::uint32_t m = 0; m < 2; ++m) EXPECT_EQ(read.seen[m], one_to(200)) << "member " << m;
     EXPECT_EQ(reader->counters().lost, 0u);
     EXPECT_EQ(reader->counters().healed, 2 * (200 - kHeld));
 }
@@ -424,14 +439,7 @@ TEST_F(SetHealing, EachMembersLappedGapIsHealedFromTheSetsRecording) {
 TEST_F(SetHealing, AResumeTheMembersOverwroteIsReadFromTheRecording) {
     auto members = this->members(2, true, 4, 6);  // 64 slots each
     SetRecorder recorder(*this, dir.file("set.evrec"));
-    std::uint64_t nanos = 1'000'000;
-    for (int chunk = 0; chunk < 10; ++chunk) {
-        for (int i = 0; i < 20; ++i) {
-            test::publish_at(members[0], nanos++);
-            test::publish_at(members[1], nanos++);
-        }
-        recorder.catch_up(*this);
-    }
+    publish_interleaved(members, recorder);
     auto reader = open_at(Position::oldest());
     reader->heal_with(std::make_unique<detail::Healer>(
         detail::HealSettings{recorder.path, false, std::chrono::seconds(5)}, *reader));
@@ -440,25 +448,13 @@ TEST_F(SetHealing, AResumeTheMembersOverwroteIsReadFromTheRecording) {
     auto notice = reader->seek(Position::after_members(after));
     ASSERT_TRUE(notice.ok()) << notice.error().message();
     EXPECT_NE(notice->find("read from the recording"), std::string::npos) << *notice;
-    std::vector<std::vector<std::uint64_t>> seen(2);
-    std::uint64_t lost = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (seen[0].size() + seen[1].size() + lost < 370 && std::chrono::steady_clock::now() < deadline) {
-        const test::Drained got = test::drain_all(*reader);
-        for (const test::Got& g : got.items) {
-            if (g.step == SourceStep::Event) seen.at(g.member).push_back(g.seqno);
-            if (g.step == SourceStep::Gap) lost += g.count;
-        }
-        ASSERT_NE(got.last, SourceStep::Failed) << reader->error().message();
-        fake_now += 10'000'000'000;
-        if (got.last == SourceStep::NotReady) reader->wait(std::chrono::milliseconds(10));
-    }
-    EXPECT_EQ(lost, 0u);
+    const ByMember read = read_by_member(*reader, 370);
+    EXPECT_EQ(read.lost, 0u);
     std::vector<std::uint64_t> want0, want1;
     for (std::uint64_t s = 11; s <= 200; ++s) want0.push_back(s);
     for (std::uint64_t s = 21; s <= 200; ++s) want1.push_back(s);
-    EXPECT_EQ(seen[0], want0);
-    EXPECT_EQ(seen[1], want1);
+    EXPECT_EQ(read.seen[0], want0);
+    EXPECT_EQ(read.seen[1], want1);
     EXPECT_EQ(reader->counters().healed, (200 - kHeld - 10) + (200 - kHeld - 20));
 }
 
