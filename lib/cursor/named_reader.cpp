@@ -16,6 +16,7 @@
 
 #include "cursor/named_reader_mark.hpp"
 #include "evring/clock.hpp"
+#include "evring/ring/shared_word.hpp"
 #include "source/ring_set_source.hpp"
 
 namespace evring {
@@ -179,9 +180,9 @@ void NamedReader::started(const EventSource& source) {
         redo_last_ = 0;
     }
     std::memcpy(mark_->magic, kMarkMagic, sizeof kMarkMagic);
-    mark_->instance = instance_;
-    mark_->written = handing_;
-    mark_->in_flight = handing_;
+    shared::store_relaxed(mark_->instance, instance_);
+    shared::store_relaxed(mark_->written, handing_);  // M1/M2's words (output_writing)
+    shared::store_relaxed(mark_->in_flight, handing_);
 }
 
 // Plain stores to a shared mapping: the page cache keeps them when the
@@ -195,6 +196,27 @@ void NamedReader::writing() noexcept {
 void NamedReader::written() noexcept {
     if (set_ != nullptr) return mark_members(true);
     if (mark_ != nullptr) mark_->written = handing_;
+}
+
+// M1 (output_writing) and M2 (output_written): relaxed stores of the
+// output's thread. Nothing in this process reads the mark; the next process
+// to take the lock reads it after this one is gone, when every store that
+// happened is in the page cache, so no ordering is needed, only whole words
+// (the follow loop's thread may store the same words in started()).
+void NamedReader::output_writing(std::uint64_t seqno) noexcept {
+    if (mark_ != nullptr) shared::store_relaxed(mark_->in_flight, seqno);
+}
+
+void NamedReader::output_written(std::uint64_t seqno) noexcept {
+    if (mark_ != nullptr) shared::store_relaxed(mark_->written, seqno);
+}
+
+void NamedReader::output_member_writing(std::uint32_t member, std::uint64_t seqno) noexcept {
+    if (mark_ != nullptr && member < detail::kMaxMembers) shared::store_relaxed(member_marks()[member].in_flight, seqno);
+}
+
+void NamedReader::output_member_written(std::uint32_t member, std::uint64_t seqno) noexcept {
+    if (mark_ != nullptr && member < detail::kMaxMembers) shared::store_relaxed(member_marks()[member].written, seqno);
 }
 
 Status NamedReader::commit(bool ended) {

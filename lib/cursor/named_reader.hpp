@@ -39,7 +39,12 @@
 //   of what comes again is per (member, seqno). A member re-created under
 //   the reader (RingSetSource::member_version changes) starts over at 0.
 //
-// Thread safety: one thread (the follow loop's).
+// - An output written by another thread (evring record's worker) marks
+//   what it wrote itself, block by block (output_writing/output_written),
+//   and the caller commits only what that thread has written and synced.
+//
+// Thread safety: one thread (the follow loop's), except output_writing and
+// output_written (see there).
 #pragma once
 
 #include <chrono>
@@ -80,6 +85,16 @@ public:
     // Around each write of the output.
     void writing() noexcept;
     void written() noexcept;
+    // The output is written by a thread of its own (a recording's worker,
+    // RecordingOptions::on_block), which says what each write holds: events
+    // up to `seqno` begin to be written, or were; the member_ forms for a
+    // ring set's reader. They touch nothing but the mark's words (M1/M2 in
+    // named_reader.cpp), so they may run on that thread while the follow
+    // loop hands events out; writing() and written() are then not used.
+    void output_writing(std::uint64_t seqno) noexcept;
+    void output_written(std::uint64_t seqno) noexcept;
+    void output_member_writing(std::uint32_t member, std::uint64_t seqno) noexcept;
+    void output_member_written(std::uint32_t member, std::uint64_t seqno) noexcept;
     // Makes the last event handed out the committed position. `ended`: the
     // source was read to its end.
     Status commit(bool ended = false);

@@ -7,6 +7,7 @@
 
 #include "cursor/named_reader_mark.hpp"
 #include "evring/clock.hpp"
+#include "evring/ring/shared_word.hpp"
 #include "source/ring_set_source.hpp"
 #include "source/ring_source.hpp"
 
@@ -116,6 +117,14 @@ void NamedReader::sync_members() noexcept {
         m.instance = instance;
         m.serial = serial;
         m.synced = true;
+        // Before any event of this ring is handed out: an output written by
+        // another thread (output_written) marks only seqnos.
+        if (mark_ != nullptr) {
+            MemberMark& mark = member_marks()[index];
+            shared::store_relaxed(mark.instance, instance);
+            shared::store_relaxed(mark.written, m.last);
+            shared::store_relaxed(mark.in_flight, m.last);
+        }
     }
 }
 
@@ -123,8 +132,8 @@ void NamedReader::sync_members() noexcept {
 void NamedReader::mark_members(bool written) noexcept {
     MemberMark* marks = member_marks();
     for (std::size_t i = 0; i < members_.size(); ++i) {
-        marks[i].instance = members_[i].instance;
-        (written ? marks[i].written : marks[i].in_flight) = members_[i].last;
+        shared::store_relaxed(marks[i].instance, members_[i].instance);  // M1/M2's words (output_writing)
+        shared::store_relaxed(written ? marks[i].written : marks[i].in_flight, members_[i].last);
     }
 }
 
