@@ -88,7 +88,8 @@ Status NamedReader::same_source() const {
 Result<Position> NamedReader::resume(const EventSource& source, const Position& start, bool start_given, bool reset,
                                      std::vector<std::string>& notices) {
     const SourceIdentity& id = source.identity();
-    if (dynamic_cast<const RingSetSource*>(&source) != nullptr) {
+    // A recording of a ring set keeps the member of each event too.
+    if (dynamic_cast<const RingSetSource*>(&source) != nullptr || (id.members && id.kind == SourceKind::Recording)) {
         if (reset) {
             if (auto s = remove_named_position(dir_, name_); !s) return std::move(s).error();
             committed_ = NamedPosition{};
@@ -159,15 +160,15 @@ Result<Position> NamedReader::resume(const EventSource& source, const Position& 
 
 void NamedReader::started(const EventSource& source) {
     const SourceIdentity& id = source.identity();
-    if (set_ != nullptr) {
-        set_ = dynamic_cast<const RingSetSource*>(&source);  // follow_name may have opened it again
+    if (per_member_) {
+        if (set_ != nullptr) set_ = dynamic_cast<const RingSetSource*>(&source);  // follow_name may have opened it again
         std::memcpy(mark_->magic, kMarkMagic, sizeof kMarkMagic);
         mark_->instance = id.instance;
         if (id.instance != instance_) {  // another set at the name: every member starts over
             instance_ = id.instance;
             members_.clear();
         }
-        sync_members();
+        if (set_ != nullptr) sync_members();
         mark_members(false);
         mark_members(true);
         return;
@@ -189,12 +190,12 @@ void NamedReader::started(const EventSource& source) {
 // process is killed, and the write(2) between writing() and written() is a
 // call the compiler cannot move them across.
 void NamedReader::writing() noexcept {
-    if (set_ != nullptr) return mark_members(false);
+    if (per_member_) return mark_members(false);
     if (mark_ != nullptr) mark_->in_flight = handing_;
 }
 
 void NamedReader::written() noexcept {
-    if (set_ != nullptr) return mark_members(true);
+    if (per_member_) return mark_members(true);
     if (mark_ != nullptr) mark_->written = handing_;
 }
 
@@ -220,7 +221,7 @@ void NamedReader::output_member_written(std::uint32_t member, std::uint64_t seqn
 }
 
 Status NamedReader::commit(bool ended) {
-    if (set_ != nullptr) return commit_set(ended);
+    if (per_member_) return commit_set(ended);
     if (handing_ == 0) return {};  // nothing consumed: the next run is still a first run
     NamedPosition p;
     p.name = name_;
@@ -236,7 +237,7 @@ Status NamedReader::commit(bool ended) {
 }
 
 std::string NamedReader::redelivered_words() const {
-    if (set_ != nullptr) return set_redelivered_words();
+    if (per_member_) return set_redelivered_words();
     if (redo_last_ < redo_first_) return std::string();
     return fmt::format("reader '{}': {} events written again that the previous run had written after its last "
                        "commit (seqno {}..{})",

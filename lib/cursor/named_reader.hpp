@@ -78,7 +78,7 @@ public:
     // An event is handed to the output (before it is written); `member`:
     // its ring set member (SourceEvent::member).
     void handing(std::uint64_t seqno, std::uint32_t member = 0) noexcept {
-        if (set_ != nullptr) return handing_member(seqno, member);
+        if (per_member_) return handing_member(seqno, member);
         handing_ = seqno;
         if (seqno >= redo_first_ && seqno <= redo_last_) ++redelivered_;
     }
@@ -99,7 +99,7 @@ public:
     // source was read to its end.
     Status commit(bool ended = false);
     bool dirty() const noexcept {
-        if (set_ != nullptr) return set_dirty();
+        if (per_member_) return set_dirty();
         return handing_ != committed_.last_seqno[0] || instance_ != committed_.instance;
     }
 
@@ -136,6 +136,7 @@ private:
                                 std::vector<std::string>& notices);
     void handing_member(std::uint64_t seqno, std::uint32_t member) noexcept;
     void sync_members() noexcept;
+    void add_recorded_members(std::uint32_t member) noexcept;
     void mark_members(bool written) noexcept;
     bool set_dirty() const noexcept;
     Status commit_set(bool ended);
@@ -155,7 +156,9 @@ private:
     std::uint64_t handing_ = 0;
     std::uint64_t redo_first_ = 1, redo_last_ = 0;  // seqnos the previous run wrote after its commit
     std::uint64_t redelivered_ = 0;
-    // A ring set: its source (null for every other) and its members by index.
+    // A ring set's reader (live, snapshot or recording): a position per member.
+    bool per_member_ = false;
+    // A live set or snapshot: its source (null for every other) and its members by index.
     const RingSetSource* set_ = nullptr;
     std::uint64_t set_version_ = 0;
     std::vector<MemberState> members_;
