@@ -58,10 +58,10 @@ Result<std::unique_ptr<NamedReader>> NamedReader::open(std::string_view name) {
         reader->prior_written_ = reader->mark_->written;
         reader->prior_in_flight_ = reader->mark_->in_flight;
     }
+    // A refused position is the error of resume(), unless --reset replaces it there.
     auto saved = load_named_position(*dir, name);
-    if (!saved) return std::move(saved).error();
-    if (*saved) reader->committed_ = std::move(**saved);
-    else reader->committed_.instance = 0;
+    if (!saved) reader->refused_ = std::move(saved).error();
+    else if (*saved) reader->committed_ = std::move(**saved);
     return reader;
 }
 
@@ -88,6 +88,13 @@ Status NamedReader::same_source() const {
 Result<Position> NamedReader::resume(const EventSource& source, const Position& start, bool start_given, bool reset,
                                      std::vector<std::string>& notices) {
     const SourceIdentity& id = source.identity();
+    if (refused_) {
+        if (!reset) return *refused_;
+        if (auto s = remove_named_position(dir_, name_); !s) return std::move(s).error();
+        notices.push_back(fmt::format("reader '{}': its position was refused ({}); --reset removed it", name_,
+                                      refused_->message()));
+        refused_.reset();
+    }
     // A recording of a ring set keeps the member of each event too.
     if (dynamic_cast<const RingSetSource*>(&source) != nullptr || (id.members && id.kind == SourceKind::Recording)) {
         if (reset) {
@@ -97,15 +104,15 @@ Result<Position> NamedReader::resume(const EventSource& source, const Position& 
         return resume_set(source, start, start_given, reset, notices);
     }
     if (id.members)
-        return Error(EINVAL, fmt::format("--name: '{}' is a {} of a ring set; named readers of those are not built "
+        return Error(EINVAL, fmt::format("named reader: '{}' is a {} of a ring set; named readers of those are not built "
                                          "yet (they are of a live ring set)",
                                          id.location, describe(id.kind)));
     if (id.kind == SourceKind::Stream)
-        return Error(EINVAL, fmt::format("--name: '{}' is a stream; a stream's named reader would be a JetStream "
+        return Error(EINVAL, fmt::format("named reader: '{}' is a stream; a stream's named reader would be a JetStream "
                                          "durable consumer, which is not built yet",
                                          id.location));
     if (id.instance == 0 || id.path.empty())
-        return Error(EINVAL, fmt::format("--name: '{}' has no instance identity to resume by", id.location));
+        return Error(EINVAL, fmt::format("named reader: '{}' has no instance identity to resume by", id.location));
     ring_ = id.path;
     kind_ = id.kind;
     instance_ = id.instance;

@@ -150,6 +150,7 @@ private:
     Mark* mark_ = nullptr;
     std::uint64_t prior_written_ = 0, prior_in_flight_ = 0, prior_instance_ = 0;
     NamedPosition committed_;  // as last committed (or loaded)
+    std::optional<Error> refused_;  // the saved position could not be trusted (open)
     std::string ring_;
     SourceKind kind_ = SourceKind::Ring;
     std::uint64_t instance_ = 0;

@@ -38,7 +38,7 @@ Result<Position> NamedReader::resume_set(const EventSource& source, const Positi
     instance_ = id.instance;
     members_.clear();
     if (id.instance == 0 || id.path.empty())
-        return Error(EINVAL, fmt::format("--name: '{}' has no instance identity to resume by", id.location));
+        return Error(EINVAL, fmt::format("named reader: '{}' has no instance identity to resume by", id.location));
     if (reset) return start_over(source, start, notices, "position forgotten (--reset); starting at --from");
     if (committed_.instance == 0) return start_over(source, start, notices, "no position yet; starting at --from");
     if (auto s = same_source(); !s) return std::move(s).error();
