@@ -16,6 +16,7 @@
 
 #include "cursor/named_reader_mark.hpp"
 #include "evring/clock.hpp"
+#include "evring/ring/shared_word.hpp"
 #include "source/ring_set_source.hpp"
 
 namespace evring {
@@ -57,10 +58,10 @@ Result<std::unique_ptr<NamedReader>> NamedReader::open(std::string_view name) {
         reader->prior_written_ = reader->mark_->written;
         reader->prior_in_flight_ = reader->mark_->in_flight;
     }
+    // A refused position is the error of resume(), unless --reset replaces it there.
     auto saved = load_named_position(*dir, name);
-    if (!saved) return std::move(saved).error();
-    if (*saved) reader->committed_ = std::move(**saved);
-    else reader->committed_.instance = 0;
+    if (!saved) reader->refused_ = std::move(saved).error();
+    else if (*saved) reader->committed_ = std::move(**saved);
     return reader;
 }
 
@@ -87,7 +88,15 @@ Status NamedReader::same_source() const {
 Result<Position> NamedReader::resume(const EventSource& source, const Position& start, bool start_given, bool reset,
                                      std::vector<std::string>& notices) {
     const SourceIdentity& id = source.identity();
-    if (dynamic_cast<const RingSetSource*>(&source) != nullptr) {
+    if (refused_) {
+        if (!reset) return *refused_;
+        if (auto s = remove_named_position(dir_, name_); !s) return std::move(s).error();
+        notices.push_back(fmt::format("reader '{}': its position was refused ({}); --reset removed it", name_,
+                                      refused_->message()));
+        refused_.reset();
+    }
+    // A recording of a ring set keeps the member of each event too.
+    if (dynamic_cast<const RingSetSource*>(&source) != nullptr || (id.members && id.kind == SourceKind::Recording)) {
         if (reset) {
             if (auto s = remove_named_position(dir_, name_); !s) return std::move(s).error();
             committed_ = NamedPosition{};
@@ -95,15 +104,15 @@ Result<Position> NamedReader::resume(const EventSource& source, const Position& 
         return resume_set(source, start, start_given, reset, notices);
     }
     if (id.members)
-        return Error(EINVAL, fmt::format("--name: '{}' is a {} of a ring set; named readers of those are not built "
+        return Error(EINVAL, fmt::format("named reader: '{}' is a {} of a ring set; named readers of those are not built "
                                          "yet (they are of a live ring set)",
                                          id.location, describe(id.kind)));
     if (id.kind == SourceKind::Stream)
-        return Error(EINVAL, fmt::format("--name: '{}' is a stream; a stream's named reader would be a JetStream "
+        return Error(EINVAL, fmt::format("named reader: '{}' is a stream; a stream's named reader would be a JetStream "
                                          "durable consumer, which is not built yet",
                                          id.location));
     if (id.instance == 0 || id.path.empty())
-        return Error(EINVAL, fmt::format("--name: '{}' has no instance identity to resume by", id.location));
+        return Error(EINVAL, fmt::format("named reader: '{}' has no instance identity to resume by", id.location));
     ring_ = id.path;
     kind_ = id.kind;
     instance_ = id.instance;
@@ -158,15 +167,15 @@ Result<Position> NamedReader::resume(const EventSource& source, const Position& 
 
 void NamedReader::started(const EventSource& source) {
     const SourceIdentity& id = source.identity();
-    if (set_ != nullptr) {
-        set_ = dynamic_cast<const RingSetSource*>(&source);  // follow_name may have opened it again
+    if (per_member_) {
+        if (set_ != nullptr) set_ = dynamic_cast<const RingSetSource*>(&source);  // follow_name may have opened it again
         std::memcpy(mark_->magic, kMarkMagic, sizeof kMarkMagic);
         mark_->instance = id.instance;
         if (id.instance != instance_) {  // another set at the name: every member starts over
             instance_ = id.instance;
             members_.clear();
         }
-        sync_members();
+        if (set_ != nullptr) sync_members();
         mark_members(false);
         mark_members(true);
         return;
@@ -179,26 +188,47 @@ void NamedReader::started(const EventSource& source) {
         redo_last_ = 0;
     }
     std::memcpy(mark_->magic, kMarkMagic, sizeof kMarkMagic);
-    mark_->instance = instance_;
-    mark_->written = handing_;
-    mark_->in_flight = handing_;
+    shared::store_relaxed(mark_->instance, instance_);
+    shared::store_relaxed(mark_->written, handing_);  // M1/M2's words (output_writing)
+    shared::store_relaxed(mark_->in_flight, handing_);
 }
 
 // Plain stores to a shared mapping: the page cache keeps them when the
 // process is killed, and the write(2) between writing() and written() is a
 // call the compiler cannot move them across.
 void NamedReader::writing() noexcept {
-    if (set_ != nullptr) return mark_members(false);
+    if (per_member_) return mark_members(false);
     if (mark_ != nullptr) mark_->in_flight = handing_;
 }
 
 void NamedReader::written() noexcept {
-    if (set_ != nullptr) return mark_members(true);
+    if (per_member_) return mark_members(true);
     if (mark_ != nullptr) mark_->written = handing_;
 }
 
+// M1 (output_writing) and M2 (output_written): relaxed stores of the
+// output's thread. Nothing in this process reads the mark; the next process
+// to take the lock reads it after this one is gone, when every store that
+// happened is in the page cache, so no ordering is needed, only whole words
+// (the follow loop's thread may store the same words in started()).
+void NamedReader::output_writing(std::uint64_t seqno) noexcept {
+    if (mark_ != nullptr) shared::store_relaxed(mark_->in_flight, seqno);
+}
+
+void NamedReader::output_written(std::uint64_t seqno) noexcept {
+    if (mark_ != nullptr) shared::store_relaxed(mark_->written, seqno);
+}
+
+void NamedReader::output_member_writing(std::uint32_t member, std::uint64_t seqno) noexcept {
+    if (mark_ != nullptr && member < detail::kMaxMembers) shared::store_relaxed(member_marks()[member].in_flight, seqno);
+}
+
+void NamedReader::output_member_written(std::uint32_t member, std::uint64_t seqno) noexcept {
+    if (mark_ != nullptr && member < detail::kMaxMembers) shared::store_relaxed(member_marks()[member].written, seqno);
+}
+
 Status NamedReader::commit(bool ended) {
-    if (set_ != nullptr) return commit_set(ended);
+    if (per_member_) return commit_set(ended);
     if (handing_ == 0) return {};  // nothing consumed: the next run is still a first run
     NamedPosition p;
     p.name = name_;
@@ -214,7 +244,7 @@ Status NamedReader::commit(bool ended) {
 }
 
 std::string NamedReader::redelivered_words() const {
-    if (set_ != nullptr) return set_redelivered_words();
+    if (per_member_) return set_redelivered_words();
     if (redo_last_ < redo_first_) return std::string();
     return fmt::format("reader '{}': {} events written again that the previous run had written after its last "
                        "commit (seqno {}..{})",

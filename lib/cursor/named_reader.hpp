@@ -39,7 +39,12 @@
 //   of what comes again is per (member, seqno). A member re-created under
 //   the reader (RingSetSource::member_version changes) starts over at 0.
 //
-// Thread safety: one thread (the follow loop's).
+// - An output written by another thread (evring record's worker) marks
+//   what it wrote itself, block by block (output_writing/output_written),
+//   and the caller commits only what that thread has written and synced.
+//
+// Thread safety: one thread (the follow loop's), except output_writing and
+// output_written (see there).
 #pragma once
 
 #include <chrono>
@@ -73,18 +78,28 @@ public:
     // An event is handed to the output (before it is written); `member`:
     // its ring set member (SourceEvent::member).
     void handing(std::uint64_t seqno, std::uint32_t member = 0) noexcept {
-        if (set_ != nullptr) return handing_member(seqno, member);
+        if (per_member_) return handing_member(seqno, member);
         handing_ = seqno;
         if (seqno >= redo_first_ && seqno <= redo_last_) ++redelivered_;
     }
     // Around each write of the output.
     void writing() noexcept;
     void written() noexcept;
+    // The output is written by a thread of its own (a recording's worker,
+    // RecordingOptions::on_block), which says what each write holds: events
+    // up to `seqno` begin to be written, or were; the member_ forms for a
+    // ring set's reader. They touch nothing but the mark's words (M1/M2 in
+    // named_reader.cpp), so they may run on that thread while the follow
+    // loop hands events out; writing() and written() are then not used.
+    void output_writing(std::uint64_t seqno) noexcept;
+    void output_written(std::uint64_t seqno) noexcept;
+    void output_member_writing(std::uint32_t member, std::uint64_t seqno) noexcept;
+    void output_member_written(std::uint32_t member, std::uint64_t seqno) noexcept;
     // Makes the last event handed out the committed position. `ended`: the
     // source was read to its end.
     Status commit(bool ended = false);
     bool dirty() const noexcept {
-        if (set_ != nullptr) return set_dirty();
+        if (per_member_) return set_dirty();
         return handing_ != committed_.last_seqno[0] || instance_ != committed_.instance;
     }
 
@@ -121,6 +136,7 @@ private:
                                 std::vector<std::string>& notices);
     void handing_member(std::uint64_t seqno, std::uint32_t member) noexcept;
     void sync_members() noexcept;
+    void add_recorded_members(std::uint32_t member) noexcept;
     void mark_members(bool written) noexcept;
     bool set_dirty() const noexcept;
     Status commit_set(bool ended);
@@ -134,13 +150,16 @@ private:
     Mark* mark_ = nullptr;
     std::uint64_t prior_written_ = 0, prior_in_flight_ = 0, prior_instance_ = 0;
     NamedPosition committed_;  // as last committed (or loaded)
+    std::optional<Error> refused_;  // the saved position could not be trusted (open)
     std::string ring_;
     SourceKind kind_ = SourceKind::Ring;
     std::uint64_t instance_ = 0;
     std::uint64_t handing_ = 0;
     std::uint64_t redo_first_ = 1, redo_last_ = 0;  // seqnos the previous run wrote after its commit
     std::uint64_t redelivered_ = 0;
-    // A ring set: its source (null for every other) and its members by index.
+    // A ring set's reader (live, snapshot or recording): a position per member.
+    bool per_member_ = false;
+    // A live set or snapshot: its source (null for every other) and its members by index.
     const RingSetSource* set_ = nullptr;
     std::uint64_t set_version_ = 0;
     std::vector<MemberState> members_;

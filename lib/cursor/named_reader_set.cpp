@@ -7,6 +7,7 @@
 
 #include "cursor/named_reader_mark.hpp"
 #include "evring/clock.hpp"
+#include "evring/ring/shared_word.hpp"
 #include "source/ring_set_source.hpp"
 #include "source/ring_source.hpp"
 
@@ -30,13 +31,14 @@ NamedReader::MemberMark* NamedReader::member_marks() const noexcept {
 Result<Position> NamedReader::resume_set(const EventSource& source, const Position& start, bool start_given,
                                          bool reset, std::vector<std::string>& notices) {
     const SourceIdentity& id = source.identity();
-    set_ = dynamic_cast<const RingSetSource*>(&source);
+    set_ = dynamic_cast<const RingSetSource*>(&source);  // null for a recording of a set
+    per_member_ = true;
     ring_ = id.path;
     kind_ = id.kind;
     instance_ = id.instance;
     members_.clear();
     if (id.instance == 0 || id.path.empty())
-        return Error(EINVAL, fmt::format("--name: '{}' has no instance identity to resume by", id.location));
+        return Error(EINVAL, fmt::format("named reader: '{}' has no instance identity to resume by", id.location));
     if (reset) return start_over(source, start, notices, "position forgotten (--reset); starting at --from");
     if (committed_.instance == 0) return start_over(source, start, notices, "no position yet; starting at --from");
     if (auto s = same_source(); !s) return std::move(s).error();
@@ -45,10 +47,10 @@ Result<Position> NamedReader::resume_set(const EventSource& source, const Positi
                           "an explicit --from starts over (every member's position is replaced at the next commit)");
     if (committed_.instance != instance_)
         return start_over(source, Position::oldest(), notices,
-                          fmt::format("'{}' is a new ring set (another set at that name); starting at its oldest "
+                          fmt::format("'{}' is a new {} (another at that name); starting at its oldest "
                                       "events. How far the members of the set read before went after its last "
                                       "commit is not known (it is gone)",
-                                      ring_));
+                                      ring_, set_ != nullptr ? "ring set" : describe(kind_)));
     const std::size_t count = committed_.last_seqno.size();
     std::vector<Position::MemberAfter> after(count);
     members_.resize(count);
@@ -58,7 +60,9 @@ Result<Position> NamedReader::resume_set(const EventSource& source, const Positi
     for (std::size_t i = 0; i < count; ++i) {
         MemberState& m = members_[i];
         m.last = committed_.last_seqno[i];
-        m.instance = i < committed_.member_instance.size() ? committed_.member_instance[i] : 0;
+        // A recording's members are all of its one instance (the series).
+        m.instance = set_ == nullptr ? instance_
+                     : i < committed_.member_instance.size() ? committed_.member_instance[i] : 0;
         after[i] = {m.last, m.instance};
         if (m.instance == 0) continue;
         if (said++ < kNamedInNotice) resumed += fmt::format("{}member {} after seqno {}", said > 1 ? ", " : "", i, m.last);
@@ -84,17 +88,37 @@ Result<Position> NamedReader::resume_set(const EventSource& source, const Positi
                            more(std::min(redo, kNamedInNotice), redo));
     if (!cut.empty())
         tail += fmt::format("; it was stopped while writing ({}), so events up to those may come again too", cut);
-    notices.push_back(fmt::format("reader '{}' resumes ring set '{}' (committed {}): {}; {}", name_, ring_,
+    notices.push_back(fmt::format("reader '{}' resumes {} '{}' (committed {}): {}; {}", name_,
+                                  set_ != nullptr ? "ring set" : "ring set recording", ring_,
                                   utc_text(committed_.commit_nanos), resumed, tail));
     return Position::after_members(std::move(after));
 }
 
 void NamedReader::handing_member(std::uint64_t seqno, std::uint32_t member) noexcept {
-    if (set_->member_version() != set_version_) sync_members();
-    if (member >= members_.size()) return;  // past kMaxMembers: not kept
+    if (set_ != nullptr && set_->member_version() != set_version_) sync_members();
+    if (member >= members_.size()) {
+        if (set_ != nullptr || member >= detail::kMaxMembers) return;  // past kMaxMembers: not kept
+        add_recorded_members(member);
+    }
     MemberState& m = members_[member];
     m.last = seqno;
     if (seqno >= m.redo_first && seqno <= m.redo_last) ++redelivered_;
+}
+
+// A recording of a set: its members appear with their first events, all of
+// the recording's instance. Their marks start at nothing written.
+void NamedReader::add_recorded_members(std::uint32_t member) noexcept {
+    const std::size_t first = members_.size();
+    members_.resize(member + 1);
+    for (std::size_t i = first; i < members_.size(); ++i) {
+        members_[i].instance = instance_;
+        members_[i].synced = true;
+        if (mark_ == nullptr) continue;
+        MemberMark& mark = member_marks()[i];
+        shared::store_relaxed(mark.instance, instance_);
+        shared::store_relaxed(mark.written, 0);
+        shared::store_relaxed(mark.in_flight, 0);
+    }
 }
 
 // Each member's ring instance, as the set source reads it now. A member
@@ -116,6 +140,14 @@ void NamedReader::sync_members() noexcept {
         m.instance = instance;
         m.serial = serial;
         m.synced = true;
+        // Before any event of this ring is handed out: an output written by
+        // another thread (output_written) marks only seqnos.
+        if (mark_ != nullptr) {
+            MemberMark& mark = member_marks()[index];
+            shared::store_relaxed(mark.instance, instance);
+            shared::store_relaxed(mark.written, m.last);
+            shared::store_relaxed(mark.in_flight, m.last);
+        }
     }
 }
 
@@ -123,8 +155,8 @@ void NamedReader::sync_members() noexcept {
 void NamedReader::mark_members(bool written) noexcept {
     MemberMark* marks = member_marks();
     for (std::size_t i = 0; i < members_.size(); ++i) {
-        marks[i].instance = members_[i].instance;
-        (written ? marks[i].written : marks[i].in_flight) = members_[i].last;
+        shared::store_relaxed(marks[i].instance, members_[i].instance);  // M1/M2's words (output_writing)
+        shared::store_relaxed(written ? marks[i].written : marks[i].in_flight, members_[i].last);
     }
 }
 

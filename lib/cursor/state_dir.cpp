@@ -69,14 +69,14 @@ Result<std::string> reader_state_dir(bool create) {
 
 Status check_reader_name(std::string_view name) {
     if (name.empty() || name.size() > 64)
-        return Error(EINVAL, fmt::format("bad --name '{}': a reader name is 1 to 64 characters", shortened(name)));
+        return Error(EINVAL, fmt::format("bad reader name '{}': a reader name is 1 to 64 characters", shortened(name)));
     if (name[0] == '.')
-        return Error(EINVAL, fmt::format("bad --name '{}': a reader name may not start with '.'", shortened(name)));
+        return Error(EINVAL, fmt::format("bad reader name '{}': a reader name may not start with '.'", shortened(name)));
     for (char c : name) {
         const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
                         c == '-' || c == '.';
         if (!ok)
-            return Error(EINVAL, fmt::format("bad --name '{}': a reader name is letters, digits, '_', '-' and '.'",
+            return Error(EINVAL, fmt::format("bad reader name '{}': a reader name is letters, digits, '_', '-' and '.'",
                                              shortened(name)));
     }
     return {};

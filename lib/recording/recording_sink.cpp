@@ -37,7 +37,8 @@ Status write_block(int fd, const RecordingBlockHeader& header, std::span<const s
 
 }  // namespace
 
-RecordingSink::RecordingSink(bool compress, int level) : encoder_(compress, level) {
+RecordingSink::RecordingSink(bool compress, int level, std::function<void(const BlockProgress&)> on_block)
+    : on_block_(std::move(on_block)), encoder_(compress, level) {
     worker_ = std::thread([this] { run(); });
 }
 
@@ -120,7 +121,9 @@ Status RecordingSink::process(Job& job) {
         job.meta.block_number = index_.next_block_number();
         encoder_.encode({job.content.data(), job.size}, job.meta, job.series_id);
         const std::uint64_t at = index_.offset();
+        tell(job, false);
         status = write_block(job.fd, encoder_.header(), encoder_.stored(), job.path);
+        if (status) tell(job, true);
         if (status && job.indexed && job.meta.content == BlockContent::Records && !job.end_block) {
             index_.add(encoder_.header(), at, job.index);
             index_.written(sizeof(RecordingBlockHeader) + encoder_.stored().size());
@@ -129,9 +132,19 @@ Status RecordingSink::process(Job& job) {
             index_.written(sizeof(RecordingBlockHeader) + encoder_.stored().size());
         }
     }
+    // A finished file is durable before it is closed (the contract's sync).
+    if (job.close_after && status && ::fdatasync(job.fd) != 0)
+        status = Error::from_errno(errno, "syncing " + recording_named(job.path));
     if (job.close_after && ::close(job.fd) != 0 && status)
         status = Error::from_errno(errno, "closing " + recording_named(job.path));
     return status;
+}
+
+// Records blocks that hold a sequence number only (not the schema, index
+// or end blocks).
+void RecordingSink::tell(const Job& job, bool written) const {
+    if (!on_block_ || job.meta.content != BlockContent::Records || job.meta.last_seqno == 0) return;
+    on_block_(BlockProgress{written, job.meta.last_seqno, job.member_last});
 }
 
 Status RecordingSink::write_index(const Job& job) {

@@ -13,6 +13,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@
 #include "evring/error.hpp"
 #include "recording/recording_block.hpp"
 #include "recording/recording_index_build.hpp"
+#include "recording/recording_writer.hpp"
 
 namespace evring::detail {
 
@@ -47,9 +49,11 @@ public:
         // that block's offset into the IndexRef record the content starts with.
         bool end_block = false;
         bool indexed = true;  // false: a version 2 file, no index blocks
+        std::vector<BlockProgress::MemberLast> member_last;  // for on_block (ring sets)
     };
 
-    RecordingSink(bool compress, int level);
+    // `on_block`: RecordingOptions::on_block (may be empty).
+    RecordingSink(bool compress, int level, std::function<void(const BlockProgress&)> on_block = {});
     RecordingSink(const RecordingSink&) = delete;
     RecordingSink& operator=(const RecordingSink&) = delete;
     // Processes every queued job, then stops.
@@ -71,6 +75,9 @@ private:
     Status process(Job& job);
     Status write_index(const Job& job);
 
+    void tell(const Job& job, bool written) const;
+
+    std::function<void(const BlockProgress&)> on_block_;
     BlockEncoder encoder_;  // the worker's alone
     IndexBuilder index_;    // the worker's alone
     std::mutex mutex_;

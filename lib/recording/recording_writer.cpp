@@ -84,7 +84,7 @@ Result<RecordingWriter> RecordingWriter::create(const std::string& path, const R
     }
     state->stage = detail::ByteBuffer(2 * detail::kBlockTarget);
     if (auto s = state->open_file(0); !s) return std::move(s).error();
-    state->sink = std::make_unique<detail::RecordingSink>(options.compress, options.compression_level);
+    state->sink = std::make_unique<detail::RecordingSink>(options.compress, options.compression_level, options.on_block);
     return RecordingWriter(std::move(state));
 }
 
@@ -134,6 +134,7 @@ Status RecordingWriter::end_event(bool payload_intact) {
         ++s.file_totals.expired;
     }
     s.note_seqnos(event.seqno, event.seqno);
+    if (s.options.on_block && s.options.ring_set) s.note_member_last(event.reserved, event.seqno);
     s.index_info.note_event(event.record_epoch_nanos);
     ++s.block.record_count;
     return after_record();
@@ -173,6 +174,15 @@ Status RecordingWriter::after_record() {
 Status RecordingWriter::flush() {
     if (state_->fd < 0) return {};
     return state_->push_block(false);
+}
+
+Status RecordingWriter::sync() {
+    State& s = *state_;
+    if (s.fd < 0) return {};  // finished, and so synced
+    if (auto st = s.push_block(false); !st) return st;
+    if (auto st = s.sink->drain(); !st) return st;
+    if (::fdatasync(s.fd) != 0) return Error::from_errno(errno, "syncing " + recording_named(s.path));
+    return {};
 }
 
 Status RecordingWriter::finish() {

@@ -24,6 +24,14 @@
 //   truncation and names the sequence numbers it held. finish() and the
 //   destructor wait until everything queued is written; only finish() writes
 //   the end record (the destructor writes the staged records as a last block).
+// - sync() is a flush that waits: it returns once every record appended
+//   before it is written and fdatasync'ed. finish() also syncs, and a file
+//   closed at rotation is synced before it is closed; nothing else waits for
+//   the disk.
+// - on_block, when set, is told of each records block just before its write
+//   begins and just after it ends, on the worker thread, in file order: a
+//   caller that keeps its own mark of what the file holds (a named recorder,
+//   lib/cursor/named_reader.hpp) learns it exactly, also when it is killed.
 // - With rotate_bytes set, a file whose bytes counted before compression have
 //   reached it is closed at that record boundary with an end record flagged
 //   "continued", and recording goes on in `<path>.1`, `<path>.2`, ... (see
@@ -35,6 +43,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -48,6 +57,18 @@ namespace evring {
 
 // `<base>` for index 0, `<base>.<index>` after.
 std::string rotated_path(const std::string& base, std::uint32_t index);
+
+// A records block on its way to the file (RecordingOptions::on_block).
+struct BlockProgress {
+    struct MemberLast {
+        std::uint32_t member;
+        std::uint64_t seqno;
+    };
+    bool written = false;          // false: its write begins; true: it was written
+    std::uint64_t last_seqno = 0;  // its last sequence number (an event's or a gap's)
+    // A ring set recording: each member's last event in the block (expired ones too).
+    std::span<const MemberLast> members;
+};
 
 struct RecordingOptions {
     bool compress = true;
@@ -76,6 +97,10 @@ struct RecordingOptions {
     // capture_* fields); 0 for any other recording.
     std::uint64_t capture_trigger_nanos = 0;
     std::uint64_t capture_before_nanos = 0;
+    // Called on the writer's worker thread around each records block's write
+    // (see the contract). It must be quick, must not throw and must not use
+    // the writer.
+    std::function<void(const BlockProgress&)> on_block;
 };
 
 struct RecordingTotals {
@@ -109,6 +134,9 @@ public:
                       std::uint32_t member = 0);
     // Ends the current block (see the contract).
     Status flush();
+    // Ends the current block and waits until everything is written and
+    // synced (see the contract).
+    Status sync();
     // Writes the end record and closes the file. Further calls do nothing.
     Status finish();
 

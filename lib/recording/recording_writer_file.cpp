@@ -48,6 +48,8 @@ Status RecordingWriter::State::push_block(bool close_after) {
     job.series_id = header.series_id;
     job.close_after = close_after;
     job.index = std::move(index_info);
+    job.member_last = std::move(member_last);
+    member_last.clear();
     job.end_block = block.holds_end && options.index;
     job.indexed = options.index;
     if (!file_started) {

@@ -39,6 +39,7 @@ struct RecordingWriter::State {
     detail::BlockMeta block;              // of the block being staged
     bool block_has_seqno = false;         // block.first/last_seqno are set
     detail::BlockIndexInfo index_info;    // of the block being staged (times, span marks)
+    std::vector<BlockProgress::MemberLast> member_last;  // of the block being staged (options.on_block, sets)
     bool file_started = false;            // the sink was told where this file's blocks go
     std::uint64_t raw_bytes = 0;          // bytes of this file so far, before compression
     RecordingTotals file_totals;          // for this file's end record
@@ -84,6 +85,15 @@ struct RecordingWriter::State {
         const RecordHeader head{static_cast<std::uint32_t>(kind), size};
         std::memcpy(append(sizeof head), &head, sizeof head);
         std::memcpy(append(size), body, size);
+    }
+
+    void note_member_last(std::uint32_t member, std::uint64_t seqno) {
+        for (BlockProgress::MemberLast& m : member_last)
+            if (m.member == member) {
+                m.seqno = seqno;
+                return;
+            }
+        member_last.push_back({member, seqno});
     }
 
     void note_seqnos(std::uint64_t first, std::uint64_t last) {

@@ -77,6 +77,7 @@ Status RecordingSource::rewind() {
     started_ = true;
     start_member_ = Position::kAnyMember;
     member_seqno_ = 0;
+    member_after_.clear();
     index_ = 0;
     return {};
 }
@@ -170,7 +171,8 @@ SourceStep RecordingSource::from_record(SourceItem& item, PayloadRead payload, b
         if (bridge(g.first_lost_seqno, item)) return handed_out = true, SourceStep::Gap;
         account(g.first_lost_seqno + (g.lost_count - 1));
         // Before the start: not the reader's concern.
-        if (skip_events_ > index_ || !started_ || g.first_lost_seqno + (g.lost_count - 1) < min_seqno_)
+        if (skip_events_ > index_ || !started_ || g.first_lost_seqno + (g.lost_count - 1) < min_seqno_ ||
+            consumed(g.reserved, g.first_lost_seqno + (g.lost_count - 1)))
             return SourceStep::Gap;
         item.gap = SourceGap{g.first_lost_seqno, g.lost_count, g.reason, {}};
         item.gap.member = identity_.members ? g.reserved : 0;
@@ -207,6 +209,7 @@ SourceStep RecordingSource::damage(SourceItem& item) {
 
 bool RecordingSource::before_start(const EventDescriptor& event) {
     if (index_++ < skip_events_ || event.seqno < min_seqno_) return true;
+    if (consumed(event.reserved, event.seqno)) return true;  // of every member, not only until started
     if (!started_ && event.record_epoch_nanos < min_nanos_) return true;
     // MEMBER:SEQNO in a ring set recording: from that member's event on (the descriptor's reserved field).
     if (!started_ && start_member_ != Position::kAnyMember &&

@@ -32,6 +32,10 @@
 //   MEMBER:SEQNO in a ring set recording starts the merged stream at that
 //   member's event (or its first one past it), through the per-member rows
 //   of its index (seek_member; read from the start, said once, without).
+//   Position::after_members in a ring set recording (a named reader
+//   resuming) reads from the start and passes over each member's events
+//   and gaps up to its `last`: a member's seqnos rise in the file, but the
+//   members interleave, so no one block is where every member resumes.
 // - A version 3 file's index (recording_index.hpp) takes sequence numbers
 //   and times straight to their block, through the files of a rotated
 //   series, in a few reads; span positions go through span_index (used by
@@ -175,6 +179,11 @@ private:
     Result<std::string> seek_seqno(std::uint64_t seqno, bool resume = false);
     Result<std::string> seek_back(std::uint64_t keep);
     Result<std::string> seek_member(std::uint32_t member, std::uint64_t seqno);
+    Result<std::string> seek_members_after(const std::vector<Position::MemberAfter>& after);
+    // Passed over as already consumed (Position::after_members).
+    bool consumed(std::uint32_t member, std::uint64_t last_seqno) const noexcept {
+        return member < member_after_.size() && last_seqno <= member_after_[member];
+    }
     Result<std::string> seek_time(std::uint64_t nanos, std::string notice);
     // nullopt: scan instead (`notice` says why when a person should know).
     Result<std::optional<Last>> last_by_index(std::uint64_t n, std::string& notice);
@@ -224,6 +233,7 @@ private:
     bool started_ = true;            // a time start passes everything after its first match
     std::uint32_t start_member_ = Position::kAnyMember;  // MEMBER:SEQNO (ring set recordings)
     std::uint64_t member_seqno_ = 0;
+    std::vector<std::uint64_t> member_after_;  // after_members: each member's last consumed seqno
     std::uint64_t index_ = 0;        // events seen so far
     bool told_slow_ = false;         // the "no index: reading from the start" notice was given
     bool untouched_ = true;          // neither read nor positioned since open (rewind has nothing to do)

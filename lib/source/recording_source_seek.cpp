@@ -125,6 +125,12 @@ Result<std::string> RecordingSource::seek_time(std::uint64_t nanos, std::string 
     return found_notice.empty() ? notice : notice + "; " + found_notice;
 }
 
+Result<std::string> RecordingSource::seek_members_after(const std::vector<Position::MemberAfter>& after) {
+    member_after_.clear();
+    for (const Position::MemberAfter& m : after) member_after_.push_back(m.last);
+    return std::string();
+}
+
 Result<std::string> RecordingSource::seek(const Position& start) {
     // After reading or another seek, from the start again (the contract).
     if (auto rewound = rewind(); !rewound) return std::move(rewound).error();
@@ -133,6 +139,8 @@ Result<std::string> RecordingSource::seek(const Position& start) {
     case Position::Kind::Oldest: return std::string();
     case Position::Kind::Span: return unresolved_span(start);
     case Position::Kind::Seqno:
+        if (start.resume && !start.members_after.empty() && identity_.members)
+            return seek_members_after(start.members_after);
         if (start.member != Position::kAnyMember && identity_.members) return seek_member(start.member, start.value);
         if (identity_.members)  // as on a live set (ring_set_source.cpp)
             return Error(EINVAL, fmt::format("recording '{}' is of a ring set: a sequence number needs its member "

@@ -117,8 +117,19 @@ case_refused_names() {
     evring watch again --name bad >/dev/null 2>"$WORK/x2.err"; rc=$?
     [[ $rc == 1 ]] && grep -q "named reader position '$EVRING_STATE_DIR/bad.pos' is damaged" "$WORK/x2.err" ||
         { fail refused "damaged: exit $rc: $(cat "$WORK/x2.err")"; return; }
+    # --reset replaces a refused position (damaged, or open to others) instead of stopping at it.
+    evring watch again --name bad --reset --from oldest --count 1 --format jsonl >"$WORK/x4" 2>"$WORK/x4.err"; rc=$?
+    [[ $rc == 0 && $(seqnos "$WORK/x4") == 1 ]] &&
+        grep -q "reader 'bad': its position was refused (.*bad.pos' is damaged.*); --reset removed it" "$WORK/x4.err" ||
+        { fail refused "--reset on a damaged position: exit $rc: $(cat "$WORK/x4.err")"; return; }
+    chmod 0666 "$EVRING_STATE_DIR/bad.pos"
+    evring watch again --name bad --count 1 >/dev/null 2>"$WORK/x5.err"; rc=$?
+    [[ $rc == 1 ]] || { fail refused "a position open to others: exit $rc: $(cat "$WORK/x5.err")"; return; }
+    evring watch again --name bad --reset --from oldest --count 1 --format jsonl >"$WORK/x6" 2>"$WORK/x6.err"; rc=$?
+    [[ $rc == 0 && $(seqnos "$WORK/x6") == 1 && $(stat -c %a "$EVRING_STATE_DIR/bad.pos") == 600 ]] ||
+        { fail refused "--reset on a position open to others: exit $rc: $(cat "$WORK/x6.err")"; return; }
     evring watch again --name 'a/b' >/dev/null 2>"$WORK/x3.err"; rc=$?
-    [[ $rc == 2 ]] || { fail refused "bad name: exit $rc"; return; }
+    [[ $rc == 2 ]] && grep -q "bad reader name 'a/b'" "$WORK/x3.err" || { fail refused "bad name: exit $rc"; return; }
     "$PRODUCER_BIN" busy:16:24 --rate 100 2>/dev/null & PIDS+=($!)
     poll 500 0.01 test -e "$EVRING_RING_DIR/busy" || { fail refused "no ring"; return; }
     "$EVRING_BIN" watch busy --name u --from oldest >/dev/null 2>"$WORK/u1.err" & PIDS+=($!)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Named readers of ring sets (docs/named-readers.md): a position per member.
 # A set written by several threads is read in two runs that resume member by
-# member (a set snapshot too); a run killed with SIGKILL halfway, then run again with the same
+# member (a set snapshot and a rotated set recording too); a run killed with SIGKILL halfway, then run again with the same
 # name, delivers every (member, seqno) once plus exactly the tail it reports
 # as written again. Each case prints "ok <name>", "FAIL <name>: <why>" or
 # "skip <name>: <why>".
@@ -76,6 +76,32 @@ case_set_first_run_idle_before_any_event() {
     ok set_first_run_idle_before_any_event
 }
 
+case_set_recording_resumes_member_by_member() {
+    local set=rset$$
+    "$PRODUCER_BIN" "$set" --threads 3 --count 2000 2>/dev/null || { fail recording "producer failed"; return; }
+    # Small files: the runs resume across a rotated series.
+    evring record "$set" --from oldest --rotate-size 64K -o "$WORK/set.evrec" 2>"$WORK/rec.err" ||
+        { fail recording "record: $(cat "$WORK/rec.err")"; return; }
+    [[ -e $WORK/set.evrec.2 ]] || { fail recording "the recording did not rotate: $(cat "$WORK/rec.err")"; return; }
+    evring watch "$WORK/set.evrec" --name ra --from oldest --count 2500 --format jsonl >"$WORK/e1" 2>"$WORK/e1.err" ||
+        { fail recording "first run: $(cat "$WORK/e1.err")"; return; }
+    evring watch "$WORK/set.evrec" --name ra --format jsonl >"$WORK/e2" 2>"$WORK/e2.err" ||
+        { fail recording "second run: $(cat "$WORK/e2.err")"; return; }
+    grep -q "reader 'ra' resumes ring set recording '.*set.evrec' (committed .*): member [0-9] after seqno [0-9]*.*; nothing was written after that commit" \
+        "$WORK/e2.err" || { fail recording "notice: $(cat "$WORK/e2.err")"; return; }
+    local total unique
+    total=$(pairs "$WORK/e1" "$WORK/e2" | wc -l)
+    unique=$(pairs "$WORK/e1" "$WORK/e2" | sort -u | wc -l)
+    [[ $total == 6000 && $unique == 6000 ]] || { fail recording "$total events, $unique distinct, of 6000"; return; }
+    # The second run is the rest of the merged stream, in its order.
+    diff <(evring watch "$WORK/set.evrec" --from oldest --format jsonl 2>/dev/null | pairs | tail -n 3500) <(pairs "$WORK/e2") \
+        >/dev/null || { fail recording "the second run is not the stream's last 3500 events"; return; }
+    evring watch "$WORK/set.evrec" --name ra --format jsonl >"$WORK/e3" 2>"$WORK/e3.err" ||
+        { fail recording "third run: $(cat "$WORK/e3.err")"; return; }
+    [[ ! -s $WORK/e3 ]] || { fail recording "third run printed $(wc -l <"$WORK/e3") events"; return; }
+    ok set_recording_resumes_member_by_member
+}
+
 case_set_sigkill_loses_nothing_and_counts_what_comes_again() {
     local set=kset$$
     "$PRODUCER_BIN" "$set" --threads 4 --count 50000 --rate 25000 2>/dev/null & PIDS+=($!)
@@ -104,5 +130,6 @@ case_set_sigkill_loses_nothing_and_counts_what_comes_again() {
 case_set_resumes_member_by_member
 case_set_snapshot_resumes_member_by_member
 case_set_first_run_idle_before_any_event
+case_set_recording_resumes_member_by_member
 case_set_sigkill_loses_nothing_and_counts_what_comes_again
 exit_with_results

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "capture/capture.hpp"
+#include "cursor/named_reader.hpp"
 #include "commands.hpp"
 #include "registry/reader_kinds.hpp"
 #include "evring/schema/schema_resolve.hpp"
@@ -42,6 +43,9 @@ Result<RecordPlan> plan_record(RecordOptions& options) {
             return Error(EINVAL, "--where and --trigger do not go together: a capture holds every event of its window");
         if (options.select.count)
             return Error(EINVAL, "--count and --trigger do not go together: --max-captures bounds the captures");
+        if (options.select.name)
+            return Error(EINVAL, "--name and --trigger do not go together: a named recorder resumes one "
+                                 "recording, and captures are many");
         options.select.where = options.capture.trigger;
         options.select.where_option = "--trigger";
     }
@@ -91,6 +95,20 @@ int run_captures(const RecordOptions& options, RecordPlan& plan, std::unique_ptr
     return kExitOk;
 }
 
+// A named recorder's mark says what its file holds, as the recording's
+// worker writes it (RecordingOptions::on_block, NamedReader::output_written).
+std::function<void(const BlockProgress&)> mark_blocks(NamedReader& reader, bool ring_set) {
+    return [&reader, ring_set](const BlockProgress& block) {
+        if (!ring_set) {
+            block.written ? reader.output_written(block.last_seqno) : reader.output_writing(block.last_seqno);
+            return;
+        }
+        for (const BlockProgress::MemberLast& m : block.members)
+            block.written ? reader.output_member_written(m.member, m.seqno)
+                          : reader.output_member_writing(m.member, m.seqno);
+    };
+}
+
 }  // namespace
 
 int run_record(RecordOptions& options) {
@@ -129,6 +147,17 @@ int run_record(RecordOptions& options) {
     if (const SourceKind kind = (*source)->kind(); kind == SourceKind::Ring || kind == SourceKind::RingSet)
         plan->recording.origin_instance = (*source)->identity().instance;
     if (plan->capture) return run_captures(options, *plan, *source);
+    // --name: the start is where the name's last run committed (named_reader.hpp).
+    // An -o that exists is refused before that, so such a run changes nothing (not even --reset).
+    std::error_code ignored;
+    if (options.select.name && std::filesystem::exists(std::filesystem::symlink_status(options.output, ignored)))
+        return runtime_error(Error(EEXIST, fmt::format("creating recording '{}': it exists (a named recorder writes a "
+                                                       "new file each run)", printable(options.output))));
+    auto named = options.select.resume_named(plan->follow, **source);
+    if (!named) return exit_code(named.error());
+    NamedReader* reader = named->get();
+    // The writer (and its worker, which calls on_block) goes before the reader: declared after it.
+    if (reader != nullptr) plan->recording.on_block = mark_blocks(*reader, plan->recording.ring_set);
     auto writer = RecordingWriter::create(options.output, source_header((*source)->identity()), plan->recording);
     if (!writer) return runtime_error(writer.error());
     install_stop_handlers();
@@ -141,10 +170,25 @@ int run_record(RecordOptions& options) {
     RegisteringSink seen(sink, {"record", reader_kinds::kRecord, "-> " + (absolute_failed ? options.output : output.string())},
                          !options.no_register);
     if (*interest) seen.set_interest(**interest);
-    auto result = follow(*source, plan->follow, seen);
+    // A commit covers only what is written and synced: each one waits for the
+    // recording's worker and the disk, so they come at most once a second.
+    std::optional<Error> sync_failed;
+    std::optional<CommitSink> committing;
+    if (reader != nullptr)
+        committing.emplace(seen, *reader, [&] {
+            auto synced = writer->sync();
+            if (!synced) sync_failed = std::move(synced).error();
+            return !sync_failed;
+        }, std::chrono::seconds(1));
+    auto result = follow(*source, plan->follow, committing ? static_cast<FollowSink&>(*committing) : seen);
     Status status = sink.status();
+    if (status && sync_failed) status = *sync_failed;
     if (status) status = writer->finish();
     if (!result) return runtime_error(result.error());
+    if (reader != nullptr && status) {
+        if (committing->error()) return runtime_error(*committing->error());
+        if (auto s = reader->commit(result->end == FollowEnd::End); !s) return runtime_error(s.error());
+    }
     const RecordingTotals& t = writer->totals();
     // Also when writing failed (a full disk): what was taken, then the error;
     // the blocks written before it stay readable (recording_writer.hpp).
@@ -155,6 +199,7 @@ int run_record(RecordOptions& options) {
                status ? printable(record_ended(*result))
                       : "writing the recording failed: only the blocks written before the error are in it",
                result->counters.late > 0 ? late_words(result->counters.late) : std::string());
+    if (reader != nullptr && !reader->redelivered_words().empty()) report_error(reader->redelivered_words());
     if (!status) return runtime_error(status.error());
     if (result->damaged) {
         report_error(fmt::format("'{}' is damaged: everything readable was recorded, with a gap marker for what "
@@ -180,6 +225,7 @@ Command add_record(CLI::App& app) {
     c->add_option("--level", o->level, "zstd level, 1 to 19 (default 1)")->type_name("LEVEL");
     c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
     c->add_flag("--wait", o->wait, kWaitHelp);
+    o->select.add_name(*c);
     o->interest.add(*c, "--interest-level");
     c->add_option("--trigger", o->capture.trigger,
                   "Flight recorder: on each event this expression keeps, write a capture of the ring around it "

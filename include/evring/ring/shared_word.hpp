@@ -9,7 +9,7 @@
 // D1..D5 a reader going to sleep on the doorbell, X1..X7 the writer claim
 // (writer_claim.hpp), C1..C4 and c1..c4 the clock anchor, I1..I7 the
 // interest word (lib/registry/registry_interest.hpp), H a hint that a later step
-// validates. The
+// validates, M1..M2 a named reader's mark (lib/cursor/named_reader.cpp). The
 // ring protocol, writer and reader side by side with the fence pairs, is
 // drawn once in docs/format.md ("The protocol"); the doorbell's in
 // doorbell.hpp; the clock's in lib/util/clock.cpp.
