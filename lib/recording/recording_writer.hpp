@@ -100,7 +100,7 @@ struct RecordingOptions {
     // Called on the writer's worker thread around each records block's write
     // (see the contract). It must be quick, must not throw and must not use
     // the writer.
-    std::function<void(const BlockProgress&)> on_block;
+    std::function<void(const BlockProgress&)> on_block{};
 };
 
 struct RecordingTotals {
