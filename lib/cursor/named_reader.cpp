@@ -16,6 +16,7 @@
 
 #include "cursor/named_reader_mark.hpp"
 #include "evring/clock.hpp"
+#include "source/durable_source.hpp"
 #include "source/ring_set_source.hpp"
 
 namespace evring {
@@ -84,9 +85,11 @@ Status NamedReader::same_source() const {
                                      name_, describe(committed_.kind), committed_.ring, describe(kind_), ring_, file_));
 }
 
-Result<Position> NamedReader::resume(const EventSource& source, const Position& start, bool start_given, bool reset,
+Result<Position> NamedReader::resume(EventSource& source, const Position& start, bool start_given, bool reset,
                                      std::vector<std::string>& notices) {
     const SourceIdentity& id = source.identity();
+    if (auto* durable = dynamic_cast<DurableSource*>(&source); durable != nullptr)
+        return resume_durable(source, *durable, start, start_given, reset, notices);
     if (dynamic_cast<const RingSetSource*>(&source) != nullptr) {
         if (reset) {
             if (auto s = remove_named_position(dir_, name_); !s) return std::move(s).error();
@@ -98,10 +101,6 @@ Result<Position> NamedReader::resume(const EventSource& source, const Position& 
         return Error(EINVAL, fmt::format("--name: '{}' is a {} of a ring set; named readers of those are not built "
                                          "yet (they are of a live ring set)",
                                          id.location, describe(id.kind)));
-    if (id.kind == SourceKind::Stream)
-        return Error(EINVAL, fmt::format("--name: '{}' is a stream; a stream's named reader would be a JetStream "
-                                         "durable consumer, which is not built yet",
-                                         id.location));
     if (id.instance == 0 || id.path.empty())
         return Error(EINVAL, fmt::format("--name: '{}' has no instance identity to resume by", id.location));
     ring_ = id.path;
@@ -199,6 +198,7 @@ void NamedReader::written() noexcept {
 
 Status NamedReader::commit(bool ended) {
     if (set_ != nullptr) return commit_set(ended);
+    if (durable_ != nullptr) return commit_durable();
     if (handing_ == 0) return {};  // nothing consumed: the next run is still a first run
     NamedPosition p;
     p.name = name_;

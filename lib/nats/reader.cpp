@@ -224,11 +224,13 @@ SourceStep StreamReader::Impl::next(SourceItem& item) {
         ++r.stats.messages;
         r.wire = detail::wire_view(r.current.message.get());
         if (auto s = decode_message(r.wire, r.decoded); !s) {
+            r.note_unacked();
             // Not ours: passed over, so one stray message never stops a reader.
             if (r.skip_foreign(s.error(), item)) return SourceStep::Notice;
             continue;
         }
         r.have_current = true;
+        r.note_unacked();
     }
 }
 

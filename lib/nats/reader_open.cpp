@@ -183,13 +183,17 @@ Result<std::unique_ptr<StreamReader::Impl>> open_impl(const Connection& connecti
         impl->expected = options.start.value;
         impl->start_floor = options.start.value;
     }
+    if (!options.durable.empty()) options.event_subject.clear();  // a named reader: one lane, every message
     impl->lanes.resize(options.event_subject.empty() ? 1 : 2);
     impl->lanes[0].filter = options.event_subject.empty() ? stream_subject(options.prefix) : options.event_subject;
     if (impl->lanes.size() == 2) impl->lanes[1].filter = control_filter(options.prefix);
     impl->options = std::move(options);
-    for (ReaderLane& lane : impl->lanes)
-        if (auto s = subscribe(connection.impl(), impl->options, start_sequence, lane); !s)
-            return std::move(s).error();
+    for (ReaderLane& lane : impl->lanes) {
+        auto s = impl->options.durable.empty() ? subscribe(connection.impl(), impl->options, start_sequence, lane)
+                                               : subscribe_durable(connection.impl(), impl->options, start_sequence,
+                                                                   lane);
+        if (!s) return std::move(s).error();
+    }
     impl->idle_since = std::chrono::steady_clock::now();
     return impl;
 }
