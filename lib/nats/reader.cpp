@@ -198,6 +198,14 @@ SourceStep StreamReader::Impl::process(SourceItem& item) {
 SourceStep StreamReader::Impl::next(SourceItem& item) {
     Impl& r = *this;
     if (r.failed) return SourceStep::Failed;
+    if (r.recovered) {
+        r.recovered = false;
+        r.text = fmt::format("durable consumer '{}' of stream '{}' created again after stream sequence {} (deliveries "
+                             "were interrupted); what it delivers again is dropped",
+                             r.options.durable, r.options.stream, r.acked_through);
+        item.notice = r.text;
+        return SourceStep::Notice;
+    }
     for (;;) {
         if (r.have_current) {
             // An event cut short (chunks missing) is a gap before anything else.

@@ -28,6 +28,9 @@ constexpr const char* kDescription = "evring named reader";
 constexpr std::chrono::minutes kAckWait{10};
 constexpr std::chrono::seconds kHeartbeat{1};
 constexpr std::int64_t kAckTimeoutMillis = 5000;
+// Creating the consumer again after an outage: attempts (one per read
+// while connected) before the reader fails.
+constexpr int kRecoverAttempts = 600;
 // How far back from the ack floor to look for a message that says which
 // source seqno it is at (the floor may be an announcement or a schema).
 constexpr std::uint64_t kFloorProbe = 64;
@@ -71,8 +74,8 @@ Status check_ours(const jsConsumerInfo& info, std::string_view name, const Reade
 
 }  // namespace
 
-Status subscribe_durable(const Connection::Impl& connection, const ReaderOptions& options,
-                         std::uint64_t start_sequence, ReaderLane& lane) {
+Result<std::uint64_t> subscribe_durable(const Connection::Impl& connection, const ReaderOptions& options,
+                                        std::uint64_t start_sequence, ReaderLane& lane) {
     const std::string what = fmt::format("durable consumer '{}' of stream '{}' on {}", options.durable,
                                          options.stream, connection.where());
     jsErrCode code = static_cast<jsErrCode>(0);
@@ -107,9 +110,12 @@ Status subscribe_durable(const Connection::Impl& connection, const ReaderOptions
         break;
     }
     code = static_cast<jsErrCode>(0);
-    s = js_AddConsumer(nullptr, connection.jetstream, options.stream.c_str(), &config, nullptr, &code);
+    jsConsumerInfo* raw = nullptr;
+    s = js_AddConsumer(&raw, connection.jetstream, options.stream.c_str(), &config, nullptr, &code);
+    ConsumerInfoPtr created(raw);
     natsInbox_Destroy(inbox);
     if (s != NATS_OK) return detail::nats_error(s, "creating " + what, code);
+    const std::uint64_t floor = created ? created->AckFloor.Stream : 0;
     jsSubOptions sub_options;
     jsSubOptions_Init(&sub_options);
     sub_options.Stream = options.stream.c_str();
@@ -119,13 +125,60 @@ Status subscribe_durable(const Connection::Impl& connection, const ReaderOptions
     s = js_SubscribeSync(&lane.subscription, connection.jetstream, lane.filter.c_str(), nullptr, &sub_options, &code);
     if (s == NATS_OK) s = natsSubscription_SetPendingLimits(lane.subscription, 1 << 18, 256 << 20);
     if (s != NATS_OK) return detail::nats_error(s, "reading " + what, code);
+    return floor;
+}
+
+Status StreamReader::Impl::recover_durable(ReaderLane& lane) {
+    if (lane.subscription != nullptr) {
+        natsSubscription_Unsubscribe(lane.subscription);  // binds, never deletes, the consumer
+        retired.push_back(lane.subscription);
+        lane.subscription = nullptr;
+    }
+    if (!recovering) {
+        // What was taken already comes again and is dropped (receive());
+        // what is buffered past it is taken again as it comes.
+        recovering = true;
+        lane.buffered.clear();
+        lane.last_received = taken_through;
+        max_received = taken_through;
+        for (Unacked& u : unacked) u.reply.clear();  // the old consumer's: acknowledging by them would mislead the new one
+    }
+    if (connection_handle->state() != ConnectionState::Connected) return {};
+    ReaderOptions again = options;
+    again.start = StartAt::stream_sequence(acked_through + 1);
+    reconnects_seen = connection->events->reconnects.load(std::memory_order_relaxed);
+    auto floor = subscribe_durable(*connection, again, acked_through + 1, lane);
+    if (!floor) {
+        if (lane.subscription != nullptr) {
+            retired.push_back(lane.subscription);
+            lane.subscription = nullptr;
+        }
+        // The server may be starting again (JetStream not ready): tried again at the next read.
+        if (++recover_failures < kRecoverAttempts) return {};
+        return std::move(floor).error().context("creating the durable consumer again after an outage");
+    }
+    recovering = false;
+    recovered = true;
+    recover_failures = 0;
+    ++stats.reconnects;
     return {};
+}
+
+void StreamReader::Impl::redelivered(const ReceivedMessage& received) {
+    const char* reply = natsMsg_GetReply(received.message.get());
+    if (reply == nullptr) return;
+    for (auto it = unacked.rbegin(); it != unacked.rend() && it->sequence >= received.sequence; ++it)
+        if (it->sequence == received.sequence) {
+            it->reply = reply;
+            return;
+        }
 }
 
 void StreamReader::Impl::note_unacked() {
     if (options.durable.empty()) return;
     Unacked u;
     u.sequence = current.sequence;
+    taken_through = current.sequence;
     if (const char* reply = natsMsg_GetReply(current.message.get()); reply != nullptr) u.reply = reply;
     if (have_current) {  // decoded; else another client's message: it carries no event of ours
         if (!instance.empty() && decoded.instance != instance) ++epoch;
@@ -138,12 +191,17 @@ void StreamReader::Impl::note_unacked() {
 Status StreamReader::Impl::acknowledge(std::uint64_t last) {
     // The newest message all of whose events are handed out, and all before
     // it: messages without events go with the ones before them.
+    // An entry without a reply (the consumer was created again and has not
+    // delivered it again yet) cannot be acknowledged, nor dropped.
     std::size_t through = 0;
     const Unacked* ack = nullptr;
-    for (const Unacked& u : unacked) {
+    for (std::size_t i = 0; i < unacked.size(); ++i) {
+        const Unacked& u = unacked[i];
         if (u.epoch == epoch && u.last_seqno != 0 && u.last_seqno > last) break;
-        ++through;
-        if (!u.reply.empty()) ack = &u;
+        if (!u.reply.empty()) {
+            ack = &u;
+            through = i + 1;
+        }
     }
     if (ack == nullptr) return {};
     natsMsg* answer = nullptr;
@@ -154,6 +212,7 @@ Status StreamReader::Impl::acknowledge(std::uint64_t last) {
         return detail::nats_error(s, fmt::format("acknowledging stream '{}' up to message {} to durable consumer '{}' "
                                                  "on {}",
                                                  options.stream, ack->sequence, options.durable, connection->where()));
+    acked_through = std::max(acked_through, ack->sequence);
     unacked.erase(unacked.begin(), unacked.begin() + static_cast<std::ptrdiff_t>(through));
     return {};
 }

@@ -59,6 +59,13 @@ struct StreamReader::Impl {
     // the ring instances seen (Unacked::epoch).
     std::deque<Unacked> unacked;
     std::uint64_t epoch = 0;
+    std::uint64_t acked_through = 0;  // the durable's ack floor, as a stream sequence
+    std::uint64_t taken_through = 0;  // the newest stream sequence taken into `current`
+    std::uint64_t reconnects_seen = 0;
+    bool recovering = false;          // the durable lane is to be created again (reader_durable.cpp)
+    int recover_failures = 0;
+    bool recovered = false;           // to be said in a notice
+    std::vector<natsSubscription*> retired;  // unsubscribed, destroyed with the Impl (a wait set may still look)
     Error error{0, {}};
     bool failed = false;
 
@@ -119,13 +126,21 @@ struct StreamReader::Impl {
     void note_unacked();
     // Acknowledges what is handed out whole up to source seqno `last`.
     Status acknowledge(std::uint64_t last);
+    // A durable lane after a sign of lost deliveries (an outage, a sequence
+    // mismatch, missed heartbeats): the consumer is created again after the
+    // ack floor and what was taken already is dropped as it comes again.
+    // NotReady while the server cannot be reached.
+    Status recover_durable(ReaderLane& lane);
+    // A message the durable lane delivers again: its entry in `unacked` gets the new reply.
+    void redelivered(const ReceivedMessage& received);
 };
 
 // A durable lane (reader_durable.cpp): (re)creates the consumer
 // options.durable at `start_sequence` (as subscribe() reads
 // options.start) and binds `lane` to it.
-Status subscribe_durable(const Connection::Impl& connection, const ReaderOptions& options,
-                         std::uint64_t start_sequence, ReaderLane& lane);
+// Returns the new consumer's ack floor (a stream sequence).
+Result<std::uint64_t> subscribe_durable(const Connection::Impl& connection, const ReaderOptions& options,
+                                        std::uint64_t start_sequence, ReaderLane& lane);
 
 // A reader's consumers on `connection`, subscribed at options.start;
 // `ring` is the stream's newest announcement (read by the caller).

@@ -148,6 +148,7 @@ StreamReader::Impl::~Impl() {
             natsSubscription_Unsubscribe(lane.subscription);
             natsSubscription_Destroy(lane.subscription);
         }
+    for (natsSubscription* subscription : retired) natsSubscription_Destroy(subscription);
 }
 
 // The relay's prefix: the stream's one subject, PREFIX.>.
@@ -188,12 +189,16 @@ Result<std::unique_ptr<StreamReader::Impl>> open_impl(const Connection& connecti
     impl->lanes[0].filter = options.event_subject.empty() ? stream_subject(options.prefix) : options.event_subject;
     if (impl->lanes.size() == 2) impl->lanes[1].filter = control_filter(options.prefix);
     impl->options = std::move(options);
-    for (ReaderLane& lane : impl->lanes) {
-        auto s = impl->options.durable.empty() ? subscribe(connection.impl(), impl->options, start_sequence, lane)
-                                               : subscribe_durable(connection.impl(), impl->options, start_sequence,
-                                                                   lane);
-        if (!s) return std::move(s).error();
+    if (!impl->options.durable.empty()) {
+        impl->reconnects_seen = connection.impl().events->reconnects.load(std::memory_order_relaxed);
+        auto floor = subscribe_durable(connection.impl(), impl->options, start_sequence, impl->lanes[0]);
+        if (!floor) return std::move(floor).error();
+        impl->acked_through = *floor;
     }
+    for (ReaderLane& lane : impl->lanes)
+        if (impl->options.durable.empty())
+            if (auto s = subscribe(connection.impl(), impl->options, start_sequence, lane); !s)
+                return std::move(s).error();
     impl->idle_since = std::chrono::steady_clock::now();
     return impl;
 }

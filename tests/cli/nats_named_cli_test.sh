@@ -19,8 +19,11 @@ cleanup_first() { [[ -z $SERVER_PID ]] || kill "$SERVER_PID" 2>/dev/null; }
 evring() { timeout 60 "$EVRING_BIN" "$@"; }
 seqnos() { jq -R -r 'fromjson? | select(.seqno != null and .gap == null) | .seqno' "$@"; }
 
+PORT=
+# Starts the server (on $PORT when set, else a port it picks) and waits for it.
 start_server() {
-    nats-server -js -a 127.0.0.1 -p -1 -sd "$WORK/store" --ports_file_dir "$WORK/ports" >"$WORK/server.log" 2>&1 &
+    rm -f "$WORK"/ports/*
+    nats-server -js -a 127.0.0.1 -p "${PORT:--1}" -sd "$WORK/store" --ports_file_dir "$WORK/ports" >"$WORK/server.log" 2>&1 &
     SERVER_PID=$!
     local f
     for _ in $(seq 1500); do
@@ -33,6 +36,7 @@ start_server() {
     done
     echo "nats-server did not start: $(cat "$WORK/server.log")"; exit 1
 }
+stop_server() { kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=; }
 start_server
 URL="nats://127.0.0.1:$PORT"
 
@@ -185,7 +189,29 @@ case_stream_deleted_under_the_durable_starts_over_saying_so() {
     ok stream_deleted_under_the_durable_starts_over_saying_so
 }
 
+case_server_restarted_under_a_named_reader_loses_nothing() {
+    # The durable consumer is created again after the outage, after its ack floor: what the
+    # server had sent when it went away is neither lost nor printed twice.
+    start_relayed_ring out OUT 20000 4000 || { fail outage "no ring"; return; }
+    poll 1000 0.01 stream_has OUT 1 || { fail outage "relay: $(cat "$WORK/relay-OUT.err")"; return; }
+    "$EVRING_BIN" watch "$URL/OUT" --name o --from oldest --format jsonl >"$WORK/o1" 2>"$WORK/o1.err" & PIDS+=($!)
+    local watcher=$!
+    poll 3000 0.01 has_lines "$WORK/o1" 2000 || { fail outage "too little before the outage: $(cat "$WORK/o1.err")"; return; }
+    stop_server
+    start_server
+    poll 6000 0.01 reached "$WORK/o1" 20000 || { fail outage "never reached 20000 after the outage: $(cat "$WORK/o1.err")"; return; }
+    kill -TERM "$watcher"; wait "$watcher"
+    wait "$PRODUCER_PID"
+    kill "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
+    [[ $(seqnos "$WORK/o1" | wc -l) == 20000 && $(seqnos "$WORK/o1" | sort -n -u | wc -l) == 20000 ]] ||
+        { fail outage "$(seqnos "$WORK/o1" | wc -l) events, $(seqnos "$WORK/o1" | sort -n -u | wc -l) distinct: $(cat "$WORK/o1.err")"; return; }
+    grep -q "durable consumer 'o' of stream 'OUT' created again after stream sequence [0-9]*" "$WORK/o1.err" ||
+        { fail outage "no notice of the consumer created again: $(cat "$WORK/o1.err")"; return; }
+    ok server_restarted_under_a_named_reader_loses_nothing
+}
+
 case_sigkill_then_resume_delivers_every_event_and_counts_what_comes_again
+case_server_restarted_under_a_named_reader_loses_nothing
 case_reset_and_explicit_from_start_over
 case_digest_by_name_covers_the_events_since_its_last_run
 case_names_and_consumers_refused_clearly
