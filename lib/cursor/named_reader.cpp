@@ -16,7 +16,7 @@
 
 #include "cursor/named_reader_mark.hpp"
 #include "evring/clock.hpp"
-#include "source/durable_source.hpp"
+#include "evring/source/durable_source.hpp"
 #include "source/ring_set_source.hpp"
 
 namespace evring {

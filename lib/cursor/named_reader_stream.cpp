@@ -8,7 +8,7 @@
 
 #include "cursor/named_reader.hpp"
 #include "cursor/named_reader_mark.hpp"
-#include "source/durable_source.hpp"
+#include "evring/source/durable_source.hpp"
 
 namespace evring {
 

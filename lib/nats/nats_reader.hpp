@@ -74,7 +74,7 @@
 //   gives a consumer one filter subject, so control messages (gaps,
 //   announcements, schemas) are then read by a second consumer and merged in
 //   stream order; sequence holes between filtered events are not gaps.
-// - A named reader (DurableSource, lib/source/durable_source.hpp;
+// - A named reader (DurableSource, include/evring/source/durable_source.hpp;
 //   reader_durable.cpp): one lane, a push consumer durable under the
 //   reader's name with AckPolicy All, created at each seek() (an existing one
 //   is deleted first: its ack floor is read by durable_open() and the new
@@ -101,7 +101,7 @@
 #include "evring/format.hpp"
 #include "evring/nats/nats_connection.hpp"
 #include "nats/nats_encoding.hpp"
-#include "source/durable_source.hpp"
+#include "evring/source/durable_source.hpp"
 
 namespace evring::nats {
 
@@ -212,10 +212,11 @@ private:
     std::span<const std::byte> last_payload_;  // the stream's newest schema message at open
     std::string event_subject_;             // narrow()'s filter for the next seek()
     std::uint64_t foreign_before_ = 0;      // counted by consumers before impl_'s
-    // A durable resumed (durable_open()): the next seek() starts after its
-    // ack floor, at this stream sequence, expecting source seqno
-    // `resume_seqno_ + 1` of ring instance `resume_instance_` (0, empty: not known).
-    std::optional<std::uint64_t> resume_sequence_;
+    // A durable resumed (durable_open()): the next seek() starts here (after
+    // its ack floor, or where it was created when nothing was acknowledged),
+    // expecting source seqno `resume_seqno_ + 1` of ring instance
+    // `resume_instance_` (0, empty: not known).
+    std::optional<StartAt> resume_start_;
     std::uint64_t resume_seqno_ = 0;
     std::string resume_instance_;
 };

@@ -1,6 +1,6 @@
 // A named reader's position on the server: the JetStream durable consumer
 // behind StreamReader's DurableSource side (nats_reader.hpp,
-// lib/source/durable_source.hpp; docs/named-readers.md, "Streams").
+// include/evring/source/durable_source.hpp; docs/named-readers.md, "Streams").
 //
 // Why the consumer is re-created at each run, from the old one's ack floor,
 // rather than bound again: a push consumer redelivers what it delivered
@@ -144,8 +144,9 @@ Status StreamReader::Impl::recover_durable(ReaderLane& lane) {
         for (Unacked& u : unacked) u.reply.clear();  // the old consumer's: acknowledging by them would mislead the new one
     }
     if (connection_handle->state() != ConnectionState::Connected) return {};
+    // After the floor; where it was created (a time, the oldest) when there is none yet.
     ReaderOptions again = options;
-    again.start = StartAt::stream_sequence(acked_through + 1);
+    if (acked_through != 0) again.start = StartAt::stream_sequence(acked_through + 1);
     reconnects_seen = connection->events->reconnects.load(std::memory_order_relaxed);
     auto floor = subscribe_durable(*connection, again, acked_through + 1, lane);
     if (!floor) {
@@ -233,11 +234,20 @@ Result<DurableResume> StreamReader::durable_open(std::string_view name, bool sta
     if (s != NATS_OK) return detail::nats_error(s, "looking up " + resume.where, code);
     if (auto ours = check_ours(*info, name, options_, connection.where()); !ours) return std::move(ours).error();
     resume.existed = true;
-    resume.floor_sequence = info->AckFloor.Stream;
     resume.unacked = static_cast<std::uint64_t>(std::max<std::int64_t>(info->NumAckPending, 0));
+    // Nothing acknowledged yet: the server says 0, and the consumer's own
+    // start is the position (a sequence; a time is asked again as a time).
+    const jsConsumerConfig& config = *info->Config;
+    resume.floor_sequence = info->AckFloor.Stream;
+    if (resume.floor_sequence == 0 && config.DeliverPolicy == js_DeliverByStartSequence && config.OptStartSeq > 0)
+        resume.floor_sequence = config.OptStartSeq - 1;
     if (start_over) return resume;
     resume.resumed = true;
-    resume_sequence_ = resume.floor_sequence + 1;
+    resume_start_ = StartAt::stream_sequence(resume.floor_sequence + 1);
+    if (resume.floor_sequence == 0 && config.DeliverPolicy == js_DeliverByStartTime) {
+        resume_start_ = StartAt::time(static_cast<std::uint64_t>(config.OptStartTime));
+        return resume;  // where that is, the server finds
+    }
     // Which source seqno the floor is at: its message's last, or of one just
     // before it; none down to the stream's first message: before any event.
     auto stream = connection_->stream_info(options_.stream);

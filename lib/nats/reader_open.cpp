@@ -184,7 +184,16 @@ Result<std::unique_ptr<StreamReader::Impl>> open_impl(const Connection& connecti
         impl->expected = options.start.value;
         impl->start_floor = options.start.value;
     }
-    if (!options.durable.empty()) options.event_subject.clear();  // a named reader: one lane, every message
+    if (!options.durable.empty()) {
+        options.event_subject.clear();  // a named reader: one lane, every message
+        // Created at a stream sequence, not "new": the server reports an ack
+        // floor of 0 until something is acknowledged, and the start
+        // sequence is then what durable_open() resumes from.
+        if (options.start.kind == StartKind::New) {
+            options.start = StartAt::stream_sequence(info->last_sequence + 1);
+            start_sequence = info->last_sequence + 1;
+        }
+    }
     impl->lanes.resize(options.event_subject.empty() ? 1 : 2);
     impl->lanes[0].filter = options.event_subject.empty() ? stream_subject(options.prefix) : options.event_subject;
     if (impl->lanes.size() == 2) impl->lanes[1].filter = control_filter(options.prefix);
@@ -193,7 +202,10 @@ Result<std::unique_ptr<StreamReader::Impl>> open_impl(const Connection& connecti
         impl->reconnects_seen = connection.impl().events->reconnects.load(std::memory_order_relaxed);
         auto floor = subscribe_durable(connection.impl(), impl->options, start_sequence, impl->lanes[0]);
         if (!floor) return std::move(floor).error();
-        impl->acked_through = *floor;
+        // Before any acknowledgement the server says 0: the start is the floor.
+        const bool by_sequence = impl->options.start.kind == StartKind::StreamSequence ||
+                                 impl->options.start.kind == StartKind::SourceSeqno;
+        impl->acked_through = std::max(*floor, by_sequence && start_sequence > 0 ? start_sequence - 1 : 0);
     }
     for (ReaderLane& lane : impl->lanes)
         if (impl->options.durable.empty())

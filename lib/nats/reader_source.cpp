@@ -92,18 +92,18 @@ Result<std::unique_ptr<StreamReader>> StreamReader::prepare(std::unique_ptr<Conn
 
 Status StreamReader::subscribe(ReaderOptions options) {
     // A durable resumed: after its ack floor, whatever the position asked.
-    if (resume_sequence_) options.start = StartAt::stream_sequence(*resume_sequence_);
+    if (resume_start_) options.start = *resume_start_;
     auto impl = open_impl(*connection_, std::move(options), impl_ ? impl_->ring : announced_);
     if (!impl) return std::move(impl).error();
     if (impl_) foreign_before_ += impl_->stats.foreign + impl_->stats.invalid;
     impl_ = std::move(impl).value();
-    if (resume_sequence_ && resume_seqno_ != 0) {
+    if (resume_start_ && resume_seqno_ != 0) {
         // The floor's message may be a batch's: its events are not wanted again.
         impl_->instance = resume_instance_;
         impl_->expected = resume_seqno_ + 1;
         impl_->start_floor = resume_seqno_ + 1;
     }
-    resume_sequence_.reset();
+    resume_start_.reset();
     return {};
 }
 

@@ -17,8 +17,6 @@ export EVRING_STATE_DIR="$WORK/state"
 SERVER_PID=
 cleanup_first() { [[ -z $SERVER_PID ]] || kill "$SERVER_PID" 2>/dev/null; }
 evring() { timeout 60 "$EVRING_BIN" "$@"; }
-PY=/usr/bin/python3  # the interpreter the package is built for
-[[ -x $PY ]] || PY=python3
 seqnos() { jq -R -r 'fromjson? | select(.seqno != null and .gap == null) | .seqno' "$@"; }
 
 PORT=
@@ -212,52 +210,7 @@ case_server_restarted_under_a_named_reader_loses_nothing() {
     ok server_restarted_under_a_named_reader_loses_nothing
 }
 
-# The C ABI (evring_source_resume_named / evring_source_commit, through ctypes) goes through the
-# same named reader: 128 events (two of the relay's messages) read and committed, then a second
-# reader under the name resumes at 129. (Python's evring.open reads no nats:// sources.)
-case_c_abi_named_reader_of_a_stream_resumes_after_its_commit() {
-    local lib=${EVRING_LIB_DIR:-}/libevring.so
-    [[ -f $lib ]] || { skip c_abi "no libevring.so"; return; }
-    local out
-    out=$(timeout 60 "$PY" -c '
-import ctypes, sys
-lib = ctypes.CDLL(sys.argv[1])
-lib.evring_source_open.restype = ctypes.c_void_p
-lib.evring_source_open.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
-lib.evring_source_resume_named.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
-lib.evring_source_next.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
-lib.evring_source_commit.argtypes = [ctypes.c_void_p]
-lib.evring_source_wait.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
-lib.evring_source_close.argtypes = [ctypes.c_void_p]
-def run(count):
-    src = lib.evring_source_open(sys.argv[2].encode(), None)
-    assert src, "open failed"
-    assert lib.evring_source_resume_named(src, b"c", b"oldest", 0) == 0, "resume failed"
-    item = ctypes.create_string_buffer(128)
-    ctypes.c_uint32.from_buffer(item, 0).value = 128  # sizeof(evring_item)
-    seqnos, tries = [], 0
-    while len(seqnos) < count and tries < 500:
-        step = lib.evring_source_next(src, item, 0)
-        if step == 0:
-            seqnos.append(ctypes.c_uint64.from_buffer(item, 8).value)  # item.event.seqno
-        elif step == 3:
-            tries += 1
-            lib.evring_source_wait(src, 20000000)
-        elif step != 2 and step != 1:
-            break
-    assert lib.evring_source_commit(src) == 0, "commit failed"
-    lib.evring_source_close(src)
-    return seqnos
-first = run(128)
-second = run(3)
-print(first[0], first[-1], len(first), second)
-' "$lib" "$URL/FEED" 2>&1)
-    [[ $out == "1 128 128 [129, 130, 131]" ]] || { fail c_abi "$(echo "$out" | tail -4 | tr "\n" " ")"; return; }
-    ok c_abi_named_reader_of_a_stream_resumes_after_its_commit
-}
-
 case_sigkill_then_resume_delivers_every_event_and_counts_what_comes_again
-case_c_abi_named_reader_of_a_stream_resumes_after_its_commit
 case_server_restarted_under_a_named_reader_loses_nothing
 case_reset_and_explicit_from_start_over
 case_digest_by_name_covers_the_events_since_its_last_run

@@ -96,6 +96,26 @@ TEST_F(NatsDurable, ACommitAcknowledgesWhatWasHandedOutAndTheNextReaderResumesAf
     EXPECT_EQ(read_seqnos(*reader), test::iota_seqnos(1, 100));
 }
 
+TEST_F(NatsDurable, AReaderThatAcknowledgesNothingKeepsThePositionItResumedFrom) {
+    DurableResume resume;
+    {
+        auto reader = named("idle", false, resume);
+        EXPECT_EQ(read_seqnos(*reader, 30), test::iota_seqnos(1, 30));
+        ASSERT_TRUE(reader->durable_commit(30).ok());
+    }
+    {
+        // Created again after stream sequence F: until it acknowledges, the
+        // server reports an ack floor of 0, and the start must stand for it.
+        auto reader = named("idle", false, resume);
+        EXPECT_EQ(resume.floor_seqno, 30u);
+        EXPECT_EQ(read_seqnos(*reader, 5), test::iota_seqnos(31, 35));
+    }
+    auto reader = named("idle", false, resume);
+    EXPECT_TRUE(resume.floor_known);
+    EXPECT_EQ(resume.floor_seqno, 30u);
+    EXPECT_EQ(read_seqnos(*reader), test::iota_seqnos(31, 100));
+}
+
 TEST_F(NatsDurable, NamesJetStreamRefusesAndConsumersEvringDidNotMakeAreRefusedAndLeftAlone) {
     ReaderOptions options;
     options.stream = "DUR";

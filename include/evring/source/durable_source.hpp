@@ -1,9 +1,9 @@
-// Private to lib: a source that keeps a named reader's position itself,
-// on its server, instead of in a position file (docs/named-readers.md,
-// "Streams"). nats::StreamReader is one: the position is a JetStream durable
-// consumer named after the reader. NamedReader (lib/cursor) finds it with a
-// dynamic_cast and talks to it only through this interface, so lib/cursor
-// never depends on libnats.
+// include/evring/source/durable_source.hpp — an event source that keeps a
+// named reader's position itself, on its server, instead of in a position
+// file (docs/named-readers.md, "Streams"). nats::StreamReader is one: the
+// position is a JetStream durable consumer named after the reader.
+// NamedReader (lib/cursor) finds it with a dynamic_cast and talks to it only
+// through this interface, so lib/cursor never depends on libnats.
 //
 // Contract:
 // - durable_open() happens once, before the first seek(): it looks the name
