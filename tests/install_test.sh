@@ -13,7 +13,7 @@
 # to anything but none: the release build runs this).
 set -euo pipefail
 : "${EVRING_BUILD_DIR:?}" "${EVRING_SOURCE_DIR:?}"
-MAX_HEADERS=34  # 34 since source/span_limit.hpp: where a follow stops by a span's label (--until block:N), which FollowOptions carries
+MAX_HEADERS=35  # 35 since source/durable_source.hpp: a source that keeps a named reader's position itself (a nats:// stream's durable consumer)
 MAX_NATS_HEADERS=2
 
 if [ -n "${EVRING_SANITIZE:-}" ] && [ "$EVRING_SANITIZE" != none ]; then

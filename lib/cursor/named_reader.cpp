@@ -17,6 +17,7 @@
 #include "cursor/named_reader_mark.hpp"
 #include "evring/clock.hpp"
 #include "evring/ring/shared_word.hpp"
+#include "evring/source/durable_source.hpp"
 #include "source/ring_set_source.hpp"
 
 namespace evring {
@@ -85,7 +86,7 @@ Status NamedReader::same_source() const {
                                      name_, describe(committed_.kind), committed_.ring, describe(kind_), ring_, file_));
 }
 
-Result<Position> NamedReader::resume(const EventSource& source, const Position& start, bool start_given, bool reset,
+Result<Position> NamedReader::resume(EventSource& source, const Position& start, bool start_given, bool reset,
                                      std::vector<std::string>& notices) {
     const SourceIdentity& id = source.identity();
     if (refused_) {
@@ -95,6 +96,8 @@ Result<Position> NamedReader::resume(const EventSource& source, const Position& 
                                       refused_->message()));
         refused_.reset();
     }
+    if (auto* durable = dynamic_cast<DurableSource*>(&source); durable != nullptr)
+        return resume_durable(source, *durable, start, start_given, reset, notices);
     // A recording of a ring set keeps the member of each event too.
     if (dynamic_cast<const RingSetSource*>(&source) != nullptr || (id.members && id.kind == SourceKind::Recording)) {
         if (reset) {
@@ -107,10 +110,6 @@ Result<Position> NamedReader::resume(const EventSource& source, const Position& 
         return Error(EINVAL, fmt::format("named reader: '{}' is a {} of a ring set; named readers of those are not built "
                                          "yet (they are of a live ring set)",
                                          id.location, describe(id.kind)));
-    if (id.kind == SourceKind::Stream)
-        return Error(EINVAL, fmt::format("named reader: '{}' is a stream; a stream's named reader would be a JetStream "
-                                         "durable consumer, which is not built yet",
-                                         id.location));
     if (id.instance == 0 || id.path.empty())
         return Error(EINVAL, fmt::format("named reader: '{}' has no instance identity to resume by", id.location));
     ring_ = id.path;
@@ -229,6 +228,7 @@ void NamedReader::output_member_written(std::uint32_t member, std::uint64_t seqn
 
 Status NamedReader::commit(bool ended) {
     if (per_member_) return commit_set(ended);
+    if (durable_ != nullptr) return commit_durable();
     if (handing_ == 0) return {};  // nothing consumed: the next run is still a first run
     NamedPosition p;
     p.name = name_;

@@ -38,6 +38,11 @@
 //   mark holds each member's written and begun-writing seqnos, so the count
 //   of what comes again is per (member, seqno). A member re-created under
 //   the reader (RingSetSource::member_version changes) starts over at 0.
+// - A source that keeps positions itself (DurableSource: a nats:// stream,
+//   whose position is a JetStream durable consumer named after the reader;
+//   named_reader_stream.cpp) has no position file: resume() asks the source
+//   (its ack floor), commit() has the source acknowledge what was handed
+//   out. The lock and the mark are kept as for a ring.
 //
 // - An output written by another thread (evring record's worker) marks
 //   what it wrote itself, block by block (output_writing/output_written),
@@ -62,6 +67,7 @@
 namespace evring {
 
 class RingSetSource;
+class DurableSource;
 
 class NamedReader {
 public:
@@ -70,7 +76,7 @@ public:
     NamedReader& operator=(const NamedReader&) = delete;
     ~NamedReader();
 
-    Result<Position> resume(const EventSource& source, const Position& start, bool start_given, bool reset,
+    Result<Position> resume(EventSource& source, const Position& start, bool start_given, bool reset,
                             std::vector<std::string>& notices);
 
     // The follow loop is reading `source` (again after follow_name switched).
@@ -142,6 +148,10 @@ private:
     Status commit_set(bool ended);
     std::string set_redelivered_words() const;
     MemberMark* member_marks() const noexcept;
+    // A source that keeps the position itself (named_reader_stream.cpp).
+    Result<Position> resume_durable(EventSource& source, DurableSource& durable, const Position& start,
+                                    bool start_given, bool reset, std::vector<std::string>& notices);
+    Status commit_durable();
     Result<Position> start_over(const EventSource& source, const Position& start, std::vector<std::string>& notices,
                                 std::string why);
 
@@ -163,6 +173,8 @@ private:
     const RingSetSource* set_ = nullptr;
     std::uint64_t set_version_ = 0;
     std::vector<MemberState> members_;
+    // A source that keeps the position itself (null for every other).
+    DurableSource* durable_ = nullptr;
 };
 
 // A FollowSink that hands everything to `inner` and commits the named

@@ -74,6 +74,14 @@
 //   gives a consumer one filter subject, so control messages (gaps,
 //   announcements, schemas) are then read by a second consumer and merged in
 //   stream order; sequence holes between filtered events are not gaps.
+// - A named reader (DurableSource, include/evring/source/durable_source.hpp;
+//   reader_durable.cpp): one lane, a push consumer durable under the
+//   reader's name with AckPolicy All, created at each seek() (an existing one
+//   is deleted first: its ack floor is read by durable_open() and the new
+//   one starts after it, so what the previous one delivered unacknowledged
+//   comes at once rather than after its AckWait). No server-side filter:
+//   the follow loop filters. durable_commit() acknowledges what was handed
+//   out whole.
 //
 // Thread safety: as EventSource (one thread at a time); a reader opened on a
 // Connection must not outlive it.
@@ -93,6 +101,7 @@
 #include "evring/format.hpp"
 #include "evring/nats/nats_connection.hpp"
 #include "nats/nats_encoding.hpp"
+#include "evring/source/durable_source.hpp"
 
 namespace evring::nats {
 
@@ -124,6 +133,9 @@ struct ReaderOptions {
     StartAt start;
     std::string event_subject;  // empty: every event; else a subject (pattern) under PREFIX
     std::size_t max_chunked_event = std::size_t{1} << 30;  // a reassembled event may not exceed it
+    // A named reader's JetStream durable consumer (reader_durable.cpp); empty:
+    // ordered consumers, nothing kept on the server.
+    std::string durable;
 };
 
 struct ReaderStats {
@@ -138,7 +150,7 @@ struct ReaderStats {
     std::uint64_t invalid = 0;     // messages skipped: evring's header, but they do not decode
 };
 
-class StreamReader final : public EventSource {
+class StreamReader final : public EventSource, public DurableSource {
 public:
     // Subscribes at options.start; the reader must not outlive `connection`.
     static Result<std::unique_ptr<StreamReader>> open(const Connection& connection, ReaderOptions options);
@@ -158,6 +170,10 @@ public:
     std::span<const std::byte> schema() const override;
     std::string end_text() const override;
     void narrow(const FlowFilter& filter) override;
+
+    // DurableSource (reader_durable.cpp)
+    Result<DurableResume> durable_open(std::string_view name, bool start_over) override;
+    Status durable_commit(std::uint64_t last) override;
 
     const ReaderOptions& options() const;
     // The ring the stream carries (the newest announcement seen; nullopt when
@@ -196,6 +212,13 @@ private:
     std::span<const std::byte> last_payload_;  // the stream's newest schema message at open
     std::string event_subject_;             // narrow()'s filter for the next seek()
     std::uint64_t foreign_before_ = 0;      // counted by consumers before impl_'s
+    // A durable resumed (durable_open()): the next seek() starts here (after
+    // its ack floor, or where it was created when nothing was acknowledged),
+    // expecting source seqno `resume_seqno_ + 1` of ring instance
+    // `resume_instance_` (0, empty: not known).
+    std::optional<StartAt> resume_start_;
+    std::uint64_t resume_seqno_ = 0;
+    std::string resume_instance_;
 };
 
 }  // namespace evring::nats

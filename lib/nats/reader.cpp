@@ -198,6 +198,14 @@ SourceStep StreamReader::Impl::process(SourceItem& item) {
 SourceStep StreamReader::Impl::next(SourceItem& item) {
     Impl& r = *this;
     if (r.failed) return SourceStep::Failed;
+    if (r.recovered) {
+        r.recovered = false;
+        r.text = fmt::format("durable consumer '{}' of stream '{}' created again after stream sequence {} (deliveries "
+                             "were interrupted); what it delivers again is dropped",
+                             r.options.durable, r.options.stream, r.acked_through);
+        item.notice = r.text;
+        return SourceStep::Notice;
+    }
     for (;;) {
         if (r.have_current) {
             // An event cut short (chunks missing) is a gap before anything else.
@@ -224,11 +232,13 @@ SourceStep StreamReader::Impl::next(SourceItem& item) {
         ++r.stats.messages;
         r.wire = detail::wire_view(r.current.message.get());
         if (auto s = decode_message(r.wire, r.decoded); !s) {
+            r.note_unacked();
             // Not ours: passed over, so one stray message never stops a reader.
             if (r.skip_foreign(s.error(), item)) return SourceStep::Notice;
             continue;
         }
         r.have_current = true;
+        r.note_unacked();
     }
 }
 

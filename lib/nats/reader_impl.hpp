@@ -38,6 +38,16 @@ struct ReaderLane {
     std::uint64_t confirmed_through = 0;  // see the file comment
 };
 
+// A message a durable lane took in, not acknowledged yet: acknowledged
+// (with every one before it: AckPolicy All) once every event it carries is
+// handed out (reader_durable.cpp).
+struct Unacked {
+    std::uint64_t sequence = 0;
+    std::uint64_t last_seqno = 0;  // its last event's source seqno; 0: it carries none
+    std::uint64_t epoch = 0;       // counts ring instances seen: seqnos of an older one are all read
+    std::string reply;             // the server's acknowledgement subject
+};
+
 struct StreamReader::Impl {
     const Connection::Impl* connection = nullptr;
     const Connection* connection_handle = nullptr;
@@ -45,6 +55,17 @@ struct StreamReader::Impl {
     std::int64_t stream_created_nanos = 0;
     std::deque<ReaderLane> lanes;  // [0] events (or everything), [1] control (a deque: lanes never move)
     std::uint64_t max_received = 0;
+    // A durable lane's messages not acknowledged yet, in stream order; and
+    // the ring instances seen (Unacked::epoch).
+    std::deque<Unacked> unacked;
+    std::uint64_t epoch = 0;
+    std::uint64_t acked_through = 0;  // the durable's ack floor, as a stream sequence
+    std::uint64_t taken_through = 0;  // the newest stream sequence taken into `current`
+    std::uint64_t reconnects_seen = 0;
+    bool recovering = false;          // the durable lane is to be created again (reader_durable.cpp)
+    int recover_failures = 0;
+    bool recovered = false;           // to be said in a notice
+    std::vector<natsSubscription*> retired;  // unsubscribed, destroyed with the Impl (a wait set may still look)
     Error error{0, {}};
     bool failed = false;
 
@@ -101,7 +122,25 @@ struct StreamReader::Impl {
     // Makes `member`'s sequence numbers the current ones (none: member 0).
     void select_member(std::optional<std::uint32_t> member);
     void forget_members();
+    // A durable lane: notes the message just decoded (or skipped) as unacked.
+    void note_unacked();
+    // Acknowledges what is handed out whole up to source seqno `last`.
+    Status acknowledge(std::uint64_t last);
+    // A durable lane after a sign of lost deliveries (an outage, a sequence
+    // mismatch, missed heartbeats): the consumer is created again after the
+    // ack floor and what was taken already is dropped as it comes again.
+    // NotReady while the server cannot be reached.
+    Status recover_durable(ReaderLane& lane);
+    // A message the durable lane delivers again: its entry in `unacked` gets the new reply.
+    void redelivered(const ReceivedMessage& received);
 };
+
+// A durable lane (reader_durable.cpp): (re)creates the consumer
+// options.durable at `start_sequence` (as subscribe() reads
+// options.start) and binds `lane` to it.
+// Returns the new consumer's ack floor (a stream sequence).
+Result<std::uint64_t> subscribe_durable(const Connection::Impl& connection, const ReaderOptions& options,
+                                        std::uint64_t start_sequence, ReaderLane& lane);
 
 // A reader's consumers on `connection`, subscribed at options.start;
 // `ring` is the stream's newest announcement (read by the caller).

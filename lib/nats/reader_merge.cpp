@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <thread>
 
 #include "reader_impl.hpp"
 #include "stream_inspect.hpp"
@@ -24,6 +25,12 @@ SourceStep StreamReader::Impl::fail(Error e) {
 }
 
 Status StreamReader::Impl::receive(ReaderLane& lane, std::int64_t wait_millis) {
+    const bool durable = !options.durable.empty();
+    if (durable &&
+        (recovering || connection->events->reconnects.load(std::memory_order_relaxed) != reconnects_seen)) {
+        if (auto s = recover_durable(lane); !s) return s;
+        if (lane.subscription == nullptr) return {};  // tried again at the next read
+    }
     while (lane.buffered.size() < kLaneBuffer) {
         natsMsg* raw = nullptr;
         natsStatus s = natsSubscription_NextMsg(&raw, lane.subscription, wait_millis);
@@ -31,8 +38,10 @@ Status StreamReader::Impl::receive(ReaderLane& lane, std::int64_t wait_millis) {
         if (s == NATS_TIMEOUT) break;
         if (s == NATS_MISMATCH || s == NATS_MISSED_HEARTBEAT || s == NATS_SLOW_CONSUMER) {
             // libnats re-creates the ordered consumer; the stream check
-            // tells whether the stream itself went.
+            // tells whether the stream itself went. A durable one is
+            // created again here (reader_durable.cpp).
             idle_since = {};
+            if (durable) return recover_durable(lane);
             break;
         }
         if (s != NATS_OK) {
@@ -46,7 +55,10 @@ Status StreamReader::Impl::receive(ReaderLane& lane, std::int64_t wait_millis) {
         received.sequence = meta->Sequence.Stream;
         received.time_nanos = meta->Timestamp;
         jsMsgMetaData_Destroy(meta);
-        if (received.sequence <= lane.last_received) continue;  // re-delivered after a consumer reset
+        if (received.sequence <= lane.last_received) {  // re-delivered after a consumer reset, or AckWait
+            if (durable) redelivered(received);
+            continue;
+        }
         lane.last_received = received.sequence;
         max_received = std::max(max_received, received.sequence);
         lane.buffered.push_back(std::move(received));
@@ -129,6 +141,11 @@ void StreamReader::Impl::wait(std::chrono::nanoseconds timeout) {
     for (ReaderLane& lane : r.lanes)
         if (lane.buffered.empty() && empty == nullptr) empty = &lane;
     if (empty == nullptr) return;
+    if (empty->subscription == nullptr) {  // a durable lane waiting for its server (recover_durable)
+        std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(timeout, std::chrono::milliseconds(100)));
+        if (auto s = r.receive(*empty, 0); !s) r.fail(std::move(s).error());
+        return;
+    }
     const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count();
     if (auto s = r.receive(*empty, std::max<std::int64_t>(millis, 1)); !s) r.fail(std::move(s).error());
 }

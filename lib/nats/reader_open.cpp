@@ -148,6 +148,7 @@ StreamReader::Impl::~Impl() {
             natsSubscription_Unsubscribe(lane.subscription);
             natsSubscription_Destroy(lane.subscription);
         }
+    for (natsSubscription* subscription : retired) natsSubscription_Destroy(subscription);
 }
 
 // The relay's prefix: the stream's one subject, PREFIX.>.
@@ -183,13 +184,33 @@ Result<std::unique_ptr<StreamReader::Impl>> open_impl(const Connection& connecti
         impl->expected = options.start.value;
         impl->start_floor = options.start.value;
     }
+    if (!options.durable.empty()) {
+        options.event_subject.clear();  // a named reader: one lane, every message
+        // Created at a stream sequence, not "new": the server reports an ack
+        // floor of 0 until something is acknowledged, and the start
+        // sequence is then what durable_open() resumes from.
+        if (options.start.kind == StartKind::New) {
+            options.start = StartAt::stream_sequence(info->last_sequence + 1);
+            start_sequence = info->last_sequence + 1;
+        }
+    }
     impl->lanes.resize(options.event_subject.empty() ? 1 : 2);
     impl->lanes[0].filter = options.event_subject.empty() ? stream_subject(options.prefix) : options.event_subject;
     if (impl->lanes.size() == 2) impl->lanes[1].filter = control_filter(options.prefix);
     impl->options = std::move(options);
+    if (!impl->options.durable.empty()) {
+        impl->reconnects_seen = connection.impl().events->reconnects.load(std::memory_order_relaxed);
+        auto floor = subscribe_durable(connection.impl(), impl->options, start_sequence, impl->lanes[0]);
+        if (!floor) return std::move(floor).error();
+        // Before any acknowledgement the server says 0: the start is the floor.
+        const bool by_sequence = impl->options.start.kind == StartKind::StreamSequence ||
+                                 impl->options.start.kind == StartKind::SourceSeqno;
+        impl->acked_through = std::max(*floor, by_sequence && start_sequence > 0 ? start_sequence - 1 : 0);
+    }
     for (ReaderLane& lane : impl->lanes)
-        if (auto s = subscribe(connection.impl(), impl->options, start_sequence, lane); !s)
-            return std::move(s).error();
+        if (impl->options.durable.empty())
+            if (auto s = subscribe(connection.impl(), impl->options, start_sequence, lane); !s)
+                return std::move(s).error();
     impl->idle_since = std::chrono::steady_clock::now();
     return impl;
 }

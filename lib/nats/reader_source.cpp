@@ -91,10 +91,19 @@ Result<std::unique_ptr<StreamReader>> StreamReader::prepare(std::unique_ptr<Conn
 }
 
 Status StreamReader::subscribe(ReaderOptions options) {
+    // A durable resumed: after its ack floor, whatever the position asked.
+    if (resume_start_) options.start = *resume_start_;
     auto impl = open_impl(*connection_, std::move(options), impl_ ? impl_->ring : announced_);
     if (!impl) return std::move(impl).error();
     if (impl_) foreign_before_ += impl_->stats.foreign + impl_->stats.invalid;
     impl_ = std::move(impl).value();
+    if (resume_start_ && resume_seqno_ != 0) {
+        // The floor's message may be a batch's: its events are not wanted again.
+        impl_->instance = resume_instance_;
+        impl_->expected = resume_seqno_ + 1;
+        impl_->start_floor = resume_seqno_ + 1;
+    }
+    resume_start_.reset();
     return {};
 }
 
@@ -103,7 +112,7 @@ Result<std::string> StreamReader::seek(const Position& start) {
     if (!at) return std::move(at).error();
     ReaderOptions options = options_;
     options.start = *at;
-    if (!event_subject_.empty()) options.event_subject = event_subject_;
+    if (!event_subject_.empty() && options.durable.empty()) options.event_subject = event_subject_;
     if (auto s = subscribe(std::move(options)); !s) return std::move(s).error();
     return std::string();
 }
@@ -149,6 +158,7 @@ Result<StartAt> StreamReader::start_at(const Position& start) const {
 }
 
 void StreamReader::narrow(const FlowFilter& filter) {
+    if (!options_.durable.empty()) return;  // a named reader reads every message (nats_reader.hpp)
     // One type, numeric subjects, one message per event: the server filters.
     if (!announced_ || (announced_->flags & (kAnnounceBatched | kAnnounceTypeNames)) != 0) return;
     std::optional<std::uint16_t> only;

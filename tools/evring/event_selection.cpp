@@ -101,7 +101,7 @@ Status EventSelection::check_range(FollowOptions& follow) const {
 }
 
 Result<std::unique_ptr<NamedReader>> EventSelection::resume_named(FollowOptions& follow,
-                                                                  const EventSource& source) const {
+                                                                  EventSource& source) const {
     if (!name) return std::unique_ptr<NamedReader>();
     auto reader = NamedReader::open(*name);
     if (!reader) return std::move(reader).error();

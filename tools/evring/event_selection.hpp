@@ -107,7 +107,7 @@ struct EventSelection {
     // --name, once the source is open: locks the name and moves follow.start
     // to where the reader resumes (named_reader.hpp), saying so on stderr;
     // null without --name.
-    Result<std::unique_ptr<NamedReader>> resume_named(FollowOptions& follow, const EventSource& source) const;
+    Result<std::unique_ptr<NamedReader>> resume_named(FollowOptions& follow, EventSource& source) const;
 
 private:
     SelectionKept kept_;
