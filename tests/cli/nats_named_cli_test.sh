@@ -210,7 +210,35 @@ case_server_restarted_under_a_named_reader_loses_nothing() {
     ok server_restarted_under_a_named_reader_loses_nothing
 }
 
+# The C ABI refuses a stream's named reader for now (docs/named-readers.md, "Streams": a process
+# that closed one and opened another could abort inside libnats), with an error that says so.
+case_c_abi_refuses_a_streams_named_reader_clearly() {
+    local lib=${EVRING_LIB_DIR:-}/libevring.so out
+    [[ -f $lib ]] || { skip c_abi "no libevring.so"; return; }
+    [[ ${EVRING_SANITIZE:-none} == none ]] || { skip c_abi "a sanitized libevring.so does not load into Python"; return; }
+    relay_ring cfeed CFEED 100 || { fail c_abi "relay: $(cat "$WORK/relay-CFEED.err")"; return; }
+    out=$(timeout 60 python3 -c '
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.evring_source_open.restype = ctypes.c_void_p
+lib.evring_source_open.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+lib.evring_source_resume_named.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+lib.evring_source_error.restype = ctypes.c_char_p
+lib.evring_source_error.argtypes = [ctypes.c_void_p]
+lib.evring_source_close.argtypes = [ctypes.c_void_p]
+src = lib.evring_source_open(sys.argv[2].encode(), None)
+assert src, "open failed"
+rc = lib.evring_source_resume_named(src, b"c", b"oldest", 0)
+print(rc, lib.evring_source_error(src).decode())
+lib.evring_source_close(src)
+' "$lib" "$URL/CFEED" 2>&1)
+    [[ $out == "-"*"named readers of nats:// streams are not available through the C ABI yet"* ]] ||
+        { fail c_abi "$out"; return; }
+    ok c_abi_refuses_a_streams_named_reader_clearly
+}
+
 case_sigkill_then_resume_delivers_every_event_and_counts_what_comes_again
+case_c_abi_refuses_a_streams_named_reader_clearly
 case_server_restarted_under_a_named_reader_loses_nothing
 case_reset_and_explicit_from_start_over
 case_digest_by_name_covers_the_events_since_its_last_run
