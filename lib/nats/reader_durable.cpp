@@ -96,19 +96,7 @@ Result<std::uint64_t> subscribe_durable(const Connection::Impl& connection, cons
     config.MaxAckPending = -1;  // unlimited: see the file comment
     config.MaxDeliver = -1;
     config.Heartbeat = std::chrono::nanoseconds(kHeartbeat).count();
-    switch (options.start.kind) {
-    case StartKind::Oldest: config.DeliverPolicy = js_DeliverAll; break;
-    case StartKind::New: config.DeliverPolicy = js_DeliverNew; break;
-    case StartKind::Time:
-        config.DeliverPolicy = js_DeliverByStartTime;
-        config.OptStartTime = static_cast<std::int64_t>(options.start.value);
-        break;
-    case StartKind::StreamSequence:
-    case StartKind::SourceSeqno:
-        config.DeliverPolicy = js_DeliverByStartSequence;
-        config.OptStartSeq = start_sequence;
-        break;
-    }
+    set_consumer_start(config, options.start, start_sequence);
     code = static_cast<jsErrCode>(0);
     jsConsumerInfo* raw = nullptr;
     s = js_AddConsumer(&raw, connection.jetstream, options.stream.c_str(), &config, nullptr, &code);

@@ -8,6 +8,24 @@
 #include "stream_inspect.hpp"
 
 namespace evring::nats {
+
+// Where a consumer starts delivering; `start_sequence`: the stream sequence
+// a StreamSequence or SourceSeqno start was resolved to.
+void set_consumer_start(jsConsumerConfig& config, const StartAt& start, std::uint64_t start_sequence) {
+    switch (start.kind) {
+    case StartKind::Oldest: config.DeliverPolicy = js_DeliverAll; break;
+    case StartKind::New: config.DeliverPolicy = js_DeliverNew; break;
+    case StartKind::Time:
+        config.DeliverPolicy = js_DeliverByStartTime;
+        config.OptStartTime = static_cast<std::int64_t>(start.value);
+        break;
+    case StartKind::StreamSequence:
+    case StartKind::SourceSeqno:
+        config.DeliverPolicy = js_DeliverByStartSequence;
+        config.OptStartSeq = start_sequence;
+        break;
+    }
+}
 namespace {
 
 // How many messages a source seqno bisection may probe past one that
@@ -63,19 +81,7 @@ Status subscribe(const Connection::Impl& connection, const ReaderOptions& option
     // 5 s, kept a reader idle for 10-15 s after a node was killed.
     sub_options.Config.Heartbeat = std::chrono::nanoseconds(kConsumerHeartbeat).count();
     jsConsumerConfig& config = sub_options.Config;
-    switch (options.start.kind) {
-    case StartKind::Oldest: config.DeliverPolicy = js_DeliverAll; break;
-    case StartKind::New: config.DeliverPolicy = js_DeliverNew; break;
-    case StartKind::Time:
-        config.DeliverPolicy = js_DeliverByStartTime;
-        config.OptStartTime = static_cast<std::int64_t>(options.start.value);
-        break;
-    case StartKind::StreamSequence:
-    case StartKind::SourceSeqno:
-        config.DeliverPolicy = js_DeliverByStartSequence;
-        config.OptStartSeq = start_sequence;
-        break;
-    }
+    set_consumer_start(config, options.start, start_sequence);
     jsErrCode code = static_cast<jsErrCode>(0);
     natsStatus s = js_SubscribeSync(&lane.subscription, connection.jetstream, lane.filter.c_str(), nullptr,
                                     &sub_options, &code);
