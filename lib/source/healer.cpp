@@ -218,6 +218,13 @@ constexpr std::string_view kOutputPrefix = "-> /";
 
 }  // namespace
 
+void Healer::look_early() {
+    if (!settings_.find) return;
+    std::string ignored;
+    if (find_recording(ignored)) recording_.reset();  // opened again, and sought, at the first lap
+    next_search_ = {};
+}
+
 bool Healer::find_recording(std::string& notice) {
     const auto now = std::chrono::steady_clock::now();
     if (now < next_search_) {
@@ -244,8 +251,17 @@ bool Healer::find_recording(std::string& notice) {
         if (entry.detail.compare(0, kOutputPrefix.size(), kOutputPrefix) != 0) continue;
         settings_.recording = entry.detail.substr(kOutputPrefix.size() - 1);
         std::string why;
-        if (open_recording(why)) return true;
+        if (open_recording(why)) {
+            remembered_ = settings_.recording;
+            return true;
+        }
         refused = why;
+    }
+    // No recorder runs now: the one that ran before (it finished, or was
+    // stopped) left its events on disk.
+    if (refused.empty() && !remembered_.empty()) {
+        settings_.recording = remembered_;
+        if (open_recording(refused)) return true;
     }
     notice = refused.empty() ? fmt::format("not healing lapped gaps: no `evring record` of '{}' is running",
                                            live_.identity().location)

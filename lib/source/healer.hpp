@@ -27,6 +27,9 @@
 //   with `find`, a running `evring record` of this ring found in the ring's
 //   reader registry (it registers "-> /absolute/path"), looked for again
 //   after a recording ended or when none was found (at most once a second).
+//   The registry is also read when the healer is made (look_early): a
+//   recorder that has exited by the reader's first lap has freed its slot,
+//   and its recording, remembered, still heals when no recorder is running.
 //
 // Thread safety: one thread at a time, as its source.
 #pragma once
@@ -57,6 +60,11 @@ public:
     // `live` is the source whose gaps are healed; it outlives the healer.
     Healer(HealSettings settings, const EventSource& live);
     ~Healer();
+
+    // With `find`: remembers the recording of a recorder running now, so
+    // that it heals even after the recorder exits. Quiet: a lap says why
+    // nothing heals.
+    void look_early();
 
     // Takes `gap` (FellBehind) to heal: true when the recording will hand
     // out its sequence numbers through next(); false when the gap stands
@@ -91,6 +99,7 @@ private:
     const EventSource& live_;
     std::unique_ptr<RecordingSource> recording_;
     std::string path_;
+    std::string remembered_;           // the last recording a running recorder named (find)
     std::string said_;                 // the last refusal said (said once)
     std::chrono::steady_clock::time_point next_search_{};
     // The gap being healed: [next_, last_] of member_.

@@ -151,8 +151,10 @@ Status heal_source(EventSource& source, const HealOptions& heal) {
         return Error(EINVAL, fmt::format("healing lapped gaps (--heal, --heal-from) is for live rings and ring sets; "
                                          "'{}' is a {}, which nothing overwrites",
                                          shortened(source.identity().location), describe(source.kind())));
-    source.heal_with(std::make_unique<detail::Healer>(
-        detail::HealSettings{heal.recording, heal.find && heal.recording.empty(), heal.patience}, source));
+    auto healer = std::make_unique<detail::Healer>(
+        detail::HealSettings{heal.recording, heal.find && heal.recording.empty(), heal.patience}, source);
+    healer->look_early();
+    source.heal_with(std::move(healer));
     return {};
 }
 

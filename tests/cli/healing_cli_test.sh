@@ -76,6 +76,39 @@ heal_case() {
 test_named_recording() { heal_case heal_from --heal-from; }
 test_found_recording() { heal_case heal_found --heal; }
 
+# --heal after the recorder has exited: the reader read the registry when it started, and the
+# recording, remembered, heals its lap though no recorder runs any more (before, the recorder's
+# freed slot left the gap standing: CI under ASan, where the writer finished before the lap).
+test_found_recording_after_the_recorder_exited() {
+    local name=heal_gone ring=heal-gone total=40000
+    start_ready_producer "$ring:14:22" --count "$total" --rate 20000 --keep || { fail "$name" "no producer"; return; }
+    local producer=$PRODUCER_PID
+    "$EVRING_BIN" record "$ring" --from oldest -o "$WORK/$name.evrec" 2>"$WORK/$name-record.err" &
+    local recorder=$!
+    PIDS+=("$recorder")
+    wait_readers "$ring" "record +record +$recorder .* alive" || { fail "$name" "the recorder is not listed"; return; }
+    "$EVRING_BIN" watch "$ring" --from oldest --format jsonl --no-payload --heal >"$WORK/$name.jsonl" 2>"$WORK/$name.err" &
+    local watcher=$!
+    PIDS+=("$watcher")
+    wait_readers "$ring" "watch +watch +$watcher .* alive" || { fail "$name" "the watch is not listed"; return; }
+    kill -STOP "$watcher"
+    release_producer; wait "$producer"
+    wait "$recorder" || { fail "$name" "record exit $?: $(cat "$WORK/$name-record.err")"; return; }
+    kill -CONT "$watcher"
+    wait "$watcher" || { fail "$name" "watch exit $?: $(tail -3 "$WORK/$name.err")"; return; }
+    # Lost only what the recorder lost too (lapped on a loaded machine), each gap saying so.
+    local bad lost healed
+    lost=$(sed -nE "s/^evring: $total events printed .* ([0-9]+) lost in [0-9]+ gaps.*/\1/p" "$WORK/$name.err")
+    [[ -n $lost ]] || { fail "$name" "summary: $(tail -1 "$WORK/$name.err")"; return; }
+    bad=$(each_once "$WORK/$name.jsonl" "$total" "$lost") || { fail "$name" "$bad; $(tail -3 "$WORK/$name.err" | tr '\n' ' ')"; return; }
+    if grep -E '^evring: lost [0-9]+ events' "$WORK/$name.err" | grep -vq "so did the recorder"; then
+        fail "$name" "a gap the recording held: $(grep -E '^evring: lost|not healing' "$WORK/$name.err" | head -3 | tr '\n' ' ')"; return
+    fi
+    healed=$(sed -nE 's/.*\(([0-9]+) of the events read from the recording.*/\1/p' "$WORK/$name.err")
+    [[ -n $healed && $healed -gt 0 ]] || { fail "$name" "healed '$healed': $(cat "$WORK/$name.err")"; return; }
+    ok "found_recording_after_the_recorder_exited ($healed of $total from the recording; $lost lost with the recorder)"
+}
+
 # A recording of another ring is refused by name, and the lapped gap stands.
 test_another_rings_recording() {
     start_ready_producer other:6:16 --count 10 --keep || { fail other_ring "no producer"; return; }
@@ -147,6 +180,7 @@ test_named_recording
 test_record_from_overwritten
 test_digest_and_stats
 test_found_recording
+test_found_recording_after_the_recorder_exited
 test_another_rings_recording
 test_refusals
 exit_with_results
