@@ -353,8 +353,8 @@ int evring_source_heal(evring_source* source, const char* heal_from, int find, u
  * ~/.local/state/evring/readers); a damaged or forged position file is
  * refused (EVRING_E_FORMAT when damaged, EVRING_E_SYSTEM when it is not
  * private to this user) with its path and why.
- * Ring and snapshot sources and recordings; EVRING_E_INVALID for ring sets
- * and streams.
+ * Ring and snapshot sources, ring sets (a position per member), recordings,
+ * and nats:// streams (a JetStream durable consumer keeps the position).
  *
  * "Handed": evring_source_next hands out the event it returns;
  * evring_source_next_batch(_members) hands out every event of the batch it

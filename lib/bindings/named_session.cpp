@@ -19,13 +19,6 @@ Status resume_named(evring_source& handle, std::string_view name, std::string_vi
     // commit would cover events the resume never accounted for.
     if (handle.source->counters().events != 0)
         return Error(EINVAL, fmt::format("{}: call it before the first event is read", caller));
-    // Known defect: a process that closes a named stream reader and opens
-    // another can abort inside libnats's reader thread (about 1 run in 6 of
-    // two in a row); the command line opens one per process.
-    if (handle.source->kind() == SourceKind::Stream)
-        return Error(ENOTSUP, fmt::format("{}: named readers of nats:// streams are not available through the C ABI "
-                                          "yet (docs/named-readers.md, \"Streams\"); evring watch --name reads them",
-                                          caller));
     auto start = parse_start(first_start, "start");
     if (!start) return std::move(start).error().context(caller);
     auto reader = NamedReader::open(name);

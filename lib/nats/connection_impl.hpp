@@ -42,6 +42,11 @@ struct Connection::Impl {
     ~Impl();
     // "nats://host:port: " for messages.
     std::string where() const { return url.display(); }
+    // True when no message of a subscription unsubscribed before the call
+    // can still be in the hands of libnats' reader thread, so destroying it
+    // is safe; false when that is not known (the round trip failed): the
+    // caller then leaves the subscription allocated. See nats_connection.cpp.
+    bool settle_unsubscribed() const noexcept;
 };
 
 namespace detail {

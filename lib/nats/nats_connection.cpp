@@ -86,6 +86,19 @@ Status configure(natsOptions* options, const Url& url, const ConnectOptions& set
 
 }  // namespace
 
+// libnats 3.4 (Debian 12's) finds an incoming message's subscription under
+// the connection's lock, lets go of that lock, and only then locks the
+// subscription, holding no reference to it (later versions take one). A
+// subscription destroyed in between is used after it was freed: seen as an
+// abort in natsConn_processMsg, and as a reader thread blocked for good on a
+// destroyed mutex, so that closing the connection, which joins that thread,
+// hung. The reader thread handles what the server sends in order, so the
+// PONG answering a PING sent after the UNSUB is handled only after every
+// message it had already taken in: once a flush returns, none is in hand.
+bool Connection::Impl::settle_unsubscribed() const noexcept {
+    return connection != nullptr && natsConnection_FlushTimeout(connection, 2000) == NATS_OK;
+}
+
 Connection::Impl::~Impl() {
     if (jetstream != nullptr) jsCtx_Destroy(jetstream);
     if (connection != nullptr) {

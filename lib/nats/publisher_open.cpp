@@ -88,11 +88,13 @@ StreamPublisher::Impl::~Impl() {
     // Stop acknowledgements before this object goes: unsubscribe, then wait
     // for libnats to say it will not call on_ack again.
     natsSubscription_Unsubscribe(ack_subscription);
+    bool done = false;
     {
         std::unique_lock lock(mutex);
-        changed.wait_for(lock, std::chrono::seconds(5), [&] { return subscription_done; });
+        done = changed.wait_for(lock, std::chrono::seconds(5), [&] { return subscription_done; });
     }
-    natsSubscription_Destroy(ack_subscription);
+    // Destroyed only when libnats cannot touch it any more; else left allocated.
+    if (connection->settle_unsubscribed() && done) natsSubscription_Destroy(ack_subscription);
 }
 
 Result<StreamPublisher> StreamPublisher::open(const Connection& connection, PublisherOptions options) {

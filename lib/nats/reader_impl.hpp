@@ -65,7 +65,11 @@ struct StreamReader::Impl {
     bool recovering = false;          // the durable lane is to be created again (reader_durable.cpp)
     int recover_failures = 0;
     bool recovered = false;           // to be said in a notice
-    std::vector<natsSubscription*> retired;  // unsubscribed, destroyed with the Impl (a wait set may still look)
+    // Unsubscribed; destroyed with the Impl (a wait set may still look), once
+    // close_subscriptions has made sure libnats holds none of them.
+    std::vector<natsSubscription*> retired;
+    bool subscriptions_closed = false;
+    bool subscriptions_settled = false;
     Error error{0, {}};
     bool failed = false;
 
@@ -101,6 +105,10 @@ struct StreamReader::Impl {
     ReaderStats stats;
 
     ~Impl();
+    // Unsubscribes every lane (into `retired`) and settles them with the
+    // connection (Connection::Impl::settle_unsubscribed): called while the
+    // connection is alive, before the Impl is let go of.
+    void close_subscriptions() noexcept;
     // The next item (the EventSource's read(), payloads always copied).
     SourceStep next(SourceItem& item);
     void wait(std::chrono::nanoseconds timeout);

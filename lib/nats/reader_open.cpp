@@ -148,12 +148,24 @@ Result<std::uint64_t> locate_source_seqno(const Connection::Impl& connection, co
     return low;
 }
 
-StreamReader::Impl::~Impl() {
+void StreamReader::Impl::close_subscriptions() noexcept {
+    if (subscriptions_closed) return;
+    subscriptions_closed = true;
     for (ReaderLane& lane : lanes)
         if (lane.subscription != nullptr) {
-            natsSubscription_Unsubscribe(lane.subscription);
-            natsSubscription_Destroy(lane.subscription);
+            retired.push_back(lane.subscription);
+            lane.subscription = nullptr;
         }
+    // Some were unsubscribed already (an outage); a second time is refused, harmlessly.
+    for (natsSubscription* subscription : retired) natsSubscription_Unsubscribe(subscription);
+    subscriptions_settled = connection->settle_unsubscribed();
+}
+
+// Destroyed only when libnats is known to hold none of them (a failed
+// round trip leaves them allocated: a small leak, not a use after free).
+StreamReader::Impl::~Impl() {
+    close_subscriptions();
+    if (!subscriptions_settled) return;
     for (natsSubscription* subscription : retired) natsSubscription_Destroy(subscription);
 }
 

@@ -40,7 +40,11 @@ std::vector<std::byte> stored_schema(const Connection& connection, const std::st
 StreamReader::StreamReader(std::unique_ptr<Connection> owned, const Connection& connection)
     : owned_(std::move(owned)), connection_(&connection) {}
 
-StreamReader::~StreamReader() = default;
+// The subscriptions are settled while the connection is alive: a wait set
+// may keep impl_ after this, and owned_ goes right after.
+StreamReader::~StreamReader() {
+    if (impl_) impl_->close_subscriptions();
+}
 
 Result<std::unique_ptr<StreamReader>> StreamReader::open(const Connection& connection, ReaderOptions options) {
     auto reader = prepare(nullptr, connection, std::move(options), {});
@@ -95,7 +99,10 @@ Status StreamReader::subscribe(ReaderOptions options) {
     if (resume_start_) options.start = *resume_start_;
     auto impl = open_impl(*connection_, std::move(options), impl_ ? impl_->ring : announced_);
     if (!impl) return std::move(impl).error();
-    if (impl_) foreign_before_ += impl_->stats.foreign + impl_->stats.invalid;
+    if (impl_) {
+        foreign_before_ += impl_->stats.foreign + impl_->stats.invalid;
+        impl_->close_subscriptions();
+    }
     impl_ = std::move(impl).value();
     if (resume_start_ && resume_seqno_ != 0) {
         // The floor's message may be a batch's: its events are not wanted again.

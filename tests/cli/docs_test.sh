@@ -143,7 +143,7 @@ else
     echo "$py_snippet" | sed -e "s#\"/path/to/emn-1b-15m.snapshot.zst\"#\"$snapshot\"#" \
         -e "s#\"/dev/shm/\([a-z]*\)\"#\"$WORK/\1\"#" >"$WORK/readme.py"
     if out=$(cd "$EVRING_SOURCE_DIR" && PYTHONPATH="$EVRING_PYTHONPATH" PYTHONDONTWRITEBYTECODE=1 \
-            timeout 120 /usr/bin/python3 "$WORK/readme.py" 2>&1); then
+            timeout -k 5 120 /usr/bin/python3 "$WORK/readme.py" 2>&1); then
         if echo "$out" | grep -qE '^[0-9]+ BLOCK_START '; then
             ok "README.md's Python snippet runs and decodes the snapshot"
         else

@@ -10,7 +10,7 @@ skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" te
 skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
 make_work evring-healing-test
 
-evring() { timeout 60 "$EVRING_BIN" "$@"; }
+evring() { timeout -k 5 60 "$EVRING_BIN" "$@"; }
 
 # The ring's newest seqno (0 before the first event).
 last_seqno() { evring info "$1" --json 2>/dev/null | jq -r '.last_seqno // 0'; }

@@ -47,7 +47,7 @@ test_a_trickling_client_is_closed_at_the_request_bound() {
     start_server trickle || { fail trickle "server did not say its port"; return; }
     # One byte every 0.5 s: never idle, so only a bound on the whole request ends it.
     local closed
-    closed=$(timeout 30 python3 "$CLIENTS" trickle "$PORT" 0.5 15)
+    closed=$(timeout -k 5 30 python3 "$CLIENTS" trickle "$PORT" 0.5 15)
     kill "$SERVER"; wait "$SERVER" 2>/dev/null
     [[ $closed != open && -n $closed ]] && less_than "$closed" 8 \
         || { fail trickle "a client trickling its request head was closed after '$closed' s (bound 5 s)"; return; }
@@ -58,7 +58,7 @@ test_a_trickling_client_is_closed_at_the_request_bound() {
 test_slow_clients_never_hold_up_a_scrape() {
     start_server slow || { fail slow_clients "server did not say its port"; return; }
     local out scrapes failed slowest
-    out=$(timeout 120 python3 "$CLIENTS" slowloris "$PORT" 300 2 8)
+    out=$(timeout -k 5 120 python3 "$CLIENTS" slowloris "$PORT" 300 2 8)
     echo "300 slow clients: $out"
     local connected
     read -r _ scrapes _ failed _ slowest _ _ _ connected <<<"$out"
@@ -71,7 +71,7 @@ test_slow_clients_never_hold_up_a_scrape() {
 test_after_a_flood_nothing_stays_open_and_sigterm_is_prompt() {
     start_server flood || { fail flood "server did not say its port"; return; }
     local out
-    out=$(timeout 120 python3 "$CLIENTS" flood "$PORT" 2000)
+    out=$(timeout -k 5 120 python3 "$CLIENTS" flood "$PORT" 2000)
     echo "flood: $out"
     poll 300 0.01 none_open || { fail flood "$(open_connections) connections still open 3 s after a flood of 2000 closed ones"; return; }
     # Connections held open beyond the cap: SIGTERM must not wait for any of them.
@@ -96,7 +96,7 @@ test_after_a_flood_nothing_stays_open_and_sigterm_is_prompt() {
 # A huge --listen value is refused with a message that echoes only its start.
 test_a_huge_listen_address_is_not_echoed_whole() {
     local host; host=$(head -c 100000 /dev/zero | tr '\0' a)
-    timeout 30 "$EVRING_BIN" metrics feed --listen "$host:1" 2>"$WORK/huge.err"
+    timeout -k 5 30 "$EVRING_BIN" metrics feed --listen "$host:1" 2>"$WORK/huge.err"
     local rc=$?
     [[ $rc == 2 && $(wc -c <"$WORK/huge.err") -lt 2000 ]] && grep -q "^evring: bad --listen .*(100002 bytes)" "$WORK/huge.err" \
         || { fail huge_listen "exit $rc, $(wc -c <"$WORK/huge.err") bytes: $(head -c 300 "$WORK/huge.err")"; return; }

@@ -9,7 +9,7 @@ skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" te
 make_work evring-named-metrics-test
 export EVRING_STATE_DIR="$WORK/state"
 
-evring() { timeout 60 "$EVRING_BIN" "$@"; }
+evring() { timeout -k 5 60 "$EVRING_BIN" "$@"; }
 
 case_metrics_export_named_readers() {
     "$PRODUCER_BIN" kept:12:20 --count 100 --keep 2>/dev/null || { fail metrics "producer failed"; return; }

@@ -11,7 +11,7 @@ skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" te
 make_work evring-named-test
 export EVRING_STATE_DIR="$WORK/state"
 
-evring() { timeout 120 "$EVRING_BIN" "$@"; }
+evring() { timeout -k 5 120 "$EVRING_BIN" "$@"; }
 seqnos() { jq -R -r 'fromjson? | .seqno' "$@"; }
 
 case_resumes_after_the_last_commit() {

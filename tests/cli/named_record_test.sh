@@ -12,9 +12,9 @@ skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" te
 make_work evring-named-record-test
 export EVRING_STATE_DIR="$WORK/state"
 
-evring() { timeout 120 "$EVRING_BIN" "$@"; }
+evring() { timeout -k 5 120 "$EVRING_BIN" "$@"; }
 # "member seqno" per recorded event; a recording cut by a kill reads up to its cut.
-pairs() { for f in "$@"; do timeout 120 "$EVRING_BIN" watch "$f" --from oldest --format jsonl 2>/dev/null; done |
+pairs() { for f in "$@"; do timeout -k 5 120 "$EVRING_BIN" watch "$f" --from oldest --format jsonl 2>/dev/null; done |
               jq -R -r 'fromjson? | "\(.member // 0) \(.seqno)"'; }
 again_count() {
     local n; n=$(sed -n "s/.*reader '$1': \([0-9]*\) events written again that the previous run had written after its last commit.*/\1/p" "$2")
@@ -70,7 +70,7 @@ case_sigkill_loses_nothing_and_counts_what_comes_again() {
 
 # The events a recording being written holds so far (its complete blocks).
 recorded_at_least() {
-    local n; n=$(timeout 60 "$EVRING_BIN" info "$1" --json 2>/dev/null | jq -r '.events // 0' 2>/dev/null)
+    local n; n=$(timeout -k 5 60 "$EVRING_BIN" info "$1" --json 2>/dev/null | jq -r '.events // 0' 2>/dev/null)
     [[ ${n:-0} -ge $2 ]]
 }
 

@@ -11,7 +11,7 @@ skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" te
 make_work evring-named-set-test
 export EVRING_STATE_DIR="$WORK/state"
 
-evring() { timeout 120 "$EVRING_BIN" "$@"; }
+evring() { timeout -k 5 120 "$EVRING_BIN" "$@"; }
 # "member seqno" per event.
 pairs() { jq -R -r 'fromjson? | "\(.member) \(.seqno)"' "$@"; }
 
@@ -127,7 +127,52 @@ case_set_sigkill_loses_nothing_and_counts_what_comes_again() {
     ok set_sigkill_loses_nothing_and_counts_what_comes_again
 }
 
+# The C ABI's named reader of a set (evring_source_resume_named, through ctypes): a run commits
+# after 500 events, the next resumes member by member and reads the other 1500, none twice.
+case_set_through_the_c_abi() {
+    local lib=${EVRING_LIB_DIR:-}/libevring.so set=cset$$ out
+    [[ -f $lib ]] || { skip c_abi "no libevring.so"; return; }
+    [[ ${EVRING_SANITIZE:-none} == none ]] || { skip c_abi "a sanitized libevring.so does not load into Python"; return; }
+    "$PRODUCER_BIN" "$set" --threads 2 --count 1000 2>/dev/null || { fail c_abi "producer failed"; return; }
+    cat >"$WORK/set_c.py" <<'PY'
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.evring_source_open.restype = ctypes.c_void_p
+lib.evring_source_open.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+lib.evring_source_resume_named.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+lib.evring_source_error.restype = ctypes.c_char_p
+lib.evring_source_error.argtypes = [ctypes.c_void_p]
+lib.evring_source_close.argtypes = [ctypes.c_void_p]
+lib.evring_source_commit.argtypes = [ctypes.c_void_p]
+lib.evring_source_next.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
+item = ctypes.create_string_buffer(512)
+ctypes.c_uint32.from_buffer(item, 0).value = 128  # sizeof(evring_item); member at 4, seqno at 8
+
+def run(count):
+    src = lib.evring_source_open(sys.argv[2].encode(), None)
+    assert src, "open failed"
+    assert lib.evring_source_resume_named(src, b"cs", b"oldest", 0) == 0, lib.evring_source_error(src)
+    got = []
+    while len(got) < count:
+        step = lib.evring_source_next(src, item, 1)
+        if step == 0:
+            got.append((ctypes.c_uint32.from_buffer(item, 4).value, ctypes.c_uint64.from_buffer(item, 8).value))
+        elif step >= 3:  # NOT_READY, END: the set's writers are done
+            break
+    assert lib.evring_source_commit(src) == 0, lib.evring_source_error(src)
+    lib.evring_source_close(src)
+    return got
+
+first, second = run(500), run(10000)
+print(len(first), len(second), len(set(first) | set(second)), sorted({m for m, _ in first + second}))
+PY
+    out=$(timeout -k 5 60 python3 "$WORK/set_c.py" "$lib" "$EVRING_RING_DIR/$set" 2>&1)
+    [[ $out == "500 1500 2000 [0, 1]" ]] || { fail c_abi "first, second, distinct, members: $out"; return; }
+    ok set_through_the_c_abi
+}
+
 case_set_resumes_member_by_member
+case_set_through_the_c_abi
 case_set_snapshot_resumes_member_by_member
 case_set_first_run_idle_before_any_event
 case_set_recording_resumes_member_by_member

@@ -14,7 +14,7 @@ mkdir -p "$WORK/store" "$WORK/ports"
 SERVER_PID=
 PORT=
 cleanup_first() { [[ -z $SERVER_PID ]] || kill "$SERVER_PID" 2>/dev/null; }
-evring() { timeout 60 "$EVRING_BIN" "$@"; }
+evring() { timeout -k 5 60 "$EVRING_BIN" "$@"; }
 
 # Starts the server (on $PORT when set, else a port it picks) and waits for it.
 start_server() {
@@ -50,7 +50,7 @@ read_stream() { evring watch "nats://127.0.0.1:$PORT/$1" --from oldest --format 
 wait_stream_at() {
     for _ in $(seq 600); do
         local last
-        last=$(timeout 10 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/$1" --from latest --count 1 --format jsonl \
+        last=$(timeout -k 5 10 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/$1" --from latest --count 1 --format jsonl \
             2>/dev/null | jq -r '.seqno // empty' | tail -1)
         [[ -n $last && $last -ge $2 ]] && return 0
         sleep 0.1
@@ -88,7 +88,7 @@ case_relay_watch_and_mirror_carry_every_event_identically() {
     check_contiguous "$WORK/stream.jsonl" 1 3000 || { fail identical "stream not 1..3000"; return; }
     [[ $(events_of "$WORK/ring.jsonl" | sha256sum) == $(events_of "$WORK/stream.jsonl" | sha256sum) ]] ||
         { fail identical "watch nats:// differs from the ring: $(diff <(events_of "$WORK/ring.jsonl") <(events_of "$WORK/stream.jsonl") | head -3)"; return; }
-    timeout 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/FEED" --to mirror1 --count 3000 --keep \
+    timeout -k 5 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/FEED" --to mirror1 --count 3000 --keep \
         2>"$WORK/mirror.err" || { fail identical "mirror: $(cat "$WORK/mirror.err")"; return; }
     evring watch mirror1 --from oldest --format jsonl --count 3000 >"$WORK/mirror.jsonl" 2>/dev/null
     [[ $(events_of "$WORK/ring.jsonl" | sha256sum) == $(events_of "$WORK/mirror.jsonl" | sha256sum) ]] ||
@@ -145,7 +145,7 @@ case_messages_not_evrings_stop_neither_readers_nor_a_restarted_relay() {
         grep -q "(5 messages not evring's skipped)" "$WORK/stray.err" ||
         { fail stray "watch did not report them once and count them: $(cat "$WORK/stray.err")"; return; }
     # 65,536 slots: the mirror ring holds every event however many a slow run wrote.
-    timeout 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/STRAY" --to stray-mirror:16:24 --count "$total" --keep \
+    timeout -k 5 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/STRAY" --to stray-mirror:16:24 --count "$total" --keep \
         2>"$WORK/stray-mirror.err" || { fail stray "mirror: $(cat "$WORK/stray-mirror.err")"; return; }
     grep -q "mirrored $total events (5 messages not evring's skipped)" "$WORK/stray-mirror.err" ||
         { fail stray "mirror summary: $(cat "$WORK/stray-mirror.err")"; return; }
@@ -210,7 +210,7 @@ case_paused_relay_lapped_publishes_one_exact_gap() {
     wait "$PRODUCER_PID"
     kill -CONT "$RELAY_PID"
     wait_stream_at LAP2 5000 || { fail lap "no 5000: $(cat "$WORK/relay-LAP2.err")"; return; }
-    timeout 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/LAP2" --from oldest --format jsonl --until 5000 \
+    timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/LAP2" --from oldest --format jsonl --until 5000 \
         >"$WORK/lap.jsonl" 2>"$WORK/lap.err"
     local gaps
     gaps=$(grep -c 'overwritten before the relay read them' "$WORK/relay-LAP2.err")
@@ -345,9 +345,9 @@ case_watch_nats_decodes_the_relayed_schema_by_name() {
     cmp -s "$WORK/typed-ring.fields" "$WORK/typed-stream.fields" ||
         { fail decoded "stream fields differ from the ring's: $(diff "$WORK/typed-ring.fields" "$WORK/typed-stream.fields" | head -3)"; return; }
     # Text names the type and its fields too.
-    timeout 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/TYPED" --from oldest --count 1 2>/dev/null |
+    timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/TYPED" --from oldest --count 1 2>/dev/null |
         grep -Eq '^[0-9T:.-]+Z seq=1 (QUOTE|TRADE) counter=0 price=[0-9]+ ' ||
-        { fail decoded "text: $(timeout 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/TYPED" --from oldest --count 1 2>&1)"; return; }
+        { fail decoded "text: $(timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/TYPED" --from oldest --count 1 2>&1)"; return; }
     kill "$RELAY_PID"; wait "$RELAY_PID"
     ok watch_nats_decodes_the_relayed_schema_by_name
 }
@@ -368,7 +368,7 @@ case_watch_nats_type_name_prints_only_that_type() {
     expected=$(jq -c 'select(.type_name == "TRADE") | {seqno, type_name, fields}' "$WORK/only-ring.jsonl")
     for stream in ONLY1 ONLYB; do
         wait_stream_at "$stream" 2000 || { fail type_filter "$stream never reached 2000"; return; }
-        timeout 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/$stream" --from oldest --format jsonl --type TRADE \
+        timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/$stream" --from oldest --format jsonl --type TRADE \
             --count "$trades" >"$WORK/only-$stream.jsonl" 2>"$WORK/only-$stream.err" ||
             { fail type_filter "$stream: $(cat "$WORK/only-$stream.err")"; return; }
         jq -e -s --argjson n "$trades" '[.[] | select(.seqno != null and .gap == null)] | length == $n and
@@ -377,16 +377,16 @@ case_watch_nats_type_name_prints_only_that_type() {
         [[ $(jq -c 'select(.seqno != null and .gap == null) | {seqno, type_name, fields}' "$WORK/only-$stream.jsonl") == "$expected" ]] ||
             { fail type_filter "$stream: TRADE events differ from the ring's"; return; }
     done
-    timeout 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/ONLY1" --from oldest --type NO_SUCH_TYPE --count 1 \
+    timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/ONLY1" --from oldest --type NO_SUCH_TYPE --count 1 \
         2>"$WORK/only-bad.err"; local rc=$?
     [[ $rc == 2 || $rc == 1 ]] && grep -q "^evring: .*NO_SUCH_TYPE" "$WORK/only-bad.err" ||
         { fail type_filter "unknown type name: exit $rc $(cat "$WORK/only-bad.err")"; return; }
     # relay resolves --type and --flow names by the ring's schema, as watch does.
-    timeout 30 "$EVRING_BIN" relay only --to "nats://127.0.0.1:$PORT/ONLYX" --type NO_SUCH_TYPE 2>"$WORK/relay-bad.err"
+    timeout -k 5 30 "$EVRING_BIN" relay only --to "nats://127.0.0.1:$PORT/ONLYX" --type NO_SUCH_TYPE 2>"$WORK/relay-bad.err"
     rc=$?
     [[ $rc == 2 ]] && grep -q "^evring: bad --type 'NO_SUCH_TYPE': not an event type of schema demo" "$WORK/relay-bad.err" ||
         { fail type_filter "relay --type NO_SUCH_TYPE: exit $rc $(cat "$WORK/relay-bad.err")"; return; }
-    timeout 30 "$EVRING_BIN" relay only --to "nats://127.0.0.1:$PORT/ONLYX" --flow nosuch=1 2>"$WORK/relay-bad.err"
+    timeout -k 5 30 "$EVRING_BIN" relay only --to "nats://127.0.0.1:$PORT/ONLYX" --flow nosuch=1 2>"$WORK/relay-bad.err"
     rc=$?
     [[ $rc == 2 ]] && grep -q "^evring: bad --flow 'nosuch=1': not a flow tag of schema demo" "$WORK/relay-bad.err" ||
         { fail type_filter "relay --flow nosuch=1: exit $rc $(cat "$WORK/relay-bad.err")"; return; }
@@ -446,7 +446,7 @@ case_relayed_set_is_read_back_merged_with_its_members() {
     evring watch "nats://127.0.0.1:$PORT/FLEET" --from 1500 --count 1 >/dev/null 2>"$WORK/set-plain.err"
     grep -q "MEMBER:SEQNO" "$WORK/set-plain.err" ||
         { fail set "a plain seqno on a set's stream: $(cat "$WORK/set-plain.err")"; return; }
-    timeout 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/FLEET" --to fleetcopy --count 4000 --keep \
+    timeout -k 5 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/FLEET" --to fleetcopy --count 4000 --keep \
         2>"$WORK/set-mirror.err" || { fail set "mirror: $(cat "$WORK/set-mirror.err")"; return; }
     grep -q "comes from a ring set: the mirror holds its merged events without their member ids" \
         "$WORK/set-mirror.err" || { fail set "the mirror does not say it drops member ids: $(head -3 "$WORK/set-mirror.err")"; return; }

@@ -16,7 +16,7 @@ mkdir -p "$WORK/store" "$WORK/ports"
 export EVRING_STATE_DIR="$WORK/state"
 SERVER_PID=
 cleanup_first() { [[ -z $SERVER_PID ]] || kill "$SERVER_PID" 2>/dev/null; }
-evring() { timeout 60 "$EVRING_BIN" "$@"; }
+evring() { timeout -k 5 60 "$EVRING_BIN" "$@"; }
 seqnos() { jq -R -r 'fromjson? | select(.seqno != null and .gap == null) | .seqno' "$@"; }
 
 PORT=
@@ -61,7 +61,7 @@ relay_ring() {
 }
 stream_has() {
     local last
-    last=$(timeout 10 "$EVRING_BIN" watch "$URL/$1" --from latest --count 1 --format jsonl 2>/dev/null |
+    last=$(timeout -k 5 10 "$EVRING_BIN" watch "$URL/$1" --from latest --count 1 --format jsonl 2>/dev/null |
         seqnos | tail -1)
     [[ -n $last && $last -ge $2 ]]
 }
@@ -138,7 +138,7 @@ case_digest_by_name_covers_the_events_since_its_last_run() {
     a=$(awk '{print $1; exit}' "$WORK/d1"); b=$(awk '{print $1; exit}' "$WORK/d0")
     [[ -n $a && $a == "$b" ]] || { fail digest "stream digest '$a', ring '$b': $(cat "$WORK/d1" "$WORK/d1.err")"; return; }
     # Everything is digested: a second run covers nothing new (stopped after its resume notice).
-    timeout 60 "$EVRING_BIN" digest "$URL/FEED" --name d --count 1 >"$WORK/d2" 2>"$WORK/d2.err" & PIDS+=($!)
+    timeout -k 5 60 "$EVRING_BIN" digest "$URL/FEED" --name d --count 1 >"$WORK/d2" 2>"$WORK/d2.err" & PIDS+=($!)
     local digest=$!
     poll 1000 0.01 has_text "$WORK/d2.err" "resumes after stream sequence [0-9]* \\(seqno 20000\\)" ||
         { fail digest "second run: $(cat "$WORK/d2.err")"; return; }
@@ -177,7 +177,7 @@ case_names_and_consumers_refused_clearly() {
 
 case_stream_deleted_under_the_durable_starts_over_saying_so() {
     evring watch "$URL/FEED" --name gone --from oldest --count 100 --format jsonl >/dev/null 2>&1
-    kill "$RELAY_PID"; wait "$RELAY_PID" 2>/dev/null
+    kill "$RELAY_PID" 2>/dev/null; wait "$RELAY_PID" 2>/dev/null
     { exec 5<>"/dev/tcp/127.0.0.1/$PORT"; IFS= read -r -t 5 _ <&5
       printf 'CONNECT {"verbose":false}\r\nSUB _INBOX.d 1\r\nPUB $JS.API.STREAM.DELETE.FEED _INBOX.d 0\r\n\r\n' >&5
       local line; while IFS= read -r -t 10 line <&5; do [[ $line == MSG* ]] && break; done; exec 5>&-; }
@@ -210,14 +210,16 @@ case_server_restarted_under_a_named_reader_loses_nothing() {
     ok server_restarted_under_a_named_reader_loses_nothing
 }
 
-# The C ABI refuses a stream's named reader for now (docs/named-readers.md, "Streams": a process
-# that closed one and opened another could abort inside libnats), with an error that says so.
-case_c_abi_refuses_a_streams_named_reader_clearly() {
+# The C ABI reads a stream by name: a run commits after event 100 and the next resumes at the
+# ack floor's next message; and one process closes named readers with messages still flowing and
+# opens the next, again and again (this once aborted inside libnats 3.4: a subscription destroyed
+# while its reader thread held a message for it; Connection::Impl::settle_unsubscribed).
+case_c_abi_named_readers_of_a_stream() {
     local lib=${EVRING_LIB_DIR:-}/libevring.so out
     [[ -f $lib ]] || { skip c_abi "no libevring.so"; return; }
     [[ ${EVRING_SANITIZE:-none} == none ]] || { skip c_abi "a sanitized libevring.so does not load into Python"; return; }
-    relay_ring cfeed CFEED 100 || { fail c_abi "relay: $(cat "$WORK/relay-CFEED.err")"; return; }
-    out=$(timeout 60 python3 -c '
+    relay_ring cfeed CFEED 3000 || { fail c_abi "relay: $(cat "$WORK/relay-CFEED.err")"; return; }
+    cat >"$WORK/named_c.py" <<'PY'
 import ctypes, sys
 lib = ctypes.CDLL(sys.argv[1])
 lib.evring_source_open.restype = ctypes.c_void_p
@@ -226,19 +228,46 @@ lib.evring_source_resume_named.argtypes = [ctypes.c_void_p, ctypes.c_char_p, cty
 lib.evring_source_error.restype = ctypes.c_char_p
 lib.evring_source_error.argtypes = [ctypes.c_void_p]
 lib.evring_source_close.argtypes = [ctypes.c_void_p]
-src = lib.evring_source_open(sys.argv[2].encode(), None)
-assert src, "open failed"
-rc = lib.evring_source_resume_named(src, b"c", b"oldest", 0)
-print(rc, lib.evring_source_error(src).decode())
-lib.evring_source_close(src)
-' "$lib" "$URL/CFEED" 2>&1)
-    [[ $out == "-"*"named readers of nats:// streams are not available through the C ABI yet"* ]] ||
-        { fail c_abi "$out"; return; }
-    ok c_abi_refuses_a_streams_named_reader_clearly
+lib.evring_source_commit.argtypes = [ctypes.c_void_p]
+lib.evring_source_next.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
+lib.evring_source_wait.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+item = ctypes.create_string_buffer(512)
+ctypes.c_uint32.from_buffer(item, 0).value = 128  # sizeof(evring_item)
+SEQNO = 8  # evring_item.event: the descriptor's seqno, after struct_size and member
+
+def run(name, count):
+    """Reads `count` events as reader `name`, commits, closes; their seqnos."""
+    src = lib.evring_source_open(sys.argv[2].encode(), None)
+    assert src, "open failed"
+    rc = lib.evring_source_resume_named(src, name.encode(), b"oldest", 0)
+    assert rc == 0, lib.evring_source_error(src).decode()
+    seqnos = []
+    while len(seqnos) < count:
+        step = lib.evring_source_next(src, item, 1)
+        if step == 0:
+            seqnos.append(ctypes.c_uint64.from_buffer(item, SEQNO).value)
+        elif step == 3:
+            lib.evring_source_wait(src, 100000000)
+        elif step >= 4:
+            sys.exit("reader %s: step %d: %s" % (name, step, lib.evring_source_error(src).decode()))
+    lib.evring_source_commit(src)
+    lib.evring_source_close(src)
+    return seqnos
+
+first = run("c", 100)
+again = run("c", 1)
+for round in range(8):  # closed while the stream still delivers: the next open must not crash
+    run("x%d" % round, 500)
+print(first[0], first[-1], again[0])
+PY
+    out=$(timeout -k 5 60 python3 "$WORK/named_c.py" "$lib" "$URL/CFEED" 2>&1)
+    # 100 ended inside the relay's second message (65..128): the ack floor is 64.
+    [[ $out == "1 100 65" ]] || { fail c_abi "first run's first and last, second run's first: $out"; return; }
+    ok c_abi_named_readers_of_a_stream
 }
 
 case_sigkill_then_resume_delivers_every_event_and_counts_what_comes_again
-case_c_abi_refuses_a_streams_named_reader_clearly
+case_c_abi_named_readers_of_a_stream
 case_server_restarted_under_a_named_reader_loses_nothing
 case_reset_and_explicit_from_start_over
 case_digest_by_name_covers_the_events_since_its_last_run

@@ -8,7 +8,7 @@ skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" te
 make_work evring-ops-test
 KILL_SIGNAL=KILL
 
-evring() { timeout 30 "$EVRING_BIN" "$@"; }
+evring() { timeout -k 5 30 "$EVRING_BIN" "$@"; }
 
 # A producer writing 2000 events/s into a 4096-slot ring, for the whole test.
 "$PRODUCER_BIN" feed:12:20 --rate 2000 2>"$WORK/producer.err" &
@@ -88,7 +88,7 @@ test_metrics_label_escaping_and_missing_ring() {
 http_get() {
     exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
     printf 'GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n' "$2" >&3
-    timeout 10 cat <&3
+    timeout -k 5 10 cat <&3
     exec 3<&-
 }
 
@@ -111,7 +111,7 @@ test_metrics_http() {
             || { fail metrics_http "promtool refuses the scrape: $(head -3 "$WORK/promtool-http.out")"; return; }
     fi
     http_get "$port" /nothing | head -1 | grep -q "^HTTP/1.[01] 404" || { fail metrics_http "/nothing is not 404"; return; }
-    printf 'DELETE /metrics HTTP/1.0\r\n\r\n' | timeout 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port; cat >&3; cat <&3" \
+    printf 'DELETE /metrics HTTP/1.0\r\n\r\n' | timeout -k 5 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port; cat >&3; cat <&3" \
         | head -1 | grep -q "^HTTP/1.[01] 405" || { fail metrics_http "DELETE is not 405"; return; }
     # Ten clients that connect and say nothing: a scrape is still answered
     # while they stay connected (the old one-at-a-time server made it wait
@@ -122,7 +122,7 @@ test_metrics_http() {
     http_get "$port" /metrics | head -1 | grep -q "^HTTP/1.[01] 200" \
         || { fail metrics_idle_clients "a scrape was not answered with 10 idle connections open"; return; }
     printf 'GET /metrics HTTP/1.0\r\n\r\n' >&"${idle[0]}"
-    timeout 10 head -1 <&"${idle[0]}" | grep -q "^HTTP/1.[01] 200" \
+    timeout -k 5 10 head -1 <&"${idle[0]}" | grep -q "^HTTP/1.[01] 200" \
         || { fail metrics_idle_clients "an idle connection was dropped while another was served"; return; }
     for fd in "${idle[@]}"; do exec {fd}<&-; done
     # The same port again: a clear error, exit 1.
@@ -228,7 +228,7 @@ test_debris_ls_all_and_gc() {
     PIDS+=("$watcher")
     wait_readers "$dir/clean" "watch +watch +$watcher .* alive" || { fail debris "watch not registered"; return; }
     kill -TERM "$producer"; wait "$producer" 2>/dev/null
-    timeout 10 tail --pid="$watcher" -f /dev/null  # watch ends with its writer
+    timeout -k 5 10 tail --pid="$watcher" -f /dev/null  # watch ends with its writer
     [[ -z $(ls -A "$dir") ]] || { fail debris_clean_exit "left behind: $(ls -A "$dir")"; return; }
 
     EVRING_TEST_STOP_AFTER_ALLOCATE=1 "$PRODUCER_BIN" "$dir/feed:12:20" 2>/dev/null &

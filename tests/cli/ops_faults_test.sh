@@ -11,7 +11,7 @@ skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
 make_work evring-ops-faults-test
 KILL_SIGNAL=KILL
 
-evring() { timeout 30 "$EVRING_BIN" "$@"; }
+evring() { timeout -k 5 30 "$EVRING_BIN" "$@"; }
 
 # Starts the producer with the arguments given; PRODUCER is its pid. Waits
 # for ring (or set) $1 (its name) to exist.
@@ -64,7 +64,7 @@ test_a_removed_ring_is_down_in_the_metrics() {
     poll 200 0.05 grep -q "serving metrics" "$WORK/up-serve.err"
     port=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$WORK/up-serve.err")
     [[ -n $port ]] || { fail up "server did not say its port"; return; }
-    scrape() { exec 3<>"/dev/tcp/127.0.0.1/$port"; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; timeout 10 cat <&3; exec 3<&-; }
+    scrape() { exec 3<>"/dev/tcp/127.0.0.1/$port"; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; timeout -k 5 10 cat <&3; exec 3<&-; }
     scrape | grep -q '^evring_up{ring="up"} 1' || { fail up "not up while the writer runs"; return; }
     kill -TERM "$PRODUCER"; wait "$PRODUCER" 2>/dev/null   # a clean exit removes the ring
     [[ -e $EVRING_RING_DIR/up ]] && { fail up "the producer left its ring"; return; }

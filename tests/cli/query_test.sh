@@ -194,7 +194,7 @@ case_watch_follow_reads_a_recording_as_it_is_written() {
     evring record "$ring" -o "$r" --no-register 2>"$WORK/record.err" & PIDS+=($!)
     poll 200 0.02 test -s "$r" || { fail watch_follow "no recording: $(cat "$WORK/record.err")"; return; }
     local got
-    got=$(timeout 60 "$EVRING_BIN" watch "$r" --follow --from oldest --format jsonl 2>"$WORK/err" | wc -l)
+    got=$(timeout -k 5 60 "$EVRING_BIN" watch "$r" --follow --from oldest --format jsonl 2>"$WORK/err" | wc -l)
     local all; all=$(evring watch "$r" --from oldest --format jsonl 2>/dev/null | wc -l)
     [[ $got -gt 0 && $got == "$all" ]] && grep -q "end of the recording$" "$WORK/err" ||
         { fail watch_follow "followed $got of $all events: $(tail -2 "$WORK/err")"; return; }

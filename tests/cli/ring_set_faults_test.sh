@@ -13,7 +13,7 @@ make_work evring-ring-set-faults-test
 
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
-evring() { timeout 30 "$EVRING_BIN" "$@"; }
+evring() { timeout -k 5 30 "$EVRING_BIN" "$@"; }
 
 # Whether process $1 has exited (for poll).
 gone() { ! kill -0 "$1" 2>/dev/null; }
@@ -109,7 +109,7 @@ if [ -n "${EVRING_PYTHONPATH:-}" ] && PYTHONPATH="$EVRING_PYTHONPATH" "$PY" -c '
     producer=$!
     PIDS+=("$producer")
     poll 500 0.01 test -e "$EVRING_RING_DIR/$PYSET/m1"
-    out=$(PYTHONPATH="$EVRING_PYTHONPATH" timeout 20 "$PY" -c '
+    out=$(PYTHONPATH="$EVRING_PYTHONPATH" timeout -k 5 20 "$PY" -c '
 import sys, time, evring
 reader = evring.open(sys.argv[1])
 start = time.monotonic()
@@ -132,7 +132,7 @@ for kind in fifo directory; do
         fifo) mkfifo "$EVRING_RING_DIR/bad-$kind/manifest"; what="a FIFO" ;;
         directory) mkdir "$EVRING_RING_DIR/bad-$kind/manifest"; what="a directory" ;;
     esac
-    timeout 10 "$EVRING_BIN" watch "bad-$kind" >/dev/null 2>"$WORK/bad-$kind.err"; rc=$?
+    timeout -k 5 10 "$EVRING_BIN" watch "bad-$kind" >/dev/null 2>"$WORK/bad-$kind.err"; rc=$?
     if [ "$rc" = 1 ] && grep -q "ring set manifest $EVRING_RING_DIR/bad-$kind/manifest is $what, not a regular file" "$WORK/bad-$kind.err"; then
         ok "a_manifest_that_is_a_${kind}_is_named_with_what_it_is"
     else

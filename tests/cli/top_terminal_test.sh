@@ -15,7 +15,7 @@ make_work evring-top-test
 TMUX_SOCKET="evring-top-test-$$"
 cleanup_first() { tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null; }
 
-evring() { timeout 30 "$EVRING_BIN" "$@"; }
+evring() { timeout -k 5 30 "$EVRING_BIN" "$@"; }
 tm() { tmux -L "$TMUX_SOCKET" "$@"; }
 
 # A producer writing 2000 events/s (QUOTE and TRADE) into a 4096-slot ring,

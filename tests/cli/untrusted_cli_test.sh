@@ -20,7 +20,7 @@ if ldd "$EVRING_BIN" 2>/dev/null | grep -q libasan; then
     LIMIT_V=unlimited
 fi
 # Runs evring under the memory limit and a timeout.
-limited() { (ulimit -v "$LIMIT_V"; timeout 60 "$EVRING_BIN" "$@"); }
+limited() { (ulimit -v "$LIMIT_V"; timeout -k 5 60 "$EVRING_BIN" "$@"); }
 
 # --- Item 5: a schema that amplifies, and one 1 MB event ---------------------
 # 30 nested one-byte structs with 120-character names as a trailing array:
@@ -78,7 +78,7 @@ case_fifo_schema_is_refused_by_every_command() {
     )
     for cmd in "${cmds[@]}"; do
         # shellcheck disable=SC2086 # the words are the command line
-        timeout 10 "$EVRING_BIN" $cmd >/dev/null 2>"$WORK/fifo.err"
+        timeout -k 5 10 "$EVRING_BIN" $cmd >/dev/null 2>"$WORK/fifo.err"
         local rc=$?
         [[ $rc == 1 ]] || { fail fifo "'$cmd' exit $rc (124: it blocked): $(cat "$WORK/fifo.err")"; return; }
         grep -q "schema '$WORK/schema.fifo' is a FIFO, not a regular file" "$WORK/fifo.err" ||
@@ -101,9 +101,9 @@ through_fifo() {
     shift
     rm -f "$fifo" "$WORK/fifo.got"
     mkfifo "$fifo"
-    timeout 20 cat "$fifo" >"$WORK/fifo.got" &
+    timeout -k 5 20 cat "$fifo" >"$WORK/fifo.got" &
     local reader=$!
-    timeout 20 "$EVRING_BIN" "$@" 2>"$WORK/out.err"
+    timeout -k 5 20 "$EVRING_BIN" "$@" 2>"$WORK/out.err"
     local rc=$?
     wait "$reader"
     [[ -p $fifo ]] || { echo "the FIFO was replaced"; return 1; }

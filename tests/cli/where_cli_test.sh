@@ -13,7 +13,7 @@ skip_script_unless "jq is not installed" command -v jq
 make_work evring-where-cli
 mkdir -p "$WORK/store" "$WORK/ports"
 
-evring() { timeout 120 "$EVRING_BIN" "$@"; }
+evring() { timeout -k 5 120 "$EVRING_BIN" "$@"; }
 DIR=${EVRING_CONFORMANCE_DIR:-}
 have_snapshots() { [[ -n $DIR && -d $DIR ]]; }
 SERVER_PID=
