@@ -143,13 +143,13 @@ struct StreamReader::Impl {
     void redelivered(const ReceivedMessage& received);
 };
 
+// Where a consumer starts delivering (reader_open.cpp): the ordered lanes' and the durable's.
+void set_consumer_start(jsConsumerConfig& config, const StartAt& start, std::uint64_t start_sequence);
+
 // A durable lane (reader_durable.cpp): (re)creates the consumer
 // options.durable at `start_sequence` (as subscribe() reads
 // options.start) and binds `lane` to it.
 // Returns the new consumer's ack floor (a stream sequence).
-// Where a consumer starts delivering (reader_open.cpp): the ordered lanes' and the durable's.
-void set_consumer_start(jsConsumerConfig& config, const StartAt& start, std::uint64_t start_sequence);
-
 Result<std::uint64_t> subscribe_durable(const Connection::Impl& connection, const ReaderOptions& options,
                                         std::uint64_t start_sequence, ReaderLane& lane);
 
