@@ -147,7 +147,9 @@ Result<std::unique_ptr<EventSource>> open_source(std::string_view location, cons
 }
 
 Status heal_source(EventSource& source, const HealOptions& heal) {
-    if (source.kind() != SourceKind::Ring && source.kind() != SourceKind::RingSet)
+    const bool live = source.kind() == SourceKind::Ring || source.kind() == SourceKind::RingSet;
+    if (!live && heal.when_live) return {};
+    if (!live)
         return Error(EINVAL, fmt::format("healing lapped gaps (--heal, --heal-from) is for live rings and ring sets; "
                                          "'{}' is a {}, which nothing overwrites",
                                          shortened(source.identity().location), describe(source.kind())));

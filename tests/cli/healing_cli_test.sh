@@ -9,6 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" test -x "$PRODUCER_BIN"
 skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
 make_work evring-healing-test
+export EVRING_STATE_DIR="$WORK/state"
 
 evring() { timeout -k 5 60 "$EVRING_BIN" "$@"; }
 
@@ -75,6 +76,8 @@ heal_case() {
 
 test_named_recording() { heal_case heal_from --heal-from; }
 test_found_recording() { heal_case heal_found --heal; }
+# A named reader heals by default (docs/named-readers.md): no --heal, the recorder is found.
+test_named_reader_heals_by_default() { heal_case heal_named --name bill; }
 
 # --heal after the recorder has exited: the reader read the registry when it started, and the
 # recording, remembered, heals its lap though no recorder runs any more (before, the recorder's
@@ -143,6 +146,10 @@ test_refusals() {
     [[ $? -eq 2 ]] && grep -q "bad --heal-wait '3'" "$WORK/refused.err" || { fail refusals "--heal-wait 3: $(cat "$WORK/refused.err")"; return; }
     evring watch lapped --heal-wait 1s >/dev/null 2>"$WORK/refused.err"
     [[ $? -eq 2 ]] && grep -q "goes with --heal" "$WORK/refused.err" || { fail refusals "--heal-wait alone"; return; }
+    evring watch lapped --no-heal >/dev/null 2>"$WORK/refused.err"
+    [[ $? -eq 2 ]] && grep -q "no-heal goes with --name" "$WORK/refused.err" || { fail refusals "--no-heal alone"; return; }
+    evring watch lapped --name x --no-heal --heal >/dev/null 2>"$WORK/refused.err"
+    [[ $? -eq 2 ]] && grep -q "no-heal goes with none of" "$WORK/refused.err" || { fail refusals "--no-heal --heal"; return; }
     ok refusals_name_the_option
 }
 
@@ -180,6 +187,7 @@ test_named_recording
 test_record_from_overwritten
 test_digest_and_stats
 test_found_recording
+test_named_reader_heals_by_default
 test_found_recording_after_the_recorder_exited
 test_another_rings_recording
 test_refusals

@@ -68,7 +68,7 @@ void ComparedReadOptions::add_to(CLI::App& c, bool with_name) {
 int open_compared(const std::string& location, ComparedReadOptions& options, ComparedSource& out) {
     if (auto s = options.select.check(out.follow); !s) return usage_error(s.error());
     SourceOptions source_options;
-    if (auto s = options.heal.apply(source_options); !s) return usage_error(s.error());
+    if (auto s = options.heal.apply(source_options, options.select.name.has_value()); !s) return usage_error(s.error());
     auto source = open_for_command(location, source_options);
     if (!source) return runtime_error(source.error());
     if (!options.select.members.empty() && !(*source)->identity().members)

@@ -15,13 +15,25 @@ void HealOption::add(CLI::App& command) {
     command.add_option("--heal-wait", wait_,
                        "How long a recording that has not caught up is waited for (default 3s)")
         ->type_name("DURATION");
+    command.add_flag("--no-heal", no_heal_,
+                     "A named reader (--name) heals as with --heal by default: leave its lapped gaps as gaps");
 }
 
-Status HealOption::apply(SourceOptions& source) const {
+Status HealOption::apply(SourceOptions& source, bool named) const {
     if (find_ && from_) return Error(EINVAL, "--heal and --heal-from: give one (--heal-from names the recording)");
+    if (no_heal_ && (find_ || from_ || wait_))
+        return Error(EINVAL, "--no-heal goes with none of --heal, --heal-from, --heal-wait");
+    if (no_heal_ && !named) return Error(EINVAL, "--no-heal goes with --name (only a named reader heals by default)");
+    // Never lose: a named reader of a live ring reads what it was lapped past
+    // from a running recorder's file, as --heal, when there is one.
+    if (named && !no_heal_ && !find_ && !from_) {
+        source.heal.find = true;
+        source.heal.when_live = true;
+    }
     if (from_ && from_->empty()) return Error(EINVAL, "--heal-from: the recording's path is empty");
-    if (wait_ && !find_ && !from_) return Error(EINVAL, "--heal-wait goes with --heal or --heal-from");
-    source.heal.find = find_;
+    if (wait_ && !find_ && !from_ && !named)
+        return Error(EINVAL, "--heal-wait goes with --heal, --heal-from or --name");
+    if (find_ || from_) source.heal.find = find_;
     source.heal.recording = from_.value_or("");
     if (wait_) {
         auto nanos = parse_duration_nanos("--heal-wait", *wait_);

@@ -7,7 +7,9 @@
 //     ...
 //     if (auto s = heal.apply(plan.source); !s) return usage_error(s.error());  // before opening
 //
-// Contract: without either option nothing changes. --heal finds a running
+// Contract: without either option nothing changes, except for a named
+// reader (--name), which heals as with --heal unless --no-heal, and only a
+// live ring or ring set (HealOptions::when_live). --heal finds a running
 // `evring record` of the ring in its reader registry; --heal-from PATH names
 // the recording; --heal-wait bounds how long a recording that has not caught
 // up is waited for. open_source (SourceOptions::heal) refuses them for
@@ -29,11 +31,13 @@ namespace evring::cli {
 class HealOption {
 public:
     void add(CLI::App& command);
-    // Puts the options into `source` (and so into follow's reopen options).
-    Status apply(SourceOptions& source) const;
+    // Puts the options into `source` (and so into follow's reopen options);
+    // `named`: the reader has a --name.
+    Status apply(SourceOptions& source, bool named) const;
 
 private:
     bool find_ = false;
+    bool no_heal_ = false;
     std::optional<std::string> from_;
     std::optional<std::string> wait_;
 };

@@ -174,7 +174,7 @@ int run_stats(StatsOptions& options) {
     FollowOptions follow_options;
     if (auto s = options.select.check(follow_options); !s) return usage_error(s.error());
     SourceOptions source_options;
-    if (auto s = options.heal.apply(source_options); !s) return usage_error(s.error());
+    if (auto s = options.heal.apply(source_options, options.select.name.has_value()); !s) return usage_error(s.error());
     auto source = open_for_command(options.source, source_options);
     if (!source) return runtime_error(source.error());
     auto found = resolve_schema(**source, {.schema_file = options.schema_file});

@@ -45,7 +45,7 @@ Result<WatchPlan> plan_watch(const WatchOptions& options) {
     }
     plan.follow.follow_name = options.follow_name;
     plan.source.follow_recording = options.follow;
-    if (auto s = options.heal.apply(plan.source); !s) return std::move(s).error();
+    if (auto s = options.heal.apply(plan.source, options.select.name.has_value()); !s) return std::move(s).error();
     plan.follow.reopen = plan.source;
     plan.follow.stop_flag = &stop_flag();
     return plan;

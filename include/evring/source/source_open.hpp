@@ -49,6 +49,9 @@ namespace evring {
 struct HealOptions {
     std::string recording;  // the recording (--heal-from PATH)
     bool find = false;      // a running `evring record` of the ring, from its reader registry (--heal)
+    // Heal a live ring or ring set; read any other source as it is, rather
+    // than refuse it (a named reader heals by default: docs/named-readers.md).
+    bool when_live = false;
     std::chrono::milliseconds patience{3000};  // waiting for a recording to catch up, without progress
     bool wanted() const noexcept { return find || !recording.empty(); }
 };
