@@ -1,9 +1,9 @@
-// NATS streams for the C ABI (evring.h, evring_source_open): a libevring.so
-// built with libnats reads "nats://HOST[:PORT]/STREAM", a stream a relay
-// wrote (docs/distributed.md), as the evring program does. Compiled only into
-// the shared library, and only when libnats is found (lib/bindings/meson.build):
-// the static libraries stay free of libnats, and the Python package keeps its
-// own choice.
+// NATS streams for the C ABI (evring.h, evring_source_open) and the Python
+// package: a libevring.so or _evring module built with libnats reads
+// "nats://HOST[:PORT]/STREAM", a stream a relay wrote (docs/distributed.md),
+// as the evring program does. Compiled into those two only, and only when
+// libnats is found (lib/bindings/meson.build, python/evring/meson.build): the
+// static libraries stay free of libnats.
 //
 // The scheme is registered when the library is loaded, before any caller can
 // open a source: register_source_scheme's table is a function-local static

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <charconv>
 
+#include "util/text_escape.hpp"
+
 namespace evring::nats {
 namespace {
 
@@ -23,7 +25,8 @@ std::string masked(std::string_view text) {
 }
 
 Error url_error(std::string_view text, std::string_view reason) {
-    return Error(EINVAL, fmt::format("malformed NATS URL '{}': {}", masked(text), reason));
+    // A hostile URL (a megabyte of host name) is not echoed whole.
+    return Error(EINVAL, fmt::format("malformed NATS URL '{}': {}", shortened(masked(text)), reason));
 }
 
 bool is_name_char(char c) {
@@ -50,7 +53,7 @@ Status parse_host_port(std::string_view text, std::string_view authority, Server
         url.host = std::string(authority.substr(1, close - 1));
         if (url.host.empty() || url.host.find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos ||
             url.host.find(':') == std::string::npos)
-            return url_error(text, fmt::format("'{}' is not an IPv6 address", url.host));
+            return url_error(text, fmt::format("'{}' is not an IPv6 address", shortened(url.host)));
         std::string_view after = authority.substr(close + 1);
         if (!after.empty()) {
             if (after.front() != ':') return url_error(text, "expected ':PORT' after the IPv6 address");
@@ -68,14 +71,14 @@ Status parse_host_port(std::string_view text, std::string_view authority, Server
         if (host.find(':') != std::string_view::npos)
             return url_error(text, "an IPv6 address must be written in brackets, as in nats://[::1]:4222");
         if (!valid_host_name(host))
-            return url_error(text, fmt::format("'{}' is not a host name or IPv4 address", host));
+            return url_error(text, fmt::format("'{}' is not a host name or IPv4 address", shortened(host)));
         url.host = std::string(host);
     }
     if (!port_text.empty()) {
         unsigned port = 0;
         auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
         if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 || port > 65535)
-            return url_error(text, fmt::format("port '{}' is not a number from 1 to 65535", port_text));
+            return url_error(text, fmt::format("port '{}' is not a number from 1 to 65535", shortened(port_text)));
         url.port = static_cast<std::uint16_t>(port);
     }
     return {};

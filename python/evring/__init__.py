@@ -24,12 +24,12 @@ Errors raise evring.Error with the library's message. docs/python.md has the res
 
 import os as _os
 
-from ._evring import DESCRIPTOR_DTYPE, Batch, Error, Event, Reader, WaitSet, Writer, __version__
+from ._evring import DESCRIPTOR_DTYPE, READS_STREAMS, Batch, Error, Event, Reader, WaitSet, Writer, __version__
 from ._evring import create as _create
 from ._evring import open as _open
 from ._evring import _wait_for_name
 
-__all__ = ["Batch", "Error", "Event", "Reader", "WaitSet", "Writer", "create", "open", "DESCRIPTOR_DTYPE"]
+__all__ = ["Batch", "Error", "Event", "Reader", "WaitSet", "Writer", "create", "open", "DESCRIPTOR_DTYPE", "READS_STREAMS"]
 
 
 def open(source, schema=None, max_snapshot_size=0, register=True, name="python", detail=None, wait=None,

@@ -93,4 +93,6 @@ PYBIND11_MODULE(_evring, m) {
     m.def("_wait_for_name", &wait_for_name, py::arg("location"), py::arg("seconds"),
           "Waits up to `seconds` for `location` to name a ring; True once it does.");
     m.attr("__version__") = EVRING_VERSION_STRING;
+    // Whether evring.open reads "nats://HOST[:PORT]/STREAM" (built with libnats).
+    m.attr("READS_STREAMS") = static_cast<bool>(EVRING_PYTHON_STREAMS);
 }

@@ -94,8 +94,9 @@ def test_huge_keywords_and_names_are_not_echoed_whole(ring_path, writer):
         # or at the binding's boundary (error_text: "bytes left out"): never echoed whole.
         assert len(message) < 4096 and message.endswith("(schema 'arguments' has: trades, quotes)")
         assert "bytes left out" in message or re.search(r"\.\.\.\(\d+ bytes\)", message)
-    message = refused(lambda: evring.open("nats://" + "h" * 1_048_576 + ":4222/feed"), r"^'nats://hhh")
-    assert "bytes left out" in message
+    # Refused by the stream source's URL parser when built with libnats, else as an unknown scheme.
+    message = refused(lambda: evring.open("nats://" + "h" * 1_048_576 + ":4222/feed"), r"'nats://hhh")
+    assert "bytes left out" in message or re.search(r"\.\.\.\(\d+ bytes\)", message)
     message = refused(lambda: evring.open("/dev/shm/" + "n" * 300_000), r"^opening '/dev/shm/nnn")
     assert "bytes left out" in message and message.endswith("File name too long")
 
