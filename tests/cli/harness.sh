@@ -50,6 +50,7 @@ make_work() {
 
 harness_cleanup() {
     if declare -F cleanup_first >/dev/null; then cleanup_first; fi
+    [[ -z $NATS_PID ]] || kill "$NATS_PID" 2>/dev/null
     local pid
     for pid in "${PIDS[@]}"; do
         kill -CONT "$pid" 2>/dev/null
@@ -128,3 +129,30 @@ release_producer() { kill -CONT "$PRODUCER_PID" 2>/dev/null; }
 # has already exited (its caller's `wait` then gives its status).
 wait_attached() { poll 1000 0.01 attached_or_gone "$1" "$2"; }
 attached_or_gone() { grep -qF "$2" "/proc/$1/maps" 2>/dev/null || ! kill -0 "$1" 2>/dev/null; }
+
+# A `nats-server -js` on 127.0.0.1 with its store in $WORK/nats-store, for
+# the stream scripts. start_nats_server starts it on $NATS_PORT when set (a
+# restart keeps the port), else on a port it picks, which it then sets; it
+# waits up to 15 s for the server's ports file and returns false when none
+# came ($WORK/nats-server.log says why). stop_nats_server stops it and waits;
+# the harness stops it on exit too. Needs jq.
+NATS_PID=
+NATS_PORT=
+start_nats_server() {
+    mkdir -p "$WORK/nats-store" "$WORK/nats-ports"
+    rm -f "$WORK"/nats-ports/*
+    nats-server -js -a 127.0.0.1 -p "${NATS_PORT:--1}" -sd "$WORK/nats-store" --ports_file_dir "$WORK/nats-ports" \
+        >"$WORK/nats-server.log" 2>&1 &
+    NATS_PID=$!
+    local f _
+    for _ in $(seq 1500); do
+        f=$(ls "$WORK"/nats-ports/*.ports 2>/dev/null | head -1)
+        if [[ -n $f ]] && jq -e '.nats[0]' "$f" >/dev/null 2>&1; then
+            NATS_PORT=$(jq -r '.nats[0]' "$f" | sed 's/.*://')
+            return 0
+        fi
+        sleep 0.01
+    done
+    return 1
+}
+stop_nats_server() { kill "$NATS_PID" 2>/dev/null; wait "$NATS_PID" 2>/dev/null; NATS_PID=; }

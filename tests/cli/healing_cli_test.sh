@@ -26,52 +26,66 @@ each_once() {
     [[ -z $got ]] || { echo "$got"; return 1; }
 }
 
-# heal_case NAME HEAL_OPTION...: producer, recorder, a watch stopped while the
-# writer laps it (a 4096-slot ring, 60000 events), then let go.
-heal_case() {
-    local name=$1 ring=heal-$1 total=60000
-    shift
-    start_ready_producer "$ring:12:20" --count "$total" --rate 20000 --keep || { fail "$name" "no producer"; return; }
-    local producer=$PRODUCER_PID
+# lapped_watch NAME RING SHAPE TOTAL HEAL_OPTION...: a producer of TOTAL events (held), a
+# recorder of RING, and a watch with the heal options, stopped (SIGSTOP) once listed; sets
+# PRODUCER, RECORDER and WATCHER. A --heal-from option gets the recorder's file.
+lapped_watch() {
+    local name=$1 ring=$2 shape=$3 total=$4
+    shift 4
+    start_ready_producer "$ring:$shape" --count "$total" --rate 20000 --keep || { fail "$name" "no producer"; return 1; }
+    PRODUCER=$PRODUCER_PID
     "$EVRING_BIN" record "$ring" --from oldest -o "$WORK/$name.evrec" 2>"$WORK/$name-record.err" &
-    local recorder=$!
-    PIDS+=("$recorder")
-    wait_readers "$ring" "record +record +$recorder .* alive" || { fail "$name" "the recorder is not listed"; return; }
+    RECORDER=$!
+    PIDS+=("$RECORDER")
+    wait_readers "$ring" "record +record +$RECORDER .* alive" || { fail "$name" "the recorder is not listed"; return 1; }
     local heal=("$@")
     [[ ${heal[0]} == --heal-from ]] && heal=(--heal-from "$WORK/$name.evrec")
     "$EVRING_BIN" watch "$ring" --from oldest --format jsonl --no-payload "${heal[@]}" \
         >"$WORK/$name.jsonl" 2>"$WORK/$name.err" &
-    local watcher=$!
-    PIDS+=("$watcher")
-    wait_readers "$ring" "watch +watch +$watcher .* alive" || { fail "$name" "the watch is not listed"; return; }
-    kill -STOP "$watcher"
+    WATCHER=$!
+    PIDS+=("$WATCHER")
+    wait_readers "$ring" "watch +watch +$WATCHER .* alive" || { fail "$name" "the watch is not listed"; return 1; }
+    kill -STOP "$WATCHER"
+}
+
+# healed_all NAME TOTAL MORE_THAN: the watch printed every event once, in order, but for
+# what the recorder lost too (it can be lapped on a loaded machine: 4096 slots are 200 ms of
+# this writer), each gap saying so; more than MORE_THAN came from the recording.
+healed_all() {
+    local name=$1 total=$2 more_than=$3 bad lost healed
+    lost=$(sed -nE "s/^evring: $total events printed .* ([0-9]+) lost in [0-9]+ gaps.*/\1/p" "$WORK/$name.err")
+    [[ -n $lost ]] || { fail "$name" "summary: $(tail -1 "$WORK/$name.err")"; return 1; }
+    bad=$(each_once "$WORK/$name.jsonl" "$total" "$lost") || { fail "$name" "$bad; $(tail -3 "$WORK/$name.err" | tr '\n' ' ')"; return 1; }
+    if grep -E '^evring: lost [0-9]+ events' "$WORK/$name.err" | grep -vq "so did the recorder"; then
+        fail "$name" "a gap the recording held: $(grep -E '^evring: lost|not healing' "$WORK/$name.err" | head -3 | tr '\n' ' ')"
+        return 1
+    fi
+    healed=$(sed -nE 's/.*\(([0-9]+) of the events read from the recording.*/\1/p' "$WORK/$name.err")
+    [[ -n $healed && $healed -gt $more_than ]] || { fail "$name" "healed '$healed': $(cat "$WORK/$name.err")"; return 1; }
+    HEALED_SAID="$healed of $total from the recording; $lost lost with the recorder"
+}
+
+# heal_case NAME HEAL_OPTION...: a watch stopped while the writer laps it (a 4096-slot ring,
+# 60000 events) beside a recorder, then let go.
+heal_case() {
+    local name=$1 ring=heal-$1 total=60000
+    shift
+    lapped_watch "$name" "$ring" 12:20 "$total" "$@" || return
     release_producer
     # Lapped many times over (4096 slots) before it reads again.
     poll 3000 0.01 reached "$ring" 30000 || { fail "$name" "the producer did not reach 30000"; return; }
     # Lapped and stopped, it is listed as healing: what was overwritten ahead of it is not lost.
     local entry
-    entry=$(evring readers "$ring" --json 2>&1 | jq -c "select(.pid == $watcher)")
+    entry=$(evring readers "$ring" --json 2>&1 | jq -c "select(.pid == $WATCHER)")
     [[ $(jq -r '[.heals, .lapped, .lost] | @csv' <<<"$entry") == 'true,true,0' ]] ||
-        { kill -CONT "$watcher"; fail "$name" "listed as $entry"; return; }
-    kill -CONT "$watcher"
-    wait "$producer"
+        { kill -CONT "$WATCHER"; fail "$name" "listed as $entry"; return; }
+    kill -CONT "$WATCHER"
+    wait "$PRODUCER"
     # The writer has exited: the watch ends at the ring's newest event.
-    poll 3000 0.01 test ! -e "/proc/$watcher" || { fail "$name" "the watch did not end: $(tail -2 "$WORK/$name.err")"; return; }
-    wait "$watcher" || { fail "$name" "watch exit $?: $(tail -3 "$WORK/$name.err")"; return; }
-    kill -INT "$recorder" 2>/dev/null; wait "$recorder"
-    # Lost only what the recorder lost too (it can be lapped on a loaded
-    # machine: 4096 slots are 200 ms of this writer), each gap saying so.
-    local bad lost
-    lost=$(sed -nE "s/^evring: $total events printed .* ([0-9]+) lost in [0-9]+ gaps.*/\1/p" "$WORK/$name.err")
-    [[ -n $lost ]] || { fail "$name" "summary: $(tail -1 "$WORK/$name.err")"; return; }
-    bad=$(each_once "$WORK/$name.jsonl" "$total" "$lost") || { fail "$name" "$bad; $(tail -3 "$WORK/$name.err" | tr '\n' ' ')"; return; }
-    if ((lost > 0)) && grep -E '^evring: lost [0-9]+ events' "$WORK/$name.err" | grep -vq "so did the recorder"; then
-        fail "$name" "a gap the recording held: $(grep -E '^evring: lost' "$WORK/$name.err" | head -3 | tr '\n' ' ')"; return
-    fi
-    local healed
-    healed=$(sed -nE 's/.*\(([0-9]+) of the events read from the recording.*/\1/p' "$WORK/$name.err")
-    [[ -n $healed && $healed -gt 4096 ]] || { fail "$name" "healed '$healed': $(tail -1 "$WORK/$name.err")"; return; }
-    ok "$name ($healed of $total from the recording; $lost lost with the recorder)"
+    poll 3000 0.01 test ! -e "/proc/$WATCHER" || { fail "$name" "the watch did not end: $(tail -2 "$WORK/$name.err")"; return; }
+    wait "$WATCHER" || { fail "$name" "watch exit $?: $(tail -3 "$WORK/$name.err")"; return; }
+    kill -INT "$RECORDER" 2>/dev/null; wait "$RECORDER"
+    healed_all "$name" "$total" 4096 && ok "$name ($HEALED_SAID)"
 }
 
 test_named_recording() { heal_case heal_from --heal-from; }
@@ -83,33 +97,13 @@ test_named_reader_heals_by_default() { heal_case heal_named --name bill; }
 # recording, remembered, heals its lap though no recorder runs any more (before, the recorder's
 # freed slot left the gap standing: CI under ASan, where the writer finished before the lap).
 test_found_recording_after_the_recorder_exited() {
-    local name=heal_gone ring=heal-gone total=40000
-    start_ready_producer "$ring:14:22" --count "$total" --rate 20000 --keep || { fail "$name" "no producer"; return; }
-    local producer=$PRODUCER_PID
-    "$EVRING_BIN" record "$ring" --from oldest -o "$WORK/$name.evrec" 2>"$WORK/$name-record.err" &
-    local recorder=$!
-    PIDS+=("$recorder")
-    wait_readers "$ring" "record +record +$recorder .* alive" || { fail "$name" "the recorder is not listed"; return; }
-    "$EVRING_BIN" watch "$ring" --from oldest --format jsonl --no-payload --heal >"$WORK/$name.jsonl" 2>"$WORK/$name.err" &
-    local watcher=$!
-    PIDS+=("$watcher")
-    wait_readers "$ring" "watch +watch +$watcher .* alive" || { fail "$name" "the watch is not listed"; return; }
-    kill -STOP "$watcher"
-    release_producer; wait "$producer"
-    wait "$recorder" || { fail "$name" "record exit $?: $(cat "$WORK/$name-record.err")"; return; }
-    kill -CONT "$watcher"
-    wait "$watcher" || { fail "$name" "watch exit $?: $(tail -3 "$WORK/$name.err")"; return; }
-    # Lost only what the recorder lost too (lapped on a loaded machine), each gap saying so.
-    local bad lost healed
-    lost=$(sed -nE "s/^evring: $total events printed .* ([0-9]+) lost in [0-9]+ gaps.*/\1/p" "$WORK/$name.err")
-    [[ -n $lost ]] || { fail "$name" "summary: $(tail -1 "$WORK/$name.err")"; return; }
-    bad=$(each_once "$WORK/$name.jsonl" "$total" "$lost") || { fail "$name" "$bad; $(tail -3 "$WORK/$name.err" | tr '\n' ' ')"; return; }
-    if grep -E '^evring: lost [0-9]+ events' "$WORK/$name.err" | grep -vq "so did the recorder"; then
-        fail "$name" "a gap the recording held: $(grep -E '^evring: lost|not healing' "$WORK/$name.err" | head -3 | tr '\n' ' ')"; return
-    fi
-    healed=$(sed -nE 's/.*\(([0-9]+) of the events read from the recording.*/\1/p' "$WORK/$name.err")
-    [[ -n $healed && $healed -gt 0 ]] || { fail "$name" "healed '$healed': $(cat "$WORK/$name.err")"; return; }
-    ok "found_recording_after_the_recorder_exited ($healed of $total from the recording; $lost lost with the recorder)"
+    local name=heal_gone total=40000
+    lapped_watch "$name" heal-gone 14:22 "$total" --heal || return
+    release_producer; wait "$PRODUCER"
+    wait "$RECORDER" || { fail "$name" "record exit $?: $(cat "$WORK/$name-record.err")"; return; }
+    kill -CONT "$WATCHER"
+    wait "$WATCHER" || { fail "$name" "watch exit $?: $(tail -3 "$WORK/$name.err")"; return; }
+    healed_all "$name" "$total" 0 && ok "found_recording_after_the_recorder_exited ($HEALED_SAID)"
 }
 
 # A recording of another ring is refused by name, and the lapped gap stands.

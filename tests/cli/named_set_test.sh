@@ -135,38 +135,14 @@ case_set_through_the_c_abi() {
     [[ ${EVRING_SANITIZE:-none} == none ]] || { skip c_abi "a sanitized libevring.so does not load into Python"; return; }
     "$PRODUCER_BIN" "$set" --threads 2 --count 1000 2>/dev/null || { fail c_abi "producer failed"; return; }
     cat >"$WORK/set_c.py" <<'PY'
-import ctypes, sys
-lib = ctypes.CDLL(sys.argv[1])
-lib.evring_source_open.restype = ctypes.c_void_p
-lib.evring_source_open.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
-lib.evring_source_resume_named.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
-lib.evring_source_error.restype = ctypes.c_char_p
-lib.evring_source_error.argtypes = [ctypes.c_void_p]
-lib.evring_source_close.argtypes = [ctypes.c_void_p]
-lib.evring_source_commit.argtypes = [ctypes.c_void_p]
-lib.evring_source_next.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
-item = ctypes.create_string_buffer(512)
-ctypes.c_uint32.from_buffer(item, 0).value = 128  # sizeof(evring_item); member at 4, seqno at 8
-
-def run(count):
-    src = lib.evring_source_open(sys.argv[2].encode(), None)
-    assert src, "open failed"
-    assert lib.evring_source_resume_named(src, b"cs", b"oldest", 0) == 0, lib.evring_source_error(src)
-    got = []
-    while len(got) < count:
-        step = lib.evring_source_next(src, item, 1)
-        if step == 0:
-            got.append((ctypes.c_uint32.from_buffer(item, 4).value, ctypes.c_uint64.from_buffer(item, 8).value))
-        elif step >= 3:  # NOT_READY, END: the set's writers are done
-            break
-    assert lib.evring_source_commit(src) == 0, lib.evring_source_error(src)
-    lib.evring_source_close(src)
-    return got
-
-first, second = run(500), run(10000)
+import sys
+import c_abi
+lib = c_abi.load(sys.argv[1])
+first = c_abi.read_named(lib, sys.argv[2], "cs", 500, stop_when_idle=True)
+second = c_abi.read_named(lib, sys.argv[2], "cs", 10000, stop_when_idle=True)
 print(len(first), len(second), len(set(first) | set(second)), sorted({m for m, _ in first + second}))
 PY
-    out=$(timeout -k 5 60 python3 "$WORK/set_c.py" "$lib" "$EVRING_RING_DIR/$set" 2>&1)
+    out=$(PYTHONPATH=$(dirname "${BASH_SOURCE[0]}") PYTHONDONTWRITEBYTECODE=1 timeout -k 5 60 python3 "$WORK/set_c.py" "$lib" "$EVRING_RING_DIR/$set" 2>&1)
     [[ $out == "500 1500 2000 [0, 1]" ]] || { fail c_abi "first, second, distinct, members: $out"; return; }
     ok set_through_the_c_abi
 }

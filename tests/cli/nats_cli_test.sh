@@ -10,34 +10,14 @@ skip_script_unless "no producer example at $PRODUCER_BIN" test -x "$PRODUCER_BIN
 skip_script_unless "evring built without libnats" "$EVRING_BIN" relay --help
 
 make_work evring-nats-cli
-mkdir -p "$WORK/store" "$WORK/ports"
-SERVER_PID=
-PORT=
-cleanup_first() { [[ -z $SERVER_PID ]] || kill "$SERVER_PID" 2>/dev/null; }
 evring() { timeout -k 5 60 "$EVRING_BIN" "$@"; }
 
-# Starts the server (on $PORT when set, else a port it picks) and waits for it.
-start_server() {
-    rm -f "$WORK"/ports/*
-    nats-server -js -a 127.0.0.1 -p "${PORT:--1}" -sd "$WORK/store" --ports_file_dir "$WORK/ports" \
-        >"$WORK/server.log" 2>&1 &
-    SERVER_PID=$!
-    for _ in $(seq 1500); do
-        local f
-        f=$(ls "$WORK"/ports/*.ports 2>/dev/null | head -1)
-        if [[ -n $f ]] && jq -e '.nats[0]' "$f" >/dev/null 2>&1; then
-            PORT=$(jq -r '.nats[0]' "$f" | sed 's/.*://')
-            return 0
-        fi
-        sleep 0.01
-    done
-    echo "nats-server did not start: $(cat "$WORK/server.log")"; exit 1
-}
-stop_server() { kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=; }
+start_server() { start_nats_server || { echo "nats-server did not start: $(cat "$WORK/nats-server.log")"; exit 1; }; }
+stop_server() { stop_nats_server; }
 
 start_relay() {  # ring stream, then options
     local ring=$1 stream=$2; shift 2
-    "$EVRING_BIN" relay "$ring" --to "nats://127.0.0.1:$PORT" --stream "$stream" "$@" \
+    "$EVRING_BIN" relay "$ring" --to "nats://127.0.0.1:$NATS_PORT" --stream "$stream" "$@" \
         2>>"$WORK/relay-$stream.err" &
     RELAY_PID=$!
     PIDS+=("$RELAY_PID")
@@ -45,12 +25,12 @@ start_relay() {  # ring stream, then options
 # The event lines of a jsonl file without what differs between a ring and its copies.
 events_of() { jq -c 'select(.seqno != null and .gap == null) | del(.ring, .source, .path)' "$1"; }
 # Reads the stream from the oldest event until N events came.
-read_stream() { evring watch "nats://127.0.0.1:$PORT/$1" --from oldest --format jsonl --count "$2"; }
+read_stream() { evring watch "nats://127.0.0.1:$NATS_PORT/$1" --from oldest --format jsonl --count "$2"; }
 # Waits until stream $1 holds the source's last seqno $2 (via watch --from latest).
 wait_stream_at() {
     for _ in $(seq 600); do
         local last
-        last=$(timeout -k 5 10 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/$1" --from latest --count 1 --format jsonl \
+        last=$(timeout -k 5 10 "$EVRING_BIN" watch "nats://127.0.0.1:$NATS_PORT/$1" --from latest --count 1 --format jsonl \
             2>/dev/null | jq -r '.seqno // empty' | tail -1)
         [[ -n $last && $last -ge $2 ]] && return 0
         sleep 0.1
@@ -88,7 +68,7 @@ case_relay_watch_and_mirror_carry_every_event_identically() {
     check_contiguous "$WORK/stream.jsonl" 1 3000 || { fail identical "stream not 1..3000"; return; }
     [[ $(events_of "$WORK/ring.jsonl" | sha256sum) == $(events_of "$WORK/stream.jsonl" | sha256sum) ]] ||
         { fail identical "watch nats:// differs from the ring: $(diff <(events_of "$WORK/ring.jsonl") <(events_of "$WORK/stream.jsonl") | head -3)"; return; }
-    timeout -k 5 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/FEED" --to mirror1 --count 3000 --keep \
+    timeout -k 5 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$NATS_PORT/FEED" --to mirror1 --count 3000 --keep \
         2>"$WORK/mirror.err" || { fail identical "mirror: $(cat "$WORK/mirror.err")"; return; }
     evring watch mirror1 --from oldest --format jsonl --count 3000 >"$WORK/mirror.jsonl" 2>/dev/null
     [[ $(events_of "$WORK/ring.jsonl" | sha256sum) == $(events_of "$WORK/mirror.jsonl" | sha256sum) ]] ||
@@ -101,7 +81,7 @@ case_relay_watch_and_mirror_carry_every_event_identically() {
 # protocol over bash's /dev/tcp), and returns once JetStream acknowledged storing each of them.
 publish_foreign() {
     local line acks=0
-    exec 5<>"/dev/tcp/127.0.0.1/$PORT" || return 1
+    exec 5<>"/dev/tcp/127.0.0.1/$NATS_PORT" || return 1
     IFS= read -r -t 5 line <&5  # INFO
     { printf 'CONNECT {"verbose":false,"pedantic":false}\r\nSUB _INBOX.foreign 1\r\n'
       for _ in $(seq "$2"); do printf 'PUB %s _INBOX.foreign 13\r\n{"order": 42}\r\n' "$1"; done; } >&5
@@ -145,7 +125,7 @@ case_messages_not_evrings_stop_neither_readers_nor_a_restarted_relay() {
         grep -q "(5 messages not evring's skipped)" "$WORK/stray.err" ||
         { fail stray "watch did not report them once and count them: $(cat "$WORK/stray.err")"; return; }
     # 65,536 slots: the mirror ring holds every event however many a slow run wrote.
-    timeout -k 5 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/STRAY" --to stray-mirror:16:24 --count "$total" --keep \
+    timeout -k 5 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$NATS_PORT/STRAY" --to stray-mirror:16:24 --count "$total" --keep \
         2>"$WORK/stray-mirror.err" || { fail stray "mirror: $(cat "$WORK/stray-mirror.err")"; return; }
     grep -q "mirrored $total events (5 messages not evring's skipped)" "$WORK/stray-mirror.err" ||
         { fail stray "mirror summary: $(cat "$WORK/stray-mirror.err")"; return; }
@@ -210,7 +190,7 @@ case_paused_relay_lapped_publishes_one_exact_gap() {
     wait "$PRODUCER_PID"
     kill -CONT "$RELAY_PID"
     wait_stream_at LAP2 5000 || { fail lap "no 5000: $(cat "$WORK/relay-LAP2.err")"; return; }
-    timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/LAP2" --from oldest --format jsonl --until 5000 \
+    timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$NATS_PORT/LAP2" --from oldest --format jsonl --until 5000 \
         >"$WORK/lap.jsonl" 2>"$WORK/lap.err"
     local gaps
     gaps=$(grep -c 'overwritten before the relay read them' "$WORK/relay-LAP2.err")
@@ -254,14 +234,14 @@ case_relay_says_what_an_acknowledged_event_is_exposed_to() {
     wait "$PRODUCER_PID"
     # "$EVRING_BIN", not the evring function: a function in the background is a subshell, and
     # killing it would leave its relay running until the function's 60 s timeout.
-    "$EVRING_BIN" relay dur --to "nats://127.0.0.1:$PORT" --stream DUR --from oldest --no-register 2>"$WORK/dur.err" &
+    "$EVRING_BIN" relay dur --to "nats://127.0.0.1:$NATS_PORT" --stream DUR --from oldest --no-register 2>"$WORK/dur.err" &
     local relay=$!
     PIDS+=("$relay")
     wait_stream_at DUR 50 || { fail durability "stream never reached 50: $(cat "$WORK/dur.err")"; return; }
     kill "$relay"; wait "$relay" 2>/dev/null
     [[ $(grep -c "^evring: stream 'DUR': nats-server acknowledges a message before it syncs it to disk" "$WORK/dur.err") == 1 ]] &&
         grep -q "sync_interval: always" "$WORK/dur.err" || { fail durability "no warning, or not once: $(cat "$WORK/dur.err")"; return; }
-    "$EVRING_BIN" relay dur --to "nats://127.0.0.1:$PORT" --stream DUR2 --from oldest --no-register --server-syncs \
+    "$EVRING_BIN" relay dur --to "nats://127.0.0.1:$NATS_PORT" --stream DUR2 --from oldest --no-register --server-syncs \
         2>"$WORK/dur2.err" &
     relay=$!
     PIDS+=("$relay")
@@ -279,22 +259,22 @@ case_bad_input_is_refused_clearly() {
     [[ $a == 1 ]] && grep -q "^evring: .*127.0.0.1:1" "$WORK/e1" || { fail bad "unreachable: exit $a $(cat "$WORK/e1")"; return; }
     evring relay bad1 --to http://x --stream B 2>"$WORK/e2"; local b=$?
     [[ $b == 2 ]] && grep -q "^evring: bad --to" "$WORK/e2" || { fail bad "url: exit $b $(cat "$WORK/e2")"; return; }
-    evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream 'a.b' 2>"$WORK/e3"; local c=$?
+    evring relay bad1 --to "nats://127.0.0.1:$NATS_PORT" --stream 'a.b' 2>"$WORK/e3"; local c=$?
     [[ $c == 2 ]] || { fail bad "stream name: exit $c $(cat "$WORK/e3")"; return; }
-    evring watch "nats://127.0.0.1:$PORT" --count 1 2>"$WORK/e4"; local d=$?
+    evring watch "nats://127.0.0.1:$NATS_PORT" --count 1 2>"$WORK/e4"; local d=$?
     [[ $d == 1 ]] && grep -q "names no stream" "$WORK/e4" || { fail bad "no stream: exit $d $(cat "$WORK/e4")"; return; }
-    evring watch "nats://127.0.0.1:$PORT/NOSUCH" --count 1 2>"$WORK/e5"; local e=$?
+    evring watch "nats://127.0.0.1:$NATS_PORT/NOSUCH" --count 1 2>"$WORK/e5"; local e=$?
     [[ $e == 1 ]] && grep -q "NOSUCH" "$WORK/e5" || { fail bad "missing stream: exit $e $(cat "$WORK/e5")"; return; }
     # A stream holding another ring's events (FEED carries 'feed').
-    evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream FEED --subject evring.FEED 2>"$WORK/e6"; local f=$?
+    evring relay bad1 --to "nats://127.0.0.1:$NATS_PORT" --stream FEED --subject evring.FEED 2>"$WORK/e6"; local f=$?
     [[ $f == 1 ]] && grep -qi "another ring\|other ring\|feed" "$WORK/e6" || { fail bad "other ring: exit $f $(cat "$WORK/e6")"; return; }
-    evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream R9 --replicas 9 2>"$WORK/e7"; local g=$?
+    evring relay bad1 --to "nats://127.0.0.1:$NATS_PORT" --stream R9 --replicas 9 2>"$WORK/e7"; local g=$?
     [[ $g == 2 ]] && grep -q "^evring: bad --replicas '9'" "$WORK/e7" || { fail bad "replicas: exit $g $(cat "$WORK/e7")"; return; }
     # Three replicas on a server that is not in a cluster: the server's refusal, in one line.
-    evring relay bad1 --to "nats://127.0.0.1:$PORT" --stream R3 --replicas 3 2>"$WORK/e8"; local h=$?
+    evring relay bad1 --to "nats://127.0.0.1:$NATS_PORT" --stream R3 --replicas 3 2>"$WORK/e8"; local h=$?
     [[ $h == 1 && $(wc -l <"$WORK/e8") == 1 ]] && grep -q "^evring: creating stream 'R3'.*replicas" "$WORK/e8" ||
         { fail bad "replicas on one server: exit $h $(cat "$WORK/e8")"; return; }
-    evring relay bad1 --to "nats://127.0.0.1:$PORT,,x" --stream B 2>"$WORK/e9"; local i=$?
+    evring relay bad1 --to "nats://127.0.0.1:$NATS_PORT,,x" --stream B 2>"$WORK/e9"; local i=$?
     [[ $i == 2 ]] && grep -q "an empty server in the list" "$WORK/e9" || { fail bad "list: exit $i $(cat "$WORK/e9")"; return; }
     ok bad_input_is_refused_clearly
 }
@@ -304,7 +284,7 @@ case_relay_and_mirror_are_registered_readers_while_they_run() {
     local producer=$PRODUCER_PID
     start_relay seen SEEN
     local relay=$RELAY_PID
-    wait_readers seen "relay +relay +$relay .* alive .*-> .*127.0.0.1:$PORT.* SEEN" ||
+    wait_readers seen "relay +relay +$relay .* alive .*-> .*127.0.0.1:$NATS_PORT.* SEEN" ||
         { fail registered "relay $relay not listed: $(evring readers seen 2>&1)"; return; }
     evring readers seen --json | jq -e "select(.pid == $relay) | .kind == \"relay\" and .lag_events != null" \
         >/dev/null || { fail registered "--json lacks the relay"; return; }
@@ -345,9 +325,9 @@ case_watch_nats_decodes_the_relayed_schema_by_name() {
     cmp -s "$WORK/typed-ring.fields" "$WORK/typed-stream.fields" ||
         { fail decoded "stream fields differ from the ring's: $(diff "$WORK/typed-ring.fields" "$WORK/typed-stream.fields" | head -3)"; return; }
     # Text names the type and its fields too.
-    timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/TYPED" --from oldest --count 1 2>/dev/null |
+    timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$NATS_PORT/TYPED" --from oldest --count 1 2>/dev/null |
         grep -Eq '^[0-9T:.-]+Z seq=1 (QUOTE|TRADE) counter=0 price=[0-9]+ ' ||
-        { fail decoded "text: $(timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/TYPED" --from oldest --count 1 2>&1)"; return; }
+        { fail decoded "text: $(timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$NATS_PORT/TYPED" --from oldest --count 1 2>&1)"; return; }
     kill "$RELAY_PID"; wait "$RELAY_PID"
     ok watch_nats_decodes_the_relayed_schema_by_name
 }
@@ -368,7 +348,7 @@ case_watch_nats_type_name_prints_only_that_type() {
     expected=$(jq -c 'select(.type_name == "TRADE") | {seqno, type_name, fields}' "$WORK/only-ring.jsonl")
     for stream in ONLY1 ONLYB; do
         wait_stream_at "$stream" 2000 || { fail type_filter "$stream never reached 2000"; return; }
-        timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/$stream" --from oldest --format jsonl --type TRADE \
+        timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$NATS_PORT/$stream" --from oldest --format jsonl --type TRADE \
             --count "$trades" >"$WORK/only-$stream.jsonl" 2>"$WORK/only-$stream.err" ||
             { fail type_filter "$stream: $(cat "$WORK/only-$stream.err")"; return; }
         jq -e -s --argjson n "$trades" '[.[] | select(.seqno != null and .gap == null)] | length == $n and
@@ -377,16 +357,16 @@ case_watch_nats_type_name_prints_only_that_type() {
         [[ $(jq -c 'select(.seqno != null and .gap == null) | {seqno, type_name, fields}' "$WORK/only-$stream.jsonl") == "$expected" ]] ||
             { fail type_filter "$stream: TRADE events differ from the ring's"; return; }
     done
-    timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$PORT/ONLY1" --from oldest --type NO_SUCH_TYPE --count 1 \
+    timeout -k 5 30 "$EVRING_BIN" watch "nats://127.0.0.1:$NATS_PORT/ONLY1" --from oldest --type NO_SUCH_TYPE --count 1 \
         2>"$WORK/only-bad.err"; local rc=$?
     [[ $rc == 2 || $rc == 1 ]] && grep -q "^evring: .*NO_SUCH_TYPE" "$WORK/only-bad.err" ||
         { fail type_filter "unknown type name: exit $rc $(cat "$WORK/only-bad.err")"; return; }
     # relay resolves --type and --flow names by the ring's schema, as watch does.
-    timeout -k 5 30 "$EVRING_BIN" relay only --to "nats://127.0.0.1:$PORT/ONLYX" --type NO_SUCH_TYPE 2>"$WORK/relay-bad.err"
+    timeout -k 5 30 "$EVRING_BIN" relay only --to "nats://127.0.0.1:$NATS_PORT/ONLYX" --type NO_SUCH_TYPE 2>"$WORK/relay-bad.err"
     rc=$?
     [[ $rc == 2 ]] && grep -q "^evring: bad --type 'NO_SUCH_TYPE': not an event type of schema demo" "$WORK/relay-bad.err" ||
         { fail type_filter "relay --type NO_SUCH_TYPE: exit $rc $(cat "$WORK/relay-bad.err")"; return; }
-    timeout -k 5 30 "$EVRING_BIN" relay only --to "nats://127.0.0.1:$PORT/ONLYX" --flow nosuch=1 2>"$WORK/relay-bad.err"
+    timeout -k 5 30 "$EVRING_BIN" relay only --to "nats://127.0.0.1:$NATS_PORT/ONLYX" --flow nosuch=1 2>"$WORK/relay-bad.err"
     rc=$?
     [[ $rc == 2 ]] && grep -q "^evring: bad --flow 'nosuch=1': not a flow tag of schema demo" "$WORK/relay-bad.err" ||
         { fail type_filter "relay --flow nosuch=1: exit $rc $(cat "$WORK/relay-bad.err")"; return; }
@@ -435,7 +415,7 @@ case_relayed_set_is_read_back_merged_with_its_members() {
         { fail set "watch nats:// differs from watching the set: $(diff <(events_of "$WORK/set.jsonl") <(events_of "$WORK/set-stream.jsonl") | head -3)"; return; }
     # --from MEMBER:SEQNO on the stream starts where it does on the set itself.
     evring watch fleet --from 1:1500 --count 5 --format jsonl >"$WORK/set-from.jsonl" 2>/dev/null
-    evring watch "nats://127.0.0.1:$PORT/FLEET" --from 1:1500 --count 5 --format jsonl \
+    evring watch "nats://127.0.0.1:$NATS_PORT/FLEET" --from 1:1500 --count 5 --format jsonl \
         >"$WORK/set-stream-from.jsonl" 2>"$WORK/set-stream-from.err"
     # Member 1 starts at 1500 and nothing earlier comes first (an event of member 0 stamped the
     # same nanosecond may: ties are merged member 0 first, and a slowed run makes them likelier).
@@ -443,10 +423,10 @@ case_relayed_set_is_read_back_merged_with_its_members() {
               all(.[]; .record_epoch_nanos >= $f.record_epoch_nanos)' "$WORK/set-stream-from.jsonl" >/dev/null &&
         [[ "$(events_of "$WORK/set-from.jsonl")" == "$(events_of "$WORK/set-stream-from.jsonl")" ]] ||
         { fail set "--from 1:1500 on the stream differs from on the set: $(diff <(events_of "$WORK/set-from.jsonl") <(events_of "$WORK/set-stream-from.jsonl")) $(cat "$WORK/set-stream-from.err")"; return; }
-    evring watch "nats://127.0.0.1:$PORT/FLEET" --from 1500 --count 1 >/dev/null 2>"$WORK/set-plain.err"
+    evring watch "nats://127.0.0.1:$NATS_PORT/FLEET" --from 1500 --count 1 >/dev/null 2>"$WORK/set-plain.err"
     grep -q "MEMBER:SEQNO" "$WORK/set-plain.err" ||
         { fail set "a plain seqno on a set's stream: $(cat "$WORK/set-plain.err")"; return; }
-    timeout -k 5 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$PORT/FLEET" --to fleetcopy --count 4000 --keep \
+    timeout -k 5 60 "$EVRING_BIN" mirror "nats://127.0.0.1:$NATS_PORT/FLEET" --to fleetcopy --count 4000 --keep \
         2>"$WORK/set-mirror.err" || { fail set "mirror: $(cat "$WORK/set-mirror.err")"; return; }
     grep -q "comes from a ring set: the mirror holds its merged events without their member ids" \
         "$WORK/set-mirror.err" || { fail set "the mirror does not say it drops member ids: $(head -3 "$WORK/set-mirror.err")"; return; }

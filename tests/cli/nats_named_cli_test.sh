@@ -12,33 +12,14 @@ skip_script_unless "no producer example at $PRODUCER_BIN" test -x "$PRODUCER_BIN
 skip_script_unless "evring built without libnats" "$EVRING_BIN" relay --help
 
 make_work evring-nats-named
-mkdir -p "$WORK/store" "$WORK/ports"
 export EVRING_STATE_DIR="$WORK/state"
-SERVER_PID=
-cleanup_first() { [[ -z $SERVER_PID ]] || kill "$SERVER_PID" 2>/dev/null; }
 evring() { timeout -k 5 60 "$EVRING_BIN" "$@"; }
 seqnos() { jq -R -r 'fromjson? | select(.seqno != null and .gap == null) | .seqno' "$@"; }
 
-PORT=
-# Starts the server (on $PORT when set, else a port it picks) and waits for it.
-start_server() {
-    rm -f "$WORK"/ports/*
-    nats-server -js -a 127.0.0.1 -p "${PORT:--1}" -sd "$WORK/store" --ports_file_dir "$WORK/ports" >"$WORK/server.log" 2>&1 &
-    SERVER_PID=$!
-    local f
-    for _ in $(seq 1500); do
-        f=$(ls "$WORK"/ports/*.ports 2>/dev/null | head -1)
-        if [[ -n $f ]] && jq -e '.nats[0]' "$f" >/dev/null 2>&1; then
-            PORT=$(jq -r '.nats[0]' "$f" | sed 's/.*://')
-            return 0
-        fi
-        sleep 0.01
-    done
-    echo "nats-server did not start: $(cat "$WORK/server.log")"; exit 1
-}
-stop_server() { kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=; }
+start_server() { start_nats_server || { echo "nats-server did not start: $(cat "$WORK/nats-server.log")"; exit 1; }; }
+stop_server() { stop_nats_server; }
 start_server
-URL="nats://127.0.0.1:$PORT"
+URL="nats://127.0.0.1:$NATS_PORT"
 
 # The last seqno of the last line of file $1 is at least $2.
 reached() { local last; last=$(seqnos "$1" 2>/dev/null | tail -1); [[ -n $last && $last -ge $2 ]]; }
@@ -83,7 +64,7 @@ case_sigkill_then_resume_delivers_every_event_and_counts_what_comes_again() {
     poll 3000 0.01 reached "$WORK/k2" 20000 || { fail sigkill "second run never reached 20000: $(cat "$WORK/k2.err")"; return; }
     kill -TERM "$watcher"; wait "$watcher"
     wait "$PRODUCER_PID"
-    grep -qE "reader 'n' resumes after stream sequence [0-9]+ \(seqno [0-9]+\) of stream 'nats://127.0.0.1:$PORT/FEED'" \
+    grep -qE "reader 'n' resumes after stream sequence [0-9]+ \(seqno [0-9]+\) of stream 'nats://127.0.0.1:$NATS_PORT/FEED'" \
         "$WORK/k2.err" || { fail sigkill "no resume notice: $(cat "$WORK/k2.err")"; return; }
     local again total unique
     again=$(sed -n "s/.*reader 'n': \([0-9]*\) events written again that the previous run had written after its last commit.*/\1/p" "$WORK/k2.err")
@@ -151,7 +132,7 @@ case_names_and_consumers_refused_clearly() {
     [[ $rc != 0 ]] && grep -q "reader 'a.b' cannot name a JetStream durable consumer on stream 'FEED'" "$WORK/e1.err" ||
         { fail refused "a.b: exit $rc: $(cat "$WORK/e1.err")"; return; }
     # A consumer of another client under the name: left alone, refused.
-    { exec 5<>"/dev/tcp/127.0.0.1/$PORT"; IFS= read -r -t 5 _ <&5
+    { exec 5<>"/dev/tcp/127.0.0.1/$NATS_PORT"; IFS= read -r -t 5 _ <&5
       local body='{"stream_name":"FEED","config":{"durable_name":"other","ack_policy":"explicit","deliver_policy":"all"}}'
       printf 'CONNECT {"verbose":false}\r\nSUB _INBOX.c 1\r\nPUB $JS.API.CONSUMER.DURABLE.CREATE.FEED.other _INBOX.c %d\r\n%s\r\n' \
           "${#body}" "$body" >&5
@@ -178,7 +159,7 @@ case_names_and_consumers_refused_clearly() {
 case_stream_deleted_under_the_durable_starts_over_saying_so() {
     evring watch "$URL/FEED" --name gone --from oldest --count 100 --format jsonl >/dev/null 2>&1
     kill "$RELAY_PID" 2>/dev/null; wait "$RELAY_PID" 2>/dev/null
-    { exec 5<>"/dev/tcp/127.0.0.1/$PORT"; IFS= read -r -t 5 _ <&5
+    { exec 5<>"/dev/tcp/127.0.0.1/$NATS_PORT"; IFS= read -r -t 5 _ <&5
       printf 'CONNECT {"verbose":false}\r\nSUB _INBOX.d 1\r\nPUB $JS.API.STREAM.DELETE.FEED _INBOX.d 0\r\n\r\n' >&5
       local line; while IFS= read -r -t 10 line <&5; do [[ $line == MSG* ]] && break; done; exec 5>&-; }
     relay_ring feed2 FEED 500 || { fail deleted "relay: $(cat "$WORK/relay-FEED.err")"; return; }
@@ -220,47 +201,16 @@ case_c_abi_named_readers_of_a_stream() {
     [[ ${EVRING_SANITIZE:-none} == none ]] || { skip c_abi "a sanitized libevring.so does not load into Python"; return; }
     relay_ring cfeed CFEED 3000 || { fail c_abi "relay: $(cat "$WORK/relay-CFEED.err")"; return; }
     cat >"$WORK/named_c.py" <<'PY'
-import ctypes, sys
-lib = ctypes.CDLL(sys.argv[1])
-lib.evring_source_open.restype = ctypes.c_void_p
-lib.evring_source_open.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
-lib.evring_source_resume_named.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
-lib.evring_source_error.restype = ctypes.c_char_p
-lib.evring_source_error.argtypes = [ctypes.c_void_p]
-lib.evring_source_close.argtypes = [ctypes.c_void_p]
-lib.evring_source_commit.argtypes = [ctypes.c_void_p]
-lib.evring_source_next.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
-lib.evring_source_wait.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
-item = ctypes.create_string_buffer(512)
-ctypes.c_uint32.from_buffer(item, 0).value = 128  # sizeof(evring_item)
-SEQNO = 8  # evring_item.event: the descriptor's seqno, after struct_size and member
-
-def run(name, count):
-    """Reads `count` events as reader `name`, commits, closes; their seqnos."""
-    src = lib.evring_source_open(sys.argv[2].encode(), None)
-    assert src, "open failed"
-    rc = lib.evring_source_resume_named(src, name.encode(), b"oldest", 0)
-    assert rc == 0, lib.evring_source_error(src).decode()
-    seqnos = []
-    while len(seqnos) < count:
-        step = lib.evring_source_next(src, item, 1)
-        if step == 0:
-            seqnos.append(ctypes.c_uint64.from_buffer(item, SEQNO).value)
-        elif step == 3:
-            lib.evring_source_wait(src, 100000000)
-        elif step >= 4:
-            sys.exit("reader %s: step %d: %s" % (name, step, lib.evring_source_error(src).decode()))
-    lib.evring_source_commit(src)
-    lib.evring_source_close(src)
-    return seqnos
-
-first = run("c", 100)
-again = run("c", 1)
+import sys
+import c_abi
+lib = c_abi.load(sys.argv[1])
+first = [seqno for _, seqno in c_abi.read_named(lib, sys.argv[2], "c", 100)]
+again = [seqno for _, seqno in c_abi.read_named(lib, sys.argv[2], "c", 1)]
 for round in range(8):  # closed while the stream still delivers: the next open must not crash
-    run("x%d" % round, 500)
+    c_abi.read_named(lib, sys.argv[2], "x%d" % round, 500)
 print(first[0], first[-1], again[0])
 PY
-    out=$(timeout -k 5 60 python3 "$WORK/named_c.py" "$lib" "$URL/CFEED" 2>&1)
+    out=$(PYTHONPATH=$(dirname "${BASH_SOURCE[0]}") PYTHONDONTWRITEBYTECODE=1 timeout -k 5 60 python3 "$WORK/named_c.py" "$lib" "$URL/CFEED" 2>&1)
     # 100 ended inside the relay's second message (65..128): the ack floor is 64.
     [[ $out == "1 100 65" ]] || { fail c_abi "first run's first and last, second run's first: $out"; return; }
     ok c_abi_named_readers_of_a_stream

@@ -11,31 +11,12 @@
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 skip_script_unless "jq is not installed" command -v jq
 make_work evring-where-cli
-mkdir -p "$WORK/store" "$WORK/ports"
 
 evring() { timeout -k 5 120 "$EVRING_BIN" "$@"; }
 DIR=${EVRING_CONFORMANCE_DIR:-}
 have_snapshots() { [[ -n $DIR && -d $DIR ]]; }
-SERVER_PID=
-PORT=
-cleanup_first() { [[ -z $SERVER_PID ]] || kill "$SERVER_PID" 2>/dev/null; }
 have_nats() { command -v nats-server >/dev/null && "$EVRING_BIN" relay --help >/dev/null 2>&1; }
 
-start_server() {
-    nats-server -js -a 127.0.0.1 -p -1 -sd "$WORK/store" --ports_file_dir "$WORK/ports" >"$WORK/server.log" 2>&1 &
-    SERVER_PID=$!
-    PIDS+=("$SERVER_PID")
-    for _ in $(seq 1500); do
-        local f
-        f=$(ls "$WORK"/ports/*.ports 2>/dev/null | head -1)
-        if [[ -n $f ]] && jq -e '.nats[0]' "$f" >/dev/null 2>&1; then
-            PORT=$(jq -r '.nats[0]' "$f" | sed 's/.*://')
-            return 0
-        fi
-        sleep 0.01
-    done
-    return 1
-}
 # The event lines of a jsonl file without what differs between a source and its copies.
 events_of() { jq -c 'select(.seqno != null and .gap == null) | del(.ring, .source, .path)' "$1"; }
 # ... and without the numbering a mirror gives its events itself.
@@ -177,19 +158,19 @@ case_digest_selects_like_the_other_commands() {
 # Relays a snapshot ($1) into stream $2 with the relay's other options after.
 relay_snapshot() {
     local f=$1 stream=$2; shift 2
-    evring relay "$f" --to "nats://127.0.0.1:$PORT" --stream "$stream" --no-register "$@" 2>>"$WORK/relay-$stream.err"
+    evring relay "$f" --to "nats://127.0.0.1:$NATS_PORT" --stream "$stream" --no-register "$@" 2>>"$WORK/relay-$stream.err"
 }
 
 case_relay_and_mirror_where_keep_what_watch_keeps() {
     have_snapshots || { skip relay_mirror_where "EVRING_CONFORMANCE_DIR unset"; return; }
-    [[ -n $PORT ]] || { skip relay_mirror_where "no nats-server"; return; }
+    [[ -n $NATS_PORT ]] || { skip relay_mirror_where "no nats-server"; return; }
     local f=$DIR/emn-1b-15m.snapshot.zst expr='type == TXN_LOG && topics[0] ^= 0xddf252ad || type == BLOCK_START'
     evring watch "$f" --from oldest --where "$expr" --format jsonl >"$WORK/kept.jsonl" 2>/dev/null
     local n
     n=$(events_of "$WORK/kept.jsonl" | wc -l)
     [[ $n -gt 10 ]] || { fail relay_mirror_where "watch kept only $n"; return; }
     relay_snapshot "$f" KEPT --where "$expr" || { fail relay_mirror_where "relay: $(cat "$WORK/relay-KEPT.err")"; return; }
-    evring watch "nats://127.0.0.1:$PORT/KEPT" --from oldest --count "$n" --format jsonl >"$WORK/stream.jsonl" 2>"$WORK/err" ||
+    evring watch "nats://127.0.0.1:$NATS_PORT/KEPT" --from oldest --count "$n" --format jsonl >"$WORK/stream.jsonl" 2>"$WORK/err" ||
         { fail relay_mirror_where "watch the stream: $(cat "$WORK/err")"; return; }
     [[ $(events_of "$WORK/kept.jsonl" | sha256sum) == $(events_of "$WORK/stream.jsonl" | sha256sum) ]] ||
         { fail relay_mirror_where "relay --where differs: $(diff <(events_of "$WORK/kept.jsonl") <(events_of "$WORK/stream.jsonl") | head -3)"; return; }
@@ -198,7 +179,7 @@ case_relay_and_mirror_where_keep_what_watch_keeps() {
         { fail relay_mirror_where "the filtered stream reads as gaps"; return; }
     # mirror --where from the whole stream keeps the same events (numbered afresh).
     relay_snapshot "$f" WHOLE || { fail relay_mirror_where "relay: $(cat "$WORK/relay-WHOLE.err")"; return; }
-    evring mirror "nats://127.0.0.1:$PORT/WHOLE" --to "wmirror$$" --where "$expr" --count "$n" --keep --no-register \
+    evring mirror "nats://127.0.0.1:$NATS_PORT/WHOLE" --to "wmirror$$" --where "$expr" --count "$n" --keep --no-register \
         2>"$WORK/mirror.err" || { fail relay_mirror_where "mirror --where: $(cat "$WORK/mirror.err")"; return; }
     evring watch "wmirror$$" --from oldest --format jsonl >"$WORK/mirror.jsonl" 2>/dev/null
     rm -f "$EVRING_RING_DIR/wmirror$$"
@@ -209,19 +190,19 @@ case_relay_and_mirror_where_keep_what_watch_keeps() {
 
 case_digest_is_the_same_for_a_snapshot_its_recording_and_its_mirror() {
     have_snapshots || { skip digest_mirror "EVRING_CONFORMANCE_DIR unset"; return; }
-    [[ -n $PORT ]] || { skip digest_mirror "no nats-server"; return; }
+    [[ -n $NATS_PORT ]] || { skip digest_mirror "no nats-server"; return; }
     local f=$DIR/emn-1b-15m.snapshot.zst n
     n=$(evring digest "$f" --json 2>/dev/null | jq .events)
     evring record "$f" --from oldest -o "$WORK/snap.evrec" 2>/dev/null || { fail digest_mirror "record"; return; }
     relay_snapshot "$f" DIGEST || { fail digest_mirror "relay: $(cat "$WORK/relay-DIGEST.err")"; return; }
-    evring mirror "nats://127.0.0.1:$PORT/DIGEST" --to "dmirror$$" --count "$n" --keep --no-register 2>"$WORK/mirror.err" ||
+    evring mirror "nats://127.0.0.1:$NATS_PORT/DIGEST" --to "dmirror$$" --count "$n" --keep --no-register 2>"$WORK/mirror.err" ||
         { fail digest_mirror "mirror: $(cat "$WORK/mirror.err")"; return; }
     local snap rec mirror stream whole
     # As they are, with no option: the snapshot starts at seqno 1 and has no gap, and its writer
     # aligned payloads to 16 bytes as the mirror's does, so the mirror's seqnos and payload offsets
     # are the snapshot's (docs/cli.md, "evring digest").
     snap=$(digest_of "$f"); rec=$(digest_of "$WORK/snap.evrec"); mirror=$(digest_of "dmirror$$")
-    stream=$(evring digest "nats://127.0.0.1:$PORT/DIGEST" --count "$n" 2>/dev/null | cut -d' ' -f1)
+    stream=$(evring digest "nats://127.0.0.1:$NATS_PORT/DIGEST" --count "$n" 2>/dev/null | cut -d' ' -f1)
     [[ -n $snap && $snap == "$rec" && $snap == "$mirror" && $snap == "$stream" ]] ||
         { fail digest_mirror "snapshot $snap, recording $rec, mirror $mirror, stream $stream"; return; }
     # --where digests the same part of each (the transaction headers here).
@@ -232,9 +213,9 @@ case_digest_is_the_same_for_a_snapshot_its_recording_and_its_mirror() {
     snap=$(digest_of "$f" --blank-seqno --blank-offset)
     rec=$(digest_of "$WORK/snap.evrec" --blank-seqno --blank-offset)
     mirror=$(digest_of "dmirror$$" --blank-seqno --blank-offset)
-    stream=$(evring digest "nats://127.0.0.1:$PORT/DIGEST" --count "$n" --blank-seqno --blank-offset 2>/dev/null | cut -d' ' -f1)
+    stream=$(evring digest "nats://127.0.0.1:$NATS_PORT/DIGEST" --count "$n" --blank-seqno --blank-offset 2>/dev/null | cut -d' ' -f1)
     # Without --count a stream is digested up to its newest event when the digest started.
-    whole=$(digest_of "nats://127.0.0.1:$PORT/DIGEST" --blank-seqno --blank-offset)
+    whole=$(digest_of "nats://127.0.0.1:$NATS_PORT/DIGEST" --blank-seqno --blank-offset)
     rm -f "$EVRING_RING_DIR/dmirror$$"
     [[ -n $snap && $snap == "$rec" && $snap == "$mirror" && $snap == "$stream" && $snap == "$whole" ]] ||
         { fail digest_mirror "--blank-seqno --blank-offset: snapshot $snap, recording $rec, mirror $mirror, stream $stream ($whole)"; return; }
@@ -242,7 +223,7 @@ case_digest_is_the_same_for_a_snapshot_its_recording_and_its_mirror() {
     ok digest_is_the_same_for_a_snapshot_its_recording_and_its_mirror
 }
 
-if have_nats && start_server; then :; else PORT=; fi
+if have_nats && start_nats_server; then :; else NATS_PORT=; fi
 case_span_names_compare_by_label
 case_fields_index_into_trailing_arrays
 case_top_where_counts_only_what_it_keeps
