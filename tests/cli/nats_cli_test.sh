@@ -51,8 +51,9 @@ start_server
 # it starts (a sanitizer build, a loaded machine) no event is overwritten first.
 start_relay_held() {
     local ring=$1 stream=$2
+    shift 2
     kill -STOP "$PRODUCER_PID"
-    start_relay "$ring" "$stream"
+    start_relay "$ring" "$stream" "$@"
     wait_readers "$ring" "relay +relay +$RELAY_PID .* alive" || { kill -CONT "$PRODUCER_PID"; return 1; }
     kill -CONT "$PRODUCER_PID"
 }
@@ -211,6 +212,30 @@ case_paused_relay_lapped_publishes_one_exact_gap() {
     }
     kill "$RELAY_PID"; wait "$RELAY_PID"
     ok paused_relay_lapped_publishes_one_exact_gap
+}
+
+# The same lapped relay with --heal beside `evring record` (docs/healing.md): what the writer
+# overwrote ahead of it comes from the recording, so the stream holds 1..5000, no gap.
+case_paused_relay_lapped_heals_from_the_recording() {
+    start_ready_producer heal2:8:20 --count 5000 --rate 1000 --keep || { fail relay_heal "no ring"; return; }
+    "$EVRING_BIN" record heal2 --from oldest -o "$WORK/heal2.evrec" 2>"$WORK/heal2-record.err" &
+    local recorder=$!
+    PIDS+=("$recorder")
+    wait_readers heal2 "record +record +$recorder .* alive" || { fail relay_heal "the recorder is not listed"; return; }
+    start_relay_held heal2 HEAL2 --heal || { fail relay_heal "relay not listed: $(cat "$WORK/relay-HEAL2.err")"; return; }
+    wait_stream_at HEAL2 300 || { fail relay_heal "relay never started: $(cat "$WORK/relay-HEAL2.err")"; return; }
+    kill -STOP "$RELAY_PID"
+    wait "$PRODUCER_PID"
+    kill -CONT "$RELAY_PID"
+    wait_stream_at HEAL2 5000 || { fail relay_heal "no 5000: $(cat "$WORK/relay-HEAL2.err")"; return; }
+    kill "$RELAY_PID"; wait "$RELAY_PID"
+    kill -INT "$recorder" 2>/dev/null; wait "$recorder"
+    evring watch "nats://127.0.0.1:$NATS_PORT/HEAL2" --from oldest --format jsonl --until 5000 >"$WORK/heal2.jsonl" 2>/dev/null
+    check_contiguous "$WORK/heal2.jsonl" 1 5000 ||
+        { fail relay_heal "the stream is not 1..5000: $(grep -E 'lost|heal' "$WORK/relay-HEAL2.err" | head -3)"; return; }
+    grep -qE "relayed 5000 events and 0 gap messages .* \([0-9]+ of the events read from the recording: the relay was lapped\)" \
+        "$WORK/relay-HEAL2.err" || { fail relay_heal "summary: $(tail -2 "$WORK/relay-HEAL2.err")"; return; }
+    ok paused_relay_lapped_heals_from_the_recording
 }
 
 case_relay_wait_relays_a_ring_created_after_it_started() {
@@ -482,6 +507,7 @@ case_watch_nats_type_name_prints_only_that_type
 case_relay_killed_and_restarted_duplicates_and_misses_nothing
 case_server_restarted_mid_stream_loses_nothing
 case_paused_relay_lapped_publishes_one_exact_gap
+case_paused_relay_lapped_heals_from_the_recording
 case_writer_restarted_under_a_relay_is_relayed_from_its_first_event
 case_relay_wait_relays_a_ring_created_after_it_started
 case_relayed_set_is_read_back_merged_with_its_members

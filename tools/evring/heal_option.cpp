@@ -7,7 +7,7 @@
 
 namespace evring::cli {
 
-void HealOption::add(CLI::App& command) {
+void HealOption::add(CLI::App& command, bool named) {
     command.add_flag("--heal", find_,
                      "Read events this reader was lapped past from the recording a running `evring record` of the "
                      "ring writes (docs/healing.md)");
@@ -15,6 +15,7 @@ void HealOption::add(CLI::App& command) {
     command.add_option("--heal-wait", wait_,
                        "How long a recording that has not caught up is waited for (default 3s)")
         ->type_name("DURATION");
+    if (!named) return;
     command.add_flag("--no-heal", no_heal_,
                      "A named reader (--name) heals as with --heal by default: leave its lapped gaps as gaps");
 }

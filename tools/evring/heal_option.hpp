@@ -1,6 +1,6 @@
 // tools/evring/heal_option.hpp — --heal and --heal-from: a reading command's
 // lapped gaps healed from a recording (docs/healing.md), shared by watch,
-// digest and stats.
+// digest, stats and relay.
 //
 //     HealOption heal;
 //     heal.add(*command);
@@ -30,7 +30,8 @@ namespace evring::cli {
 
 class HealOption {
 public:
-    void add(CLI::App& command);
+    // `named`: the command takes --name, and so --no-heal.
+    void add(CLI::App& command, bool named = true);
     // Puts the options into `source` (and so into follow's reopen options);
     // `named`: the reader has a --name.
     Status apply(SourceOptions& source, bool named) const;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "event_selection.hpp"
+#include "heal_option.hpp"
 #include "interest_option.hpp"
 
 namespace evring::cli {
@@ -33,6 +34,7 @@ struct RelayCommandOptions {
     std::optional<std::string> where;  // a filter expression (where.hpp)
     std::string schema_file;
     InterestOption interest;  // --keywords K1,K2 --level N (docs/interest.md)
+    HealOption heal;          // --heal, --heal-from, --heal-wait (docs/healing.md)
 };
 
 struct MirrorOptions {

@@ -29,6 +29,7 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
     if (auto s = nats::validate_stream_name(relay.stream); !s)
         return Error(EINVAL, fmt::format("bad --stream: {}", s.error().message()));
     if (options.subject) relay.prefix = *options.subject;
+    if (auto s = options.heal.apply(relay.source_options, false); !s) return std::move(s).error();
     auto start = parse_start(options.select.from, "--from");
     if (!start) return std::move(start).error();
     if (start->kind != Position::Kind::Oldest && start->kind != Position::Kind::Latest &&
@@ -105,8 +106,12 @@ int run_relay_command(RelayCommandOptions& options) {
     const nats::PublisherStats& s = result->publisher;
     fmt::print(stderr,
                "evring: relayed {} events and {} gap messages ({} seqnos lost) in {} messages, {} re-published, "
-               "{} outages\n",
-               s.events, s.gaps, s.lost_in_gaps, s.messages_confirmed, s.republished, result->outages);
+               "{} outages{}\n",
+               s.events, s.gaps, s.lost_in_gaps, s.messages_confirmed, s.republished, result->outages,
+               result->follow.counters.healed == 0
+                   ? std::string()
+                   : fmt::format(" ({} of the events read from the recording: the relay was lapped)",
+                                 result->follow.counters.healed));
     return kExitOk;
 }
 
@@ -141,6 +146,7 @@ Command add_relay(CLI::App& app) {
                     "The server syncs every write to disk (sync_interval: always): no durability warning");
     relay->add_flag("--no-register", r.no_register, kNoRegisterHelp);
     relay->add_flag("--wait", r.wait, kWaitHelp);
+    r.heal.add(*relay, false);
     relay->add_option("--where", r.where, "Relay only events this expression keeps (docs/cli.md)")->type_name("EXPR");
     relay->add_option("--schema", r.schema_file, "Schema file for --where and --keywords when the ring has none")->type_name("FILE");
     r.interest.add(*relay);
