@@ -268,7 +268,21 @@ Result<std::string> RingSetSource::seek_member(std::uint32_t index, std::uint64_
         if (auto s = other->source->seek(at); !s) return std::move(s).error();
     }
     last_released_nanos_ = 0;
+    if (heals() && m.head().seqno > seqno) return heal_member_start(m, seqno);
     return *moved;
+}
+
+// A healing set started at MEMBER:SEQNO the ring has overwritten: the member
+// is sought again, keeping the start, so that its first read is the lapped
+// gap up to its oldest event, handed to the healer (the pass above dropped
+// it while looking for a time). The others start at that oldest event's
+// time; the healed events come first, as a lapped member's do.
+Result<std::string> RingSetSource::heal_member_start(Member& m, std::uint64_t seqno) {
+    m.drop_run();
+    m.source->keep_overwritten_starts(true);
+    auto moved = m.source->seek(Position::seqno(seqno));
+    m.source->keep_overwritten_starts(false);
+    return moved;
 }
 
 bool RingSetSource::live() const {

@@ -181,6 +181,7 @@ private:
     SourceStep deliver(Member& member, SourceItem& item, PayloadRead payload, bool late);
     SourceStep fill(SourceItem& item);
     SourceStep pull(Member& member, SourceItem& item);
+    Result<std::string> heal_member_start(Member& member, std::uint64_t seqno);
     SourceStep hand_out(Member& member, SourceStep step, SourceItem& item);
     // A member that failed (ring_set_member_failed.cpp): damage, and a gap
     // from `first_lost` when its header still says how far it went.

@@ -106,6 +106,29 @@ test_found_recording_after_the_recorder_exited() {
     healed_all "$name" "$total" 0 && ok "found_recording_after_the_recorder_exited ($HEALED_SAID)"
 }
 
+# A set started at MEMBER:SEQNO its member's ring has overwritten: with healing, that member
+# reads from SEQNO, the overwritten part from the set's recording (before, it moved to the
+# member's oldest event, and the healer never saw the gap).
+test_set_member_start_overwritten() {
+    local set=hset total=3000
+    start_ready_producer "$set:8:20" --threads 2 --count "$total" --rate 3000 --keep || { fail set_start "no producer"; return; }
+    local producer=$PRODUCER_PID
+    "$EVRING_BIN" record "$set" --from oldest -o "$WORK/hset.evrec" 2>"$WORK/hset-record.err" &
+    local recorder=$!
+    PIDS+=("$recorder")
+    wait_readers "$set" "record +record +$recorder .* alive" || { fail set_start "the recorder is not listed"; return; }
+    release_producer; wait "$producer"
+    wait "$recorder" || { fail set_start "record exit $?: $(cat "$WORK/hset-record.err")"; return; }
+    evring watch "$set" --from 0:1 --heal-from "$WORK/hset.evrec" --format jsonl --no-payload \
+        >"$WORK/hset.jsonl" 2>"$WORK/hset.err" || { fail set_start "watch: $(cat "$WORK/hset.err")"; return; }
+    jq -c 'select(.member == 0 and .seqno != null and .gap == null)' "$WORK/hset.jsonl" >"$WORK/hset.m0"
+    local bad
+    bad=$(each_once "$WORK/hset.m0" "$total" 0) || { fail set_start "member 0: $bad; $(cat "$WORK/hset.err")"; return; }
+    grep -q "seqno 1 is no longer in ring file .*: those up to the oldest are read from the recording (healing)" \
+        "$WORK/hset.err" || { fail set_start "notice: $(cat "$WORK/hset.err")"; return; }
+    ok "set_member_start_overwritten (member 0: 1..$total)"
+}
+
 # A recording of another ring is refused by name, and the lapped gap stands.
 test_another_rings_recording() {
     start_ready_producer other:6:16 --count 10 --keep || { fail other_ring "no producer"; return; }
@@ -183,6 +206,7 @@ test_digest_and_stats
 test_found_recording
 test_named_reader_heals_by_default
 test_found_recording_after_the_recorder_exited
+test_set_member_start_overwritten
 test_another_rings_recording
 test_refusals
 exit_with_results
