@@ -160,6 +160,9 @@ every_command() {
         "record $file --from oldest -o $WORK/copy.evrec"
         "export $file --perfetto $WORK/copy.pftrace"
         "export $file --chrome-json $WORK/copy.json --from -10 --track-by flow:0"
+        "digest $file"
+        "stats $file --json"
+        "diff $file $file --format json"
     )
     # A refusal happens when the file is opened, the same for every position
     # and format: refused files get one watch run of the four.
@@ -179,8 +182,11 @@ every_command() {
                 fail "$label" "evring $c: exit $RC and the Chrome JSON trace does not parse"; return
             fi
         fi
-        if [[ $expect == refused && $RC != 1 ]]; then
-            fail "$label" "evring $c: exit $RC, expected a refusal (1): $(head -c 300 "$WORK/err")"; return
+        # diff answers 0 (equal) or 1 (different); trouble is 2, as cmp's.
+        local refusal=1
+        [[ $c == diff* ]] && refusal=2
+        if [[ $expect == refused && $RC != "$refusal" ]]; then
+            fail "$label" "evring $c: exit $RC, expected a refusal ($refusal): $(head -c 300 "$WORK/err")"; return
         fi
         if [[ $expect == refused && $(wc -l < "$WORK/err") != 1 ]]; then
             fail "$label" "evring $c: the refusal is not one line: $(head -c 600 "$WORK/err")"; return

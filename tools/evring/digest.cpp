@@ -88,7 +88,12 @@ int run_digest(DigestOptions& options) {
         fmt::print("{}  {} events, {} gaps ({} seqnos)\n", hex, sink.events(), sink.gaps(), sink.gap_seqnos());
     }
     if (auto s = commit_printed(named->get(), *result); !s) return runtime_error(s.error());
-    return result->damaged ? kExitRuntime : kExitOk;
+    if (!result->damaged) return kExitOk;
+    // Exit 1 alone would not say why: the digest is of what could be read.
+    report_error(fmt::format("'{}' is damaged: the digest covers only what could be read (the damaged part counts "
+                             "as gaps)",
+                             source->identity().path));
+    return kExitRuntime;
 }
 
 }  // namespace evring::cli

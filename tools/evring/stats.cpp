@@ -195,7 +195,11 @@ int run_stats(StatsOptions& options) {
     const std::string& path = (*source)->identity().path;
     fmt::print("{}\n", options.json ? sink.json(schema, path) : sink.table(schema, path));
     if (auto s = commit_printed(named->get(), *result); !s) return runtime_error(s.error());
-    return result->damaged ? kExitRuntime : kExitOk;
+    if (!result->damaged) return kExitOk;
+    report_error(fmt::format("'{}' is damaged: the figures cover only what could be read (the damaged part counts "
+                             "as gaps)",
+                             path));
+    return kExitRuntime;
 }
 
 }  // namespace evring::cli
