@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "evring/error.hpp"
 #include "evring/nats/nats_connection.hpp"
@@ -45,8 +46,15 @@ struct Connection::Impl {
     // True when no message of a subscription unsubscribed before the call
     // can still be in the hands of libnats' reader thread, so destroying it
     // is safe; false when that is not known (the round trip failed): the
-    // caller then leaves the subscription allocated. See nats_connection.cpp.
+    // caller then buries it. See nats_connection.cpp.
     bool settle_unsubscribed() const noexcept;
+    // Takes an unsubscribed subscription that could not be settled: it is
+    // destroyed once the connection is closed (its reader thread joined).
+    void bury(natsSubscription* subscription) const;
+
+private:
+    mutable std::mutex graveyard_mutex_;
+    mutable std::vector<natsSubscription*> graveyard_;
 };
 
 namespace detail {

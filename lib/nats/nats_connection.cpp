@@ -95,14 +95,22 @@ Status configure(natsOptions* options, const Url& url, const ConnectOptions& set
 // hung. The reader thread handles what the server sends in order, so the
 // PONG answering a PING sent after the UNSUB is handled only after every
 // message it had already taken in: once a flush returns, none is in hand.
+// When the round trip fails (the server is away), the subscription is
+// buried: destroyed after the connection is closed.
 bool Connection::Impl::settle_unsubscribed() const noexcept {
     return connection != nullptr && natsConnection_FlushTimeout(connection, 2000) == NATS_OK;
+}
+
+void Connection::Impl::bury(natsSubscription* subscription) const {
+    std::lock_guard lock(graveyard_mutex_);
+    graveyard_.push_back(subscription);
 }
 
 Connection::Impl::~Impl() {
     if (jetstream != nullptr) jsCtx_Destroy(jetstream);
     if (connection != nullptr) {
-        natsConnection_Close(connection);
+        natsConnection_Close(connection);  // joins the reader thread: the buried can go
+        for (natsSubscription* subscription : graveyard_) natsSubscription_Destroy(subscription);
         bool closed = false;
         {
             std::unique_lock lock(events->mutex);

@@ -93,8 +93,9 @@ StreamPublisher::Impl::~Impl() {
         std::unique_lock lock(mutex);
         done = changed.wait_for(lock, std::chrono::seconds(5), [&] { return subscription_done; });
     }
-    // Destroyed only when libnats cannot touch it any more; else left allocated.
+    // Destroyed only when libnats cannot touch it any more; else with the connection.
     if (connection->settle_unsubscribed() && done) natsSubscription_Destroy(ack_subscription);
+    else connection->bury(ack_subscription);
 }
 
 Result<StreamPublisher> StreamPublisher::open(const Connection& connection, PublisherOptions options) {

@@ -69,7 +69,6 @@ struct StreamReader::Impl {
     // close_subscriptions has made sure libnats holds none of them.
     std::vector<natsSubscription*> retired;
     bool subscriptions_closed = false;
-    bool subscriptions_settled = false;
     Error error{0, {}};
     bool failed = false;
 

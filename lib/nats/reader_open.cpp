@@ -158,14 +158,16 @@ void StreamReader::Impl::close_subscriptions() noexcept {
         }
     // Some were unsubscribed already (an outage); a second time is refused, harmlessly.
     for (natsSubscription* subscription : retired) natsSubscription_Unsubscribe(subscription);
-    subscriptions_settled = connection->settle_unsubscribed();
+    if (connection->settle_unsubscribed()) return;
+    // Not known to be out of libnats's hands: destroyed with the connection.
+    for (natsSubscription* subscription : retired) connection->bury(subscription);
+    retired.clear();
 }
 
-// Destroyed only when libnats is known to hold none of them (a failed
-// round trip leaves them allocated: a small leak, not a use after free).
+// Destroyed here only when libnats is known to hold none of them (else the
+// connection took them: close_subscriptions).
 StreamReader::Impl::~Impl() {
     close_subscriptions();
-    if (!subscriptions_settled) return;
     for (natsSubscription* subscription : retired) natsSubscription_Destroy(subscription);
 }
 
