@@ -157,6 +157,7 @@ void StreamReader::Impl::close_subscriptions() noexcept {
             lane.subscription = nullptr;
         }
     // Some were unsubscribed already (an outage); a second time is refused, harmlessly.
+    if (retired.empty()) return;  // nothing subscribed: no round trip
     for (natsSubscription* subscription : retired) natsSubscription_Unsubscribe(subscription);
     if (connection->settle_unsubscribed()) return;
     // Not known to be out of libnats's hands: destroyed with the connection.

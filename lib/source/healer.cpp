@@ -251,16 +251,13 @@ bool Healer::find_recording(std::string& notice) {
         if (entry.detail.compare(0, kOutputPrefix.size(), kOutputPrefix) != 0) continue;
         settings_.recording = entry.detail.substr(kOutputPrefix.size() - 1);
         std::string why;
-        if (open_recording(why)) {
-            remembered_ = settings_.recording;
-            return true;
-        }
+        if (open_recording(why)) return true;
         refused = why;
     }
-    // No recorder runs now: the one that ran before (it finished, or was
+    // No recorder runs now: the one found before (path_: it finished, or was
     // stopped) left its events on disk.
-    if (refused.empty() && !remembered_.empty()) {
-        settings_.recording = remembered_;
+    if (refused.empty() && !path_.empty()) {
+        settings_.recording = path_;
         if (open_recording(refused)) return true;
     }
     notice = refused.empty() ? fmt::format("not healing lapped gaps: no `evring record` of '{}' is running",

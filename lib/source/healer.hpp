@@ -98,8 +98,7 @@ private:
     HealSettings settings_;
     const EventSource& live_;
     std::unique_ptr<RecordingSource> recording_;
-    std::string path_;
-    std::string remembered_;           // the last recording a running recorder named (find)
+    std::string path_;                 // the last recording opened (with find: remembered, look_early)
     std::string said_;                 // the last refusal said (said once)
     std::chrono::steady_clock::time_point next_search_{};
     // The gap being healed: [next_, last_] of member_.

@@ -25,16 +25,14 @@ Status HealOption::apply(SourceOptions& source, bool named) const {
     if (no_heal_ && (find_ || from_ || wait_))
         return Error(EINVAL, "--no-heal goes with none of --heal, --heal-from, --heal-wait");
     if (no_heal_ && !named) return Error(EINVAL, "--no-heal goes with --name (only a named reader heals by default)");
-    // Never lose: a named reader of a live ring reads what it was lapped past
-    // from a running recorder's file, as --heal, when there is one.
-    if (named && !no_heal_ && !find_ && !from_) {
-        source.heal.find = true;
-        source.heal.when_live = true;
-    }
     if (from_ && from_->empty()) return Error(EINVAL, "--heal-from: the recording's path is empty");
     if (wait_ && !find_ && !from_ && !named)
         return Error(EINVAL, "--heal-wait goes with --heal, --heal-from or --name");
-    if (find_ || from_) source.heal.find = find_;
+    // Never lose: a named reader of a live ring reads what it was lapped past
+    // from a running recorder's file, as --heal, when there is one.
+    const bool implied = named && !no_heal_ && !find_ && !from_;
+    source.heal.find = find_ || implied;
+    source.heal.when_live = implied;
     source.heal.recording = from_.value_or("");
     if (wait_) {
         auto nanos = parse_duration_nanos("--heal-wait", *wait_);

@@ -5,7 +5,7 @@
 //     HealOption heal;
 //     heal.add(*command);
 //     ...
-//     if (auto s = heal.apply(plan.source); !s) return usage_error(s.error());  // before opening
+//     if (auto s = heal.apply(plan.source, named); !s) return usage_error(s.error());  // before opening
 //
 // Contract: without either option nothing changes, except for a named
 // reader (--name), which heals as with --heal unless --no-heal, and only a
