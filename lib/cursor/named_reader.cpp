@@ -227,8 +227,8 @@ void NamedReader::output_member_written(std::uint32_t member, std::uint64_t seqn
 }
 
 Status NamedReader::commit(bool ended) {
-    if (per_member_) return commit_set(ended);
     if (durable_ != nullptr) return commit_durable();
+    if (per_member_) return commit_set(ended);
     if (handing_ == 0) return {};  // nothing consumed: the next run is still a first run
     NamedPosition p;
     p.name = name_;

@@ -42,7 +42,9 @@
 //   whose position is a JetStream durable consumer named after the reader;
 //   named_reader_stream.cpp) has no position file: resume() asks the source
 //   (its ack floor), commit() has the source acknowledge what was handed
-//   out. The lock and the mark are kept as for a ring.
+//   out. The lock and the mark are kept as for a ring; a ring set's stream
+//   keeps them per member, as a set does, each member resumed after its own
+//   seqno at the ack floor.
 //
 // - An output written by another thread (evring record's worker) marks
 //   what it wrote itself, block by block (output_writing/output_written),
@@ -68,6 +70,7 @@ namespace evring {
 
 class RingSetSource;
 class DurableSource;
+struct DurableResume;
 
 class NamedReader {
 public:
@@ -126,6 +129,7 @@ public:
 private:
     struct Mark;
     struct MemberMark;
+    struct ResumeWords;  // a set's resume notice, member by member (named_reader_mark.hpp)
     // A ring set member as this reader knows it (named_reader_set.cpp).
     struct MemberState {
         std::uint64_t instance = 0;  // the ring instance `last` is of
@@ -141,6 +145,7 @@ private:
     Result<Position> resume_set(const EventSource& source, const Position& start, bool start_given, bool reset,
                                 std::vector<std::string>& notices);
     void handing_member(std::uint64_t seqno, std::uint32_t member) noexcept;
+    void redo_member(std::size_t member, ResumeWords& words) noexcept;
     void sync_members() noexcept;
     void add_recorded_members(std::uint32_t member) noexcept;
     void mark_members(bool written) noexcept;
@@ -151,7 +156,9 @@ private:
     // A source that keeps the position itself (named_reader_stream.cpp).
     Result<Position> resume_durable(EventSource& source, DurableSource& durable, const Position& start,
                                     bool start_given, bool reset, std::vector<std::string>& notices);
+    Result<Position> resume_stream_set(const DurableResume& resumed, std::vector<std::string>& notices);
     Status commit_durable();
+    void committed_members();
     Result<Position> start_over(const EventSource& source, const Position& start, std::vector<std::string>& notices,
                                 std::string why);
 
@@ -173,6 +180,7 @@ private:
     const RingSetSource* set_ = nullptr;
     std::uint64_t set_version_ = 0;
     std::vector<MemberState> members_;
+    std::uint32_t last_member_ = 0;  // the member of the last event handed out
     // A source that keeps the position itself (null for every other).
     DurableSource* durable_ = nullptr;
 };

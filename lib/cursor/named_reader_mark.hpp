@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "cursor/named_position_format.hpp"
 #include "cursor/named_reader.hpp"
@@ -32,6 +33,18 @@ struct NamedReader::MemberMark {
     std::uint64_t instance;
     std::uint64_t written;
     std::uint64_t in_flight;
+};
+
+// A ring set's resume notice, built member by member (named_reader_set.cpp):
+// "member 0 after seqno 9, ...", and what the mark says comes again.
+struct NamedReader::ResumeWords {
+    std::string resumed, redone, cut;
+    std::size_t said = 0, redo = 0;
+    void name(std::size_t member, std::uint64_t last);
+    std::string resumed_text() const;
+    // `unmarked`: the words when the mark is not of this instance;
+    // `commit`: what the position was ("commit", "acknowledgement").
+    std::string tail_text(bool marked, std::string_view unmarked, std::string_view commit) const;
 };
 
 inline constexpr std::size_t kMarkHeader = 64;

@@ -23,6 +23,46 @@ std::string more(std::size_t said, std::size_t total) {
 
 }  // namespace
 
+void NamedReader::ResumeWords::name(std::size_t member, std::uint64_t last) {
+    if (said++ < kNamedInNotice) resumed += fmt::format("{}member {} after seqno {}", said > 1 ? ", " : "", member, last);
+}
+
+std::string NamedReader::ResumeWords::resumed_text() const {
+    return resumed + more(std::min(said, kNamedInNotice), said);
+}
+
+std::string NamedReader::ResumeWords::tail_text(bool marked, std::string_view unmarked,
+                                                std::string_view commit) const {
+    std::string tail;
+    if (!marked)
+        tail = std::string(unmarked);
+    else if (redo == 0)
+        tail = fmt::format("nothing was written after that {}", commit);
+    else
+        tail = fmt::format("the previous run wrote {}{} after that {}: those events come again", redone,
+                           more(std::min(redo, kNamedInNotice), redo), commit);
+    if (!cut.empty())
+        tail += fmt::format("; it was stopped while writing ({}), so events up to those may come again too", cut);
+    return tail;
+}
+
+// Member i resumes after members_[i].last: what the previous run (marked,
+// of this instance) wrote of it after that comes again.
+void NamedReader::redo_member(std::size_t i, ResumeWords& words) noexcept {
+    MemberState& m = members_[i];
+    const MemberMark was = member_marks()[i];
+    if (was.instance != m.instance) return;
+    if (was.written > m.last) {
+        m.redo_first = m.last + 1;
+        m.redo_last = was.written;
+        if (words.redo++ < kNamedInNotice)
+            words.redone += fmt::format("{}member {} seqno {}..{}", words.redo > 1 ? ", " : "", i, m.redo_first,
+                                        m.redo_last);
+    }
+    if (was.in_flight > std::max(was.written, m.last))
+        words.cut += fmt::format("{}member {} up to seqno {}", words.cut.empty() ? "" : ", ", i, was.in_flight);
+}
+
 NamedReader::MemberMark* NamedReader::member_marks() const noexcept {
     static_assert(sizeof(MemberMark) == kMemberMarkSize && sizeof(Mark) <= kMarkHeader);
     return reinterpret_cast<MemberMark*>(reinterpret_cast<char*>(mark_) + kMarkHeader);
@@ -54,9 +94,8 @@ Result<Position> NamedReader::resume_set(const EventSource& source, const Positi
     const std::size_t count = committed_.last_seqno.size();
     std::vector<Position::MemberAfter> after(count);
     members_.resize(count);
-    std::string resumed, tail, cut;
-    std::size_t said = 0, redo = 0;
     const bool marked = prior_instance_ == instance_;
+    ResumeWords words;
     for (std::size_t i = 0; i < count; ++i) {
         MemberState& m = members_[i];
         m.last = committed_.last_seqno[i];
@@ -65,29 +104,14 @@ Result<Position> NamedReader::resume_set(const EventSource& source, const Positi
                      : i < committed_.member_instance.size() ? committed_.member_instance[i] : 0;
         after[i] = {m.last, m.instance};
         if (m.instance == 0) continue;
-        if (said++ < kNamedInNotice) resumed += fmt::format("{}member {} after seqno {}", said > 1 ? ", " : "", i, m.last);
-        const MemberMark was = member_marks()[i];
-        if (!marked || was.instance != m.instance) continue;
-        if (was.written > m.last) {
-            m.redo_first = m.last + 1;
-            m.redo_last = was.written;
-            if (redo++ < kNamedInNotice)
-                tail += fmt::format("{}member {} seqno {}..{}", redo > 1 ? ", " : "", i, m.redo_first, m.redo_last);
-        }
-        if (was.in_flight > std::max(was.written, m.last))
-            cut += fmt::format("{}member {} up to seqno {}", cut.empty() ? "" : ", ", i, was.in_flight);
+        words.name(i, m.last);
+        if (marked) redo_member(i, words);
     }
-    resumed += more(std::min(said, kNamedInNotice), said);
-    if (said == 0) resumed = "no member had consumed anything";
-    if (!marked)
-        tail = "events written after that commit, if any, come again (no mark of the previous run's output)";
-    else if (redo == 0)
-        tail = "nothing was written after that commit";
-    else
-        tail = fmt::format("the previous run wrote {}{} after that commit: those events come again", tail,
-                           more(std::min(redo, kNamedInNotice), redo));
-    if (!cut.empty())
-        tail += fmt::format("; it was stopped while writing ({}), so events up to those may come again too", cut);
+    const std::string resumed = words.said == 0 ? std::string("no member had consumed anything") : words.resumed_text();
+    const std::string tail =
+        words.tail_text(marked, "events written after that commit, if any, come again (no mark of the previous run's "
+                                "output)",
+                        "commit");
     notices.push_back(fmt::format("reader '{}' resumes {} '{}' (committed {}): {}; {}", name_,
                                   set_ != nullptr ? "ring set" : "ring set recording", ring_,
                                   utc_text(committed_.commit_nanos), resumed, tail));
@@ -101,6 +125,7 @@ void NamedReader::handing_member(std::uint64_t seqno, std::uint32_t member) noex
         add_recorded_members(member);
     }
     MemberState& m = members_[member];
+    last_member_ = member;
     m.last = seqno;
     if (seqno >= m.redo_first && seqno <= m.redo_last) ++redelivered_;
 }

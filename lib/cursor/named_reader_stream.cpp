@@ -15,13 +15,13 @@ namespace evring {
 Result<Position> NamedReader::resume_durable(EventSource& source, DurableSource& durable, const Position& start,
                                              bool start_given, bool reset, std::vector<std::string>& notices) {
     const SourceIdentity& id = source.identity();
-    if (id.members)
-        return Error(EINVAL, fmt::format("named reader: '{}' relays a ring set; named readers of a ring set's stream are "
-                                         "not built yet (every member counts its own sequence numbers)",
-                                         id.location));
     ring_ = id.path;
     kind_ = id.kind;
     instance_ = id.instance;
+    // A ring set's stream: a position per member, all of the set's instance.
+    per_member_ = id.members;
+    set_ = nullptr;
+    members_.clear();
     // A position file under the name is another source's: the name is taken.
     if (committed_.instance != 0 || !committed_.ring.empty()) {
         if (!reset)
@@ -52,6 +52,7 @@ Result<Position> NamedReader::resume_durable(EventSource& source, DurableSource&
                           fmt::format("an explicit --from starts over: {} (acknowledged up to stream sequence {}) is "
                                       "deleted and created again there",
                                       r.where, r.floor_sequence));
+    if (per_member_) return resume_stream_set(r, notices);
     handing_ = r.floor_seqno;
     committed_.last_seqno = {r.floor_seqno};
     const std::string at =
@@ -83,9 +84,62 @@ Result<Position> NamedReader::resume_durable(EventSource& source, DurableSource&
     return r.floor_seqno != 0 ? Position::after(r.floor_seqno) : start;
 }
 
+// Each member after its own seqno at the ack floor; what the previous run
+// wrote after it, per member, from the mark (as resume_set). A member whose
+// event at the floor is out of the source's reach (0) counts from seqno 1:
+// whatever of it comes now is after the floor, so the count stays exact.
+Result<Position> NamedReader::resume_stream_set(const DurableResume& r, std::vector<std::string>& notices) {
+    const bool marked = prior_instance_ == instance_;
+    std::size_t count = r.floor_members.size();
+    if (marked)
+        for (std::size_t i = count; i < detail::kMaxMembers; ++i)
+            if (member_marks()[i].instance == instance_ && member_marks()[i].written != 0) count = i + 1;
+    members_.resize(count);
+    ResumeWords words;
+    for (std::size_t i = 0; i < count; ++i) {
+        MemberState& m = members_[i];
+        m.instance = instance_;
+        m.synced = true;
+        m.last = i < r.floor_members.size() ? r.floor_members[i] : 0;
+        if (m.last != 0) words.name(i, m.last);
+        if (marked) redo_member(i, words);
+    }
+    const std::string resumed = words.said == 0 ? std::string("no member's event is in reach of it") : words.resumed_text();
+    const std::string tail = words.tail_text(
+        marked,
+        fmt::format("the previous consumer had {} messages delivered and not acknowledged; events of them written "
+                    "before, if any, come again (no mark of the previous run's output)",
+                    r.unacked),
+        "acknowledgement");
+    committed_members();
+    notices.push_back(fmt::format("reader '{}' resumes ring set stream '{}' after stream sequence {} (its {}): {}; {}",
+                                  name_, ring_, r.floor_sequence, r.where, resumed, tail));
+    // The source starts after the ack floor whatever it is asked
+    // (DurableSource::durable_open); the oldest asks its server nothing.
+    return Position::oldest();
+}
+
+// What the server holds now: every member's last event handed out.
+void NamedReader::committed_members() {
+    committed_.last_seqno.clear();
+    committed_.member_instance.clear();
+    for (const MemberState& m : members_) {
+        committed_.last_seqno.push_back(m.last);
+        committed_.member_instance.push_back(m.instance);
+    }
+}
+
 Status NamedReader::commit_durable() {
+    if (per_member_) {
+        // The last event handed out, by its member: the source acknowledges
+        // every message up to it, of every member.
+        if (!set_dirty() || last_member_ >= members_.size() || members_[last_member_].last == 0) return {};
+        if (auto s = durable_->durable_commit(members_[last_member_].last, last_member_); !s) return s;
+        committed_members();
+        return {};
+    }
     if (handing_ == 0 || handing_ == committed_.last_seqno[0]) return {};
-    if (auto s = durable_->durable_commit(handing_); !s) return s;
+    if (auto s = durable_->durable_commit(handing_, 0); !s) return s;
     committed_.last_seqno = {handing_};
     return {};
 }

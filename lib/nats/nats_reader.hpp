@@ -81,7 +81,9 @@
 //   one starts after it, so what the previous one delivered unacknowledged
 //   comes at once rather than after its AckWait). No server-side filter:
 //   the follow loop filters. durable_commit() acknowledges what was handed
-//   out whole.
+//   out whole. A ring set's stream resumes every member after its own seqno
+//   at the ack floor (one event per message, so the floor's message says
+//   one member's; the others are found by looking back from it).
 //
 // Thread safety: as EventSource (one thread at a time); a reader opened on a
 // Connection must not outlive it.
@@ -173,7 +175,7 @@ public:
 
     // DurableSource (reader_durable.cpp)
     Result<DurableResume> durable_open(std::string_view name, bool start_over) override;
-    Status durable_commit(std::uint64_t last) override;
+    Status durable_commit(std::uint64_t last, std::uint32_t member) override;
 
     const ReaderOptions& options() const;
     // The ring the stream carries (the newest announcement seen; nullopt when
@@ -215,9 +217,11 @@ private:
     // A durable resumed (durable_open()): the next seek() starts here (after
     // its ack floor, or where it was created when nothing was acknowledged),
     // expecting source seqno `resume_seqno_ + 1` of ring instance
-    // `resume_instance_` (0, empty: not known).
+    // `resume_instance_` (0, empty: not known); of a ring set's stream, each
+    // member's `resume_members_[m] + 1` (0: not known).
     std::optional<StartAt> resume_start_;
     std::uint64_t resume_seqno_ = 0;
+    std::vector<std::uint64_t> resume_members_;
     std::string resume_instance_;
 };
 

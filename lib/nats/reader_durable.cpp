@@ -34,6 +34,10 @@ constexpr int kRecoverAttempts = 600;
 // How far back from the ack floor to look for a message that says which
 // source seqno it is at (the floor may be an announcement or a schema).
 constexpr std::uint64_t kFloorProbe = 64;
+// A ring set's stream, one event a message: how far back to look for each
+// member's newest event at or below the floor. A member with none in reach
+// (quiet for that long) resumes at its next message, with no hole check.
+constexpr std::uint64_t kMemberFloorProbe = 1024;
 
 struct ConsumerInfoDeleter {
     void operator()(jsConsumerInfo* info) const { jsConsumerInfo_Destroy(info); }
@@ -172,26 +176,39 @@ void StreamReader::Impl::note_unacked() {
     if (have_current) {  // decoded; else another client's message: it carries no event of ours
         if (!instance.empty() && decoded.instance != instance) ++epoch;
         if (decoded.kind == MessageKind::Event || decoded.kind == MessageKind::Batch) u.last_seqno = decoded.last_seqno();
+        u.member = decoded.member.value_or(0);
     }
     u.epoch = epoch;
     unacked.push_back(std::move(u));
 }
 
-Status StreamReader::Impl::acknowledge(std::uint64_t last) {
-    // The newest message all of whose events are handed out, and all before
-    // it: messages without events go with the ones before them.
-    // An entry without a reply (the consumer was created again and has not
-    // delivered it again yet) cannot be acknowledged, nor dropped.
-    std::size_t through = 0;
-    const Unacked* ack = nullptr;
+Status StreamReader::Impl::acknowledge(std::uint64_t last, std::uint32_t of_member) {
+    // Messages are handed out in stream order: the newest message of
+    // `of_member` ending at or below `last` is handed out whole, and so is every
+    // message before it, of any member (a ring set's stream). Messages
+    // without events go with the ones before them; those of an older ring
+    // instance (epoch) were all read. An entry without a reply (the consumer
+    // was created again and has not delivered it again yet) cannot be
+    // acknowledged, nor dropped.
+    std::size_t end = 0;
     for (std::size_t i = 0; i < unacked.size(); ++i) {
         const Unacked& u = unacked[i];
-        if (u.epoch == epoch && u.last_seqno != 0 && u.last_seqno > last) break;
-        if (!u.reply.empty()) {
-            ack = &u;
-            through = i + 1;
+        if (u.epoch != epoch) {
+            end = i + 1;
+        } else if (u.last_seqno == 0) {
+            if (end == i) end = i + 1;
+        } else if (u.member == of_member) {
+            if (u.last_seqno > last) break;  // not handed out whole, nor anything after it
+            end = i + 1;
         }
     }
+    std::size_t through = 0;
+    const Unacked* ack = nullptr;
+    for (std::size_t i = 0; i < end; ++i)
+        if (!unacked[i].reply.empty()) {
+            ack = &unacked[i];
+            through = i + 1;
+        }
     if (ack == nullptr) return {};
     natsMsg* answer = nullptr;
     const natsStatus s = natsConnection_RequestString(&answer, connection->connection, ack->reply.c_str(), "+ACK",
@@ -238,9 +255,13 @@ Result<DurableResume> StreamReader::durable_open(std::string_view name, bool sta
     }
     // Which source seqno the floor is at: its message's last, or of one just
     // before it; none down to the stream's first message: before any event.
+    // A ring set's stream: each member's, looking further back.
     auto stream = connection_->stream_info(options_.stream);
     if (!stream) return std::move(stream).error();
-    const std::uint64_t stop = resume.floor_sequence > kFloorProbe ? resume.floor_sequence - kFloorProbe : 0;
+    const bool members = identity_.members;
+    resume_instance_.clear();
+    const std::uint64_t reach = members ? kMemberFloorProbe : kFloorProbe;
+    const std::uint64_t stop = resume.floor_sequence > reach ? resume.floor_sequence - reach : 0;
     resume.floor_known = stop < std::max<std::uint64_t>(stream->first_sequence, 1);  // unless one is found
     for (std::uint64_t at = resume.floor_sequence; at > stop && at >= stream->first_sequence; --at) {
         auto fetched = detail::fetch_message(connection, options_.stream, at);
@@ -248,19 +269,29 @@ Result<DurableResume> StreamReader::durable_open(std::string_view name, bool sta
             if (fetched.error().errno_value() == ENOENT) continue;
             return std::move(fetched).error().context("reading the ack floor of " + resume.where);
         }
-        if (!fetched->valid() || fetched->decoded.last_seqno() == 0) continue;
-        resume.floor_seqno = fetched->decoded.last_seqno();
-        resume.floor_known = true;
-        resume_instance_ = std::string(fetched->decoded.instance);
-        break;
+        const DecodedMessage& m = fetched->decoded;
+        if (!fetched->valid() || m.last_seqno() == 0) continue;
+        if (resume_instance_.empty()) {
+            resume.floor_seqno = m.last_seqno();
+            resume.floor_known = true;
+            resume_instance_ = std::string(m.instance);
+        } else if (m.instance != resume_instance_) {
+            break;  // an older instance's: its seqnos are not the resumed one's
+        }
+        if (!members) break;
+        const std::uint32_t member = m.member.value_or(0);
+        if (member > kMaxMember) continue;
+        if (member >= resume.floor_members.size()) resume.floor_members.resize(member + 1, 0);
+        if (resume.floor_members[member] == 0) resume.floor_members[member] = m.last_seqno();
     }
+    resume_members_ = resume.floor_members;
     resume_seqno_ = resume.floor_seqno;
     return resume;
 }
 
-Status StreamReader::durable_commit(std::uint64_t last) {
+Status StreamReader::durable_commit(std::uint64_t last, std::uint32_t member) {
     if (!impl_ || options_.durable.empty()) return {};
-    return impl_->acknowledge(last);
+    return impl_->acknowledge(last, member);
 }
 
 }  // namespace evring::nats

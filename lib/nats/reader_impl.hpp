@@ -44,6 +44,7 @@ struct ReaderLane {
 struct Unacked {
     std::uint64_t sequence = 0;
     std::uint64_t last_seqno = 0;  // its last event's source seqno; 0: it carries none
+    std::uint32_t member = 0;      // its events' ring set member (a set's stream: one event a message)
     std::uint64_t epoch = 0;       // counts ring instances seen: seqnos of an older one are all read
     std::string reply;             // the server's acknowledgement subject
 };
@@ -131,8 +132,8 @@ struct StreamReader::Impl {
     void forget_members();
     // A durable lane: notes the message just decoded (or skipped) as unacked.
     void note_unacked();
-    // Acknowledges what is handed out whole up to source seqno `last`.
-    Status acknowledge(std::uint64_t last);
+    // Acknowledges what is handed out whole up to the event `last` of `of_member`.
+    Status acknowledge(std::uint64_t last, std::uint32_t of_member);
     // A durable lane after a sign of lost deliveries (an outage, a sequence
     // mismatch, missed heartbeats): the consumer is created again after the
     // ack floor and what was taken already is dropped as it comes again.

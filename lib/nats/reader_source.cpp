@@ -104,7 +104,15 @@ Status StreamReader::subscribe(ReaderOptions options) {
         impl_->close_subscriptions();
     }
     impl_ = std::move(impl).value();
-    if (resume_start_ && resume_seqno_ != 0) {
+    if (resume_start_ && !resume_members_.empty()) {
+        // A ring set's stream: every member expects the event after its own at the floor.
+        impl_->instance = resume_instance_;
+        impl_->member_expected.assign(resume_members_.size(), 0);
+        for (std::size_t m = 0; m < resume_members_.size(); ++m)
+            if (resume_members_[m] != 0) impl_->member_expected[m] = resume_members_[m] + 1;
+        impl_->member = 0;
+        impl_->expected = impl_->member_expected[0];
+    } else if (resume_start_ && resume_seqno_ != 0) {
         // The floor's message may be a batch's: its events are not wanted again.
         impl_->instance = resume_instance_;
         impl_->expected = resume_seqno_ + 1;

@@ -4,7 +4,8 @@
 # named after the reader. A relayed ring is read by `watch --name`, killed with SIGKILL halfway,
 # run again: the two outputs hold every event once plus exactly the events the second run
 # reports as written again; a third run with nothing new prints nothing; --reset starts over;
-# names and consumers JetStream or evring refuse. Exit 77 (skipped) without nats-server or jq.
+# names and consumers JetStream or evring refuse; a relayed ring set's stream resumes every
+# member after its own event. Exit 77 (skipped) without nats-server or jq.
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 skip_script_unless "jq is not installed" command -v jq
 skip_script_unless "nats-server is not installed (apt-get install nats-server)" command -v nats-server
@@ -39,6 +40,9 @@ relay_ring() {
     start_relayed_ring "$1" "$2" "$3" 20000 || return 1
     wait "$PRODUCER_PID"
     poll 1500 0.02 stream_has "$2" "$3"
+}
+stream_has_set() {
+    timeout -k 5 10 "$EVRING_BIN" watch "$URL/$1" --from latest --count 1 --format jsonl 2>/dev/null | seqnos | grep -q .
 }
 stream_has() {
     local last
@@ -216,6 +220,56 @@ PY
     ok c_abi_named_readers_of_a_stream
 }
 
+# A relayed ring set's stream by name: a position per member, as for a set itself. Killed with
+# SIGKILL halfway and run again, the two outputs hold every event of both members once, plus
+# exactly the (member, seqno) pairs the second run reports as written again; a third run resumes
+# each member after its last event and prints nothing.
+pairs() { jq -R -r 'fromjson? | select(.seqno != null and .gap == null) | "\(.member) \(.seqno)"' "$@"; }
+both_reached() { [[ $(seqnos "$1" 2>/dev/null | grep -cx "$2") -ge 2 ]]; }
+case_ring_set_stream_resumes_every_member_after_its_own_event() {
+    "$PRODUCER_BIN" sfleet:14:22 --threads 2 --count 10000 --rate 2500 --keep 2>/dev/null & PIDS+=($!)
+    local producer=$! watcher printed again total unique m
+    poll 1000 0.01 test -e "$EVRING_RING_DIR/sfleet" || { fail set_stream "no ring set"; return; }
+    "$EVRING_BIN" relay sfleet --to "$URL" --stream SFLEET --from oldest 2>>"$WORK/relay-SFLEET.err" & PIDS+=($!)
+    local relay=$!
+    poll 1000 0.01 stream_has_set SFLEET || { fail set_stream "relay: $(cat "$WORK/relay-SFLEET.err")"; return; }
+    "$EVRING_BIN" watch "$URL/SFLEET" --name s --from oldest --format jsonl >"$WORK/s1" 2>"$WORK/s1.err" & PIDS+=($!)
+    watcher=$!
+    poll 3000 0.01 has_lines "$WORK/s1" 3000 || { fail set_stream "first run printed too little: $(cat "$WORK/s1.err")"; return; }
+    kill -KILL "$watcher"; wait "$watcher" 2>/dev/null
+    printed=$(pairs "$WORK/s1" | wc -l)
+    (( printed < 20000 )) || { fail set_stream "the first run read everything before it was stopped"; return; }
+    "$EVRING_BIN" watch "$URL/SFLEET" --name s --format jsonl >"$WORK/s2" 2>"$WORK/s2.err" & PIDS+=($!)
+    watcher=$!
+    poll 3000 0.01 both_reached "$WORK/s2" 10000 || { fail set_stream "second run never reached 10000 of both: $(cat "$WORK/s2.err")"; return; }
+    kill -TERM "$watcher"; wait "$watcher"
+    wait "$producer"
+    grep -qE "reader 's' resumes ring set stream 'nats://127.0.0.1:$NATS_PORT/SFLEET' after stream sequence [0-9]+ .*: member 0 after seqno [0-9]+, member 1 after seqno [0-9]+;" \
+        "$WORK/s2.err" || { fail set_stream "no resume notice per member: $(cat "$WORK/s2.err")"; return; }
+    again=$(sed -n "s/.*reader 's': \([0-9]*\) events written again that the previous run had written after its last commit.*/\1/p" "$WORK/s2.err")
+    [[ -n $again ]] || again=0
+    total=$(pairs "$WORK/s1" "$WORK/s2" | wc -l)
+    unique=$(pairs "$WORK/s1" "$WORK/s2" | sort -u | wc -l)
+    [[ $unique == 20000 && $(pairs "$WORK/s1" "$WORK/s2" | awk '$2 >= 1 && $2 <= 10000 && ($1 == 0 || $1 == 1)' | sort -u | wc -l) == 20000 ]] ||
+        { fail set_stream "$unique distinct (member, seqno) pairs, not 2 x 1..10000"; return; }
+    [[ $((total - unique)) == "$again" ]] ||
+        { fail set_stream "$((total - unique)) events twice, the second run reported $again: $(cat "$WORK/s2.err")"; return; }
+    for m in 0 1; do
+        pairs "$WORK/s2" | awk -v m=$m '$1 == m {print $2}' | sort -n -c || { fail set_stream "member $m out of order"; return; }
+    done
+    echo "   (SIGKILL after $printed events: $again delivered again, as reported)"
+    "$EVRING_BIN" watch "$URL/SFLEET" --name s --format jsonl >"$WORK/s3" 2>"$WORK/s3.err" & PIDS+=($!)
+    watcher=$!
+    poll 1000 0.01 has_text "$WORK/s3.err" "resumes ring set stream" || { fail set_stream "third run: $(cat "$WORK/s3.err")"; return; }
+    poll 100 0.02 has_lines "$WORK/s3" 1
+    kill -TERM "$watcher"; wait "$watcher"
+    kill "$relay"; wait "$relay" 2>/dev/null
+    [[ ! -s $WORK/s3 ]] || { fail set_stream "third run printed $(wc -l <"$WORK/s3") lines"; return; }
+    grep -q "member 0 after seqno 10000, member 1 after seqno 10000; nothing was written after that acknowledgement" \
+        "$WORK/s3.err" || { fail set_stream "third run's notice: $(cat "$WORK/s3.err")"; return; }
+    ok ring_set_stream_resumes_every_member_after_its_own_event
+}
+
 case_sigkill_then_resume_delivers_every_event_and_counts_what_comes_again
 case_c_abi_named_readers_of_a_stream
 case_server_restarted_under_a_named_reader_loses_nothing
@@ -223,4 +277,5 @@ case_reset_and_explicit_from_start_over
 case_digest_by_name_covers_the_events_since_its_last_run
 case_names_and_consumers_refused_clearly
 case_stream_deleted_under_the_durable_starts_over_saying_so
+case_ring_set_stream_resumes_every_member_after_its_own_event
 exit_with_results

@@ -17,7 +17,8 @@ using namespace std::chrono_literals;
 using test::publish_test_event;
 
 // Reads at most `most` events, until none came for 300 ms (at most 10 s in all).
-std::vector<std::uint64_t> read_seqnos(StreamReader& reader, std::size_t most = 1000) {
+std::vector<std::uint64_t> read_seqnos(StreamReader& reader, std::size_t most = 1000,
+                                       std::vector<std::uint32_t>* members = nullptr) {
     std::vector<std::uint64_t> out;
     const auto deadline = std::chrono::steady_clock::now() + 10s;
     auto quiet_until = std::chrono::steady_clock::now() + 300ms;
@@ -26,6 +27,7 @@ std::vector<std::uint64_t> read_seqnos(StreamReader& reader, std::size_t most = 
         const SourceStep step = reader.next(item, PayloadRead::None);
         if (step == SourceStep::Event) {
             out.push_back(item.event.descriptor.seqno);
+            if (members != nullptr) members->push_back(item.event.member);
             quiet_until = std::chrono::steady_clock::now() + 300ms;
         }
         if (step == SourceStep::NotReady) reader.wait(20ms);
@@ -49,9 +51,10 @@ protected:
         ASSERT_TRUE(publisher_->flush(10s).ok());
     }
     // A reader on a connection of its own, under `name`.
-    std::unique_ptr<StreamReader> named(std::string_view name, bool start_over, DurableResume& resume) {
+    std::unique_ptr<StreamReader> named(std::string_view name, bool start_over, DurableResume& resume,
+                                        const char* stream = "DUR") {
         ReaderOptions options;
-        options.stream = "DUR";
+        options.stream = stream;
         auto reader = StreamReader::open(std::make_unique<Connection>(test::connect_to(server_)), options);
         EXPECT_TRUE(reader.ok()) << reader.error().message();
         auto opened = (*reader)->durable_open(name, start_over);
@@ -72,7 +75,7 @@ TEST_F(NatsDurable, ACommitAcknowledgesWhatWasHandedOutAndTheNextReaderResumesAf
         auto reader = named("billing", false, resume);
         EXPECT_FALSE(resume.existed);
         EXPECT_EQ(read_seqnos(*reader, 40), test::iota_seqnos(1, 40));
-        ASSERT_TRUE(reader->durable_commit(30).ok());
+        ASSERT_TRUE(reader->durable_commit(30, 0).ok());
     }
     {
         auto reader = named("billing", false, resume);
@@ -82,7 +85,7 @@ TEST_F(NatsDurable, ACommitAcknowledgesWhatWasHandedOutAndTheNextReaderResumesAf
         EXPECT_EQ(resume.floor_seqno, 30u);
         EXPECT_GT(resume.unacked, 0u);  // the first reader was delivered more than it acknowledged
         EXPECT_EQ(read_seqnos(*reader), test::iota_seqnos(31, 100));
-        ASSERT_TRUE(reader->durable_commit(100).ok());
+        ASSERT_TRUE(reader->durable_commit(100, 0).ok());
     }
     {
         auto reader = named("billing", false, resume);
@@ -101,7 +104,7 @@ TEST_F(NatsDurable, AReaderThatAcknowledgesNothingKeepsThePositionItResumedFrom)
     {
         auto reader = named("idle", false, resume);
         EXPECT_EQ(read_seqnos(*reader, 30), test::iota_seqnos(1, 30));
-        ASSERT_TRUE(reader->durable_commit(30).ok());
+        ASSERT_TRUE(reader->durable_commit(30, 0).ok());
     }
     {
         // Created again after stream sequence F: until it acknowledges, the
@@ -114,6 +117,54 @@ TEST_F(NatsDurable, AReaderThatAcknowledgesNothingKeepsThePositionItResumedFrom)
     EXPECT_TRUE(resume.floor_known);
     EXPECT_EQ(resume.floor_seqno, 30u);
     EXPECT_EQ(read_seqnos(*reader), test::iota_seqnos(31, 100));
+}
+
+// A ring set's stream: one event a message, every member its own seqnos.
+// A commit names the last event handed out by its member, and acknowledges
+// every message up to it, of every member; the next reader resumes each
+// member after its own event at the floor.
+TEST_F(NatsDurable, ARingSetsStreamResumesEveryMemberAfterItsOwnEvent) {
+    nats::PublisherOptions options = test::publisher_options("DURSET", test::test_ring_identity());
+    options.members = true;
+    StreamPublisher set = test::open_publisher(*publishing_, options);
+    ASSERT_EQ(set.announce_ring(1), PublishStatus::Ok);
+    // m0:1, m1:1, m0:2, m1:2, ... m0:50, m1:50
+    for (std::uint64_t s = 1; s <= 50; ++s)
+        for (std::uint32_t m = 0; m < 2; ++m) {
+            const EventDescriptor event = test::test_event(s, 3, 16);
+            const std::vector<std::byte> payload = test::test_payload(s, 16);
+            ASSERT_TRUE(test::publish_waiting(set, [&] { return set.publish_event(event, payload, m); }));
+        }
+    ASSERT_TRUE(set.flush(10s).ok());
+    DurableResume resume;
+    {
+        auto reader = named("fleet", false, resume, "DURSET");
+        std::vector<std::uint32_t> members;
+        EXPECT_EQ(read_seqnos(*reader, 30, &members).size(), 30u);
+        // Handed out through m0:15, m1:15; written through m0:10 (and so m1:9).
+        ASSERT_TRUE(reader->durable_commit(10, 0).ok());
+    }
+    {
+        auto reader = named("fleet", false, resume, "DURSET");
+        EXPECT_TRUE(resume.resumed);
+        EXPECT_EQ(resume.floor_members, (std::vector<std::uint64_t>{10, 9}));
+        std::vector<std::uint32_t> members;
+        const std::vector<std::uint64_t> seqnos = read_seqnos(*reader, 4, &members);
+        EXPECT_EQ(seqnos, (std::vector<std::uint64_t>{10, 11, 11, 12}));
+        EXPECT_EQ(members, (std::vector<std::uint32_t>{1, 0, 1, 0}));
+        // Member 1's 10 is after member 0's 11 is not: committing m1:10
+        // acknowledges up to it only.
+        ASSERT_TRUE(reader->durable_commit(10, 1).ok());
+    }
+    auto reader = named("fleet", false, resume, "DURSET");
+    EXPECT_EQ(resume.floor_members, (std::vector<std::uint64_t>{10, 10}));
+    std::vector<std::uint32_t> members;
+    const std::vector<std::uint64_t> seqnos = read_seqnos(*reader, 1000, &members);
+    ASSERT_EQ(seqnos.size(), 80u);  // 11..50 of each, none twice, none lost
+    EXPECT_EQ(seqnos.front(), 11u);
+    EXPECT_EQ(members.front(), 0u);
+    EXPECT_EQ(seqnos.back(), 50u);
+    EXPECT_EQ(reader->stats().duplicates, 0u);
 }
 
 TEST_F(NatsDurable, NamesJetStreamRefusesAndConsumersEvringDidNotMakeAreRefusedAndLeftAlone) {
