@@ -142,6 +142,12 @@ if poll 500 0.01 test -e "$EVRING_RING_DIR/$LIVE/m1"; then
     PIDS+=("$!")
     "$EVRING_BIN" watch "$LIVE" >/dev/null 2>&1 &
     PIDS+=("$!")
+    # m1's file exists before the set lists it: wait for metrics to see the member.
+    metrics_of_both() {
+        "$EVRING_BIN" metrics "$LIVE" >"$WORK/metrics.txt" 2>"$WORK/metrics.err" &&
+            grep -qx "evring_up{ring=\"$LIVE\",member=\"1\"} 1" "$WORK/metrics.txt"
+    }
+    poll 500 0.02 metrics_of_both
     "$EVRING_BIN" metrics "$LIVE" >"$WORK/metrics.txt" 2>"$WORK/metrics.err"; rc=$?
     if [ "$rc" = 0 ] && grep -qx "evring_up{ring=\"$LIVE\",member=\"0\"} 1" "$WORK/metrics.txt" &&
         grep -qx "evring_up{ring=\"$LIVE\",member=\"1\"} 1" "$WORK/metrics.txt" &&
