@@ -48,7 +48,7 @@ Command add_snapshot(CLI::App& app);         // snapshot.cpp
 Command add_record(CLI::App& app);           // record.cpp
 Command add_schema(CLI::App& app);           // schema_cmd.cpp: check, show, compile
 Command add_export(CLI::App& app);           // export.cpp
-Command add_stats(CLI::App& app);            // stats.cpp
+Command add_stats(CLI::App& app);            // stats/stats.cpp
 Command add_digest(CLI::App& app);           // digest.cpp
 Command add_diff(CLI::App& app);             // diff/diff.cpp
 Command add_relay(CLI::App& app);            // relay_cmd.cpp (with NATS)
