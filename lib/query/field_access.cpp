@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "query/field_path.hpp"
 
@@ -16,16 +17,24 @@ std::optional<FieldAccess> locate_field(const Schema& schema, const SchemaEvent&
     const std::optional<FieldPlace> place = find_field_path(schema, event, path);
     if (!place) return std::nullopt;
     FieldAccess a;
+    a.type = place->type;
     a.offset = place->offset;
     if (place->trailing >= 0) {
         const SchemaTrailing& t = payload->trailing[static_cast<std::size_t>(place->trailing)];
         if (t.bytes) {
             if (path.size() > 1) return std::nullopt;
-            problem = fmt::format("'{}' is a variable-length byte array; it cannot be compared", t.name);
+            problem = fmt::format("'{}' is a variable-length byte array, not one value", t.name);
             return std::nullopt;
         }
         if (!place->element) {
-            problem = fmt::format("'{}' is an array; give an element: {}[0]", t.name, t.name);
+            problem = fmt::format("'{}' is a variable-length array; name an element: {}[0]", t.name, t.name);
+            return std::nullopt;
+        }
+        // No payload holds more bytes than a descriptor's 32-bit size says.
+        const std::uint64_t element_size = std::max<std::uint64_t>(schema.type(t.element).size, 1);
+        if (place->index > std::numeric_limits<std::uint32_t>::max() / element_size) {
+            problem = fmt::format("'{}[{}]': no payload holds that element (payloads are under 4 GiB)", t.name,
+                                  place->index);
             return std::nullopt;
         }
         a.trailing = place->trailing;
@@ -42,11 +51,11 @@ std::optional<FieldAccess> locate_field(const Schema& schema, const SchemaEvent&
     case TypeKind::Struct: {
         std::string names;
         for (const auto& f : schema.structs()[t.index].fields) names += (names.empty() ? "" : ", ") + f.name;
-        problem = fmt::format("'{}' is a struct; compare one of its fields: {}", path.back().name, names);
+        problem = fmt::format("'{}' is a struct; name one of its fields: {}", path.back().name, names);
         return std::nullopt;
     }
     case TypeKind::Array:
-        problem = fmt::format("'{}' is an array; give an element: [0]", path.back().name);
+        problem = fmt::format("'{}' is an array; name an element: {}[0]", path.back().name, path.back().name);
         return std::nullopt;
     case TypeKind::Bytes: a.kind = FieldKind::Bytes; break;
     case TypeKind::String: a.kind = FieldKind::Bytes, a.text = true; break;  // "ACME" == NUL-padded ACME

@@ -30,6 +30,7 @@ namespace evring::detail {
 enum class FieldKind : std::uint8_t { Unsigned, Signed, Float, Bytes };
 
 struct FieldAccess {
+    TypeId type = 0;           // the field's type in the schema
     std::uint32_t offset = 0;  // in the fixed part, or in the element of `trailing`
     std::uint32_t size = 0;
     FieldKind kind = FieldKind::Unsigned;
@@ -51,7 +52,8 @@ struct FieldAccess {
 
 // `path` in `event`'s payload; nullopt when the event has no such field or
 // it is not one value (then `problem` says which and why, for the caller's
-// error when no event type has the field as a value).
+// error when no event type has the field as a value: "'block_tag' is a
+// struct; name one of its fields: id, block_number").
 std::optional<FieldAccess> locate_field(const Schema& schema, const SchemaEvent& event,
                                         std::span<const WherePathStep> path, std::string& problem);
 
