@@ -127,5 +127,8 @@ void report_error(std::string_view message);
 // A usage error (exit 2) or a runtime error (exit 1), reported.
 int usage_error(const Error& error);
 int runtime_error(const Error& error);
+// A source read to its end that was damaged on the way (FollowResult::damaged):
+// "'PATH' is damaged: <what the output holds>", then exit 1.
+int damaged_error(std::string_view path, std::string_view what_the_output_holds);
 
 }  // namespace evring::cli

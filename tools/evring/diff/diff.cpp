@@ -138,9 +138,8 @@ int run_diff(DiffOptions& options) {
         report.sides[i].gaps = r.sink.gaps();
         report.sides[i].gap_seqnos = r.sink.gap_seqnos();
         if (r.result->damaged) {
-            report_error(fmt::format("'{}' is damaged: the comparison covers only what could be read",
-                                     report.sides[i].path));
-            code = kExitTrouble;
+            damaged_error(report.sides[i].path, "the comparison covers only what could be read");
+            code = kExitTrouble;  // diff's trouble status, not exit 1 (different)
         }
     }
     report.members = join.members();

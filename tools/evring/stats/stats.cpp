@@ -225,10 +225,7 @@ int run_stats(StatsOptions& options) {
     }
     if (auto s = commit_printed(named->get(), *result); !s) return runtime_error(s.error());
     if (!result->damaged) return kExitOk;
-    report_error(fmt::format("'{}' is damaged: the figures cover only what could be read (the damaged part counts "
-                             "as gaps)",
-                             path));
-    return kExitRuntime;
+    return damaged_error(path, "the figures cover only what could be read (the damaged part counts as gaps)");
 }
 
 }  // namespace evring::cli
