@@ -158,9 +158,7 @@ std::optional<GroupedStats::Key> GroupedStats::key_of(const SourceEvent& e) cons
         if (d.content_ext[tag_] == 0) return std::nullopt;
         return Key{d.content_ext[tag_], {}};
     case KeyKind::Span:
-        if (auto label = labels_->label_of(d, tag_)) return Key{*label, {}};
-        if (has(span_->begin, d.event_type))  // an opening need not carry its own seqno
-            if (auto label = labels_->label(tag_, d.seqno)) return Key{*label, {}};
+        if (auto label = labels_->instance_label(d, tag_)) return Key{*label, {}};
         for (const Field& stage : stages_)
             if (const detail::FieldAccess* a = stage.in(d.event_type); a != nullptr && payload)
                 if (const std::byte* at = detail::field_at(*a, e.payload)) return Key{detail::read_word(at, a->size), {}};
