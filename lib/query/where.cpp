@@ -143,9 +143,9 @@ private:
         std::optional<Error> why_not;
         bool found = false;
         for (const SchemaEvent& e : schema_.events()) {
-            std::string reason;
-            auto access = locate(e, n.path, reason);
-            if (!access) continue;
+            auto place = locate_field(schema_, e, n.path, struct_error_);
+            if (!place) continue;
+            std::optional<Access> access(Access{std::move(*place), {}});
             found = true;
             auto ok = literals_for(n, *access);
             if (!ok) {
@@ -163,64 +163,6 @@ private:
         }
         if (c.access.empty()) return std::move(*why_not);
         return {};
-    }
-
-    // Walks the path through one event's payload (field_path.hpp).
-    std::optional<Access> locate(const SchemaEvent& e, const std::vector<WherePathStep>& path, std::string& reason) {
-        const SchemaStruct* current = schema_.payload_of(e);
-        if (current == nullptr) return std::nullopt;
-        const std::optional<FieldPlace> place = find_field_path(schema_, e, path);
-        if (!place) return std::nullopt;
-        Access a;
-        a.offset = place->offset;
-        if (place->trailing >= 0) {
-            const SchemaTrailing& t = current->trailing[static_cast<std::size_t>(place->trailing)];
-            if (t.bytes) {
-                if (path.size() > 1) return std::nullopt;
-                reason = fmt::format("'{}' is a variable-length byte array; it cannot be compared", t.name);
-                struct_error_ = reason;
-                return std::nullopt;
-            }
-            if (!place->element) {
-                struct_error_ = fmt::format("'{}' is an array; give an element: {}[0]", t.name, t.name);
-                return std::nullopt;
-            }
-            a.trailing = place->trailing;
-            a.element = place->index;
-            a.fixed = current->size;
-            for (std::size_t j = 0; j <= static_cast<std::size_t>(place->trailing); ++j) {
-                const SchemaTrailing& tj = current->trailing[j];
-                a.arrays.push_back({tj.count_offset, scalar_size(tj.count_scalar), schema_.type(tj.element).size});
-            }
-        }
-        const SchemaType& t = schema_.type(place->type);
-        a.size = t.size;
-        switch (t.kind) {
-        case TypeKind::Struct: {
-            std::string names;
-            for (const auto& f : schema_.structs()[t.index].fields) names += (names.empty() ? "" : ", ") + f.name;
-            struct_error_ = fmt::format("'{}' is a struct; compare one of its fields: {}", path.back().name, names);
-            return std::nullopt;
-        }
-        case TypeKind::Array:
-            struct_error_ = fmt::format("'{}' is an array; give an element: [0]", path.back().name);
-            return std::nullopt;
-        case TypeKind::Bytes: a.kind = Value::Kind::Bytes; break;
-        case TypeKind::String: a.kind = Value::Kind::Bytes, a.text = true; break;  // "ACME" == NUL-padded ACME
-        case TypeKind::Enum:
-        case TypeKind::Scalar:
-            a.scalar = t.scalar;
-            if (t.kind == TypeKind::Enum) enum_ = &schema_.enums()[t.index];
-            else enum_ = nullptr;
-            a.kind = (t.scalar == Scalar::F32 || t.scalar == Scalar::F64) ? Value::Kind::Float
-                     : (t.scalar == Scalar::I8 || t.scalar == Scalar::I16 || t.scalar == Scalar::I32 ||
-                        t.scalar == Scalar::I64)
-                         ? Value::Kind::Signed
-                         : Value::Kind::Unsigned;
-            break;
-        }
-        if (t.kind != TypeKind::Enum) enum_ = nullptr;
-        return a;
     }
 
     Status literals_for(const WhereNode& n, Access& a) {
@@ -242,18 +184,18 @@ private:
                 std::uint64_t bits = 0;
                 if (l.name == "true" || l.name == "false") {
                     bits = l.name == "true";
-                } else if (enum_ != nullptr && enum_->value(l.name) != nullptr) {
-                    bits = enum_->value(l.name)->bits;
+                } else if (a.enumeration != nullptr && a.enumeration->value(l.name) != nullptr) {
+                    bits = a.enumeration->value(l.name)->bits;
                 } else {
                     std::vector<std::string> names;
-                    if (enum_) for (const auto& ev : enum_->values) names.push_back(ev.name);
+                    if (a.enumeration) for (const auto& ev : a.enumeration->values) names.push_back(ev.name);
                     return fail(l.at, fmt::format("'{}' is not a value of '{}'{}", l.name, n.operand,
-                                                  enum_ ? nearest(l.name, names) : std::string("; it is a number")));
+                                                  a.enumeration ? nearest(l.name, names) : std::string("; it is a number")));
                 }
                 v.u[0] = bits;
                 v.s = static_cast<std::int64_t>(bits);
                 v.f = static_cast<double>(bits);
-                if (a.kind == Value::Kind::Signed && enum_ == nullptr) v.s = static_cast<Int128>(bits);
+                if (a.kind == Value::Kind::Signed && a.enumeration == nullptr) v.s = static_cast<Int128>(bits);
             } else if (l.kind == WhereLiteral::Kind::String) {
                 return fail(l.at, fmt::format("'{}' is a number; it cannot equal text", n.operand));
             } else if (l.fraction && a.kind != Value::Kind::Float) {
@@ -333,7 +275,6 @@ private:
     std::string_view option_;
     const SpanLabelResolver& labels_;
     const SpanLabels* table_;
-    const SchemaEnum* enum_ = nullptr;
     std::string struct_error_;
 };
 

@@ -12,6 +12,7 @@
 
 #include "source/event_predicate.hpp"
 #include "evring/schema/schema.hpp"
+#include "query/field_access.hpp"
 #include "query/where_ast.hpp"
 #include "source/span_labels.hpp"
 
@@ -23,7 +24,7 @@ enum class Operand : std::uint8_t { Type, Seqno, Time, PayloadSize, Ext, Field, 
 
 // A value to compare with, in the form the field's type reads as.
 struct Value {
-    enum class Kind : std::uint8_t { Unsigned, Signed, Float, Bytes };
+    using Kind = FieldKind;
     Kind kind = Kind::Unsigned;
     bool negative = false;  // Unsigned: a literal below zero (below every value)
     U256 u{};
@@ -32,25 +33,10 @@ struct Value {
     std::vector<std::uint8_t> b;
 };
 
-// Where a field is in one event type's payload.
-struct Access {
-    std::uint32_t offset = 0;       // in the fixed part, or in the element of `trailing`
-    std::uint32_t size = 0;
-    Value::Kind kind = Value::Kind::Unsigned;
-    Scalar scalar = Scalar::U8;
-    bool text = false;              // char[N]: the bytes before the first NUL are compared
-    int trailing = -1;              // index of the payload's trailing array, or -1
-    std::uint64_t element = 0;      // trailing: which element
-    // trailing: the fixed part's size, then for arrays 0..trailing where
-    // their counts are and how big an element is.
-    struct Array {
-        std::uint32_t count_offset;
-        std::uint32_t count_size;
-        std::uint32_t element_size;
-    };
-    std::uint32_t fixed = 0;
-    std::vector<Array> arrays;
-    std::vector<Value> literals;    // the test's literals in this field's terms
+// Where a field is in one event type's payload, and the test's literals in
+// that field's terms.
+struct Access : FieldAccess {
+    std::vector<Value> literals;
 };
 
 struct Compiled {

@@ -281,14 +281,8 @@ private:
             }
             return false;
         }
-        const std::byte* at = nullptr;
-        if (a.trailing < 0) {
-            if (std::uint64_t{a.offset} + a.size > p.size()) return false;
-            at = p.data() + a.offset;
-        } else {
-            at = trailing_element(a, p);
-            if (at == nullptr) return false;
-        }
+        const std::byte* at = field_at(a, p);
+        if (at == nullptr) return false;
         return compare_at(c, a, at);
     }
 
@@ -297,13 +291,7 @@ private:
         case Value::Kind::Unsigned:
             return test_unsigned(c.op, read_unsigned(at, a.size), a.literals);
         case Value::Kind::Signed: {
-            std::int64_t s = 0;
-            switch (a.size) {
-            case 1: { std::int8_t x; std::memcpy(&x, at, 1); s = x; break; }
-            case 2: { std::int16_t x; std::memcpy(&x, at, 2); s = x; break; }
-            case 4: { std::int32_t x; std::memcpy(&x, at, 4); s = x; break; }
-            default: std::memcpy(&s, at, 8); break;
-            }
+            const std::int64_t s = read_signed(at, a.size);
             if (c.op == WhereOp::Truth) return s != 0;
             for (const Value& l : a.literals) {
                 const int cmp = s < l.s ? -1 : s > l.s ? 1 : 0;
@@ -313,9 +301,7 @@ private:
             return false;
         }
         case Value::Kind::Float: {
-            double f = 0;
-            if (a.size == 4) { float x; std::memcpy(&x, at, 4); f = x; }
-            else std::memcpy(&f, at, 8);
+            const double f = read_float(at, a.size);
             if (c.op == WhereOp::Truth) return f != 0;
             for (const Value& l : a.literals) {
                 if (f != f) return c.op == WhereOp::Ne;  // NaN equals nothing
@@ -346,31 +332,6 @@ private:
         }
         }
         return false;
-    }
-
-    // Element `a.element` of trailing array `a.trailing`: the arrays follow the
-    // fixed part in order, each `count x element size` bytes, counts read from
-    // the fixed part; every step checked against the payload's size.
-    static const std::byte* trailing_element(const Access& a, std::span<const std::byte> p) {
-        std::uint64_t at = a.fixed;
-        std::uint64_t count = 0;
-        for (std::size_t j = 0; j < a.arrays.size(); ++j) {
-            const Access::Array& arr = a.arrays[j];
-            if (std::uint64_t{arr.count_offset} + arr.count_size > p.size()) return nullptr;
-            count = 0;
-            std::memcpy(&count, p.data() + arr.count_offset, arr.count_size);
-            if (j + 1 == a.arrays.size()) break;
-            // count * size cannot overflow: checked against the payload's size first.
-            if (arr.element_size != 0 && count > (p.size() - std::min<std::uint64_t>(at, p.size())) / arr.element_size)
-                return nullptr;
-            at += count * arr.element_size;
-        }
-        if (a.element >= count) return nullptr;  // past the array's count: no such element
-        const std::uint64_t size = a.arrays.back().element_size;
-        if (at > p.size() || a.element > (p.size() - at) / std::max<std::uint64_t>(size, 1)) return nullptr;
-        at += a.element * size + a.offset;
-        if (at > p.size() || a.size > p.size() - at) return nullptr;
-        return p.data() + at;
     }
 
     // The greatest label of one span an event kept can have: a test's own

@@ -70,6 +70,12 @@ public:
     std::optional<std::uint64_t> label_of(const EventDescriptor& d, std::size_t tag) const noexcept {
         return tag < 4 && d.content_ext[tag] != 0 ? label(tag, d.content_ext[tag]) : std::nullopt;
     }
+    // The same, and an opening event's own label (an opening need not carry
+    // its own seqno in the tag).
+    std::optional<std::uint64_t> instance_label(const EventDescriptor& d, std::size_t tag) const noexcept {
+        if (auto l = label_of(d, tag)) return l;
+        return tag < 4 ? label(tag, d.seqno) : std::nullopt;
+    }
     // The greatest label a stage event of the span on `tag` has marked since
     // reading started. Stages are commitments (Monad: finalized, verified):
     // once block F is finalized no block numbered F or lower is proposed

@@ -29,7 +29,8 @@ py::object type_names(const BatchData& b) {
     return py::module_::import("numpy").attr("array")(values, py::arg("dtype") = "O");
 }
 
-py::object to_dataframe(const BatchData& b) {
+py::object to_dataframe(const BatchData& b, bool fields, const std::string& bytes) {
+    if (bytes != "hex" && bytes != "bytes") raise_error("to_dataframe: bytes is \"hex\" or \"bytes\", not \"" + bytes + "\"");
     py::module_ pandas = py::module_::import("pandas");  // ImportError without it, as documented
     const py::object& e = b.events;
     py::dict columns;
@@ -48,6 +49,7 @@ py::object to_dataframe(const BatchData& b) {
     }
     if (!b.payload_states.is_none() && py::len(b.payload_states) == py::len(e))
         columns["payload_state"] = b.payload_states;
+    if (fields) add_field_columns(b, columns, bytes == "hex");
     return pandas.attr("DataFrame")(columns);
 }
 
@@ -99,12 +101,15 @@ void register_batch(py::module_& m) {
         .def_readonly("schema", &BatchData::schema, "the reader's schema (a dict) when it has one")
         .def("__len__", [](const BatchData& b) { return py::len(b.events); })
         .def("payload", &payload, py::arg("i"), "Event i's payload as a numpy view (empty when it expired).")
-        .def("to_dataframe", &to_dataframe,
+        .def("to_dataframe", &to_dataframe, py::arg("fields") = false, py::arg("bytes") = "hex",
              "The batch as a pandas DataFrame, one row per event, flat columns: seqno, member (ring sets and "
              "their recordings only), event_type, type_name (from the schema; None without one), payload_size, "
              "record_epoch_nanos, payload_buf_offset, one column per flow tag named as the schema names it "
-             "(content_ext0..3 otherwise), payload_state. pandas is optional (Debian: python3-pandas); without "
-             "it this raises ImportError.");
+             "(content_ext0..3 otherwise), payload_state. fields=True adds the decoded payloads: a column per "
+             "field, nested structs flattened as a.b, arrays as one column of lists, nullable dtypes (Int64, "
+             "UInt64, Float64, boolean, string) where every value fits, <NA> where an event has no such field; "
+             "byte arrays as \"0x...\" text, or bytes with bytes=\"bytes\". pandas is optional (Debian: "
+             "python3-pandas); without it this raises ImportError.");
 }
 
 }  // namespace evring::python

@@ -32,11 +32,16 @@ struct BatchData {
     std::uint64_t gaps = 0;
     std::uint64_t skipped = 0;
     py::object schema;       // the reader's schema dict, or None
+    py::object context;      // the reader's DecodeContext capsule (event.hpp)
     bool member_ids = false;  // the source's events carry members: the frame gets a member column
 };
 
 // The numpy dtype of one descriptor: RING01's 64 bytes, field by field.
 py::object descriptor_dtype();
+
+// to_dataframe(fields=True): the payloads decoded into columns added to
+// `frame` (batch_fields.cpp); `hex`: byte arrays as "0x..." text.
+void add_field_columns(const BatchData& b, py::dict& frame, bool hex);
 
 // Adds Batch and DESCRIPTOR_DTYPE to the module.
 void register_batch(py::module_& m);

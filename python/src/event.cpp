@@ -147,11 +147,8 @@ PyObject* guarded(Body&& body) noexcept {
 PyObject* get_fields(PyObject* self, void*) {
     return guarded([&]() -> py::object {
         auto* e = reinterpret_cast<EventObject*>(self);
-        const DecodeContext& context = context_of(e);
-        if (e->payload == Py_None || !context.schema) return py::none();
-        DictBuilder builder(static_cast<std::size_t>(PyBytes_GET_SIZE(e->payload)));
-        if (!visit_payload(*context.schema, e->event_type, payload_bytes(e), builder).ok()) return py::none();
-        return builder.result;
+        if (e->payload == Py_None) return py::none();
+        return decode_fields(context_of(e), e->event_type, payload_bytes(e));
     });
 }
 
@@ -265,6 +262,17 @@ PyObject* new_event(const EventDescriptor& d, PyObject* payload, PyObject* conte
     Py_INCREF(context_capsule);
     e->context = context_capsule;
     return reinterpret_cast<PyObject*>(e);
+}
+
+const DecodeContext& decode_context(PyObject* capsule) {
+    return *static_cast<const DecodeContext*>(PyCapsule_GetPointer(capsule, kCapsuleName));
+}
+
+py::object decode_fields(const DecodeContext& context, std::uint16_t event_type, std::span<const std::byte> payload) {
+    if (!context.schema) return py::none();
+    DictBuilder builder(payload.size());
+    if (!visit_payload(*context.schema, event_type, payload, builder).ok()) return py::none();
+    return builder.result;
 }
 
 void register_event(py::module_& m) {

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "evring/format.hpp"
 #include "evring/schema/schema.hpp"
@@ -31,6 +32,13 @@ struct DecodeContext {
 
 // A capsule owning `context`.
 py::object make_context_capsule(DecodeContext context);
+// The DecodeContext a capsule made above owns.
+const DecodeContext& decode_context(PyObject* capsule);
+
+// `payload` of an event of `event_type` decoded with the context's schema,
+// as Event.fields gives it (nested dicts, lists, enums as names, byte
+// arrays as bytes), or None when there is no schema or it does not decode.
+py::object decode_fields(const DecodeContext& context, std::uint16_t event_type, std::span<const std::byte> payload);
 
 // A new evring.Event (a new reference), or nullptr with a Python error set.
 // `payload` is bytes or None (borrowed; the event takes its own reference).

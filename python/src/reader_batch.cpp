@@ -232,6 +232,7 @@ py::object read_batch(Reader& reader, std::size_t max_events, bool payloads) {
     b.gaps = f.gaps;
     b.skipped = f.skipped;
     b.schema = reader.schema_dict();
+    b.context = py::reinterpret_borrow<py::object>(reader.context());
     b.member_ids = source.identity().members;
     b.payload_data = b.payload_offsets = b.payload_states = py::none();
     if (payloads) {

@@ -90,6 +90,23 @@ case_one_changed_payload_byte_is_named_by_seqno_byte_and_field() {
     ok one_changed_payload_byte_is_named_by_seqno_byte_and_field
 }
 
+# --by block: the differences name their block, and the counts per block say which blocks
+# differ (the events outside any block, consensus events, count under null).
+case_by_block_names_the_blocks_that_differ() {
+    have_snapshots || { skip by_block "EVRING_CONFORMANCE_DIR unset"; return; }
+    local out rc
+    out=$(evring diff "$WORK/snap.evrec" "$WORK/changed.zst" --by block 2>&1); rc=$?
+    [[ $rc == 1 && $out == *"seqno 3000 (TXN_CALL_FRAME) in block 15000001: payload differs at byte 20"* &&
+       $out == *"block 15000001: 6595 events in A, 6595 in B, 2 differ"* && $out == *"0 block instances equal"* ]] ||
+        { fail by_block "exit $rc: $out"; return; }
+    evring diff "$WORK/snap.evrec" "$WORK/changed.zst" --by block --format json >"$WORK/by-block.json"
+    local spans; spans=$(json "$WORK/by-block.json" 'j["span"], [(s["label"], s["events_a"], s["differ"]) for s in j["spans"]]')
+    [[ $spans == "block [(None, 2, 0), (15000001, 6595, 2)]" ]] || { fail by_block "json: $spans"; return; }
+    out=$(evring diff "$SNAP" "$WORK/snap.evrec" --by block 2>&1); rc=$?
+    [[ $rc == 0 && $out == *"1 block instances equal"* ]] || { fail by_block "equal: exit $rc: $out"; return; }
+    ok by_block_names_the_blocks_that_differ
+}
+
 case_a_source_that_ends_early_and_max_bounding_the_list() {
     have_snapshots || { skip ends_early "EVRING_CONFORMANCE_DIR unset"; return; }
     local out rc
@@ -119,11 +136,14 @@ case_damaged_missing_and_bad_options_are_exit_2() {
     local out rc
     out=$(evring diff "$WORK/nothing-here.zst" "$WORK/nothing-here.zst" 2>&1); rc=$?
     [[ $rc == 2 && $out == "evring: "*"nothing-here.zst"* && $(wc -l <<<"$out") == 1 ]] || { fail exit_2 "missing: exit $rc: $out"; return; }
-    out=$(evring diff a b --by span 2>&1); rc=$?
-    [[ $rc == 2 && $out == "evring: "*"--by"* ]] || { fail exit_2 "--by span: exit $rc: $out"; return; }
+    out=$(evring diff a b --by '' 2>&1); rc=$?
+    [[ $rc == 2 && $out == "evring: "*"--by"* ]] || { fail exit_2 "--by '': exit $rc: $out"; return; }
     out=$(evring diff a b --max many 2>&1); rc=$?
     [[ $rc == 2 && $out == "evring: "*"--max"* ]] || { fail exit_2 "--max many: exit $rc: $out"; return; }
     have_snapshots || { skip exit_2_damaged "EVRING_CONFORMANCE_DIR unset"; ok damaged_missing_and_bad_options_are_exit_2; return; }
+    out=$(evring diff "$SNAP" "$WORK/snap.evrec" --by nosuch 2>&1); rc=$?
+    [[ $rc == 2 && $out == "evring: bad --by 'nosuch': give seqno, member or a span with a label (block)" ]] ||
+        { fail exit_2 "--by nosuch: exit $rc: $out"; return; }
     # A snapshot cut short: refused on opening, naming it.
     head -c 100000 "$SNAP" > "$WORK/cut.zst"
     out=$(evring diff "$WORK/cut.zst" "$WORK/snap.evrec" 2>&1 >/dev/null); rc=$?
@@ -166,6 +186,7 @@ case_a_set_against_its_snapshot_and_against_one_member() {
 }
 
 case_a_snapshot_and_its_recording_are_equal
+case_by_block_names_the_blocks_that_differ
 case_one_changed_payload_byte_is_named_by_seqno_byte_and_field
 case_a_source_that_ends_early_and_max_bounding_the_list
 case_damaged_missing_and_bad_options_are_exit_2

@@ -17,26 +17,29 @@
 # On exit (however the script ends) the processes in PIDS are continued (a
 # case may have stopped them) and sent KILL_SIGNAL (TERM unless the script
 # sets it), the script's own cleanup_first runs before that when it defines
-# one, and WORK is removed.
+# one, and WORK is removed. A script that ends with status 0 without reaching
+# exit_with_results failed: bash stops at a syntax error in a function (an
+# unfinished [[ ]]) with status 0, and its cases would pass unrun.
 
 set -u
 : "${EVRING_BIN:?set EVRING_BIN to the evring binary}"
 : "${PRODUCER_BIN:?set PRODUCER_BIN to the producer example}"
 
 FAILED=0
+FINISHED=0
 PIDS=()
 KILL_SIGNAL=${KILL_SIGNAL:-TERM}
 
 ok() { echo "ok $1"; }
 fail() { echo "FAIL $1: $2"; FAILED=1; }
 skip() { echo "skip $1: $2"; }
-exit_with_results() { exit "$FAILED"; }
+exit_with_results() { FINISHED=1; exit "$FAILED"; }
 
 # Ends the script as skipped, saying why, unless COMMAND... succeeds.
 skip_script_unless() {
     local why=$1
     shift
-    "$@" >/dev/null 2>&1 || { echo "skipped: $why"; exit 77; }
+    "$@" >/dev/null 2>&1 || { echo "skipped: $why"; FINISHED=1; exit 77; }
 }
 
 # Makes the work directory PARENT/NAME-XXXXXX (PARENT: /dev/shm unless given)
@@ -45,8 +48,17 @@ make_work() {
     WORK=$(mktemp -d "${2:-/dev/shm}/$1-XXXXXX") || { echo "FAIL setup: no work directory"; exit 1; }
     export EVRING_RING_DIR="$WORK/rings"
     mkdir -p "$EVRING_RING_DIR"
-    trap harness_cleanup EXIT
 }
+
+harness_exit() {
+    local status=$?
+    [[ -z ${WORK:-} ]] || harness_cleanup
+    if [[ $status == 0 && $FINISHED == 0 ]]; then
+        echo "FAIL harness: the script ended before exit_with_results (a syntax error?)"
+        exit 1
+    fi
+}
+trap harness_exit EXIT
 
 harness_cleanup() {
     if declare -F cleanup_first >/dev/null; then cleanup_first; fi

@@ -265,7 +265,7 @@ txn_header.txn_type == EIP1560|'EIP1560' is not a value of 'txn_header.txn_type'
 gas_used > "x"|it cannot equal text
 (type == 1|expected ')' but found 'the end'
 type = 1|at 6: unexpected character '='
-block_tag > 1|'block_tag' is a struct; compare one of its fields: id, block_number
+block_tag > 1|'block_tag' is a struct; name one of its fields: id, block_number
 CASES
     # Hostile: deep nesting and a long expression (100 KB: the kernel limits one argument to
     # 128 KiB; compile_where_test gives the parser 1 MB) are refused, quickly, without a crash.

@@ -119,7 +119,7 @@ TEST(Where, ComparesEveryKindOfField) {
                             "not ids[2] > 0", "n and key", "!(item)", "n == 1 || n == 7", "(n == 7)", "n in {1, 7}"})
         EXPECT_TRUE(keeps(yes, a)) << yes;
     for (const char* no : {"type == B", "n == 8", "delta > 0", "side == BUY", "key == 0xdead", "key ^= 0xbe",
-                           "ids[2] == 0", "ids[99999999999] == 0", "big < 5", "n > 6 && item == 1", "price < 0"})
+                           "ids[2] == 0", "ids[536870911] == 0", "big < 5", "n > 6 && item == 1", "price < 0"})
         EXPECT_FALSE(keeps(no, a)) << no;
 }
 
@@ -160,7 +160,8 @@ TEST(Where, RefusesWithThePositionAndNearNames) {
         {"key < 0x01", "'key' is a byte array: compare it with ==, !=, in or ^="},
         {"n == \"x\"", "cannot equal text"},
         {"n ^= 0x01", "'^=' is for byte fields"},
-        {"ids == 1", "'ids' is an array; give an element"},
+        {"ids == 1", "'ids' is a variable-length array; name an element: ids[0]"},
+        {"ids[99999999999] == 0", "'ids[99999999999]': no payload holds that element (payloads are under 4 GiB)"},
         {"n == 1 &&", "at 10: expected a field, a flow tag or 'type' but found 'the end'"},
         {"n == 1 )", "unexpected ')'"},
         {"ext[4] == 1", "ext[I] takes I from 0 to 3"},

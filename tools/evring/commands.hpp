@@ -48,7 +48,7 @@ Command add_snapshot(CLI::App& app);         // snapshot.cpp
 Command add_record(CLI::App& app);           // record.cpp
 Command add_schema(CLI::App& app);           // schema_cmd.cpp: check, show, compile
 Command add_export(CLI::App& app);           // export.cpp
-Command add_stats(CLI::App& app);            // stats.cpp
+Command add_stats(CLI::App& app);            // stats/stats.cpp
 Command add_digest(CLI::App& app);           // digest.cpp
 Command add_diff(CLI::App& app);             // diff/diff.cpp
 Command add_relay(CLI::App& app);            // relay_cmd.cpp (with NATS)
@@ -127,5 +127,8 @@ void report_error(std::string_view message);
 // A usage error (exit 2) or a runtime error (exit 1), reported.
 int usage_error(const Error& error);
 int runtime_error(const Error& error);
+// A source read to its end that was damaged on the way (FollowResult::damaged):
+// "'PATH' is damaged: <what the output holds>", then exit 1.
+int damaged_error(std::string_view path, std::string_view what_the_output_holds);
 
 }  // namespace evring::cli

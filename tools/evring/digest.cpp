@@ -89,11 +89,8 @@ int run_digest(DigestOptions& options) {
     }
     if (auto s = commit_printed(named->get(), *result); !s) return runtime_error(s.error());
     if (!result->damaged) return kExitOk;
-    // Exit 1 alone would not say why: the digest is of what could be read.
-    report_error(fmt::format("'{}' is damaged: the digest covers only what could be read (the damaged part counts "
-                             "as gaps)",
-                             source->identity().path));
-    return kExitRuntime;
+    return damaged_error(source->identity().path,
+                         "the digest covers only what could be read (the damaged part counts as gaps)");
 }
 
 }  // namespace evring::cli

@@ -44,4 +44,9 @@ Status HealOption::apply(SourceOptions& source, bool named) const {
     return {};
 }
 
+std::string healed_words(std::uint64_t healed, std::string_view who) {
+    if (healed == 0) return std::string();
+    return fmt::format(" ({} of the events read from the recording: the {} was lapped)", healed, who);
+}
+
 }  // namespace evring::cli

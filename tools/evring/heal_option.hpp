@@ -18,8 +18,10 @@
 // Thread safety: plain values.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -42,5 +44,10 @@ private:
     std::optional<std::string> from_;
     std::optional<std::string> wait_;
 };
+
+// A summary's words for the events healing read (SourceCounters::healed):
+// " (N of the events read from the recording: the WHO was lapped)", or
+// nothing when there were none.
+std::string healed_words(std::uint64_t healed, std::string_view who);
 
 }  // namespace evring::cli

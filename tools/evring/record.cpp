@@ -201,11 +201,9 @@ int run_record(RecordOptions& options) {
                result->counters.late > 0 ? late_words(result->counters.late) : std::string());
     if (reader != nullptr && !reader->redelivered_words().empty()) report_error(reader->redelivered_words());
     if (!status) return runtime_error(status.error());
-    if (result->damaged) {
-        report_error(fmt::format("'{}' is damaged: everything readable was recorded, with a gap marker for what "
-                                 "was lost", (*source)->identity().path));
-        return kExitRuntime;
-    }
+    if (result->damaged)
+        return damaged_error((*source)->identity().path,
+                             "everything readable was recorded, with a gap marker for what was lost");
     return kExitOk;
 }
 

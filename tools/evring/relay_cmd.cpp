@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "heal_option.hpp"
 #include "output/escape.hpp"
 #include "output/event_format.hpp"
 #include "nats/nats_relay.hpp"
@@ -108,10 +109,7 @@ int run_relay_command(RelayCommandOptions& options) {
                "evring: relayed {} events and {} gap messages ({} seqnos lost) in {} messages, {} re-published, "
                "{} outages{}\n",
                s.events, s.gaps, s.lost_in_gaps, s.messages_confirmed, s.republished, result->outages,
-               result->follow.counters.healed == 0
-                   ? std::string()
-                   : fmt::format(" ({} of the events read from the recording: the relay was lapped)",
-                                 result->follow.counters.healed));
+               healed_words(result->follow.counters.healed, "relay"));
     return kExitOk;
 }
 

@@ -131,11 +131,9 @@ int run_watch(WatchOptions& options) {
     }
     print_summary(sink, *result, ended_words(*result));
     if (reader != nullptr && !reader->redelivered_words().empty()) report_error(reader->redelivered_words());
-    if (result->damaged) {
-        report_error(fmt::format("'{}' is damaged: everything readable was shown, and the lines above say what "
-                                 "was lost", (*source)->identity().path));
-        return kExitRuntime;
-    }
+    if (result->damaged)
+        return damaged_error((*source)->identity().path,
+                             "everything readable was shown, and the lines above say what was lost");
     return kExitOk;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "commands.hpp"
+#include "heal_option.hpp"
 #include "output/escape.hpp"
 #include "watch.hpp"
 
@@ -121,7 +122,7 @@ void print_summary(const WatchSink& sink, const FollowResult& result, const std:
                 : std::string());
     if (c.foreign > 0) extra += fmt::format(" ({} messages not evring's skipped)", c.foreign);
     if (c.late > 0) extra += late_words(c.late);
-    if (c.healed > 0) extra += fmt::format(" ({} of the events read from the recording: the reader was lapped)", c.healed);
+    extra += healed_words(c.healed, "reader");
     if (result.rings > 1)
         extra += fmt::format(" ({} rings followed under the name, {} events of new rings overwritten before "
                              "they were opened)", result.rings, c.replaced);

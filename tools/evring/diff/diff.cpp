@@ -23,8 +23,9 @@ constexpr std::size_t kMaxPending = 100000;
 // channel; gaps are counted as digest counts them (ComparedSink).
 class SideSink final : public ComparedSink {
 public:
-    SideSink(EventChannel& channel, const ComparedSource& read, const std::vector<std::uint32_t>& members)
-        : ComparedSink(read, members), channel_(channel) {}
+    SideSink(EventChannel& channel, const ComparedSource& read, const std::vector<std::uint32_t>& members,
+             std::optional<std::uint8_t> span_tag)
+        : ComparedSink(read, members), channel_(channel), labels_(read.follow.span_labels), span_tag_(span_tag) {}
 
     void notice(std::string_view text) override { notices.emplace_back(text); }
 
@@ -38,16 +39,20 @@ private:
         copy.key = e.descriptor.seqno;
         copy.payload_state = e.payload_state;
         if (e.payload_state == PayloadState::Ok) copy.payload.assign(e.payload.begin(), e.payload.end());
+        // The follow loop noted the labels up to this event on this thread.
+        if (span_tag_ && labels_ != nullptr) copy.label = labels_->instance_label(e.descriptor, *span_tag_);
         return channel_.push(std::move(copy));
     }
 
     EventChannel& channel_;
+    const SpanLabels* labels_;
+    std::optional<std::uint8_t> span_tag_;
 };
 
 // A reading thread: the follow loop, then the channel ended.
 struct SideReader {
-    SideReader(ComparedSource& read, const std::vector<std::uint32_t>& members)
-        : read_(read), channel(kChannelEvents), sink(channel, read, members) {}
+    SideReader(ComparedSource& read, const std::vector<std::uint32_t>& members, std::optional<std::uint8_t> span_tag)
+        : read_(read), channel(kChannelEvents), sink(channel, read, members, span_tag) {}
     void run() {
         result = follow(read_.source, read_.follow, sink);
         channel.end();
@@ -97,18 +102,42 @@ Command add_diff(CLI::App& app) {
     c->add_option("B", o.b, "The source to compare with A")->required();
     o.read.add_to(*c, false);
     c->add_option("--max", o.max, "List at most N differences (default 10; 0: only the first)")->type_name("N");
-    c->add_option("--by", o.by, "seqno: list differing events (default); member: also counts per ring set member")
-        ->type_name("seqno|member");
+    c->add_option("--by", o.by, "seqno: list differing events (default); member: also counts per ring set member; "
+                                "a span with a label (block): also counts per span instance")
+        ->type_name("seqno|member|SPAN");
     c->add_option("--format", o.format, "text (default) or json (one object)");
     return {c, [options] { return run_diff(*options); }};
 }
 
+// --by SPAN: the flow tag that puts A's events in its instances (a span
+// with a label and an opener in A's schema).
+Result<std::uint8_t> span_tag(const Schema* schema, const std::string& by) {
+    std::string spans;
+    if (schema != nullptr)
+        for (const SchemaSpan& span : schema->spans()) {
+            if (span.label.empty() || !span.opener) continue;
+            if (span.name == by) return *span.opener;
+            spans += (spans.empty() ? "" : ", ") + span.name;
+        }
+    return Error(EINVAL, fmt::format("bad --by '{}': give seqno, member or a span with a label{}", by,
+                                     spans.empty() ? std::string(" (the source's schema has none)")
+                                                   : fmt::format(" ({})", spans)));
+}
+
 int run_diff(DiffOptions& options) {
-    if (auto s = parse_choice("--by", options.by, {"seqno", "member"}); !s) return usage_error(s.error());
+    const bool by_key = options.by == "seqno" || options.by == "member";
+    if (options.by.empty()) return usage_error(Error(EINVAL, "bad --by '': give seqno, member or a span"));
     if (auto s = parse_choice("--format", options.format, {"text", "json"}); !s) return usage_error(s.error());
+    options.read.select.span_labels = !by_key;  // --by block: the block's number
     std::array<ComparedSource, 2> reads;
     if (int code = open_compared(options.a, options.read, reads[0]); code != kExitOk) return trouble(code);
     if (int code = open_compared(options.b, options.read, reads[1]); code != kExitOk) return trouble(code);
+    std::optional<std::uint8_t> tag;
+    if (!by_key) {
+        auto found = span_tag(reads[0].schema, options.by);
+        if (!found) return trouble(usage_error(found.error()));
+        tag = *found;
+    }
     DiffReport report;
     report.max = options.max;
     report.seqno_blanked = options.read.blank_seqno;
@@ -118,11 +147,12 @@ int run_diff(DiffOptions& options) {
         report.sides[i].set = reads[i].source->identity().members;
     }
     const bool by_member = options.by == "member";
+    report.span = tag ? options.by : std::string();
     DiffJoin join(options.read.blank_seqno, kMaxPending, [&report](const Difference& d) { report.add(d); });
-    SideReader a(reads[0], options.read.select.members), b(reads[1], options.read.select.members);
+    SideReader a(reads[0], options.read.select.members, tag), b(reads[1], options.read.select.members, tag);
     std::thread thread_a([&a] { a.run(); });
     std::thread thread_b([&b] { b.run(); });
-    auto compared = compare_sides({&a, &b}, join, report, !by_member);
+    auto compared = compare_sides({&a, &b}, join, report, options.by == "seqno");
     a.channel.close();
     b.channel.close();
     thread_a.join();
@@ -138,12 +168,12 @@ int run_diff(DiffOptions& options) {
         report.sides[i].gaps = r.sink.gaps();
         report.sides[i].gap_seqnos = r.sink.gap_seqnos();
         if (r.result->damaged) {
-            report_error(fmt::format("'{}' is damaged: the comparison covers only what could be read",
-                                     report.sides[i].path));
-            code = kExitTrouble;
+            damaged_error(report.sides[i].path, "the comparison covers only what could be read");
+            code = kExitTrouble;  // diff's trouble status, not exit 1 (different)
         }
     }
     report.members = join.members();
+    report.spans = join.spans();
     if (options.format == "json") print_diff_json(report, by_member);
     else print_diff_text(report, by_member);
     if (code != kExitOk) return code;

@@ -25,7 +25,7 @@ struct DiffOptions {
     std::string a, b;
     ComparedReadOptions read;  // as digest's, less --name
     std::size_t max = 10;      // differences listed
-    std::string by = "seqno";  // seqno: each differing event; member: counts per member too
+    std::string by = "seqno";  // seqno: each differing event; member: counts per member too; SPAN: per span label
     std::string format = "text";
 };
 
@@ -45,6 +45,8 @@ struct DiffReport {
     bool partial = false;  // reading stopped there (--by seqno)
     std::array<DiffSide, 2> sides;
     std::map<std::uint32_t, MemberCounts> members;
+    std::string span;  // --by SPAN: its name, and the counts per label
+    std::map<std::optional<std::uint64_t>, MemberCounts> spans;
     const Schema* schema = nullptr;  // names types, flow tags and fields
     bool seqno_blanked = false;      // keys are ordinals (--blank-seqno)
 

@@ -108,6 +108,8 @@ bool DiffJoin::add(int side, ComparedEvent event) {
     ++events_[side];
     MemberCounts& counts = members_[member];
     (side == 0 ? counts.events_a : counts.events_b) += 1;
+    MemberCounts& span = spans_[event.label];
+    (side == 0 ? span.events_a : span.events_b) += 1;
     q.side[side].push_back(std::move(event));
     ++pending_count_[side];
     settle(member);
@@ -122,8 +124,8 @@ void DiffJoin::settle(std::uint32_t member) {
     while (!a.empty() && !b.empty()) {
         if (a.front().key == b.front().key) {
             if (auto d = compare_events(a.front(), b.front())) {
-                ++members_[member].differ;
-                sink_(*d);
+                d->label = a.front().label;
+                found(*d);
             }
             a.pop_front();
             b.pop_front();
@@ -160,7 +162,13 @@ void DiffJoin::only_in(int side, const ComparedEvent& event) {
     d.aspects = side == 0 ? kOnlyInA : kOnlyInB;
     (side == 0 ? d.a : d.b) = event.descriptor;
     (side == 0 ? d.state_a : d.state_b) = event.payload_state;
-    ++members_[event.member].differ;
+    d.label = event.label;
+    found(d);
+}
+
+void DiffJoin::found(const Difference& d) {
+    ++members_[d.member].differ;
+    ++spans_[d.label].differ;
     sink_(d);
 }
 

@@ -17,7 +17,9 @@
 //   differently on the two sides (a set's merge order). An event whose key the
 //   other side passed without it is "only in" its side; so are the events
 //   left once a side ended. Pending events (handed out by one side, not yet
-//   matched) are bounded: add() returns false past `max_pending`.
+//   matched) are bounded: add() returns false past `max_pending`. Counts are
+//   kept per member and per span label (ComparedEvent::label, when the
+//   caller fills it).
 // - Each difference goes to the sink in the order it is found, which is the
 //   sources' order when the caller feeds the side with fewer pending events
 //   first (diff.cpp does).
@@ -49,6 +51,7 @@ struct ComparedEvent {
     EventDescriptor descriptor{};  // blanked (digest_read.hpp)
     PayloadState payload_state = PayloadState::NotRead;
     std::vector<std::byte> payload;  // Ok only
+    std::optional<std::uint64_t> label;  // diff --by SPAN: the span instance it is in (its label)
 };
 
 // What differs; a bit set.
@@ -71,6 +74,7 @@ struct Difference {
     PayloadState state_a = PayloadState::NotRead, state_b = PayloadState::NotRead;
     std::uint64_t first_byte = 0;  // kPayload: the first offset where the bytes (or the sizes) differ
     unsigned flows = 0;            // kFlow: bit i set when content_ext[i] differs
+    std::optional<std::uint64_t> label;  // diff --by SPAN: A's event's span label (B's when only in B)
 };
 
 std::optional<Difference> compare_events(const ComparedEvent& a, const ComparedEvent& b);
@@ -99,6 +103,8 @@ public:
 
     std::size_t pending(int side) const noexcept { return pending_count_[side]; }
     const std::map<std::uint32_t, MemberCounts>& members() const noexcept { return members_; }
+    // diff --by SPAN: the counts per span label; events with no label under nullopt.
+    const std::map<std::optional<std::uint64_t>, MemberCounts>& spans() const noexcept { return spans_; }
     std::uint64_t events(int side) const noexcept { return events_[side]; }
 
 private:
@@ -109,11 +115,13 @@ private:
     void settle(std::uint32_t member);
     void flush(int side, Queues& q);  // q's events of `side`: only in it
     void only_in(int side, const ComparedEvent& event);
+    void found(const Difference& d);
     bool ordinal_keys_;
     std::size_t max_pending_;
     Sink sink_;
     std::map<std::uint32_t, Queues> queues_;
     std::map<std::uint32_t, MemberCounts> members_;
+    std::map<std::optional<std::uint64_t>, MemberCounts> spans_;
     std::array<std::size_t, 2> pending_count_{};
     std::array<std::uint64_t, 2> events_{};
     std::array<bool, 2> ended_{};

@@ -28,6 +28,7 @@ std::string where(const DiffReport& r, const Difference& d, bool seqno_blanked) 
     std::string text = seqno_blanked ? fmt::format("event #{}", d.key) : fmt::format("seqno {}", d.key);
     if (r.sides[0].set || r.sides[1].set) text = fmt::format("member {} {}", d.member, text);
     if (!(d.aspects & (kOnlyInA | kOnlyInB))) text += fmt::format(" ({})", printable(type_name(r.schema, d.a.event_type)));
+    if (!r.span.empty() && d.label) text += fmt::format(" in {} {}", r.span, *d.label);
     return text;
 }
 
@@ -119,6 +120,17 @@ void print_diff_text(const DiffReport& r, bool by_member) {
     if (by_member)
         for (const auto& [member, c] : r.members)
             out += fmt::format("member {}: {} events in A, {} in B, {} differ\n", member, c.events_a, c.events_b, c.differ);
+    std::size_t equal = 0;
+    for (const auto& [label, c] : r.spans) {  // --by SPAN: the instances that differ
+        if (c.differ == 0 && c.events_a == c.events_b) {
+            equal += label.has_value();
+            continue;
+        }
+        out += fmt::format("{}: {} events in A, {} in B, {} differ\n",
+                           label ? fmt::format("{} {}", r.span, *label) : fmt::format("outside any {}", r.span),
+                           c.events_a, c.events_b, c.differ);
+    }
+    if (!r.span.empty()) out += fmt::format("{} {} instances equal\n", equal, r.span);
     for (int i = 0; i < 2; ++i)
         out += fmt::format("{}: {}  {} events, {} gaps ({} seqnos){}\n", i == 0 ? 'A' : 'B', printable(r.sides[i].path),
                            r.sides[i].events, r.sides[i].gaps, r.sides[i].gap_seqnos,
@@ -144,6 +156,19 @@ void print_diff_json(const DiffReport& r, bool by_member) {
             JsonObject m;
             m.number("member", member).number("events_a", c.events_a).number("events_b", c.events_b)
                 .number("differ", c.differ);
+            text += (comma ? "," : "") + m.text();
+            comma = true;
+        }
+        text += "]";
+    }
+    if (!r.span.empty()) {
+        text += ",\"span\":" + json_quote(r.span) + ",\"spans\":[";
+        bool comma = false;
+        for (const auto& [label, c] : r.spans) {
+            JsonObject m;
+            if (label) m.number("label", *label);
+            else m.null("label");
+            m.number("events_a", c.events_a).number("events_b", c.events_b).number("differ", c.differ);
             text += (comma ? "," : "") + m.text();
             comma = true;
         }

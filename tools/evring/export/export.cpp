@@ -197,10 +197,7 @@ int run_export(ExportOptions& options) {
     const std::string done = summary(timeline.stats(), options, outputs, seconds);
     if (auto s = outputs.commit(); !s) return runtime_error(s.error());
     report_error(done);
-    if (result->damaged) {
-        report_error(fmt::format("'{}' is damaged: everything readable was exported", identity.path));
-        return kExitRuntime;
-    }
+    if (result->damaged) return damaged_error(identity.path, "everything readable was exported");
     return kExitOk;
 }
 

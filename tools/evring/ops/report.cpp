@@ -19,6 +19,12 @@ int runtime_error(const Error& error) {
     return kExitRuntime;
 }
 
+int damaged_error(std::string_view path, std::string_view what_the_output_holds) {
+    // Exit 1 alone would not say why: the output holds what could be read.
+    report_error(fmt::format("'{}' is damaged: {}", path, what_the_output_holds));
+    return kExitRuntime;
+}
+
 Result<std::unique_ptr<EventSource>> open_for_command(std::string_view ring, const SourceOptions& options) {
     auto source = open_source(ring, options);
     if (!source && source.error().errno_value() == EFBIG)

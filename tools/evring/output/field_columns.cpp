@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "output/escape.hpp"
+#include "query/field_path.hpp"
 
 namespace evring::cli {
 namespace {
@@ -14,117 +15,7 @@ Error bad_fields(std::string_view list, std::string_view why) {
     return Error(EINVAL, fmt::format("bad --fields '{}': {}", printable(list), why));
 }
 
-// "a.b[2].c" into steps: names, and indexes (nullopt on a malformed one).
-struct Step {
-    std::string_view name;  // empty: an index
-    std::uint64_t index = 0;
-};
-std::optional<std::vector<Step>> steps_of(std::string_view path) {
-    std::vector<Step> steps;
-    std::size_t i = 0;
-    while (i < path.size()) {
-        if (path[i] == '[') {
-            const std::size_t close = path.find(']', i);
-            if (close == std::string_view::npos || close == i + 1 || close - i > 12) return std::nullopt;
-            Step s;
-            for (std::size_t k = i + 1; k < close; ++k) {
-                if (path[k] < '0' || path[k] > '9') return std::nullopt;
-                s.index = s.index * 10 + static_cast<std::uint64_t>(path[k] - '0');
-            }
-            steps.push_back(s);
-            i = close + 1;
-            if (i < path.size() && path[i] == '.') ++i;
-            continue;
-        }
-        const std::size_t end = std::min(path.find_first_of(".[", i), path.size());
-        if (end == i) return std::nullopt;
-        steps.push_back({path.substr(i, end - i), 0});
-        i = end;
-        if (i < path.size() && path[i] == '.') ++i;
-    }
-    return steps;
-}
-
 }  // namespace
-
-std::optional<FieldColumns::Access> FieldColumns::locate(const Schema& schema, const SchemaEvent& event,
-                                                         std::string_view path, std::string& problem) {
-    const SchemaStruct* payload = schema.payload_of(event);
-    auto steps = steps_of(path);
-    if (payload == nullptr || !steps || steps->empty() || (*steps)[0].name.empty()) return std::nullopt;
-    Access a;
-    std::size_t i = 1;
-    bool found = false;
-    for (std::size_t k = 0; k < payload->trailing.size() && !found; ++k) {
-        const SchemaTrailing& t = payload->trailing[k];
-        if (t.name != (*steps)[0].name) continue;
-        if (t.bytes || steps->size() < 2 || !(*steps)[1].name.empty()) {
-            problem = fmt::format("'{}' is a variable-length array; name an element: {}[0]", t.name, t.name);
-            return std::nullopt;
-        }
-        a.trailing = static_cast<int>(k);
-        a.element = (*steps)[1].index;
-        a.fixed = payload->size;
-        for (std::size_t j = 0; j <= k; ++j) {
-            const SchemaTrailing& tj = payload->trailing[j];
-            a.arrays.push_back({tj.count_offset, scalar_size(tj.count_scalar), schema.type(tj.element).size});
-        }
-        a.type = t.element;
-        i = 2;
-        found = true;
-    }
-    if (!found) {
-        const SchemaField* f = payload->field((*steps)[0].name);
-        if (f == nullptr) return std::nullopt;
-        a.offset = f->offset;
-        a.type = f->type;
-    }
-    for (; i < steps->size(); ++i) {
-        const Step& s = (*steps)[i];
-        const SchemaType& t = schema.type(a.type);
-        if (s.name.empty()) {
-            if (t.kind != TypeKind::Array) return std::nullopt;
-            if (s.index >= t.count) {
-                problem = fmt::format("'{}': index {} is past the array's length {}", path, s.index, t.count);
-                return std::nullopt;
-            }
-            a.offset += static_cast<std::uint32_t>(s.index) * schema.type(t.element).size;
-            a.type = t.element;
-            continue;
-        }
-        if (t.kind != TypeKind::Struct) return std::nullopt;
-        const SchemaField* f = schema.structs()[t.index].field(s.name);
-        if (f == nullptr) return std::nullopt;
-        a.offset += f->offset;
-        a.type = f->type;
-    }
-    return a;
-}
-
-// Every step checked against the payload's size; the counts are the event's.
-const std::byte* FieldColumns::field_at(const Access& a, std::uint32_t size, std::span<const std::byte> p) {
-    std::uint64_t at = a.offset;
-    if (a.trailing >= 0) {
-        at = a.fixed;
-        std::uint64_t count = 0;
-        for (std::size_t j = 0; j < a.arrays.size(); ++j) {
-            const Access::Array& arr = a.arrays[j];
-            if (std::uint64_t{arr.count_offset} + arr.count_size > p.size()) return nullptr;
-            count = 0;
-            std::memcpy(&count, p.data() + arr.count_offset, std::min<std::uint32_t>(arr.count_size, 8));
-            if (j + 1 == a.arrays.size()) break;
-            if (arr.element_size != 0 && count > (p.size() - std::min<std::uint64_t>(at, p.size())) / arr.element_size)
-                return nullptr;
-            at += count * arr.element_size;
-        }
-        if (a.element >= count) return nullptr;  // past the event's count
-        const std::uint64_t element = std::max<std::uint64_t>(a.arrays.back().element_size, 1);
-        if (at > p.size() || a.element > (p.size() - at) / element) return nullptr;
-        at += a.element * element + a.offset;
-    }
-    if (at > p.size() || size > p.size() - at) return nullptr;
-    return p.data() + at;
-}
 
 Result<FieldColumns> FieldColumns::parse(std::string_view list, const Schema* schema, Style style) {
     FieldColumns f;
@@ -169,19 +60,15 @@ Result<FieldColumns> FieldColumns::parse(std::string_view list, const Schema* sc
             if (schema == nullptr)
                 return bad_fields(list, fmt::format("'{}' is a payload field, and the source has no schema", name));
             c.kind = Kind::Field;
+            auto path = detail::parse_field_path(name, "--fields");
+            if (!path) return std::move(path).error();  // "bad --fields 'a.b[': at 5: ..."
             std::string problem;
             for (const SchemaEvent& e : schema->events()) {
-                auto ref = locate(*schema, e, name, problem);
+                auto ref = detail::locate_field(*schema, e, *path, problem);
                 if (!ref) continue;
-                const TypeKind k = schema->type(ref->type).kind;
-                if (k == TypeKind::Struct || k == TypeKind::Array) {
-                    problem = fmt::format("'{}' is a {}; name one of its fields", name,
-                                          k == TypeKind::Struct ? "struct" : "fixed array");
-                    continue;
-                }
                 if (c.ref.size() <= e.number) c.ref.resize(e.number + 1u, -1);
                 c.ref[e.number] = static_cast<std::int32_t>(c.refs.size());
-                c.refs.push_back(*ref);
+                c.refs.push_back(std::move(*ref));
             }
             if (c.refs.empty())
                 return bad_fields(list, problem.empty()
@@ -223,9 +110,9 @@ void FieldColumns::value(OutputBuffer& out, const Column& c, const EventDescript
     case Kind::Field: break;
     }
     const std::int32_t slot = e.event_type < c.ref.size() ? c.ref[e.event_type] : -1;
-    const Access* ref = slot >= 0 ? &c.refs[static_cast<std::size_t>(slot)] : nullptr;
+    const detail::FieldAccess* ref = slot >= 0 ? &c.refs[static_cast<std::size_t>(slot)] : nullptr;
     const SchemaType* t = ref ? &schema_->type(ref->type) : nullptr;
-    const std::byte* at = ref != nullptr && p.state == PayloadView::State::Ok ? field_at(*ref, t->size, p.bytes) : nullptr;
+    const std::byte* at = ref != nullptr && p.state == PayloadView::State::Ok ? detail::field_at(*ref, p.bytes) : nullptr;
     if (at == nullptr) {
         out.put(json ? "null" : style_ == Style::Text ? "-" : "");
         return;

@@ -6,9 +6,10 @@
 // (record_epoch_nanos), payload_size, a flow tag by name, or raw as
 // flow.NAME or ext[0..3], or a
 // payload field by dotted path through nested structs, with [i] into fixed
-// arrays (checked against their length when parsed) and into the payload's
-// trailing arrays (checked against the count the event carries and its
-// payload's size: an element past them is shown as missing). Names are
+// arrays (an index past their length is no field, refused when parsed) and
+// into the payload's trailing arrays (checked against the count the event
+// carries and its payload's size: an element past them is shown as
+// missing), placed by lib/query/field_access.hpp as --where places them. Names are
 // checked against the schema once; a field an event does not have is shown
 // as - (text), null (jsonl) or empty (csv). A flow tag by name that a span
 // points back to its opening with (Monad's `block`) shows the span's label
@@ -30,6 +31,7 @@
 #include "output/event_format.hpp"
 #include "evring/error.hpp"
 #include "evring/schema/schema.hpp"
+#include "query/field_access.hpp"
 #include "output/output.hpp"
 
 namespace evring::cli {
@@ -49,31 +51,12 @@ public:
 
 private:
     enum class Kind : std::uint8_t { Seqno, Type, Time, Nanos, PayloadSize, Ext, Label, Field };
-    // Where a field is in one event type's payload: at `offset` in the fixed
-    // part, or, for an element of trailing array `trailing`, at `offset` in
-    // element `element` (the arrays follow the fixed part in order; their
-    // counts and element sizes in `arrays`, 0..trailing).
-    struct Access {
-        std::uint32_t offset = 0;
-        TypeId type = 0;
-        int trailing = -1;
-        std::uint64_t element = 0;
-        std::uint32_t fixed = 0;
-        struct Array {
-            std::uint32_t count_offset, count_size, element_size;
-        };
-        std::vector<Array> arrays;
-    };
-    static std::optional<Access> locate(const Schema& schema, const SchemaEvent& event, std::string_view path,
-                                        std::string& problem);
-    // The field's bytes in `payload`, or nullptr when the event does not hold them.
-    static const std::byte* field_at(const Access& a, std::uint32_t size, std::span<const std::byte> payload);
     struct Column {
         std::string name;
         Kind kind = Kind::Seqno;
         std::uint8_t ext = 0;
         std::vector<std::int32_t> ref;  // Field: event type -> index into refs, -1: none
-        std::vector<Access> refs;
+        std::vector<detail::FieldAccess> refs;
     };
     void value(OutputBuffer& out, const Column& c, const EventDescriptor& e, const PayloadView& p) const;
 

@@ -14,7 +14,8 @@
 #include "output/json.hpp"
 #include "open.hpp"
 #include "output/output.hpp"
-#include "stats_cmd.hpp"
+#include "stats/stats_by.hpp"
+#include "stats/stats_cmd.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
 
@@ -58,7 +59,7 @@ struct SpanTally {
 
 class StatsSink final : public FollowSink {
 public:
-    explicit StatsSink(const Schema* schema) {
+    StatsSink(const Schema* schema, GroupedStats* grouped) : grouped_(grouped) {
         if (schema != nullptr)
             for (const auto& s : schema->spans()) spans_.push_back(SpanTally{&s, {}, 0, 0, ~std::uint64_t{0}, 0, 0});
     }
@@ -74,6 +75,7 @@ public:
         ++events_;
         bytes_ += d.payload_size;
         for (auto& s : spans_) s.see(d);
+        if (grouped_ != nullptr) grouped_->add(e);
         return true;
     }
     bool gap(const SourceGap& g) override {
@@ -118,13 +120,18 @@ public:
         return text;
     }
 
-    std::string table(const Schema* schema, const std::string& path) const {
+    // The first line of the table: the source, its events, range, rate and gaps.
+    std::string headline(const std::string& path) const {
         std::string out = fmt::format("{}: {} events, {} payload bytes", path, events_, bytes_);
         if (events_ > 0)
             out += fmt::format(", seqno {}..{}, {} .. {} ({:.3f} s, {:.0f} events/s)", first_seqno_, last_seqno_,
                                utc_time(first_nanos_), utc_time(last_nanos_), seconds(), rate());
-        out += fmt::format("; {} gaps ({} seqnos)\n\n{:<28} {:>12} {:>14}\n", gaps_, gap_seqnos_, "TYPE", "EVENTS",
-                           "BYTES");
+        return out + fmt::format("; {} gaps ({} seqnos)\n", gaps_, gap_seqnos_);
+    }
+
+    std::string table(const Schema* schema, const std::string& path) const {
+        std::string out = headline(path);
+        out += fmt::format("\n{:<28} {:>12} {:>14}\n", "TYPE", "EVENTS", "BYTES");
         for (const auto& [type, t] : types_) {
             const SchemaEvent* e = schema ? schema->event(type) : nullptr;
             out += fmt::format("{:<28} {:>12} {:>14}\n", e ? e->name : std::to_string(type), t.events, t.bytes);
@@ -148,6 +155,7 @@ private:
     double seconds() const { return events_ > 1 ? static_cast<double>(last_nanos_ - first_nanos_) / 1e9 : 0; }
     double rate() const { return seconds() > 0 ? static_cast<double>(events_) / seconds() : 0; }
 
+    GroupedStats* grouped_;
     std::map<std::uint16_t, TypeTally> types_;
     std::vector<SpanTally> spans_;
     std::uint64_t events_ = 0, bytes_ = 0, gaps_ = 0, gap_seqnos_ = 0;
@@ -166,7 +174,13 @@ Command add_stats(CLI::App& app) {
     o.select.add_name(*c);
     o.heal.add(*c);
     c->add_option("--schema", o.schema_file, "Schema file for a source without one")->type_name("FILE");
-    c->add_flag("--json", o.json, "One JSON object instead of a table");
+    c->add_option("--by", o.by.by, "Figures per group: type, a span (block), a flow tag or a payload field")
+        ->type_name("KEY");
+    c->add_option("--field", o.by.fields, "With --by: count, sum, p50, p99 and max of a numeric payload field "
+                                          "per group (repeatable)")
+        ->type_name("PATH");
+    auto* json = c->add_flag("--json", o.json, "One JSON object instead of a table");
+    c->add_flag("--csv", o.csv, "The groups as CSV (--by type when no --by is given)")->excludes(json);
     return {c, [options] { return run_stats(*options); }};
 }
 
@@ -181,10 +195,15 @@ int run_stats(StatsOptions& options) {
     if (!found) return runtime_error(found.error());
     if (!found->warning.empty()) report_error(found->warning);
     const Schema* schema = found->schema ? &*found->schema : nullptr;
+    if (options.csv && options.by.by.empty()) options.by.by = "type";
+    options.select.span_labels = !options.by.by.empty();  // --by block: the block's number
     if (auto s = options.select.resolve(follow_options, schema, **source); !s) return exit_code(s.error());
+    auto grouped = GroupedStats::make(schema, options.by, follow_options.span_labels);
+    if (!grouped) return usage_error(grouped.error());
+    if (grouped->needs_payloads()) follow_options.payloads = PayloadRead::Copy;
     install_stop_handlers();
     follow_options.stop_flag = &stop_flag();
-    StatsSink sink(schema);
+    StatsSink sink(schema, options.by.by.empty() ? nullptr : &*grouped);
     // --name: the events since the last run; committed once the result is printed.
     auto named = options.select.resume_named(follow_options, **source);
     if (!named) return exit_code(named.error());
@@ -193,13 +212,20 @@ int run_stats(StatsOptions& options) {
     auto result = follow(*source, follow_options, committing ? static_cast<FollowSink&>(*committing) : sink);
     if (!result) return runtime_error(result.error());
     const std::string& path = (*source)->identity().path;
-    fmt::print("{}\n", options.json ? sink.json(schema, path) : sink.table(schema, path));
+    grouped->finish();
+    if (options.csv) {
+        fmt::print("{}", grouped->csv());
+    } else if (options.json) {
+        std::string text = sink.json(schema, path);
+        if (!options.by.by.empty()) text.insert(text.size() - 1, ",\"by\":" + grouped->json());
+        fmt::print("{}\n", text);
+    } else {
+        fmt::print("{}\n", options.by.by.empty() ? sink.table(schema, path)
+                                                 : sink.headline(path) + '\n' + grouped->text());
+    }
     if (auto s = commit_printed(named->get(), *result); !s) return runtime_error(s.error());
     if (!result->damaged) return kExitOk;
-    report_error(fmt::format("'{}' is damaged: the figures cover only what could be read (the damaged part counts "
-                             "as gaps)",
-                             path));
-    return kExitRuntime;
+    return damaged_error(path, "the figures cover only what could be read (the damaged part counts as gaps)");
 }
 
 }  // namespace evring::cli
