@@ -321,6 +321,7 @@ uint64_t evring_source_next_seqno(const evring_source* source);
  * a running `evring record` of the ring, found in its reader registry.
  * `wait_ns`: how long a recording that has not caught up is waited for,
  * without progress (0: 3 s). evring_counters.healed counts what came from it.
+ * A registered reader keeps its registry slot, which now says it heals.
  * Returns EVRING_OK, or EVRING_E_INVALID for any other source, or with
  * neither a recording nor find (evring_source_error says why). A function,
  * not open options, so evring_open_options keeps its 0.1.0 size. */

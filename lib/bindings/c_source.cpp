@@ -310,8 +310,8 @@ int evring_source_heal(evring_source* source, const char* heal_from, int find, u
                 return set_error(source, EVRING_E_INVALID, "evring_source_heal: give a recording, or find = 1");
             if (auto healed = evring::heal_source(*source->source, heal); !healed)
                 return set_error(source, healed.error());
-            // Registered at open: registered again, as a healing reader
-            // (its listing counts no overwritten event as lost).
+            // Registered at open: the same slot now says it heals (its
+            // listing counts no overwritten event as lost).
             if (source->registration) {
                 source->registration->started(*source->source);
                 evring::bindings::publish_position(*source);

@@ -202,6 +202,9 @@ public:
     void heartbeat() noexcept;
     // Replaces the detail text (a relay saying it is reconnecting, say).
     void set_detail(std::string_view detail) noexcept;
+    // Says in the slot whether the reader heals its lapped gaps (a reader
+    // told to heal after it registered: evring_source_heal), in place.
+    void set_heals(bool heals) noexcept;
     // Frees the slot now (the destructor does the same).
     void unregister() noexcept;
 

@@ -11,6 +11,14 @@ namespace evring {
 
 void RegisteringSink::started(const EventSource& source) {
     info_.heals = source.heals();  // its listing then counts no overwritten event as lost
+    // The source registered started again (evring_source_heal made it heal):
+    // its slots stay, and say so.
+    if (enabled_ && ((source_ != nullptr && &source == source_) || (set_ != nullptr && &source == set_))) {
+        registration_.set_heals(info_.heals);
+        for (MemberRegistration& m : members_) m.registration.set_heals(info_.heals);
+        inner_.started(source);
+        return;
+    }
     source_ = nullptr;
     registration_ = ReaderRegistration();
     set_ = nullptr;

@@ -14,7 +14,8 @@
 //   and the loop goes on unregistered. Snapshots, recordings and streams are
 //   not registered (nobody writes them, so nobody falls behind). With
 //   follow_name each new ring gets a fresh registration; the old one is
-//   freed first.
+//   freed first. The source already registered, started again (told to heal
+//   after it registered), keeps its slots.
 // - A live ring set (ring_set_source.hpp) is registered member by member: in
 //   each member's own registry, with that member's position and counts and
 //   the reader's interest (set_interest), so `evring readers SET` lists the

@@ -41,6 +41,27 @@ static uint64_t recorder_next(pid_t recorder) {
     return next;
 }
 
+/* This process's reader as `evring readers --json` lists it: its slot's
+ * registration time and heals flag (0 when not listed). */
+static uint64_t our_reader(int* heals) {
+    char command[512];
+    snprintf(command, sizeof command, "'%s' readers '%s' --json 2>/dev/null", g_evring, g_ring);
+    FILE* out = popen(command, "r");
+    if (out == NULL) return 0;
+    char line[4096];
+    char pid_text[32];
+    snprintf(pid_text, sizeof pid_text, "\"pid\":%ld,", (long)getpid());
+    uint64_t registered = 0;
+    while (fgets(line, sizeof line, out) != NULL) {
+        const char* at = strstr(line, "\"registered_ns\":");
+        if (strstr(line, pid_text) == NULL || at == NULL) continue;
+        registered = strtoull(at + 16, NULL, 10);
+        *heals = strstr(line, "\"heals\":true") != NULL;
+    }
+    pclose(out);
+    return registered;
+}
+
 /* Waits (up to 20 s) until the recorder has read up to `seqno`. */
 static int recorder_reached(pid_t recorder, uint64_t seqno) {
     for (int i = 0; i < 2000; ++i) {
@@ -71,7 +92,12 @@ static void test_a_lapped_reader_is_healed(void) {
     evring_source* s = evring_source_open(g_ring, NULL);
     CHECK(s != NULL);
     CHECK(evring_source_seek_oldest(s) == EVRING_OK);
+    int heals = -1;
+    const uint64_t registered = our_reader(&heals);
+    CHECK(registered != 0 && heals == 0);
     CHECK(evring_source_heal(s, g_recording, 0, 5000000000ull) == EVRING_OK);
+    /* The same slot says it heals now: not registered again. */
+    CHECK(our_reader(&heals) == registered && heals == 1);
     /* The reader sleeps while the writer laps it; the recorder keeps up, 40 at a time. */
     for (seqno = 2; seqno <= kTotal; ++seqno) {
         CHECK(evring_writer_record(w, 3, &seqno, sizeof seqno, NULL, NULL) == EVRING_OK);
