@@ -8,6 +8,9 @@
 #include "evring/source/flow_filter.hpp"
 #include "source/healer.hpp"
 
+#include <algorithm>
+#include <thread>
+
 namespace evring {
 
 std::string_view describe(SourceKind kind) noexcept {
@@ -181,6 +184,12 @@ SourceStep EventSource::next_held(SourceItem& item, PayloadRead payload) {
 
 SourceStep EventSource::load_payload_healed(SourceEvent& event) {
     return healer_->handed(event) ? healer_->load_payload(event) : load_payload(event);
+}
+
+bool EventSource::wait_for_recording(std::chrono::nanoseconds timeout) {
+    if (!healing_) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(timeout, kHealPoll));
+    return true;
 }
 
 }  // namespace evring

@@ -65,6 +65,7 @@ bool member_ready(const RingSetSource::Member& m) {
 
 void RingSetSource::wait(std::chrono::nanoseconds timeout) {
     if (frozen_) return;  // a set snapshot: nothing will come
+    if (wait_for_recording(timeout)) return;
     refresh_members(false);
     timeout = std::min<std::chrono::nanoseconds>(timeout, kMaxSleep);
     // A merge held back by a stuck member only needs to wait out its bound.

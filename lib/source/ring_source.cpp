@@ -241,6 +241,7 @@ bool RingSource::writer_gone() {
 }
 
 void RingSource::wait(std::chrono::nanoseconds timeout) {
+    if (wait_for_recording(timeout)) return;
     if (!live_ || !state_->doorbell) return;
     const std::uint64_t next = it_->next_seqno();
     // The doorbell re-checks the expected slot before sleeping: a read of the mapping.

@@ -31,6 +31,7 @@ void WaitArm::watch(std::chrono::nanoseconds period, std::function<bool()> chang
 
 void EventSource::arm_wait(WaitArm& arm) {
     if (pending_) return arm.set_ready();  // a held notice comes first
+    if (healing_) return arm.recheck_within(kHealPoll);  // see wait_for_recording
     prepare_wait(arm);
 }
 

@@ -294,6 +294,13 @@ protected:
     // A seek abandons the gap a healer is handing out: what comes next is
     // the new position's. Healing sources call it first in seek().
     void seeking() noexcept;
+    // While a healer hands out a gap, what comes next is in the recording,
+    // which grows as its recorder flushes, with nothing to wake a sleeper: a
+    // live source's own wake-up (its doorbell) would return at once, the ring
+    // being ahead. Healing sources call it first in wait(): it sleeps at most
+    // `timeout` and kHealPoll, and says whether it did (wait() then returns).
+    bool wait_for_recording(std::chrono::nanoseconds timeout);
+    static constexpr std::chrono::milliseconds kHealPoll{10};
 
     SourceIdentity identity_;
     SourceCounters counters_;
