@@ -83,6 +83,7 @@ PYBIND11_MODULE(_evring, m) {
     register_batch(m);
     register_reader(m);
     register_named(m);
+    register_blocks(m);
     register_wait(m);
     register_writer(m);
     m.def("open", &open, py::arg("source"), py::arg("schema") = py::none(), py::arg("max_snapshot_size") = 0,

@@ -91,6 +91,8 @@ void set_error_type(py::object type);
 void register_reader(py::module_& m);
 // Reader.commit, named, committed, redelivered, redelivery (reader_named.cpp).
 void register_named(py::module_& m);
+// Reader.blocks: whole span instances (reader_blocks.cpp).
+void register_blocks(py::module_& m);
 // An evring.Event of the reader's event: its payload copied when read, else None.
 PyObject* make_event(Reader& reader, const SourceEvent& e);
 // Reader.fileno, try_next, next and async iteration; evring.WaitSet (wait.cpp).

@@ -88,6 +88,8 @@ struct WatchOptions {
     bool no_register = false;  // stay out of the ring's reader registry
     InterestOption interest;   // --keywords K1,K2 --level N: register interest (docs/interest.md)
     HealOption heal;           // --heal, --heal-from: lapped gaps read from a recording (docs/healing.md)
+    std::optional<std::string> assemble;  // --assemble SPAN: whole instances (assemble_sink.hpp)
+    std::string stage;                    // --stage NAME: handed out once they reach it
 };
 
 struct SnapshotOptions {

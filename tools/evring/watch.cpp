@@ -15,6 +15,7 @@
 #include "schema/schema_interest.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
+#include "assemble_sink.hpp"
 #include "watch.hpp"
 
 namespace evring::cli {
@@ -27,6 +28,27 @@ struct WatchPlan {
     SourceOptions source;
 };
 
+// --assemble prints whole instances: nothing may leave events out of them,
+// and what is handed out is held until its instance is complete.
+Status check_assemble(const WatchOptions& options, std::string_view format) {
+    if (!options.assemble) {
+        if (!options.stage.empty()) return Error(EINVAL, "--stage goes with --assemble SPAN");
+        return {};
+    }
+    const char* clash = format == "csv" || format == "hex" ? "--format csv or hex (text or jsonl)"
+                        : options.fields                  ? "--fields"
+                        : !options.select.types.empty()   ? "--type"
+                        : !options.select.flows.empty()   ? "--flow"
+                        : options.select.where            ? "--where"
+                        : !options.select.members.empty() ? "--member"
+                        : options.select.name             ? "--name (a named reader commits events, not instances)"
+                        : options.select.count            ? "--count"
+                                                          : nullptr;
+    if (clash != nullptr)
+        return Error(EINVAL, fmt::format("--assemble prints whole instances; it does not go with {}", clash));
+    return {};
+}
+
 // Everything the options say, checked before anything is opened (names of
 // event types and flow tags wait for the schema: EventSelection::resolve).
 Result<WatchPlan> plan_watch(const WatchOptions& options) {
@@ -37,6 +59,7 @@ Result<WatchPlan> plan_watch(const WatchOptions& options) {
     plan.format = plan.csv ? Format::Text : *parse_format(*format);
     if (options.fields && plan.format == Format::Hex)
         return Error(EINVAL, "--fields goes with --format text, jsonl or csv, not hex");
+    if (auto s = check_assemble(options, *format); !s) return std::move(s).error();
     if (auto s = options.select.check(plan.follow); !s) return std::move(s).error();
     if (options.max_snapshot_size) {
         auto size = parse_size("--max-snapshot-size", *options.max_snapshot_size);
@@ -101,13 +124,27 @@ int run_watch(WatchOptions& options) {
         printer.set_columns(&*columns);
     }
     plan->follow.payloads = printer.reads_payloads() || columns ? PayloadRead::Copy : PayloadRead::None;
+    std::optional<SpanAssembler> assembler;
+    if (options.assemble) {
+        if (schema == nullptr)
+            return usage_error(Error(EINVAL, fmt::format("--assemble needs the source's schema; '{}' has none (give "
+                                                         "--schema FILE)",
+                                                         options.ring)));
+        auto made = SpanAssembler::make(*schema, *options.assemble, options.stage);
+        if (!made) return usage_error(Error(EINVAL, fmt::format("bad --assemble: {}", made.error().message())));
+        assembler.emplace(std::move(*made));
+        plan->follow.payloads = PayloadRead::Copy;  // labels, ids and stages are in payloads
+    }
     auto named = options.select.resume_named(plan->follow, **source);
     if (!named) return exit_code(named.error());
     install_stop_handlers();
     OutputBuffer out(1);
     WatchSink sink(printer, out);
     sink.only_members(options.select.members);
-    RegisteringSink seen(sink, {"watch", reader_kinds::kWatch, fmt::format("--format {}", options.format)},
+    std::optional<AssembleSink> assembling;
+    if (assembler) assembling.emplace(*assembler, sink, printer, out, plan->format, options.stage);
+    RegisteringSink seen(assembling ? static_cast<FollowSink&>(*assembling) : sink,
+                         {"watch", reader_kinds::kWatch, fmt::format("--format {}", options.format)},
                          !options.no_register);
     if (*interest) seen.set_interest(**interest);
     NamedReader* reader = named->get();
@@ -122,6 +159,7 @@ int run_watch(WatchOptions& options) {
     }
     auto result = follow(*source, plan->follow, committing ? static_cast<FollowSink&>(*committing) : seen);
     if (columns) columns->finish(out);  // an empty csv result still has its header
+    if (assembling) assembling->finish();
     out.flush();
     if (out.failed()) return output_failure(out.error());
     if (!result) return runtime_error(result.error());
@@ -129,7 +167,8 @@ int run_watch(WatchOptions& options) {
         if (committing->error()) return runtime_error(*committing->error());
         if (auto s = reader->commit(result->end == FollowEnd::End); !s) return runtime_error(s.error());
     }
-    print_summary(sink, *result, ended_words(*result));
+    if (assembling) report_error(fmt::format("{}; {}", assembling->summary(), ended_words(*result)));
+    else print_summary(sink, *result, ended_words(*result));
     if (reader != nullptr && !reader->redelivered_words().empty()) report_error(reader->redelivered_words());
     if (result->damaged)
         return damaged_error((*source)->identity().path,
@@ -168,6 +207,12 @@ Command add_watch(CLI::App& app) {
     c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
     o->interest.add(*c);
     o->heal.add(*c);
+    c->add_option("--assemble", o->assemble,
+                  "Whole span instances instead of events: a block with its transactions and stages (jsonl: one "
+                  "object each)")
+        ->type_name("SPAN");
+    c->add_option("--stage", o->stage, "With --assemble: print an instance once it reaches this stage (finalized)")
+        ->type_name("NAME");
     return {c, [o] { return run_watch(*o); }};
 }
 

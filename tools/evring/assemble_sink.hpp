@@ -1,0 +1,60 @@
+// tools/evring/assemble_sink.hpp — `evring watch SRC --assemble SPAN
+// [--stage NAME]`: whole span instances (a Monad block with its
+// transactions and its commit stages) instead of events, assembled by the
+// library (query/span_assembler.hpp). docs/cli.md, "Assembled blocks".
+//
+// jsonl: one object per instance: span, label, id, state (complete,
+// abandoned: a rival the chain did not take, broken: a gap inside it, with
+// reassembly_error naming the lost seqnos), its first and last seqno, its
+// stages in the order reached, its begin and end events, each nested span's
+// instances with their events (as `watch --format jsonl` prints them), and
+// its other events. text: one line per instance. Gaps and notices go to
+// stderr as watch's do; the summary says what was handed out, abandoned,
+// broken, left unfinished and left unassembled.
+//
+// Thread safety: one thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "evring/source/follow.hpp"
+#include "output/event_format.hpp"
+#include "output/output.hpp"
+#include "query/span_assembler.hpp"
+#include "watch.hpp"
+
+namespace evring::cli {
+
+class AssembleSink final : public FollowSink {
+public:
+    // `lines`: watch's sink, which says gaps and notices on stderr.
+    AssembleSink(SpanAssembler& assembler, WatchSink& lines, EventPrinter& printer, OutputBuffer& out,
+                 Format format, std::string stage)
+        : assembler_(assembler), lines_(lines), printer_(printer), out_(out), format_(format),
+          stage_(std::move(stage)) {}
+
+    void started(const EventSource& source) override { lines_.started(source); }
+    bool event(const SourceEvent& event) override;
+    bool gap(const SourceGap& gap) override;
+    void notice(std::string_view text) override { lines_.notice(text); }
+    // The source ended: what is still open is counted, not printed.
+    void finish();
+    std::string summary() const;  // "3 blocks (finalized) printed, ..."
+
+private:
+    void print_ready();
+    void print(const AssembledSpan& s);
+    void put_event(const AssembledEvent& e);  // as `watch --format jsonl` prints it, without the newline
+
+    SpanAssembler& assembler_;
+    WatchSink& lines_;
+    EventPrinter& printer_;
+    OutputBuffer& out_;
+    OutputBuffer scratch_{-1, ~std::size_t{0}};  // never written to a file: take() hands it back
+    Format format_;
+    std::string stage_;
+    std::uint64_t printed_ = 0;
+};
+
+}  // namespace evring::cli
