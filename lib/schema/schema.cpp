@@ -1,5 +1,6 @@
 // The Schema value: accessors and look-ups over the shared parsed data.
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -109,13 +110,35 @@ const SchemaEvent* Schema::event(std::uint16_t number) const noexcept {
     return slot < 0 ? nullptr : &data_->events[static_cast<std::size_t>(slot)];
 }
 
+namespace {
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+}  // namespace
+
+// The one rule for event type names (--type, --where, the C ABI, Python):
+// the exact name, else the one name equal ignoring ASCII case (none when
+// two are). A miss walks every type: names are looked up once per option,
+// not per event.
 const SchemaEvent* Schema::event(std::string_view name) const noexcept {
     const auto& events = data_->events;
     const auto& order = data_->events_by_name;
     auto it = std::lower_bound(order.begin(), order.end(), name,
                                [&events](std::uint32_t i, std::string_view n) { return events[i].name < n; });
-    if (it == order.end() || events[*it].name != name) return nullptr;
-    return &events[*it];
+    if (it != order.end() && events[*it].name == name) return &events[*it];
+    const SchemaEvent* found = nullptr;
+    for (const SchemaEvent& e : events) {
+        if (!equal_ignoring_case(e.name, name)) continue;
+        if (found != nullptr) return nullptr;  // ambiguous without case
+        found = &e;
+    }
+    return found;
 }
 
 std::span<const SchemaStruct> Schema::structs() const noexcept { return data_->structs; }

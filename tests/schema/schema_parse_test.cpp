@@ -206,6 +206,30 @@ fields = [{ name = "x", type = "u8" }, { name = "in", type = "inner" }]
     EXPECT_FALSE(parse_schema_hash(std::string(63, '0') + "g").has_value());
 }
 
+// One rule for event type names everywhere (--type, --where, the C ABI,
+// Python): exact, else the one name equal ignoring case.
+TEST(SchemaLookup, EventNamesExactElseTheOneEqualIgnoringCase) {
+    const Schema s = parse_ok(R"(
+[[event]]
+number = 1
+name = "Trade"
+
+[[event]]
+number = 2
+name = "TRADE"
+
+[[event]]
+number = 3
+name = "QUOTE"
+)");
+    EXPECT_EQ(s.event("Trade")->number, 1u);
+    EXPECT_EQ(s.event("TRADE")->number, 2u);
+    EXPECT_EQ(s.event("trade"), nullptr);  // two names differ only in case: only exact ones match
+    EXPECT_EQ(s.event("quote")->number, 3u);
+    EXPECT_EQ(s.event("Quote")->number, 3u);
+    EXPECT_EQ(s.event("QUOTES"), nullptr);
+}
+
 TEST(SchemaErrors, DuplicateNamesAndNumbersNameBothPlaces) {
     expect_error("[[event]]\nnumber = 2\nname = \"A\"\n[[event]]\nnumber = 2\nname = \"B\"\n", 7, 10,
                  "duplicate event number 2 (also at line 4)");

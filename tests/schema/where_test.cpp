@@ -111,7 +111,7 @@ bool keeps(const std::string& text, const Event& e) {
 
 TEST(Where, ComparesEveryKindOfField) {
     const Event a = event_a();
-    for (const char* yes : {"type == A", "type in {B, A}", "seqno == 42", "group == 5", "ext[0] == 5", "item == 0",
+    for (const char* yes : {"type == A", "type == a", "type in {B, A}", "seqno == 42", "group == 5", "ext[0] == 5", "item == 0",
                             "n == 7", "n > 6 && n < 8", "delta < 0", "delta == -3", "delta >= -3", "side == SELL",
                             "price > 2.25", "price <= 2.5", "big > 0xffffffffffffffffffffffff",
                             "big == 1606938044258990275541962092341162602522202993782792835301376",

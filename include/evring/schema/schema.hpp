@@ -219,6 +219,8 @@ public:
 
     std::span<const SchemaEvent> events() const noexcept;  // by number
     const SchemaEvent* event(std::uint16_t number) const noexcept;
+    // By name: exactly, else the one name equal ignoring ASCII case (null
+    // when two are, or none): the rule --type, --where, the C ABI and Python share.
     const SchemaEvent* event(std::string_view name) const noexcept;
 
     std::span<const SchemaStruct> structs() const noexcept;  // by name

@@ -39,14 +39,6 @@ void put_flow_tags(OutputBuffer& out, const Schema& schema, const EventDescripto
     }
 }
 
-bool equal_ignoring_case(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-            return false;
-    return true;
-}
-
 }  // namespace
 
 EventPrinter::EventPrinter(Format format, const Schema* schema)
@@ -156,17 +148,7 @@ Result<std::uint16_t> parse_type_option(const Schema* schema, std::string_view t
                                          "(no schema describes this source, so there are no other names)",
                                          printable(shortened(text))));
     }
-    if (const SchemaEvent* type = schema->event(text)) return type->number;
-    const SchemaEvent* found = nullptr;
-    for (const SchemaEvent& e : schema->events()) {
-        if (!equal_ignoring_case(e.name, text)) continue;
-        if (found != nullptr) {
-            found = nullptr;  // ambiguous without case: refuse
-            break;
-        }
-        found = &e;
-    }
-    if (found != nullptr) return found->number;
+    if (const SchemaEvent* type = schema->event(text)) return type->number;  // exact, else ignoring case
     if (!text.empty() && text[0] >= '0' && text[0] <= '9')
         if (auto number = parse_event_type(0, text)) return *number;
     std::string names;
