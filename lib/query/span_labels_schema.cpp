@@ -3,14 +3,23 @@
 
 #include <fmt/format.h>
 
+#include "query/field_access.hpp"
+#include "query/field_path.hpp"
+
 namespace evring {
 namespace {
 
+// A label is an unsigned field of the fixed part (field_access.hpp's walk,
+// as --where and --fields place fields).
 std::optional<SpanLabelField> label_field(const Schema& schema, std::uint16_t number, const std::string& path) {
     const SchemaEvent* e = schema.event(number);
-    const auto field = e ? schema.find_field(*e, path) : std::nullopt;
-    if (!field) return std::nullopt;
-    return SpanLabelField{number, field->offset, schema.type(field->type).size};
+    auto steps = detail::parse_field_path(path, "a span label");
+    if (e == nullptr || !steps) return std::nullopt;
+    std::string problem;
+    const auto field = detail::locate_field(schema, *e, *steps, problem);
+    if (!field || field->trailing >= 0 || field->kind != detail::FieldKind::Unsigned || field->size > 8)
+        return std::nullopt;
+    return SpanLabelField{number, field->offset, field->size};
 }
 
 std::string names(const std::vector<std::string>& list) {
