@@ -80,6 +80,9 @@ test_gc_finds_what_killed_writers_left_in_rings_and_sets() {
     local dir="$EVRING_RING_DIR"
     # A ring whose writer was killed, and one kept on purpose.
     start_producer dead dead:10:16 --rate 100 || { fail gc "no ring"; return; }
+    # The ring file exists before its writer is recorded in it: killed sooner, nothing says a
+    # writer was there, and the ring is no debris (ls shows it alive once it is recorded).
+    poll 500 0.01 eval "'$EVRING_BIN' ls | grep -qE '^dead .* yes\$'" || { fail gc "the writer never showed in ls"; return; }
     kill -9 "$PRODUCER"; wait "$PRODUCER" 2>/dev/null
     "$PRODUCER_BIN" kept:10:16 --count 10 --keep 2>/dev/null || { fail gc "no kept ring"; return; }
     # A ring set member's temporary file: its writer stopped (test hook) once the file has its full size.
