@@ -88,6 +88,9 @@ struct AssembledSpan {
     std::uint64_t lost_first = 0, lost_count = 0;  // Broken: the seqnos lost inside it
 };
 
+// "complete", "abandoned", "broken": the words the CLI and Python print.
+const char* to_string(AssembledSpan::State state) noexcept;
+
 struct AssemblerCounts {
     std::uint64_t handed_out = 0, abandoned = 0, broken = 0;
     std::uint64_t unfinished = 0;   // open or waiting for the stage at end(), or pushed out

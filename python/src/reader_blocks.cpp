@@ -15,15 +15,6 @@
 namespace evring::python {
 namespace {
 
-const char* state_name(AssembledSpan::State s) {
-    switch (s) {
-    case AssembledSpan::State::Complete: return "complete";
-    case AssembledSpan::State::Abandoned: return "abandoned";
-    case AssembledSpan::State::Broken: return "broken";
-    }
-    return "?";
-}
-
 py::object event_of(Reader& reader, const AssembledEvent& e) {
     SourceEvent view;
     view.descriptor = e.descriptor;
@@ -39,7 +30,7 @@ py::dict dict_of(Reader& reader, const AssembledSpan& s) {
     py::dict d;
     d["span"] = s.span->name;
     d["label"] = s.label;
-    d["state"] = state_name(s.state);
+    d["state"] = to_string(s.state);
     d["id"] = s.id.empty() ? py::object(py::none())
                            : py::bytes(reinterpret_cast<const char*>(s.id.data()), s.id.size());
     py::list stages;

@@ -23,43 +23,41 @@ static char g_ring[128];
 static char g_recording[160];
 static const char* g_evring;
 
-/* The recorder's next seqno as `evring readers --json` lists it (0: not listed). */
-static uint64_t recorder_next(pid_t recorder) {
+/* The line `evring readers --json` lists the reader of process `pid` on
+ * (1), or none (0). */
+static int reader_listing(pid_t pid, char* found, size_t size) {
     char command[512];
     snprintf(command, sizeof command, "'%s' readers '%s' --json 2>/dev/null", g_evring, g_ring);
+    found[0] = '\0';
     FILE* out = popen(command, "r");
     if (out == NULL) return 0;
     char line[4096];
     char pid_text[32];
-    snprintf(pid_text, sizeof pid_text, "\"pid\":%ld,", (long)recorder);
-    uint64_t next = 0;
-    while (fgets(line, sizeof line, out) != NULL) {
-        const char* at = strstr(line, "\"next_seqno\":");
-        if (strstr(line, pid_text) != NULL && at != NULL) next = strtoull(at + 13, NULL, 10);
-    }
+    snprintf(pid_text, sizeof pid_text, "\"pid\":%ld,", (long)pid);
+    while (fgets(line, sizeof line, out) != NULL)
+        if (strstr(line, pid_text) != NULL) snprintf(found, size, "%s", line);
     pclose(out);
-    return next;
+    return found[0] != '\0';
 }
 
-/* This process's reader as `evring readers --json` lists it: its slot's
- * registration time and heals flag (0 when not listed). */
-static uint64_t our_reader(int* heals) {
-    char command[512];
-    snprintf(command, sizeof command, "'%s' readers '%s' --json 2>/dev/null", g_evring, g_ring);
-    FILE* out = popen(command, "r");
-    if (out == NULL) return 0;
+static uint64_t number_after(const char* line, const char* key) {
+    const char* at = strstr(line, key);
+    return at == NULL ? 0 : strtoull(at + strlen(key), NULL, 10);
+}
+
+/* The recorder's next seqno as listed (0: not listed). */
+static uint64_t recorder_next(pid_t recorder) {
     char line[4096];
-    char pid_text[32];
-    snprintf(pid_text, sizeof pid_text, "\"pid\":%ld,", (long)getpid());
-    uint64_t registered = 0;
-    while (fgets(line, sizeof line, out) != NULL) {
-        const char* at = strstr(line, "\"registered_ns\":");
-        if (strstr(line, pid_text) == NULL || at == NULL) continue;
-        registered = strtoull(at + 16, NULL, 10);
-        *heals = strstr(line, "\"heals\":true") != NULL;
-    }
-    pclose(out);
-    return registered;
+    return reader_listing(recorder, line, sizeof line) ? number_after(line, "\"next_seqno\":") : 0;
+}
+
+/* This process's reader as listed: its slot's registration time and heals
+ * flag (0 when not listed). */
+static uint64_t our_reader(int* heals) {
+    char line[4096];
+    if (!reader_listing(getpid(), line, sizeof line)) return 0;
+    *heals = strstr(line, "\"heals\":true") != NULL;
+    return number_after(line, "\"registered_ns\":");
 }
 
 /* Waits (up to 20 s) until the recorder has read up to `seqno`. */

@@ -12,15 +12,6 @@
 namespace evring::cli {
 namespace {
 
-const char* state_name(AssembledSpan::State s) {
-    switch (s) {
-    case AssembledSpan::State::Complete: return "complete";
-    case AssembledSpan::State::Abandoned: return "abandoned";
-    case AssembledSpan::State::Broken: return "broken";
-    }
-    return "?";
-}
-
 std::string hex(const std::vector<std::byte>& bytes) {
     std::string out = "0x";
     for (std::byte b : bytes) out += fmt::format("{:02x}", static_cast<unsigned>(b));
@@ -72,7 +63,7 @@ void AssembleSink::print(const AssembledSpan& s) {
         for (const AssembledNested& n : s.nested) ++per_span[n.span->name];
         for (const auto& [name, count] : per_span) nested += fmt::format(", {} {}", count, name);
         out_.put(fmt::format("{} {} {}: seqno {}..{}, {} events{}; stages{}{}\n", s.span->name, s.label,
-                             state_name(s.state), first.descriptor.seqno, last.descriptor.seqno, s.events.size(),
+                             to_string(s.state), first.descriptor.seqno, last.descriptor.seqno, s.events.size(),
                              nested, stages.empty() ? " none" : stages,
                              s.state == AssembledSpan::State::Broken
                                  ? fmt::format("; reassembly error: seqno {}..{} lost", s.lost_first,
@@ -82,7 +73,7 @@ void AssembleSink::print(const AssembledSpan& s) {
         return;
     }
     out_.put(fmt::format("{{\"span\":{},\"label\":{},\"state\":\"{}\"", json_quote(s.span->name), s.label,
-                         state_name(s.state)));
+                         to_string(s.state)));
     if (!s.id.empty()) out_.put(fmt::format(",\"id\":\"{}\"", hex(s.id)));
     out_.put(fmt::format(",\"first_seqno\":{},\"last_seqno\":{},\"event_count\":{},\"stages\":[",
                          first.descriptor.seqno, last.descriptor.seqno, s.events.size()));
