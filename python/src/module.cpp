@@ -55,6 +55,9 @@ Reader open(const py::object& source, const py::object& schema, const py::object
     if (!interest) raise_error(interest.error().message());
     Reader reader(std::move(*handle));
     if (register_reader) reader.register_as({reader_name, reader_kinds::kPython, reader_detail}, *interest);
+    // A file (snapshot, recording) starts at its oldest event, as the CLI's
+    // stats, digest and record read one; a live ring or a stream at its newest.
+    if (reads_a_file(reader)) reader.seek(py::str("oldest"));
     return reader;
 }
 

@@ -237,7 +237,20 @@ const py::object& start_or_resumed(Reader& r, const py::object& start, const py:
     return defaulted && r.named() ? none : start;
 }
 
+// follow()'s default start: a file is followed from its oldest event.
+py::object follow_start(Reader& r, const py::object& start) {
+    if (start.ptr() == g_default_latest && !r.named() && reads_a_file(r)) return py::str("oldest");
+    return start;
+}
+
 }  // namespace
+
+bool reads_a_file(Reader& reader) {
+    if (reader.closed()) return false;
+    const SourceKind kind = reader.source().kind();
+    return kind == SourceKind::Snapshot || kind == SourceKind::Recording ||
+           (kind == SourceKind::RingSet && !reader.source().live());
+}
 
 void register_reader(py::module_& m) {
     g_default_oldest = PyUnicode_FromString("oldest");
@@ -266,7 +279,7 @@ void register_reader(py::module_& m) {
             [](py::object self, py::object start, py::object timeout) {
                 auto idle = timeout_of(timeout);
                 Reader& r = self.cast<Reader&>();
-                r.seek(start_or_resumed(r, start, py::none()));
+                r.seek(start_or_resumed(r, follow_start(r, start), py::none()));
                 return new_iterator(self, true, idle);
             },
             py::arg("start") = default_latest, py::arg("timeout") = py::none(),

@@ -84,6 +84,9 @@ private:
     bool ended_ = false;
 };
 
+// A snapshot or a recording (a set's too): nothing writes it while it is read.
+bool reads_a_file(Reader& reader);
+
 // The Python error evring.Error, raised with the library's message.
 [[noreturn]] void raise_error(const std::string& message);
 void set_error_type(py::object type);

@@ -127,3 +127,18 @@ def reason_of_big():
 def py_seek_raise(snapshot, start):
     with evring.open(snapshot) as reader:
         reader.seek(start)
+
+
+def test_a_file_starts_at_its_oldest_event_and_a_follow_of_it_too(snapshot_dir):
+    """evring.open of a snapshot or recording is at its oldest event, as the
+    CLI's stats, digest and record read one; follow() of a file starts there
+    unless told otherwise."""
+    path = os.path.join(snapshot_dir, "emn-1b-15m.snapshot.zst")
+    with evring.open(path) as reader:
+        assert reader.try_next().seqno == 1
+    with evring.open(path) as reader:
+        assert list(reader.read_batch(3).events["seqno"]) == [1, 2, 3]
+    with evring.open(path) as reader:
+        assert [e.seqno for e in reader.follow(timeout=0)][:2] == [1, 2]
+    with evring.open(path) as reader:
+        assert [e.seqno for e in reader.follow(start="latest", timeout=0)] == [6597]
