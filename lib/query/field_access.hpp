@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "evring/schema/schema.hpp"
@@ -56,6 +57,23 @@ struct FieldAccess {
 // struct; name one of its fields: id, block_number").
 std::optional<FieldAccess> locate_field(const Schema& schema, const SchemaEvent& event,
                                         std::span<const WherePathStep> path, std::string& problem);
+
+// One path placed in every event type that has it: the table --fields and
+// stats read a field through, by the event's type.
+struct FieldByType {
+    std::vector<std::int32_t> slot;  // event type -> index into access; -1: none
+    std::vector<FieldAccess> access;
+
+    void add(std::uint16_t type, FieldAccess a) {
+        if (slot.size() <= type) slot.resize(type + 1u, -1);
+        slot[type] = static_cast<std::int32_t>(access.size());
+        access.push_back(std::move(a));
+    }
+    const FieldAccess* in(std::uint16_t type) const noexcept {
+        return type < slot.size() && slot[type] >= 0 ? &access[static_cast<std::size_t>(slot[type])] : nullptr;
+    }
+    bool empty() const noexcept { return access.empty(); }
+};
 
 // Where the field lies in `payload`; null when this payload has no such field.
 const std::byte* field_at(const FieldAccess& a, std::span<const std::byte> payload) noexcept;

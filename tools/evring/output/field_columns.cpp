@@ -66,11 +66,9 @@ Result<FieldColumns> FieldColumns::parse(std::string_view list, const Schema* sc
             for (const SchemaEvent& e : schema->events()) {
                 auto ref = detail::locate_field(*schema, e, *path, problem);
                 if (!ref) continue;
-                if (c.ref.size() <= e.number) c.ref.resize(e.number + 1u, -1);
-                c.ref[e.number] = static_cast<std::int32_t>(c.refs.size());
-                c.refs.push_back(std::move(*ref));
+                c.places.add(e.number, std::move(*ref));
             }
-            if (c.refs.empty())
+            if (c.places.empty())
                 return bad_fields(list, problem.empty()
                                             ? fmt::format("no event of schema {} has a field '{}' (columns: seqno, "
                                                           "type, time, nanos, payload_size, flow tags, ext[I], "
@@ -109,8 +107,7 @@ void FieldColumns::value(OutputBuffer& out, const Column& c, const EventDescript
     }
     case Kind::Field: break;
     }
-    const std::int32_t slot = e.event_type < c.ref.size() ? c.ref[e.event_type] : -1;
-    const detail::FieldAccess* ref = slot >= 0 ? &c.refs[static_cast<std::size_t>(slot)] : nullptr;
+    const detail::FieldAccess* ref = c.places.in(e.event_type);
     const SchemaType* t = ref ? &schema_->type(ref->type) : nullptr;
     const std::byte* at = ref != nullptr && p.state == PayloadView::State::Ok ? detail::field_at(*ref, p.bytes) : nullptr;
     if (at == nullptr) {

@@ -55,8 +55,7 @@ private:
         std::string name;
         Kind kind = Kind::Seqno;
         std::uint8_t ext = 0;
-        std::vector<std::int32_t> ref;  // Field: event type -> index into refs, -1: none
-        std::vector<detail::FieldAccess> refs;
+        detail::FieldByType places;  // Field
     };
     void value(OutputBuffer& out, const Column& c, const EventDescriptor& e, const PayloadView& p) const;
 

@@ -51,15 +51,13 @@ Result<GroupedStats::Field> compile_field(const Schema* schema, const std::strin
                                   a->size * 8, e.name, option);
             continue;
         }
-        if (!f.access.empty() && a->kind != f.kind)
+        if (!f.places.empty() && a->kind != f.kind)
             return Error(EINVAL, fmt::format("bad {} '{}': it is {} in {} and {} in another event type", option, text,
                                              kind_name(a->kind), e.name, kind_name(f.kind)));
         f.kind = a->kind;
-        if (f.slot.size() <= e.number) f.slot.resize(e.number + 1u, -1);
-        f.slot[e.number] = static_cast<std::int32_t>(f.access.size());
-        f.access.push_back(std::move(*a));
+        f.places.add(e.number, std::move(*a));
     }
-    if (!f.access.empty()) return f;
+    if (!f.places.empty()) return f;
     if (!problem.empty()) return Error(EINVAL, fmt::format("bad {} '{}': {}", option, text, problem));
     return Error(EINVAL, fmt::format("bad {} '{}': no event of schema {} has a field '{}'", option, text,
                                      schema->content_name(), text));

@@ -88,11 +88,8 @@ public:
     struct Field {
         std::string path;
         detail::FieldKind kind = detail::FieldKind::Unsigned;
-        std::vector<std::int32_t> slot;  // event type -> index into access; -1: none
-        std::vector<detail::FieldAccess> access;
-        const detail::FieldAccess* in(std::uint16_t type) const noexcept {
-            return type < slot.size() && slot[type] >= 0 ? &access[static_cast<std::size_t>(slot[type])] : nullptr;
-        }
+        detail::FieldByType places;
+        const detail::FieldAccess* in(std::uint16_t type) const noexcept { return places.in(type); }
     };
 
 private:

@@ -111,7 +111,7 @@ std::string GroupedStats::key_text(const Key& key) const {
     case KeyKind::Tag: return std::to_string(key.word);
     case KeyKind::Field:
         if (key_field_.kind != FieldKind::Bytes) return word_text(key_field_.kind, key.word);
-        if (!key_field_.access.empty() && key_field_.access[0].text) return printable(key.bytes);
+        if (!key_field_.places.empty() && key_field_.places.access[0].text) return printable(key.bytes);
         {
             std::string hex = "0x";
             for (unsigned char c : key.bytes) hex += fmt::format("{:02x}", c);
