@@ -124,7 +124,9 @@ int step(evring_assembler* a, evring_item* item) {
         a->ended = true;
         return -1;  // what end() left ready is handed out first
     case EVRING_STEP_NOT_READY: return got;
-    case EVRING_STEP_FAILED: return fail(a, evring_source_error(a->source));
+    case EVRING_STEP_FAILED:
+        a->error = evring_source_error(a->source);  // escaped and bounded already
+        return got;
     default: break;  // a notice
     }
     if (item == nullptr) return -1;
