@@ -270,6 +270,7 @@ static void test_a_rival_is_abandoned_and_the_taken_one_complete(void) {
     CHECK(evring_assembler_next(a, &b, NULL) == EVRING_STEP_NOT_READY);  /* both wait for the stage */
     CHECK(settle(w, 7, 0xB));
     CHECK(evring_assembler_next(a, &b, NULL) == EVRING_STEP_EVENT);
+    CHECK(b.struct_size == sizeof b); /* the bytes the library filled: all of them */
     CHECK(b.state == EVRING_SPAN_ABANDONED && b.label == 7 && b.id_size == 4 && b.id[0] == 0xA);
     CHECK(b.event_count == 4 && b.nested_count == 2 && b.nested[1].key == 2 && strcmp(b.nested[1].span, "step") == 0);
     CHECK(b.outside_count == 2 && b.outside[0] == 0 && b.outside[1] == 3);
