@@ -2,12 +2,17 @@
 //! snapshots: every block handed out, ended or finalized, is one a plain
 //! scan of the events finds, with the events the scan tags with it, one
 //! transaction per TXN_HEADER_START (TXN_START in the older schema) and its stages at the scan's BLOCK_END
-//! and BLOCK_FINALIZED; and the refusals, with their reasons.
+//! and BLOCK_FINALIZED; on a live ring written from Rust, a rival abandoned
+//! and a lapped instance broken with what it lost; and the refusals, with
+//! their reasons.
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use evring::{AssembledSpan, EventNextResult, EventReader, EventRing, SpanState, Status};
+use evring::{
+    AssembledSpan, EventNextResult, EventReader, EventRing, GapReason, Lost, OpenOptions, SpanState, Status, Writer,
+    WriterOptions,
+};
 
 /// What a scan of the events says of one block (by its BLOCK_START's seqno).
 #[derive(Default)]
@@ -159,4 +164,114 @@ fn refusals_name_the_reason() {
     reader.set_where(None).expect("removed");
     let e = reader.spans("bl\0ck", None).err().expect("refused");
     assert!(e.message().contains("NUL"), "{}", e);
+}
+
+/// Rounds: OPEN (a number and an id) begins one, WORK events are its steps
+/// (flow tag `step`), CLOSE ends it, SETTLED marks a number and id as taken.
+const ROUNDS: &str = r#"content_type = 4663
+content_name = "rounds"
+flow_tags = ["round", "step"]
+[[event]]
+number = 1
+name = "OPEN"
+payload = "round"
+[[event]]
+number = 2
+name = "WORK"
+[[event]]
+number = 3
+name = "CLOSE"
+[[event]]
+number = 4
+name = "SETTLED"
+payload = "round"
+[struct.round]
+fields = [{ name = "id", type = "bytes4" }, { name = "number", type = "u64" }]
+[span.round]
+begin = "OPEN"
+end = "CLOSE"
+key = ["round"]
+label = "number"
+id = "id"
+opener = "round"
+stages = [{ name = "settled", event = "SETTLED", label = "number", id = "id" }]
+[span.step]
+begin = "WORK"
+end = "CLOSE"
+key = ["round", "step"]
+"#;
+
+fn round_payload(number: u64, id: u8) -> [u8; 16] {
+    let mut p = [0u8; 16];
+    p[0] = id;
+    p[8..].copy_from_slice(&number.to_le_bytes());
+    p
+}
+
+/// OPEN carries its own seqno in the `round` tag (the opener), as BLOCK_START does.
+fn open_round(w: &Writer, number: u64, id: u8) -> u64 {
+    let mut r = w.reserve(16).expect("a reservation");
+    r.payload().copy_from_slice(&round_payload(number, id));
+    let seqno = r.seqno();
+    r.commit(1, Some(&[seqno, 0, 0, 0])).expect("committed")
+}
+
+fn put(w: &Writer, event_type: u16, round: u64, step: u64) {
+    w.record(event_type, &[], Some(&[round, step, 0, 0])).expect("recorded");
+}
+
+fn ready(step: EventNextResult<AssembledSpan>) -> AssembledSpan {
+    match step {
+        EventNextResult::Ready(span) => span,
+        other => panic!("no span: {:?}", other.map(|s| s.label)),
+    }
+}
+
+#[test]
+fn a_live_rings_rival_is_abandoned_and_a_lapped_round_broken() {
+    let mut o = WriterOptions::new(&common::ring_path("rounds"));
+    o.descriptor_shift = 6; // 64 events: easy to lap
+    o.payload_shift = 16;
+    o.schema_text = Some(ROUNDS.to_string());
+    let w = Writer::create(&o).expect("a writer");
+    let mut reader = EventReader::open(&w.path(), &OpenOptions { register: false, ..OpenOptions::default() }).unwrap();
+    let mut rounds = reader.spans("round", Some("settled")).expect("an assembler");
+    assert!(matches!(rounds.next_span(), EventNextResult::NotReady));
+
+    let first = open_round(&w, 7, 0xA);
+    put(&w, 2, first, 1);
+    put(&w, 3, first, 0);
+    let second = open_round(&w, 7, 0xB);
+    put(&w, 2, second, 1);
+    put(&w, 3, second, 0);
+    assert!(matches!(rounds.next_span(), EventNextResult::NotReady)); // both wait for the stage
+    w.record(4, &round_payload(7, 0xB), None).expect("settled");
+    let rival = ready(rounds.next_span());
+    assert_eq!((rival.state, rival.label, rival.id.as_slice()), (SpanState::Abandoned, 7, &[0xA, 0, 0, 0][..]));
+    let taken = ready(rounds.next_span());
+    assert_eq!((taken.state, taken.events[0].info.seqno), (SpanState::Complete, second));
+    assert_eq!(taken.stage("settled").map(|s| s.seqno), Some(second + 3));
+    assert_eq!(taken.nested_of("step").map(|s| s.key).collect::<Vec<_>>(), [1]);
+    assert_eq!(taken.outside, [0, 2]); // OPEN and CLOSE
+    assert_eq!(taken.events[0].type_name.as_deref(), Some("OPEN"));
+
+    let lapped = open_round(&w, 8, 0xC);
+    put(&w, 2, lapped, 1);
+    assert!(matches!(rounds.next_span(), EventNextResult::NotReady));
+    for _ in 0..200 {
+        put(&w, 2, lapped, 1);
+    }
+    put(&w, 3, lapped, 0);
+    let gap = match rounds.next_span() {
+        EventNextResult::Gap(gap) => gap,
+        other => panic!("no gap: {:?}", other.map(|s| s.label)),
+    };
+    assert_eq!((gap.reason, gap.first_seqno), (GapReason::FellBehind, lapped + 2));
+    let broken = ready(rounds.next_span());
+    assert_eq!((broken.state, broken.label, broken.events.len()), (SpanState::Broken, 8, 2));
+    let message = format!("seqno {}..{} lost", gap.first_seqno, gap.first_seqno + gap.count - 1);
+    assert_eq!(broken.lost, Some(Lost { first_seqno: gap.first_seqno, count: gap.count, reassembly_error: message }));
+    assert!(matches!(rounds.next_span(), EventNextResult::NotReady));
+    let counts = rounds.counts();
+    assert_eq!((counts.handed_out, counts.abandoned, counts.broken), (1, 1, 1));
 }
