@@ -57,9 +57,8 @@ impl EventReader {
     pub fn spans(&mut self, span: &str, stage: Option<&str>) -> Result<SpanReader<'_>, Error> {
         let c_span = c_string("span", span)?;
         let c_stage: Option<CString> = stage.map(|s| c_string("stage", s)).transpose()?;
-        let raw = unsafe {
-            ffi::evring_assembler_open(self.raw(), c_span.as_ptr(), c_stage.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()))
-        };
+        let stage_ptr = c_stage.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
+        let raw = unsafe { ffi::evring_assembler_open(self.raw(), c_span.as_ptr(), stage_ptr) };
         let raw = NonNull::new(raw).ok_or_else(|| Error::last(ffi::EVRING_E_INVALID))?;
         // All-zero is a valid evring_span: integers, and null pointers.
         let mut span: ffi::evring_span = unsafe { std::mem::MaybeUninit::zeroed().assume_init() };

@@ -40,7 +40,8 @@ fn scan(reader: &mut EventReader) -> Scan {
     let start_number = schema.field(start, "block_tag.block_number").expect("the block number");
     let final_number = schema.field(finalized, "block_number").expect("the finalized number");
     // The txn span's begin event: TXN_HEADER_START, TXN_START in the older schema (mdn-500b-genesis).
-    let header = schema.event_type("TXN_HEADER_START").or_else(|_| schema.event_type("TXN_START")).expect("a txn begin").number;
+    let header = schema.event_type("TXN_HEADER_START").or_else(|_| schema.event_type("TXN_START"));
+    let header = header.expect("a txn begin").number;
     let end = type_number(reader, "BLOCK_END");
     let mut scan = Scan::default();
     loop {
@@ -156,7 +157,8 @@ fn refusals_name_the_reason() {
     let e = reader.spans("txn", None).err().expect("refused");
     assert!(e.message().contains("no span 'txn' with a label"), "{}", e);
     let e = reader.blocks(Some("final")).err().expect("refused");
-    assert!(e.message().contains("span 'block' has no stage 'final' (its stages: ended, finalized, verified)"), "{}", e);
+    let why = "span 'block' has no stage 'final' (its stages: ended, finalized, verified)";
+    assert!(e.message().contains(why), "{}", e);
     reader.set_where(Some("type == TXN_LOG")).expect("a filter");
     let e = reader.blocks(None).err().expect("refused");
     assert!(e.message().contains("where filter"), "{}", e);
