@@ -693,6 +693,124 @@ int evring_writer_record_batch(evring_writer* writer, const evring_batch_event* 
  */
 int evring_writer_wants(const evring_writer* writer, uint16_t event_type);
 
+/* ---- Assembled spans: whole blocks with their commit state ------------- */
+
+/* An assembler reads a source through the span assembler the CLI's `watch
+ * --assemble` and Python's reader.blocks() use (docs/c-api.md, "Assembled
+ * spans"): each whole instance of a span of the source's schema (a Monad
+ * block with its transactions), with the stages it reached (ended,
+ * finalized, verified), rival blocks the chain did not take as Abandoned,
+ * and a block with a gap inside as Broken, naming the lost seqnos, never as
+ * a shorter block:
+ *
+ *     evring_source_seek(src, "oldest");
+ *     evring_assembler* a = evring_assembler_open(src, "block", "finalized");  // "" or NULL: when ended
+ *     if (a == NULL) fail(evring_last_error());
+ *     evring_span b = {.struct_size = sizeof b};
+ *     for (int step; (step = evring_assembler_next(a, &b, NULL)) != EVRING_STEP_END;) {
+ *         if (step == EVRING_STEP_EVENT) printf("block %llu: %zu txns\n", (unsigned long long)b.label, b.nested_count);
+ *         else if (step == EVRING_STEP_NOT_READY) evring_source_wait(src, 100000000);
+ *         else if (step == EVRING_STEP_FAILED) fail(evring_assembler_error(a));
+ *     }
+ *     evring_assembler_close(a);
+ *
+ * The assembler reads its source from where it stands (seek it first: to
+ * "oldest", or "block:N"); while it is open, read the source only through it
+ * (events read past it are missing from its spans), and close it before the
+ * source. Instances begun before the first event read are counted, not
+ * handed out. A source with a where filter is refused. Thread safety: as its
+ * source (one thread at a time). */
+typedef struct evring_assembler evring_assembler;
+
+typedef enum evring_span_state {
+    EVRING_SPAN_COMPLETE = 0,   /* every event, and the stage asked for */
+    EVRING_SPAN_ABANDONED = 1,  /* a rival: a stage marked another instance of the same label */
+    EVRING_SPAN_BROKEN = 2      /* events inside it were lost: lost_first, lost_count */
+} evring_span_state;
+
+/* The arrays an evring_span points to hold these. Their layout is fixed:
+ * they never grow (what more an element needs would come as a new array of
+ * evring_span), so a caller indexes them with its own sizeof. */
+typedef struct evring_span_event {
+    evring_descriptor event;
+    uint32_t member;          /* the ring set member; 0 otherwise */
+    int payload_state;        /* an evring_payload_state */
+    const void* payload;      /* state OK: payload_size bytes; else NULL */
+    size_t payload_size;
+} evring_span_event;
+
+typedef struct evring_span_stage {
+    const char* name;         /* "ended", then the schema's stages in order reached ("finalized") */
+    uint64_t seqno;           /* of the event that marked it */
+    uint64_t nanos;           /* its record time */
+} evring_span_stage;
+
+typedef struct evring_span_nested {
+    const char* span;         /* the nested span's name ("txn") */
+    uint64_t key;             /* its flow tag's value (a transaction's `txn` tag) */
+    const size_t* events;     /* indices into evring_span.events */
+    size_t event_count;
+} evring_span_nested;
+
+typedef struct evring_span {
+    uint32_t struct_size;     /* sizeof(evring_span) */
+    int state;                /* an evring_span_state */
+    const char* span;         /* the span's name ("block") */
+    uint64_t label;           /* the block number */
+    const uint8_t* id;        /* the begin event's id (a block's 32-byte id); NULL, 0 when the span has none */
+    size_t id_size;
+    uint32_t member;          /* the ring set member it came from */
+    const evring_span_event* events;  /* in the order read: the begin event first */
+    size_t event_count;
+    const evring_span_nested* nested; /* in the order their first events came */
+    size_t nested_count;
+    const size_t* outside;    /* indices of events in no nested instance (begin and end among them) */
+    size_t outside_count;
+    const evring_span_stage* stages;  /* in the order reached */
+    size_t stage_count;
+    uint64_t lost_first;      /* BROKEN: the seqnos lost inside it; 0, 0 otherwise */
+    uint64_t lost_count;
+    const char* reassembly_error;  /* BROKEN: "seqno 41700..41703 lost"; "" otherwise */
+} evring_span;
+
+/* An assembler of `span`'s instances ("block"), handed out once they reach
+ * `stage` (NULL or "": when they end; "ended", or one of the span's stages:
+ * "finalized", "verified"), reading `source`. NULL on failure, with the
+ * reason in evring_last_error: a source without a schema, a span the schema
+ * has no label for ("no span 'txn' with a label in schema ... (spans with
+ * labels: block)"), a stage it lacks ("span 'block' has no stage 'final'
+ * (its stages: ended, finalized, verified)"), a where filter set. */
+evring_assembler* evring_assembler_open(evring_source* source, const char* span, const char* stage);
+void evring_assembler_close(evring_assembler* assembler);
+
+/* Reads the source until one instance is ready and returns an evring_step:
+ * - EVENT: *span holds it; its pointers stay valid until the next call on
+ *   the assembler (or its close).
+ * - GAP, NOTICE: the source's, as evring_source_next hands them out, into
+ *   *item when `item` is not NULL (with NULL they are passed over). A gap
+ *   has already broken the instances open across it: they come next, BROKEN.
+ * - NOT_READY: nothing more to read now (a live ring): wait
+ *   (evring_source_wait) and call again; open instances stay open.
+ * - END: the source ended; instances still open, or still waiting for the
+ *   stage, are counted as unfinished (evring_assembler_get_counts), not
+ *   handed out. END again on every later call.
+ * - FAILED: evring_assembler_error says why (the source failed, a struct
+ *   too small, a where filter set since the open). */
+int evring_assembler_next(evring_assembler* assembler, evring_span* span, evring_item* item);
+/* The message of the assembler's last failure ("" when none). */
+const char* evring_assembler_error(const evring_assembler* assembler);
+
+typedef struct evring_assembler_counts {
+    uint32_t struct_size;     /* sizeof(evring_assembler_counts) */
+    uint64_t handed_out;      /* complete instances handed out */
+    uint64_t abandoned;       /* abandoned ones handed out */
+    uint64_t broken;          /* broken ones handed out */
+    uint64_t unfinished;      /* open or waiting for the stage at the end, or pushed out by newer ones */
+    uint64_t unassembled;     /* events of instances begun before reading started */
+} evring_assembler_counts;
+
+int evring_assembler_get_counts(const evring_assembler* assembler, evring_assembler_counts* counts);
+
 #ifdef __cplusplus
 }
 #endif

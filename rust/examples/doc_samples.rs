@@ -2,7 +2,7 @@
 //! between SAMPLE-BEGIN and SAMPLE-END markers is exactly a block of those
 //! files (tests/docs.rs checks it, and runs the readers over a snapshot).
 //!
-//!     cargo run --example doc_samples -- readme|rust-md-read|rust-md-write
+//!     cargo run --example doc_samples -- readme|rust-md-read|rust-md-write|rust-md-blocks
 
 fn readme() -> Result<(), evring::Error> {
     // SAMPLE-BEGIN README.md
@@ -66,13 +66,42 @@ fn rust_md_write() -> Result<(), evring::Error> {
     Ok(())
 }
 
+fn rust_md_blocks() -> Result<(), evring::Error> {
+    // SAMPLE-BEGIN docs/rust.md 3
+    use evring::{EventNextResult, EventRing};
+
+    let mut reader = EventRing::new("emn-30b-15m.snapshot.zst")?.create_reader()?;
+    reader.seek_span("block", 15000028)?;                      // from block 15000028's BLOCK_START
+    let mut blocks = reader.blocks(Some("finalized"))?;        // each block once it is finalized
+    loop {
+        match blocks.next_span() {
+            EventNextResult::Ready(block) => println!(
+                "block {} {:?}: {} transactions, {} events, stages {:?}",
+                block.label,
+                block.state,                                   // Complete, Abandoned (a rival), Broken (a gap)
+                block.nested_of("txn").count(),
+                block.events.len(),
+                block.stages.iter().map(|s| s.name.as_str()).collect::<Vec<_>>()
+            ),
+            EventNextResult::NotReady => blocks.wait(std::time::Duration::from_millis(100)),
+            EventNextResult::Gap(gap) => eprintln!("lost {} events: the blocks across them come Broken", gap.count),
+            EventNextResult::Notice(text) => eprintln!("{}", text),
+            EventNextResult::End => break,
+            EventNextResult::Failed(e) => return Err(e),
+        }
+    }
+    // SAMPLE-END
+    Ok(())
+}
+
 fn main() -> Result<(), evring::Error> {
     match std::env::args().nth(1).as_deref() {
         Some("readme") => readme(),
         Some("rust-md-read") => rust_md_read(),
         Some("rust-md-write") => rust_md_write(),
+        Some("rust-md-blocks") => rust_md_blocks(),
         _ => {
-            eprintln!("usage: doc_samples readme|rust-md-read|rust-md-write");
+            eprintln!("usage: doc_samples readme|rust-md-read|rust-md-write|rust-md-blocks");
             std::process::exit(2);
         }
     }

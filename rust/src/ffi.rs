@@ -7,6 +7,10 @@
 
 use std::os::raw::{c_char, c_int, c_uint, c_void};
 
+// Assembled spans (evring.h, "Assembled spans").
+mod spans;
+pub use spans::*;
+
 pub const EVRING_OK: c_int = 0;
 pub const EVRING_E_INVALID: c_int = -1;
 pub const EVRING_E_SYSTEM: c_int = -2;

@@ -37,6 +37,10 @@
 //! overwrote a payload); docs/rust.md says where it differs and why.
 //! Writers ([`Writer`]) publish checked typed events, honour readers'
 //! interest, and build payloads field by field through their schema.
+//! Whole blocks with their transactions and commit stages, as Monad's block
+//! builders hand them out, come from [`EventReader::blocks`] (any labelled
+//! span: [`EventReader::spans`]) as owned [`AssembledSpan`]s: complete,
+//! abandoned (a rival the chain did not take) or broken by a gap, never short.
 
 pub mod ffi;
 
@@ -50,6 +54,8 @@ mod result;
 mod ring;
 mod schema;
 mod source_info;
+mod span;
+mod span_reader;
 mod writer;
 
 pub use descriptor::{EventDescriptor, EventDescriptorInfo, PayloadRef, PayloadState};
@@ -62,6 +68,8 @@ pub use source_info::{Counters, OpenOptions, SourceInfo, SourceKind};
 pub use result::{EventNextResult, EventPayloadResult, Gap, GapReason};
 pub use ring::{EventRing, SnapshotEventRing};
 pub use schema::{EventType, Field, FieldKind, Scalar, Schema, TrailingPlace};
+pub use span::{AssembledSpan, Lost, NestedSpan, SpanEvent, SpanStage, SpanState};
+pub use span_reader::{SpanCounts, SpanReader};
 pub use writer::{Recorded, Reservation, Writer, WriterOptions};
 
 /// The library's version at run time ("0.1.0").

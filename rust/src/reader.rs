@@ -95,14 +95,7 @@ impl EventReader {
                 };
                 EventNextResult::Ready(EventDescriptor::new(self, item.event, item.member, payload))
             }
-            ffi::EVRING_STEP_GAP => EventNextResult::Gap(Gap {
-                first_seqno: item.gap_first_seqno,
-                count: item.gap_count,
-                reason: GapReason::from_c(item.gap_reason),
-                description: text(unsafe { ffi::evring_gap_reason_text(item.gap_reason) }),
-                detail: text(item.text),
-                member: item.member,
-            }),
+            ffi::EVRING_STEP_GAP => EventNextResult::Gap(gap_of(item)),
             ffi::EVRING_STEP_NOTICE => EventNextResult::Notice(text(item.text)),
             ffi::EVRING_STEP_NOT_READY => EventNextResult::NotReady,
             ffi::EVRING_STEP_END => EventNextResult::End,
@@ -318,7 +311,19 @@ impl Drop for EventReader {
     }
 }
 
-fn new_item() -> ffi::evring_item {
+/// The gap an item of step GAP says.
+pub(crate) fn gap_of(item: &ffi::evring_item) -> Gap {
+    Gap {
+        first_seqno: item.gap_first_seqno,
+        count: item.gap_count,
+        reason: GapReason::from_c(item.gap_reason),
+        description: text(unsafe { ffi::evring_gap_reason_text(item.gap_reason) }),
+        detail: text(item.text),
+        member: item.member,
+    }
+}
+
+pub(crate) fn new_item() -> ffi::evring_item {
     ffi::evring_item {
         struct_size: std::mem::size_of::<ffi::evring_item>() as u32,
         member: 0,

@@ -54,6 +54,7 @@ fn the_rust_samples_of_the_docs_are_the_compiled_ones() {
     assert_eq!(rust_block("README.md", 0), sample("README.md"));
     assert_eq!(rust_block("docs/rust.md", 0), sample("docs/rust.md 1"));
     assert_eq!(rust_block("docs/rust.md", 1), sample("docs/rust.md 2"));
+    assert_eq!(rust_block("docs/rust.md", 2), sample("docs/rust.md 3"));
 }
 
 /// examples/doc_samples, which a whole `cargo test` builds beside the test binaries' deps/.
@@ -88,4 +89,9 @@ fn the_reading_samples_print_what_they_say() {
     let blocks = run_sample("rust-md-read");
     let expected: String = (15000009..=15000030).map(|n| format!("block {}\n", n)).collect();
     assert_eq!(blocks, expected);
+    // docs/rust.md, "Assembled blocks": blocks 15000028 to 15000030, finalized.
+    let assembled = run_sample("rust-md-blocks");
+    let labels: Vec<&str> = assembled.lines().map(|l| l.split(':').next().unwrap_or("")).collect();
+    assert_eq!(labels, ["block 15000028 Complete", "block 15000029 Complete", "block 15000030 Complete"], "{}", assembled);
+    assert!(assembled.lines().all(|l| l.ends_with("stages [\"ended\", \"finalized\"]")), "{}", assembled);
 }
