@@ -494,6 +494,74 @@ const char* evring_source_type_name(const evring_source* source, uint16_t event_
 int evring_source_decode_json(evring_source* source, uint16_t event_type, const void* payload,
                               size_t payload_size, char* out, size_t out_size, size_t* needed);
 
+/* ---- Recording: what a source hands out, into a recording file ---------- */
+
+/* Since 0.2.0. evring_source_record writes what the source would hand out
+ * into a new recording file (docs/recording-format.md), as `evring record`
+ * does, through the same pipeline:
+ *
+ *     evring_source* src = evring_source_open("feed", NULL);   // a live ring: its newest event
+ *     evring_record_options o;
+ *     evring_record_options_init(&o);
+ *     o.count = 1000;
+ *     evring_record_result r = {.struct_size = sizeof r};
+ *     if (evring_source_record(src, "feed.evrec", &o, &r) != EVRING_OK) fail(evring_source_error(src));
+ *
+ * - It starts where the source stands (seek or resume a name first to start
+ *   elsewhere) and takes what evring_source_next would have handed out: the
+ *   where filter applies, every sequence number not captured (lapped,
+ *   abandoned) becomes a gap marker with its reason, and the recording gets
+ *   the source's schema and span index. The source reads on from where the
+ *   recording ended.
+ * - It blocks until `count` events are recorded, the `until` position is
+ *   passed, a snapshot, recording or stream ends, or *stop becomes nonzero
+ *   (looked at about every 50 ms: set it from a signal handler or with an
+ *   atomic store from another thread), then writes the end record.
+ * - A registered reader stays listed, with its position, as it records. A
+ *   named reader (evring_source_resume_named) commits only what is written
+ *   and synced to disk, about once a second and at the end.
+ * - The output must not exist. When writing fails part way (a full disk),
+ *   the result says what was taken, every block written before stays
+ *   readable, and the status is the failure's. */
+typedef struct evring_record_options {
+    uint32_t struct_size;      /* sizeof(evring_record_options): set by _init */
+    uint64_t count;            /* events to record; 0 (default): no limit */
+    const char* until;         /* a stop position as the CLI's --until (a seqno, a
+                                  time, "block:N"); NULL (default): none */
+    int compress;              /* 1 (default): zstd; 0: records as they are */
+    int level;                 /* zstd's level, 1 (default) to 19 */
+    uint64_t rotate_bytes;     /* go on in FILE.1, FILE.2, ... past this size; 0 (default): never */
+    const volatile int* stop;  /* nonzero ends the recording; NULL (default): none */
+} evring_record_options;
+
+void evring_record_options_init(evring_record_options* options);
+
+/* How a recording ended (evring_record_result.ended). */
+enum {
+    EVRING_RECORD_END = 0,     /* the source ended */
+    EVRING_RECORD_COUNT = 1,   /* `count` events were recorded */
+    EVRING_RECORD_UNTIL = 2,   /* the `until` position was passed */
+    EVRING_RECORD_STOPPED = 3, /* *stop became nonzero */
+    EVRING_RECORD_FAILED = 4   /* writing failed (the status says why) */
+};
+
+typedef struct evring_record_result {
+    uint32_t struct_size;      /* set by the caller: sizeof(evring_record_result) */
+    int ended;                 /* EVRING_RECORD_* */
+    uint64_t events;           /* recorded, with their payloads unless expired */
+    uint64_t expired;          /* of those, overwritten while copied: recorded without */
+    uint64_t lost;             /* sequence numbers not captured, in `gaps` gap markers */
+    uint64_t gaps;
+    uint32_t files;            /* files written (rotation) */
+} evring_record_result;
+
+/* EVRING_OK, or the failure (evring_source_error says why; EVRING_E_INVALID
+ * for bad options, EVRING_E_SYSTEM with errno EEXIST for an output that
+ * exists). `result` may be NULL; when given it is filled also after writing
+ * failed part way. */
+int evring_source_record(evring_source* source, const char* output, const evring_record_options* options,
+                         evring_record_result* result);
+
 /* ---- Fields: where a payload field is, through the schema --------------- */
 
 /* A schema (the source's, or the one a writer was created with) says where

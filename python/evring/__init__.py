@@ -27,9 +27,10 @@ import os as _os
 from ._evring import DESCRIPTOR_DTYPE, READS_STREAMS, Batch, Error, Event, Reader, WaitSet, Writer, __version__
 from ._evring import create as _create
 from ._evring import open as _open
-from ._evring import _wait_for_name
+from ._evring import _KIND_RECORD, _wait_for_name
 
-__all__ = ["Batch", "Error", "Event", "Reader", "WaitSet", "Writer", "create", "open", "DESCRIPTOR_DTYPE", "READS_STREAMS"]
+__all__ = ["Batch", "Error", "Event", "Reader", "WaitSet", "Writer", "create", "open", "record", "DESCRIPTOR_DTYPE",
+           "READS_STREAMS"]
 
 
 def open(source, schema=None, max_snapshot_size=0, register=True, name="python", detail=None, wait=None,
@@ -104,6 +105,46 @@ def open(source, schema=None, max_snapshot_size=0, register=True, name="python",
             reader.close()
             raise
     return reader
+
+
+def record(source, output, *, start=None, count=None, until=None, where=None, compress=True, level=None,
+           rotate_size=None, schema=None, register=True, wait=None):
+    """Records `source` (a ring, ring set, snapshot, recording or stream)
+    into a new recording file `output`, as `evring record SOURCE -o OUTPUT`
+    does, through the same library pipeline: every event with its payload,
+    and a gap marker with its reason for every sequence number not captured.
+
+    It starts at `start` ("oldest", "latest", a seqno, "-N", a time,
+    "block:N"); by default a live ring's newest event (what comes next) and a
+    file's oldest. `where` records only the events an expression keeps
+    (docs/cli.md). It ends after `count` events, past `until` (a seqno, a
+    time, "block:N"), at the end of a snapshot, recording or stream, or on
+    Ctrl-C (the file is finished, then KeyboardInterrupt is raised).
+    `compress`: zstd at `level` (1..19, default 1); `rotate_size`: bytes after
+    which the recording goes on in OUTPUT.1, OUTPUT.2, ...
+
+    A recorder of a live ring is listed in the ring's reader registry as
+    `record` with its output, as the CLI's is, so lapped readers that heal
+    (docs/healing.md) find it; register=False stays out. `wait`: as open().
+
+    Returns the totals as a dict: events, expired, lost, gaps, files,
+    last_file and ended ("count", "until", "end", "stopped")."""
+    output = _path(output, "output")
+    source = _path(source, "source")
+    if wait is not None and wait is not False:
+        _wait_until_named(source, None if wait is True else _seconds(wait, "wait"))
+    if schema is not None:
+        schema = _path(schema, "schema")
+    if start is not None and (isinstance(start, bool) or not isinstance(start, (str, int))):
+        raise Error(f"start: give \"oldest\", \"latest\", a seqno, \"-N\" or a time, not {type(start).__name__}")
+    detail = "-> " + _os.path.abspath(output)
+    with _open(source, schema, 0, bool(register), "record", detail, None, None, None, 0.0, _KIND_RECORD) as reader:
+        if start is not None:
+            reader.seek(start)
+        if where is not None:
+            reader.set_where(where)
+        return reader.record(output, count=count, until=until, compress=compress, level=level,
+                             rotate_size=rotate_size)
 
 
 def _path(value, what):

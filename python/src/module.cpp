@@ -32,7 +32,7 @@ namespace {
 // Every argument is checked before anything is opened: a refusal names it (arguments.hpp).
 Reader open(const py::object& source, const py::object& schema, const py::object& max_snapshot_size,
             bool register_reader, const py::object& name, const py::object& detail, const py::object& keywords,
-            const py::object& level, const py::object& heal, double heal_wait) {
+            const py::object& level, const py::object& heal, double heal_wait, std::uint32_t kind) {
     const std::string location = path_of(source, "source");
     bindings::OpenSettings settings;
     // heal: True finds the recorder (the registry), a path names the recording (docs/healing.md).
@@ -54,7 +54,7 @@ Reader open(const py::object& source, const py::object& schema, const py::object
     auto interest = bindings::interest_for(**handle, asked, register_reader);
     if (!interest) raise_error(interest.error().message());
     Reader reader(std::move(*handle));
-    if (register_reader) reader.register_as({reader_name, reader_kinds::kPython, reader_detail}, *interest);
+    if (register_reader) reader.register_as({reader_name, kind, reader_detail}, *interest);
     // A file (snapshot, recording) starts at its oldest event, as the CLI's
     // stats, digest and record read one; a live ring or a stream at its newest.
     if (reads_a_file(reader)) reader.seek(py::str("oldest"));
@@ -87,16 +87,19 @@ PYBIND11_MODULE(_evring, m) {
     register_reader(m);
     register_named(m);
     register_blocks(m);
+    register_record(m);
     register_wait(m);
     register_writer(m);
     m.def("open", &open, py::arg("source"), py::arg("schema") = py::none(), py::arg("max_snapshot_size") = 0,
           py::arg("register") = true, py::arg("name") = "python", py::arg("detail") = "",
           py::arg("keywords") = py::none(), py::arg("level") = py::none(), py::arg("heal") = py::none(),
-          py::arg("heal_wait") = 0.0,
+          py::arg("heal_wait") = 0.0, py::arg("kind") = evring::reader_kinds::kPython,
           "Opens a ring (name or path), a snapshot or a recording, as the evring CLI does.");
     m.def("_wait_for_name", &wait_for_name, py::arg("location"), py::arg("seconds"),
           "Waits up to `seconds` for `location` to name a ring; True once it does.");
     m.attr("__version__") = EVRING_VERSION_STRING;
+    // The registry's kind of a recorder (evring.record): lapped readers heal from what it lists.
+    m.attr("_KIND_RECORD") = evring::reader_kinds::kRecord;
     // Whether evring.open reads "nats://HOST[:PORT]/STREAM" (built with libnats).
     m.attr("READS_STREAMS") = static_cast<bool>(EVRING_PYTHON_STREAMS);
 }

@@ -96,6 +96,8 @@ void register_reader(py::module_& m);
 void register_named(py::module_& m);
 // Reader.blocks: whole span instances (reader_blocks.cpp).
 void register_blocks(py::module_& m);
+// Reader.record: into a recording file (reader_record.cpp).
+void register_record(py::module_& m);
 // An evring.Event of the reader's event: its payload copied when read, else None.
 PyObject* make_event(Reader& reader, const SourceEvent& e);
 // Reader.fileno, try_next, next and async iteration; evring.WaitSet (wait.cpp).

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 namespace evring::python::detail {
-namespace {
 
 bool finalizing() noexcept {
 #if PY_VERSION_HEX >= 0x030D0000
@@ -13,8 +12,6 @@ bool finalizing() noexcept {
     return _Py_IsFinalizing() != 0;
 #endif
 }
-
-}  // namespace
 
 void take_gil_back(PyThreadState* state) {
     // The interpreter is going away: this thread would be ended as it asks

@@ -36,6 +36,8 @@ namespace evring::python {
 namespace detail {
 // Takes the GIL back for `state`; see above (never returns when finalizing).
 void take_gil_back(PyThreadState* state);
+// The interpreter is going away: a thread must not ask for the GIL.
+bool finalizing() noexcept;
 }  // namespace detail
 
 template <class Work>

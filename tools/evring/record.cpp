@@ -1,7 +1,8 @@
-// evring record: the library's follow loop with a sink that writes every
-// event, and a gap marker with its reason for every sequence number it did
-// not capture, into a recording (record_sink.hpp). With --trigger, captures
-// of the ring around the events an expression keeps instead (capture/).
+// evring record: the options, then the library's record pipeline
+// (lib/record/record_source.hpp), which writes every event, and a gap marker
+// with its reason for every sequence number it did not capture, into a
+// recording. With --trigger, captures of the ring around the events an
+// expression keeps instead (capture/).
 #include <filesystem>
 
 #include <CLI/CLI.hpp>
@@ -10,13 +11,11 @@
 #include "capture/capture.hpp"
 #include "cursor/named_reader.hpp"
 #include "commands.hpp"
-#include "registry/reader_kinds.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "output/escape.hpp"
 #include "evring/source/follow.hpp"
-#include "query/recording_span_marks.hpp"
-#include "recording/recording_writer.hpp"
-#include "record_sink.hpp"
+#include "record/record_source.hpp"
+#include "registry/reader_kinds.hpp"
 #include "open.hpp"
 #include "sink/registering_sink.hpp"
 #include "ops/stop.hpp"
@@ -66,15 +65,10 @@ Result<RecordPlan> plan_record(RecordOptions& options) {
     return plan;
 }
 
-std::string record_ended(const FollowResult& result) {
-    switch (result.end) {
-    case FollowEnd::Count: return "reached --count";
-    case FollowEnd::Stop: return "reached --until";
-    case FollowEnd::Stopped: return "interrupted";
-    case FollowEnd::Sink: return "writing the recording failed";
-    case FollowEnd::End: break;
-    }
-    return result.why;
+std::string capture_ended(const FollowResult& result) {
+    Recorded recorded;
+    recorded.follow = result;
+    return record_ended(recorded);
 }
 
 // --trigger: the follow loop tests the trigger; the captures copy (capture.hpp).
@@ -90,23 +84,26 @@ int run_captures(const RecordOptions& options, RecordPlan& plan, std::unique_ptr
     // What watching cost: descriptors read, and the payloads the trigger needed.
     fmt::print(stderr, "evring: tested {} events for the trigger, reading {} payloads; {}\n", result->counters.events,
                result->counters.payloads,
-               result->end == FollowEnd::Sink && status ? "reached --max-captures" : printable(record_ended(*result)));
+               result->end == FollowEnd::Sink && status ? "reached --max-captures" : printable(capture_ended(*result)));
     if (!status) return runtime_error(status.error());
     return kExitOk;
 }
 
-// A named recorder's mark says what its file holds, as the recording's
-// worker writes it (RecordingOptions::on_block, NamedReader::output_written).
-std::function<void(const BlockProgress&)> mark_blocks(NamedReader& reader, bool ring_set) {
-    return [&reader, ring_set](const BlockProgress& block) {
-        if (!ring_set) {
-            block.written ? reader.output_written(block.last_seqno) : reader.output_writing(block.last_seqno);
-            return;
-        }
-        for (const BlockProgress::MemberLast& m : block.members)
-            block.written ? reader.output_member_written(m.member, m.seqno)
-                          : reader.output_member_writing(m.member, m.seqno);
-    };
+// What was taken, also when writing failed (a full disk), then the error;
+// the blocks written before it stay readable (recording_writer.hpp).
+int report_recorded(const Recorded& r, const RecordJob& job, const EventSource& source) {
+    const RecordingTotals& t = r.totals;
+    fmt::print(stderr,
+               "evring: {} {} events, {} expired payloads, {} lost in {} gaps, in {} file(s) (last: {}); {}{}\n",
+               r.written ? "recorded" : "took", t.events, t.expired, t.lost, t.gaps, t.files, printable(r.last_file),
+               r.written ? printable(record_ended(r))
+                         : "writing the recording failed: only the blocks written before the error are in it",
+               r.follow.counters.late > 0 ? late_words(r.follow.counters.late) : std::string());
+    if (job.named != nullptr && !job.named->redelivered_words().empty()) report_error(job.named->redelivered_words());
+    if (!r.written) return runtime_error(r.written.error());
+    if (r.follow.damaged)
+        return damaged_error(source.identity().path, "everything readable was recorded, with a gap marker for what was lost");
+    return kExitOk;
 }
 
 }  // namespace
@@ -130,23 +127,18 @@ int run_record(RecordOptions& options) {
         if (auto s = options.select.resolve(plan->follow, found->schema ? &*found->schema : nullptr, **source); !s)
             return exit_code(s.error());
     }
-    // The schema blob the source carries goes into every file of the recording,
-    // and its span labels make the recording's span index (recording_index.hpp).
-    plan->recording.schema = (*source)->schema();
     if (!found) {
         if (auto resolved = resolve_schema(**source)) found = std::move(*resolved);
     }
-    if (found && found->schema) plan->recording.span_marker = span_marker(*found->schema);
     const Schema* schema = found && found->schema ? &*found->schema : nullptr;
     auto interest = options.interest.resolve(schema, **source, options.ring, options.no_register);
     if (!interest) return usage_error(interest.error());
     // Record what we asked for, whoever else listens (other readers' interest may bring more).
     if (*interest) InterestOption::narrow(**interest, schema, plan->follow.filter.types);
-    plan->recording.ring_set = (*source)->identity().members;  // member ids in every record
-    // Lapped readers of this ring heal from recordings of its instance only (healer.hpp).
-    if (const SourceKind kind = (*source)->kind(); kind == SourceKind::Ring || kind == SourceKind::RingSet)
-        plan->recording.origin_instance = (*source)->identity().instance;
-    if (plan->capture) return run_captures(options, *plan, *source);
+    if (plan->capture) {
+        describe_recording(**source, schema, plan->recording);
+        return run_captures(options, *plan, *source);
+    }
     // --name: the start is where the name's last run committed (named_reader.hpp).
     // An -o that exists is refused before that, so such a run changes nothing (not even --reset).
     std::error_code ignored;
@@ -155,56 +147,19 @@ int run_record(RecordOptions& options) {
                                                        "new file each run)", printable(options.output))));
     auto named = options.select.resume_named(plan->follow, **source);
     if (!named) return exit_code(named.error());
-    NamedReader* reader = named->get();
-    // The writer (and its worker, which calls on_block) goes before the reader: declared after it.
-    if (reader != nullptr) plan->recording.on_block = mark_blocks(*reader, plan->recording.ring_set);
-    auto writer = RecordingWriter::create(options.output, source_header((*source)->identity()), plan->recording);
-    if (!writer) return runtime_error(writer.error());
     install_stop_handlers();
-    RecordSink sink(*writer, options.output);
-    if (plan->follow.start.kind == Position::Kind::Seqno && plan->follow.start.member == Position::kAnyMember)
-        sink.asked_from(plan->follow.start.value);
-    // The absolute path: lapped readers find this recording through the registry (--heal, healer.hpp).
-    std::error_code absolute_failed;
-    const auto output = std::filesystem::absolute(options.output, absolute_failed);
-    RegisteringSink seen(sink, {"record", reader_kinds::kRecord, "-> " + (absolute_failed ? options.output : output.string())},
-                         !options.no_register);
-    if (*interest) seen.set_interest(**interest);
-    // A commit covers only what is written and synced: each one waits for the
-    // recording's worker and the disk, so they come at most once a second.
-    std::optional<Error> sync_failed;
-    std::optional<CommitSink> committing;
-    if (reader != nullptr)
-        committing.emplace(seen, *reader, [&] {
-            auto synced = writer->sync();
-            if (!synced) sync_failed = std::move(synced).error();
-            return !sync_failed;
-        }, std::chrono::seconds(1));
-    auto result = follow(*source, plan->follow, committing ? static_cast<FollowSink&>(*committing) : seen);
-    Status status = sink.status();
-    if (status && sync_failed) status = *sync_failed;
-    if (status) status = writer->finish();
-    if (!result) return runtime_error(result.error());
-    if (reader != nullptr && status) {
-        if (committing->error()) return runtime_error(*committing->error());
-        if (auto s = reader->commit(result->end == FollowEnd::End); !s) return runtime_error(s.error());
-    }
-    const RecordingTotals& t = writer->totals();
-    // Also when writing failed (a full disk): what was taken, then the error;
-    // the blocks written before it stay readable (recording_writer.hpp).
-    fmt::print(stderr,
-               "evring: {} {} events, {} expired payloads, {} lost in {} gaps, in {} file(s) (last: {}); {}{}\n",
-               status ? "recorded" : "took", t.events, t.expired, t.lost, t.gaps, t.files,
-               printable(writer->current_path()),
-               status ? printable(record_ended(*result))
-                      : "writing the recording failed: only the blocks written before the error are in it",
-               result->counters.late > 0 ? late_words(result->counters.late) : std::string());
-    if (reader != nullptr && !reader->redelivered_words().empty()) report_error(reader->redelivered_words());
-    if (!status) return runtime_error(status.error());
-    if (result->damaged)
-        return damaged_error((*source)->identity().path,
-                             "everything readable was recorded, with a gap marker for what was lost");
-    return kExitOk;
+    RecordJob job;
+    job.output = options.output;
+    job.follow = plan->follow;
+    job.recording = plan->recording;
+    job.schema = schema;
+    job.register_reader = !options.no_register;
+    job.interest = *interest;
+    job.named = named->get();
+    job.report = report_error;
+    auto recorded = record_source(*source, job);
+    if (!recorded) return runtime_error(recorded.error());
+    return report_recorded(*recorded, job, **source);
 }
 
 Command add_record(CLI::App& app) {

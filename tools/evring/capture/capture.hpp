@@ -14,7 +14,7 @@
 //   over the same ring (the same file: checked by its instance), positions it
 //   at the trigger's time - before through the position resolver, and copies
 //   events with their payloads into DIR/capture-NNNN.evrec with the recording
-//   sink of `evring record` (record_sink.hpp) until the window closes
+//   sink of `evring record` (lib/sink/record_sink.hpp) until the window closes
 //   (capture_window.hpp). The "before" part is still in the ring's memory.
 // - The window closes when a trigger past its end is seen, or when the
 //   trigger loop is caught up and the wall clock is kCloseGrace past the end

@@ -4,10 +4,11 @@
 #include <fmt/format.h>
 
 #include "capture/capture.hpp"
+#include "commands.hpp"
 #include "open.hpp"
 #include "ops/stop.hpp"
 #include "output/escape.hpp"
-#include "record_sink.hpp"
+#include "sink/record_sink.hpp"
 
 namespace evring::cli {
 namespace {
@@ -97,7 +98,7 @@ Status copy_window(Capture& capture, const CaptureContext& context, std::string&
     recording.capture_before_nanos = context.before_nanos;
     auto writer = RecordingWriter::create(capture.path, source_header((*source)->identity()), recording);
     if (!writer) return std::move(writer).error();
-    RecordSink sink(*writer, capture.path);
+    RecordSink sink(*writer, capture.path, report_error);
     WindowSink window(sink, capture, context.before_nanos);
     FollowOptions options;
     options.start = Position{Position::Kind::AbsoluteTime, capture.window.start()};
