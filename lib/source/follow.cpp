@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "evring/clock.hpp"
 #include "source/source_renamed.hpp"
 #include "source/event_predicate.hpp"
@@ -33,6 +35,11 @@ namespace detail {
 FollowLoop::FollowLoop(std::unique_ptr<EventSource>& source, const FollowOptions& options, FollowSink& sink)
     : source_(source), options_(options), sink_(sink) {}
 
+bool FollowLoop::member_kept(std::uint32_t member) const noexcept {
+    const auto& kept = options_.members;
+    return kept.empty() || std::find(kept.begin(), kept.end(), member) != kept.end();
+}
+
 bool FollowLoop::stop_requested() const noexcept {
     return options_.stop_flag != nullptr && options_.stop_flag->load(std::memory_order_relaxed);
 }
@@ -40,6 +47,9 @@ bool FollowLoop::stop_requested() const noexcept {
 Status FollowLoop::position(const Position& start) {
     // A remote source may filter on its server; the loop still filters.
     if (!options_.filter.accepts_everything()) source_->narrow(options_.filter);
+    if (!options_.members.empty() && !source_->identity().members)
+        return Error(EINVAL, fmt::format("--member picks members of a ring set; '{}' is a {}",
+                                         source_->identity().location, describe(source_->kind())));
     if (start.member != Position::kAnyMember && !source_->identity().members)
         return Error(EINVAL, fmt::format("--from {}:{}: MEMBER:SEQNO is for ring sets; '{}' is a {}", start.member,
                                          start.value, source_->identity().location, describe(source_->kind())));
@@ -118,7 +128,8 @@ std::optional<FollowEnd> FollowLoop::on_event(SourceEvent& event) {
         if (by_label.before) return FollowEnd::Stop;
     }
     // --- the filter: descriptor tests, then the whole-event predicate (where.hpp) ---
-    const bool keep = keep_event(event, options_.filter.matches(d), options_.where, options_.payloads, loader);
+    const bool keep = member_kept(event.member) &&
+                      keep_event(event, options_.filter.matches(d), options_.where, options_.payloads, loader);
     if (loader.failed()) {
         load_failed_ = true;  // run() reports the source's failure
         return std::nullopt;
@@ -134,7 +145,7 @@ std::optional<FollowEnd> FollowLoop::on_event(SourceEvent& event) {
 
 std::optional<FollowEnd> FollowLoop::on_gap(const SourceGap& gap) {
     if (gap.first_seqno > stop_at_.seqno) return FollowEnd::Stop;
-    if (!sink_.gap(gap)) return FollowEnd::Sink;
+    if (member_kept(gap.member) && !sink_.gap(gap)) return FollowEnd::Sink;
     if (gap.last_seqno() >= stop_at_.seqno) return FollowEnd::Stop;
     return std::nullopt;
 }

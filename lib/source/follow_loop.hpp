@@ -26,6 +26,7 @@ public:
 
 private:
     bool stop_requested() const noexcept;
+    bool member_kept(std::uint32_t member) const noexcept;  // options.members
     Status position(const Position& start);
     std::optional<FollowEnd> on_event(SourceEvent& event);
     std::optional<FollowEnd> on_gap(const SourceGap& gap);

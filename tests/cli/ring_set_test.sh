@@ -55,6 +55,13 @@ lines=$("$EVRING_BIN" watch "$SET" --from oldest --format jsonl --member 2 2>/de
 if [ "$lines" -eq "$COUNT" ]; then ok watch_member_filter_keeps_one_member
 else fail watch_member_filter_keeps_one_member "$lines lines, expected $COUNT"; fi
 
+# --count counts the kept member's events only (the follow loop filters members,
+# so the other members' events, merged before them, do not use up the count).
+members=$("$EVRING_BIN" watch "$SET" --from oldest --format jsonl --member 2 --count 5 2>/dev/null |
+          grep -o '"member":[0-9]*' | sort | uniq -c | tr -s ' ')
+if [ "$members" = ' 5 "member":2' ]; then ok member_filter_with_count_gives_that_members_events
+else fail member_filter_with_count_gives_that_members_events "got: $members"; fi
+
 if "$EVRING_BIN" record "$SET" --output "$WORK/set.evrec" --from oldest 2>"$WORK/record.err"; then
     out=$("$EVRING_BIN" watch "$WORK/set.evrec" --from oldest --format jsonl 2>"$WORK/replay.err" | check_jsonl 2>&1)
     if [ "$out" = ok ]; then ok record_of_the_set_replays_merged_with_members

@@ -20,8 +20,7 @@ namespace {
 
 class DigestSink final : public ComparedSink {
 public:
-    DigestSink(const ComparedSource& read, std::vector<std::uint32_t> members)
-        : ComparedSink(read, std::move(members)), ctx_(EVP_MD_CTX_new()) {
+    explicit DigestSink(const ComparedSource& read) : ComparedSink(read), ctx_(EVP_MD_CTX_new()) {
         ok_ = ctx_ != nullptr && EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) == 1;
     }
     ~DigestSink() override { EVP_MD_CTX_free(ctx_); }
@@ -69,7 +68,7 @@ int run_digest(DigestOptions& options) {
     if (int code = open_compared(options.source, options.read, read); code != kExitOk) return code;
     auto& source = read.source;
     FollowOptions& follow_options = read.follow;
-    DigestSink sink(read, options.read.select.members);
+    DigestSink sink(read);
     // --name: the events since the last run; committed once the result is printed.
     auto named = options.read.select.resume_named(follow_options, *source);
     if (!named) return exit_code(named.error());

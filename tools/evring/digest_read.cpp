@@ -71,9 +71,6 @@ int open_compared(const std::string& location, ComparedReadOptions& options, Com
     if (auto s = options.heal.apply(source_options, options.select.name.has_value()); !s) return usage_error(s.error());
     auto source = open_for_command(location, source_options);
     if (!source) return runtime_error(source.error());
-    if (!options.select.members.empty() && !(*source)->identity().members)
-        return usage_error(Error(EINVAL, fmt::format("--member picks members of a ring set; '{}' is a {}", location,
-                                                     describe((*source)->kind()))));
     auto found = resolve_schema(**source, {.schema_file = options.schema_file});
     if (!found) return runtime_error(found.error());
     if (!found->warning.empty()) report_error(found->warning);

@@ -52,11 +52,6 @@ struct Blanking {
     }
 };
 
-// --member: whether events of `member` are read (no --member: all).
-inline bool member_kept(const std::vector<std::uint32_t>& members, std::uint32_t member) {
-    return members.empty() || std::find(members.begin(), members.end(), member) != members.end();
-}
-
 struct ComparedReadOptions {
     EventSelection select{"oldest"};  // --from, --until, --count, --type, --flow, --where, --member
     bool blank_time = false;
@@ -84,25 +79,22 @@ struct ComparedSource {
 // 0 with `out` ready to follow, or the exit code of the reported error.
 int open_compared(const std::string& location, ComparedReadOptions& options, ComparedSource& out);
 
-// The follow sink of a compared read: it passes over the events and gaps of
-// members not read (--member), counts gaps, blanks each descriptor and hands
+// The follow sink of a compared read (the follow loop passes over members not
+// read, --member): it counts gaps, blanks each descriptor and hands
 // the event on to take() (digest hashes it, diff queues it). A stream is read
 // up to its stop position, so it waits while idle (messages being fetched);
 // anything else is read up to its end.
 class ComparedSink : public FollowSink {
 public:
-    ComparedSink(const ComparedSource& read, std::vector<std::uint32_t> members)
-        : blank_(read.blank), members_(std::move(members)), keep_waiting_(read.stream) {}
+    explicit ComparedSink(const ComparedSource& read) : blank_(read.blank), keep_waiting_(read.stream) {}
 
     bool event(const SourceEvent& e) final {
-        if (!member_kept(members_, e.member)) return true;
         EventDescriptor blanked = e.descriptor;
         blank_.apply(blanked);
         ++events_;
         return take(e, blanked);
     }
     bool gap(const SourceGap& g) final {
-        if (!member_kept(members_, g.member)) return true;
         ++gaps_;
         gap_seqnos_ += g.count;
         return true;
@@ -119,7 +111,6 @@ protected:
 
 private:
     Blanking blank_;
-    std::vector<std::uint32_t> members_;
     bool keep_waiting_;
     std::uint64_t events_ = 0, gaps_ = 0, gap_seqnos_ = 0;
 };

@@ -129,6 +129,7 @@ Status EventSelection::check_filters(FlowFilter& filter) const {
 
 Status EventSelection::check(FollowOptions& follow) const {
     if (auto s = check_range(follow); !s) return s;
+    follow.members = members;  // the follow loop passes over the others' events and gaps
     return check_filters(follow.filter);
 }
 
@@ -167,6 +168,9 @@ Status EventSelection::resolve(FollowOptions& follow, const Schema* schema, Even
 
 Status EventSelection::resolve(FollowOptions& follow, const Schema* schema, EventSource& source,
                                SelectionKept& kept) const {
+    if (!members.empty() && !source.identity().members)
+        return Error(EINVAL, fmt::format("--member picks members of a ring set; '{}' is a {}",
+                                         printable(source.identity().location), describe(source.kind())));
     if (auto s = resolve_names(follow.filter, schema, source); !s) return s;
     follow.schema = schema;
     const bool span_stop = follow.stop.kind == Position::Kind::Span;

@@ -98,9 +98,6 @@ int run_watch(WatchOptions& options) {
         return usage_error(Error(EINVAL, fmt::format("--follow reads a recording as it is written; '{}' is a {} "
                                                      "(a ring is followed anyway)",
                                                      options.ring, describe((*source)->kind()))));
-    if (!options.select.members.empty() && !(*source)->identity().members)
-        return usage_error(Error(EINVAL, fmt::format("--member picks members of a ring set; '{}' is a {}",
-                                                     options.ring, describe((*source)->kind()))));
     auto found = resolve_schema(**source, {.schema_file = options.schema_file});
     if (!found) return runtime_error(found.error());
     if (!found->warning.empty()) report_error(found->warning);
@@ -140,7 +137,6 @@ int run_watch(WatchOptions& options) {
     install_stop_handlers();
     OutputBuffer out(1);
     WatchSink sink(printer, out);
-    sink.only_members(options.select.members);
     std::optional<AssembleSink> assembling;
     if (assembler) assembling.emplace(*assembler, sink, printer, out, plan->format, options.stage);
     RegisteringSink seen(assembling ? static_cast<FollowSink&>(*assembling) : sink,

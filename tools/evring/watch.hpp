@@ -28,8 +28,6 @@ public:
         kind_ = source.kind();
         members_shown_ = source.identity().members;
     }
-    // A ring set: show only these members (empty: all).
-    void only_members(std::vector<std::uint32_t> members) { members_ = std::move(members); }
     bool event(const SourceEvent& event) override;
     bool gap(const SourceGap& gap) override;
     void notice(std::string_view text) override;
@@ -43,10 +41,8 @@ private:
 
     EventPrinter& printer_;
     OutputBuffer& out_;
-    bool wanted(std::uint32_t member) const;
     SourceKind kind_ = SourceKind::Ring;
-    std::vector<std::uint32_t> members_;
-    bool members_shown_ = false;  // a ring set or its recording: show and filter members
+    bool members_shown_ = false;  // a ring set or its recording: show members
     std::uint64_t printed_ = 0;
     std::uint64_t expired_ = 0;
 };

@@ -16,16 +16,9 @@ void WatchSink::say(const std::string& line) {
     fmt::print(stderr, "evring: {}\n", printable(line));
 }
 
-bool WatchSink::wanted(std::uint32_t member) const {
-    return members_.empty() || std::find(members_.begin(), members_.end(), member) != members_.end();
-}
-
 bool WatchSink::event(const SourceEvent& event) {
     const EventDescriptor& d = event.descriptor;
-    if (members_shown_) {
-        if (!wanted(event.member)) return true;
-        printer_.set_member(event.member);
-    }
+    if (members_shown_) printer_.set_member(event.member);
     PayloadView payload;
     switch (event.payload_state) {
     case PayloadState::NotRead: break;
@@ -49,7 +42,6 @@ bool WatchSink::event(const SourceEvent& event) {
 }
 
 bool WatchSink::gap(const SourceGap& gap) {
-    if (members_shown_ && !wanted(gap.member)) return true;
     const std::string seqno = members_shown_ ? fmt::format("member {} seqno", gap.member) : "seqno";
     const std::string range = gap.count == 1 ? fmt::format("{} {}", seqno, gap.first_seqno)
                                              : fmt::format("{} {}..{}", seqno, gap.first_seqno, gap.last_seqno());

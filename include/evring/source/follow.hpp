@@ -48,6 +48,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "evring/error.hpp"
 #include "evring/source/event_source.hpp"
@@ -90,6 +91,11 @@ struct FollowOptions {
     // payload (EventSource::read_payload) only when `where` reaches a field
     // the descriptor left open, or for a kept event when `payloads` asks.
     const EventPredicate* where = nullptr;
+    // Ring set members to keep (`--member`); empty: every member. Events
+    // and gaps of the others are passed over before the filter and never
+    // reach the sink, so `count` counts kept members' events only. Refused
+    // (EINVAL) for a source that is not a ring set (or a recording of one).
+    std::vector<std::uint32_t> members;
     // How the loop positions a source: EventSource::seek when null. Readers
     // that link the schema library set evring::seek_source (span_seek.hpp),
     // so span positions (`block:N`) work; it decodes them with `schema`, or

@@ -23,9 +23,8 @@ constexpr std::size_t kMaxPending = 100000;
 // channel; gaps are counted as digest counts them (ComparedSink).
 class SideSink final : public ComparedSink {
 public:
-    SideSink(EventChannel& channel, const ComparedSource& read, const std::vector<std::uint32_t>& members,
-             std::optional<std::uint8_t> span_tag)
-        : ComparedSink(read, members), channel_(channel), labels_(read.follow.span_labels), span_tag_(span_tag) {}
+    SideSink(EventChannel& channel, const ComparedSource& read, std::optional<std::uint8_t> span_tag)
+        : ComparedSink(read), channel_(channel), labels_(read.follow.span_labels), span_tag_(span_tag) {}
 
     void notice(std::string_view text) override { notices.emplace_back(text); }
 
@@ -51,8 +50,8 @@ private:
 
 // A reading thread: the follow loop, then the channel ended.
 struct SideReader {
-    SideReader(ComparedSource& read, const std::vector<std::uint32_t>& members, std::optional<std::uint8_t> span_tag)
-        : read_(read), channel(kChannelEvents), sink(channel, read, members, span_tag) {}
+    SideReader(ComparedSource& read, std::optional<std::uint8_t> span_tag)
+        : read_(read), channel(kChannelEvents), sink(channel, read, span_tag) {}
     void run() {
         result = follow(read_.source, read_.follow, sink);
         channel.end();
@@ -149,7 +148,7 @@ int run_diff(DiffOptions& options) {
     const bool by_member = options.by == "member";
     report.span = tag ? options.by : std::string();
     DiffJoin join(options.read.blank_seqno, kMaxPending, [&report](const Difference& d) { report.add(d); });
-    SideReader a(reads[0], options.read.select.members, tag), b(reads[1], options.read.select.members, tag);
+    SideReader a(reads[0], tag), b(reads[1], tag);
     std::thread thread_a([&a] { a.run(); });
     std::thread thread_b([&b] { b.run(); });
     auto compared = compare_sides({&a, &b}, join, report, options.by == "seqno");
