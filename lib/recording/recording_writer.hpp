@@ -122,6 +122,8 @@ public:
     ~RecordingWriter();
 
     // Space for the event's payload_size bytes; valid until end_event.
+    // Inline (recording_writer_inline.hpp): the recorder's follow thread
+    // calls both for every event.
     std::byte* begin_event(const EventDescriptor& event);
     // Keeps the event, or, when the copied payload was not intact (or the
     // event cannot fit a block: payload_size over 4 GiB less 72 bytes), keeps
@@ -147,10 +149,30 @@ public:
 
 private:
     struct State;
+    // What the inline begin_event/end_event touch (recording_writer_inline.hpp).
+    struct Staging {
+        std::byte* next = nullptr;       // where the next record goes; null: every call out of line
+        std::byte* limit = nullptr;      // the end of the staging buffer
+        std::byte* block_end = nullptr;  // a record that ends at or past it ends the block
+        std::byte* open = nullptr;       // the event begun inline, until its end_event
+        // Of the events kept inline since the last settle().
+        std::uint64_t min_seqno = UINT64_MAX, max_seqno = 0;
+        std::uint64_t min_nanos = UINT64_MAX, max_nanos = 0;
+        std::uint32_t events = 0;
+    };
     explicit RecordingWriter(std::unique_ptr<State> state);
+    std::byte* begin_event_slow(const EventDescriptor& event);
+    Status end_event_slow(bool payload_intact);
+    Status end_block();
     Status after_record();
+    // Hands what the inline path staged to State, and takes it back.
+    void settle() noexcept;
+    void rearm() noexcept;
     std::unique_ptr<State> state_;
     RecordingTotals totals_;
+    Staging fast_;
 };
 
 }  // namespace evring
+
+#include "recording/recording_writer_inline.hpp"
