@@ -2,12 +2,14 @@
 // thread can, for scripts/bench-record (issue 35 item 2: does `evring record`
 // keep up with a writer running flat out?).
 //
-//   evring-flat-writer <ring-config> COUNT [START_FILE]
+//   evring-flat-writer <ring-config> COUNT [START_FILE [HOLD_FILE]]
 //
 // The ring (e.g. NAME:20:28) is created as an application creates it and
 // removed on exit; a reader that has it open reads on to its end. With
 // START_FILE, the first event waits (at most 30 s) until that file exists,
-// so a reader can open the ring first and miss nothing. Each
+// so a reader can open the ring first and miss nothing. With HOLD_FILE, the
+// ring is kept after the last event until that file exists (at most 600 s),
+// for readers that start after the writing (scripts/bench-record-counts). Each
 // payload is like an execution event's (a counter, a timestamp and small
 // fields, as tests/tools/recording_throughput's "fields"), so compression
 // sees what it would in a real recording. Prints one JSON object when done:
@@ -35,8 +37,8 @@ double seconds_now() {
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-bool wait_for_file(const char* path) {
-    const double give_up = seconds_now() + 30;
+bool wait_for_file(const char* path, double seconds) {
+    const double give_up = seconds_now() + seconds;
     while (::access(path, F_OK) != 0) {
         if (seconds_now() > give_up) return false;
         const timespec pause{0, 1'000'000};
@@ -48,8 +50,8 @@ bool wait_for_file(const char* path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 3 && argc != 4) {
-        std::fprintf(stderr, "usage: evring-flat-writer <ring-config> COUNT [START_FILE]\n");
+    if (argc < 3 || argc > 5) {
+        std::fprintf(stderr, "usage: evring-flat-writer <ring-config> COUNT [START_FILE [HOLD_FILE]]\n");
         return 2;
     }
     const std::uint64_t count = std::strtoull(argv[2], nullptr, 10);
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     evring::Publisher publisher(writer->ring(), evring::WriterSharing::Exclusive);
-    if (argc == 4 && !wait_for_file(argv[3])) {
+    if (argc >= 4 && !wait_for_file(argv[3], 30)) {
         std::fprintf(stderr, "evring-flat-writer: %s did not appear within 30 s\n", argv[3]);
         return 1;
     }
@@ -82,5 +84,10 @@ int main(int argc, char** argv) {
     const double elapsed = seconds_now() - start;
     std::printf("{\"events\":%llu,\"start_s\":%.6f,\"elapsed_s\":%.4f,\"events_per_s\":%.0f}\n",
                 static_cast<unsigned long long>(count), start, elapsed, static_cast<double>(count) / elapsed);
+    std::fflush(stdout);
+    if (argc == 5 && !wait_for_file(argv[4], 600)) {
+        std::fprintf(stderr, "evring-flat-writer: %s did not appear within 600 s\n", argv[4]);
+        return 1;
+    }
     return 0;
 }

@@ -40,6 +40,9 @@ Status check_options(const RecordingOptions& options) {
         (options.compression_level < ZSTD_minCLevel() || options.compression_level > ZSTD_maxCLevel()))
         return Error(EINVAL, fmt::format("zstd compression level {} is out of range ({}..{})",
                                          options.compression_level, ZSTD_minCLevel(), ZSTD_maxCLevel()));
+    if (options.threads < 1 || options.threads > kMaxRecordingThreads)
+        return Error(EINVAL, fmt::format("{} compression threads: out of range (1..{})", options.threads,
+                                         kMaxRecordingThreads));
     if (options.schema.size() > kMaxRecordingSchemaSize)
         return Error(EINVAL, fmt::format("schema of {} bytes is over the limit of {} bytes",
                                          options.schema.size(), kMaxRecordingSchemaSize));
@@ -85,7 +88,8 @@ Result<RecordingWriter> RecordingWriter::create(const std::string& path, const R
     }
     state->stage = detail::ByteBuffer(2 * detail::kBlockTarget);
     if (auto s = state->open_file(0); !s) return std::move(s).error();
-    state->sink = std::make_unique<detail::RecordingSink>(options.compress, options.compression_level, options.on_block);
+    state->sink = std::make_unique<detail::RecordingSink>(options.compress, options.compression_level, options.on_block,
+                                                          options.threads);
     // What the inline path cannot do (recording_writer_inline.hpp).
     state->inline_staging = !options.span_marker && !options.ring_set && options.rotate_bytes == 0;
     return RecordingWriter(std::move(state));

@@ -15,8 +15,9 @@
 //   256 KiB (recording_format.hpp); a worker thread the writer owns
 //   compresses each block (zstd, one frame per block; a block zstd cannot
 //   shrink is stored raw), checksums it and writes it with one writev, in
-//   order. The caller never waits for zstd or write(2) unless the worker is
-//   32 MiB of blocks behind.
+//   order; with options.threads > 1, that many threads compress blocks at
+//   once and the worker writes them in order. The caller never waits for
+//   zstd or write(2) unless the worker is 32 MiB of blocks behind.
 // - flush() ends the current block (no-op when nothing is staged); once the
 //   worker has written it, every record appended before the flush is readable
 //   from the file. A recorder killed at any moment leaves a file whose every
@@ -54,6 +55,8 @@
 #include "recording/recording_index.hpp"
 
 namespace evring {
+
+inline constexpr unsigned kMaxRecordingThreads = 64;
 
 // `<base>` for index 0, `<base>.<index>` after.
 std::string rotated_path(const std::string& base, std::uint32_t index);
@@ -101,6 +104,11 @@ struct RecordingOptions {
     // (see the contract). It must be quick, must not throw and must not use
     // the writer.
     std::function<void(const BlockProgress&)> on_block{};
+    // Threads that compress, 1..kMaxRecordingThreads: the writer's worker
+    // and threads - 1 more, each packing whole blocks; the worker still
+    // writes them in order (recording_sink.hpp). Without compression, one.
+    // (Last: the tests build options positionally.)
+    unsigned threads = 1;
 };
 
 struct RecordingTotals {
