@@ -4,6 +4,11 @@
 // seal is encode, on one thread), then with real threads, many times, with
 // blocks whose compression takes very different times so that packers finish
 // out of order.
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -97,6 +102,46 @@ TEST(RecordingThreads, WritesTheBlocksOneThreadWritesInOrder) {
         }
         ::unlink(path.c_str());
     }
+}
+
+// In a child process whose files may not grow past 1 MiB (RLIMIT_FSIZE,
+// SIGXFSZ ignored: write(2) fails with EFBIG, as on a full disk): the write
+// error reaches the caller, naming the file, and every thread stops.
+// Exit codes: 0 as expected, 1 no error reported, 2 an error not naming the
+// file, 3 create failed.
+int write_past_a_size_limit(const std::string& path) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{1 << 20, 1 << 20};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    RecordingOptions options;
+    options.threads = 4;
+    auto writer = RecordingWriter::create(path, test::recording_source_header(), options);
+    if (!writer) return 3;
+    std::mt19937_64 rng(2);
+    Status status;
+    for (std::uint64_t seq = 1; seq <= 40'000 && status; ++seq) {
+        std::byte* dst = writer->begin_event(test::event_with(seq, 256));
+        for (int b = 0; b < 256; ++b) dst[b] = static_cast<std::byte>(rng());  // stored raw: 10 MiB
+        status = writer->end_event(true);
+        if (status && seq % 200 == 0) status = writer->flush();
+    }
+    if (status) status = writer->finish();
+    if (status) return 1;
+    return status.error().message().find(path) != std::string::npos ? 0 : 2;
+}
+
+TEST(RecordingThreads, AWriteErrorIsReportedAndStopsEveryThread) {
+    TempDir dir;
+    const std::string path = dir.file("limited.evrec");
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) ::_exit(write_past_a_size_limit(path));
+    int wstatus = 0;
+    ASSERT_EQ(::waitpid(child, &wstatus, 0), child);
+    ASSERT_TRUE(WIFEXITED(wstatus)) << "the child died (signal " << WTERMSIG(wstatus) << ")";
+    EXPECT_EQ(WEXITSTATUS(wstatus), 0);
+    // What was written before the error replays.
+    EXPECT_FALSE(test::replay(path).event_seqnos().empty());
 }
 
 TEST(RecordingThreads, CountOutOfRangeIsRefusedNamingIt) {
