@@ -33,21 +33,37 @@ BlockEncoder::BlockEncoder(bool compress, int level) : level_(level) {
     }
 }
 
-bool BlockEncoder::compress(std::span<const std::byte> content) {
-    if (!cctx_ || content.empty() || content.size() > kMaxCompressedBlockContent) return false;
+std::size_t BlockEncoder::compress(std::span<const std::byte> content, ByteBuffer& into) {
+    if (!cctx_ || content.empty() || content.size() > kMaxCompressedBlockContent) return 0;
     const std::size_t bound = ZSTD_compressBound(content.size());
-    if (!scratch_.reserve(bound)) return false;
-    const std::size_t n = ZSTD_compress2(cctx_.get(), scratch_.data(), bound, content.data(), content.size());
+    if (!into.reserve(bound)) return 0;
+    const std::size_t n = ZSTD_compress2(cctx_.get(), into.data(), bound, content.data(), content.size());
     // An error, or no gain: the block is stored raw (always correct).
-    if (ZSTD_isError(n) || n >= content.size()) return false;
-    stored_ = {scratch_.data(), n};
-    return true;
+    if (ZSTD_isError(n) || n >= content.size()) return 0;
+    return n;
 }
 
 void BlockEncoder::encode(std::span<const std::byte> content, const BlockMeta& meta,
                           std::uint64_t series_id) {
-    const bool zstd = !meta.raw && compress(content);
-    if (!zstd) stored_ = content;
+    const std::size_t n = meta.raw ? 0 : compress(content, scratch_);
+    stored_ = n > 0 ? std::span<const std::byte>(scratch_.data(), n) : content;
+    fill_header(content, n > 0, crc32c(stored_.data(), stored_.size()), meta, series_id);
+}
+
+void BlockEncoder::pack(std::span<const std::byte> content, PackedBlock& packed) {
+    packed.size = compress(content, packed.bytes);
+    packed.zstd = packed.size > 0;
+    packed.stored_crc = packed.zstd ? crc32c(packed.bytes.data(), packed.size) : crc32c(content.data(), content.size());
+}
+
+void BlockEncoder::seal(std::span<const std::byte> content, const PackedBlock& packed, const BlockMeta& meta,
+                        std::uint64_t series_id) {
+    stored_ = packed.zstd ? std::span<const std::byte>(packed.bytes.data(), packed.size) : content;
+    fill_header(content, packed.zstd, packed.stored_crc, meta, series_id);
+}
+
+void BlockEncoder::fill_header(std::span<const std::byte> content, bool zstd, std::uint32_t stored_crc,
+                               const BlockMeta& meta, std::uint64_t series_id) {
     header_ = RecordingBlockHeader{};
     header_.magic = kBlockMagic;
     header_.series_id = series_id;
@@ -59,7 +75,7 @@ void BlockEncoder::encode(std::span<const std::byte> content, const BlockMeta& m
     header_.block_number = meta.block_number;
     header_.flags = static_cast<std::uint16_t>((zstd ? kBlockZstd : 0) | (meta.holds_end ? kBlockHoldsEnd : 0));
     header_.content = static_cast<std::uint16_t>(meta.content);
-    header_.stored_crc = crc32c(stored_.data(), stored_.size());
+    header_.stored_crc = stored_crc;
     header_.header_crc = block_header_crc(header_);
 }
 

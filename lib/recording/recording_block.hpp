@@ -38,6 +38,15 @@ std::uint32_t block_header_crc(const RecordingBlockHeader& header) noexcept;
 // block yields at most 128 KiB and takes at least 3 bytes.
 std::uint64_t max_zstd_content(std::uint64_t stored) noexcept;
 
+// A block's content compressed (or chosen raw) and checksummed ahead of its
+// place in the file: all of a block but its header (BlockEncoder::pack, seal).
+struct PackedBlock {
+    ByteBuffer bytes;      // the zstd frame, when zstd
+    std::size_t size = 0;  // of the frame
+    bool zstd = false;     // false: the content is stored raw
+    std::uint32_t stored_crc = 0;
+};
+
 // Builds blocks: zstd (one frame) when asked and when it shrinks the content
 // and the content is at most kMaxCompressedBlockContent, raw otherwise.
 class BlockEncoder {
@@ -49,11 +58,21 @@ public:
     // Encodes `content` (at most kMaxBlockContent bytes); header() and
     // stored() then describe the block until the next call.
     void encode(std::span<const std::byte> content, const BlockMeta& meta, std::uint64_t series_id);
+    // encode in two steps, so that the costly one (compression and the
+    // stored bytes' checksum) can run on any thread with its own encoder and
+    // only the header waits for the block's place: pack, then seal with the
+    // same content (which `packed` and stored() then refer to).
+    void pack(std::span<const std::byte> content, PackedBlock& packed);
+    void seal(std::span<const std::byte> content, const PackedBlock& packed, const BlockMeta& meta,
+              std::uint64_t series_id);
     const RecordingBlockHeader& header() const noexcept { return header_; }
     std::span<const std::byte> stored() const noexcept { return stored_; }
 
 private:
-    bool compress(std::span<const std::byte> content);
+    // The zstd frame's size in `into`, or 0: store raw.
+    std::size_t compress(std::span<const std::byte> content, ByteBuffer& into);
+    void fill_header(std::span<const std::byte> content, bool zstd, std::uint32_t stored_crc, const BlockMeta& meta,
+                     std::uint64_t series_id);
 
     int level_;
     std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> cctx_{nullptr, ZSTD_freeCCtx};

@@ -37,8 +37,14 @@ Status write_block(int fd, const RecordingBlockHeader& header, std::span<const s
 
 }  // namespace
 
-RecordingSink::RecordingSink(bool compress, int level, std::function<void(const BlockProgress&)> on_block)
+RecordingSink::RecordingSink(bool compress, int level, std::function<void(const BlockProgress&)> on_block,
+                             unsigned threads)
     : on_block_(std::move(on_block)), encoder_(compress, level) {
+    // Without compression there is nothing worth moving to another thread.
+    const unsigned packers = compress && threads > 1 ? threads - 1 : 0;
+    for (unsigned i = 0; i < packers; ++i) packer_encoders_.push_back(std::make_unique<BlockEncoder>(compress, level));
+    for (unsigned i = 0; i < packers; ++i)
+        packers_.emplace_back([this, encoder = packer_encoders_[i].get()] { pack_loop(*encoder); });
     worker_ = std::thread([this] { run(); });
 }
 
@@ -46,9 +52,11 @@ RecordingSink::~RecordingSink() {
     {
         std::lock_guard lock(mutex_);
         stopping_ = true;
-        work_.notify_one();
+        work_.notify_all();
     }
     if (worker_.joinable()) worker_.join();
+    // The worker packed whatever no packer took; the packers now find nothing.
+    for (std::thread& packer : packers_) packer.join();
 }
 
 Status RecordingSink::submit(Job job) {
@@ -57,10 +65,50 @@ Status RecordingSink::submit(Job job) {
     // wait forever.
     room_.wait(lock, [&] { return queue_.empty() || queued_bytes_ + job.size <= kMaxQueuedBytes || error_; });
     if (error_) return *error_;
+    // Records blocks only: an end block's content is completed by the worker
+    // (its IndexRef) and is stored raw.
+    if (!packers_.empty() && job.meta.content == BlockContent::Records && !job.end_block && !job.meta.raw &&
+        job.size > 0) {
+        job.pack = Job::Pack::Waiting;
+        if (!packed_spares_.empty()) {
+            job.packed.bytes = std::move(packed_spares_.back());
+            packed_spares_.pop_back();
+        }
+    }
     queued_bytes_ += job.size;
     queue_.push_back(std::move(job));
-    work_.notify_one();
+    work_.notify_all();  // the worker and the packers wait on it
     return {};
+}
+
+RecordingSink::Job* RecordingSink::first_waiting() {
+    for (Job& job : queue_)
+        if (job.pack == Job::Pack::Waiting) return &job;
+    return nullptr;
+}
+
+void RecordingSink::pack(Job& job, BlockEncoder& encoder, std::unique_lock<std::mutex>& lock) {
+    job.pack = Job::Pack::Packing;
+    lock.unlock();
+    // Packing: this thread alone touches the job, and nobody moves it (see
+    // Thread safety in the header).
+    encoder.pack({job.content.data(), job.size}, job.packed);
+    lock.lock();
+    job.pack = Job::Pack::Packed;
+    packed_.notify_all();
+}
+
+void RecordingSink::pack_loop(BlockEncoder& encoder) {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        Job* job = first_waiting();
+        if (job != nullptr) {
+            pack(*job, encoder, lock);
+            continue;
+        }
+        if (stopping_) return;
+        work_.wait(lock);
+    }
 }
 
 ByteBuffer RecordingSink::spare_buffer() {
@@ -85,6 +133,14 @@ void RecordingSink::run() {
             std::unique_lock lock(mutex_);
             work_.wait(lock, [&] { return !queue_.empty() || stopping_; });
             if (queue_.empty()) return;  // stopping, and nothing left
+            // The front job packed: by this thread when nobody took it; while
+            // a packer has it, this thread packs later jobs or waits.
+            Job& front = queue_.front();
+            while (front.pack == Job::Pack::Waiting || front.pack == Job::Pack::Packing) {
+                if (front.pack == Job::Pack::Waiting) pack(front, encoder_, lock);
+                else if (Job* later = first_waiting()) pack(*later, encoder_, lock);
+                else packed_.wait(lock);
+            }
             job = std::move(queue_.front());
             queue_.pop_front();
             busy_ = true;
@@ -96,6 +152,9 @@ void RecordingSink::run() {
         // Keep a few ordinary buffers for staging; give back a huge one.
         if (spares_.size() < kMaxSpares && job.content.capacity() <= 4 * kBlockTarget)
             spares_.push_back(std::move(job.content));
+        if (job.pack == Job::Pack::Packed && packed_spares_.size() < kMaxSpares + packers_.size() &&
+            job.packed.bytes.capacity() <= 4 * kBlockTarget)
+            packed_spares_.push_back(std::move(job.packed.bytes));
         busy_ = false;
         room_.notify_one();
         idle_.notify_all();
@@ -119,7 +178,8 @@ Status RecordingSink::process(Job& job) {
     }
     if (status) {
         job.meta.block_number = index_.next_block_number();
-        encoder_.encode({job.content.data(), job.size}, job.meta, job.series_id);
+        if (job.pack == Job::Pack::Packed) encoder_.seal({job.content.data(), job.size}, job.packed, job.meta, job.series_id);
+        else encoder_.encode({job.content.data(), job.size}, job.meta, job.series_id);
         const std::uint64_t at = index_.offset();
         tell(job, false);
         status = write_block(job.fd, encoder_.header(), encoder_.stored(), job.path);

@@ -5,15 +5,28 @@
 // writes it with one writev, so the follower never waits for zstd or write(2)
 // unless the worker is kMaxQueuedBytes behind.
 //
+// With more than one compressing thread (RecordingOptions::threads), the
+// records blocks are packed (compressed and checksummed, the costly part)
+// by whichever thread takes them first, the worker included, and the worker
+// alone seals (numbers, header checksum) and writes them, in submission order.
+//
 // Thread safety: submit, spare_buffer and drain are called by the writer's
-// thread; the worker owns the encoder and every write to a file it was
-// handed. They meet only in the members under `mutex_`. Jobs are processed
-// in submission order, so blocks reach each file in order.
+// thread; the worker owns the encoder, the index and every write to a file it
+// was handed; each packer owns its encoder. They meet only in the members
+// under `mutex_`. Jobs are processed in submission order, so blocks reach
+// each file in order. A job's Pack state is changed only under `mutex_`:
+// Waiting -> Packing by the one thread that then packs it with the mutex
+// released, Packing -> Packed by that thread. While Packing, only that
+// thread touches the job's content and packed bytes, and nobody moves the
+// job: the worker pops only the front job, and only once it is not Packing;
+// std::deque's push_back and pop_front keep references to the other jobs
+// valid.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -50,10 +63,16 @@ public:
         bool end_block = false;
         bool indexed = true;  // false: a version 2 file, no index blocks
         std::vector<BlockProgress::MemberLast> member_last;  // for on_block (ring sets)
+        // Set by submit and the compressing threads (see Thread safety).
+        enum class Pack : std::uint8_t { No, Waiting, Packing, Packed };
+        Pack pack = Pack::No;
+        PackedBlock packed;
     };
 
-    // `on_block`: RecordingOptions::on_block (may be empty).
-    RecordingSink(bool compress, int level, std::function<void(const BlockProgress&)> on_block = {});
+    // `on_block`: RecordingOptions::on_block (may be empty). `threads`: how
+    // many threads compress (the worker and threads - 1 packers).
+    RecordingSink(bool compress, int level, std::function<void(const BlockProgress&)> on_block = {},
+                  unsigned threads = 1);
     RecordingSink(const RecordingSink&) = delete;
     RecordingSink& operator=(const RecordingSink&) = delete;
     // Processes every queued job, then stops.
@@ -72,6 +91,11 @@ private:
     static constexpr std::size_t kMaxSpares = 4;
 
     void run();
+    void pack_loop(BlockEncoder& encoder);
+    // The first job no thread has taken to pack, or null. Under mutex_.
+    Job* first_waiting();
+    // Packs `job` (Waiting, made Packing by the caller) with the lock released.
+    void pack(Job& job, BlockEncoder& encoder, std::unique_lock<std::mutex>& lock);
     Status process(Job& job);
     Status write_index(const Job& job);
 
@@ -80,15 +104,18 @@ private:
     std::function<void(const BlockProgress&)> on_block_;
     BlockEncoder encoder_;  // the worker's alone
     IndexBuilder index_;    // the worker's alone
+    std::vector<std::unique_ptr<BlockEncoder>> packer_encoders_;  // one per packer
     std::mutex mutex_;
-    std::condition_variable work_, room_, idle_;
+    std::condition_variable work_, room_, idle_, packed_;
     std::deque<Job> queue_;
     std::size_t queued_bytes_ = 0;
     std::vector<ByteBuffer> spares_;
+    std::vector<ByteBuffer> packed_spares_;  // for PackedBlock::bytes
     std::optional<Error> error_;
     bool busy_ = false;
     bool stopping_ = false;
-    std::thread worker_;  // last: started once everything above exists
+    std::vector<std::thread> packers_;  // started once everything above exists
+    std::thread worker_;                // last: started once everything above exists
 };
 
 }  // namespace evring::detail

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 #include <cstring>
 #include <vector>
 
@@ -39,6 +40,9 @@ Status check_options(const RecordingOptions& options) {
         (options.compression_level < ZSTD_minCLevel() || options.compression_level > ZSTD_maxCLevel()))
         return Error(EINVAL, fmt::format("zstd compression level {} is out of range ({}..{})",
                                          options.compression_level, ZSTD_minCLevel(), ZSTD_maxCLevel()));
+    if (options.threads < 1 || options.threads > kMaxRecordingThreads)
+        return Error(EINVAL, fmt::format("{} compression threads: out of range (1..{})", options.threads,
+                                         kMaxRecordingThreads));
     if (options.schema.size() > kMaxRecordingSchemaSize)
         return Error(EINVAL, fmt::format("schema of {} bytes is over the limit of {} bytes",
                                          options.schema.size(), kMaxRecordingSchemaSize));
@@ -84,19 +88,85 @@ Result<RecordingWriter> RecordingWriter::create(const std::string& path, const R
     }
     state->stage = detail::ByteBuffer(2 * detail::kBlockTarget);
     if (auto s = state->open_file(0); !s) return std::move(s).error();
-    state->sink = std::make_unique<detail::RecordingSink>(options.compress, options.compression_level, options.on_block);
+    state->sink = std::make_unique<detail::RecordingSink>(options.compress, options.compression_level, options.on_block,
+                                                          options.threads);
+    // What the inline path cannot do (recording_writer_inline.hpp).
+    state->inline_staging = !options.span_marker && !options.ring_set && options.rotate_bytes == 0;
     return RecordingWriter(std::move(state));
 }
 
-RecordingWriter::RecordingWriter(std::unique_ptr<State> state) : state_(std::move(state)) {}
-RecordingWriter::RecordingWriter(RecordingWriter&&) noexcept = default;
-RecordingWriter& RecordingWriter::operator=(RecordingWriter&&) noexcept = default;
-RecordingWriter::~RecordingWriter() = default;
+RecordingWriter::RecordingWriter(std::unique_ptr<State> state) : state_(std::move(state)) { rearm(); }
+RecordingWriter::RecordingWriter(RecordingWriter&& other) noexcept
+    : state_(std::move(other.state_)), totals_(other.totals_), fast_(std::exchange(other.fast_, {})) {}
+RecordingWriter& RecordingWriter::operator=(RecordingWriter&& other) noexcept {
+    if (this != &other) {
+        if (state_) settle();  // the State about to go writes its staged records
+        state_ = std::move(other.state_);
+        totals_ = other.totals_;
+        fast_ = std::exchange(other.fast_, {});
+    }
+    return *this;
+}
+RecordingWriter::~RecordingWriter() {
+    if (state_) settle();  // State's destructor writes the staged records
+}
 
 const std::string& RecordingWriter::current_path() const noexcept { return state_->path; }
-std::uint64_t RecordingWriter::current_file_bytes() const noexcept { return state_->file_bytes(); }
+std::uint64_t RecordingWriter::current_file_bytes() const noexcept {
+    const State& s = *state_;
+    return s.file_bytes(fast_.next != nullptr ? static_cast<std::size_t>(fast_.next - s.stage.data()) : s.staged);
+}
 
-std::byte* RecordingWriter::begin_event(const EventDescriptor& event) {
+// The inline path's counts into State (see recording_writer_inline.hpp).
+void RecordingWriter::settle() noexcept {
+    Staging& f = fast_;
+    if (f.next == nullptr) return;
+    State& s = *state_;
+    s.staged = static_cast<std::size_t>(f.next - s.stage.data());
+    if (f.open != nullptr) {
+        s.open_record = static_cast<std::size_t>(f.open - s.stage.data());
+        s.open_oversized = false;  // it fit the buffer
+        f.open = nullptr;
+    }
+    if (f.events > 0) {
+        // Inline records are kept events: one record, one event each.
+        s.note_seqnos(f.min_seqno, f.max_seqno);
+        detail::BlockIndexInfo& info = s.index_info;
+        if (info.events == 0 || f.min_nanos < info.min_nanos) info.min_nanos = f.min_nanos;
+        info.max_nanos = std::max(info.max_nanos, f.max_nanos);
+        info.events += f.events;
+        s.block.record_count += f.events;
+        s.file_totals.events += f.events;
+        f.min_seqno = f.min_nanos = UINT64_MAX;
+        f.max_seqno = f.max_nanos = 0;
+        f.events = 0;
+    }
+}
+
+// Points the inline path at State's staging buffer again (after any call
+// that may have replaced, grown or closed it), or turns it off.
+void RecordingWriter::rearm() noexcept {
+    State& s = *state_;
+    std::byte* data = s.stage.data();
+    if (!s.inline_staging || s.fd < 0 || data == nullptr || s.stage.capacity() < detail::kBlockTarget) {
+        fast_.next = fast_.limit = fast_.block_end = nullptr;
+        return;
+    }
+    fast_.next = data + s.staged;
+    fast_.limit = data + s.stage.capacity();
+    fast_.block_end = data + detail::kBlockTarget;
+}
+
+// The inline path's record reached the block's end.
+Status RecordingWriter::end_block() {
+    settle();
+    Status status = after_record();
+    rearm();
+    return status;
+}
+
+std::byte* RecordingWriter::begin_event_slow(const EventDescriptor& event) {
+    settle();
     State& s = *state_;
     s.open_record = s.staged;
     s.open_oversized = event.payload_size > kMaxRecordedPayload;
@@ -105,10 +175,13 @@ std::byte* RecordingWriter::begin_event(const EventDescriptor& event) {
     std::memcpy(s.append(sizeof head), &head, sizeof head);
     std::memcpy(s.append(sizeof event), &event, sizeof event);
     // An oversized payload is still copied by the caller, then dropped.
-    return s.append(event.payload_size);
+    std::byte* payload = s.append(event.payload_size);
+    rearm();
+    return payload;
 }
 
-Status RecordingWriter::end_event(bool payload_intact) {
+Status RecordingWriter::end_event_slow(bool payload_intact) {
+    settle();
     State& s = *state_;
     RecordHeader head;
     std::memcpy(&head, s.stage.data() + s.open_record, sizeof head);
@@ -137,11 +210,14 @@ Status RecordingWriter::end_event(bool payload_intact) {
     if (s.options.on_block && s.options.ring_set) s.note_member_last(event.reserved, event.seqno);
     s.index_info.note_event(event.record_epoch_nanos);
     ++s.block.record_count;
-    return after_record();
+    Status status = after_record();
+    rearm();
+    return status;
 }
 
 Status RecordingWriter::append_gap(std::uint64_t first_lost_seqno, std::uint64_t lost_count, GapReason reason,
                                    std::uint32_t member) {
+    settle();
     State& s = *state_;
     if (lost_count == 0 || first_lost_seqno > UINT64_MAX - (lost_count - 1) ||
         static_cast<std::uint32_t>(reason) > kMaxGapReason)
@@ -156,14 +232,16 @@ Status RecordingWriter::append_gap(std::uint64_t first_lost_seqno, std::uint64_t
     ++totals_.gaps;
     s.file_totals.lost += lost_count;
     ++s.file_totals.gaps;
-    return after_record();
+    Status status = after_record();
+    rearm();
+    return status;
 }
 
 Status RecordingWriter::after_record() {
     State& s = *state_;
     if (s.staged >= detail::kBlockTarget)
         if (auto st = s.push_block(false); !st) return st;
-    if (s.options.rotate_bytes > 0 && s.file_bytes() >= s.options.rotate_bytes) {
+    if (s.options.rotate_bytes > 0 && s.file_bytes(s.staged) >= s.options.rotate_bytes) {
         if (auto st = s.close_file(kEndContinued); !st) return st;
         if (auto st = s.open_file(s.header.file_index + 1); !st) return st;
         ++totals_.files;
@@ -173,13 +251,19 @@ Status RecordingWriter::after_record() {
 
 Status RecordingWriter::flush() {
     if (state_->fd < 0) return {};
-    return state_->push_block(false);
+    settle();
+    Status status = state_->push_block(false);
+    rearm();
+    return status;
 }
 
 Status RecordingWriter::sync() {
     State& s = *state_;
     if (s.fd < 0) return {};  // finished, and so synced
-    if (auto st = s.push_block(false); !st) return st;
+    settle();
+    Status pushed = s.push_block(false);
+    rearm();
+    if (!pushed) return pushed;
     if (auto st = s.sink->drain(); !st) return st;
     if (::fdatasync(s.fd) != 0) return Error::from_errno(errno, "syncing " + recording_named(s.path));
     return {};
@@ -187,7 +271,10 @@ Status RecordingWriter::sync() {
 
 Status RecordingWriter::finish() {
     if (state_->fd < 0) return {};
-    if (auto s = state_->close_file(0); !s) return s;
+    settle();
+    Status closed = state_->close_file(0);
+    rearm();  // off: the file is closed (or its close failed)
+    if (!closed) return closed;
     return state_->sink->drain();
 }
 

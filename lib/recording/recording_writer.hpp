@@ -15,8 +15,9 @@
 //   256 KiB (recording_format.hpp); a worker thread the writer owns
 //   compresses each block (zstd, one frame per block; a block zstd cannot
 //   shrink is stored raw), checksums it and writes it with one writev, in
-//   order. The caller never waits for zstd or write(2) unless the worker is
-//   32 MiB of blocks behind.
+//   order; with options.threads > 1, that many threads compress blocks at
+//   once and the worker writes them in order. The caller never waits for
+//   zstd or write(2) unless the worker is 32 MiB of blocks behind.
 // - flush() ends the current block (no-op when nothing is staged); once the
 //   worker has written it, every record appended before the flush is readable
 //   from the file. A recorder killed at any moment leaves a file whose every
@@ -54,6 +55,8 @@
 #include "recording/recording_index.hpp"
 
 namespace evring {
+
+inline constexpr unsigned kMaxRecordingThreads = 64;
 
 // `<base>` for index 0, `<base>.<index>` after.
 std::string rotated_path(const std::string& base, std::uint32_t index);
@@ -101,6 +104,11 @@ struct RecordingOptions {
     // (see the contract). It must be quick, must not throw and must not use
     // the writer.
     std::function<void(const BlockProgress&)> on_block{};
+    // Threads that compress, 1..kMaxRecordingThreads: the writer's worker
+    // and threads - 1 more, each packing whole blocks; the worker still
+    // writes them in order (recording_sink.hpp). Without compression, one.
+    // (Last: the tests build options positionally.)
+    unsigned threads = 1;
 };
 
 struct RecordingTotals {
@@ -122,6 +130,8 @@ public:
     ~RecordingWriter();
 
     // Space for the event's payload_size bytes; valid until end_event.
+    // Inline (recording_writer_inline.hpp): the recorder's follow thread
+    // calls both for every event.
     std::byte* begin_event(const EventDescriptor& event);
     // Keeps the event, or, when the copied payload was not intact (or the
     // event cannot fit a block: payload_size over 4 GiB less 72 bytes), keeps
@@ -147,10 +157,30 @@ public:
 
 private:
     struct State;
+    // What the inline begin_event/end_event touch (recording_writer_inline.hpp).
+    struct Staging {
+        std::byte* next = nullptr;       // where the next record goes; null: every call out of line
+        std::byte* limit = nullptr;      // the end of the staging buffer
+        std::byte* block_end = nullptr;  // a record that ends at or past it ends the block
+        std::byte* open = nullptr;       // the event begun inline, until its end_event
+        // Of the events kept inline since the last settle().
+        std::uint64_t min_seqno = UINT64_MAX, max_seqno = 0;
+        std::uint64_t min_nanos = UINT64_MAX, max_nanos = 0;
+        std::uint32_t events = 0;
+    };
     explicit RecordingWriter(std::unique_ptr<State> state);
+    std::byte* begin_event_slow(const EventDescriptor& event);
+    Status end_event_slow(bool payload_intact);
+    Status end_block();
     Status after_record();
+    // Hands what the inline path staged to State, and takes it back.
+    void settle() noexcept;
+    void rearm() noexcept;
     std::unique_ptr<State> state_;
     RecordingTotals totals_;
+    Staging fast_;
 };
 
 }  // namespace evring
+
+#include "recording/recording_writer_inline.hpp"

@@ -93,11 +93,13 @@ void RecordingWriter::State::count_index_entry(std::uint64_t bytes, std::size_t 
 // Before compression: deterministic, and an upper bound of the size on
 // disk. A version 3 file counts its index blocks, the one still due with
 // the entry of the block being staged, and its end block.
-std::uint64_t RecordingWriter::State::file_bytes() const {
-    std::uint64_t bytes = raw_bytes + (staged > 0 ? sizeof(RecordingBlockHeader) + staged : 0);
+// `staged_now`: the bytes staged (State::staged, or the inline path's when
+// it has not settled).
+std::uint64_t RecordingWriter::State::file_bytes(std::size_t staged_now) const {
+    std::uint64_t bytes = raw_bytes + (staged_now > 0 ? sizeof(RecordingBlockHeader) + staged_now : 0);
     if (options.index) {
         bytes += index_count.pending() + kEndBlockSize;
-        if (staged > 0)
+        if (staged_now > 0)
             bytes += sizeof(IndexEntry) + index_info.marks.size() * sizeof(SpanMark) +
                      index_info.members.size() * sizeof(MemberSeqnos);
     }

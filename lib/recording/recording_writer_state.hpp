@@ -33,7 +33,8 @@ struct RecordingWriter::State {
     std::vector<std::byte> schema_block;  // header + stored bytes, the same in every file
     int fd = -1;                          // the file being written; the sink closes it
     detail::ByteBuffer stage;             // records of the block being staged
-    std::size_t staged = 0;
+    std::size_t staged = 0;               // stale while the inline path stages (see settle)
+    bool inline_staging = false;          // the options allow recording_writer_inline.hpp's path
     std::size_t open_record = 0;          // offset of the record begun by begin_event
     bool open_oversized = false;          // its payload cannot be kept
     detail::BlockMeta block;              // of the block being staged
@@ -70,7 +71,7 @@ struct RecordingWriter::State {
     // index block when one is due.
     void count_index_entry(std::uint64_t bytes, std::size_t marks, std::size_t rows);
     // The size of the file so far, before compression (rotation counts it).
-    std::uint64_t file_bytes() const;
+    std::uint64_t file_bytes(std::size_t staged_now) const;
     // Ends the file: the staged records, the last index block and the end block.
     Status close_file(std::uint64_t flags);
 

@@ -1,12 +1,12 @@
 // recording_throughput — does the recording writer keep up? (docs/recording-format.md)
 //
-//   build/tests/tools/recording_throughput [events] [dir]
+//   build/tests/tools/recording_throughput [events] [dir] [threads]
 //
 // Appends `events` events (default 2,000,000) to a RecordingWriter in `dir`
 // (default /dev/shm), the way `evring record` does: begin_event, copy the
 // payload, end_event, and a flush() every 4096 events (the busy recorder
 // flushes once a second; this is far more often, so it is the harder case).
-// Four workloads: 64 B and 512 B payloads, each with payloads like real events
+// `threads`: RecordingOptions::threads (compressing threads, default 1). Four workloads: 64 B and 512 B payloads, each with payloads like real events
 // (a counter, a timestamp and small fields: zstd shrinks them) and with random
 // bytes (zstd cannot), compressed and raw. For each it prints:
 //   - front ns/event: the caller's time per event (what the thread following
@@ -67,11 +67,12 @@ void fill(std::byte* dst, std::uint32_t size, std::uint64_t seqno, bool random, 
     for (std::uint32_t i = 0; i + 32 <= size; i += 64) std::memcpy(dst + i, fields, 32);
 }
 
-void run(const Workload& w, bool compress, std::uint64_t events, const std::string& dir) {
+void run(const Workload& w, bool compress, std::uint64_t events, const std::string& dir, unsigned threads) {
     const std::string path = dir + "/evring-throughput-" + std::to_string(::getpid()) + ".evrec";
     ::unlink(path.c_str());
     evring::RecordingOptions options;
     options.compress = compress;
+    options.threads = threads;
     auto writer = evring::RecordingWriter::create(path, source_header(), options);
     if (!writer) {
         std::fprintf(stderr, "%s\n", writer.error().message().c_str());
@@ -112,14 +113,15 @@ void run(const Workload& w, bool compress, std::uint64_t events, const std::stri
 int main(int argc, char** argv) {
     const std::uint64_t events = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 2'000'000;
     const std::string dir = argc > 2 ? argv[2] : "/dev/shm";
+    const unsigned threads = argc > 3 ? static_cast<unsigned>(std::strtoul(argv[3], nullptr, 10)) : 1;
     const Workload workloads[] = {
         {"64 B fields", 64, false},
         {"64 B random", 64, true},
         {"512 B fields", 512, false},
         {"512 B random", 512, true},
     };
-    std::printf("%" PRIu64 " events per run, files in %s\n", events, dir.c_str());
+    std::printf("%" PRIu64 " events per run, files in %s, %u compressing thread(s)\n", events, dir.c_str(), threads);
     for (const Workload& w : workloads)
-        for (bool compress : {true, false}) run(w, compress, events, dir);
+        for (bool compress : {true, false}) run(w, compress, events, dir, threads);
     return 0;
 }

@@ -1,0 +1,60 @@
+// Private to lib/recording: RecordingWriter's begin_event and end_event, inline,
+// so that the thread following a ring pays a copy and a few compares per
+// event (issue 35: within 2x of the reader's copy_payload path;
+// scripts/bench-record-counts).
+//
+// The inline path stages an event record straight into the staging buffer
+// (Staging::next) and keeps its block's and file's counts in Staging until
+// settle() hands them to State. Every other call settles first and re-arms
+// after (recording_writer.cpp), so State is whole whenever code outside this
+// header reads it. The path is off (Staging::next null) where a kept event
+// needs more than counting: span marks (options.span_marker), ring sets
+// (member rows and on_block's member marks), rotation (the file's size is
+// checked after each record), and after finish.
+//
+// Thread safety: the writer's one caller thread, like every writer call.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+
+namespace evring {
+
+inline std::byte* RecordingWriter::begin_event(const EventDescriptor& event) {
+    constexpr std::size_t kHead = sizeof(RecordHeader) + sizeof(EventDescriptor);
+    Staging& f = fast_;
+    std::byte* p = f.next;
+    // Fits the buffer, so far below kMaxRecordedPayload: never oversized.
+    if (static_cast<std::size_t>(f.limit - p) >= kHead + event.payload_size) [[likely]] {
+        const RecordHeader head{static_cast<std::uint32_t>(RecordKind::Event),
+                                static_cast<std::uint32_t>(sizeof event + event.payload_size)};
+        std::memcpy(p, &head, sizeof head);
+        std::memcpy(p + sizeof head, &event, sizeof event);
+        f.open = p;
+        f.next = p + kHead + event.payload_size;
+        return p + kHead;
+    }
+    return begin_event_slow(event);
+}
+
+inline Status RecordingWriter::end_event(bool payload_intact) {
+    Staging& f = fast_;
+    if (payload_intact && f.open != nullptr) [[likely]] {
+        const std::byte* event = f.open + sizeof(RecordHeader);
+        std::uint64_t seqno, nanos;
+        std::memcpy(&seqno, event + offsetof(EventDescriptor, seqno), sizeof seqno);
+        std::memcpy(&nanos, event + offsetof(EventDescriptor, record_epoch_nanos), sizeof nanos);
+        f.open = nullptr;
+        if (seqno < f.min_seqno) f.min_seqno = seqno;
+        if (seqno > f.max_seqno) f.max_seqno = seqno;
+        if (nanos < f.min_nanos) f.min_nanos = nanos;
+        if (nanos > f.max_nanos) f.max_nanos = nanos;
+        ++f.events;
+        ++totals_.events;
+        if (f.next < f.block_end) [[likely]] return {};
+        return end_block();
+    }
+    return end_event_slow(payload_intact);
+}
+
+}  // namespace evring

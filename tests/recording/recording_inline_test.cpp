@@ -1,0 +1,124 @@
+// RecordingWriter's inline begin_event/end_event (recording_writer_inline.hpp)
+// against its out-of-line path: the same calls, mixed so that the inline
+// path settles and re-arms at every kind of boundary (a gap, an expired
+// payload begun inline, an event too big for the staging buffer, flushes,
+// blocks ended by size, a writer moved and one destroyed without finish),
+// give the same records, the same blocks and the same sizes. Rotation turns
+// the inline path off (a size at which it never rotates): the reference.
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "recording/recording_writer.hpp"
+#include "support/recording_files.hpp"
+
+namespace evring {
+namespace {
+
+using test::TempDir;
+
+RecordingOptions options_with(bool inline_path) {
+    RecordingOptions options;
+    options.compress = false;  // stored sizes comparable byte for byte
+    if (!inline_path) options.rotate_bytes = UINT64_MAX;  // checked after every record: out of line, never reached
+    return options;
+}
+
+// The script: every boundary the inline path must settle at. Returns
+// current_file_bytes() after each step, which must match between the paths.
+std::vector<std::uint64_t> write_script(RecordingWriter& w) {
+    std::vector<std::uint64_t> sizes;
+    std::uint64_t seq = 1;
+    for (int i = 0; i < 100; ++i) test::append_event(w, seq++, 40);
+    sizes.push_back(w.current_file_bytes());
+    test::append_event(w, seq++, 40, false);  // begun inline, expired
+    EXPECT_TRUE(w.append_gap(seq, 5, GapReason::FellBehind).ok());
+    seq += 5;
+    sizes.push_back(w.current_file_bytes());
+    for (int i = 0; i < 3000; ++i) test::append_event(w, seq++, 200);  // past several block ends
+    sizes.push_back(w.current_file_bytes());
+    EXPECT_TRUE(w.flush().ok());
+    sizes.push_back(w.current_file_bytes());
+    test::append_event(w, seq++, 700 << 10);  // bigger than the staging buffer: out of line
+    test::append_event(w, seq++, 64);
+    sizes.push_back(w.current_file_bytes());
+    RecordingWriter moved = std::move(w);
+    for (int i = 0; i < 50; ++i) test::append_event(moved, seq++, 0);
+    sizes.push_back(moved.current_file_bytes());
+    w = std::move(moved);
+    test::append_event(w, seq++, 16);
+    sizes.push_back(w.current_file_bytes());
+    return sizes;
+}
+
+struct Written {
+    test::Replay replay;
+    std::vector<test::BlockAt> blocks;
+    std::vector<std::uint64_t> sizes;
+    RecordingTotals totals;
+};
+
+Written write(const std::string& path, bool inline_path, bool finish) {
+    Written out;
+    {
+        auto writer = RecordingWriter::create(path, test::recording_source_header(), options_with(inline_path));
+        EXPECT_TRUE(writer.ok()) << writer.error().message();
+        out.sizes = write_script(*writer);
+        out.totals = writer->totals();
+        if (finish) {
+            EXPECT_TRUE(writer->finish().ok());
+        }
+    }  // without finish: the destructor writes what is staged
+    out.replay = test::replay(path);
+    out.blocks = test::list_blocks(test::read_file(path));
+    return out;
+}
+
+void expect_same(const Written& a, const Written& b) {
+    EXPECT_EQ(a.sizes, b.sizes);
+    EXPECT_EQ(a.totals.events, b.totals.events);
+    EXPECT_EQ(a.totals.expired, b.totals.expired);
+    EXPECT_EQ(a.totals.lost, b.totals.lost);
+    ASSERT_EQ(a.replay.records.size(), b.replay.records.size());
+    for (std::size_t i = 0; i < a.replay.records.size(); ++i) {
+        EXPECT_EQ(a.replay.records[i].kind, b.replay.records[i].kind) << "record " << i;
+        EXPECT_EQ(a.replay.records[i].event.seqno, b.replay.records[i].event.seqno) << "record " << i;
+        EXPECT_EQ(a.replay.payloads[i], b.replay.payloads[i]) << "record " << i;
+    }
+    ASSERT_EQ(a.blocks.size(), b.blocks.size());
+    for (std::size_t i = 0; i < a.blocks.size(); ++i) {
+        const RecordingBlockHeader &x = a.blocks[i].header, &y = b.blocks[i].header;
+        EXPECT_EQ(x.first_seqno, y.first_seqno) << "block " << i;
+        EXPECT_EQ(x.last_seqno, y.last_seqno) << "block " << i;
+        EXPECT_EQ(x.content_size, y.content_size) << "block " << i;
+        EXPECT_EQ(x.record_count, y.record_count) << "block " << i;
+        EXPECT_EQ(x.content, y.content) << "block " << i;
+        EXPECT_EQ(x.flags, y.flags) << "block " << i;
+    }
+}
+
+TEST(RecordingInline, WritesWhatTheOutOfLinePathWrites) {
+    TempDir dir;
+    const Written fast = write(dir.file("inline.evrec"), true, true);
+    const Written slow = write(dir.file("out_of_line.evrec"), false, true);
+    expect_same(fast, slow);
+    EXPECT_EQ(fast.totals.events, 100u + 3000u + 2u + 50u + 1u);
+    EXPECT_EQ(fast.totals.expired, 1u);
+    EXPECT_EQ(fast.replay.status, ReadStatus::CleanEnd) << fast.replay.notice;
+    EXPECT_GT(fast.blocks.size(), 4u);  // blocks ended by size and by flush
+}
+
+TEST(RecordingInline, DestroyedWithoutFinishKeepsWhatWasStagedInline) {
+    TempDir dir;
+    const Written fast = write(dir.file("inline.evrec"), true, false);
+    const Written slow = write(dir.file("out_of_line.evrec"), false, false);
+    expect_same(fast, slow);
+    EXPECT_EQ(fast.replay.event_seqnos().size(), fast.totals.events);
+}
+
+}  // namespace
+}  // namespace evring
