@@ -532,6 +532,7 @@ typedef struct evring_record_options {
     int level;                 /* zstd's level, 1 (default) to 19 */
     uint64_t rotate_bytes;     /* go on in FILE.1, FILE.2, ... past this size; 0 (default): never */
     const volatile int* stop;  /* nonzero ends the recording; NULL (default): none */
+    unsigned threads;          /* threads that compress, 1 (default) to 64 */
 } evring_record_options;
 
 void evring_record_options_init(evring_record_options* options);

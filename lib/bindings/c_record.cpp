@@ -13,7 +13,7 @@ using evring::bindings::size_message;
 
 namespace {
 
-constexpr std::size_t kRecordOptionsFirst = 48;  // 0.2.0's layout
+constexpr std::size_t kRecordOptionsFirst = 56;  // 0.2.0's layout
 static_assert(sizeof(evring_record_options) == kRecordOptionsFirst);
 constexpr std::size_t kRecordResultFirst = 48;
 static_assert(sizeof(evring_record_result) == kRecordResultFirst);
@@ -51,6 +51,7 @@ evring::bindings::RecordRequest request_of(const char* output, const evring_reco
     request.compress = o.compress != 0;
     request.level = o.level;
     request.rotate_bytes = o.rotate_bytes;
+    request.threads = o.threads;
     if (const volatile int* stop = o.stop; stop != nullptr)
         request.keep_going = [stop] { return __atomic_load_n(stop, __ATOMIC_RELAXED) == 0; };
     return request;
@@ -64,6 +65,7 @@ void evring_record_options_init(evring_record_options* options) {
     options->struct_size = sizeof(evring_record_options);
     options->compress = 1;
     options->level = 1;
+    options->threads = 1;
 }
 
 int evring_source_record(evring_source* source, const char* output, const evring_record_options* options,

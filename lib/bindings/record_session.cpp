@@ -40,6 +40,9 @@ Status plan_stop(const evring_source& handle, const RecordRequest& request, Foll
 Result<Recorded> record_handle(evring_source& handle, const RecordRequest& request) {
     if (request.level < 1 || request.level > 19)
         return Error(EINVAL, fmt::format("{}: level {} is not a zstd level (1 to 19)", request.caller, request.level));
+    if (request.threads < 1 || request.threads > kMaxRecordingThreads)
+        return Error(EINVAL, fmt::format("{}: threads {} is not 1 to {}", request.caller, request.threads,
+                                         kMaxRecordingThreads));
     RecordJob job;
     job.output = request.output;
     job.follow.seek = stay;
@@ -51,6 +54,7 @@ Result<Recorded> record_handle(evring_source& handle, const RecordRequest& reque
     job.recording.compress = request.compress;
     job.recording.compression_level = request.level;
     job.recording.rotate_bytes = request.rotate_bytes;
+    job.recording.threads = request.threads;
     job.schema = job.follow.schema;
     job.register_reader = false;  // the handle registered itself, or chose not to
     job.registration = handle.registration.get();

@@ -40,6 +40,7 @@ struct RecordRequest {
     bool compress = true;
     int level = 1;                       // zstd's, 1..19
     std::uint64_t rotate_bytes = 0;      // 0: never rotate
+    unsigned threads = 1;                // compressing threads, 1..kMaxRecordingThreads
     std::function<bool()> keep_going;    // asked about every 50 ms; null: always
     std::string caller;                  // names the call in errors: "evring_source_record"
 };

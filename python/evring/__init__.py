@@ -108,7 +108,7 @@ def open(source, schema=None, max_snapshot_size=0, register=True, name="python",
 
 
 def record(source, output, *, start=None, count=None, until=None, where=None, compress=True, level=None,
-           rotate_size=None, schema=None, register=True, wait=None):
+           rotate_size=None, threads=None, schema=None, register=True, wait=None):
     """Records `source` (a ring, ring set, snapshot, recording or stream)
     into a new recording file `output`, as `evring record SOURCE -o OUTPUT`
     does, through the same library pipeline: every event with its payload,
@@ -120,8 +120,9 @@ def record(source, output, *, start=None, count=None, until=None, where=None, co
     (docs/cli.md). It ends after `count` events, past `until` (a seqno, a
     time, "block:N"), at the end of a snapshot, recording or stream, or on
     Ctrl-C (the file is finished, then KeyboardInterrupt is raised).
-    `compress`: zstd at `level` (1..19, default 1); `rotate_size`: bytes after
-    which the recording goes on in OUTPUT.1, OUTPUT.2, ...
+    `compress`: zstd at `level` (1..19, default 1) on `threads` threads (1..64,
+    default 1); `rotate_size`: bytes after which the recording goes on in
+    OUTPUT.1, OUTPUT.2, ...
 
     A recorder of a live ring is listed in the ring's reader registry as
     `record` with its output, as the CLI's is, so lapped readers that heal
@@ -144,7 +145,7 @@ def record(source, output, *, start=None, count=None, until=None, where=None, co
         if where is not None:
             reader.set_where(where)
         return reader.record(output, count=count, until=until, compress=compress, level=level,
-                             rotate_size=rotate_size)
+                             rotate_size=rotate_size, threads=threads)
 
 
 def _path(value, what):

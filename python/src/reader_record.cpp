@@ -50,7 +50,7 @@ bool signals_quiet(bool& interrupted) {
 }
 
 py::dict record(Reader& reader, const py::object& output, const py::object& count, const py::object& until,
-                bool compress, const py::object& level, const py::object& rotate_size) {
+                bool compress, const py::object& level, const py::object& rotate_size, const py::object& threads) {
     reader.check_not_busy();
     if (reader.closed()) raise_error("record: the reader is closed");
     bindings::RecordRequest request;
@@ -62,6 +62,7 @@ py::dict record(Reader& reader, const py::object& output, const py::object& coun
     request.compress = compress;
     if (!level.is_none()) request.level = static_cast<int>(unsigned_of(level, "level", 19));
     if (!rotate_size.is_none()) request.rotate_bytes = unsigned_of(rotate_size, "rotate_size", UINT64_MAX);
+    if (!threads.is_none()) request.threads = static_cast<unsigned>(unsigned_of(threads, "threads", 64));
     bool interrupted = false;
     request.keep_going = [&interrupted] { return signals_quiet(interrupted); };
     Reader::Busy busy(reader);
@@ -78,7 +79,7 @@ void register_record(py::module_& m) {
     auto reader = py::reinterpret_borrow<py::class_<Reader>>(m.attr("Reader"));
     reader.def("record", &record, py::arg("output"), py::kw_only(), py::arg("count") = py::none(),
              py::arg("until") = py::none(), py::arg("compress") = true, py::arg("level") = py::none(),
-             py::arg("rotate_size") = py::none(),
+             py::arg("rotate_size") = py::none(), py::arg("threads") = py::none(),
              "Writes what this reader would hand out, from where it stands, into a new recording file "
              "`output` (as `evring record`), until `count` events, the `until` position, the end of a file, "
              "or Ctrl-C. Returns the totals: events, expired, lost, gaps, files, last_file, ended.");

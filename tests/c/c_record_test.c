@@ -97,6 +97,7 @@ static void test_count_from_where_the_source_stands(void) {
     evring_record_options o;
     evring_record_options_init(&o);
     o.count = 250;
+    o.threads = 3;
     evring_record_result r = {.struct_size = sizeof r};
     path_of(out, sizeof out, "count.evrec");
     CHECK(evring_source_record(s, out, &o, &r) == EVRING_OK);
@@ -223,6 +224,10 @@ static void test_refusals(void) {
     CHECK(evring_source_record(s, out, &o, NULL) == EVRING_E_INVALID);
     CHECK(strstr(evring_source_error(s), "level 20") != NULL);
     o.level = 1;
+    o.threads = 0;
+    CHECK(evring_source_record(s, out, &o, NULL) == EVRING_E_INVALID);
+    CHECK(strstr(evring_source_error(s), "threads 0") != NULL);
+    o.threads = 1;
     o.until = "soon";
     CHECK(evring_source_record(s, out, &o, NULL) == EVRING_E_INVALID);
     CHECK(strstr(evring_source_error(s), "soon") != NULL);

@@ -82,7 +82,7 @@ def test_a_reader_records_from_where_it_stands_and_reads_on(ring_path, tmp_path)
             writer.record(3, i.to_bytes(8, "little"))
         with evring.open(ring_path) as reader:
             reader.seek(101)
-            totals = reader.record(first, count=100, level=3)
+            totals = reader.record(first, count=100, level=3, threads=2)
             assert totals["events"] == 100
             assert reader.next_seqno == 201
     # A recording recorded again: from its oldest event to its end.
@@ -128,6 +128,8 @@ def test_refusals_name_the_value(ring_path, tmp_path):
         writer.record(3, bytes(8))
         with pytest.raises(evring.Error, match="level 0"):
             evring.record(ring_path, out, level=0, count=1)
+        with pytest.raises(evring.Error, match="threads 0"):
+            evring.record(ring_path, out, threads=0, count=1)
         with pytest.raises(evring.Error, match="soon"):
             evring.record(ring_path, out, until="soon")
         with pytest.raises(evring.Error, match="start"):

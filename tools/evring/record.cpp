@@ -59,6 +59,11 @@ Result<RecordPlan> plan_record(RecordOptions& options) {
         if (!level) return std::move(level).error();
         plan.recording.compression_level = *level;
     }
+    if (options.threads) {
+        auto threads = parse_int_in("--threads", *options.threads, 1, static_cast<int>(kMaxRecordingThreads));
+        if (!threads) return std::move(threads).error();
+        plan.recording.threads = static_cast<unsigned>(*threads);
+    }
     plan.recording.compress = !options.no_compress;
     plan.follow.payloads = plan.capture ? PayloadRead::None : PayloadRead::Copy;
     plan.follow.stop_flag = &stop_flag();
@@ -176,6 +181,8 @@ Command add_record(CLI::App& app) {
                                .where = "Record only events this expression keeps (docs/cli.md)"});
     c->add_flag("--no-compress", o->no_compress, "Write records without zstd");
     c->add_option("--level", o->level, "zstd level, 1 to 19 (default 1)")->type_name("LEVEL");
+    c->add_option("--threads", o->threads, "Threads that compress, 1 to 64 (default 1; --no-compress uses one)")
+        ->type_name("N");
     c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
     c->add_flag("--wait", o->wait, kWaitHelp);
     o->select.add_name(*c);
