@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 
 #include "reader_impl.hpp"
 
@@ -60,139 +59,102 @@ SourceStep StreamReader::Impl::event_item(const EventDescriptor& event, std::spa
 
 // Hands out the next item of `current`; NotReady when it holds nothing more.
 SourceStep StreamReader::Impl::process(SourceItem& item) {
-    if (decoded.instance != instance) {
-        // Another ring instance (or the first message seen): its sequence
-        // numbers start where its announcement, or its first message, says.
-        const bool first = instance.empty();
-        instance = std::string(decoded.instance);
-        if (!first) forget_members();
-        if (decoded.kind != MessageKind::Announcement && !first) expected = 0;
-        if (decoded.kind != MessageKind::Announcement && first && expected == 0) {
-            select_member(decoded.member);  // a ring set: the first message's member starts there
-            expected = decoded.first_seqno();
-        }
-    }
+    if (decoded.instance != instance) meet_instance();
     if (decoded.kind == MessageKind::Event || decoded.kind == MessageKind::Gap) select_member(decoded.member);
     else if (decoded.kind == MessageKind::Batch) select_member(std::nullopt);
     switch (decoded.kind) {
-    case MessageKind::Announcement: {
-        have_current = false;
-        ++stats.announcements;
-        const Announcement& a = decoded.announcement;
-        const bool same_start = expected != 0 && ring && ring->ring.instance == a.ring.instance;
-        if ((a.flags & kAnnounceMembers) != 0) {
-            // A ring set: each member's first event or gap says where it starts.
-            if (!same_start) {
-                forget_members();
-                expected = 0;
-            }
-        } else if (!same_start) {
-            expected = a.first_seqno;
-        }
-        filtered = !options.event_subject.empty() || (a.flags & kAnnounceFiltered) != 0;
-        ring = a;
-        text = fmt::format("ring '{}' (instance {}) relayed from sequence number {}{}", a.ring.name,
-                           a.ring.instance, a.first_seqno, (a.flags & kAnnounceFiltered) ? ", filtered" : "");
-        item.notice = text;
-        return SourceStep::Notice;
-    }
-    case MessageKind::Schema: {
-        have_current = false;
-        if (decoded.chunk == 0) {
-            schema_assembly.clear();
-            schema_chunks_seen = 0;
-        } else if (decoded.chunk != schema_chunks_seen) {
-            schema_assembly.clear();  // a chunk went missing: this copy of the schema is lost
-            schema_chunks_seen = 0;
-            return SourceStep::NotReady;
-        }
-        schema_assembly.insert(schema_assembly.end(), decoded.part.begin(), decoded.part.end());
-        if (++schema_chunks_seen == decoded.chunk_count && schema_assembly.size() == decoded.schema_size) {
-            schema = std::move(schema_assembly);
-            schema_assembly = {};
-            schema_chunks_seen = 0;
-        }
-        return SourceStep::NotReady;
-    }
-    case MessageKind::Gap: {
-        const std::uint64_t first = decoded.gap.first_lost_seqno, last = decoded.last_seqno();
-        if (expected != 0 && last < expected) {
-            have_current = false;
-            return SourceStep::NotReady;  // already accounted for
-        }
-        if (expected != 0 && first > expected && !filtered)
-            return hole(expected, first - expected,
-                        fmt::format("sequence numbers {} to {} are not in stream '{}'", expected, first - 1,
-                                    options.stream),
-                        item);
-        have_current = false;
-        const std::uint64_t from = expected != 0 ? std::max(first, expected) : first;
-        item.gap = SourceGap{from, last - from + 1, decoded.gap.reason, {}};
-        item.gap.member = member;
-        expected = last + 1;
-        ++stats.gaps;
-        stats.lost += item.gap.count;
-        return SourceStep::Gap;
-    }
-    case MessageKind::Batch: {
-        if (!batch) batch.emplace(decoded);
-        for (;;) {
-            BatchCursor saved = *batch;
-            EventDescriptor event;
-            std::span<const std::byte> payload;
-            if (!batch->next(event, payload)) {
-                have_current = false;
-                batch.reset();
-                return SourceStep::NotReady;
-            }
-            bool consumed = true;
-            SourceStep step = event_item(event, payload, item, consumed);
-            if (!consumed) *batch = saved;  // the hole first, then this event
-            if (step != SourceStep::NotReady) return step;
-        }
-    }
+    case MessageKind::Announcement: return announcement_item(item);
+    case MessageKind::Schema: take_schema_chunk(); return SourceStep::NotReady;
+    case MessageKind::Gap: return gap_item(item);
+    case MessageKind::Batch: return batch_item(item);
     case MessageKind::Event: break;
     }
-    // A single event, or one chunk of a large one.
     if (decoded.chunk_count == 1) {
         bool consumed = true;
         SourceStep step = event_item(decoded.event, decoded.part, item, consumed);
         if (consumed) have_current = false;
         return step;
     }
-    if (decoded.chunk == 0) {
-        chunked_event = decoded.event;
-        chunk_count = decoded.chunk_count;
-        chunks_seen = 0;
-        assembly.clear();
-    } else if (chunks_seen == 0 || decoded.chunk != chunks_seen || decoded.event.seqno != chunked_event.seqno) {
-        have_current = false;
-        chunks_seen = 0;
-        return SourceStep::NotReady;  // a chunk without its start: the start said nothing was lost yet
+    return chunk_item(item);
+}
+
+// Another ring instance (or the first message seen): its sequence numbers
+// start where its announcement, or its first message, says.
+void StreamReader::Impl::meet_instance() {
+    const bool first = instance.empty();
+    instance = std::string(decoded.instance);
+    if (!first) forget_members();
+    if (decoded.kind != MessageKind::Announcement && !first) expected = 0;
+    if (decoded.kind != MessageKind::Announcement && first && expected == 0) {
+        select_member(decoded.member);  // a ring set: the first message's member starts there
+        expected = decoded.first_seqno();
     }
-    if (assembly.size() + decoded.part.size() > options.max_chunked_event)
-        return fail(Error(EFBIG, fmt::format("event {} of stream '{}' is larger than {} bytes", decoded.event.seqno,
-                                             options.stream, options.max_chunked_event)));
-    assembly.insert(assembly.end(), decoded.part.begin(), decoded.part.end());
+}
+
+// An announcement restarts the count only for another ring, or one started
+// again; handed out as a notice.
+SourceStep StreamReader::Impl::announcement_item(SourceItem& item) {
     have_current = false;
-    if (++chunks_seen < chunk_count) return SourceStep::NotReady;
-    chunks_seen = 0;
-    if (assembly.size() != chunked_event.payload_size)
-        return hole(chunked_event.seqno, 1,
-                    fmt::format("event {} arrived in chunks of {} bytes in all, not {}", chunked_event.seqno,
-                                assembly.size(), chunked_event.payload_size),
-                    item);
-    bool consumed = true;
-    SourceStep step = event_item(chunked_event, assembly, item, consumed);
-    if (!consumed) {
-        // The hole goes first; the whole event next time, from the assembly.
-        have_current = true;
-        decoded.kind = MessageKind::Event;
-        decoded.chunk_count = 1;
-        decoded.event = chunked_event;
-        decoded.part = assembly;
+    ++stats.announcements;
+    const Announcement& a = decoded.announcement;
+    const bool same_start = expected != 0 && ring && ring->ring.instance == a.ring.instance;
+    if ((a.flags & kAnnounceMembers) != 0) {
+        // A ring set: each member's first event or gap says where it starts.
+        if (!same_start) {
+            forget_members();
+            expected = 0;
+        }
+    } else if (!same_start) {
+        expected = a.first_seqno;
     }
-    return step;
+    filtered = !options.event_subject.empty() || (a.flags & kAnnounceFiltered) != 0;
+    ring = a;
+    text = fmt::format("ring '{}' (instance {}) relayed from sequence number {}{}", a.ring.name,
+                       a.ring.instance, a.first_seqno, (a.flags & kAnnounceFiltered) ? ", filtered" : "");
+    item.notice = text;
+    return SourceStep::Notice;
+}
+
+// A relayed gap: what part of it is not accounted for yet, after any hole
+// before it.
+SourceStep StreamReader::Impl::gap_item(SourceItem& item) {
+    const std::uint64_t first = decoded.gap.first_lost_seqno, last = decoded.last_seqno();
+    if (expected != 0 && last < expected) {
+        have_current = false;
+        return SourceStep::NotReady;  // already accounted for
+    }
+    if (expected != 0 && first > expected && !filtered)
+        return hole(expected, first - expected,
+                    fmt::format("sequence numbers {} to {} are not in stream '{}'", expected, first - 1,
+                                options.stream),
+                    item);
+    have_current = false;
+    const std::uint64_t from = expected != 0 ? std::max(first, expected) : first;
+    item.gap = SourceGap{from, last - from + 1, decoded.gap.reason, {}};
+    item.gap.member = member;
+    expected = last + 1;
+    ++stats.gaps;
+    stats.lost += item.gap.count;
+    return SourceStep::Gap;
+}
+
+// A batch's events one at a time; the message stays current until its last.
+SourceStep StreamReader::Impl::batch_item(SourceItem& item) {
+    if (!batch) batch.emplace(decoded);
+    for (;;) {
+        BatchCursor saved = *batch;
+        EventDescriptor event;
+        std::span<const std::byte> payload;
+        if (!batch->next(event, payload)) {
+            have_current = false;
+            batch.reset();
+            return SourceStep::NotReady;
+        }
+        bool consumed = true;
+        SourceStep step = event_item(event, payload, item, consumed);
+        if (!consumed) *batch = saved;  // the hole first, then this event
+        if (step != SourceStep::NotReady) return step;
+    }
 }
 
 SourceStep StreamReader::Impl::next(SourceItem& item) {

@@ -123,6 +123,14 @@ struct StreamReader::Impl {
     SourceStep check_stream();  // NotReady while the stream is as it was
     // Handing out items from `current`.
     SourceStep process(SourceItem& item);
+    // process's parts, one per kind of message (the chunked ones in reader_chunks.cpp).
+    void meet_instance();
+    SourceStep announcement_item(SourceItem& item);
+    void take_schema_chunk();
+    SourceStep gap_item(SourceItem& item);
+    SourceStep batch_item(SourceItem& item);
+    SourceStep chunk_item(SourceItem& item);
+    SourceStep assembled_item(SourceItem& item);
     SourceStep event_item(const EventDescriptor& event, std::span<const std::byte> payload, SourceItem& item,
                         bool& consumed);
     bool skip_foreign(const Error& why, SourceItem& item);

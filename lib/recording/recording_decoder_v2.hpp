@@ -73,6 +73,24 @@ private:
     Result<Newest> newest_index();
     Result<std::optional<Index>> read_index(std::uint64_t at, std::string& why);
     Result<IndexAnswer> answer_in(const Newest& newest, const IndexQuery& query);
+    // answer_in's parts, one per kind of query (recording_index_find.cpp, the
+    // span ones recording_index_span.cpp). Each goes on from `answer`, the
+    // tail answer_in began with.
+    static IndexAnswer tail_answer(const Newest& newest);
+    std::string unservable(const IndexQuery& query, bool members) const;
+    Result<IndexAnswer> position_in(const Newest& newest, const IndexQuery& query, IndexAnswer answer);
+    Result<IndexAnswer> back_in(const Newest& newest, const IndexQuery& query, IndexAnswer answer);
+    Result<IndexAnswer> span_id_in(const Newest& newest, const IndexQuery& query, IndexAnswer answer);
+    Result<IndexAnswer> span_label_in(const Newest& newest, const IndexQuery& query, bool members,
+                                      IndexAnswer answer);
+    // A span mark's answer: the block listing its seqno, or in a ring set
+    // recording its candidates (IndexAnswer::candidates).
+    IndexAnswer mark_in(const Index& index, std::uint64_t seqno, IndexAnswer answer) const;
+    IndexAnswer set_mark_in(const Index& index, std::uint64_t seqno, IndexAnswer answer) const;
+    IndexAnswer lies(IndexAnswer answer, std::string_view why) const;  // why follows the file's name
+    static IndexAnswer found(IndexAnswer answer, const IndexEntry& e, std::uint64_t seqno);
+    // Interval i's summary; i == the summaries' count: the newest's own.
+    static IndexSummary summary_at(const Newest& newest, std::size_t i);
     // A records block read whole and checked on its own, as the replay would
     // check it (recording_index_jump.cpp); `content` points into `decoder`.
     struct CheckedBlock {

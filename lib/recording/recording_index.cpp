@@ -3,8 +3,8 @@
 // backward from its end for its newest one). Every index block read is
 // checked before it is believed, and jump() checks the block header it lands
 // on, so an index that lies costs a scan, never a wrong start. The lookups
-// themselves: recording_index_find.cpp; jump() and event_at():
-// recording_index_jump.cpp.
+// themselves: recording_index_find.cpp and recording_index_span.cpp; jump()
+// and event_at(): recording_index_jump.cpp.
 #include <fmt/format.h>
 
 #include <algorithm>
