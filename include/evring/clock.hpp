@@ -5,7 +5,7 @@
 //   CLOCK_REALTIME to within 1 µs (measured: docs/performance.md, the
 //   micro-benchmark BM_ClockErrorVsRealtime in bench/micro/clock_bench.cpp
 //   and clock_error_max_ns of `scripts/bench --json`; checked by
-//   tests/ring/clock_test.cpp).
+//   tests/util/clock_test.cpp).
 // - Where the time-stamp counter is trustworthy it is read directly (rdtsc)
 //   and scaled by an anchor (tsc0, ns0, ns-per-tick) taken against
 //   CLOCK_REALTIME. "Trustworthy" means all of: the CPU reports an invariant
