@@ -113,10 +113,29 @@ std::string RingSource::end_text() const {
 SourceStep RingSource::read(SourceItem& item, PayloadRead payload) {
     NextResult result = NextResult::NotReady;
     SourceEvent& event = item.event;
-    if (!state_->guard([&] { result = it_->try_next(event.descriptor); }, "reading a descriptor"))
+    // The descriptor and, when asked for, its payload under one guard: a
+    // guard is a sigsetjmp, and readers that copy (record, watch) pay it per
+    // event. A payload larger than the scratch buffer is copied after the
+    // buffer grows (copy_payload_of), outside: nothing may allocate inside.
+    const char* doing = "reading a descriptor";
+    std::optional<PayloadResult> copied;
+    if (!state_->guard(
+            [&] {
+                result = it_->try_next(event.descriptor);
+                if (result != NextResult::Success || payload != PayloadRead::Copy) return;
+                const EventDescriptor& d = event.descriptor;
+                if (!payload_in_bounds(*state_->ring, d)) {
+                    copied = PayloadResult::Invalid;
+                } else if (d.payload_size <= state_->scratch.size()) {
+                    doing = "copying a payload";
+                    copied = copy_payload(*state_->ring, d, state_->scratch.data(), d.payload_size);
+                }
+            },
+            doing))
         return fail(std::move(state_->fault));
     switch (result) {
     case NextResult::Success:
+        if (copied) return with_payload(event, *copied);
         if (payload == PayloadRead::Copy) return copy_payload_of(item.event);
         event.payload_state = PayloadState::NotRead;
         event.payload = {};
@@ -142,21 +161,23 @@ SourceStep RingSource::load_payload(SourceEvent& event) { return copy_payload_of
 
 SourceStep RingSource::copy_payload_of(SourceEvent& event) {
     const EventDescriptor& d = event.descriptor;
-    event.payload = {};
-    if (!payload_in_bounds(*state_->ring, d)) {
-        event.payload_state = PayloadState::Invalid;
-        return SourceStep::Event;
-    }
+    if (!payload_in_bounds(*state_->ring, d)) return with_payload(event, PayloadResult::Invalid);
     // Sized outside the guard: nothing may allocate inside one.
     if (state_->scratch.size() < d.payload_size) state_->scratch.resize(d.payload_size);
     PayloadResult copied = PayloadResult::Invalid;
     if (!state_->guard([&] { copied = copy_payload(*state_->ring, d, state_->scratch.data(), d.payload_size); },
                        "copying a payload"))
         return fail(std::move(state_->fault));
+    return with_payload(event, copied);
+}
+
+// What a copy into the scratch buffer gave, as the event's payload.
+SourceStep RingSource::with_payload(SourceEvent& event, PayloadResult copied) {
+    event.payload = {};
     switch (copied) {
     case PayloadResult::Ok:
         event.payload_state = PayloadState::Ok;
-        event.payload = {state_->scratch.data(), d.payload_size};
+        event.payload = {state_->scratch.data(), event.descriptor.payload_size};
         break;
     case PayloadResult::Expired: event.payload_state = PayloadState::Expired; break;
     case PayloadResult::Invalid: event.payload_state = PayloadState::Invalid; break;

@@ -40,6 +40,7 @@
 
 #include "evring/source/event_source.hpp"
 #include "evring/ring/iterator.hpp"
+#include "evring/ring/payload.hpp"
 
 namespace evring {
 
@@ -111,6 +112,7 @@ private:
     void start();
     void copy_schema_blob();
     SourceStep copy_payload_of(SourceEvent& event);
+    SourceStep with_payload(SourceEvent& event, PayloadResult copied);
     SourceStep not_ready(SourceItem& item);
     SourceStep hole_or_end(SourceItem& item);
     bool writer_gone();

@@ -31,8 +31,10 @@ struct RingSource::State {
 
     // Runs `read` under the SIGBUS guard; false (with `fault` set) when the
     // file was truncated under it. `read` must not allocate (sigbus_guard.hpp).
+    // `what` names what was being read when it faulted; it is read then, so
+    // `read` may move it on (a descriptor, then its payload).
     template <class F>
-    bool guard(F&& read, const char* what) {
+    bool guard(F&& read, const char* const& what) {
         const void* address = nullptr;
         if (detail::run_under_sigbus_frame(std::forward<F>(read), address)) return true;
         fault = detail::truncated_error(*ring, address, what);

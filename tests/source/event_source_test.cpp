@@ -323,6 +323,25 @@ TEST(RingSource, RingFileTruncatedUnderTheReaderIsAnErrorNotASignal) {
     EXPECT_EQ(source->next(item), SourceStep::Failed);
 }
 
+// The payload buffer cut off while descriptors stay readable: the payload's
+// copy faults. Once the scratch buffer has grown, payloads are copied under
+// the descriptor's guard (ring_source.cpp, read): the error still says it
+// was copying a payload.
+TEST(RingSource, PayloadsCutOffUnderTheReaderAreAnErrorNamingThePayload) {
+    Ring ring(6);
+    ring.publish(10);
+    auto source = ring.open();
+    ASSERT_TRUE(source->seek(Position::oldest()).ok());
+    SourceItem item;
+    ASSERT_EQ(source->next(item, PayloadRead::Copy), SourceStep::Event);
+    ASSERT_EQ(item.event.payload_state, PayloadState::Ok);
+    const std::uint64_t payload_offset = RingLayout::of(source->identity().ring_size).payload_offset;
+    ASSERT_EQ(::truncate(ring.path.c_str(), static_cast<off_t>(payload_offset)), 0);
+    ASSERT_EQ(source->next(item, PayloadRead::Copy), SourceStep::Failed);
+    EXPECT_NE(source->error().message().find("copying a payload"), std::string::npos) << source->error().message();
+    EXPECT_NE(source->error().message().find(ring.path), std::string::npos) << source->error().message();
+}
+
 // --- Opening ---------------------------------------------------------------
 
 TEST(OpenSource, SchemesAreOpenedByTheirRegisteredOpenerAndUnknownOnesNamed) {
