@@ -1,7 +1,7 @@
 // The C ABI's field lookups (evring.h, "Fields"): event types and payload
 // fields through a source's or a writer's schema, so a binding reads and
 // writes fields by name (the Rust crate, docs/rust.md). Paths are walked by
-// field_path.hpp, the walk --where uses.
+// schema/schema_field_path.hpp, the one walk --where uses too.
 //
 // A schema handle is the evring::Schema its source or writer holds, cast:
 // it lives as long as they do and is immutable, so any thread may use it.

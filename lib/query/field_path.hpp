@@ -1,15 +1,6 @@
-// lib/query/field_path.hpp — a payload field named by its path, found in one
-// event type's layout: the walk that --where (where.cpp) and the C ABI's field
-// lookup (lib/bindings/c_fields.cpp) share.
-//
-// A path is written as in filter expressions: NAME ('.' NAME | '[' INDEX ']')*
-// (`txn_header.gas_limit`, `levels[2].price`, `topics[0]`). Its first step may
-// name a trailing array of the payload (`note`, `topics[1]`); the others go
-// through nested structs and fixed arrays.
-//
-// Contract: only the schema is read, never a payload, so where a trailing
-// array's element lies is left to the caller (it depends on the counts of the
-// payload at hand). An index past a fixed array's count is no field.
+// lib/query/field_path.hpp — a payload field path written as text, parsed as
+// filter expressions write it (NAME ('.' NAME | '[' INDEX ']')*), for the
+// one walk of lib/schema/schema_field_path.hpp, which this brings in.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -24,22 +15,9 @@
 #include "evring/error.hpp"
 #include "evring/schema/schema.hpp"
 #include "query/where_ast.hpp"
+#include "schema/schema_field_path.hpp"
 
 namespace evring::detail {
-
-struct FieldPlace {
-    TypeId type = 0;           // the field's type (for a trailing array not indexed: its element type)
-    std::uint32_t offset = 0;  // in the fixed part, or inside the trailing array's element
-    int trailing = -1;         // the payload's trailing array the path starts with, or -1
-    bool element = false;      // trailing: the path indexes one element (else it names the whole array)
-    std::uint64_t index = 0;   // trailing with element: which one
-    std::size_t steps = 0;     // how many steps were walked: fewer than the path's when the path goes on
-                               // past a trailing array it does not index (`note.x`)
-};
-
-// Where `path` leads in `event`'s payload; nullopt when the event has no such field.
-std::optional<FieldPlace> find_field_path(const Schema& schema, const SchemaEvent& event,
-                                          std::span<const WherePathStep> path);
 
 // The steps of a path written as text; an Error ("bad OPTION 'TEXT': at N: reason")
 // when it is not a path (an operator, a literal, an unclosed bracket).

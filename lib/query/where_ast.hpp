@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "evring/error.hpp"
+#include "schema/schema_field_path.hpp"
 
 namespace evring::detail {
 
@@ -34,11 +35,8 @@ struct WhereLiteral {
     std::size_t at = 0;             // 1-based column
 };
 
-struct WherePathStep {
-    std::string name;     // empty for an index step
-    bool index = false;
-    std::uint64_t i = 0;
-};
+// A step of an operand's field path: the one walk's (schema_field_path.hpp).
+using WherePathStep = FieldPathStep;
 
 enum class WhereOp : std::uint8_t { Eq, Ne, Lt, Le, Gt, Ge, In, Prefix, Truth };
 

@@ -1,11 +1,14 @@
 // The Schema value: accessors and look-ups over the shared parsed data.
 #include <algorithm>
 #include <cctype>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "evring/schema/schema.hpp"
 #include "schema/schema_data.hpp"
+#include "schema/schema_field_path.hpp"
 
 namespace evring {
 
@@ -174,22 +177,19 @@ std::uint32_t Schema::fixed_size(const SchemaEvent& event) const noexcept {
     return s == nullptr ? 0 : s->size;
 }
 
+// Dotted names through the one walk (schema_field_path.hpp): a field of the
+// fixed part only, so a path into a trailing array is none.
 std::optional<SchemaFieldRef> Schema::find_field(const SchemaEvent& event, std::string_view path) const {
-    const SchemaStruct* current = payload_of(event);
-    SchemaFieldRef ref;
-    while (current != nullptr) {
+    std::vector<detail::FieldPathStep> steps;
+    for (;;) {
         const std::size_t dot = path.find('.');
-        const SchemaField* f = current->field(path.substr(0, dot));
-        if (f == nullptr) return std::nullopt;
-        ref.offset += f->offset;
-        ref.type = f->type;
-        if (dot == std::string_view::npos) return ref;
-        const SchemaType& t = type(f->type);
-        if (t.kind != TypeKind::Struct) return std::nullopt;
-        current = &data_->structs[t.index];
+        steps.push_back({std::string(path.substr(0, dot)), false, 0});
+        if (dot == std::string_view::npos) break;
         path.remove_prefix(dot + 1);
     }
-    return std::nullopt;
+    const auto place = detail::find_field_path(*this, event, steps);
+    if (!place || place->trailing >= 0) return std::nullopt;
+    return SchemaFieldRef{place->offset, place->type};
 }
 
 std::string Schema::type_name(TypeId id) const {
