@@ -151,6 +151,7 @@ private:
     void mark_members(bool written) noexcept;
     bool set_dirty() const noexcept;
     Status commit_set(bool ended);
+    void members_into(NamedPosition& p) const;
     std::string set_redelivered_words() const;
     MemberMark* member_marks() const noexcept;
     // A source that keeps the position itself (named_reader_stream.cpp).
@@ -158,7 +159,6 @@ private:
                                     bool start_given, bool reset, std::vector<std::string>& notices);
     Result<Position> resume_stream_set(const DurableResume& resumed, std::vector<std::string>& notices);
     Status commit_durable();
-    void committed_members();
     Result<Position> start_over(const EventSource& source, const Position& start, std::vector<std::string>& notices,
                                 std::string why);
 

@@ -194,6 +194,16 @@ bool NamedReader::set_dirty() const noexcept {
     return false;
 }
 
+// Every member's last event handed out, and its instance, as a position holds them.
+void NamedReader::members_into(NamedPosition& p) const {
+    p.last_seqno.clear();
+    p.member_instance.clear();
+    for (const MemberState& m : members_) {
+        p.last_seqno.push_back(m.last);
+        p.member_instance.push_back(m.instance);
+    }
+}
+
 Status NamedReader::commit_set(bool ended) {
     const bool consumed = std::any_of(members_.begin(), members_.end(), [](const auto& m) { return m.last != 0; });
     // Nothing consumed: the position stays as it was (a first run stays one;
@@ -204,11 +214,7 @@ Status NamedReader::commit_set(bool ended) {
     p.ring = ring_;
     p.kind = kind_;
     p.instance = instance_;
-    p.last_seqno.clear();
-    for (const MemberState& m : members_) {
-        p.last_seqno.push_back(m.last);
-        p.member_instance.push_back(m.instance);
-    }
+    members_into(p);
     if (p.last_seqno.empty()) {
         p.last_seqno = {0};
         p.member_instance = {0};

@@ -111,7 +111,7 @@ Result<Position> NamedReader::resume_stream_set(const DurableResume& r, std::vec
                     "before, if any, come again (no mark of the previous run's output)",
                     r.unacked),
         "acknowledgement");
-    committed_members();
+    members_into(committed_);  // what the server holds now
     notices.push_back(fmt::format("reader '{}' resumes ring set stream '{}' after stream sequence {} (its {}): {}; {}",
                                   name_, ring_, r.floor_sequence, r.where, resumed, tail));
     // The source starts after the ack floor whatever it is asked
@@ -119,15 +119,6 @@ Result<Position> NamedReader::resume_stream_set(const DurableResume& r, std::vec
     return Position::oldest();
 }
 
-// What the server holds now: every member's last event handed out.
-void NamedReader::committed_members() {
-    committed_.last_seqno.clear();
-    committed_.member_instance.clear();
-    for (const MemberState& m : members_) {
-        committed_.last_seqno.push_back(m.last);
-        committed_.member_instance.push_back(m.instance);
-    }
-}
 
 Status NamedReader::commit_durable() {
     if (per_member_) {
@@ -135,7 +126,7 @@ Status NamedReader::commit_durable() {
         // every message up to it, of every member.
         if (!set_dirty() || last_member_ >= members_.size() || members_[last_member_].last == 0) return {};
         if (auto s = durable_->durable_commit(members_[last_member_].last, last_member_); !s) return s;
-        committed_members();
+        members_into(committed_);
         return {};
     }
     if (handing_ == 0 || handing_ == committed_.last_seqno[0]) return {};
