@@ -44,14 +44,14 @@ Result<MirrorJob> plan_mirror(const MirrorOptions& options) {
 // What the filters point to while the mirror runs.
 struct MirrorFilters {
     std::optional<Schema> schema;
-    std::unique_ptr<EventPredicate> where;
+    SelectionKept selection;
 };
 
 // --where and the interest options, by the source's schema: into the job's
 // follow filter and interest. An exit code: kExitOk, or the error reported.
 int resolve_mirror_filters(MirrorJob& job, const MirrorOptions& options, EventSource& source,
                            MirrorFilters& kept) {
-    if (!options.where && !options.interest.given()) return kExitOk;
+    if (!options.select.where && !options.interest.given()) return kExitOk;
     auto found = resolve_schema(source, {.schema_file = options.schema_file});
     if (!found) return runtime_error(found.error());
     if (!found->warning.empty()) report_error(found->warning);
@@ -62,7 +62,7 @@ int resolve_mirror_filters(MirrorJob& job, const MirrorOptions& options, EventSo
     job.interest = *interest;
     // Mirror what we asked for, whoever else listens.
     if (*interest) InterestOption::narrow(**interest, schema, job.follow.filter.types);
-    if (auto s = compile_where_option(job.follow, options.where, schema, kept.where, &source); !s)
+    if (auto s = options.select.resolve_where(job.follow, schema, source, kept.selection); !s)
         return usage_error(s.error());
     return kExitOk;
 }
@@ -100,7 +100,8 @@ Command add_mirror(CLI::App& app) {
     mirror->add_flag("--keep", m.keep, "Leave the ring file when the mirror exits");
     mirror->add_flag("--no-register", m.no_register,
                        "Do not announce this reader in the source ring's reader registry");
-    mirror->add_option("--where", m.where, "Mirror only events this expression keeps (docs/cli.md)")->type_name("EXPR");
+    m.select.add_filters(*mirror, {.type = nullptr, .flow = nullptr,
+                                   .where = "Mirror only events this expression keeps (docs/cli.md)"});
     mirror->add_option("--schema", m.schema_file, "Schema file for --where and --keywords when the source has none")
         ->type_name("FILE");
     m.interest.add(*mirror);
