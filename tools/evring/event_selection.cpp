@@ -191,6 +191,11 @@ Status EventSelection::resolve(FollowOptions& follow, const Schema* schema, Even
         follow.span_stop = *limit;
         if (auto s = check_span_stop(follow, *schema, source); !s) return s;
     }
+    return resolve_where(follow, schema, source, kept);
+}
+
+Status EventSelection::resolve_where(FollowOptions& follow, const Schema* schema, EventSource& source,
+                                     SelectionKept& kept) const {
     return compile_where_option(follow, where, schema, kept.where, &source, where_option);
 }
 

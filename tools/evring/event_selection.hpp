@@ -104,6 +104,14 @@ struct EventSelection {
     // The same with what the follow options point to kept in `kept` (a
     // command reading two sources with one selection: diff).
     Status resolve(FollowOptions& follow, const Schema* schema, EventSource& source, SelectionKept& kept) const;
+    // --where alone (resolve() ends with it): compiled against `schema` into
+    // follow.where, kept alive by kept.where; nothing without --where. Its
+    // ordered span-label comparisons (`block >= N`) read follow.span_labels
+    // and are refused when that is null. relay and mirror call it alone,
+    // after their names and interest: relay's loop is the library's
+    // (nats_relay.hpp) and keeps no label table, and mirror has always
+    // compiled --where without one.
+    Status resolve_where(FollowOptions& follow, const Schema* schema, EventSource& source, SelectionKept& kept) const;
     // --name, once the source is open: locks the name and moves follow.start
     // to where the reader resumes (named_reader.hpp), saying so on stderr;
     // null without --name.

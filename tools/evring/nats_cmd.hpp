@@ -23,7 +23,7 @@ struct RelayCommandOptions {
     std::string to;
     std::string stream;
     std::optional<std::string> subject;
-    EventSelection select{"oldest"};  // --from (oldest, latest or SEQNO), --type, --flow
+    EventSelection select{"oldest"};  // --from (oldest, latest or SEQNO), --type, --flow, --where
     std::optional<std::string> flow_subject;
     std::optional<std::string> batch;
     std::optional<std::string> replicas;  // of the stream, when the relay creates it
@@ -31,7 +31,6 @@ struct RelayCommandOptions {
     bool server_syncs = false;  // the server syncs every write: no durability warning
     bool no_register = false;  // stay out of the ring's reader registry
     bool wait = false;         // wait for the ring to be created (follow.hpp's wait_for_name)
-    std::optional<std::string> where;  // a filter expression (where.hpp)
     std::string schema_file;
     InterestOption interest;  // --keywords K1,K2 --level N (docs/interest.md)
     HealOption heal;          // --heal, --heal-from, --heal-wait (docs/healing.md)
@@ -40,11 +39,10 @@ struct RelayCommandOptions {
 struct MirrorOptions {
     std::string stream;
     std::string to;
-    EventSelection select{"oldest"};  // --from, --count
+    EventSelection select{"oldest"};  // --from, --count, --where
     std::optional<std::string> seqno_tag;
     bool keep = false;
     bool no_register = false;
-    std::optional<std::string> where;  // a filter expression (where.hpp)
     std::string schema_file;
     InterestOption interest;  // --keywords K1,K2 --level N (docs/interest.md)
 };

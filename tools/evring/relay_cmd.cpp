@@ -64,10 +64,11 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
 
 }  // namespace
 
-// The names in --type and --flow and the --where expression, by the schema
-// of `source` (the one the relay then reads): span labels are looked up in it.
+// The names in --type and --flow, the interest and the --where expression,
+// by the schema of `source` (the one the relay then reads): span labels are
+// looked up in it.
 Status resolve_relay_filters(nats::RelayOptions& relay, const RelayCommandOptions& options, EventSource& source,
-                             std::unique_ptr<EventPredicate>& where) {
+                             SelectionKept& kept) {
     auto found = resolve_schema(source, {.schema_file = options.schema_file});
     if (!found) return std::move(found).error();
     if (!found->warning.empty()) report_error(found->warning);
@@ -80,10 +81,9 @@ Status resolve_relay_filters(nats::RelayOptions& relay, const RelayCommandOption
         // Relay what we asked for, whoever else listens.
         InterestOption::narrow(**interest, schema, relay.filter.types);
     }
-    if (!options.where) return {};
-    FollowOptions follow;
-    if (auto s = compile_where_option(follow, options.where, schema, where, &source); !s) return s;
-    relay.where = where.get();
+    FollowOptions follow;  // for --where alone: the relay's own loop takes the predicate (nats_relay.hpp)
+    if (auto s = options.select.resolve_where(follow, schema, source, kept); !s) return s;
+    relay.where = follow.where;
     return {};
 }
 
@@ -99,9 +99,9 @@ int run_relay_command(RelayCommandOptions& options) {
     // Opened once: names are looked up in the source the relay then reads.
     auto source = open_for_command(options.ring, plan->source_options);
     if (!source) return runtime_error(source.error());
-    std::unique_ptr<EventPredicate> where;
-    if (options.select.has_names() || options.where || options.interest.given())
-        if (auto s = resolve_relay_filters(*plan, options, **source, where); !s) return exit_code(s.error());
+    SelectionKept kept;  // what relay.where points to
+    if (options.select.has_names() || options.select.where || options.interest.given())
+        if (auto s = resolve_relay_filters(*plan, options, **source, kept); !s) return exit_code(s.error());
     auto result = nats::run_relay(*plan, std::move(*source));
     if (!result) return runtime_error(result.error());
     const nats::PublisherStats& s = result->publisher;
@@ -145,7 +145,8 @@ Command add_relay(CLI::App& app) {
     relay->add_flag("--no-register", r.no_register, kNoRegisterHelp);
     relay->add_flag("--wait", r.wait, kWaitHelp);
     r.heal.add(*relay, false);
-    relay->add_option("--where", r.where, "Relay only events this expression keeps (docs/cli.md)")->type_name("EXPR");
+    r.select.add_filters(*relay, {.type = nullptr, .flow = nullptr,
+                                  .where = "Relay only events this expression keeps (docs/cli.md)"});
     relay->add_option("--schema", r.schema_file, "Schema file for --where and --keywords when the ring has none")->type_name("FILE");
     r.interest.add(*relay);
     return {relay, [options] { return run_relay_command(*options); }};
