@@ -41,6 +41,17 @@ relay_ring() {
     wait "$PRODUCER_PID"
     poll 1500 0.02 stream_has "$2" "$3"
 }
+# Relays ring $1 into stream $2 once its producer has written all $3 events, and waits until
+# the stream holds them: the relay then sends full batches of 64 (a relay keeping up with a
+# writer sends what it has, and message boundaries vary), so a test may count on them.
+relay_whole_ring() {
+    local ring=$1 stream=$2 count=$3
+    "$PRODUCER_BIN" "$ring:16:24" --count "$count" --keep 2>/dev/null || return 1
+    "$EVRING_BIN" relay "$ring" --to "$URL" --stream "$stream" --from oldest 2>>"$WORK/relay-$stream.err" &
+    RELAY_PID=$!
+    PIDS+=("$RELAY_PID")
+    poll 1500 0.02 stream_has "$stream" "$count"
+}
 stream_has_set() {
     timeout -k 5 10 "$EVRING_BIN" watch "$URL/$1" --from latest --count 1 --format jsonl 2>/dev/null | seqnos | grep -q .
 }
@@ -96,22 +107,27 @@ case_sigkill_then_resume_delivers_every_event_and_counts_what_comes_again() {
 }
 
 case_reset_and_explicit_from_start_over() {
-    evring watch "$URL/FEED" --name n --reset --from oldest --count 5 --format jsonl >"$WORK/r1" 2>"$WORK/r1.err"
+    # Its counts are of the relay's messages of 64 events: a ring relayed whole.
+    relay_whole_ring rfeed RFEED 3000 || { fail reset "relay: $(cat "$WORK/relay-RFEED.err")"; return; }
+    # A position to forget: 1..200 read and acknowledged.
+    evring watch "$URL/RFEED" --name rn --from oldest --count 200 --format jsonl >/dev/null 2>"$WORK/r0.err" ||
+        { fail reset "first run: $(cat "$WORK/r0.err")"; return; }
+    evring watch "$URL/RFEED" --name rn --reset --from oldest --count 5 --format jsonl >"$WORK/r1" 2>"$WORK/r1.err"
     [[ $(seqnos "$WORK/r1" | tr '\n' ' ') == "1 2 3 4 5 " ]] || { fail reset "--reset gave $(seqnos "$WORK/r1"): $(cat "$WORK/r1.err")"; return; }
-    grep -q "position forgotten (--reset): durable consumer 'n'" "$WORK/r1.err" || { fail reset "$(cat "$WORK/r1.err")"; return; }
+    grep -q "position forgotten (--reset): durable consumer 'rn'" "$WORK/r1.err" || { fail reset "$(cat "$WORK/r1.err")"; return; }
     # --count 5 ended inside the relay's first message (64 events): not acknowledged, so the
     # next run starts at 1 again, and says those 5 come again.
-    evring watch "$URL/FEED" --name n --count 70 --format jsonl >"$WORK/r2" 2>"$WORK/r2.err"
+    evring watch "$URL/RFEED" --name rn --count 70 --format jsonl >"$WORK/r2" 2>"$WORK/r2.err"
     [[ $(seqnos "$WORK/r2" | head -1) == 1 && $(seqnos "$WORK/r2" | tail -1) == 70 ]] ||
         { fail reset "resumed at $(seqnos "$WORK/r2" | head -1): $(cat "$WORK/r2.err")"; return; }
-    grep -q "reader 'n': 5 events written again" "$WORK/r2.err" || { fail reset "$(cat "$WORK/r2.err")"; return; }
+    grep -q "reader 'rn': 5 events written again" "$WORK/r2.err" || { fail reset "$(cat "$WORK/r2.err")"; return; }
     # 70 ended in the second message: the first (1..64) was acknowledged.
-    evring watch "$URL/FEED" --name n --count 1 --format jsonl >"$WORK/r3" 2>"$WORK/r3.err"
+    evring watch "$URL/RFEED" --name rn --count 1 --format jsonl >"$WORK/r3" 2>"$WORK/r3.err"
     [[ $(seqnos "$WORK/r3") == 65 ]] || { fail reset "after 1..70 it resumed at $(seqnos "$WORK/r3"): $(cat "$WORK/r3.err")"; return; }
     grep -q "resumes after stream sequence [0-9]* (seqno 64)" "$WORK/r3.err" || { fail reset "$(cat "$WORK/r3.err")"; return; }
-    evring watch "$URL/FEED" --name n --from 1000 --count 2 --format jsonl >"$WORK/r4" 2>"$WORK/r4.err"
+    evring watch "$URL/RFEED" --name rn --from 1000 --count 2 --format jsonl >"$WORK/r4" 2>"$WORK/r4.err"
     [[ $(seqnos "$WORK/r4" | tr '\n' ' ') == "1000 1001 " ]] || { fail reset "--from 1000 gave $(seqnos "$WORK/r4")"; return; }
-    grep -q "an explicit --from starts over: durable consumer 'n'" "$WORK/r4.err" || { fail reset "$(cat "$WORK/r4.err")"; return; }
+    grep -q "an explicit --from starts over: durable consumer 'rn'" "$WORK/r4.err" || { fail reset "$(cat "$WORK/r4.err")"; return; }
     ok reset_and_explicit_from_start_over
 }
 
@@ -203,13 +219,7 @@ case_c_abi_named_readers_of_a_stream() {
     local lib=${EVRING_LIB_DIR:-}/libevring.so out
     [[ -f $lib ]] || { skip c_abi "no libevring.so"; return; }
     [[ ${EVRING_SANITIZE:-none} == none ]] || { skip c_abi "a sanitized libevring.so does not load into Python"; return; }
-    # The whole ring is written before the relay starts, so it relays full batches of 64 (a relay
-    # keeping up with a writer sends what it has, and message boundaries then vary).
-    "$PRODUCER_BIN" cfeed:16:24 --count 3000 --keep 2>/dev/null || { fail c_abi "producer"; return; }
-    "$EVRING_BIN" relay cfeed --to "$URL" --stream CFEED --from oldest 2>>"$WORK/relay-CFEED.err" &
-    RELAY_PID=$!
-    PIDS+=("$RELAY_PID")
-    poll 1500 0.02 stream_has CFEED 3000 || { fail c_abi "relay: $(cat "$WORK/relay-CFEED.err")"; return; }
+    relay_whole_ring cfeed CFEED 3000 || { fail c_abi "relay: $(cat "$WORK/relay-CFEED.err")"; return; }
     cat >"$WORK/named_c.py" <<'PY'
 import sys
 import c_abi
