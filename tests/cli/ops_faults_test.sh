@@ -123,6 +123,8 @@ test_gc_finds_what_killed_writers_left_in_rings_and_sets() {
     ok gc_finds_what_killed_writers_left_in_rings_and_sets
 }
 
+only_plain_in() { [[ -z $(ls -A "$1" | grep -v '^plain$') ]]; }
+
 test_rm_removes_rings_and_sets_but_never_a_live_writers() {
     local dir="$EVRING_RING_DIR"
     start_producer live live:10:16 --rate 100 || { fail rm "no ring"; return; }
@@ -145,7 +147,12 @@ test_rm_removes_rings_and_sets_but_never_a_live_writers() {
         grep -q "^evring: no ring 'nothing'" "$WORK/rm.err" ||
         { fail rm "exit $rc: $(cat "$WORK/rm.out" "$WORK/rm.err")"; return; }
     [[ ! -e $dir/live && ! -e $dir/lset && ! -e $dir/gone && -e $dir/plain ]] || { fail rm "left: $(ls -A "$dir")"; return; }
-    [[ -z $(ls -A "$dir" | grep -v '^plain$') ]] || { fail rm "debris left: $(ls -A "$dir")"; return; }
+    # Nothing else stays. (One run under load failed here with only 'plain' listed by the time the
+    # message was made: whatever was there went by itself. Named now, and waited out for 2 s.)
+    local first_look; first_look=$(ls -A "$dir" | grep -v '^plain$')
+    poll 100 0.02 only_plain_in "$dir" ||
+        { fail rm "debris left: $(ls -A "$dir") (at first: ${first_look:-nothing else})"; return; }
+    [[ -z $first_look ]] || echo "# rm: '$first_look' was there at first, and went by itself" >&2
     rm -f "$dir/plain"
     ok rm_removes_rings_and_sets_but_never_a_live_writers
 }
