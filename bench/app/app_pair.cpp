@@ -14,6 +14,7 @@
 //   its reader starting at the newest sequence number.
 //
 //   evring-app-pair [--rounds N] [--seconds S] [--dir DIR] [--first evring|classic] [--gate 0|1]
+//                   [--json FILE]
 //
 // --gate 1 makes the writer wait, once its ring exists, until the reader has
 // opened it and is about to poll, as the project's harness (bench/ipc) does
@@ -23,6 +24,16 @@
 // r is odd, so a difference that follows the peer and one that follows the
 // place in the round can be told apart. Ordinary scheduling. One line per
 // run, then the medians per peer and per place.
+//
+// --json FILE (issue 35 item 5): the same-round ratios of evring's reader to
+// the classic one, as medians with the rounds' range (_min, _max):
+// latency_p99_ratio_vs_app_pair_classic, latency_p999_ratio_vs_app_pair_classic
+// and late_fraction_ratio_vs_app_pair_classic (events later than 100 µs, per
+// event received), and each peer's median p99 and late fraction. The late
+// fraction is the figure to read: about 1% of events arrive late for both
+// peers here (the reader loses its core for a scheduler tick), which puts the
+// p99 on the edge of that population, so a few percent more late events
+// move it from microseconds to milliseconds (docs/performance.md).
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -32,6 +43,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -216,12 +228,56 @@ double median(std::vector<double> v) {
     return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+// Per round, evring's figure over the classic one's (rounds where the classic is 0 are left out).
+struct RoundRatios {
+    std::vector<double> p99, p999, late;
+    std::vector<double> late_fraction[2];  // per peer: late / received
+    std::vector<double> p99_of[2];
+};
+
+// "median (min-max)", or "-" without rounds.
+std::string shown(const std::vector<double>& v) {
+    if (v.empty()) return "-";
+    char text[96];
+    std::snprintf(text, sizeof text, "%.2f (%.2f-%.2f)", median(v), *std::min_element(v.begin(), v.end()),
+                  *std::max_element(v.begin(), v.end()));
+    return text;
+}
+
+void add_key(std::map<std::string, double>& json, const std::string& key, const std::vector<double>& v) {
+    if (v.empty()) return;
+    json[key] = median(v);
+    json[key + "_min"] = *std::min_element(v.begin(), v.end());
+    json[key + "_max"] = *std::max_element(v.begin(), v.end());
+}
+
+bool write_json(const std::string& path, const RoundRatios& r, int rounds, double seconds) {
+    std::map<std::string, double> json;
+    add_key(json, "latency_p99_ratio_vs_app_pair_classic", r.p99);
+    add_key(json, "latency_p999_ratio_vs_app_pair_classic", r.p999);
+    add_key(json, "late_fraction_ratio_vs_app_pair_classic", r.late);
+    add_key(json, "app_pair_late_fraction_evring", r.late_fraction[0]);
+    add_key(json, "app_pair_late_fraction_classic", r.late_fraction[1]);
+    add_key(json, "app_pair_p99_ns_evring", r.p99_of[0]);
+    add_key(json, "app_pair_p99_ns_classic", r.p99_of[1]);
+    json["app_pair_rounds"] = rounds;
+    json["app_pair_seconds"] = seconds;
+    std::FILE* out = std::fopen(path.c_str(), "w");
+    if (out == nullptr) return false;
+    std::fprintf(out, "{\n");
+    std::size_t i = 0;
+    for (const auto& [key, value] : json)
+        std::fprintf(out, "  \"%s\": %.6g%s\n", key.c_str(), value, ++i < json.size() ? "," : "");
+    std::fprintf(out, "}\n");
+    return std::fclose(out) == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     int rounds = 5;
     double seconds = 1;
-    std::string dir = "/dev/shm", first = "evring";
+    std::string dir = "/dev/shm", first = "evring", json_path;
     bool gate = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -235,6 +291,7 @@ int main(int argc, char** argv) {
         else if (arg == "--dir") dir = v;
         else if (arg == "--first" && (v == "evring" || v == "classic")) first = v;
         else if (arg == "--gate" && (v == "0" || v == "1")) gate = v == "1";
+        else if (arg == "--json") json_path = v;
         else {
             std::fprintf(stderr, "evring-app-pair: %s %s: not an option this program takes\n", arg.c_str(), v.c_str());
             return 2;
@@ -247,13 +304,16 @@ int main(int argc, char** argv) {
     const std::string second = first == "evring" ? "classic" : "evring";
     // p99 and p99.9 per peer and per place (0: first in its round, 1: second).
     std::vector<double> p99[2][2], p999[2][2];
+    RoundRatios ratios;
     std::printf("%-5s %-7s %-6s %9s %9s %9s %9s %6s %6s %7s %6s\n", "round", "peer", "place", "p50 ns", "p99 ns",
                 "p99.9 ns", "max ns", "late", "lost", "minflt", "invcs");
     for (int r = 0; r < rounds; ++r) {
         const std::string order[2] = {r % 2 == 0 ? first : second, r % 2 == 0 ? second : first};
+        ReaderReport of[2];  // this round's, by peer
         for (int place = 0; place < 2; ++place) {
             const ReaderReport rep = run_pair(order[place], dir, seconds, gate);
             const int who = order[place] == "evring" ? 0 : 1;
+            of[who] = rep;
             p99[who][place].push_back(rep.p99);
             p999[who][place].push_back(rep.p999);
             std::printf("%-5d %-7s %-6s %9.0f %9.0f %9.0f %9.0f %6llu %6llu %7llu %6llu\n", r, order[place].c_str(),
@@ -263,10 +323,25 @@ int main(int argc, char** argv) {
                         static_cast<unsigned long long>(rep.involuntary));
             std::fflush(stdout);
         }
+        double fraction[2];
+        for (int who = 0; who < 2; ++who) {
+            fraction[who] = of[who].received == 0 ? 0 : double(of[who].late) / double(of[who].received);
+            ratios.late_fraction[who].push_back(fraction[who]);
+            ratios.p99_of[who].push_back(of[who].p99);
+        }
+        if (of[1].p99 > 0) ratios.p99.push_back(of[0].p99 / of[1].p99);
+        if (of[1].p999 > 0) ratios.p999.push_back(of[0].p999 / of[1].p999);
+        if (fraction[1] > 0) ratios.late.push_back(fraction[0] / fraction[1]);
     }
     std::printf("\nmedians            p99 first  p99 second  p99.9 first  p99.9 second\n");
     for (int who = 0; who < 2; ++who)
         std::printf("%-18s %9.0f %11.0f %12.0f %13.0f\n", who == 0 ? "evring" : "classic", median(p99[who][0]),
                     median(p99[who][1]), median(p999[who][0]), median(p999[who][1]));
+    std::printf("same-round evring/classic: p99 %s, late fraction %s\n", shown(ratios.p99).c_str(),
+                shown(ratios.late).c_str());
+    if (!json_path.empty() && !write_json(json_path, ratios, rounds, seconds)) {
+        std::fprintf(stderr, "evring-app-pair: cannot write %s\n", json_path.c_str());
+        return 1;
+    }
     return 0;
 }
