@@ -11,10 +11,19 @@ namespace evring {
 namespace {
 
 // A registration the caller already holds (a binding's reader handle) kept
-// informed of what the loop reads, ahead of the recording.
+// informed of what the loop reads, ahead of the recording, and listed as
+// the recorder (kind record, "-> PATH") while it records, so lapped readers
+// of the ring heal from this recording (healer.hpp) as from `evring record`'s;
+// then listed as it was again.
 class FeedRegistration final : public FollowSink {
 public:
-    FeedRegistration(RegisteringSink& registration, FollowSink& inner) : registration_(registration), inner_(inner) {}
+    FeedRegistration(RegisteringSink& registration, FollowSink& inner, const ReaderInfo& recorder)
+        : registration_(registration), inner_(inner), before_(registration.info()) {
+        registration_.describe(recorder.kind, recorder.detail);
+    }
+    ~FeedRegistration() override { registration_.describe(before_.kind, before_.detail); }
+    FeedRegistration(const FeedRegistration&) = delete;
+    FeedRegistration& operator=(const FeedRegistration&) = delete;
     void started(const EventSource& source) override {
         registration_.started(source);  // already registered: keeps its slots (registering_sink.hpp)
         inner_.started(source);
@@ -33,6 +42,7 @@ public:
 private:
     RegisteringSink& registration_;
     FollowSink& inner_;
+    ReaderInfo before_;
 };
 
 // A named recorder's mark says what its file holds, as the recording's
@@ -83,10 +93,11 @@ Result<Recorded> record_source(std::unique_ptr<EventSource>& source, RecordJob& 
     if (job.keep_going) sink.keep_going(job.keep_going);
     const Position& start = job.follow.start;
     if (start.kind == Position::Kind::Seqno && start.member == Position::kAnyMember) sink.asked_from(start.value);
-    RegisteringSink seen(sink, recorder_info(job), job.register_reader && job.registration == nullptr);
+    const ReaderInfo listed_as = recorder_info(job);
+    RegisteringSink seen(sink, listed_as, job.register_reader && job.registration == nullptr);
     if (job.interest) seen.set_interest(*job.interest);
     std::optional<FeedRegistration> fed;
-    if (job.registration != nullptr) fed.emplace(*job.registration, sink);
+    if (job.registration != nullptr) fed.emplace(*job.registration, sink, listed_as);
     FollowSink& recorder = fed ? static_cast<FollowSink&>(*fed) : seen;
     // A commit covers only what is written and synced: each one waits for
     // the recording's worker and the disk, so they come at most once a second.

@@ -25,7 +25,9 @@
 //   detail "-> ABSOLUTE_PATH": lapped readers find the recording there to
 //   heal from) unless job.register_reader is false, or fed to an existing
 //   registration (job.registration: a binding's reader handle, already
-//   registered). job.interest is registered with it.
+//   registered), which is listed with that kind and detail while the
+//   recording runs and as before afterwards. job.interest is registered
+//   with a new registration.
 // - A named reader (job.named, already resumed by the caller) commits only
 //   what the recording's worker wrote and fdatasync'ed, at most once a
 //   second and at the end (named_reader.hpp).

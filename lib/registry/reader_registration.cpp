@@ -354,6 +354,20 @@ void ReaderRegistration::set_detail(std::string_view text) noexcept {
     if (!written) lose_registry();
 }
 
+// One seqlock write for both, so a lister never sees a recorder's kind with
+// a reader's detail (see set_heals below for the rule).
+void ReaderRegistration::describe(std::uint32_t kind, std::string_view text) noexcept {
+    if (slot_ == nullptr) return;
+    RegistrySlot& slot = *slot_;
+    const bool written = guard_sigbus([&] {
+        const std::uint64_t odd = detail::begin_slot_write(slot);
+        shared::store_relaxed(slot.kind, std::uint64_t{kind});
+        detail::pack_text(slot.detail, text);
+        detail::end_slot_write(slot, odd);
+    });
+    if (!written) lose_registry();
+}
+
 // The slot's words are written as at registration: inside the slot's
 // seqlock (begin_slot_write/end_slot_write), by the slot's owner only, so a
 // lister sees the flag change with the rest of the slot or retries.

@@ -202,6 +202,9 @@ public:
     void heartbeat() noexcept;
     // Replaces the detail text (a relay saying it is reconnecting, say).
     void set_detail(std::string_view detail) noexcept;
+    // Replaces the kind and the detail together (a reader handle that
+    // records for a while is listed as a recorder meanwhile), in place.
+    void describe(std::uint32_t kind, std::string_view detail) noexcept;
     // Says in the slot whether the reader heals its lapped gaps (a reader
     // told to heal after it registered: evring_source_heal), in place.
     void set_heals(bool heals) noexcept;

@@ -56,6 +56,13 @@ void RegisteringSink::keep_alive() {
         m.registration.on_idle(m.source->next_seqno(), m.source->counters().lost, m.source->counters().abandoned);
 }
 
+void RegisteringSink::describe(std::uint32_t kind, std::string detail) {
+    info_.kind = kind;
+    info_.detail = std::move(detail);
+    registration_.describe(kind, info_.detail);
+    for (MemberRegistration& m : members_) m.registration.describe(kind, info_.detail);
+}
+
 bool RegisteringSink::registered() const noexcept {
     if (registration_.registered()) return true;
     for (const MemberRegistration& m : members_)

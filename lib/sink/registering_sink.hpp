@@ -90,6 +90,12 @@ public:
     const ReaderRegistration& registration() const noexcept { return registration_; }
     // Replaces the detail text shown in listings (a relay reconnecting, say).
     void set_detail(std::string_view detail) noexcept { registration_.set_detail(detail); }
+    // Lists the reader as `kind` with `detail` from now on, in every
+    // registry it is in (a ring set's members too) and in those it joins
+    // later: a reader handle recording for a while is listed as a recorder,
+    // so lapped readers find the recording to heal from (record_source.hpp).
+    void describe(std::uint32_t kind, std::string detail);
+    const ReaderInfo& info() const noexcept { return info_; }
 
 private:
     FollowSink& inner_;

@@ -156,3 +156,29 @@ def test_a_named_reader_records_and_a_second_run_resumes_after_it(ring_path, tmp
             assert reader.record(second, until=200)["events"] == 120
     assert [e.seqno for e in evring.open(first).replay(start="oldest")] == list(range(1, 81))
     assert [e.seqno for e in evring.open(second).replay(start="oldest")] == list(range(81, 201))
+
+
+def test_a_reader_is_listed_as_the_recorder_while_it_records_then_as_before(evring_bin, ring_path):
+    # A short path: the registry's detail holds 80 bytes, and a healer needs the whole path.
+    out = f"/tmp/evring-pytest-{os.getpid()}-by-reader.evrec"
+    mine = lambda: [r for r in listed(evring_bin, ring_path) if r["pid"] == os.getpid()]  # noqa: E731
+    with evring.create(ring_path, descriptor_shift=10, payload_shift=20) as writer:
+        with evring.open(ring_path, name="archiver", detail="my detail") as reader:
+            assert [(r["kind"], r["detail"]) for r in mine()] == [("python", "my detail")]
+            failures = []
+
+            def write_once_listed_as_recorder():
+                try:  # healing readers find a recorder by this kind and detail (docs/healing.md)
+                    wait_for(lambda: [(r["kind"], r["detail"]) for r in mine()] == [("record", "-> " + out)])
+                except BaseException as e:  # noqa: BLE001 - reported by the test
+                    failures.append((e, mine()))
+                for i in range(1, 11):  # also after a failure: the recording ends at 10 events
+                    writer.record(3, i.to_bytes(8, "little"))
+
+            thread = threading.Thread(target=write_once_listed_as_recorder)
+            thread.start()
+            totals = reader.record(out, count=10)
+            thread.join(timeout=60)
+            assert not failures and totals["events"] == 10
+            assert [(r["kind"], r["name"], r["detail"]) for r in mine()] == [("python", "archiver", "my detail")]
+    os.unlink(out)
