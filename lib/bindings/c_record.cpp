@@ -19,13 +19,12 @@ constexpr std::size_t kRecordResultFirst = 48;
 static_assert(sizeof(evring_record_result) == kRecordResultFirst);
 
 int ended_of(const evring::Recorded& r) {
-    if (!r.written) return EVRING_RECORD_FAILED;
-    switch (r.follow.end) {
-    case evring::FollowEnd::Count: return EVRING_RECORD_COUNT;
-    case evring::FollowEnd::Stop: return EVRING_RECORD_UNTIL;
-    case evring::FollowEnd::Stopped: return EVRING_RECORD_STOPPED;
-    case evring::FollowEnd::Sink: return r.stopped ? EVRING_RECORD_STOPPED : EVRING_RECORD_FAILED;
-    case evring::FollowEnd::End: break;
+    switch (evring::record_end(r)) {
+    case evring::RecordEnd::Count: return EVRING_RECORD_COUNT;
+    case evring::RecordEnd::Until: return EVRING_RECORD_UNTIL;
+    case evring::RecordEnd::Stopped: return EVRING_RECORD_STOPPED;
+    case evring::RecordEnd::Failed: return EVRING_RECORD_FAILED;
+    case evring::RecordEnd::End: break;
     }
     return EVRING_RECORD_END;
 }

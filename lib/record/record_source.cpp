@@ -127,13 +127,25 @@ Result<Recorded> record_source(std::unique_ptr<EventSource>& source, RecordJob& 
     return recorded;
 }
 
-std::string record_ended(const Recorded& recorded) {
+RecordEnd record_end(const Recorded& recorded) noexcept {
+    if (!recorded.written) return RecordEnd::Failed;
     switch (recorded.follow.end) {
-    case FollowEnd::Count: return "reached --count";
-    case FollowEnd::Stop: return "reached --until";
-    case FollowEnd::Stopped: return "interrupted";
-    case FollowEnd::Sink: return recorded.stopped ? "interrupted" : "writing the recording failed";
+    case FollowEnd::Count: return RecordEnd::Count;
+    case FollowEnd::Stop: return RecordEnd::Until;
+    case FollowEnd::Stopped: return RecordEnd::Stopped;
+    case FollowEnd::Sink: return recorded.stopped ? RecordEnd::Stopped : RecordEnd::Failed;
     case FollowEnd::End: break;
+    }
+    return RecordEnd::End;
+}
+
+std::string record_ended(const Recorded& recorded) {
+    switch (record_end(recorded)) {
+    case RecordEnd::Count: return "reached --count";
+    case RecordEnd::Until: return "reached --until";
+    case RecordEnd::Stopped: return "interrupted";
+    case RecordEnd::Failed: return "writing the recording failed";
+    case RecordEnd::End: break;
     }
     return recorded.follow.why;
 }

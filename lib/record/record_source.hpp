@@ -91,6 +91,11 @@ Result<Recorded> record_source(std::unique_ptr<EventSource>& source, RecordJob& 
 // flight-recorder captures, whose files are recordings of the same source.
 void describe_recording(const EventSource& source, const Schema* schema, RecordingOptions& options);
 
+// How a recording ended: the one reading of Recorded that the CLI's words,
+// the C ABI's EVRING_RECORD_* and Python's "ended" all come from.
+enum class RecordEnd : std::uint8_t { End, Count, Until, Stopped, Failed };
+RecordEnd record_end(const Recorded& recorded) noexcept;
+
 // How a recording ended, in words: "reached --count", "interrupted", ...
 std::string record_ended(const Recorded& recorded);
 

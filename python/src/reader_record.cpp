@@ -17,13 +17,12 @@ namespace evring::python {
 namespace {
 
 const char* ended_text(const Recorded& r) {
-    if (!r.written) return "failed";
-    switch (r.follow.end) {
-    case FollowEnd::Count: return "count";
-    case FollowEnd::Stop: return "until";
-    case FollowEnd::Stopped: return "stopped";
-    case FollowEnd::Sink: return r.stopped ? "stopped" : "failed";
-    case FollowEnd::End: break;
+    switch (record_end(r)) {
+    case RecordEnd::Count: return "count";
+    case RecordEnd::Until: return "until";
+    case RecordEnd::Stopped: return "stopped";
+    case RecordEnd::Failed: return "failed";
+    case RecordEnd::End: break;
     }
     return "end";
 }
