@@ -59,22 +59,13 @@ Batch next_with_members(evring_source& handle, std::span<EventDescriptor> out, s
 }  // namespace
 
 Result<std::uint64_t> interest_for(const evring_source& handle, const InterestRequest& request, bool registering) {
-    if (!request.given()) return kInterestEverything;
-    const EventSource& source = *handle.source;
-    const auto* set = dynamic_cast<const RingSetSource*>(&source);
-    const bool live = source.kind() == SourceKind::Ring || (set != nullptr && !set->frozen());
-    if (!registering) return Error(EINVAL, "interest (keywords, level) is registered: it cannot go with register off");
-    if (!live)
-        return Error(EINVAL, fmt::format("interest (keywords, level) is registered with a live ring's writers; "
-                                         "'{}' is a {}", source.identity().path, describe(source.kind())));
     const Schema* schema = handle.schema.schema ? &*handle.schema.schema : nullptr;
-    std::optional<std::string_view> keywords;
-    if (request.keywords) keywords = *request.keywords;
-    auto word = requested_interest(schema, keywords, request.level);
-    if (!word) {
-        Error why = word.error();
-        return why.context(fmt::format("interest in '{}'", source.identity().path));
-    }
+    InterestContext context;
+    context.registering = registering;
+    context.names = {.keywords = "keywords", .level = "level", .no_register = "register off",
+                     .schema_hint = "give a schema path"};
+    auto word = resolve_interest(request, schema, *handle.source, context);
+    if (!word) return std::move(word).error();
     return word->value_or(kInterestEverything);
 }
 

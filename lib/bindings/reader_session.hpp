@@ -37,23 +37,21 @@
 
 #include "evring/error.hpp"
 #include "evring/source/event_source.hpp"
+#include "read/interest_request.hpp"
 #include "registry/reader_registration.hpp"
 #include "handles.hpp"
 
 namespace evring::bindings {
 
-// What a reader asks for: comma-separated keywords of the source's schema
-// and a level (0..15); neither: everything (see above).
-struct InterestRequest {
-    std::optional<std::string> keywords;
-    std::optional<unsigned> level;
-    bool given() const noexcept { return keywords || level; }
-};
+// What a reader asks for (read/interest_request.hpp): comma-separated
+// keywords of the source's schema and a level (0..15); neither: everything.
+using evring::InterestRequest;
 
-// The word `request` asks for, kInterestEverything when it asks for nothing.
-// An Error when it names keywords the schema lacks, a level above 15, or
-// asks anything of a source that is not a live ring or ring set, or of a
-// reader that does not register (`registering` false).
+// The word `request` asks for, kInterestEverything when it asks for nothing,
+// resolved as the CLI's --keywords and --level are (resolve_interest). An
+// Error when it names keywords the schema lacks, a level above 15, or asks
+// anything of a source that is not a live ring or ring set, or of a reader
+// that does not register (`registering` false).
 Result<std::uint64_t> interest_for(const evring_source& handle, const InterestRequest& request, bool registering);
 
 // Registers the handle's reader when its source is a live ring or ring set

@@ -125,6 +125,20 @@ case_from_block_on_a_recording() {
     ok from_block_on_a_recording
 }
 
+# record takes the range as watch does (one read pipeline, lib/read/reading.hpp):
+# --from block:N --until block:M records exactly the events watch prints for it.
+case_record_takes_a_block_range() {
+    have_snapshots || { skip record_block_range "EVRING_CONFORMANCE_DIR unset"; return; }
+    local f=$DIR/emn-30b-15m.snapshot.zst
+    evring record "$f" --from block:15000009 --until block:15000010 -o "$WORK/range.evrec" 2>"$WORK/err" ||
+        { fail record_block_range "$(cat "$WORK/err")"; return; }
+    local a b
+    a=$(evring watch "$f" --from block:15000009 --until block:15000010 --format jsonl --fields seqno,type,block 2>/dev/null)
+    b=$(evring watch "$WORK/range.evrec" --from oldest --format jsonl --fields seqno,type,block 2>/dev/null)
+    [[ -n $a && $a == "$b" ]] || { fail record_block_range "recording and watch differ ($(wc -l <<<"$a") vs $(wc -l <<<"$b") lines)"; return; }
+    ok record_takes_a_block_range
+}
+
 # An indexed recording (docs/recording-format.md, "Indexes"): --from block:N and
 # --from SEQNO start at the same event as a scan of it, without a notice; an
 # index that lies is not trusted (the same event, and one notice saying so).

@@ -66,15 +66,15 @@ Command add_digest(CLI::App& app) {
 int run_digest(DigestOptions& options) {
     ComparedSource read;
     if (int code = open_compared(options.source, options.read, read); code != kExitOk) return code;
-    auto& source = read.source;
-    FollowOptions& follow_options = read.follow;
+    Reading& r = *read.reading;
+    auto& source = r.source();
     DigestSink sink(read);
     // --name: the events since the last run; committed once the result is printed.
-    auto named = options.read.select.resume_named(follow_options, *source);
-    if (!named) return exit_code(named.error());
-    std::optional<CommitSink> committing;
-    if (*named) committing.emplace(sink, **named, [] { return true; }, CommitSink::kAtEnd);
-    auto result = follow(source, follow_options, committing ? static_cast<FollowSink&>(*committing) : sink);
+    std::vector<std::string> notices;
+    const Status resumed = r.resume_named(notices);
+    for (const auto& notice : notices) report_error(notice);
+    if (!resumed) return exit_code(resumed.error());
+    auto result = r.run(sink, {}, CommitSink::kAtEnd);
     if (!result) return runtime_error(result.error());
     const std::string hex = sink.hex();
     if (hex.empty()) return runtime_error(Error(EIO, "SHA-256 failed (OpenSSL)"));
@@ -86,7 +86,7 @@ int run_digest(DigestOptions& options) {
     } else {
         fmt::print("{}  {} events, {} gaps ({} seqnos)\n", hex, sink.events(), sink.gaps(), sink.gap_seqnos());
     }
-    if (auto s = commit_printed(named->get(), *result); !s) return runtime_error(s.error());
+    if (auto s = commit_printed(r.named(), *result); !s) return runtime_error(s.error());
     if (!result->damaged) return kExitOk;
     return damaged_error(source->identity().path,
                          "the digest covers only what could be read (the damaged part counts as gaps)");

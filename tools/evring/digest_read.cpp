@@ -6,7 +6,6 @@
 #include <chrono>
 
 #include "commands.hpp"
-#include "evring/schema/schema_resolve.hpp"
 #include "open.hpp"
 #include "ops/stop.hpp"
 
@@ -66,35 +65,39 @@ void ComparedReadOptions::add_to(CLI::App& c, bool with_name) {
 }
 
 int open_compared(const std::string& location, ComparedReadOptions& options, ComparedSource& out) {
-    if (auto s = options.select.check(out.follow); !s) return usage_error(s.error());
-    SourceOptions source_options;
-    if (auto s = options.heal.apply(source_options, options.select.name.has_value()); !s) return usage_error(s.error());
-    auto source = open_for_command(location, source_options);
-    if (!source) return runtime_error(source.error());
-    auto found = resolve_schema(**source, {.schema_file = options.schema_file});
-    if (!found) return runtime_error(found.error());
-    if (!found->warning.empty()) report_error(found->warning);
-    out.schema_owned = std::move(found->schema);
-    out.schema = out.schema_owned ? &*out.schema_owned : nullptr;
+    FollowOptions follow;
+    if (auto s = options.select.check(follow); !s) return usage_error(s.error());
+    follow.payloads = PayloadRead::Copy;
+    follow.stop_flag = &stop_flag();
     // --type, --flow and --where: the events they keep, so two sources can
     // be compared on a part (one block, one type).
-    if (auto s = options.select.resolve(out.follow, out.schema, **source, out.kept); !s) return exit_code(s.error());
+    ReadRequest request;
+    request.location = location;
+    request.selection = &options.select;
+    if (auto s = options.heal.apply(request.source, options.select.name.has_value()); !s) return usage_error(s.error());
+    if (!options.schema_file.empty()) request.schema_file = options.schema_file;
+    auto reading = open_reading(std::move(request), follow);
+    if (!reading) return runtime_error(reading.error());
+    Reading& r = **reading;
+    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
+    if (!r.schema_warning().empty()) report_error(r.schema_warning());
+    if (auto s = r.select(); !s) return exit_code(s.error());
+    out.schema = r.schema();
     out.blank = {.time = options.blank_time, .offset = options.blank_offset, .seqno = options.blank_seqno};
     if (auto s = blank_flows(options.blank_flows, out.schema, out.blank.flow); !s) return usage_error(s.error());
-    out.follow.payloads = PayloadRead::Copy;
     install_stop_handlers();
-    out.follow.stop_flag = &stop_flag();
-    if ((*source)->kind() == SourceKind::Stream) {
-        if (out.follow.stop.kind == Position::Kind::None && out.follow.count == 0) {
+    if (r.source()->kind() == SourceKind::Stream) {
+        FollowOptions& f = r.follow();
+        if (f.stop.kind == Position::Kind::None && f.count == 0) {
             auto newest = newest_in_stream(location);
             if (!newest)
                 return runtime_error(Error(ENOENT, fmt::format("stream '{}' holds no event to read",
-                                                               (*source)->identity().path)));
-            out.follow.stop = Position::seqno(*newest);
+                                                               r.source()->identity().path)));
+            f.stop = Position::seqno(*newest);
         }
         out.stream = true;
     }
-    out.source = std::move(*source);
+    out.reading = std::move(*reading);
     return kExitOk;
 }
 

@@ -23,6 +23,7 @@
 
 #include "event_selection.hpp"
 #include "heal_option.hpp"
+#include "read/reading.hpp"
 #include "evring/format.hpp"
 #include "evring/schema/schema.hpp"
 #include "evring/source/event_source.hpp"
@@ -67,11 +68,10 @@ struct ComparedReadOptions {
 };
 
 struct ComparedSource {
-    std::unique_ptr<EventSource> source;
-    std::optional<Schema> schema_owned;
-    const Schema* schema = nullptr;
-    SelectionKept kept;  // --where compiled and the span labels, for this source
-    FollowOptions follow;
+    // The read pipeline's (read/reading.hpp): the source, its schema, its
+    // follow options with --where and the span labels compiled for it.
+    std::unique_ptr<Reading> reading;
+    const Schema* schema = nullptr;  // reading's
     Blanking blank;
     bool stream = false;  // read up to follow.stop while idle (its messages are fetched)
 };

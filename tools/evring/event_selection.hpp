@@ -1,40 +1,22 @@
-// tools/evring/event_selection.hpp — which events a command takes from its
-// source: the range (--from, --until, --count) and the filters (--type,
-// --flow, --where, --member). Every command that reads events registers them
-// through EventSelection and resolves them through it, so they are spelled,
-// checked and refused alike everywhere (docs/cli.md, "Positions" and
-// "Filters").
-//
-// Resolution runs in two steps. check() runs before the source is opened:
-// positions, counts and the numbers in --type and --flow, so a mistyped
-// value is a usage error before any I/O. resolve() runs once the source and
-// its schema are known: event type names, flow tag names (--flow NAME=VALUE),
-// a span's label (--flow block=N: the tag holds the opening event's seqno,
-// found with span_seek.hpp) and --where. Both return an error whose errno is
-// EINVAL for a usage error (exit 2); exit_code() maps it (a label no event
-// carries is a runtime error, exit 1).
+// tools/evring/event_selection.hpp — the options of a selection
+// (lib/read/selection.hpp): --from, --until, --count, --type, --flow,
+// --where, --member, --name and --reset, registered in the same words on
+// every command that reads events. What they mean, and how they are checked
+// and resolved, is the library's Selection; this only adds them to a command.
 //
 // Thread safety: one thread.
 #pragma once
 
-#include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "evring/error.hpp"
-#include "evring/source/event_source.hpp"
-#include "evring/source/flow_filter.hpp"
 #include "evring/source/follow.hpp"
-#include "evring/schema/schema.hpp"
-#include "cursor/named_reader.hpp"
-#include "source/event_predicate.hpp"
-#include "source/span_labels.hpp"
+#include "read/selection.hpp"
 
 namespace CLI {
 class App;
-class Option;
 }
 
 namespace evring::cli {
@@ -53,29 +35,8 @@ struct FilterHelp {
     const char* where = "Only events this expression keeps (docs/cli.md)";
 };
 
-// What a resolved selection's follow options point to, for one source: the
-// compiled --where and the span-label table (a second source read with the
-// same selection needs its own: diff).
-struct SelectionKept {
-    std::unique_ptr<EventPredicate> where;
-    std::unique_ptr<SpanLabels> span_labels;
-};
-
-struct EventSelection {
-    explicit EventSelection(std::string default_from) : from(std::move(default_from)) {}
-
-    // The values as typed (CLI11 fills them in).
-    std::string from;
-    std::optional<std::string> until;
-    std::optional<std::string> count;
-    std::vector<std::string> types;
-    std::vector<std::string> flows;
-    std::optional<std::string> where;
-    const char* where_option = "--where";  // how errors name it (`record --trigger` compiles its EXPR here)
-    std::vector<std::uint32_t> members;  // --member: only these ring set members (empty: all)
-    std::optional<std::string> name;     // --name: a named reader (docs/named-readers.md)
-    bool reset = false;                  // --reset: forget its position
-    bool span_labels = false;            // the command shows span labels (watch): keep a table
+struct EventSelection : Selection {
+    using Selection::Selection;
 
     // Registration, in the order a command's --help lists them; each command
     // calls the groups it offers where its options belong.
@@ -84,42 +45,8 @@ struct EventSelection {
     void add_member(CLI::App& command);
     void add_name(CLI::App& command);
 
-    // Before the source is opened: the range into follow.start/stop/count,
-    // the numeric --type and --flow values into a filter.
-    Status check_range(FollowOptions& follow) const;
-    Status check_filters(FlowFilter& filter) const;
-    Status check(FollowOptions& follow) const;  // both, into follow.filter
-    // Whether resolve() has names to look up in a schema.
-    bool has_names() const;
-    // Once the source and its schema (null: none) are known: the names in
-    // --type and --flow into `filter`.
-    Status resolve_names(FlowFilter& filter, const Schema* schema, EventSource& source) const;
-    // resolve_names into follow.filter, then --where compiled into
-    // follow.where (kept alive by this selection) and follow.schema set.
-    // With a schema whose spans have labels, and --where, --until SPAN:N or
-    // `span_labels` asked for, follow.span_labels is a table this selection
-    // keeps (span_labels.hpp: the follow loop reads labels into it), and
-    // --until SPAN:N becomes follow.span_stop.
-    Status resolve(FollowOptions& follow, const Schema* schema, EventSource& source);
-    // The same with what the follow options point to kept in `kept` (a
-    // command reading two sources with one selection: diff).
-    Status resolve(FollowOptions& follow, const Schema* schema, EventSource& source, SelectionKept& kept) const;
-    // --where alone (resolve() ends with it): compiled against `schema` into
-    // follow.where, kept alive by kept.where; nothing without --where. Its
-    // ordered span-label comparisons (`block >= N`) read follow.span_labels
-    // and are refused when that is null. relay and mirror call it alone,
-    // after their names and interest: relay's loop is the library's
-    // (nats_relay.hpp) and keeps no label table, and mirror has always
-    // compiled --where without one.
-    Status resolve_where(FollowOptions& follow, const Schema* schema, EventSource& source, SelectionKept& kept) const;
-    // --name, once the source is open: locks the name and moves follow.start
-    // to where the reader resumes (named_reader.hpp), saying so on stderr;
-    // null without --name.
+    // Selection::resume_named, its notices reported on stderr.
     Result<std::unique_ptr<NamedReader>> resume_named(FollowOptions& follow, EventSource& source) const;
-
-private:
-    SelectionKept kept_;
-    CLI::Option* from_option_ = nullptr;  // to tell an explicit --from from the default
 };
 
 // --name of a command that prints its result at the end (digest, stats):

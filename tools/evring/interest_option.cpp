@@ -3,11 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "evring/ring/interest.hpp"
-#include "schema/schema_interest.hpp"
-#include "source/ring_set_source.hpp"
 #include "output/values.hpp"
-#include "util/text_escape.hpp"
+#include "read/interest_request.hpp"
 
 namespace evring::cli {
 
@@ -24,48 +24,34 @@ void InterestOption::add(CLI::App& command, const char* level_name) {
         ->type_name("N");
 }
 
-namespace {
-
-// A live ring, or a live ring set (its reader registers in every member).
-bool takes_interest(const EventSource& source) {
-    if (source.kind() == SourceKind::Ring) return true;
-    const auto* set = dynamic_cast<const RingSetSource*>(&source);
-    return set != nullptr && !set->frozen();
+Result<InterestRequest> InterestOption::request() const {
+    InterestRequest asked;
+    asked.keywords = keywords_;
+    if (level_) {
+        // A number first, so that "bad --level 'x'" names the text; the range is the library's.
+        auto parsed = parse_count(level_name_, *level_);
+        if (!parsed) return std::move(parsed).error();
+        asked.level = static_cast<unsigned>(std::min<std::uint64_t>(*parsed, 0xffffffffu));
+    }
+    return asked;
 }
 
-}  // namespace
+InterestNames InterestOption::names() const {
+    InterestNames names;
+    names.level = level_name_;
+    return names;
+}
 
 Result<std::optional<std::uint64_t>> InterestOption::resolve(const Schema* schema, const EventSource& source,
                                                              const std::string& location, bool no_register) const {
-    if (!given()) return std::optional<std::uint64_t>();
-    const char* option = keywords_ ? "--keywords" : level_name_;
-    if (no_register)
-        return Error(EINVAL, fmt::format("{} registers this reader's interest; it cannot go with --no-register", option));
-    if (!takes_interest(source))
-        return Error(EINVAL, fmt::format("{} registers interest with a live ring's writers; '{}' is a {}", option,
-                                         location, describe(source.kind())));
-    std::optional<unsigned> level;
-    if (level_) {
-        auto parsed = parse_count(level_name_, *level_);
-        if (!parsed) return std::move(parsed).error();
-        if (*parsed > kMaxInterestLevel)
-            return Error(EINVAL, fmt::format("bad {} '{}': levels go from 0 to {}", level_name_, *level_,
-                                             kMaxInterestLevel));
-        level = static_cast<unsigned>(*parsed);
-    }
-    if (keywords_ && schema == nullptr)
-        return Error(EINVAL, fmt::format("--keywords names keywords of the ring's schema, and '{}' carries none; "
-                                         "give --schema FILE",
-                                         location));
-    auto word = requested_interest(schema, keywords_, level);
-    if (!word) return Error(EINVAL, fmt::format("bad --keywords '{}': {}", shortened(keywords_.value_or("")), word.error().message()));
-    return word;
+    auto asked = request();
+    if (!asked) return std::move(asked).error();
+    InterestContext context{.registering = !no_register, .location = location, .names = names()};
+    return resolve_interest(*asked, schema, source, context);
 }
 
 void InterestOption::narrow(std::uint64_t word, const Schema* schema, EventTypeSet& types) {
-    if (schema == nullptr || !types.empty()) return;
-    for (const auto& e : schema->events())
-        if (interest_admits(word, e.interest())) types.add(e.number);
+    narrow_to_interest(word, schema, types);
 }
 
 }  // namespace evring::cli

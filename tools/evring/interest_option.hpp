@@ -28,6 +28,7 @@
 #include "evring/schema/schema.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/source/flow_filter.hpp"
+#include "read/interest_request.hpp"
 
 namespace evring::cli {
 
@@ -36,6 +37,10 @@ public:
     // Adds --keywords and the level option (named `level_name`) to `command`.
     void add(CLI::App& command, const char* level_name = "--level");
     bool given() const noexcept { return keywords_ || level_; }
+    // What the options ask for, the level's text parsed (an Error is a usage
+    // error), and how they are spelled, for the read pipeline (reading.hpp).
+    Result<InterestRequest> request() const;
+    InterestNames names() const;
     // The word to register, or nullopt without the options; an Error is a usage error.
     Result<std::optional<std::uint64_t>> resolve(const Schema* schema, const EventSource& source,
                                                  const std::string& location, bool no_register) const;

@@ -1,7 +1,8 @@
 // tools/evring/open.hpp — opening RING arguments for the commands.
 //
-// open_source (evring/source/source_open.hpp) with the CLI's hint added to a
-// snapshot over the size limit ("raise it with --max-snapshot-size").
+// open_source (evring/source/source_open.hpp) and Reading::open (the read
+// pipeline, read/reading.hpp) with the CLI's hint added to a snapshot over
+// the size limit ("raise it with --max-snapshot-size").
 //
 // Thread safety: as open_source.
 #pragma once
@@ -11,9 +12,11 @@
 
 #include "evring/source/event_source.hpp"
 #include "evring/source/source_open.hpp"
+#include "read/reading.hpp"
 
 namespace evring::cli {
 
 Result<std::unique_ptr<EventSource>> open_for_command(std::string_view ring, const SourceOptions& options);
+Result<std::unique_ptr<Reading>> open_reading(ReadRequest request, FollowOptions follow);
 
 }  // namespace evring::cli

@@ -1,5 +1,5 @@
-// evring record: the options, then the library's record pipeline
-// (lib/record/record_source.hpp), which writes every event, and a gap marker
+// evring record: the options, the read pipeline (read/reading.hpp), then the
+// library's record pipeline (lib/record/record_source.hpp), which writes every event, and a gap marker
 // with its reason for every sequence number it did not capture, into a
 // recording. With --trigger, captures of the ring around the events an
 // expression keeps instead (capture/).
@@ -11,13 +11,11 @@
 #include "capture/capture.hpp"
 #include "cursor/named_reader.hpp"
 #include "commands.hpp"
-#include "evring/schema/schema_resolve.hpp"
 #include "output/escape.hpp"
 #include "evring/source/follow.hpp"
 #include "record/record_source.hpp"
 #include "registry/reader_kinds.hpp"
 #include "open.hpp"
-#include "sink/registering_sink.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
 #include "watch.hpp"
@@ -77,13 +75,11 @@ std::string capture_ended(const FollowResult& result) {
 }
 
 // --trigger: the follow loop tests the trigger; the captures copy (capture.hpp).
-int run_captures(const RecordOptions& options, RecordPlan& plan, std::unique_ptr<EventSource>& source) {
+int run_captures(RecordPlan& plan, Reading& reading) {
     install_stop_handlers();
-    CaptureSink sink(*plan.capture, {source->identity().path, source->identity().instance, plan.recording,
-                                     plan.capture->before_nanos});
-    RegisteringSink seen(sink, {"record", reader_kinds::kRecord, "captures -> " + options.output},
-                         !options.no_register);
-    auto result = follow(source, plan.follow, seen);
+    const SourceIdentity& identity = reading.source()->identity();
+    CaptureSink sink(*plan.capture, {identity.path, identity.instance, plan.recording, plan.capture->before_nanos});
+    auto result = reading.run(sink);
     Status status = sink.finish();
     if (!result) return runtime_error(result.error());
     // What watching cost: descriptors read, and the payloads the trigger needed.
@@ -111,60 +107,72 @@ int report_recorded(const Recorded& r, const RecordJob& job, const EventSource& 
     return kExitOk;
 }
 
+// The read pipeline's request: the schema when there is one (--where needs
+// it), the selection, the interest, and how the reader is listed (captures;
+// a recording is listed by record_source, with its output).
+Result<ReadRequest> record_request(RecordOptions& options, const RecordPlan& plan) {
+    auto interest = options.interest.request();
+    if (!interest) return std::move(interest).error();
+    ReadRequest request;
+    request.location = options.ring;
+    request.schema = SchemaNeed::Quiet;
+    request.selection = &options.select;
+    request.interest = *interest;
+    request.interest_names = options.interest.names();
+    if (!options.no_register)
+        request.reader = ReaderInfo{"record", reader_kinds::kRecord,
+                                    plan.capture ? "captures -> " + options.output : "-> " + options.output};
+    return request;
+}
+
+// --name: the start is where the name's last run committed (named_reader.hpp).
+// An -o that exists is refused before that, so such a run changes nothing (not even --reset).
+Status resume_recorder(const RecordOptions& options, Reading& reading) {
+    std::error_code ignored;
+    if (options.select.name && std::filesystem::exists(std::filesystem::symlink_status(options.output, ignored)))
+        return Error(EEXIST, fmt::format("creating recording '{}': it exists (a named recorder writes a new file each "
+                                         "run)", printable(options.output)));
+    std::vector<std::string> notices;
+    const Status resumed = reading.resume_named(notices);
+    for (const auto& notice : notices) report_error(notice);
+    return resumed;
+}
+
 }  // namespace
 
 int run_record(RecordOptions& options) {
     auto plan = plan_record(options);
     if (!plan) return usage_error(plan.error());
+    auto request = record_request(options, *plan);
+    if (!request) return usage_error(request.error());
     // --wait: a ring not created yet is waited for (follow.hpp).
     if (options.wait) {
         install_stop_handlers();
         if (!wait_for_name(options.ring, plan->follow, report_error)) return kExitOk;  // interrupted
     }
-    auto source = open_for_command(options.ring, {});
-    if (!source) return runtime_error(source.error());
-    // --where needs the source's schema; compiled before anything is written.
-    std::optional<ResolvedSchema> found;
-    if (options.select.where) {
-        auto resolved = resolve_schema(**source);
-        if (!resolved) return runtime_error(resolved.error());
-        found = std::move(*resolved);
-        if (auto s = options.select.resolve(plan->follow, found->schema ? &*found->schema : nullptr, **source); !s)
-            return exit_code(s.error());
-    }
-    if (!found) {
-        if (auto resolved = resolve_schema(**source)) found = std::move(*resolved);
-    }
-    const Schema* schema = found && found->schema ? &*found->schema : nullptr;
-    auto interest = options.interest.resolve(schema, **source, options.ring, options.no_register);
-    if (!interest) return usage_error(interest.error());
-    // Record what we asked for, whoever else listens (other readers' interest may bring more).
-    if (*interest) InterestOption::narrow(**interest, schema, plan->follow.filter.types);
+    auto reading = open_reading(std::move(*request), plan->follow);
+    if (!reading) return runtime_error(reading.error());
+    Reading& r = **reading;
+    if (auto s = r.find_schema(); !s) return runtime_error(s.error());  // --where needs it
+    if (auto s = r.select(); !s) return exit_code(s.error());  // compiled before anything is written
     if (plan->capture) {
-        describe_recording(**source, schema, plan->recording);
-        return run_captures(options, *plan, *source);
+        describe_recording(*r.source(), r.schema(), plan->recording);
+        return run_captures(*plan, r);
     }
-    // --name: the start is where the name's last run committed (named_reader.hpp).
-    // An -o that exists is refused before that, so such a run changes nothing (not even --reset).
-    std::error_code ignored;
-    if (options.select.name && std::filesystem::exists(std::filesystem::symlink_status(options.output, ignored)))
-        return runtime_error(Error(EEXIST, fmt::format("creating recording '{}': it exists (a named recorder writes a "
-                                                       "new file each run)", printable(options.output))));
-    auto named = options.select.resume_named(plan->follow, **source);
-    if (!named) return exit_code(named.error());
+    if (auto s = resume_recorder(options, r); !s) return exit_code(s.error());
     install_stop_handlers();
     RecordJob job;
     job.output = options.output;
-    job.follow = plan->follow;
+    job.follow = r.follow();
     job.recording = plan->recording;
-    job.schema = schema;
+    job.schema = r.schema();
     job.register_reader = !options.no_register;
-    job.interest = *interest;
-    job.named = named->get();
+    job.interest = r.interest();
+    job.named = r.named();
     job.report = report_error;
-    auto recorded = record_source(*source, job);
+    auto recorded = record_source(r.source(), job);
     if (!recorded) return runtime_error(recorded.error());
-    return report_recorded(*recorded, job, **source);
+    return report_recorded(*recorded, job, *r.source());
 }
 
 Command add_record(CLI::App& app) {

@@ -1,18 +1,15 @@
-// evring watch: options, the schema (schema_resolve.hpp), then the library's
-// follow loop with WatchSink.
+// evring watch: options, then the read pipeline (read/reading.hpp) into
+// WatchSink, or AssembleSink for whole instances.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "registry/reader_kinds.hpp"
-#include "evring/schema/schema_resolve.hpp"
 #include "evring/source/source_open.hpp"
 #include "output/field_columns.hpp"
 #include "open.hpp"
-#include "sink/registering_sink.hpp"
 #include "source/source_renamed.hpp"
-#include "schema/schema_interest.hpp"
 #include "ops/stop.hpp"
 #include "output/values.hpp"
 #include "assemble_sink.hpp"
@@ -74,102 +71,127 @@ Result<WatchPlan> plan_watch(const WatchOptions& options) {
     return plan;
 }
 
+// The read pipeline's request: the source, its schema, the selection, the
+// interest and how the reader is listed.
+Result<ReadRequest> watch_request(WatchOptions& options, const WatchPlan& plan) {
+    auto interest = options.interest.request();
+    if (!interest) return std::move(interest).error();
+    ReadRequest request;
+    request.location = options.ring;
+    request.source = plan.source;
+    request.selection = &options.select;
+    request.interest = *interest;
+    request.interest_names = options.interest.names();
+    if (!options.schema_file.empty()) request.schema_file = options.schema_file;
+    if (!options.no_register)
+        request.reader = ReaderInfo{"watch", reader_kinds::kWatch, fmt::format("--format {}", options.format)};
+    return request;
+}
+
+// What only --follow-name and --follow can refuse, once the source is open.
+Status check_watch_source(const WatchOptions& options, const EventSource& source) {
+    if (options.follow_name && !follows_names(source)) {
+        // A set that follows no name is a set snapshot.
+        const std::string_view what = source.kind() == SourceKind::RingSet ? "ring set snapshot" : describe(source.kind());
+        return Error(EINVAL, fmt::format("--follow-name follows a ring or ring set by name; '{}' is a {}",
+                                         options.ring, what));
+    }
+    if (options.follow && source.kind() != SourceKind::Recording)
+        return Error(EINVAL, fmt::format("--follow reads a recording as it is written; '{}' is a {} (a ring is "
+                                         "followed anyway)", options.ring, describe(source.kind())));
+    return {};
+}
+
+// The printer, with --fields' (or csv's) columns; what it shows decides
+// whether payloads are read.
+Status set_up_printer(const WatchOptions& options, const WatchPlan& plan, Reading& reading, EventPrinter& printer,
+                      std::optional<FieldColumns>& columns) {
+    printer.set_payload_hex(!options.no_payload);
+    printer.set_span_labels(reading.follow().span_labels);
+    if (options.fields || plan.csv) {
+        const auto style = plan.csv ? FieldColumns::Style::Csv
+                           : plan.format == Format::Jsonl ? FieldColumns::Style::Jsonl : FieldColumns::Style::Text;
+        auto parsed = FieldColumns::parse(options.fields.value_or(""), reading.schema(), style);
+        if (!parsed) return std::move(parsed).error();
+        columns.emplace(std::move(*parsed));
+        printer.set_columns(&*columns);
+    }
+    reading.follow().payloads = printer.reads_payloads() || columns ? PayloadRead::Copy : PayloadRead::None;
+    return {};
+}
+
+Result<std::optional<SpanAssembler>> make_assembler(const WatchOptions& options, Reading& reading) {
+    if (!options.assemble) return std::optional<SpanAssembler>();
+    if (reading.schema() == nullptr)
+        return Error(EINVAL, fmt::format("--assemble needs the source's schema; '{}' has none (give --schema FILE)",
+                                         options.ring));
+    auto made = SpanAssembler::make(*reading.schema(), *options.assemble, options.stage);
+    if (!made) return Error(EINVAL, fmt::format("bad --assemble: {}", made.error().message()));
+    reading.follow().payloads = PayloadRead::Copy;  // labels, ids and stages are in payloads
+    return std::optional<SpanAssembler>(std::move(*made));
+}
+
+// The summary line on stderr, and the exit code.
+int finish_watch(Reading& reading, Result<FollowResult>& result, WatchSink& sink, AssembleSink* assembling) {
+    if (!result) return runtime_error(result.error());
+    NamedReader* reader = reading.named();
+    if (reader != nullptr) {
+        if (reading.commit_error()) return runtime_error(*reading.commit_error());
+        if (auto s = reader->commit(result->end == FollowEnd::End); !s) return runtime_error(s.error());
+    }
+    if (assembling != nullptr) report_error(fmt::format("{}; {}", assembling->summary(), ended_words(*result)));
+    else print_summary(sink, *result, ended_words(*result));
+    if (reader != nullptr && !reader->redelivered_words().empty()) report_error(reader->redelivered_words());
+    if (result->damaged)
+        return damaged_error(reading.source()->identity().path,
+                             "everything readable was shown, and the lines above say what was lost");
+    return kExitOk;
+}
+
 }  // namespace
 
 int run_watch(WatchOptions& options) {
     auto plan = plan_watch(options);
     if (!plan) return usage_error(plan.error());
+    auto request = watch_request(options, *plan);
+    if (!request) return usage_error(request.error());
     // --wait, --follow-name: a ring not created yet is waited for (follow.hpp).
     if (options.wait || options.follow_name) {
         install_stop_handlers();
-        if (!wait_for_name(options.ring, plan->follow, report_error))
-            return kExitOk;  // interrupted
+        if (!wait_for_name(options.ring, plan->follow, report_error)) return kExitOk;  // interrupted
     }
-    auto source = open_for_command(options.ring, plan->source);
-    if (!source) return runtime_error(source.error());
-    if (options.follow_name && !follows_names(**source)) {
-        // A set that follows no name is a set snapshot.
-        const std::string_view what =
-            (*source)->kind() == SourceKind::RingSet ? "ring set snapshot" : describe((*source)->kind());
-        return usage_error(Error(EINVAL, fmt::format("--follow-name follows a ring or ring set by name; '{}' is a {}",
-                                                     options.ring, what)));
-    }
-    if (options.follow && (*source)->kind() != SourceKind::Recording)
-        return usage_error(Error(EINVAL, fmt::format("--follow reads a recording as it is written; '{}' is a {} "
-                                                     "(a ring is followed anyway)",
-                                                     options.ring, describe((*source)->kind()))));
-    auto found = resolve_schema(**source, {.schema_file = options.schema_file});
-    if (!found) return runtime_error(found.error());
-    if (!found->warning.empty()) report_error(found->warning);
-    const Schema* schema = found->schema ? &*found->schema : nullptr;
-    if (auto s = options.select.resolve(plan->follow, schema, **source); !s) return exit_code(s.error());
-    auto interest = options.interest.resolve(schema, **source, options.ring, options.no_register);
-    if (!interest) return usage_error(interest.error());
-    // Without --type, show what we asked for: the types our interest admits
-    // (others' interest may bring more into the ring).
-    if (*interest) InterestOption::narrow(**interest, schema, plan->follow.filter.types);
-    EventPrinter printer(plan->format, schema);
-    printer.set_payload_hex(!options.no_payload);
-    printer.set_span_labels(plan->follow.span_labels);
+    auto reading = open_reading(std::move(*request), plan->follow);
+    if (!reading) return runtime_error(reading.error());
+    Reading& r = **reading;
+    if (auto s = check_watch_source(options, *r.source()); !s) return usage_error(s.error());
+    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
+    if (!r.schema_warning().empty()) report_error(r.schema_warning());
+    if (auto s = r.select(); !s) return exit_code(s.error());
+    EventPrinter printer(plan->format, r.schema());
     std::optional<FieldColumns> columns;
-    if (options.fields || plan->csv) {
-        const auto style = plan->csv ? FieldColumns::Style::Csv
-                           : plan->format == Format::Jsonl ? FieldColumns::Style::Jsonl : FieldColumns::Style::Text;
-        auto parsed = FieldColumns::parse(options.fields.value_or(""), schema, style);
-        if (!parsed) return usage_error(parsed.error());
-        columns.emplace(std::move(*parsed));
-        printer.set_columns(&*columns);
-    }
-    plan->follow.payloads = printer.reads_payloads() || columns ? PayloadRead::Copy : PayloadRead::None;
-    std::optional<SpanAssembler> assembler;
-    if (options.assemble) {
-        if (schema == nullptr)
-            return usage_error(Error(EINVAL, fmt::format("--assemble needs the source's schema; '{}' has none (give "
-                                                         "--schema FILE)",
-                                                         options.ring)));
-        auto made = SpanAssembler::make(*schema, *options.assemble, options.stage);
-        if (!made) return usage_error(Error(EINVAL, fmt::format("bad --assemble: {}", made.error().message())));
-        assembler.emplace(std::move(*made));
-        plan->follow.payloads = PayloadRead::Copy;  // labels, ids and stages are in payloads
-    }
-    auto named = options.select.resume_named(plan->follow, **source);
-    if (!named) return exit_code(named.error());
+    if (auto s = set_up_printer(options, *plan, r, printer, columns); !s) return usage_error(s.error());
+    auto assembler = make_assembler(options, r);
+    if (!assembler) return usage_error(assembler.error());
+    std::vector<std::string> notices;
+    const Status resumed = r.resume_named(notices);
+    for (const auto& notice : notices) report_error(notice);
+    if (!resumed) return exit_code(resumed.error());
     install_stop_handlers();
     OutputBuffer out(1);
     WatchSink sink(printer, out);
     std::optional<AssembleSink> assembling;
-    if (assembler) assembling.emplace(*assembler, sink, printer, out, plan->format, options.stage);
-    RegisteringSink seen(assembling ? static_cast<FollowSink&>(*assembling) : sink,
-                         {"watch", reader_kinds::kWatch, fmt::format("--format {}", options.format)},
-                         !options.no_register);
-    if (*interest) seen.set_interest(**interest);
-    NamedReader* reader = named->get();
-    std::optional<CommitSink> committing;
-    if (reader != nullptr) {
-        // The mark says what the output holds (named_reader.hpp); commits follow a flush.
+    if (*assembler) assembling.emplace(**assembler, sink, printer, out, plan->format, options.stage);
+    if (NamedReader* reader = r.named())  // the mark says what the output holds (named_reader.hpp)
         out.on_write([reader](bool written) { written ? reader->written() : reader->writing(); });
-        committing.emplace(seen, *reader, [&out] {
-            out.flush();
-            return !out.failed();
-        });
-    }
-    auto result = follow(*source, plan->follow, committing ? static_cast<FollowSink&>(*committing) : seen);
+    auto result = r.run(assembling ? static_cast<FollowSink&>(*assembling) : sink, [&out] {
+        out.flush();
+        return !out.failed();
+    });
     if (columns) columns->finish(out);  // an empty csv result still has its header
     if (assembling) assembling->finish();
     out.flush();
     if (out.failed()) return output_failure(out.error());
-    if (!result) return runtime_error(result.error());
-    if (reader != nullptr) {
-        if (committing->error()) return runtime_error(*committing->error());
-        if (auto s = reader->commit(result->end == FollowEnd::End); !s) return runtime_error(s.error());
-    }
-    if (assembling) report_error(fmt::format("{}; {}", assembling->summary(), ended_words(*result)));
-    else print_summary(sink, *result, ended_words(*result));
-    if (reader != nullptr && !reader->redelivered_words().empty()) report_error(reader->redelivered_words());
-    if (result->damaged)
-        return damaged_error((*source)->identity().path,
-                             "everything readable was shown, and the lines above say what was lost");
-    return kExitOk;
+    return finish_watch(r, result, sink, assembling ? &*assembling : nullptr);
 }
 
 Command add_watch(CLI::App& app) {

@@ -24,7 +24,7 @@ constexpr std::size_t kMaxPending = 100000;
 class SideSink final : public ComparedSink {
 public:
     SideSink(EventChannel& channel, const ComparedSource& read, std::optional<std::uint8_t> span_tag)
-        : ComparedSink(read), channel_(channel), labels_(read.follow.span_labels), span_tag_(span_tag) {}
+        : ComparedSink(read), channel_(channel), labels_(read.reading->follow().span_labels), span_tag_(span_tag) {}
 
     void notice(std::string_view text) override { notices.emplace_back(text); }
 
@@ -53,7 +53,7 @@ struct SideReader {
     SideReader(ComparedSource& read, std::optional<std::uint8_t> span_tag)
         : read_(read), channel(kChannelEvents), sink(channel, read, span_tag) {}
     void run() {
-        result = follow(read_.source, read_.follow, sink);
+        result = read_.reading->run(sink);
         channel.end();
     }
 
@@ -142,8 +142,8 @@ int run_diff(DiffOptions& options) {
     report.seqno_blanked = options.read.blank_seqno;
     report.schema = reads[0].schema ? reads[0].schema : reads[1].schema;
     for (int i = 0; i < 2; ++i) {
-        report.sides[i].path = reads[i].source->identity().path;
-        report.sides[i].set = reads[i].source->identity().members;
+        report.sides[i].path = reads[i].reading->source()->identity().path;
+        report.sides[i].set = reads[i].reading->source()->identity().members;
     }
     const bool by_member = options.by == "member";
     report.span = tag ? options.by : std::string();

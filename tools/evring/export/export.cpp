@@ -12,7 +12,6 @@
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "output/event_format.hpp"
-#include "evring/schema/schema_resolve.hpp"
 #include "export/export_chrome.hpp"
 #include "export/export_cmd.hpp"
 #include "export/export_perfetto.hpp"
@@ -158,14 +157,19 @@ Command add_export(CLI::App& app) {
 int run_export(ExportOptions& options) {
     auto plan = plan_export(options);
     if (!plan) return usage_error(plan.error());
-    auto source = open_for_command(options.source, plan->source);
-    if (!source) return runtime_error(source.error());
-    const SourceIdentity& identity = (*source)->identity();
-    auto schema = resolve_schema(**source, SchemaResolveOptions{options.schema_file});
-    if (!schema) return runtime_error(schema.error());
-    if (!schema->warning.empty()) report_error(schema->warning);
-    const Schema* decoder = schema->schema ? &*schema->schema : nullptr;
-    if (auto s = options.select.resolve(plan->follow, decoder, **source); !s) return exit_code(s.error());
+    ReadRequest request;
+    request.location = options.source;
+    request.source = plan->source;
+    request.selection = &options.select;
+    if (!options.schema_file.empty()) request.schema_file = options.schema_file;
+    auto reading = open_reading(std::move(request), plan->follow);
+    if (!reading) return runtime_error(reading.error());
+    Reading& r = **reading;
+    const SourceIdentity& identity = r.source()->identity();
+    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
+    if (!r.schema_warning().empty()) report_error(r.schema_warning());
+    if (auto s = r.select(); !s) return exit_code(s.error());
+    const Schema* decoder = r.schema();
     if (auto s = resolve_track(*plan, decoder); !s) return usage_error(s.error());
 
     Outputs outputs;
@@ -183,14 +187,14 @@ int run_export(ExportOptions& options) {
     }
     std::vector<TraceWriter*> writers;
     for (auto& w : outputs.writers) writers.push_back(w.get());
-    plan->timeline.root_name = fmt::format("evring {} ({})", identity.path, schema->from);
+    plan->timeline.root_name = fmt::format("evring {} ({})", identity.path, r.found_schema().from);
     plan->timeline.per_member = identity.members;  // a ring set, or a recording or snapshot of one
     plan->timeline.stop_when_caught_up = true;
 
     install_stop_handlers();
     const auto began = std::chrono::steady_clock::now();
     Timeline timeline(std::move(writers), decoder, identity.content_type, plan->timeline);
-    auto result = follow(*source, plan->follow, timeline);
+    auto result = r.run(timeline);
     if (!result) return runtime_error(result.error());
     if (auto s = timeline.finish(); !s) return runtime_error(s.error());
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();

@@ -32,4 +32,11 @@ Result<std::unique_ptr<EventSource>> open_for_command(std::string_view ring, con
     return source;
 }
 
+Result<std::unique_ptr<Reading>> open_reading(ReadRequest request, FollowOptions follow) {
+    auto reading = Reading::open(std::move(request), std::move(follow));
+    if (!reading && reading.error().errno_value() == EFBIG)
+        return Error(EFBIG, reading.error().message() + " (raise it with --max-snapshot-size)");
+    return reading;
+}
+
 }  // namespace evring::cli

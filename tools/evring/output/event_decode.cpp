@@ -141,20 +141,4 @@ void EventPrinter::put_decoded_json(OutputBuffer& out, const EventDescriptor& ev
     out.put("}\n");
 }
 
-Result<std::uint16_t> parse_type_option(const Schema* schema, std::string_view text) {
-    if (schema == nullptr) {
-        if (auto parsed = parse_event_type(0, text)) return *parsed;
-        return Error(EINVAL, fmt::format("bad --type '{}': expected an event type number (0-65535) or RECORD_ERROR "
-                                         "(no schema describes this source, so there are no other names)",
-                                         printable(shortened(text))));
-    }
-    if (const SchemaEvent* type = schema->event(text)) return type->number;  // exact, else ignoring case
-    if (!text.empty() && text[0] >= '0' && text[0] <= '9')
-        if (auto number = parse_event_type(0, text)) return *number;
-    std::string names;
-    for (const SchemaEvent& e : schema->events()) names += (names.empty() ? "" : ", ") + e.name;
-    return Error(EINVAL, fmt::format("bad --type '{}': not an event type of schema {}; expected a number (0-65535) "
-                                     "or one of {}", printable(shortened(text)), schema->content_name(), names));
-}
-
 }  // namespace evring::cli

@@ -27,14 +27,6 @@ std::string event_type_name(std::uint16_t /*content_type*/, std::uint16_t event_
     return std::to_string(event_type);
 }
 
-std::optional<std::uint16_t> parse_event_type(std::uint16_t /*content_type*/, std::string_view text) {
-    if (text == "RECORD_ERROR" || text == "record_error") return kRecordErrorEventType;
-    std::uint16_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-    return value;
-}
-
 namespace {
 
 void put_text_line(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload, std::int64_t member) {

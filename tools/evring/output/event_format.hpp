@@ -38,6 +38,7 @@
 #include "evring/schema/schema.hpp"
 #include "evring/schema/schema_decode.hpp"
 #include "output/output.hpp"
+#include "read/selection_values.hpp"
 #include "source/span_labels.hpp"
 
 namespace evring::cli {
@@ -120,11 +121,7 @@ private:
 // Event type names (see above): the name for a number, and a number for a
 // name or a decimal number; nullopt when the text is neither.
 std::string event_type_name(std::uint16_t content_type, std::uint16_t event_type);
-std::optional<std::uint16_t> parse_event_type(std::uint16_t content_type, std::string_view text);
-// --type with a schema: a name of the schema (exact, else case-insensitive), a
-// number; else an error listing the schema's names. Without a schema, as
-// parse_event_type.
-Result<std::uint16_t> parse_type_option(const Schema* schema, std::string_view text);
+// (parse_event_type and --type's parse_type_option: read/selection_values.hpp.)
 
 // "test", "execution", ... or "application-defined".
 std::string_view content_type_name(std::uint16_t content_type);

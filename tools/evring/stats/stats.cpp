@@ -9,7 +9,6 @@
 
 #include "commands.hpp"
 #include "output/event_format.hpp"
-#include "evring/schema/schema_resolve.hpp"
 #include "query/where.hpp"
 #include "output/json.hpp"
 #include "open.hpp"
@@ -184,46 +183,58 @@ Command add_stats(CLI::App& app) {
     return {c, [options] { return run_stats(*options); }};
 }
 
-int run_stats(StatsOptions& options) {
-    FollowOptions follow_options;
-    if (auto s = options.select.check(follow_options); !s) return usage_error(s.error());
-    SourceOptions source_options;
-    if (auto s = options.heal.apply(source_options, options.select.name.has_value()); !s) return usage_error(s.error());
-    auto source = open_for_command(options.source, source_options);
-    if (!source) return runtime_error(source.error());
-    auto found = resolve_schema(**source, {.schema_file = options.schema_file});
-    if (!found) return runtime_error(found.error());
-    if (!found->warning.empty()) report_error(found->warning);
-    const Schema* schema = found->schema ? &*found->schema : nullptr;
-    if (options.csv && options.by.by.empty()) options.by.by = "type";
-    options.select.span_labels = !options.by.by.empty();  // --by block: the block's number
-    if (auto s = options.select.resolve(follow_options, schema, **source); !s) return exit_code(s.error());
-    auto grouped = GroupedStats::make(schema, options.by, follow_options.span_labels);
-    if (!grouped) return usage_error(grouped.error());
-    if (grouped->needs_payloads()) follow_options.payloads = PayloadRead::Copy;
-    install_stop_handlers();
-    follow_options.stop_flag = &stop_flag();
-    StatsSink sink(schema, options.by.by.empty() ? nullptr : &*grouped);
-    // --name: the events since the last run; committed once the result is printed.
-    auto named = options.select.resume_named(follow_options, **source);
-    if (!named) return exit_code(named.error());
-    std::optional<CommitSink> committing;
-    if (*named) committing.emplace(sink, **named, [] { return true; }, CommitSink::kAtEnd);
-    auto result = follow(*source, follow_options, committing ? static_cast<FollowSink&>(*committing) : sink);
-    if (!result) return runtime_error(result.error());
-    const std::string& path = (*source)->identity().path;
-    grouped->finish();
+namespace {
+
+// The figures, as a table, JSON or CSV.
+void print_stats(const StatsOptions& options, const StatsSink& sink, const GroupedStats& grouped,
+                 const Schema* schema, const std::string& path) {
     if (options.csv) {
-        fmt::print("{}", grouped->csv());
+        fmt::print("{}", grouped.csv());
     } else if (options.json) {
         std::string text = sink.json(schema, path);
-        if (!options.by.by.empty()) text.insert(text.size() - 1, ",\"by\":" + grouped->json());
+        if (!options.by.by.empty()) text.insert(text.size() - 1, ",\"by\":" + grouped.json());
         fmt::print("{}\n", text);
     } else {
         fmt::print("{}\n", options.by.by.empty() ? sink.table(schema, path)
-                                                 : sink.headline(path) + '\n' + grouped->text());
+                                                 : sink.headline(path) + '\n' + grouped.text());
     }
-    if (auto s = commit_printed(named->get(), *result); !s) return runtime_error(s.error());
+}
+
+}  // namespace
+
+int run_stats(StatsOptions& options) {
+    FollowOptions follow;
+    if (auto s = options.select.check(follow); !s) return usage_error(s.error());
+    follow.stop_flag = &stop_flag();
+    if (options.csv && options.by.by.empty()) options.by.by = "type";
+    options.select.span_labels = !options.by.by.empty();  // --by block: the block's number
+    ReadRequest request;
+    request.location = options.source;
+    request.selection = &options.select;
+    if (auto s = options.heal.apply(request.source, options.select.name.has_value()); !s) return usage_error(s.error());
+    if (!options.schema_file.empty()) request.schema_file = options.schema_file;
+    auto reading = open_reading(std::move(request), follow);
+    if (!reading) return runtime_error(reading.error());
+    Reading& r = **reading;
+    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
+    if (!r.schema_warning().empty()) report_error(r.schema_warning());
+    if (auto s = r.select(); !s) return exit_code(s.error());
+    auto grouped = GroupedStats::make(r.schema(), options.by, r.follow().span_labels);
+    if (!grouped) return usage_error(grouped.error());
+    if (grouped->needs_payloads()) r.follow().payloads = PayloadRead::Copy;
+    install_stop_handlers();
+    StatsSink sink(r.schema(), options.by.by.empty() ? nullptr : &*grouped);
+    // --name: the events since the last run; committed once the result is printed.
+    std::vector<std::string> notices;
+    const Status resumed = r.resume_named(notices);
+    for (const auto& notice : notices) report_error(notice);
+    if (!resumed) return exit_code(resumed.error());
+    auto result = r.run(sink, {}, CommitSink::kAtEnd);
+    if (!result) return runtime_error(result.error());
+    const std::string& path = r.source()->identity().path;
+    grouped->finish();
+    print_stats(options, sink, *grouped, r.schema(), path);
+    if (auto s = commit_printed(r.named(), *result); !s) return runtime_error(s.error());
     if (!result->damaged) return kExitOk;
     return damaged_error(path, "the figures cover only what could be read (the damaged part counts as gaps)");
 }
