@@ -34,6 +34,9 @@ struct RelayCommandOptions {
     std::string schema_file;
     InterestOption interest;  // --keywords K1,K2 --level N (docs/interest.md)
     HealOption heal;          // --heal, --heal-from, --heal-wait (docs/healing.md)
+    std::optional<std::string> assemble;  // --assemble SPAN: instances as JSON (relay_assemble.cpp)
+    std::string stage;                    // --stage NAME, with --assemble
+    bool no_payload = false;              // --no-payload, with --assemble
 };
 
 struct MirrorOptions {
@@ -49,6 +52,8 @@ struct MirrorOptions {
 
 // add_relay and add_mirror (commands.hpp) register them.
 int run_relay_command(RelayCommandOptions& options);
+// relay --assemble SPAN (relay_assemble.cpp): lib/nats/assembled_relay.hpp.
+int run_assembled_relay_command(RelayCommandOptions& options);
 int run_mirror(const MirrorOptions& options);
 
 }  // namespace evring::cli

@@ -88,6 +88,9 @@ Status resolve_relay_filters(nats::RelayOptions& relay, const RelayCommandOption
 }
 
 int run_relay_command(RelayCommandOptions& options) {
+    if (options.assemble) return run_assembled_relay_command(options);
+    if (!options.stage.empty() || options.no_payload)
+        return usage_error(Error(EINVAL, "--stage and --no-payload go with --assemble SPAN"));
     auto plan = plan_relay(options);
     if (!plan) return usage_error(plan.error());
     install_stop_handlers();
@@ -149,6 +152,12 @@ Command add_relay(CLI::App& app) {
                                   .where = "Relay only events this expression keeps (docs/cli.md)"});
     relay->add_option("--schema", r.schema_file, "Schema file for --where and --keywords when the ring has none")->type_name("FILE");
     r.interest.add(*relay);
+    relay->add_option("--assemble", r.assemble,
+                      "Publish whole span instances (block) as JSON, one message each, instead of events")
+        ->type_name("SPAN");
+    relay->add_option("--stage", r.stage, "With --assemble: publish an instance once it reaches this stage (finalized)")
+        ->type_name("NAME");
+    relay->add_flag("--no-payload", r.no_payload, "With --assemble: events without their payload hex");
     return {relay, [options] { return run_relay_command(*options); }};
 }
 
