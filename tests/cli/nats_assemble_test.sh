@@ -5,8 +5,9 @@
 # block, byte for byte the lines `watch --assemble block --stage finalized --format jsonl`
 # prints, named block:LABEL:ID:finalized; a relay started again publishes only what the stream
 # lacks; evring's readers and a relay of events refuse the stream by name; a block larger than
-# the stream accepts is refused naming it and its size. Needs EVRING_BIN, jq, python3, nats-server
-# and the real snapshots.
+# the stream accepts is refused naming it and its size. And `evring mirror --assemble`: a ring of
+# ASSEMBLED_SPAN events whose json field is each of those lines. Needs EVRING_BIN, jq, python3,
+# nats-server and the real snapshots.
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 skip_script_unless "jq is not installed" command -v jq
 skip_script_unless "python3 is not installed" command -v python3
@@ -155,7 +156,39 @@ case_a_block_too_large_is_named() {
     ok a_block_too_large_is_named
 }
 
+# mirror --assemble: one ASSEMBLED_SPAN event per block in a ring that embeds evring_assembled;
+# `watch RING --format jsonl` gives each block's object back in fields.json, byte for byte.
+case_mirror_writes_a_json_event_per_block() {
+    evring mirror "$SNAP" --to "blocks-$$" --keep --assemble block --stage finalized 2>"$WORK/mirror.err" ||
+        { fail mirror "mirror: $(cat "$WORK/mirror.err")"; return; }
+    grep -q "^evring: mirrored 30 block instances (0 abandoned, 0 broken by a gap); 0 left unfinished$" "$WORK/mirror.err" ||
+        { fail mirror "summary: $(cat "$WORK/mirror.err")"; return; }
+    evring watch "blocks-$$" --from oldest --format jsonl >"$WORK/mirror.jsonl" 2>"$WORK/mirror-watch.err"
+    jq -j '.fields.json + "\n"' "$WORK/mirror.jsonl" >"$WORK/mirror.bodies"
+    cmp -s "$WORK/mirror.bodies" "$WORK/watch.jsonl" || { fail mirror "fields.json differ from watch's lines"; return; }
+    [[ $(jq -r '"\(.type_name) \(.event_type) \(.fields.label) \(.fields.json_length)"' "$WORK/mirror.jsonl" | head -1) == \
+        "ASSEMBLED_SPAN 2 15000001 $(head -1 "$WORK/watch.jsonl" | tr -d '\n' | wc -c)" ]] ||
+        { fail mirror "first event: $(head -c 300 "$WORK/mirror.jsonl")"; return; }
+    evring info "blocks-$$" --json 2>/dev/null | jq -e '.content_type == 16723' >/dev/null ||
+        { fail mirror "content type: $(evring info "blocks-$$" 2>&1 | head -5)"; return; }
+    evring watch "blocks-$$" --from oldest --where 'label == 15000002' 2>/dev/null | grep -q '^.* seq=2 ASSEMBLED_SPAN label=15000002 json_length=' ||
+        { fail mirror "text: $(evring watch "blocks-$$" --from oldest --count 1 2>&1 | cut -c1-200)"; return; }
+    rm -f "$EVRING_RING_DIR/blocks-$$"
+    # A ring whose payloads are too small (4 MiB buffer) for the first block: named, with its size.
+    local rc first size
+    evring mirror "$SNAP" --to "small-$$:15:22" --assemble block --stage finalized >/dev/null 2>"$WORK/err"; rc=$?
+    first=$(head -1 "$WORK/watch.jsonl" | jq -r '"block:\(.label):\(.id[2:]):finalized"')
+    size=$(head -1 "$WORK/watch.jsonl" | tr -d '\n' | wc -c)
+    [[ $rc == 1 ]] && grep -qF "$first is $size bytes of JSON; the mirror ring takes payloads of 3932160 bytes at most: give --to NAME:DESC_SHIFT:PAYLOAD_SHIFT with a larger PAYLOAD_SHIFT" "$WORK/err" ||
+        { fail mirror "too large: exit $rc: $(cat "$WORK/err")"; return; }
+    evring mirror "$SNAP" --to "x-$$" --assemble block --count 5 >/dev/null 2>"$WORK/err"; rc=$?
+    [[ $rc == 2 ]] && grep -q "\-\-assemble writes whole instances; it does not go with --count" "$WORK/err" ||
+        { fail mirror "--count: exit $rc: $(cat "$WORK/err")"; return; }
+    ok mirror_writes_a_json_event_per_block
+}
+
 case_a_message_per_block_as_watch_prints_it
+case_mirror_writes_a_json_event_per_block
 case_no_payload_as_watch_no_payload
 case_a_restart_publishes_only_what_the_stream_lacks
 case_killed_and_started_again

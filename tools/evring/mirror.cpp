@@ -22,6 +22,8 @@
 namespace evring::cli {
 namespace {
 
+}  // namespace
+
 Result<MirrorJob> plan_mirror(const MirrorOptions& options) {
     MirrorJob job;
     if (auto s = options.select.check_range(job.follow); !s) return std::move(s).error();
@@ -40,6 +42,8 @@ Result<MirrorJob> plan_mirror(const MirrorOptions& options) {
     job.report = report_error;
     return job;
 }
+
+namespace {
 
 // What the filters point to while the mirror runs.
 struct MirrorFilters {
@@ -70,6 +74,9 @@ int resolve_mirror_filters(MirrorJob& job, const MirrorOptions& options, EventSo
 }  // namespace
 
 int run_mirror(const MirrorOptions& options) {
+    if (options.assemble) return run_assembled_mirror(options);
+    if (!options.stage.empty() || options.no_payload)
+        return usage_error(Error(EINVAL, "--stage and --no-payload go with --assemble SPAN"));
     auto job = plan_mirror(options);
     if (!job) return usage_error(job.error());
     auto source = open_for_command(options.stream, {});
@@ -105,6 +112,12 @@ Command add_mirror(CLI::App& app) {
     mirror->add_option("--schema", m.schema_file, "Schema file for --where and --keywords when the source has none")
         ->type_name("FILE");
     m.interest.add(*mirror);
+    mirror->add_option("--assemble", m.assemble,
+                       "Write whole span instances (block) as JSON, one ASSEMBLED_SPAN event each, instead of events")
+        ->type_name("SPAN");
+    mirror->add_option("--stage", m.stage, "With --assemble: write an instance once it reaches this stage (finalized)")
+        ->type_name("NAME");
+    mirror->add_flag("--no-payload", m.no_payload, "With --assemble: events without their payload hex");
     return {mirror, [options] { return run_mirror(*options); }};
 }
 
