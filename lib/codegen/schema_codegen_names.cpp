@@ -130,7 +130,7 @@ std::string CppNames::type(TypeId id) const {
 }
 
 std::string CppNames::element_type(const SchemaTrailing& t) const {
-    return t.bytes ? std::string("std::uint8_t") : type(t.element);
+    return t.bytes || t.text ? std::string("std::uint8_t") : type(t.element);  // a string's bytes, as bytes[]
 }
 
 }  // namespace evring::detail

@@ -10,6 +10,16 @@
 namespace evring::nats {
 namespace {
 
+// A stream of assembled instances says so, and which span, in its description.
+constexpr std::string_view kAssembledHead = "evring relay --assemble: ";
+constexpr std::string_view kAssembledTail = " JSON (docs/distributed.md)";
+
+std::string assembled_span_of(const char* description) {
+    const std::string_view d = description != nullptr ? description : "";
+    if (!d.starts_with(kAssembledHead) || !d.ends_with(kAssembledTail)) return {};
+    return std::string(d.substr(kAssembledHead.size(), d.size() - kAssembledHead.size() - kAssembledTail.size()));
+}
+
 StreamInfo convert(const jsStreamInfo& si) {
     StreamInfo info;
     const jsStreamConfig& config = *si.Config;
@@ -31,6 +41,7 @@ StreamInfo convert(const jsStreamInfo& si) {
     info.allow_direct = config.AllowDirect;
     info.limits_retention = config.Retention == js_LimitsPolicy;
     info.writable = !config.Sealed && config.Mirror == nullptr;
+    info.assembled_span = assembled_span_of(config.Description);
     return info;
 }
 
@@ -40,6 +51,14 @@ Status check_existing(const StreamInfo& info, const StreamSpec& spec, std::strin
         return Error(EINVAL, fmt::format("stream '{}' on {} {}", info.name, where, reason));
     };
     if (!info.writable) return fail("is sealed or a mirror: nothing can be published to it");
+    if (!info.assembled_span.empty() && spec.assembled_span.empty())
+        return fail(fmt::format("carries assembled {} JSON (relay --assemble), not events: relay events into "
+                                "another stream", info.assembled_span));
+    if (!spec.assembled_span.empty() && info.assembled_span != spec.assembled_span)
+        return fail(info.assembled_span.empty()
+                        ? std::string("carries events, not assembled JSON: relay --assemble into another stream")
+                        : fmt::format("carries assembled {} JSON, not {}: relay --assemble into another stream",
+                                      info.assembled_span, spec.assembled_span));
     if (!info.limits_retention)
         return fail("retains messages by interest or as a work queue: a relay needs limits retention, or "
                     "consumers would remove the messages a restarted relay resumes from");
@@ -57,7 +76,8 @@ Status create(const Connection::Impl& connection, const StreamSpec& spec) {
     jsStreamConfig config;
     jsStreamConfig_Init(&config);
     config.Name = spec.name.c_str();
-    config.Description = "evring ring relay (docs/distributed.md)";
+    const std::string assembled = fmt::format("{}{}{}", kAssembledHead, spec.assembled_span, kAssembledTail);
+    config.Description = spec.assembled_span.empty() ? "evring ring relay (docs/distributed.md)" : assembled.c_str();
     config.Subjects = subjects;
     config.SubjectsLen = 1;
     config.Storage = spec.memory_storage ? js_MemoryStorage : js_FileStorage;

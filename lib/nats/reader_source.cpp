@@ -65,6 +65,11 @@ Result<std::unique_ptr<StreamReader>> StreamReader::prepare(std::unique_ptr<Conn
     if (auto s = validate_stream_name(options.stream); !s) return std::move(s).error();
     auto info = connection.stream_info(options.stream);
     if (!info) return std::move(info).error();
+    // Its messages are JSON documents, not evring's encoding: refused by name (relay --assemble).
+    if (!info->assembled_span.empty())
+        return Error(EMEDIUMTYPE, fmt::format("stream '{}' carries assembled {} JSON (relay --assemble), not events; "
+                                              "read it with a NATS client",
+                                              options.stream, info->assembled_span));
     if (options.prefix.empty()) {
         auto prefix = stream_prefix(*info);
         if (!prefix) return std::move(prefix).error();

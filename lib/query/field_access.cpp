@@ -21,9 +21,10 @@ std::optional<FieldAccess> locate_field(const Schema& schema, const SchemaEvent&
     a.offset = place->offset;
     if (place->trailing >= 0) {
         const SchemaTrailing& t = payload->trailing[static_cast<std::size_t>(place->trailing)];
-        if (t.bytes) {
+        if (t.bytes || t.text) {
             if (path.size() > 1) return std::nullopt;
-            problem = fmt::format("'{}' is a variable-length byte array, not one value", t.name);
+            problem = fmt::format("'{}' is a variable-length {}, not one value", t.name,
+                                  t.bytes ? "byte array" : "string");
             return std::nullopt;
         }
         if (!place->element) {

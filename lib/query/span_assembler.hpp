@@ -112,6 +112,7 @@ public:
     void end();
     std::optional<AssembledSpan> take();
     const AssemblerCounts& counts() const noexcept { return counts_; }
+    const Schema& schema() const noexcept { return *schema_; }  // the one make() was given
 
 private:
     struct Nested {

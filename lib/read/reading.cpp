@@ -43,10 +43,10 @@ Status Reading::find_schema() {
 }
 
 Status Reading::select() {
-    if (Selection* selection = request_.selection) {
+    if (const Selection* selection = request_.selection) {
         const Status resolved = request_.scope == SelectionScope::Whole
                                     ? selection->resolve(follow_, schema(), *source_, kept_)
-                                    : selection->resolve_where(follow_, schema(), *source_, kept_);
+                                    : selection->resolve_filters(follow_, schema(), *source_, kept_);
         if (!resolved) return resolved;
     }
     InterestContext context{.registering = request_.reader.has_value(), .location = request_.location,

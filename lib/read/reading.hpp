@@ -27,7 +27,7 @@
 //   own refusal of a kind of source comes between them, and so that a caller
 //   tells a failure to open or decode (a runtime error) from a usage error.
 // - select() resolves the selection (selection.hpp; the whole of it, or its
-//   --where alone for a command whose filter is its own: relay) into the
+//   filters alone for a command whose loop is its own: relay) into the
 //   follow options, then the interest (interest_request.hpp), narrowing the
 //   types to it when none were asked for. Errors with errno EINVAL are usage
 //   errors.
@@ -72,7 +72,7 @@ enum class SchemaNeed : std::uint8_t {
 // Which part of the selection select() resolves.
 enum class SelectionScope : std::uint8_t {
     Whole,      // names, span labels, --until SPAN:N, --where, members
-    WhereOnly,  // --where alone (the command applies the rest itself: relay)
+    Filters,    // type and flow names and --where, no span labels (Selection::resolve_filters: relay, mirror)
 };
 
 struct ReadRequest {
@@ -80,7 +80,7 @@ struct ReadRequest {
     SourceOptions source;                    // how to open it
     std::optional<std::string> schema_file;  // decode with this when the source carries none
     SchemaNeed schema = SchemaNeed::Always;
-    Selection* selection = nullptr;          // null: everything
+    const Selection* selection = nullptr;    // null: everything
     SelectionScope scope = SelectionScope::Whole;
     InterestRequest interest;
     InterestNames interest_names;

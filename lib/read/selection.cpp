@@ -168,4 +168,10 @@ Status Selection::resolve_where(FollowOptions& follow, const Schema* schema, Eve
     return compile_where_option(follow, where, schema, kept.where, &source, where_option);
 }
 
+Status Selection::resolve_filters(FollowOptions& follow, const Schema* schema, EventSource& source,
+                                  SelectionKept& kept) const {
+    if (auto s = resolve_names(follow.filter, schema, source); !s) return s;
+    return resolve_where(follow, schema, source, kept);
+}
+
 }  // namespace evring

@@ -83,11 +83,13 @@ struct Selection {
     // --where alone (resolve() ends with it): compiled against `schema` into
     // follow.where, kept alive by kept.where; nothing without --where. Its
     // ordered span-label comparisons (`block >= N`) read follow.span_labels
-    // and are refused when that is null. relay and mirror call it alone,
-    // after their names and interest: relay's loop is the library's
-    // (nats_relay.hpp) and keeps no label table, and mirror has always
-    // compiled --where without one.
+    // and are refused when that is null.
     Status resolve_where(FollowOptions& follow, const Schema* schema, EventSource& source, SelectionKept& kept) const;
+    // resolve_names into follow.filter, then resolve_where, with no span-label
+    // table: for a command whose loop is its own and keeps none (relay: its
+    // loop is the library's nats_relay.hpp; mirror has always compiled --where
+    // without one), so ordered label comparisons are refused there.
+    Status resolve_filters(FollowOptions& follow, const Schema* schema, EventSource& source, SelectionKept& kept) const;
     // --name, once the source is open: locks the name and moves follow.start
     // to where the reader resumes (named_reader.hpp), with what it says about
     // that in `notices`; null without --name.

@@ -47,7 +47,10 @@ void append_struct(std::string& out, const SchemaData& data, const SchemaStruct&
         out += fmt::format("field {} {} {}\n", f.offset, f.name, canonical_type_name(data, f.type));
     for (const auto& t : s.trailing)
         out += fmt::format("trailing {} {} count {}\n", t.name,
-                           t.bytes ? std::string("bytes") : canonical_type_name(data, t.element), t.count_path);
+                           t.bytes  ? std::string("bytes")
+                           : t.text ? std::string("char")
+                                    : canonical_type_name(data, t.element),
+                           t.count_path);
 }
 
 }  // namespace

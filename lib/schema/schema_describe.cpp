@@ -35,7 +35,8 @@ std::string struct_json(const Schema& schema, const SchemaStruct& s) {
     for (std::size_t i = 0; i < s.trailing.size(); ++i) {
         const SchemaTrailing& t = s.trailing[i];
         out += fmt::format("{}{{\"name\":{},\"element\":{},\"element_size\":{},\"count\":{},\"doc\":{}}}",
-                           i ? "," : "", quoted(t.name), quoted(t.bytes ? "bytes" : schema.type_name(t.element)),
+                           i ? "," : "", quoted(t.name),
+                           quoted(t.bytes ? "bytes" : t.text ? "char" : schema.type_name(t.element)),
                            schema.type(t.element).size, quoted(t.count_path), quoted(t.doc));
     }
     return out + "]}";

@@ -142,7 +142,8 @@ void TypeBuilder::add_trailing(SchemaStruct& out, const toml::table& field, cons
     check_new_member(out, name_node, t.name);
     t.doc = ctx_.optional_text(field, "doc", "doc");
     t.bytes = expr.base == "bytes";
-    t.element = t.bytes ? scalar_type(Scalar::U8) : base_type(type_node, expr.base, depth);
+    t.text = expr.base == "char";  // a variable-length string: JSON carried in a ring (evring_assembled)
+    t.element = t.bytes || t.text ? scalar_type(Scalar::U8) : base_type(type_node, expr.base, depth);
     t.count_path = expr.path;
     // Resolve the count in the fixed fields declared before this array.
     const std::string head = expr.path.substr(0, expr.path.find('.'));

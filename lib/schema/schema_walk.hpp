@@ -90,6 +90,8 @@ private:
         if (full()) return p + count * size;
         if (t.bytes) {
             v_.bytes(t.name, {p, static_cast<std::size_t>(count)});
+        } else if (t.text) {
+            v_.text(t.name, {p, static_cast<std::size_t>(count)});  // as a char[N] field
         } else {
             v_.begin_array(t.name, count);
             for (std::uint64_t i = 0; i < count && !full(); ++i) value({}, t.element, p + i * size);

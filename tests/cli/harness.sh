@@ -143,7 +143,8 @@ wait_attached() { poll 1000 0.01 attached_or_gone "$1" "$2"; }
 attached_or_gone() { grep -qF "$2" "/proc/$1/maps" 2>/dev/null || ! kill -0 "$1" 2>/dev/null; }
 
 # A `nats-server -js` on 127.0.0.1 with its store in $WORK/nats-store, for
-# the stream scripts. start_nats_server starts it on $NATS_PORT when set (a
+# the stream scripts (its arguments go to nats-server: -c FILE for a
+# configuration). start_nats_server starts it on $NATS_PORT when set (a
 # restart keeps the port), else on a port it picks, which it then sets; it
 # waits up to 15 s for the server's ports file and returns false when none
 # came ($WORK/nats-server.log says why). stop_nats_server stops it and waits;
@@ -153,7 +154,7 @@ NATS_PORT=
 start_nats_server() {
     mkdir -p "$WORK/nats-store" "$WORK/nats-ports"
     rm -f "$WORK"/nats-ports/*
-    nats-server -js -a 127.0.0.1 -p "${NATS_PORT:--1}" -sd "$WORK/nats-store" --ports_file_dir "$WORK/nats-ports" \
+    nats-server "$@" -js -a 127.0.0.1 -p "${NATS_PORT:--1}" -sd "$WORK/nats-store" --ports_file_dir "$WORK/nats-ports" \
         >"$WORK/nats-server.log" 2>&1 &
     NATS_PID=$!
     local f _

@@ -3,12 +3,13 @@
 // transactions and its commit stages) instead of events, assembled by the
 // library (query/span_assembler.hpp). docs/cli.md, "Assembled blocks".
 //
-// jsonl: one object per instance: span, label, id, state (complete,
-// abandoned: a rival the chain did not take, broken: a gap inside it, with
-// reassembly_error naming the lost seqnos), its first and last seqno, its
-// stages in the order reached, its begin and end events, each nested span's
-// instances with their events (as `watch --format jsonl` prints them), and
-// its other events. text: one line per instance. Gaps and notices go to
+// jsonl: one object per instance, the library's (query/assembled_json.hpp,
+// shared with relay and mirror --assemble): span, label, id, state
+// (complete, abandoned: a rival the chain did not take, broken: a gap inside
+// it, with reassembly_error naming the lost seqnos), its first and last
+// seqno, its stages in the order reached, its begin and end events, each
+// nested span's instances with their events (as `watch --format jsonl`
+// prints them), and its other events. text: one line per instance. Gaps and notices go to
 // stderr as watch's do; the summary says what was handed out, abandoned,
 // broken, left unfinished and left unassembled.
 //
@@ -45,13 +46,11 @@ public:
 private:
     void print_ready();
     void print(const AssembledSpan& s);
-    void put_event(const AssembledEvent& e);  // as `watch --format jsonl` prints it, without the newline
 
     SpanAssembler& assembler_;
     WatchSink& lines_;
     EventPrinter& printer_;
     OutputBuffer& out_;
-    OutputBuffer scratch_{-1, ~std::size_t{0}};  // never written to a file: take() hands it back
     Format format_;
     std::string stage_;
     std::uint64_t printed_ = 0;

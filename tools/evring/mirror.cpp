@@ -6,12 +6,11 @@
 // (lib/record/mirror_source.hpp: the ring, its sequence numbers and the
 // "mirror seqno M = source seqno S" lines, registration, the follow loop).
 // This file parses the options, resolves --where and the interest options
-// against the source's schema, and prints the result.
+// through the read pipeline (read/reading.hpp), and prints the result.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "evring/schema/schema_resolve.hpp"
 #include "nats_cmd.hpp"
 #include "open.hpp"
 #include "ops/stop.hpp"
@@ -20,7 +19,6 @@
 #include "record/mirror_source.hpp"
 
 namespace evring::cli {
-namespace {
 
 Result<MirrorJob> plan_mirror(const MirrorOptions& options) {
     MirrorJob job;
@@ -41,43 +39,45 @@ Result<MirrorJob> plan_mirror(const MirrorOptions& options) {
     return job;
 }
 
-// What the filters point to while the mirror runs.
-struct MirrorFilters {
-    std::optional<Schema> schema;
-    SelectionKept selection;
-};
+namespace {
 
-// --where and the interest options, by the source's schema: into the job's
-// follow filter and interest. An exit code: kExitOk, or the error reported.
-int resolve_mirror_filters(MirrorJob& job, const MirrorOptions& options, EventSource& source,
-                           MirrorFilters& kept) {
-    if (!options.select.where && !options.interest.given()) return kExitOk;
-    auto found = resolve_schema(source, {.schema_file = options.schema_file});
-    if (!found) return runtime_error(found.error());
-    if (!found->warning.empty()) report_error(found->warning);
-    kept.schema = std::move(found->schema);
-    const Schema* schema = kept.schema ? &*kept.schema : nullptr;
-    auto interest = options.interest.resolve(schema, source, options.stream, options.no_register);
-    if (!interest) return usage_error(interest.error());
-    job.interest = *interest;
-    // Mirror what we asked for, whoever else listens.
-    if (*interest) InterestOption::narrow(**interest, schema, job.follow.filter.types);
-    if (auto s = options.select.resolve_where(job.follow, schema, source, kept.selection); !s)
-        return usage_error(s.error());
-    return kExitOk;
+// The read pipeline's request: the schema only when --where or the interest
+// name something, and the filters alone (mirror_source follows itself).
+Result<ReadRequest> mirror_request(const MirrorOptions& options) {
+    auto interest = options.interest.request();
+    if (!interest) return std::move(interest).error();
+    ReadRequest request;
+    request.location = options.stream;
+    request.schema = SchemaNeed::WhenAsked;
+    if (!options.schema_file.empty()) request.schema_file = options.schema_file;
+    request.selection = &options.select;
+    request.scope = SelectionScope::Filters;
+    request.interest = *interest;
+    request.interest_names = options.interest.names();
+    if (!options.no_register) request.reader = ReaderInfo{"mirror", 0, ""};  // mirror_source registers itself
+    return request;
 }
 
 }  // namespace
 
 int run_mirror(const MirrorOptions& options) {
+    if (options.assemble) return run_assembled_mirror(options);
+    if (!options.stage.empty() || options.no_payload)
+        return usage_error(Error(EINVAL, "--stage and --no-payload go with --assemble SPAN"));
     auto job = plan_mirror(options);
     if (!job) return usage_error(job.error());
-    auto source = open_for_command(options.stream, {});
-    if (!source) return runtime_error(source.error());
-    MirrorFilters kept;
-    if (int failed = resolve_mirror_filters(*job, options, **source, kept); failed != kExitOk) return failed;
+    auto request = mirror_request(options);
+    if (!request) return usage_error(request.error());
+    auto reading = open_reading(std::move(*request), job->follow);
+    if (!reading) return runtime_error(reading.error());
+    Reading& r = **reading;
+    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
+    if (!r.schema_warning().empty()) report_error(r.schema_warning());
+    if (auto s = r.select(); !s) return exit_code(s.error());
+    job->follow = r.follow();  // --where kept alive by the reading
+    job->interest = r.interest();
     install_stop_handlers();
-    auto mirrored = mirror_source(*source, *job);
+    auto mirrored = mirror_source(r.source(), *job);
     if (!mirrored) return runtime_error(mirrored.error());
     const std::uint64_t foreign = mirrored->follow.counters.foreign;
     fmt::print(stderr, "evring: mirrored {} events{}\n", mirrored->events,
@@ -105,6 +105,12 @@ Command add_mirror(CLI::App& app) {
     mirror->add_option("--schema", m.schema_file, "Schema file for --where and --keywords when the source has none")
         ->type_name("FILE");
     m.interest.add(*mirror);
+    mirror->add_option("--assemble", m.assemble,
+                       "Write whole span instances (block) as JSON, one ASSEMBLED_SPAN event each, instead of events")
+        ->type_name("SPAN");
+    mirror->add_option("--stage", m.stage, "With --assemble: write an instance once it reaches this stage (finalized)")
+        ->type_name("NAME");
+    mirror->add_flag("--no-payload", m.no_payload, "With --assemble: events without their payload hex");
     return {mirror, [options] { return run_mirror(*options); }};
 }
 

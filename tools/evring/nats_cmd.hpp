@@ -15,6 +15,7 @@
 #include "event_selection.hpp"
 #include "heal_option.hpp"
 #include "interest_option.hpp"
+#include "record/mirror_source.hpp"
 
 namespace evring::cli {
 
@@ -34,6 +35,9 @@ struct RelayCommandOptions {
     std::string schema_file;
     InterestOption interest;  // --keywords K1,K2 --level N (docs/interest.md)
     HealOption heal;          // --heal, --heal-from, --heal-wait (docs/healing.md)
+    std::optional<std::string> assemble;  // --assemble SPAN: instances as JSON (relay_assemble.cpp)
+    std::string stage;                    // --stage NAME, with --assemble
+    bool no_payload = false;              // --no-payload, with --assemble
 };
 
 struct MirrorOptions {
@@ -45,10 +49,19 @@ struct MirrorOptions {
     bool no_register = false;
     std::string schema_file;
     InterestOption interest;  // --keywords K1,K2 --level N (docs/interest.md)
+    std::optional<std::string> assemble;  // --assemble SPAN: instances as JSON events (mirror_assemble.cpp)
+    std::string stage;                    // --stage NAME, with --assemble
+    bool no_payload = false;              // --no-payload, with --assemble
 };
 
 // add_relay and add_mirror (commands.hpp) register them.
 int run_relay_command(RelayCommandOptions& options);
+// relay --assemble SPAN (relay_assemble.cpp): lib/nats/assembled_relay.hpp.
+int run_assembled_relay_command(RelayCommandOptions& options);
 int run_mirror(const MirrorOptions& options);
+// The job the options say (ring, sizes, --from, --count, --seqno-tag, --keep, registration).
+Result<MirrorJob> plan_mirror(const MirrorOptions& options);
+// mirror --assemble SPAN (mirror_assemble.cpp): lib/record/assembled_mirror.hpp.
+int run_assembled_mirror(const MirrorOptions& options);
 
 }  // namespace evring::cli

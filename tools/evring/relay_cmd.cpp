@@ -9,7 +9,6 @@
 #include "output/event_format.hpp"
 #include "nats/nats_relay.hpp"
 #include "evring/nats/nats_source.hpp"
-#include "evring/schema/schema_resolve.hpp"
 #include "nats_cmd.hpp"
 #include "open.hpp"
 #include "ops/stop.hpp"
@@ -62,34 +61,35 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
     return relay;
 }
 
-}  // namespace
-
-// The names in --type and --flow, the interest and the --where expression,
-// by the schema of `source` (the one the relay then reads): span labels are
-// looked up in it.
-Status resolve_relay_filters(nats::RelayOptions& relay, const RelayCommandOptions& options, EventSource& source,
-                             SelectionKept& kept) {
-    auto found = resolve_schema(source, {.schema_file = options.schema_file});
-    if (!found) return std::move(found).error();
-    if (!found->warning.empty()) report_error(found->warning);
-    const Schema* schema = found->schema ? &*found->schema : nullptr;
-    if (auto s = options.select.resolve_names(relay.filter, schema, source); !s) return s;
-    auto interest = options.interest.resolve(schema, source, options.ring, options.no_register);
+// The read pipeline's request: the schema only when the filters or the
+// interest name something, and the filters alone (the relay's loop is the
+// library's, nats_relay.hpp, which takes them from the plan).
+Result<ReadRequest> relay_request(RelayCommandOptions& options, const nats::RelayOptions& plan) {
+    auto interest = options.interest.request();
     if (!interest) return std::move(interest).error();
-    if (*interest) {
-        relay.interest = **interest;
-        // Relay what we asked for, whoever else listens.
-        InterestOption::narrow(**interest, schema, relay.filter.types);
-    }
-    FollowOptions follow;  // for --where alone: the relay's own loop takes the predicate (nats_relay.hpp)
-    if (auto s = options.select.resolve_where(follow, schema, source, kept); !s) return s;
-    relay.where = follow.where;
-    return {};
+    ReadRequest request;
+    request.location = options.ring;
+    request.source = plan.source_options;
+    request.schema = SchemaNeed::WhenAsked;
+    if (!options.schema_file.empty()) request.schema_file = options.schema_file;
+    request.selection = &options.select;
+    request.scope = SelectionScope::Filters;
+    request.interest = *interest;
+    request.interest_names = options.interest.names();
+    if (!options.no_register) request.reader = ReaderInfo{"relay", 0, ""};  // the relay registers itself
+    return request;
 }
 
+}  // namespace
+
 int run_relay_command(RelayCommandOptions& options) {
+    if (options.assemble) return run_assembled_relay_command(options);
+    if (!options.stage.empty() || options.no_payload)
+        return usage_error(Error(EINVAL, "--stage and --no-payload go with --assemble SPAN"));
     auto plan = plan_relay(options);
     if (!plan) return usage_error(plan.error());
+    auto request = relay_request(options, *plan);
+    if (!request) return usage_error(request.error());
     install_stop_handlers();
     if (options.wait) {  // the wait of watch and record (follow.hpp)
         FollowOptions follow;
@@ -97,12 +97,18 @@ int run_relay_command(RelayCommandOptions& options) {
         if (!wait_for_name(options.ring, follow, report_error)) return kExitOk;  // interrupted
     }
     // Opened once: names are looked up in the source the relay then reads.
-    auto source = open_for_command(options.ring, plan->source_options);
-    if (!source) return runtime_error(source.error());
-    SelectionKept kept;  // what relay.where points to
-    if (options.select.has_names() || options.select.where || options.interest.given())
-        if (auto s = resolve_relay_filters(*plan, options, **source, kept); !s) return exit_code(s.error());
-    auto result = nats::run_relay(*plan, std::move(*source));
+    FollowOptions follow;
+    follow.filter = plan->filter;
+    auto reading = open_reading(std::move(*request), follow);
+    if (!reading) return runtime_error(reading.error());
+    Reading& r = **reading;
+    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
+    if (!r.schema_warning().empty()) report_error(r.schema_warning());
+    if (auto s = r.select(); !s) return exit_code(s.error());
+    plan->filter = r.follow().filter;
+    plan->where = r.follow().where;  // kept alive by the reading
+    if (r.interest()) plan->interest = *r.interest();
+    auto result = nats::run_relay(*plan, std::move(r.source()));
     if (!result) return runtime_error(result.error());
     const nats::PublisherStats& s = result->publisher;
     fmt::print(stderr,
@@ -149,6 +155,12 @@ Command add_relay(CLI::App& app) {
                                   .where = "Relay only events this expression keeps (docs/cli.md)"});
     relay->add_option("--schema", r.schema_file, "Schema file for --where and --keywords when the ring has none")->type_name("FILE");
     r.interest.add(*relay);
+    relay->add_option("--assemble", r.assemble,
+                      "Publish whole span instances (block) as JSON, one message each, instead of events")
+        ->type_name("SPAN");
+    relay->add_option("--stage", r.stage, "With --assemble: publish an instance once it reaches this stage (finalized)")
+        ->type_name("NAME");
+    relay->add_flag("--no-payload", r.no_payload, "With --assemble: events without their payload hex");
     return {relay, [options] { return run_relay_command(*options); }};
 }
 

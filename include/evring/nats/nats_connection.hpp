@@ -124,6 +124,10 @@ struct StreamSpec {
     int replicas = 1;                 // 3 on a three-node cluster
     bool memory_storage = false;      // file storage unless asked
     bool create = true;               // false: the stream must exist
+    // Not empty: the stream carries this span's assembled instances as JSON
+    // (`evring relay --assemble`), said in its description; an existing
+    // stream must say the same, and a relay of events refuses such a stream.
+    std::string assembled_span;
 };
 
 struct StreamInfo {
@@ -144,6 +148,10 @@ struct StreamInfo {
     bool allow_direct = false;
     bool limits_retention = true;
     bool writable = true;  // not sealed, not a mirror
+    // The span whose assembled instances the stream carries as JSON (relay
+    // --assemble, read from its description); empty for a stream of events.
+    // evring's stream readers refuse such a stream: read it with a NATS client.
+    std::string assembled_span;
 };
 
 class Connection {

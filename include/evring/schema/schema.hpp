@@ -91,6 +91,7 @@ struct SchemaTrailing {
     std::string name;
     TypeId element = 0;
     bool bytes = false;  // bytes[...]: shown as one "0x..." string
+    bool text = false;   // char[...]: a string of `count` bytes (up to the first NUL), as char[N] is shown
     std::string count_path;
     std::uint32_t count_offset = 0;
     Scalar count_scalar = Scalar::U32;  // U8..U64

@@ -10,6 +10,7 @@
 #include "output/event_format.hpp"
 #include "evring/schema/schema_render.hpp"
 #include "output/field_columns.hpp"
+#include "query/event_json.hpp"
 #include "query/span_labels_schema.hpp"
 
 namespace evring::cli {
@@ -102,43 +103,15 @@ void EventPrinter::put_decoded_text(OutputBuffer& out, const EventDescriptor& ev
 }
 
 void EventPrinter::put_decoded_json(OutputBuffer& out, const EventDescriptor& event, const PayloadView& payload) {
-    put_json_start(out, event, member_);
-    out.put(",\"type_name\":");
-    if (const SchemaEvent* type = schema_->event(event.event_type)) {
-        out.put('"');
-        out.put(type->name);  // an identifier: nothing to escape
-        out.put('"');
-    } else {
-        out.put("null");
-    }
-    put_json_descriptor(out, event);
-    // The named flow tags by name (all of them, zeros included, so every line has the same keys).
-    bool named = false;
-    for (std::size_t i = 0; i < 4; ++i) {
-        const std::string& name = schema_->flow_tags()[i];
-        if (name.empty()) continue;
-        out.put(named ? ",\"" : ",\"flow\":{\"");
-        named = true;
-        out.put(name);  // an identifier: nothing to escape
-        out.put("\":");
-        out.put_uint(event.content_ext[i]);
-    }
-    if (named) out.put('}');
+    // The library's spelling (query/event_json.hpp), which assembled spans share.
+    const auto state = payload.state == PayloadView::State::Ok        ? EventJsonPayload::Ok
+                       : payload.state == PayloadView::State::Expired ? EventJsonPayload::Expired
+                                                                      : EventJsonPayload::NotRead;
     scratch_.clear();
-    DecodeError error;
-    std::string_view reason = decode_reason(event, payload, error);
-    if (reason.empty()) {
-        scratch_ = ",\"fields\":";
-        error = append_fields_json(*schema_, event.event_type, payload.bytes, scratch_);
-        if (!error.ok()) reason = {reason_, format_decode_error(*schema_, error, reason_)};
-    }
-    if (!reason.empty()) {
-        scratch_ = ",\"decode_error\":";
-        append_json_string(scratch_, reason);
-    }
+    append_event_json(scratch_, *schema_, event, state, payload.bytes,
+                      {.member = member_, .payload_hex = payload_hex_});
+    scratch_ += '\n';
     out.put(scratch_);
-    if (payload_hex_) put_json_payload(out, payload);
-    out.put("}\n");
 }
 
 }  // namespace evring::cli

@@ -94,6 +94,7 @@ public:
     bool reads_payloads() const noexcept { return schema_ != nullptr || format_reads_payloads(format_); }
     // Decoded jsonl without the "payload" hex (--no-payload); raw jsonl keeps it.
     void set_payload_hex(bool on) noexcept { payload_hex_ = on; }
+    bool payload_hex() const noexcept { return payload_hex_; }
     // Chosen columns instead (--fields, --format csv: field_columns.hpp); null: none.
     void set_columns(class FieldColumns* columns) noexcept;
     // The follow loop's span label table (FollowOptions::span_labels), which

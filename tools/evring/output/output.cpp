@@ -5,7 +5,8 @@
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <ctime>
+
+#include "util/utc_time.hpp"
 
 namespace evring::cli {
 
@@ -54,23 +55,8 @@ void OutputBuffer::put_hex(std::span<const std::byte> bytes) {
 }
 
 void put_utc_time(OutputBuffer& out, std::uint64_t epoch_nanos) {
-    const auto seconds = static_cast<std::time_t>(epoch_nanos / 1'000'000'000u);
-    std::tm tm {};
-    ::gmtime_r(&seconds, &tm);
-    out.put_uint_padded(static_cast<std::uint64_t>(tm.tm_year + 1900), 4);
-    out.put('-');
-    out.put_uint_padded(static_cast<std::uint64_t>(tm.tm_mon + 1), 2);
-    out.put('-');
-    out.put_uint_padded(static_cast<std::uint64_t>(tm.tm_mday), 2);
-    out.put('T');
-    out.put_uint_padded(static_cast<std::uint64_t>(tm.tm_hour), 2);
-    out.put(':');
-    out.put_uint_padded(static_cast<std::uint64_t>(tm.tm_min), 2);
-    out.put(':');
-    out.put_uint_padded(static_cast<std::uint64_t>(tm.tm_sec), 2);
-    out.put('.');
-    out.put_uint_padded(epoch_nanos % 1'000'000'000u, 9);
-    out.put('Z');
+    char text[kUtcTimeSize];  // the library's one spelling (util/utc_time.hpp)
+    out.put(std::string_view(text, write_utc_time(epoch_nanos, text)));
 }
 
 std::string utc_time(std::uint64_t epoch_nanos) {
