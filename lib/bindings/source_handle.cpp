@@ -5,20 +5,26 @@
 
 #include "evring/source/position.hpp"
 #include "query/span_seek.hpp"
+#include "read/reading.hpp"
 #include "reader_session.hpp"
 
 namespace evring::bindings {
 
 Result<std::unique_ptr<evring_source>> open_source_handle(const std::string& location,
                                                           const OpenSettings& settings) {
-    auto source = open_source(location, settings.source);
-    if (!source) return std::move(source).error();
-    auto schema = find_source_schema(**source, settings.schema_path);
-    if (!schema) return std::move(schema).error().context(fmt::format("opening '{}'", location));
+    // The read pipeline's open and schema (read/reading.hpp), as every
+    // command's; what a handle selects is set on it afterwards.
+    ReadRequest request;
+    request.location = location;
+    request.source = settings.source;
+    if (!settings.schema_path.empty()) request.schema_file = settings.schema_path;
+    auto reading = Reading::open(std::move(request));
+    if (!reading) return std::move(reading).error();
+    if (auto s = (*reading)->find_schema(); !s) return std::move(s).error().context(fmt::format("opening '{}'", location));
     auto handle = std::make_unique<evring_source>();
-    handle->source = std::move(*source);
+    handle->source = std::move((*reading)->source());
     handle->open_options = settings.source;
-    handle->schema = std::move(*schema);
+    handle->schema = source_schema_of((*reading)->take_schema(), settings.schema_path);
     return handle;
 }
 

@@ -20,7 +20,8 @@ struct OpenSettings {
     std::string schema_path;  // empty: the source's own schema, else a built-in one
 };
 
-// open_source, then find_source_schema; errors say what was given.
+// The read pipeline's open and schema (Reading::open, find_schema), named as
+// source_schema_of says; errors say what was given.
 Result<std::unique_ptr<evring_source>> open_source_handle(const std::string& location, const OpenSettings& settings);
 
 // Positions the handle's source at a start position as a user writes it,

@@ -12,21 +12,19 @@ Result<Schema> load_schema(const std::string& path_or_text) {
     return Schema::parse_file(path_or_text);
 }
 
-// The one resolver (schema_resolve.hpp) decides; this only names the origin
-// the way the C ABI and Python report it.
-Result<SourceSchema> find_source_schema(const EventSource& source, const std::string& schema_path) {
-    auto resolved = resolve_schema(source, {.schema_file = schema_path});
-    if (!resolved) return std::move(resolved).error();
+// The one resolver (schema_resolve.hpp, through Reading) decides; this only
+// names the origin the way the C ABI and Python report it.
+SourceSchema source_schema_of(ResolvedSchema resolved, const std::string& schema_path) {
     SourceSchema found;
-    found.warning = std::move(resolved->warning);
-    switch (resolved->origin) {
+    found.warning = std::move(resolved.warning);
+    switch (resolved.origin) {
         case SchemaOrigin::None: break;
         case SchemaOrigin::Embedded: found.origin = "embedded"; break;
         case SchemaOrigin::Recording: found.origin = "recording"; break;
         case SchemaOrigin::File: found.origin = schema_path; break;
-        case SchemaOrigin::Builtin: found.origin = resolved->from; break;  // "built-in schema NAME"
+        case SchemaOrigin::Builtin: found.origin = resolved.from; break;  // "built-in schema NAME"
     }
-    found.schema = std::move(resolved->schema);
+    found.schema = std::move(resolved.schema);
     return found;
 }
 

@@ -17,6 +17,7 @@
 #include "evring/error.hpp"
 #include "evring/source/event_source.hpp"
 #include "evring/schema/schema.hpp"
+#include "evring/schema/schema_resolve.hpp"
 
 namespace evring::bindings {
 
@@ -26,8 +27,9 @@ struct SourceSchema {
     std::string warning;  // a carried schema that was not trusted, and why
 };
 
-// `schema_path` may be empty.
-Result<SourceSchema> find_source_schema(const EventSource& source, const std::string& schema_path);
+// What the read pipeline's resolution found (Reading::find_schema), named the
+// way the C ABI and Python report it; `schema_path` as given (may be empty).
+SourceSchema source_schema_of(ResolvedSchema resolved, const std::string& schema_path);
 
 // A schema given as a file path or as its text (text contains a newline).
 Result<Schema> load_schema(const std::string& path_or_text);

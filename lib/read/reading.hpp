@@ -107,6 +107,9 @@ public:
     std::unique_ptr<EventSource>& source() noexcept { return source_; }
     const Schema* schema() const noexcept { return found_.schema ? &*found_.schema : nullptr; }
     const ResolvedSchema& found_schema() const noexcept { return found_; }
+    // The schema moved out, for a caller that keeps the source and not the
+    // reading (the C ABI's handle, lib/bindings/source_handle.hpp).
+    ResolvedSchema take_schema() noexcept { return std::move(found_); }
     FollowOptions& follow() noexcept { return follow_; }
     std::optional<std::uint64_t> interest() const noexcept { return interest_; }
     NamedReader* named() noexcept { return named_.get(); }
