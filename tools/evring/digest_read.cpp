@@ -76,12 +76,9 @@ int open_compared(const std::string& location, ComparedReadOptions& options, Com
     request.selection = &options.select;
     if (auto s = options.heal.apply(request.source, options.select.name.has_value()); !s) return usage_error(s.error());
     if (!options.schema_file.empty()) request.schema_file = options.schema_file;
-    auto reading = open_reading(std::move(request), follow);
-    if (!reading) return runtime_error(reading.error());
-    Reading& r = **reading;
-    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
-    if (!r.schema_warning().empty()) report_error(r.schema_warning());
-    if (auto s = r.select(); !s) return exit_code(s.error());
+    std::unique_ptr<Reading> reading;
+    if (int failed = open_selected(std::move(request), follow, reading); failed != kExitOk) return failed;
+    Reading& r = *reading;
     out.schema = r.schema();
     out.blank = {.time = options.blank_time, .offset = options.blank_offset, .seqno = options.blank_seqno};
     if (auto s = blank_flows(options.blank_flows, out.schema, out.blank.flow); !s) return usage_error(s.error());
@@ -97,7 +94,7 @@ int open_compared(const std::string& location, ComparedReadOptions& options, Com
         }
         out.stream = true;
     }
-    out.reading = std::move(*reading);
+    out.reading = std::move(reading);
     return kExitOk;
 }
 

@@ -68,12 +68,9 @@ int run_mirror(const MirrorOptions& options) {
     if (!job) return usage_error(job.error());
     auto request = mirror_request(options);
     if (!request) return usage_error(request.error());
-    auto reading = open_reading(std::move(*request), job->follow);
-    if (!reading) return runtime_error(reading.error());
-    Reading& r = **reading;
-    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
-    if (!r.schema_warning().empty()) report_error(r.schema_warning());
-    if (auto s = r.select(); !s) return exit_code(s.error());
+    std::unique_ptr<Reading> reading;
+    if (int failed = open_selected(std::move(*request), job->follow, reading); failed != kExitOk) return failed;
+    Reading& r = *reading;
     job->follow = r.follow();  // --where kept alive by the reading
     job->interest = r.interest();
     install_stop_handlers();

@@ -33,11 +33,9 @@ int run_assembled_mirror(const MirrorOptions& options) {
     ReadRequest request;
     request.location = options.stream;
     if (!options.schema_file.empty()) request.schema_file = options.schema_file;
-    auto reading = open_reading(std::move(request), {});
-    if (!reading) return runtime_error(reading.error());
-    Reading& r = **reading;
-    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
-    if (!r.schema_warning().empty()) report_error(r.schema_warning());
+    std::unique_ptr<Reading> reading;
+    if (int failed = open_selected(std::move(request), {}, reading); failed != kExitOk) return failed;
+    Reading& r = *reading;
     const Schema* schema = r.schema();
     if (schema == nullptr)
         return usage_error(Error(EINVAL, fmt::format("--assemble needs the source's schema; '{}' has none (give "

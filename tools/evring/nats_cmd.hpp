@@ -54,6 +54,13 @@ struct MirrorOptions {
     bool no_payload = false;              // --no-payload, with --assemble
 };
 
+// What a relay of events and a relay of assembled instances take alike: the
+// server, the stream, the subject prefix, --heal, --from (oldest, latest or a
+// SEQNO), --replicas, registration, the stop flag and the log. `Relay` is
+// nats::RelayOptions or nats::AssembledRelayOptions.
+template <class Relay>
+Status plan_relay_target(const RelayCommandOptions& options, Relay& relay);
+
 // add_relay and add_mirror (commands.hpp) register them.
 int run_relay_command(RelayCommandOptions& options);
 // relay --assemble SPAN (relay_assemble.cpp): lib/nats/assembled_relay.hpp.

@@ -150,11 +150,9 @@ int run_record(RecordOptions& options) {
         install_stop_handlers();
         if (!wait_for_name(options.ring, plan->follow, report_error)) return kExitOk;  // interrupted
     }
-    auto reading = open_reading(std::move(*request), plan->follow);
-    if (!reading) return runtime_error(reading.error());
-    Reading& r = **reading;
-    if (auto s = r.find_schema(); !s) return runtime_error(s.error());  // --where needs it
-    if (auto s = r.select(); !s) return exit_code(s.error());  // compiled before anything is written
+    std::unique_ptr<Reading> reading;
+    if (int failed = open_selected(std::move(*request), plan->follow, reading); failed != kExitOk) return failed;
+    Reading& r = *reading;
     if (plan->capture) {
         describe_recording(*r.source(), r.schema(), plan->recording);
         return run_captures(*plan, r);

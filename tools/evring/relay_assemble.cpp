@@ -34,34 +34,10 @@ Status check_assemble_options(const RelayCommandOptions& o) {
 Result<nats::AssembledRelayOptions> plan_assembled(const RelayCommandOptions& options) {
     if (auto s = check_assemble_options(options); !s) return std::move(s).error();
     nats::AssembledRelayOptions relay;
-    auto url = nats::parse_url(options.to);
-    if (!url) return Error(EINVAL, fmt::format("bad --to: {}", url.error().message()));
-    relay.url = *url;
-    relay.stream = options.stream.empty() ? url->stream : options.stream;
-    if (relay.stream.empty())
-        return Error(EINVAL, "no stream: give --stream NAME (or nats://HOST:PORT/STREAM in --to)");
-    if (auto s = nats::validate_stream_name(relay.stream); !s)
-        return Error(EINVAL, fmt::format("bad --stream: {}", s.error().message()));
-    if (options.subject) relay.prefix = *options.subject;
+    if (auto s = plan_relay_target(options, relay); !s) return std::move(s).error();
     relay.span = *options.assemble;
     relay.stage = options.stage;
     relay.json.payload_hex = !options.no_payload;
-    if (auto s = options.heal.apply(relay.source_options, false); !s) return std::move(s).error();
-    auto start = parse_start(options.select.from, "--from");
-    if (!start) return std::move(start).error();
-    if (start->kind != Position::Kind::Oldest && start->kind != Position::Kind::Latest &&
-        start->kind != Position::Kind::Seqno)
-        return Error(EINVAL, fmt::format("bad --from '{}': the relay starts at oldest, latest or a SEQNO",
-                                         printable(options.select.from)));
-    relay.start = *start;
-    if (options.replicas) {
-        auto replicas = parse_int_in("--replicas", *options.replicas, 1, nats::kMaxReplicas);
-        if (!replicas) return std::move(replicas).error();
-        relay.stream_spec.replicas = *replicas;
-    }
-    relay.register_reader = !options.no_register;
-    relay.stop_flag = &stop_flag();
-    relay.log = [](std::string_view text) { fmt::print(stderr, "evring: {}\n", printable(text)); };
     return relay;
 }
 
@@ -80,11 +56,9 @@ int run_assembled_relay_command(RelayCommandOptions& options) {
     request.location = options.ring;
     request.source = plan->source_options;
     if (!options.schema_file.empty()) request.schema_file = options.schema_file;
-    auto reading = open_reading(std::move(request), {});
-    if (!reading) return runtime_error(reading.error());
-    Reading& r = **reading;
-    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
-    if (!r.schema_warning().empty()) report_error(r.schema_warning());
+    std::unique_ptr<Reading> reading;
+    if (int failed = open_selected(std::move(request), {}, reading); failed != kExitOk) return failed;
+    Reading& r = *reading;
     if (r.schema() == nullptr)
         return usage_error(Error(EINVAL, fmt::format("--assemble needs the source's schema; '{}' has none (give "
                                                      "--schema FILE)",

@@ -7,6 +7,7 @@
 #include "heal_option.hpp"
 #include "output/escape.hpp"
 #include "output/event_format.hpp"
+#include "nats/assembled_relay.hpp"
 #include "nats/nats_relay.hpp"
 #include "evring/nats/nats_source.hpp"
 #include "nats_cmd.hpp"
@@ -15,11 +16,9 @@
 #include "output/values.hpp"
 
 namespace evring::cli {
-namespace {
 
-Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
-    nats::RelayOptions relay;
-    relay.source = options.ring;
+template <class Relay>
+Status plan_relay_target(const RelayCommandOptions& options, Relay& relay) {
     auto url = nats::parse_url(options.to);
     if (!url) return Error(EINVAL, fmt::format("bad --to: {}", url.error().message()));
     relay.url = *url;
@@ -29,7 +28,7 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
     if (auto s = nats::validate_stream_name(relay.stream); !s)
         return Error(EINVAL, fmt::format("bad --stream: {}", s.error().message()));
     if (options.subject) relay.prefix = *options.subject;
-    if (auto s = options.heal.apply(relay.source_options, false); !s) return std::move(s).error();
+    if (auto s = options.heal.apply(relay.source_options, false); !s) return s;
     auto start = parse_start(options.select.from, "--from");
     if (!start) return std::move(start).error();
     if (start->kind != Position::Kind::Oldest && start->kind != Position::Kind::Latest &&
@@ -37,6 +36,26 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
         return Error(EINVAL, fmt::format("bad --from '{}': the relay starts at oldest, latest or a SEQNO",
                                          printable(options.select.from)));
     relay.start = *start;
+    if (options.replicas) {
+        auto replicas = parse_int_in("--replicas", *options.replicas, 1, nats::kMaxReplicas);
+        if (!replicas) return std::move(replicas).error();
+        relay.stream_spec.replicas = *replicas;
+    }
+    relay.register_reader = !options.no_register;
+    relay.stop_flag = &stop_flag();
+    relay.log = [](std::string_view text) { fmt::print(stderr, "evring: {}\n", printable(text)); };
+    return {};
+}
+
+template Status plan_relay_target(const RelayCommandOptions&, nats::RelayOptions&);
+template Status plan_relay_target(const RelayCommandOptions&, nats::AssembledRelayOptions&);
+
+namespace {
+
+Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
+    nats::RelayOptions relay;
+    relay.source = options.ring;
+    if (auto s = plan_relay_target(options, relay); !s) return std::move(s).error();
     if (auto s = options.select.check_filters(relay.filter); !s) return std::move(s).error();
     if (options.flow_subject) {
         auto index = parse_int_in("--flow-subject", *options.flow_subject, 0, 3);
@@ -48,16 +67,8 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
         if (!batch) return std::move(batch).error();
         relay.events_per_message = static_cast<std::uint32_t>(*batch);
     }
-    if (options.replicas) {
-        auto replicas = parse_int_in("--replicas", *options.replicas, 1, nats::kMaxReplicas);
-        if (!replicas) return std::move(replicas).error();
-        relay.stream_spec.replicas = *replicas;
-    }
     relay.allow_other_ring = options.allow_other_ring;
     relay.server_syncs_writes = options.server_syncs;
-    relay.register_reader = !options.no_register;
-    relay.stop_flag = &stop_flag();
-    relay.log = [](std::string_view text) { fmt::print(stderr, "evring: {}\n", printable(text)); };
     return relay;
 }
 
@@ -99,12 +110,9 @@ int run_relay_command(RelayCommandOptions& options) {
     // Opened once: names are looked up in the source the relay then reads.
     FollowOptions follow;
     follow.filter = plan->filter;
-    auto reading = open_reading(std::move(*request), follow);
-    if (!reading) return runtime_error(reading.error());
-    Reading& r = **reading;
-    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
-    if (!r.schema_warning().empty()) report_error(r.schema_warning());
-    if (auto s = r.select(); !s) return exit_code(s.error());
+    std::unique_ptr<Reading> reading;
+    if (int failed = open_selected(std::move(*request), follow, reading); failed != kExitOk) return failed;
+    Reading& r = *reading;
     plan->filter = r.follow().filter;
     plan->where = r.follow().where;  // kept alive by the reading
     if (r.interest()) plan->interest = *r.interest();

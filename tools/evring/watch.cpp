@@ -160,13 +160,10 @@ int run_watch(WatchOptions& options) {
         install_stop_handlers();
         if (!wait_for_name(options.ring, plan->follow, report_error)) return kExitOk;  // interrupted
     }
-    auto reading = open_reading(std::move(*request), plan->follow);
-    if (!reading) return runtime_error(reading.error());
-    Reading& r = **reading;
-    if (auto s = check_watch_source(options, *r.source()); !s) return usage_error(s.error());
-    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
-    if (!r.schema_warning().empty()) report_error(r.schema_warning());
-    if (auto s = r.select(); !s) return exit_code(s.error());
+    std::unique_ptr<Reading> reading;
+    const auto check = [&options](const EventSource& source) { return check_watch_source(options, source); };
+    if (int failed = open_selected(std::move(*request), plan->follow, reading, check); failed != kExitOk) return failed;
+    Reading& r = *reading;
     EventPrinter printer(plan->format, r.schema());
     std::optional<FieldColumns> columns;
     if (auto s = set_up_printer(options, *plan, r, printer, columns); !s) return usage_error(s.error());

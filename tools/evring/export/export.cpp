@@ -162,13 +162,10 @@ int run_export(ExportOptions& options) {
     request.source = plan->source;
     request.selection = &options.select;
     if (!options.schema_file.empty()) request.schema_file = options.schema_file;
-    auto reading = open_reading(std::move(request), plan->follow);
-    if (!reading) return runtime_error(reading.error());
-    Reading& r = **reading;
+    std::unique_ptr<Reading> reading;
+    if (int failed = open_selected(std::move(request), plan->follow, reading); failed != kExitOk) return failed;
+    Reading& r = *reading;
     const SourceIdentity& identity = r.source()->identity();
-    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
-    if (!r.schema_warning().empty()) report_error(r.schema_warning());
-    if (auto s = r.select(); !s) return exit_code(s.error());
     const Schema* decoder = r.schema();
     if (auto s = resolve_track(*plan, decoder); !s) return usage_error(s.error());
 

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "output/escape.hpp"
 #include "open.hpp"
+#include "event_selection.hpp"  // exit_code
 
 namespace evring::cli {
 
@@ -37,6 +38,20 @@ Result<std::unique_ptr<Reading>> open_reading(ReadRequest request, FollowOptions
     if (!reading && reading.error().errno_value() == EFBIG)
         return Error(EFBIG, reading.error().message() + " (raise it with --max-snapshot-size)");
     return reading;
+}
+
+int open_selected(ReadRequest request, FollowOptions follow, std::unique_ptr<Reading>& out,
+                  const std::function<Status(const EventSource&)>& check) {
+    auto reading = open_reading(std::move(request), std::move(follow));
+    if (!reading) return runtime_error(reading.error());
+    Reading& r = **reading;
+    if (check)
+        if (auto s = check(*r.source()); !s) return usage_error(s.error());
+    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
+    if (!r.schema_warning().empty()) report_error(r.schema_warning());
+    if (auto s = r.select(); !s) return exit_code(s.error());
+    out = std::move(*reading);
+    return kExitOk;
 }
 
 }  // namespace evring::cli

@@ -213,12 +213,9 @@ int run_stats(StatsOptions& options) {
     request.selection = &options.select;
     if (auto s = options.heal.apply(request.source, options.select.name.has_value()); !s) return usage_error(s.error());
     if (!options.schema_file.empty()) request.schema_file = options.schema_file;
-    auto reading = open_reading(std::move(request), follow);
-    if (!reading) return runtime_error(reading.error());
-    Reading& r = **reading;
-    if (auto s = r.find_schema(); !s) return runtime_error(s.error());
-    if (!r.schema_warning().empty()) report_error(r.schema_warning());
-    if (auto s = r.select(); !s) return exit_code(s.error());
+    std::unique_ptr<Reading> reading;
+    if (int failed = open_selected(std::move(request), follow, reading); failed != kExitOk) return failed;
+    Reading& r = *reading;
     auto grouped = GroupedStats::make(r.schema(), options.by, r.follow().span_labels);
     if (!grouped) return usage_error(grouped.error());
     if (grouped->needs_payloads()) r.follow().payloads = PayloadRead::Copy;
