@@ -1,5 +1,6 @@
 #include "evring/ring/iterator.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstring>
 
@@ -117,6 +118,58 @@ TEST(Iterator, LostCountsAddUpOverRepeatedLaps) {
     }
     EXPECT_EQ(read + it.total_lost(), it.newest_seqno());
     EXPECT_EQ(it.next_seqno(), it.newest_seqno() + 1);
+}
+
+TEST(IteratorRun, FillsTheRunWithCommittedEventsInOrder) {
+    RingPair rings;
+    Publisher publisher(*rings.writer);
+    Iterator it(*rings.reader);
+    write_events(publisher, 10);
+    std::array<EventDescriptor, 4> run{};
+    std::size_t filled = 99;
+    ASSERT_EQ(it.try_next_run(run, filled), NextResult::Success);
+    ASSERT_EQ(filled, 4u);
+    for (std::uint64_t i = 0; i < 4; ++i) EXPECT_EQ(run[i].seqno, i + 1);
+    EXPECT_EQ(it.next_seqno(), 5u);
+}
+
+TEST(IteratorRun, StopsAtAReservationInFlightWithWhatCameBefore) {
+    RingPair rings;
+    Publisher publisher(*rings.writer);
+    Iterator it(*rings.reader);
+    write_events(publisher, 3);
+    Reservation fourth = publisher.reserve(0);
+    write_events(publisher, 1);  // seqno 5 is committed before seqno 4
+    std::array<EventDescriptor, 8> run{};
+    std::size_t filled = 0;
+    EXPECT_EQ(it.try_next_run(run, filled), NextResult::NotReady);
+    EXPECT_EQ(filled, 3u);
+    EXPECT_EQ(run[2].seqno, 3u);
+    EXPECT_EQ(it.next_seqno(), 4u);
+    publisher.commit(fourth);
+    EXPECT_EQ(it.try_next_run(run, filled), NextResult::NotReady);
+    ASSERT_EQ(filled, 2u);
+    EXPECT_EQ(run[0].seqno, 4u);
+    EXPECT_EQ(run[1].seqno, 5u);
+}
+
+TEST(IteratorRun, StopsAtAGapWithItsExactLostCountAsTryNextDoes) {
+    RingPair rings(tiny());
+    Publisher publisher(*rings.writer);
+    Iterator it(*rings.reader);
+    it.seek(1);
+    write_events(publisher, 100);  // 64 slots: seqnos 1..36 are overwritten
+    Iterator one(*rings.reader);
+    one.seek(1);
+    EventDescriptor event{};
+    const NextResult expected = one.try_next(event);
+    ASSERT_EQ(expected, NextResult::Gap);
+    std::array<EventDescriptor, 4> run{};
+    std::size_t filled = 9;
+    EXPECT_EQ(it.try_next_run(run, filled), expected);
+    EXPECT_EQ(filled, 0u);
+    EXPECT_EQ(it.last_gap_lost(), one.last_gap_lost());
+    EXPECT_EQ(it.next_seqno(), one.next_seqno());
 }
 
 TEST(Iterator, ResetJumpsToNewestAndSeekGoesAnywhereStillInTheRing) {

@@ -46,7 +46,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "evring/format.hpp"
 #include "evring/ring/ring.hpp"
@@ -74,6 +76,13 @@ public:
     explicit Iterator(const MappedRing& ring) noexcept;
 
     [[nodiscard]] NextResult try_next(EventDescriptor& out) noexcept;
+    // Fills `out` as out.size() calls of try_next would, stopping at the
+    // first that does not return Success: returns Success when `out` is full,
+    // else that call's result; `filled` counts the events read into the front
+    // of `out`, and is kept equal to how far next_seqno() moved by them after
+    // every event (a SIGBUS guard around it sees both agree). The committed
+    // case is a loop of its own, inline: no call per event.
+    [[nodiscard]] NextResult try_next_run(std::span<EventDescriptor> out, std::size_t& filled) noexcept;
 
     // The sequence number try_next will look for.
     std::uint64_t next_seqno() const noexcept { return next_seqno_; }
@@ -120,6 +129,8 @@ public:
 private:
     enum class SlotRead { Match, Older, Newer };
     SlotRead read_slot(std::uint64_t seqno, EventDescriptor& out) const noexcept;
+    static SlotRead read_slot(const DescriptorSlot* slots, std::uint64_t mask, std::uint64_t seqno,
+                              EventDescriptor& out) noexcept;
     NextResult take_gap() noexcept;
     NextResult not_ready_or_abandoned() noexcept;
     bool later_event_committed() noexcept;
