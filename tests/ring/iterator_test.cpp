@@ -133,6 +133,29 @@ TEST(IteratorRun, FillsTheRunWithCommittedEventsInOrder) {
     EXPECT_EQ(it.next_seqno(), 5u);
 }
 
+TEST(IteratorRun, RunsAfterAFullOneReadTheSameEventsAcrossTheRingsEnd) {
+    RingPair rings(tiny());
+    Publisher publisher(*rings.writer);
+    Iterator it(*rings.reader);
+    it.seek(1);
+    write_events(publisher, 50);
+    std::array<EventDescriptor, 16> run{};
+    std::size_t filled = 0;
+    std::uint64_t expected = 1;
+    for (int i = 0; i < 3; ++i) {  // full runs: each prefetches a run ahead
+        ASSERT_EQ(it.try_next_run(run, filled), NextResult::Success);
+        ASSERT_EQ(filled, run.size());
+        for (const EventDescriptor& e : run) EXPECT_EQ(e.seqno, expected++);
+    }
+    write_events(publisher, 40);  // 90 in a ring of 64: the prefetched slots wrap
+    ASSERT_EQ(it.try_next_run(run, filled), NextResult::Success);
+    for (const EventDescriptor& e : run) EXPECT_EQ(e.seqno, expected++);
+    ASSERT_EQ(it.try_next_run(run, filled), NextResult::Success);
+    ASSERT_EQ(it.try_next_run(run, filled), NextResult::NotReady);  // short: stops prefetching
+    EXPECT_EQ(filled, 10u);
+    EXPECT_EQ(run[9].seqno, 90u);
+}
+
 TEST(IteratorRun, StopsAtAReservationInFlightWithWhatCameBefore) {
     RingPair rings;
     Publisher publisher(*rings.writer);

@@ -103,19 +103,25 @@ inline NextResult Iterator::try_next(EventDescriptor& out) noexcept {
 inline NextResult Iterator::try_next_run(std::span<EventDescriptor> out, std::size_t& filled) noexcept {
     const DescriptorSlot* const slots = descriptors_;
     const std::uint64_t mask = descriptor_mask_;
+    const std::uint64_t ahead = run_ahead_ ? out.size() : 0;  // prefetch distance; 0: none (see the header)
     std::size_t n = 0;
     filled = 0;
     while (n < out.size()) {
         std::uint64_t seqno = next_seqno_;
         while (n < out.size() && read_slot(slots, mask, seqno, out[n]) == SlotRead::Match) {
+            if (ahead != 0) __builtin_prefetch(&slots[(seqno - 1 + ahead) & mask]);  // H: a hint, never read
             next_seqno_ = ++seqno;
             filled = ++n;
         }
         if (n == out.size()) break;
         const NextResult result = try_next(out[n]);
-        if (result != NextResult::Success) return result;
+        if (result != NextResult::Success) {
+            run_ahead_ = false;
+            return result;
+        }
         filled = ++n;
     }
+    run_ahead_ = true;
     return NextResult::Success;
 }
 
