@@ -109,7 +109,11 @@ inline NextResult Iterator::try_next_run(std::span<EventDescriptor> out, std::si
     while (n < out.size()) {
         std::uint64_t seqno = next_seqno_;
         while (n < out.size() && read_slot(slots, mask, seqno, out[n]) == SlotRead::Match) {
-            if (ahead != 0) __builtin_prefetch(&slots[(seqno - 1 + ahead) & mask]);  // H: a hint, never read
+            // H: a hint, never read. Low temporal locality (prefetcht2): the
+            // line is wanted once, a run later; kept out of the way of the
+            // merge's runs (2 KiB a member) in L1. It read faster than
+            // prefetcht0 in alternated runs (docs/ring-sets.md).
+            if (ahead != 0) __builtin_prefetch(&slots[(seqno - 1 + ahead) & mask], 0, 1);
             next_seqno_ = ++seqno;
             filled = ++n;
         }
