@@ -1,5 +1,6 @@
 #include "evring/ring/iterator.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstring>
 
@@ -117,6 +118,81 @@ TEST(Iterator, LostCountsAddUpOverRepeatedLaps) {
     }
     EXPECT_EQ(read + it.total_lost(), it.newest_seqno());
     EXPECT_EQ(it.next_seqno(), it.newest_seqno() + 1);
+}
+
+TEST(IteratorRun, FillsTheRunWithCommittedEventsInOrder) {
+    RingPair rings;
+    Publisher publisher(*rings.writer);
+    Iterator it(*rings.reader);
+    write_events(publisher, 10);
+    std::array<EventDescriptor, 4> run{};
+    std::size_t filled = 99;
+    ASSERT_EQ(it.try_next_run(run, filled), NextResult::Success);
+    ASSERT_EQ(filled, 4u);
+    for (std::uint64_t i = 0; i < 4; ++i) EXPECT_EQ(run[i].seqno, i + 1);
+    EXPECT_EQ(it.next_seqno(), 5u);
+}
+
+TEST(IteratorRun, RunsAfterAFullOneReadTheSameEventsAcrossTheRingsEnd) {
+    RingPair rings(tiny());
+    Publisher publisher(*rings.writer);
+    Iterator it(*rings.reader);
+    it.seek(1);
+    write_events(publisher, 50);
+    std::array<EventDescriptor, 16> run{};
+    std::size_t filled = 0;
+    std::uint64_t expected = 1;
+    for (int i = 0; i < 3; ++i) {  // full runs: each prefetches a run ahead
+        ASSERT_EQ(it.try_next_run(run, filled), NextResult::Success);
+        ASSERT_EQ(filled, run.size());
+        for (const EventDescriptor& e : run) EXPECT_EQ(e.seqno, expected++);
+    }
+    write_events(publisher, 40);  // 90 in a ring of 64: the prefetched slots wrap
+    ASSERT_EQ(it.try_next_run(run, filled), NextResult::Success);
+    for (const EventDescriptor& e : run) EXPECT_EQ(e.seqno, expected++);
+    ASSERT_EQ(it.try_next_run(run, filled), NextResult::Success);
+    ASSERT_EQ(it.try_next_run(run, filled), NextResult::NotReady);  // short: stops prefetching
+    EXPECT_EQ(filled, 10u);
+    EXPECT_EQ(run[9].seqno, 90u);
+}
+
+TEST(IteratorRun, StopsAtAReservationInFlightWithWhatCameBefore) {
+    RingPair rings;
+    Publisher publisher(*rings.writer);
+    Iterator it(*rings.reader);
+    write_events(publisher, 3);
+    Reservation fourth = publisher.reserve(0);
+    write_events(publisher, 1);  // seqno 5 is committed before seqno 4
+    std::array<EventDescriptor, 8> run{};
+    std::size_t filled = 0;
+    EXPECT_EQ(it.try_next_run(run, filled), NextResult::NotReady);
+    EXPECT_EQ(filled, 3u);
+    EXPECT_EQ(run[2].seqno, 3u);
+    EXPECT_EQ(it.next_seqno(), 4u);
+    publisher.commit(fourth);
+    EXPECT_EQ(it.try_next_run(run, filled), NextResult::NotReady);
+    ASSERT_EQ(filled, 2u);
+    EXPECT_EQ(run[0].seqno, 4u);
+    EXPECT_EQ(run[1].seqno, 5u);
+}
+
+TEST(IteratorRun, StopsAtAGapWithItsExactLostCountAsTryNextDoes) {
+    RingPair rings(tiny());
+    Publisher publisher(*rings.writer);
+    Iterator it(*rings.reader);
+    it.seek(1);
+    write_events(publisher, 100);  // 64 slots: seqnos 1..36 are overwritten
+    Iterator one(*rings.reader);
+    one.seek(1);
+    EventDescriptor event{};
+    const NextResult expected = one.try_next(event);
+    ASSERT_EQ(expected, NextResult::Gap);
+    std::array<EventDescriptor, 4> run{};
+    std::size_t filled = 9;
+    EXPECT_EQ(it.try_next_run(run, filled), expected);
+    EXPECT_EQ(filled, 0u);
+    EXPECT_EQ(it.last_gap_lost(), one.last_gap_lost());
+    EXPECT_EQ(it.next_seqno(), one.next_seqno());
 }
 
 TEST(Iterator, ResetJumpsToNewestAndSeekGoesAnywhereStillInTheRing) {

@@ -46,7 +46,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "evring/format.hpp"
 #include "evring/ring/ring.hpp"
@@ -74,6 +76,20 @@ public:
     explicit Iterator(const MappedRing& ring) noexcept;
 
     [[nodiscard]] NextResult try_next(EventDescriptor& out) noexcept;
+    // Fills `out` as out.size() calls of try_next would, stopping at the
+    // first that does not return Success: returns Success when `out` is full,
+    // else that call's result; `filled` counts the events read into the front
+    // of `out`, and is kept equal to how far next_seqno() moved by them after
+    // every event (a SIGBUS guard around it sees both agree). The committed
+    // case is a loop of its own, inline: no call per event. After a call
+    // that filled `out`, the next one prefetches, per event read, the slot
+    // one run (out.size()) further on: the writer was a run ahead, so those
+    // are likely written, and a reader of many rings (a ring set's merge)
+    // reads too many streams for the hardware prefetcher to follow. A call
+    // that stopped short (caught up with a live writer) turns it off, so a
+    // reader that follows does not take lines its writer is about to fill
+    // (as PollStyle's looks would).
+    [[nodiscard]] NextResult try_next_run(std::span<EventDescriptor> out, std::size_t& filled) noexcept;
 
     // The sequence number try_next will look for.
     std::uint64_t next_seqno() const noexcept { return next_seqno_; }
@@ -120,6 +136,8 @@ public:
 private:
     enum class SlotRead { Match, Older, Newer };
     SlotRead read_slot(std::uint64_t seqno, EventDescriptor& out) const noexcept;
+    static SlotRead read_slot(const DescriptorSlot* slots, std::uint64_t mask, std::uint64_t seqno,
+                              EventDescriptor& out) noexcept;
     NextResult take_gap() noexcept;
     NextResult not_ready_or_abandoned() noexcept;
     bool later_event_committed() noexcept;
@@ -132,6 +150,7 @@ private:
     std::uint64_t descriptor_mask_;
     std::uint64_t capacity_;
     std::uint64_t next_seqno_ = 1;
+    bool run_ahead_ = false;  // the last try_next_run filled its run: prefetch the next
     std::uint64_t last_gap_lost_ = 0;
     std::uint64_t total_lost_ = 0;
     // Abandoned-reservation detection (NotReady path only).
