@@ -39,34 +39,14 @@ Result<MirrorJob> plan_mirror(const MirrorOptions& options) {
     return job;
 }
 
-namespace {
-
-// The read pipeline's request: the schema only when --where or the interest
-// name something, and the filters alone (mirror_source follows itself).
-Result<ReadRequest> mirror_request(const MirrorOptions& options) {
-    auto interest = options.interest.request();
-    if (!interest) return std::move(interest).error();
-    ReadRequest request;
-    request.location = options.stream;
-    request.schema = SchemaNeed::WhenAsked;
-    if (!options.schema_file.empty()) request.schema_file = options.schema_file;
-    request.selection = &options.select;
-    request.scope = SelectionScope::Filters;
-    request.interest = *interest;
-    request.interest_names = options.interest.names();
-    if (!options.no_register) request.reader = ReaderInfo{"mirror", 0, ""};  // mirror_source registers itself
-    return request;
-}
-
-}  // namespace
-
 int run_mirror(const MirrorOptions& options) {
     if (options.assemble) return run_assembled_mirror(options);
     if (!options.stage.empty() || options.no_payload)
         return usage_error(Error(EINVAL, "--stage and --no-payload go with --assemble SPAN"));
     auto job = plan_mirror(options);
     if (!job) return usage_error(job.error());
-    auto request = mirror_request(options);
+    auto request = filters_request(options.stream, options.schema_file, options.select, options.interest,
+                                   options.no_register, "mirror");
     if (!request) return usage_error(request.error());
     std::unique_ptr<Reading> reading;
     if (int failed = open_selected(std::move(*request), job->follow, reading); failed != kExitOk) return failed;

@@ -15,6 +15,7 @@
 #include "event_selection.hpp"
 #include "heal_option.hpp"
 #include "interest_option.hpp"
+#include "read/reading.hpp"
 #include "record/mirror_source.hpp"
 
 namespace evring::cli {
@@ -60,6 +61,15 @@ struct MirrorOptions {
 // nats::RelayOptions or nats::AssembledRelayOptions.
 template <class Relay>
 Status plan_relay_target(const RelayCommandOptions& options, Relay& relay);
+
+// The read pipeline's request of relay and mirror: the schema only when the
+// filters or the interest name something, and the filters alone (their
+// loops are the library's, which register the reader `reader_name` themselves).
+Result<ReadRequest> filters_request(const std::string& location, const std::string& schema_file,
+                                    const EventSelection& select, const InterestOption& interest, bool no_register,
+                                    const char* reader_name);
+// The stop handlers, then --wait: false when interrupted while waiting.
+bool wait_to_relay(const RelayCommandOptions& options);
 
 // add_relay and add_mirror (commands.hpp) register them.
 int run_relay_command(RelayCommandOptions& options);

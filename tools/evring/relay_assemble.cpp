@@ -46,12 +46,7 @@ Result<nats::AssembledRelayOptions> plan_assembled(const RelayCommandOptions& op
 int run_assembled_relay_command(RelayCommandOptions& options) {
     auto plan = plan_assembled(options);
     if (!plan) return usage_error(plan.error());
-    install_stop_handlers();
-    if (options.wait) {  // the wait of watch and record (follow.hpp)
-        FollowOptions follow;
-        follow.stop_flag = &stop_flag();
-        if (!wait_for_name(options.ring, follow, report_error)) return kExitOk;  // interrupted
-    }
+    if (!wait_to_relay(options)) return kExitOk;  // interrupted
     ReadRequest request;
     request.location = options.ring;
     request.source = plan->source_options;

@@ -72,26 +72,32 @@ Result<nats::RelayOptions> plan_relay(const RelayCommandOptions& options) {
     return relay;
 }
 
-// The read pipeline's request: the schema only when the filters or the
-// interest name something, and the filters alone (the relay's loop is the
-// library's, nats_relay.hpp, which takes them from the plan).
-Result<ReadRequest> relay_request(RelayCommandOptions& options, const nats::RelayOptions& plan) {
-    auto interest = options.interest.request();
-    if (!interest) return std::move(interest).error();
+}  // namespace
+
+Result<ReadRequest> filters_request(const std::string& location, const std::string& schema_file,
+                                    const EventSelection& select, const InterestOption& interest, bool no_register,
+                                    const char* reader_name) {
+    auto asked = interest.request();
+    if (!asked) return std::move(asked).error();
     ReadRequest request;
-    request.location = options.ring;
-    request.source = plan.source_options;
+    request.location = location;
     request.schema = SchemaNeed::WhenAsked;
-    if (!options.schema_file.empty()) request.schema_file = options.schema_file;
-    request.selection = &options.select;
+    if (!schema_file.empty()) request.schema_file = schema_file;
+    request.selection = &select;
     request.scope = SelectionScope::Filters;
-    request.interest = *interest;
-    request.interest_names = options.interest.names();
-    if (!options.no_register) request.reader = ReaderInfo{"relay", 0, ""};  // the relay registers itself
+    request.interest = *asked;
+    request.interest_names = interest.names();
+    if (!no_register) request.reader = ReaderInfo{reader_name, 0, ""};  // the library registers it itself
     return request;
 }
 
-}  // namespace
+bool wait_to_relay(const RelayCommandOptions& options) {
+    install_stop_handlers();
+    if (!options.wait) return true;
+    FollowOptions follow;  // the wait of watch and record (follow.hpp)
+    follow.stop_flag = &stop_flag();
+    return wait_for_name(options.ring, follow, report_error);
+}
 
 int run_relay_command(RelayCommandOptions& options) {
     if (options.assemble) return run_assembled_relay_command(options);
@@ -99,14 +105,11 @@ int run_relay_command(RelayCommandOptions& options) {
         return usage_error(Error(EINVAL, "--stage and --no-payload go with --assemble SPAN"));
     auto plan = plan_relay(options);
     if (!plan) return usage_error(plan.error());
-    auto request = relay_request(options, *plan);
+    auto request = filters_request(options.ring, options.schema_file, options.select, options.interest,
+                                   options.no_register, "relay");
     if (!request) return usage_error(request.error());
-    install_stop_handlers();
-    if (options.wait) {  // the wait of watch and record (follow.hpp)
-        FollowOptions follow;
-        follow.stop_flag = &stop_flag();
-        if (!wait_for_name(options.ring, follow, report_error)) return kExitOk;  // interrupted
-    }
+    request->source = plan->source_options;
+    if (!wait_to_relay(options)) return kExitOk;  // interrupted
     // Opened once: names are looked up in the source the relay then reads.
     FollowOptions follow;
     follow.filter = plan->filter;
