@@ -13,7 +13,7 @@
 # to anything but none: the release build runs this).
 set -euo pipefail
 : "${EVRING_BUILD_DIR:?}" "${EVRING_SOURCE_DIR:?}"
-MAX_HEADERS=35  # 35 since source/durable_source.hpp: a source that keeps a named reader's position itself (a nats:// stream's durable consumer)
+MAX_HEADERS=36  # 36 since query/span_reader.hpp: whole span instances (blocks) read from any source
 MAX_NATS_HEADERS=2
 
 if [ -n "${EVRING_SANITIZE:-}" ] && [ "$EVRING_SANITIZE" != none ]; then
@@ -97,6 +97,7 @@ else
         fi
     }
     build_cpp readme_sample "$examples/readme_sample.cpp"
+    build_cpp blocks "$examples/blocks.cpp"
     generated="$EVRING_BUILD_DIR/examples/demo_schema.hpp"
     if [ -f "$generated" ]; then
         # The header `evring schema compile` wrote includes only installed headers too.
@@ -111,6 +112,25 @@ else
         ok "c_reader_writer builds against the installed evring.h and libevring.so"
     else
         fail c_reader_writer "$(head -20 "$WORK/c.err")"
+    fi
+    # The blocks example, built against the installed tree, prints every finalized
+    # block of a real snapshot as `evring watch --assemble block` does.
+    snap="${EVRING_CONFORMANCE_DIR:-}/emn-30b-15m.snapshot.zst"
+    evring_exe="$EVRING_BUILD_DIR/tools/evring"
+    if [ -x "$WORK/blocks" ] && [ -f "$snap" ] && [ -x "$evring_exe" ]; then
+        libdir=$(dirname "$(find "$dest" -name 'libevring.so' | head -1)")
+        LD_LIBRARY_PATH="$libdir" timeout 60 "$WORK/blocks" "$snap" finalized > "$WORK/blocks.out" 2> "$WORK/blocks.err"
+        timeout 60 "$evring_exe" watch "$snap" --from oldest --assemble block --stage finalized \
+            > "$WORK/watch.out" 2> /dev/null
+        blocks=$(wc -l < "$WORK/blocks.out")
+        if [ "$blocks" -gt 0 ] && cmp -s "$WORK/blocks.out" "$WORK/watch.out"; then
+            ok "blocks prints the $blocks finalized blocks evring watch --assemble prints"
+        else
+            fail blocks-run "blocks and evring watch --assemble differ ($blocks lines): $(diff "$WORK/blocks.out" \
+                "$WORK/watch.out" | head -5) $(head -3 "$WORK/blocks.err")"
+        fi
+    else
+        echo "skip blocks run: no real snapshot (EVRING_CONFORMANCE_DIR) or no evring program"
     fi
     # The C example runs with the installed library (a 1 MiB ring of its own, removed on close).
     if [ -x "$WORK/c_reader_writer" ]; then

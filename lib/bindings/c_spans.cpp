@@ -1,8 +1,8 @@
 // The C ABI's assembled spans (evring.h, "Assembled spans"): the library's
-// SpanAssembler (query/span_assembler.hpp) fed by evring_source_next itself,
-// so the events, gaps and notices an assembler sees are exactly what a C
-// reader of the same source would be handed, filter checks and registry
-// bookkeeping included.
+// SpanReader (evring/query/span_reader.hpp) pulling through
+// evring_source_next itself, so the events, gaps and notices it assembles
+// are exactly what a C reader of the same source would be handed, filter
+// checks and registry bookkeeping included.
 #include <errno.h>
 
 #include <cstddef>
@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "handles.hpp"
-#include "query/span_assembler.hpp"
+#include "evring/query/span_reader.hpp"
 
 using evring::bindings::big_enough;
 using evring::bindings::deliver;
@@ -23,8 +23,7 @@ using evring::bindings::size_message;
 
 struct evring_assembler {
     evring_source* source = nullptr;
-    evring::SpanAssembler assembler;
-    bool ended = false;
+    evring::SpanReader reader;
     mutable std::string error;  // const calls (get_counts) report failures too
     evring_item item{};  // the source's item, read whole whatever the caller's struct_size
     // The span handed out last, and the C views of it the caller's evring_span points into.
@@ -33,7 +32,7 @@ struct evring_assembler {
     std::vector<evring_span_stage> stages;
     std::vector<evring_span_nested> nested;
     std::string reassembly_error;
-    evring_assembler(evring_source* s, evring::SpanAssembler a) : source(s), assembler(std::move(a)) {
+    evring_assembler(evring_source* s, evring::SpanReader r) : source(s), reader(std::move(r)) {
         item.struct_size = sizeof item;
     }
 };
@@ -49,6 +48,11 @@ static_assert(sizeof(evring_assembler_counts) == kCountsFirst);
 // The element structs never grow (evring.h): their sizes are part of the ABI.
 static_assert(sizeof(evring_span_event) == 88 && sizeof(evring_span_stage) == 24 && sizeof(evring_span_nested) == 32);
 static_assert(EVRING_SPAN_BROKEN == static_cast<int>(evring::AssembledSpan::State::Broken));
+// pull() and evring_assembler_next cast between the C steps and SourceStep.
+static_assert(EVRING_STEP_EVENT == static_cast<int>(evring::SourceStep::Event) &&
+              EVRING_STEP_GAP == static_cast<int>(evring::SourceStep::Gap) &&
+              EVRING_STEP_NOTICE == static_cast<int>(evring::SourceStep::Notice) &&
+              EVRING_STEP_END == static_cast<int>(evring::SourceStep::End));
 
 int fail(const evring_assembler* a, std::string message) {
     a->error = evring::bindings::error_text(message);
@@ -105,34 +109,32 @@ evring::SourceEvent event_of(const evring_item& item) {
     return e;
 }
 
-// One step of the source: fed to the assembler; what the caller sees of it.
-int step(evring_assembler* a, evring_item* item) {
+evring::SourceGap gap_of(const evring_item& item) {
+    evring::SourceGap g;
+    g.first_seqno = item.gap_first_seqno;
+    g.count = item.gap_count;
+    g.member = item.member;
+    g.reason = static_cast<evring::GapReason>(item.gap_reason);
+    return g;
+}
+
+// One step of the source for the reader to assemble: evring_source_next into
+// a->item, which a gap or notice is then delivered to the caller from.
+evring::SourceStep pull(evring_assembler* a, evring::SourceItem& item) {
+    if (a->source->where) {
+        a->error = evring::bindings::error_text(
+                "evring_assembler_next: a where filter was set on the source: whole instances would leave "
+                "events out");
+        return evring::SourceStep::Failed;
+    }
     const int got = evring_source_next(a->source, &a->item, EVRING_READ_PAYLOAD);
     switch (got) {
-    case EVRING_STEP_EVENT: a->assembler.event(event_of(a->item)); return -1;
-    case EVRING_STEP_GAP: {
-        evring::SourceGap g;
-        g.first_seqno = a->item.gap_first_seqno;
-        g.count = a->item.gap_count;
-        g.member = a->item.member;
-        g.reason = static_cast<evring::GapReason>(a->item.gap_reason);
-        a->assembler.gap(g);
-        break;
+    case EVRING_STEP_EVENT: item.event = event_of(a->item); break;
+    case EVRING_STEP_GAP: item.gap = gap_of(a->item); break;
+    case EVRING_STEP_FAILED: a->error = evring_source_error(a->source); break;  // escaped and bounded already
+    default: break;
     }
-    case EVRING_STEP_END:
-        a->assembler.end();
-        a->ended = true;
-        return -1;  // what end() left ready is handed out first
-    case EVRING_STEP_NOT_READY: return got;
-    case EVRING_STEP_FAILED:
-        a->error = evring_source_error(a->source);  // escaped and bounded already
-        return got;
-    default: break;  // a notice
-    }
-    if (item == nullptr) return -1;
-    deliver(item, a->item);
-    a->item.struct_size = sizeof a->item;
-    return got;
+    return static_cast<evring::SourceStep>(got);
 }
 
 }  // namespace
@@ -152,7 +154,7 @@ evring_assembler* evring_assembler_open(evring_source* source, const char* span,
             const std::optional<evring::Schema>& schema = source->schema.schema;
             if (!schema) return refuse("the source has no schema to find spans in");
             if (source->where) return refuse("a where filter is set: whole instances would leave events out");
-            auto made = evring::SpanAssembler::make(*schema, span, stage == nullptr ? "" : stage);
+            auto made = evring::SpanReader::make(*schema, span, stage == nullptr ? "" : stage);
             if (!made) return refuse(made.error().message());
             return new evring_assembler(source, std::move(*made));
         },
@@ -173,19 +175,21 @@ int evring_assembler_next(evring_assembler* a, evring_span* span, evring_item* i
         return fail(a, size_message("evring_assembler_next", "evring_item", item->struct_size));
     return guard(
         [&]() -> int {
-            for (;;) {
-                if (auto s = a->assembler.take()) {
-                    a->current = std::move(*s);
+            for (evring::SourceItem seen;;) {
+                const evring::SourceStep step =
+                        a->reader.next_span([a](evring::SourceItem& i) { return pull(a, i); }, a->current, seen);
+                if (step == evring::SourceStep::Event) {
                     evring_span out{};
                     describe(a, out);
                     deliver(span, out);
                     return EVRING_STEP_EVENT;
                 }
-                if (a->ended) return EVRING_STEP_END;
-                if (a->source->where)
-                    return fail(a, "evring_assembler_next: a where filter was set on the source: whole "
-                                   "instances would leave events out");
-                if (const int shown = step(a, item); shown >= 0) return shown;
+                if (step != evring::SourceStep::Gap && step != evring::SourceStep::Notice)
+                    return static_cast<int>(step);  // NotReady, End, Failed (a->error says why)
+                if (item == nullptr) continue;  // the caller did not ask to see them
+                deliver(item, a->item);
+                a->item.struct_size = sizeof a->item;
+                return static_cast<int>(step);
             }
         },
         [&](int, const char* message) { return fail(a, message); });
@@ -201,7 +205,7 @@ int evring_assembler_get_counts(const evring_assembler* assembler, evring_assemb
         fail(assembler, size_message("evring_assembler_get_counts", "evring_assembler_counts", counts->struct_size));
         return EVRING_E_INVALID;
     }
-    const evring::AssemblerCounts& c = assembler->assembler.counts();
+    const evring::AssemblerCounts& c = assembler->reader.counts();
     evring_assembler_counts got{};
     got.handed_out = c.handed_out;
     got.abandoned = c.abandoned;

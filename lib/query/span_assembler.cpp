@@ -42,15 +42,6 @@ std::vector<std::byte> bytes_at(const std::optional<detail::FieldAccess>& a, con
 
 }  // namespace
 
-const char* to_string(AssembledSpan::State state) noexcept {
-    switch (state) {
-    case AssembledSpan::State::Complete: return "complete";
-    case AssembledSpan::State::Abandoned: return "abandoned";
-    case AssembledSpan::State::Broken: return "broken";
-    }
-    return "?";
-}
-
 Result<SpanAssembler> SpanAssembler::make(const Schema& schema, std::string_view span, std::string_view stage) {
     SpanAssembler a;
     a.schema_ = &schema;

@@ -1,40 +1,8 @@
-// lib/query/span_assembler.hpp — whole span instances (Monad's blocks) from
-// a source's events: each instance with its events, its nested spans'
-// instances (a block's transactions) and its stages, driven by the schema's
-// [span.NAME] (docs/schema.md), so any content type with labelled spans gets
-// it, not only Monad's.
-//
-//     auto assembler = evring::SpanAssembler::make(schema, "block", "finalized");
-//     ... for each event the follow loop hands out: assembler->event(e);
-//     ... for each gap: assembler->gap(g);  at the end: assembler->end();
-//     while (auto block = assembler->take()) use(*block);
-//
-// Contract:
-// - An instance opens with one of the span's begin events (its label and id
-//   read from its payload) and holds every event whose opener flow tag is the
-//   begin event's seqno (of the same ring set member). Its end event ends it:
-//   the stage "ended" (for Monad, a proposed block executed). Events of an
-//   instance whose begin event was not read (reading started inside it) are
-//   counted, not assembled: no instance is ever handed out short.
-// - Nested spans (every other span of the schema whose key has a flow tag the
-//   opener tag is not) group the instance's events by that tag's value (a
-//   block's transactions by `txn`).
-// - Stages: the schema's stage events (Monad: BLOCK_FINALIZED, BLOCK_VERIFIED)
-//   mark the instances of the label in their payload, and of the same id when
-//   both say one; an instance of that label with another id is a rival the
-//   chain did not take: handed out as Abandoned. With `stage` empty an
-//   instance is handed out when it ends; else once it has reached that stage
-//   (or one after it in the schema's order), and at most kMaxHeld ended
-//   instances wait for it (the oldest goes out as Unfinished past that).
-// - A gap (lost seqnos) while instances are open breaks every open instance:
-//   each is handed out as Broken, naming the lost seqnos
-//   (`reassembly_error`), never as a shorter instance.
-// - end(): instances still open, or still waiting for their stage, are
-//   counted as unfinished and dropped (a snapshot ends before its newest
-//   blocks are finalized).
-// - Memory: an instance holds copies of its events' payloads until it is
-//   handed out; at most kMaxOpen are open at once (the oldest is dropped and
-//   counted past that), so a stream of begin events without ends is bounded.
+// lib/query/span_assembler.hpp — the engine behind SpanReader
+// (evring/query/span_reader.hpp, whose contract it keeps): whole span
+// instances built from pushed events, gaps and the end. The CLI's follow-loop
+// sinks (watch, relay and mirror --assemble) push into it; SpanReader adds
+// the pull loop every binding shares.
 //
 // Thread safety: one thread.
 #pragma once
@@ -49,58 +17,17 @@
 #include <vector>
 
 #include "evring/error.hpp"
+#include "evring/query/span_reader.hpp"
 #include "evring/schema/schema.hpp"
 #include "evring/source/event_source.hpp"
 #include "query/field_access.hpp"
 
 namespace evring {
 
-struct AssembledEvent {
-    EventDescriptor descriptor{};
-    std::uint32_t member = 0;
-    PayloadState payload_state = PayloadState::NotRead;
-    std::vector<std::byte> payload;  // Ok only
-};
-
-struct AssembledStage {
-    std::string name;  // "ended", then the schema's stage names
-    std::uint64_t seqno = 0;  // of the event that marked it
-    std::uint64_t nanos = 0;
-};
-
-struct AssembledNested {
-    const SchemaSpan* span = nullptr;
-    std::uint64_t key = 0;              // the flow tag's value
-    std::vector<std::size_t> events;    // indices into AssembledSpan::events
-};
-
-struct AssembledSpan {
-    enum class State : std::uint8_t { Complete, Abandoned, Broken };
-    const SchemaSpan* span = nullptr;
-    State state = State::Complete;
-    std::uint64_t label = 0;
-    std::vector<std::byte> id;  // the begin event's id field; empty when the span names none
-    std::uint32_t member = 0;
-    std::vector<AssembledEvent> events;  // in the order read: the begin event first
-    std::vector<AssembledNested> nested;  // in the order their first events came
-    std::vector<std::size_t> outside;     // events in no nested instance (begin and end included)
-    std::vector<AssembledStage> stages;   // in the order reached
-    std::uint64_t lost_first = 0, lost_count = 0;  // Broken: the seqnos lost inside it
-};
-
-// "complete", "abandoned", "broken": the words the CLI and Python print.
-const char* to_string(AssembledSpan::State state) noexcept;
-
-struct AssemblerCounts {
-    std::uint64_t handed_out = 0, abandoned = 0, broken = 0;
-    std::uint64_t unfinished = 0;   // open or waiting for the stage at end(), or pushed out
-    std::uint64_t unassembled = 0;  // events of instances whose begin event was not read
-};
-
 class SpanAssembler {
 public:
-    static constexpr std::size_t kMaxOpen = 64;
-    static constexpr std::size_t kMaxHeld = 256;
+    static constexpr std::size_t kMaxOpen = 64;   // span_reader.hpp says 64
+    static constexpr std::size_t kMaxHeld = 256;  // and 256
 
     // `span`: a span of `schema` with a label and an opener tag; `stage`:
     // "" (hand out when ended), "ended", or one of its stages.

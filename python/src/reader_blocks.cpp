@@ -1,15 +1,15 @@
 // Reader.blocks(span="block", stage=None, start="oldest"): whole span
-// instances (query/span_assembler.hpp), as `evring watch --assemble` prints
+// instances (evring/query/span_reader.hpp), as `evring watch --assemble` prints
 // them, one dict each (docs/python.md, "Assembled blocks").
 //
-// The iterator owns its assembler; each next() reads events (the reader's
+// The iterator owns its SpanReader; each next() reads events (the reader's
 // session: set_where and the registry as for replay) until an instance is
 // ready, and ends at the newest event there now, as replay() does (what is
 // still open then is counted in the iterator's `counts`, not handed out).
-#include <memory>
+#include <optional>
 
 #include "event.hpp"
-#include "query/span_assembler.hpp"
+#include "evring/query/span_reader.hpp"
 #include "reader.hpp"
 
 namespace evring::python {
@@ -55,31 +55,32 @@ py::dict dict_of(Reader& reader, const AssembledSpan& s) {
 struct Blocks {
     py::object reader_object;
     Reader* reader = nullptr;
-    std::unique_ptr<SpanAssembler> assembler;
-    bool ended = false;
+    std::optional<SpanReader> spans;
+
+    // What the reader has now: a NotReady ends the instances, as the source's
+    // end would (blocks() reads to the newest event there now).
+    SourceStep pull(SourceItem& item) {
+        if (reader->closed()) return SourceStep::End;
+        reader->check_not_busy();
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        const SourceStep step = bindings::next_item(reader->handle(), item, PayloadRead::Copy);
+        return step == SourceStep::NotReady ? SourceStep::End : step;
+    }
 
     py::object next() {
-        for (;;) {
-            if (auto s = assembler->take()) return dict_of(*reader, *s);
-            if (ended || reader->closed()) throw py::stop_iteration();
-            reader->check_not_busy();
-            SourceItem item;
-            switch (bindings::next_item(reader->handle(), item, PayloadRead::Copy)) {
-            case SourceStep::Event: assembler->event(item.event); break;
-            case SourceStep::Gap: assembler->gap(item.gap); break;
+        for (SourceItem item;;) {
+            AssembledSpan s;
+            switch (spans->next_span([this](SourceItem& i) { return pull(i); }, s, item)) {
+            case SourceStep::Event: return dict_of(*reader, s);
             case SourceStep::Notice: reader->note(item.notice); break;
-            case SourceStep::NotReady:
-            case SourceStep::End:
-                assembler->end();
-                ended = true;
-                break;
-            case SourceStep::Failed: ended = true; raise_error(reader->source().error().message());
+            case SourceStep::Gap: break;  // its instances come out broken, naming the seqnos
+            case SourceStep::Failed: raise_error(reader->source().error().message());
+            default: throw py::stop_iteration();  // End (NotReady is End here)
             }
-            if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         }
     }
     py::dict counts() const {
-        const AssemblerCounts& c = assembler->counts();
+        const AssemblerCounts& c = spans->counts();
         py::dict d;
         d["handed_out"] = c.handed_out;
         d["abandoned"] = c.abandoned;
@@ -110,13 +111,13 @@ void register_blocks(py::module_& m) {
                 if (!schema) raise_error("blocks: the reader has no schema to find spans in");
                 if (r.handle().where) raise_error("blocks: whole instances with set_where would leave events out");
                 const std::string stage_name = stage.is_none() ? std::string() : stage.cast<std::string>();
-                auto made = SpanAssembler::make(*schema, span, stage_name);
+                auto made = SpanReader::make(*schema, span, stage_name);
                 if (!made) raise_error("blocks: " + made.error().message());
                 r.seek(start);
                 Blocks b;
                 b.reader_object = self;
                 b.reader = &r;
-                b.assembler = std::make_unique<SpanAssembler>(std::move(*made));
+                b.spans.emplace(std::move(*made));
                 return b;
             },
             py::arg("span") = "block", py::arg("stage") = py::none(), py::arg("start") = "oldest",
