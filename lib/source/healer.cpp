@@ -8,6 +8,7 @@
 
 #include "registry/reader_kinds.hpp"
 #include "registry/reader_listing.hpp"
+#include "registry/recorder_output.hpp"
 #include "source/recording_source.hpp"
 #include "source/ring_set_source.hpp"
 #include "source/ring_source.hpp"
@@ -214,8 +215,6 @@ const RingReader* registry_ring(const EventSource& live) {
     return nullptr;
 }
 
-constexpr std::string_view kOutputPrefix = "-> /";
-
 }  // namespace
 
 void Healer::look_early() {
@@ -248,8 +247,9 @@ bool Healer::find_recording(std::string& notice) {
     std::string refused;
     for (const ReaderEntry& entry : listing->readers) {
         if (entry.kind != reader_kinds::kRecord || entry.liveness == ReaderLiveness::Dead) continue;
-        if (entry.detail.compare(0, kOutputPrefix.size(), kOutputPrefix) != 0) continue;
-        settings_.recording = entry.detail.substr(kOutputPrefix.size() - 1);
+        std::string output = recorder_output(entry);  // whole, though the registry keeps 79 characters
+        if (output.empty()) continue;
+        settings_.recording = std::move(output);
         std::string why;
         if (open_recording(why)) return true;
         refused = why;

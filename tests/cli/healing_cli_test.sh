@@ -28,18 +28,19 @@ each_once() {
 
 # lapped_watch NAME RING SHAPE TOTAL HEAL_OPTION...: a producer of TOTAL events (held), a
 # recorder of RING, and a watch with the heal options, stopped (SIGSTOP) once listed; sets
-# PRODUCER, RECORDER and WATCHER. A --heal-from option gets the recorder's file.
+# PRODUCER, RECORDER and WATCHER. A --heal-from option gets the recorder's file, which is in
+# $OUT_DIR when set, else in $WORK.
 lapped_watch() {
-    local name=$1 ring=$2 shape=$3 total=$4
+    local name=$1 ring=$2 shape=$3 total=$4 out="${OUT_DIR:-$WORK}/$1.evrec"
     shift 4
     start_ready_producer "$ring:$shape" --count "$total" --rate 20000 --keep || { fail "$name" "no producer"; return 1; }
     PRODUCER=$PRODUCER_PID
-    "$EVRING_BIN" record "$ring" --from oldest -o "$WORK/$name.evrec" 2>"$WORK/$name-record.err" &
+    "$EVRING_BIN" record "$ring" --from oldest -o "$out" 2>"$WORK/$name-record.err" &
     RECORDER=$!
     PIDS+=("$RECORDER")
     wait_readers "$ring" "record +record +$RECORDER .* alive" || { fail "$name" "the recorder is not listed"; return 1; }
     local heal=("$@")
-    [[ ${heal[0]} == --heal-from ]] && heal=(--heal-from "$WORK/$name.evrec")
+    [[ ${heal[0]} == --heal-from ]] && heal=(--heal-from "$out")
     "$EVRING_BIN" watch "$ring" --from oldest --format jsonl --no-payload "${heal[@]}" \
         >"$WORK/$name.jsonl" 2>"$WORK/$name.err" &
     WATCHER=$!
@@ -92,6 +93,17 @@ test_named_recording() { heal_case heal_from --heal-from; }
 test_found_recording() { heal_case heal_found --heal; }
 # A named reader heals by default (docs/named-readers.md): no --heal, the recorder is found.
 test_named_reader_heals_by_default() { heal_case heal_named --name bill; }
+
+# --heal with a recording whose path is longer than the reader registry keeps of it (79
+# characters of "-> PATH"): the watch finds it whole among the recorder's open files
+# (lib/registry/recorder_output.hpp); before, it looked for the cut path and healed nothing.
+test_found_recording_with_a_long_path() {
+    local OUT_DIR="$WORK/a-folder-whose-name-makes-the-recording-path-longer-than-the-registry-keeps"
+    mkdir -p "$OUT_DIR"
+    local out="$OUT_DIR/heal_long.evrec"
+    (( ${#out} > 76 )) || { fail found_recording_with_a_long_path "the path $out fits the registry"; return; }
+    heal_case heal_long --heal
+}
 
 # --heal after the recorder has exited: the reader read the registry when it started, and the
 # recording, remembered, heals its lap though no recorder runs any more (before, the recorder's
@@ -205,6 +217,7 @@ test_record_from_overwritten
 test_digest_and_stats
 test_found_recording
 test_named_reader_heals_by_default
+test_found_recording_with_a_long_path
 test_found_recording_after_the_recorder_exited
 test_set_member_start_overwritten
 test_another_rings_recording
