@@ -137,6 +137,15 @@ public:
     // event cannot fit a block: payload_size over 4 GiB less 72 bytes), keeps
     // only its descriptor as an ExpiredPayload record.
     Status end_event(bool payload_intact);
+    // True when begin_event and end_event(true) of an event of `payload_size`
+    // bytes both stay inline (recording_writer_inline.hpp) and so take no
+    // lock, allocate nothing and make no system call: a caller may run them
+    // inside a SIGBUS guard, around its copy from a mapped ring
+    // (lib/record/record_ring_loop.hpp).
+    bool stages_inline(std::uint32_t payload_size) const noexcept;
+    // Drops the event begun inline (stages_inline said so) without a record:
+    // the copy of its payload was cut short (a SIGBUS under the guard).
+    void discard_event() noexcept;
     // Records that `lost_count` sequence numbers from `first_lost_seqno` were
     // not captured, and why. Refuses a zero count, a range past 2^64 - 1 and
     // an unknown reason.

@@ -57,4 +57,19 @@ inline Status RecordingWriter::end_event(bool payload_intact) {
     return end_event_slow(payload_intact);
 }
 
+// An event record that ends before block_end leaves end_event's inline
+// return as well: neither call leaves this header. Off (next null): false.
+inline bool RecordingWriter::stages_inline(std::uint32_t payload_size) const noexcept {
+    constexpr std::ptrdiff_t kHead = sizeof(RecordHeader) + sizeof(EventDescriptor);
+    const Staging& f = fast_;
+    return kHead + static_cast<std::ptrdiff_t>(payload_size) < f.block_end - f.next;
+}
+
+inline void RecordingWriter::discard_event() noexcept {
+    Staging& f = fast_;
+    if (f.open == nullptr) return;
+    f.next = f.open;  // the record's bytes are staged over by the next one
+    f.open = nullptr;
+}
+
 }  // namespace evring
