@@ -16,6 +16,7 @@
 
 #include "evring/clock.hpp"
 #include "evring/ring/payload.hpp"
+#include "evring/ring/shared_word.hpp"
 #include "ring/sigbus_guard.hpp"
 #include "source/ring_source.hpp"
 
@@ -37,8 +38,8 @@ public:
 private:
     Status position();
     std::size_t run_length() const noexcept;
-    Result<std::optional<FollowEnd>> record(std::span<const EventDescriptor> run, std::size_t& used);
-    void stage_inline(std::span<const EventDescriptor> run, std::size_t& i, std::optional<FollowEnd>& end);
+    Result<std::optional<FollowEnd>> record(std::span<EventDescriptor> run, std::size_t& used);
+    void stage_inline(std::span<EventDescriptor> run, std::size_t& at, std::optional<FollowEnd>& end);
     std::optional<FollowEnd> after_kept(const EventDescriptor& d) noexcept;
     std::optional<FollowEnd> record_one(const EventDescriptor& d, std::optional<Error>& fault);
     void publish(std::span<const EventDescriptor> kept) noexcept;
@@ -116,17 +117,14 @@ Result<FollowResult> DirectLoop::run() {
 // Stages `run`: stretches inline under one guard each, and between them the
 // one event that cannot go inline through the sinks (record_one). `used`:
 // the events looked at, the one that ended the loop included.
-Result<std::optional<FollowEnd>> DirectLoop::record(std::span<const EventDescriptor> run, std::size_t& used) {
+Result<std::optional<FollowEnd>> DirectLoop::record(std::span<EventDescriptor> run, std::size_t& used) {
     std::optional<FollowEnd> end;
     std::size_t i = 0;
     while (i < run.size() && !end) {
         const std::size_t from = i;
         const void* fault_at = nullptr;
-        const bool whole = detail::run_under_sigbus_frame([&] { stage_inline(run, i, end); }, fault_at);
-        if (!whole) {
-            writer_.discard_event();  // the event whose copy faulted: not recorded
-            return detail::truncated_error(ring_, fault_at, "copying a payload");
-        }
+        if (!detail::run_under_sigbus_frame([&] { stage_inline(run, i, end); }, fault_at))
+            return detail::truncated_error(ring_, fault_at, "copying a payload");  // the writer is as it was
         publish(run.subspan(from, i - from));
         if (!recorder_.kept(static_cast<std::uint32_t>(i - from))) end = FollowEnd::Sink;
         if (end || i == run.size()) break;
@@ -139,40 +137,59 @@ Result<std::optional<FollowEnd>> DirectLoop::record(std::span<const EventDescrip
     return end;
 }
 
-// The inline stretch. Inside the SIGBUS guard: reads of the ring, and the
-// writer's inline calls only (stages_inline: no lock, allocation or system
-// call), so a fault abandons nothing but the event being copied. Returns
-// when the run is done, the loop is to end (`end`), or at an event that
-// needs more than this (`i` left at it).
-void DirectLoop::stage_inline(std::span<const EventDescriptor> run, std::size_t& i, std::optional<FollowEnd>& end) {
+// The inline stretch, from run[at]. Inside the SIGBUS guard: reads of the
+// ring, and the writer's inline calls only (stages_inline: no lock,
+// allocation or system call). Each payload is copied into the space its
+// record will have and checked before the event is begun
+// (inline_payload_space), so a fault abandons nothing, and an overwritten
+// payload is left to record_one. Returns when the run is done, the loop is
+// to end (`end`), or at an event that needs more than this (`at` left at it).
+// What the loop reads per event is in locals: the fence before each copy
+// would make the compiler store and reload members every event.
+void DirectLoop::stage_inline(std::span<EventDescriptor> run, std::size_t& at, std::optional<FollowEnd>& end) {
+    const StopAt stop = stop_at_;
+    const std::uint64_t left = options_.count == 0 ? StopAt::kNever : options_.count - result_.handed_out;
+    const std::uint64_t max_payload = ring_.layout().size.payload_buf_size;  // payload_in_bounds
+    const std::byte* const buffer = ring_.payload_buffer();
+    const std::uint64_t mask = ring_.payload_mask();
+    const std::uint64_t& window_start = ring_.header().control.buffer_window_start;
+    RecordingWriter& writer = writer_;
+    std::uint64_t kept = 0;
+    std::size_t i = at;
     for (; i < run.size(); ++i) {
-        const EventDescriptor& d = run[i];
-        if (d.seqno > stop_at_.seqno || d.record_epoch_nanos > stop_at_.nanos) {
+        EventDescriptor& d = run[i];
+        if (d.seqno > stop.seqno || d.record_epoch_nanos > stop.nanos) {
             end = FollowEnd::Stop;
             ++i;  // looked at, as follow() does, and not recorded
-            return;
+            break;
         }
-        if (!payload_in_bounds(ring_, d) || !writer_.stages_inline(d.payload_size)) return;
-        EventDescriptor kept = d;
-        kept.reserved = 0;  // a plain ring's events have no member (RecordSink::event)
-        std::byte* dst = writer_.begin_event(kept);
-        // The writer's state is in memory before the copy that may fault, so
-        // that discard_event() sees the event begun (sigbus_guard.hpp).
+        if (d.payload_size > max_payload || !writer.stages_inline(d.payload_size)) break;
+        std::byte* dst = writer.inline_payload_space();
+        // The writer's state is in memory before a copy that may fault
+        // (sigbus_guard.hpp: the guard abandons the copy mid-way).
         std::atomic_signal_fence(std::memory_order_seq_cst);
-        detail::racy_copy(dst, ring_.payload_buffer() + (d.payload_buf_offset & ring_.payload_mask()),
-                          d.payload_size);  // P1
-        if (!payload_valid(ring_, d)) {  // P2, P3: overwritten under the copy
-            writer_.discard_event();     // record_one records it as the general path does
-            return;
-        }
-        (void)writer_.end_event(true);  // inline, hence ok (stages_inline)
-        std::atomic_signal_fence(std::memory_order_seq_cst);
-        end = after_kept(d);
-        if (end) {
+        detail::racy_copy(dst, buffer + (d.payload_buf_offset & mask), d.payload_size);  // P1
+        // payload_valid (payload.hpp), with the window's address held: P2
+        // pairs with the writer's W4, P3 sees the window raised past the
+        // bytes if they were rewritten. Overwritten: record_one records it
+        // expired, as the general path does.
+        shared::fence_acquire();
+        if (d.payload_buf_offset < shared::load_relaxed(window_start)) break;
+        d.reserved = 0;  // a plain ring's events have no member (RecordSink::event)
+        writer.stage_copied_event(d);  // its header and descriptor before the copied payload
+        if (++kept == left) {
+            end = FollowEnd::Count;
             ++i;
-            return;
+            break;
+        }
+        if (d.seqno == stop.seqno) {
+            end = FollowEnd::Stop;
+            ++i;
+            break;
         }
     }
+    at = i;
+    result_.handed_out += kept;
 }
 
 // What follow() does after its sink kept an event: the count, the stop seqno.

@@ -143,9 +143,18 @@ public:
     // inside a SIGBUS guard, around its copy from a mapped ring
     // (lib/record/record_ring_loop.hpp).
     bool stages_inline(std::uint32_t payload_size) const noexcept;
-    // Drops the event begun inline (stages_inline said so) without a record:
-    // the copy of its payload was cut short (a SIGBUS under the guard).
-    void discard_event() noexcept;
+    // Where begin_event will put the payload of the next event while
+    // stages_inline says so for it. A caller may copy the payload there
+    // first, check it, and only then begin the event (begin_event writes the
+    // record's header and descriptor before that space, never in it): a copy
+    // cut short (a SIGBUS) or found overwritten then leaves the writer as it
+    // was.
+    std::byte* inline_payload_space() const noexcept;
+    // begin_event and end_event(true) in one, for an event whose intact
+    // payload the caller has copied to inline_payload_space() while
+    // stages_inline said so: writes the record's header and descriptor
+    // before it and keeps the event. Inline, no failure.
+    void stage_copied_event(const EventDescriptor& event) noexcept;
     // Records that `lost_count` sequence numbers from `first_lost_seqno` were
     // not captured, and why. Refuses a zero count, a range past 2^64 - 1 and
     // an unknown reason.

@@ -65,11 +65,28 @@ inline bool RecordingWriter::stages_inline(std::uint32_t payload_size) const noe
     return kHead + static_cast<std::ptrdiff_t>(payload_size) < f.block_end - f.next;
 }
 
-inline void RecordingWriter::discard_event() noexcept {
+inline std::byte* RecordingWriter::inline_payload_space() const noexcept {
+    return fast_.next + sizeof(RecordHeader) + sizeof(EventDescriptor);  // as begin_event's return
+}
+
+// What begin_event and end_event do inline, without the round trip through
+// `open` and the staged bytes: the recorder's direct path calls it for every
+// event (lib/record/record_ring_loop.cpp). No block ends here: the record
+// ends before block_end (stages_inline).
+inline void RecordingWriter::stage_copied_event(const EventDescriptor& event) noexcept {
     Staging& f = fast_;
-    if (f.open == nullptr) return;
-    f.next = f.open;  // the record's bytes are staged over by the next one
-    f.open = nullptr;
+    std::byte* p = f.next;
+    const RecordHeader head{static_cast<std::uint32_t>(RecordKind::Event),
+                            static_cast<std::uint32_t>(sizeof event + event.payload_size)};
+    std::memcpy(p, &head, sizeof head);
+    std::memcpy(p + sizeof head, &event, sizeof event);
+    f.next = p + sizeof head + sizeof event + event.payload_size;
+    if (event.seqno < f.min_seqno) f.min_seqno = event.seqno;
+    if (event.seqno > f.max_seqno) f.max_seqno = event.seqno;
+    if (event.record_epoch_nanos < f.min_nanos) f.min_nanos = event.record_epoch_nanos;
+    if (event.record_epoch_nanos > f.max_nanos) f.max_nanos = event.record_epoch_nanos;
+    ++f.events;
+    ++totals_.events;
 }
 
 }  // namespace evring
