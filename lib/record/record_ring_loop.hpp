@@ -7,9 +7,12 @@
 // sinks' virtual calls into the writer, which copies it again: about 486
 // instructions per 64 B event in `evring record`'s follow thread. This loop
 // reads descriptors by runs (RingSource::read_run: one SIGBUS guard and no
-// call per event), then copies each payload into RecordingWriter::
-// begin_event's space under one guard per stretch of events, and checks it
-// afterwards (payload.hpp, P1..P3), as the reader's copy_payload does.
+// call per event), then copies each payload into the space its record will
+// have in the writer's staging buffer (RecordingWriter::inline_payload_space)
+// under one guard per stretch of events, checks it after the copy
+// (payload.hpp, P1..P3) as the reader's copy_payload does, and only then
+// stages the event (stage_copied_event): 127.9 instructions per event
+// (scripts/bench-record-counts, docs/recording-format.md).
 //
 // Contract: what record_source records and reports through this loop is what
 // it would through follow() with the same sinks:
