@@ -122,11 +122,14 @@ Result<std::optional<FollowEnd>> DirectLoop::record(std::span<EventDescriptor> r
     std::size_t i = 0;
     while (i < run.size() && !end) {
         const std::size_t from = i;
+        const std::uint64_t before = result_.handed_out;
         const void* fault_at = nullptr;
         if (!detail::run_under_sigbus_frame([&] { stage_inline(run, i, end); }, fault_at))
             return detail::truncated_error(ring_, fault_at, "copying a payload");  // the writer is as it was
-        publish(run.subspan(from, i - from));
-        if (!recorder_.kept(static_cast<std::uint32_t>(i - from))) end = FollowEnd::Sink;
+        // The kept events lead the stretch (an event past the stop ends it unkept).
+        const auto kept = static_cast<std::uint32_t>(result_.handed_out - before);
+        publish(run.subspan(from, kept));
+        if (!recorder_.kept(kept)) end = FollowEnd::Sink;
         if (end || i == run.size()) break;
         // An event the inline stretch left: expired, out of bounds, or the writer's slow path.
         std::optional<Error> fault;
