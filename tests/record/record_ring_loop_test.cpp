@@ -3,10 +3,12 @@
 // process: taken for a plain ring and not with a filter, and recording what
 // the general path records, record for record, when the recorder is lapped
 // (the exact gap), when payloads were overwritten under it (expired
-// records), with --count and a stop seqno; a payload buffer cut off under
-// it ends the recording with the ring source's error.
+// records), with --count, a stop seqno and a stop time, the registration's
+// position and losses, the stop flag; a payload buffer cut off under it
+// ends the recording with the ring source's error.
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -115,6 +117,41 @@ TEST(RecordRingLoop, StopsAtTheStopSeqnoAsTheGeneralPathDoes) {
     EXPECT_EQ(a->totals.events, 14u);
     EXPECT_EQ(a->follow.counters.events, b->follow.counters.events);
     EXPECT_EQ(read_back(dir.file("direct.evrec")), read_back(dir.file("general.evrec")));
+}
+
+TEST(RecordRingLoop, StopsAtAStopTimeAsTheGeneralPathDoes) {
+    test::SeqnoRing ring;
+    ring.publish(50, 1000);  // event N stamped 1000 + 10 * N
+    test::TempDir dir;
+    Recorder direct(dir.file("direct.evrec")), general(dir.file("general.evrec"));
+    direct.job.follow.stop = general.job.follow.stop = Position(Position::Kind::AbsoluteTime, 1155);
+    keep_general(general.job);
+    auto a = direct.run(ring);
+    auto b = general.run(ring);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_TRUE(a->direct);
+    EXPECT_EQ(a->follow.end, FollowEnd::Stop);
+    EXPECT_EQ(a->totals.events, 15u) << "events 1..15; 16 is past the time";
+    EXPECT_EQ(a->follow.counters.events, b->follow.counters.events);
+    EXPECT_EQ(read_back(dir.file("direct.evrec")), read_back(dir.file("general.evrec")));
+}
+
+// The stop flag (Ctrl-C), set once the recorder is positioned: seen before
+// the first run is read.
+TEST(RecordRingLoop, TheStopFlagEndsItAsInterrupted) {
+    test::SeqnoRing ring;
+    ring.publish(20);
+    test::TempDir dir;
+    Recorder r(dir.file("direct.evrec"));
+    std::atomic<bool> stop{false};
+    r.job.follow.stop_flag = &stop;
+    r.job.report = [&](std::string_view) { stop = true; };
+    auto recorded = r.run(ring);
+    ASSERT_TRUE(recorded.ok()) << recorded.error().message();
+    EXPECT_TRUE(recorded->direct);
+    EXPECT_EQ(recorded->follow.end, FollowEnd::Stopped);
+    EXPECT_EQ(record_end(*recorded), RecordEnd::Stopped);
+    EXPECT_EQ(recorded->totals.events, 0u);
 }
 
 // Lapped: the writer goes round the ring (64 descriptors) once the recorder
