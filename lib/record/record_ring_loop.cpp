@@ -2,7 +2,7 @@
 //
 // It repeats the parts of follow()'s loop (lib/source/follow.cpp) that a
 // plain ring can meet: positioning, the stop seqno and time, count, the stop
-// flag, gaps, notices, idling. What applies() turns away (filters, span
+// flag, gaps, notices, idling. What direct_record_applies turns away (filters, span
 // labels, follow_name, healing) never reaches it. A change to those parts of
 // follow() belongs here too; record_ring_loop_test.cpp records the same ring
 // both ways and compares.
@@ -59,7 +59,7 @@ private:
     std::vector<std::byte> scratch_;  // record_one's copies
 };
 
-// As FollowLoop::position, for what applies() lets through.
+// As FollowLoop::position, for what direct_record_applies lets through.
 Status DirectLoop::position() {
     auto notice = options_.seek ? options_.seek(source_, options_.start, options_.schema) : source_.seek(options_.start);
     if (!notice) return std::move(notice).error();
@@ -87,16 +87,16 @@ std::size_t DirectLoop::run_length() const noexcept {
 
 Result<FollowResult> DirectLoop::run() {
     if (auto s = position(); !s) return std::move(s).error();
-    std::array<EventDescriptor, kRun> run;
+    std::array<EventDescriptor, kRun> descriptors;
     SourceItem item;
     for (;;) {
         if (options_.stop_flag != nullptr && options_.stop_flag->load(std::memory_order_relaxed))
             return finish(FollowEnd::Stopped);
         std::size_t filled = 0;
-        const SourceStep step = source_.read_run(std::span(run).first(run_length()), filled, item);
+        const SourceStep step = source_.read_run(std::span(descriptors).first(run_length()), filled, item);
         if (filled > 0) {
             std::size_t used = 0;
-            auto end = record(std::span(run).first(filled), used);
+            auto end = record(std::span(descriptors).first(filled), used);
             if (!end) return std::move(end).error();
             unread_ += filled - used;
             if (*end) return finish(**end);  // a Gap read after the run stays counted, as read

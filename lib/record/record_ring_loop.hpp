@@ -33,12 +33,15 @@
 //   ring source gives ("copying a payload"), and the event being copied is
 //   not recorded.
 //
-// Where it applies (applies()): a live or snapshot ring source that does not
-// heal, with nothing that looks at events one by one before the recorder: no
-// filter, --where, members, span labels or span stop, follow_name; and a
-// writer whose inline path is on (no span marks, no rotation: it checks
-// every record then, recording_writer_inline.hpp). Anything else keeps the
-// general path, which gives the same guarantees at its own pace.
+// Where it applies (direct_record_applies): a live or snapshot ring source
+// that does not heal, with nothing that looks at events one by one before the
+// recorder: no filter, --where, members, span labels or span stop,
+// follow_name; and a writer whose inline path is on (no span marks, no
+// rotation, not a ring set: the writer does more per record then,
+// recording_writer_inline.hpp). record_source also keeps the general path
+// for a named reader's commits and a binding's registration, sinks that sit
+// between the two this loop updates. Anything else keeps the general path,
+// which gives the same guarantees at its own pace.
 //
 // Thread safety: one thread, the recording's.
 #pragma once
