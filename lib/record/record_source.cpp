@@ -5,6 +5,7 @@
 
 #include "evring/schema/schema_resolve.hpp"
 #include "query/recording_span_marks.hpp"
+#include "record/record_ring_loop.hpp"
 #include "registry/reader_kinds.hpp"
 
 namespace evring {
@@ -110,8 +111,15 @@ Result<Recorded> record_source(std::unique_ptr<EventSource>& source, RecordJob& 
             return !sync_failed;
         }, std::chrono::seconds(1));
     job.follow.payloads = PayloadRead::Copy;
-    auto result = follow(source, job.follow, committing ? static_cast<FollowSink&>(*committing) : recorder);
+    // The direct path (record_ring_loop.hpp) when the sinks are the two it
+    // updates itself: a binding's registration (FeedRegistration) and a named
+    // reader's commits (CommitSink) sit between them and see every event, so
+    // they keep the general loop.
+    const bool direct = !fed && !committing && direct_record_applies(*source, job.follow, job.recording);
+    auto result = direct ? follow_ring_direct(*source, job.follow, seen, sink)
+                         : follow(source, job.follow, committing ? static_cast<FollowSink&>(*committing) : recorder);
     Recorded recorded;
+    recorded.direct = direct;
     recorded.written = sink.status();
     if (recorded.written && sync_failed) recorded.written = *sync_failed;
     if (recorded.written) recorded.written = writer->finish();

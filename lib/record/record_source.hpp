@@ -81,6 +81,9 @@ struct Recorded {
     std::string last_file;   // the file written last (rotation: FILE.N)
     Status written;          // why writing failed; ok otherwise
     bool stopped = false;    // job.keep_going said stop
+    // Recorded by the direct path: a plain ring copied straight into the
+    // recording, once per payload (record_ring_loop.hpp says when it applies).
+    bool direct = false;
 };
 
 Result<Recorded> record_source(std::unique_ptr<EventSource>& source, RecordJob& job);

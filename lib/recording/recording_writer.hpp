@@ -137,6 +137,24 @@ public:
     // event cannot fit a block: payload_size over 4 GiB less 72 bytes), keeps
     // only its descriptor as an ExpiredPayload record.
     Status end_event(bool payload_intact);
+    // True when begin_event and end_event(true) of an event of `payload_size`
+    // bytes both stay inline (recording_writer_inline.hpp) and so take no
+    // lock, allocate nothing and make no system call: a caller may run them
+    // inside a SIGBUS guard, around its copy from a mapped ring
+    // (lib/record/record_ring_loop.hpp).
+    bool stages_inline(std::uint32_t payload_size) const noexcept;
+    // Where begin_event will put the payload of the next event while
+    // stages_inline says so for it. A caller may copy the payload there
+    // first, check it, and only then begin the event (begin_event writes the
+    // record's header and descriptor before that space, never in it): a copy
+    // cut short (a SIGBUS) or found overwritten then leaves the writer as it
+    // was.
+    std::byte* inline_payload_space() const noexcept;
+    // begin_event and end_event(true) in one, for an event whose intact
+    // payload the caller has copied to inline_payload_space() while
+    // stages_inline said so: writes the record's header and descriptor
+    // before it and keeps the event. Inline, no failure.
+    void stage_copied_event(const EventDescriptor& event) noexcept;
     // Records that `lost_count` sequence numbers from `first_lost_seqno` were
     // not captured, and why. Refuses a zero count, a range past 2^64 - 1 and
     // an unknown reason.

@@ -57,4 +57,36 @@ inline Status RecordingWriter::end_event(bool payload_intact) {
     return end_event_slow(payload_intact);
 }
 
+// An event record that ends before block_end leaves end_event's inline
+// return as well: neither call leaves this header. Off (next null): false.
+inline bool RecordingWriter::stages_inline(std::uint32_t payload_size) const noexcept {
+    constexpr std::ptrdiff_t kHead = sizeof(RecordHeader) + sizeof(EventDescriptor);
+    const Staging& f = fast_;
+    return kHead + static_cast<std::ptrdiff_t>(payload_size) < f.block_end - f.next;
+}
+
+inline std::byte* RecordingWriter::inline_payload_space() const noexcept {
+    return fast_.next + sizeof(RecordHeader) + sizeof(EventDescriptor);  // as begin_event's return
+}
+
+// What begin_event and end_event do inline, without the round trip through
+// `open` and the staged bytes: the recorder's direct path calls it for every
+// event (lib/record/record_ring_loop.cpp). No block ends here: the record
+// ends before block_end (stages_inline).
+inline void RecordingWriter::stage_copied_event(const EventDescriptor& event) noexcept {
+    Staging& f = fast_;
+    std::byte* p = f.next;
+    const RecordHeader head{static_cast<std::uint32_t>(RecordKind::Event),
+                            static_cast<std::uint32_t>(sizeof event + event.payload_size)};
+    std::memcpy(p, &head, sizeof head);
+    std::memcpy(p + sizeof head, &event, sizeof event);
+    f.next = p + sizeof head + sizeof event + event.payload_size;
+    if (event.seqno < f.min_seqno) f.min_seqno = event.seqno;
+    if (event.seqno > f.max_seqno) f.max_seqno = event.seqno;
+    if (event.record_epoch_nanos < f.min_nanos) f.min_nanos = event.record_epoch_nanos;
+    if (event.record_epoch_nanos > f.max_nanos) f.max_nanos = event.record_epoch_nanos;
+    ++f.events;
+    ++totals_.events;
+}
+
 }  // namespace evring

@@ -37,13 +37,18 @@ bool RecordSink::event(const SourceEvent& event) {
     const bool intact = event.payload_state == PayloadState::Ok;
     if (intact && descriptor.payload_size > 0) std::memcpy(dst, event.payload.data(), descriptor.payload_size);
     if (!keep(writer_.end_event(intact))) return false;
+    return kept(1);
+}
+
+bool RecordSink::kept(std::uint32_t events) {
     dirty_ = true;
-    if (++since_clock_check_ == 4096) {
-        since_clock_check_ = 0;
-        const Clock::time_point now = Clock::now();
-        if (!may_go_on(now)) return false;
-        if (now - last_flush_ > std::chrono::seconds(1)) return flush();
-    }
+    since_clock_check_ += events;
+    if (since_clock_check_ < 4096) [[likely]]
+        return true;
+    since_clock_check_ = 0;
+    const Clock::time_point now = Clock::now();
+    if (!may_go_on(now)) return false;
+    if (now - last_flush_ > std::chrono::seconds(1)) return flush();
     return true;
 }
 

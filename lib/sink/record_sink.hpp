@@ -47,6 +47,14 @@ public:
     void notice(std::string_view text) override;
     bool idle() override;
 
+    // For a loop that stages events into the writer itself, without a call
+    // to event() for each (lib/record/record_ring_loop.hpp): `events` were
+    // kept since its last call; does what event() does after staging them
+    // (the caller's keep_going check and the once-a-second flush, counted
+    // in events). False stops the loop, as from event().
+    bool kept(std::uint32_t events);
+    RecordingWriter& writer() noexcept { return writer_; }
+
     const Status& status() const { return status_; }
     // keep_going said stop (the loop ended by the sink, with status() ok).
     bool stopped() const { return stopped_; }

@@ -88,6 +88,11 @@ public:
     // A ring set's member registrations made so far (0 for other sources).
     std::size_t member_registrations() const noexcept { return members_.size(); }
     const ReaderRegistration& registration() const noexcept { return registration_; }
+    // The registration of a plain ring source, for a loop that publishes
+    // each event's position itself, as event() would, without calling it
+    // (lib/record/record_ring_loop.hpp); null when that source is not
+    // registered.
+    ReaderRegistration* ring_registration() noexcept { return source_ != nullptr ? &registration_ : nullptr; }
     // Replaces the detail text shown in listings (a relay reconnecting, say).
     void set_detail(std::string_view detail) noexcept { registration_.set_detail(detail); }
     // Lists the reader as `kind` with `detail` from now on, in every
