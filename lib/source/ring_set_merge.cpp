@@ -415,6 +415,7 @@ inline SourceStep RingSetSource::deliver(Member& m, SourceItem& item, PayloadRea
         m.drop_run();
         m.ended = true;
         order_ok_ = false;
+        fast_ = 0;
         last_ = nullptr;
         return member_failed(m, item.event.descriptor.seqno, item);
     }
@@ -425,10 +426,11 @@ inline SourceStep RingSetSource::deliver(Member& m, SourceItem& item, PayloadRea
 // The common case, without a call but the order's: the order holds and the
 // member released last still holds its next event. Everything else (a run
 // to read, a notice, the -N surplus to pass over, the manifest's poll) is
-// read_slowly's.
+// read_slowly's, which grants fast_ when none of them is due: one countdown
+// stands for those four checks per event.
 SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
-    ++refresh_calls_;
-    if (order_ok_ && (refresh_calls_ & 255) != 0 && skip_ == 0 && notices_.empty()) {
+    if (fast_ != 0) {  // the order holds, nothing else waits (fast_)
+        --fast_;
         if (order_tree_) {
             if (next_key_ < MergeTree::kUnplaced) {  // a real key: some member wins
                 Member& best = *play(next_key_);
@@ -449,10 +451,13 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
 
 SourceStep RingSetSource::read_slowly(SourceItem& item, PayloadRead payload) {
     last_ = nullptr;  // members may be dropped below
-    for (;; ++refresh_calls_) {
-        // The clock is read once per 256 calls: a clock read per merged event
-        // would cost more than the merge itself.
-        if ((refresh_calls_ & 255) == 0) refresh_members(false);
+    until_poll_ += fast_;  // granted, not used
+    fast_ = 0;
+    for (;;) {
+        if (--until_poll_ == 0) {
+            until_poll_ = kPollEvery;
+            refresh_members(false);
+        }
         if (!notices_.empty()) {
             notice_text_ = std::move(notices_.front());
             notices_.erase(notices_.begin());
@@ -476,6 +481,10 @@ SourceStep RingSetSource::read_slowly(SourceItem& item, PayloadRead payload) {
         if (skip_ > 0) {
             --skip_;
             continue;
+        }
+        if (order_ok_ && notices_.empty()) {  // read() may go on from the order until the poll's turn
+            fast_ = until_poll_ - 1;
+            until_poll_ = 1;
         }
         return deliver(*best, item, payload, late);
     }
