@@ -179,6 +179,9 @@ private:
     bool joined_before_head(const Member& member);
     void look_ahead(const Member& member);
     SourceStep deliver(Member& member, SourceItem& item, PayloadRead payload, bool late);
+    SourceStep deliver_payload(Member& member, SourceItem& item);
+    SourceStep read_joined(Member& best, SourceItem& item, PayloadRead payload);
+    SourceStep read_by_scan(SourceItem& item, PayloadRead payload);
     SourceStep fill(SourceItem& item);
     SourceStep pull(Member& member, SourceItem& item);
     Result<std::string> heal_member_start(Member& member, std::uint64_t seqno);
