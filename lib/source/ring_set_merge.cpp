@@ -442,14 +442,18 @@ SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
     tree_.play(next_key_);  // a real key: some member wins
     Member& best = *members_[tree_.winner()];
     released_ = &best;
-    if (best.head().record_epoch_nanos > members_seen_nanos_) return read_joined(best, item, payload);
-    const bool late = take_head(best, item);
+    const std::uint64_t t = best.head().record_epoch_nanos;
+    if (t > members_seen_nanos_ || t < last_released_nanos_) return read_joined(best, item, payload);
+    last_released_nanos_ = t;  // take_head, for an event not late
+    item.event.descriptor = best.head();
+    item.event.member = best.index;
+    ++best.at;
     look_ahead(best);
-    return deliver(best, item, payload, late);
+    return deliver(best, item, payload, false);
 }
 
-// read()'s winner stamped after the last look at the manifest: looked at
-// again first (joined_before_head).
+// read()'s winner stamped after the last look at the manifest (looked at
+// again first: joined_before_head), or late (take_head).
 SourceStep RingSetSource::read_joined(Member& best, SourceItem& item, PayloadRead payload) {
     if (joined_before_head(best)) return read_slowly(item, payload);
     const bool late = take_head(best, item);

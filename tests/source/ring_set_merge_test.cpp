@@ -208,6 +208,21 @@ TEST_P(MergeFixture, ANoticeFoundBetweenTwoReadsStopsTheOrderBeforeItsNextEvent)
     EXPECT_EQ(drain(*source).size(), 760u);  // then the rest, in order (drain checks each payload)
 }
 
+TEST_P(MergeFixture, AnEventStampedBeforeOneHandedOutWhileTheOrderHoldsComesInItsMembersOrderCountedLate) {
+    // Member 1's clock steps back to 12 after 25, within the order's span of
+    // times (the tree keys it without a new full pass): its event comes next
+    // in its member's order, and is counted late.
+    auto set = members(3);
+    for (std::uint64_t t : {10, 20, 30, 40}) publish_at(set[0], t);
+    for (std::uint64_t t : {15, 25, 12, 35}) publish_at(set[1], t);
+    for (std::uint64_t t : {11, 21, 31, 41}) publish_at(set[2], t);
+    auto source = open();
+    EXPECT_EQ(drain(*source), (std::vector<std::string>{"0:10", "2:11", "1:15", "0:20", "2:21", "1:25", "1:12",
+                                                        "0:30", "2:31", "1:35", "0:40", "2:41"}));
+    EXPECT_EQ(source->late_events(), 1u);
+    EXPECT_EQ(source->counters().late, 1u);
+}
+
 TEST_P(MergeFixture, AnIdleMemberThatWritesDuringAnothersRunComesOutWhenThatRunIsUsedUp) {
     // Member 0 holds 100 events (runs of 32), members 1 and 2 none: the
     // order goes on from run to run of member 0 while nothing else is
