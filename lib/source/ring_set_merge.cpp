@@ -250,7 +250,7 @@ bool RingSetSource::refill(Member& m, SourceItem& item, SourceStep& step) {
 // earliest head (order_[bound_]), that member is handed out and the released
 // one takes its place in the list (or, holding nothing, leaves it); one pass
 // finds the list's new earliest.
-RingSetSource::Member* RingSetSource::next_by_scan() {
+inline RingSetSource::Member* RingSetSource::next_by_scan() {
     if (!released_->has_head()) {
         if (order_.empty()) {
             order_ok_ = false;
@@ -409,50 +409,76 @@ inline SourceStep RingSetSource::deliver(Member& m, SourceItem& item, PayloadRea
     if (late) ++counters_.late;
     item.event.payload = {};
     item.event.payload_state = PayloadState::NotRead;
-    if (payload == PayloadRead::Copy && m.source->fill_payload(item.event) == SourceStep::Failed) {
-        // The member's file was cut short under the reader: as when its
-        // descriptors cannot be read, the member is read no more.
-        m.drop_run();
-        m.ended = true;
-        order_ok_ = false;
-        last_ = nullptr;
-        return member_failed(m, item.event.descriptor.seqno, item);
-    }
     last_ = &m;  // load_payload reads from it
+    if (payload == PayloadRead::Copy) return deliver_payload(m, item);
     return SourceStep::Event;
 }
 
-// The common case, without a call but the order's: the order holds and the
+// deliver's payload, out of read()'s way (see read).
+SourceStep RingSetSource::deliver_payload(Member& m, SourceItem& item) {
+    if (m.source->fill_payload(item.event) != SourceStep::Failed) return SourceStep::Event;
+    // The member's file was cut short under the reader: as when its
+    // descriptors cannot be read, the member is read no more.
+    m.drop_run();
+    m.ended = true;
+    order_ok_ = false;
+    fast_ = 0;
+    last_ = nullptr;
+    return member_failed(m, item.event.descriptor.seqno, item);
+}
+
+// The common case, the tree's, without a call: the order holds and the
 // member released last still holds its next event. Everything else (a run
 // to read, a notice, the -N surplus to pass over, the manifest's poll) is
-// read_slowly's.
+// read_slowly's, which grants fast_ when none of them is due: one countdown
+// stands for those four checks per event. What may call out (the scan, a
+// look at the manifest, a payload) is a tail call, so that this path saves
+// no registers: its frame was a tenth of its instructions.
 SourceStep RingSetSource::read(SourceItem& item, PayloadRead payload) {
-    ++refresh_calls_;
-    if (order_ok_ && (refresh_calls_ & 255) != 0 && skip_ == 0 && notices_.empty()) {
-        if (order_tree_) {
-            if (next_key_ < MergeTree::kUnplaced) {  // a real key: some member wins
-                Member& best = *play(next_key_);
-                if (joined_before_head(best)) return read_slowly(item, payload);
-                const bool late = take_head(best, item);
-                look_ahead(best);
-                return deliver(best, item, payload, late);
-            }
-        } else if (released_->has_head()) {
-            Member& best = *next_by_scan();  // released_ holds a head: never null
-            if (joined_before_head(best)) return read_slowly(item, payload);
-            const bool late = take_head(best, item);
-            return deliver(best, item, payload, late);
-        }
-    }
-    return read_slowly(item, payload);
+    if (fast_ == 0) return read_slowly(item, payload);
+    --fast_;  // the order holds, nothing else waits (fast_)
+    if (!order_tree_) return read_by_scan(item, payload);
+    if (next_key_ >= MergeTree::kUnplaced) return read_slowly(item, payload);  // the winner used up its run
+    tree_.play(next_key_);  // a real key: some member wins
+    Member& best = *members_[tree_.winner()];
+    released_ = &best;
+    const std::uint64_t t = best.head().record_epoch_nanos;
+    if (t > members_seen_nanos_ || t < last_released_nanos_) return read_joined(best, item, payload);
+    last_released_nanos_ = t;  // take_head, for an event not late
+    item.event.descriptor = best.head();
+    item.event.member = best.index;
+    ++best.at;
+    look_ahead(best);
+    return deliver(best, item, payload, false);
+}
+
+// read()'s winner stamped after the last look at the manifest (looked at
+// again first: joined_before_head), or late (take_head).
+SourceStep RingSetSource::read_joined(Member& best, SourceItem& item, PayloadRead payload) {
+    if (joined_before_head(best)) return read_slowly(item, payload);
+    const bool late = take_head(best, item);
+    look_ahead(best);
+    return deliver(best, item, payload, late);
+}
+
+// read()'s common case by scan (below kMergeTreeFrom members).
+SourceStep RingSetSource::read_by_scan(SourceItem& item, PayloadRead payload) {
+    if (!released_->has_head()) return read_slowly(item, payload);
+    Member& best = *next_by_scan();  // released_ holds a head: never null
+    if (joined_before_head(best)) return read_slowly(item, payload);
+    const bool late = take_head(best, item);
+    return deliver(best, item, payload, late);
 }
 
 SourceStep RingSetSource::read_slowly(SourceItem& item, PayloadRead payload) {
     last_ = nullptr;  // members may be dropped below
-    for (;; ++refresh_calls_) {
-        // The clock is read once per 256 calls: a clock read per merged event
-        // would cost more than the merge itself.
-        if ((refresh_calls_ & 255) == 0) refresh_members(false);
+    until_poll_ += fast_;  // granted, not used
+    fast_ = 0;
+    for (;;) {
+        if (--until_poll_ == 0) {
+            until_poll_ = kPollEvery;
+            refresh_members(false);
+        }
         if (!notices_.empty()) {
             notice_text_ = std::move(notices_.front());
             notices_.erase(notices_.begin());
@@ -476,6 +502,10 @@ SourceStep RingSetSource::read_slowly(SourceItem& item, PayloadRead payload) {
         if (skip_ > 0) {
             --skip_;
             continue;
+        }
+        if (order_ok_ && notices_.empty()) {  // read() may go on from the order until the poll's turn
+            fast_ = until_poll_ - 1;
+            until_poll_ = 1;
         }
         return deliver(*best, item, payload, late);
     }

@@ -107,6 +107,7 @@ Result<std::unique_ptr<RingSetSource>> RingSetSource::open_snapshot(LoadedSetSna
 }
 
 void RingSetSource::open_member(std::uint32_t index, const std::string& name, const Position& start) {
+    fast_ = 0;  // members change, or a notice comes
     const std::string path = directory_ + "/" + name;
     auto skip = [&](const std::string& why) {
         notices_.push_back(fmt::format("ring set {}: member {} ({}) skipped: {}", directory_, index, path, why));
@@ -162,6 +163,7 @@ void RingSetSource::refresh_members(bool force) {
     next_refresh_ = now + kRefreshInterval;
     auto generation = read_set_generation(manifest_fd_);
     if (!generation || (*generation == generation_ && !force)) return;
+    fast_ = 0;  // members may change, notices come
     if (note_removed()) return;
     if (*generation < generation_)
         notices_.push_back(fmt::format("ring set {}: the manifest's generation ran backwards from {} to {}; "
@@ -212,6 +214,7 @@ SourceStep RingSetSource::load_payload(SourceEvent& event) {
 Result<std::string> RingSetSource::seek(const Position& start) {
     seeking();
     last_ = nullptr;
+    fast_ = 0;
     if (start.kind == Position::Kind::Seqno && start.member != Position::kAnyMember)
         return seek_member(start.member, start.value);
     if (start.kind == Position::Kind::Seqno && start.resume) return seek_members_after(start.members_after);
@@ -246,6 +249,7 @@ Result<std::string> RingSetSource::seek_member(std::uint32_t index, std::uint64_
         return Error(ENOENT, fmt::format("ring set '{}' has no member {} to start at", identity_.location, index));
     Member& m = **it;
     order_ok_ = false;
+    fast_ = 0;
     auto moved = m.source->seek(Position::seqno(seqno));
     if (!moved) return std::move(moved).error();
     m.drop_run();

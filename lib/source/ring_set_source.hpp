@@ -179,6 +179,9 @@ private:
     bool joined_before_head(const Member& member);
     void look_ahead(const Member& member);
     SourceStep deliver(Member& member, SourceItem& item, PayloadRead payload, bool late);
+    SourceStep deliver_payload(Member& member, SourceItem& item);
+    SourceStep read_joined(Member& best, SourceItem& item, PayloadRead payload);
+    SourceStep read_by_scan(SourceItem& item, PayloadRead payload);
     SourceStep fill(SourceItem& item);
     SourceStep pull(Member& member, SourceItem& item);
     Result<std::string> heal_member_start(Member& member, std::uint64_t seqno);
@@ -214,7 +217,18 @@ private:
     std::uint64_t members_seen_nanos_ = 0;
     std::string manifest_problem_;   // the last manifest read error said (said once)
     std::uint64_t next_refresh_ = 0;
-    std::uint32_t refresh_calls_ = 0;
+    // read()'s one gate (ring_set_merge.cpp). fast_: events read() may still
+    // hand out from the order without read_slowly; granted by read_slowly
+    // when the order holds, no -N surplus is left to pass over and no notice
+    // waits, and set to 0 by whatever may change those (a seek, members
+    // opened or re-read, a member failing). until_poll_: events and slow
+    // calls left until read_slowly polls the manifest (refresh_members, which
+    // reads the clock: a clock read per merged event would cost more than the
+    // merge), those granted to fast_ taken off in advance and given back
+    // unused; never 0 between calls.
+    static constexpr std::uint32_t kPollEvery = 256;
+    std::uint32_t fast_ = 0;
+    std::uint32_t until_poll_ = kPollEvery;
     std::vector<std::byte> schema_blob_;
     std::uint16_t content_type_ = 0;
     std::array<std::uint8_t, 32> schema_hash_{};

@@ -45,6 +45,7 @@ bool RingSetSource::note_removed() {
     struct stat st {};
     if (::fstat(manifest_fd_, &st) != 0 || st.st_nlink > 0) return false;
     removed_ = true;
+    fast_ = 0;
     notices_.push_back(fmt::format("ring set {} was removed (its last writer closed it); reading its members to "
                                    "their end", directory_));
     return true;
@@ -92,6 +93,7 @@ Result<std::string> RingSetSource::seek_members_after(const std::vector<Position
     std::string notes;
     auto note = [&](std::string text) { notes += (notes.empty() ? "" : "; ") + text; };
     order_ok_ = false;
+    fast_ = 0;
     for (auto& m : members_) {
         m->drop_run();
         m->ended = false;

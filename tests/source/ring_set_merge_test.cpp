@@ -5,14 +5,22 @@
 // count only what was handed out. Deterministic on one thread, as
 // ring_set_test.cpp: each RingSetWriter object gives the calling thread its
 // own member, timestamps are chosen.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <optional>
+#include <thread>
 #include <tuple>
 
 #include <gtest/gtest.h>
 
 #include "evring/set/ring_set.hpp"
+#include "evring/source/wait_set.hpp"
+#include "set/ring_set_format.hpp"
 #include "source/ring_set_source.hpp"
 #include "source/ring_source.hpp"
 #include "support/ring_sets.hpp"
@@ -169,6 +177,50 @@ TEST_P(MergeFixture, SeekingAgainForgetsWhatWasReadAhead) {
     EXPECT_EQ(drain(*source, 3), (std::vector<std::string>{"0:1", "1:2", "0:3"}));
     ASSERT_TRUE(source->seek_member(1, 3).ok());  // member 1's seqno 3: time 6
     EXPECT_EQ(drain(*source), (std::vector<std::string>{"1:6", "0:7", "1:8"}));
+}
+
+TEST_P(MergeFixture, ANoticeFoundBetweenTwoReadsStopsTheOrderBeforeItsNextEvent) {
+    // While the order holds, read() hands events out without looking at the
+    // manifest (RingSetSource::fast_). A notice found between two reads, here
+    // by a wait set's look at the manifest (its generation run backwards),
+    // comes next, before any more of the order's events.
+    auto set = members(4);
+    for (std::uint64_t i = 0; i < 200; ++i)
+        for (std::size_t m = 0; m < 4; ++m) publish_at(set[m], 10 * i + m + 1);
+    auto source = open();
+    ASSERT_EQ(drain(*source, 40).size(), 40u);
+    const std::uint64_t lower = 0;  // the writers' member entries made it at least 4
+    const int fd = ::open(dir.file("set/manifest").c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, &lower, 8, offsetof(SetManifestHeader, generation)), 8);
+    ::close(fd);
+    bool ready = false;
+    for (int i = 0; i < 2000 && !ready; ++i) {  // the manifest is looked at every 10 ms at most
+        WaitArm arm;
+        source->arm_wait(arm);
+        ready = arm.ready();  // only a notice makes it ready: every member holds events
+        if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_TRUE(ready);
+    SourceItem item;
+    ASSERT_EQ(source->next(item), SourceStep::Notice);
+    EXPECT_NE(std::string(item.notice).find("ran backwards"), std::string::npos) << item.notice;
+    EXPECT_EQ(drain(*source).size(), 760u);  // then the rest, in order (drain checks each payload)
+}
+
+TEST_P(MergeFixture, AnEventStampedBeforeOneHandedOutWhileTheOrderHoldsComesInItsMembersOrderCountedLate) {
+    // Member 1's clock steps back to 12 after 25, within the order's span of
+    // times (the tree keys it without a new full pass): its event comes next
+    // in its member's order, and is counted late.
+    auto set = members(3);
+    for (std::uint64_t t : {10, 20, 30, 40}) publish_at(set[0], t);
+    for (std::uint64_t t : {15, 25, 12, 35}) publish_at(set[1], t);
+    for (std::uint64_t t : {11, 21, 31, 41}) publish_at(set[2], t);
+    auto source = open();
+    EXPECT_EQ(drain(*source), (std::vector<std::string>{"0:10", "2:11", "1:15", "0:20", "2:21", "1:25", "1:12",
+                                                        "0:30", "2:31", "1:35", "0:40", "2:41"}));
+    EXPECT_EQ(source->late_events(), 1u);
+    EXPECT_EQ(source->counters().late, 1u);
 }
 
 TEST_P(MergeFixture, AnIdleMemberThatWritesDuringAnothersRunComesOutWhenThatRunIsUsedUp) {
