@@ -4,7 +4,8 @@
 # commit covers only what the recording holds on disk. A recorder killed with
 # SIGKILL halfway, then run again into a new file, leaves two recordings that
 # hold every event once plus exactly the tail the second run reports as
-# written again; the same for a ring set, per (member, seqno). Each case
+# written again (and of what it says the killed run was writing, no more:
+# came_again.py); the same for a ring set, per (member, seqno). Each case
 # prints "ok <name>", "FAIL <name>: <why>" or "skip <name>: <why>".
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
@@ -16,10 +17,6 @@ evring() { timeout -k 5 120 "$EVRING_BIN" "$@"; }
 # "member seqno" per recorded event; a recording cut by a kill reads up to its cut.
 pairs() { for f in "$@"; do timeout -k 5 120 "$EVRING_BIN" watch "$f" --from oldest --format jsonl 2>/dev/null; done |
               jq -R -r 'fromjson? | "\(.member // 0) \(.seqno)"'; }
-again_count() {
-    local n; n=$(sed -n "s/.*reader '$1': \([0-9]*\) events written again that the previous run had written after its last commit.*/\1/p" "$2")
-    echo "${n:-0}"
-}
 
 case_resumes_after_the_last_commit() {
     "$PRODUCER_BIN" done:16:24 --count 1000 --keep 2>/dev/null || { fail resume "producer failed"; return; }
@@ -56,15 +53,14 @@ case_sigkill_loses_nothing_and_counts_what_comes_again() {
     evring record live --name k -o "$WORK/k2.evrec" 2>"$WORK/k2.err" || { fail sigkill "second run: $(cat "$WORK/k2.err")"; return; }
     wait "$producer"
     grep -q "reader 'k' resumes after seqno [0-9]*" "$WORK/k2.err" || { fail sigkill "no resume notice: $(cat "$WORK/k2.err")"; return; }
-    local again total unique
-    again=$(again_count k "$WORK/k2.err")
+    local unique
     pairs "$WORK/k1.evrec" "$WORK/k2.evrec" >"$WORK/k.pairs"
-    total=$(wc -l <"$WORK/k.pairs")
     unique=$(sort -u "$WORK/k.pairs" | wc -l)
     [[ $unique == 200000 ]] || { fail sigkill "$unique distinct events of 200000: $(cat "$WORK/k2.err")"; return; }
-    [[ $((total - unique)) == "$again" ]] ||
-        { fail sigkill "$((total - unique)) events twice, the second run reported $again: $(cat "$WORK/k2.err")"; return; }
-    echo "   (SIGKILL: $again events recorded again, as reported)"
+    local said
+    said=$(python3 "$(dirname "${BASH_SOURCE[0]}")/came_again.py" "$WORK/k2.err" "$WORK/k.pairs") ||
+        { fail sigkill "$said: $(cat "$WORK/k2.err")"; return; }
+    echo "   (SIGKILL: $said)"
     ok sigkill_loses_nothing_and_counts_what_comes_again
 }
 
@@ -88,15 +84,14 @@ case_set_sigkill_loses_nothing_and_counts_what_comes_again() {
         { fail set_sigkill "second run: $(cat "$WORK/s2.err")"; return; }
     wait "$producer"
     grep -q "reader 's' resumes ring set" "$WORK/s2.err" || { fail set_sigkill "no resume notice: $(cat "$WORK/s2.err")"; return; }
-    local again total unique
-    again=$(again_count s "$WORK/s2.err")
+    local unique
     pairs "$WORK/s1.evrec" "$WORK/s2.evrec" >"$WORK/s.pairs"
-    total=$(wc -l <"$WORK/s.pairs")
     unique=$(sort -u "$WORK/s.pairs" | wc -l)
     [[ $unique == 120000 ]] || { fail set_sigkill "$unique distinct (member, seqno) of 120000: $(cat "$WORK/s2.err")"; return; }
-    [[ $((total - unique)) == "$again" ]] ||
-        { fail set_sigkill "$((total - unique)) events twice, the second run reported $again: $(cat "$WORK/s2.err")"; return; }
-    echo "   (SIGKILL on a set: $again events recorded again, as reported)"
+    local said
+    said=$(python3 "$(dirname "${BASH_SOURCE[0]}")/came_again.py" "$WORK/s2.err" "$WORK/s.pairs") ||
+        { fail set_sigkill "$said: $(cat "$WORK/s2.err")"; return; }
+    echo "   (SIGKILL on a set: $said)"
     ok set_sigkill_loses_nothing_and_counts_what_comes_again
 }
 
