@@ -2,7 +2,7 @@
 # Named readers (docs/named-readers.md, issue 31 item 1) end to end: resuming
 # where the last run committed, --reset and an explicit --from, SIGKILL then
 # a rerun delivering every event once plus exactly the tail it reports (and
-# of what the killed run was writing, no more: came_again.py), SIGTERM
+# of what the killed run was writing, no more: tests/support/came_again.py), SIGTERM
 # committing, a ring re-created by a new writer, and names refused (another
 # ring, a damaged position, a name in use). Each case prints "ok <name>",
 # "FAIL <name>: <why>" or "skip <name>: <why>".
@@ -69,7 +69,7 @@ case_sigkill_loses_nothing_and_counts_what_comes_again() {
     [[ $unique == 200000 ]] || { fail sigkill "$unique distinct events of 200000"; return; }
     seqnos "$WORK/k2" | sort -n -c || { fail sigkill "second run out of order"; return; }
     local said
-    said=$(python3 "$(dirname "${BASH_SOURCE[0]}")/came_again.py" "$WORK/k2.err" "$WORK/k.pairs") ||
+    said=$(python3 "$(dirname "${BASH_SOURCE[0]}")/../support/came_again.py" "$WORK/k2.err" "$WORK/k.pairs") ||
         { fail sigkill "$said: $(cat "$WORK/k2.err")"; return; }
     echo "   (SIGKILL: $said)"
     ok sigkill_loses_nothing_and_counts_what_comes_again

@@ -5,7 +5,7 @@
 # SIGKILL halfway, then run again into a new file, leaves two recordings that
 # hold every event once plus exactly the tail the second run reports as
 # written again (and of what it says the killed run was writing, no more:
-# came_again.py); the same for a ring set, per (member, seqno). Each case
+# tests/support/came_again.py); the same for a ring set, per (member, seqno). Each case
 # prints "ok <name>", "FAIL <name>: <why>" or "skip <name>: <why>".
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
@@ -58,7 +58,7 @@ case_sigkill_loses_nothing_and_counts_what_comes_again() {
     unique=$(sort -u "$WORK/k.pairs" | wc -l)
     [[ $unique == 200000 ]] || { fail sigkill "$unique distinct events of 200000: $(cat "$WORK/k2.err")"; return; }
     local said
-    said=$(python3 "$(dirname "${BASH_SOURCE[0]}")/came_again.py" "$WORK/k2.err" "$WORK/k.pairs") ||
+    said=$(python3 "$(dirname "${BASH_SOURCE[0]}")/../support/came_again.py" "$WORK/k2.err" "$WORK/k.pairs") ||
         { fail sigkill "$said: $(cat "$WORK/k2.err")"; return; }
     echo "   (SIGKILL: $said)"
     ok sigkill_loses_nothing_and_counts_what_comes_again
@@ -89,7 +89,7 @@ case_set_sigkill_loses_nothing_and_counts_what_comes_again() {
     unique=$(sort -u "$WORK/s.pairs" | wc -l)
     [[ $unique == 120000 ]] || { fail set_sigkill "$unique distinct (member, seqno) of 120000: $(cat "$WORK/s2.err")"; return; }
     local said
-    said=$(python3 "$(dirname "${BASH_SOURCE[0]}")/came_again.py" "$WORK/s2.err" "$WORK/s.pairs") ||
+    said=$(python3 "$(dirname "${BASH_SOURCE[0]}")/../support/came_again.py" "$WORK/s2.err" "$WORK/s.pairs") ||
         { fail set_sigkill "$said: $(cat "$WORK/s2.err")"; return; }
     echo "   (SIGKILL on a set: $said)"
     ok set_sigkill_loses_nothing_and_counts_what_comes_again

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Named readers of ring sets (docs/named-readers.md): a position per member.
 # A set written by several threads is read in two runs that resume member by
-# member (a set snapshot and a rotated set recording too); a run killed with SIGKILL halfway, then run again with the same
-# name, delivers every (member, seqno) once plus exactly the tail it reports
-# as written again, and beside it only events of what it says the killed run
-# was writing (came_again.py: a kill inside a write). Each case prints "ok <name>", "FAIL <name>: <why>" or
-# "skip <name>: <why>".
+# member (a set snapshot and a rotated set recording too); a run killed with
+# SIGKILL halfway, then run again with the same name, delivers every (member,
+# seqno) once plus exactly the tail it reports as written again, and beside
+# it only events of what it says the killed run was writing (a kill inside a
+# write: tests/support/came_again.py). Each case prints "ok <name>",
+# "FAIL <name>: <why>" or "skip <name>: <why>".
 source "$(dirname "${BASH_SOURCE[0]}")/harness.sh"
 skip_script_unless "jq is not installed (apt-get install jq)" command -v jq
 skip_script_unless "no producer example at $PRODUCER_BIN (-Dexamples=false?)" test -x "$PRODUCER_BIN"
@@ -121,7 +122,7 @@ case_set_sigkill_loses_nothing_and_counts_what_comes_again() {
     unique=$(sort -u "$WORK/k.pairs" | wc -l)
     [[ $unique == 200000 ]] || { fail sigkill "$unique distinct (member, seqno) of 200000"; return; }
     local said
-    said=$(python3 "$(dirname "${BASH_SOURCE[0]}")/came_again.py" "$WORK/k2.err" "$WORK/k.pairs") ||
+    said=$(python3 "$(dirname "${BASH_SOURCE[0]}")/../support/came_again.py" "$WORK/k2.err" "$WORK/k.pairs") ||
         { fail sigkill "$said: $(cat "$WORK/k2.err")"; return; }
     echo "   (SIGKILL on a set: $said)"
     ok set_sigkill_loses_nothing_and_counts_what_comes_again
