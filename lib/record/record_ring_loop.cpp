@@ -39,7 +39,12 @@ private:
     Status position();
     std::size_t run_length() const noexcept;
     Result<std::optional<FollowEnd>> record(std::span<EventDescriptor> run, std::size_t& used);
-    void stage_inline(std::span<EventDescriptor> run, std::size_t& at, std::optional<FollowEnd>& end);
+    // Never inlined into record()'s sigsetjmp frame: a fault's longjmp then
+    // abandons this whole frame, its locals with it, instead of returning
+    // into a frame whose registers it may have clobbered (-Wclobbered, which
+    // the TSan build's inlining raises on the writer's staged header).
+    [[gnu::noinline]] void stage_inline(std::span<EventDescriptor> run, std::size_t& at,
+                                        std::optional<FollowEnd>& end);
     std::optional<FollowEnd> after_kept(const EventDescriptor& d) noexcept;
     std::optional<FollowEnd> record_one(const EventDescriptor& d, std::optional<Error>& fault);
     void publish(std::span<const EventDescriptor> kept) noexcept;
