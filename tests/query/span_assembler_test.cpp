@@ -17,6 +17,7 @@
 
 #include "evring/schema/schema_resolve.hpp"
 #include "evring/source/source_open.hpp"
+#include "support/schema_payload.hpp"
 
 namespace evring {
 namespace {
@@ -105,52 +106,10 @@ TEST(SpanAssemblerOnRealSnapshots, HandsOutEveryBlockOnceWithTheTransactionsASca
     }
 }
 
-constexpr const char* kSchema = R"(content_type = 1003
-content_name = "t"
-flow_tags = ["round", "step"]
-
-[[event]]
-number = 1
-name = "OPEN"
-payload = "round"
-
-[[event]]
-number = 2
-name = "WORK"
-
-[[event]]
-number = 3
-name = "CLOSE"
-
-[[event]]
-number = 4
-name = "SETTLED"
-payload = "round"
-
-[struct.round]
-fields = [{ name = "id", type = "bytes4" }, { name = "number", type = "u64" }]
-
-[span.round]
-begin = "OPEN"
-end = "CLOSE"
-key = ["round"]
-label = "number"
-id = "id"
-opener = "round"
-stages = [{ name = "settled", event = "SETTLED", label = "number", id = "id" }]
-
-[span.step]
-begin = "WORK"
-end = "CLOSE"
-key = ["round", "step"]
-)";
-
 class Rounds : public ::testing::Test {
 protected:
     void SetUp() override {
-        auto parsed = Schema::parse(kSchema, "t.toml");
-        ASSERT_TRUE(parsed.ok()) << parsed.error().message();
-        schema_.emplace(std::move(*parsed));
+        schema_.emplace(test::load_test_schema("rounds.toml"));
     }
     // An event of `type` in the instance opened by seqno `round` (0: none), `step` its nested key.
     void feed(SpanAssembler& a, std::uint16_t type, std::uint64_t round, std::uint64_t step = 0,

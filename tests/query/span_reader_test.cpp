@@ -19,52 +19,16 @@
 #include "evring/ring/ring_writer.hpp"
 #include "evring/schema/schema_resolve.hpp"
 #include "evring/source/source_open.hpp"
+#include "support/schema_payload.hpp"
 #include "support/temp_ring.hpp"
 
 namespace evring {
 namespace {
 
-// Rounds (OPEN .. CLOSE, labelled by their number) with steps nested in them.
-constexpr const char* kSchema = R"(content_type = 1003
-content_name = "t"
-flow_tags = ["round", "step"]
-
-[[event]]
-number = 1
-name = "OPEN"
-payload = "round"
-
-[[event]]
-number = 2
-name = "WORK"
-
-[[event]]
-number = 3
-name = "CLOSE"
-
-[struct.round]
-fields = [{ name = "id", type = "bytes4" }, { name = "number", type = "u64" }]
-
-[span.round]
-begin = "OPEN"
-end = "CLOSE"
-key = ["round"]
-label = "number"
-id = "id"
-opener = "round"
-
-[span.step]
-begin = "WORK"
-end = "CLOSE"
-key = ["round", "step"]
-)";
-
 class LiveRounds : public ::testing::Test {
 protected:
     void SetUp() override {
-        auto parsed = Schema::parse(kSchema, "t.toml");
-        ASSERT_TRUE(parsed.ok()) << parsed.error().message();
-        schema_.emplace(std::move(*parsed));
+        schema_.emplace(test::load_test_schema("rounds.toml"));  // rounds with steps nested in them
         path_ = dir_.file("ring");
         // 64 descriptors: a reader that waits while 64 more are written is lapped.
         CreateOptions keep;  // the file outlives the writer; the temporary directory goes
@@ -200,9 +164,8 @@ TEST_F(LiveRounds, PullsThroughTheCallersOwnStepAndNeverAfterFinish) {
 }
 
 TEST(SpanReaderMake, RefusesASpanItDoesNotHaveNamingTheOnesItHas) {
-    auto schema = Schema::parse(kSchema, "t.toml");
-    ASSERT_TRUE(schema.ok());
-    auto made = SpanReader::make(*schema, "block");
+    const Schema schema = test::load_test_schema("rounds.toml");
+    auto made = SpanReader::make(schema, "block");
     ASSERT_FALSE(made.ok());
     EXPECT_EQ(made.error().message(), "no span 'block' with a label in schema t (spans with labels: round)");
 }
