@@ -188,6 +188,12 @@ private:
     };
     explicit RecordingWriter(std::unique_ptr<State> state);
     std::byte* begin_event_slow(const EventDescriptor& event);
+    // The inline path's two halves (recording_writer_inline.hpp), shared by
+    // begin_event/end_event and stage_copied_event: an event record's header
+    // and descriptor written at `p`, returning where its payload goes; an
+    // event kept, counted in Staging.
+    static std::byte* put_event_head(std::byte* p, const EventDescriptor& event) noexcept;
+    void count_staged(std::uint64_t seqno, std::uint64_t nanos) noexcept;
     Status end_event_slow(bool payload_intact);
     Status end_block();
     Status after_record();

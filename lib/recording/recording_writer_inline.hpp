@@ -20,19 +20,34 @@
 
 namespace evring {
 
+inline std::byte* RecordingWriter::put_event_head(std::byte* p, const EventDescriptor& event) noexcept {
+    const RecordHeader head{static_cast<std::uint32_t>(RecordKind::Event),
+                            static_cast<std::uint32_t>(sizeof event + event.payload_size)};
+    std::memcpy(p, &head, sizeof head);
+    std::memcpy(p + sizeof head, &event, sizeof event);
+    return p + sizeof head + sizeof event;
+}
+
+inline void RecordingWriter::count_staged(std::uint64_t seqno, std::uint64_t nanos) noexcept {
+    Staging& f = fast_;
+    if (seqno < f.min_seqno) f.min_seqno = seqno;
+    if (seqno > f.max_seqno) f.max_seqno = seqno;
+    if (nanos < f.min_nanos) f.min_nanos = nanos;
+    if (nanos > f.max_nanos) f.max_nanos = nanos;
+    ++f.events;
+    ++totals_.events;
+}
+
 inline std::byte* RecordingWriter::begin_event(const EventDescriptor& event) {
     constexpr std::size_t kHead = sizeof(RecordHeader) + sizeof(EventDescriptor);
     Staging& f = fast_;
     std::byte* p = f.next;
     // Fits the buffer, so far below kMaxRecordedPayload: never oversized.
     if (static_cast<std::size_t>(f.limit - p) >= kHead + event.payload_size) [[likely]] {
-        const RecordHeader head{static_cast<std::uint32_t>(RecordKind::Event),
-                                static_cast<std::uint32_t>(sizeof event + event.payload_size)};
-        std::memcpy(p, &head, sizeof head);
-        std::memcpy(p + sizeof head, &event, sizeof event);
+        std::byte* payload = put_event_head(p, event);
         f.open = p;
-        f.next = p + kHead + event.payload_size;
-        return p + kHead;
+        f.next = payload + event.payload_size;
+        return payload;
     }
     return begin_event_slow(event);
 }
@@ -45,12 +60,7 @@ inline Status RecordingWriter::end_event(bool payload_intact) {
         std::memcpy(&seqno, event + offsetof(EventDescriptor, seqno), sizeof seqno);
         std::memcpy(&nanos, event + offsetof(EventDescriptor, record_epoch_nanos), sizeof nanos);
         f.open = nullptr;
-        if (seqno < f.min_seqno) f.min_seqno = seqno;
-        if (seqno > f.max_seqno) f.max_seqno = seqno;
-        if (nanos < f.min_nanos) f.min_nanos = nanos;
-        if (nanos > f.max_nanos) f.max_nanos = nanos;
-        ++f.events;
-        ++totals_.events;
+        count_staged(seqno, nanos);
         if (f.next < f.block_end) [[likely]] return {};
         return end_block();
     }
@@ -74,19 +84,8 @@ inline std::byte* RecordingWriter::inline_payload_space() const noexcept {
 // event (lib/record/record_ring_loop.cpp). No block ends here: the record
 // ends before block_end (stages_inline).
 inline void RecordingWriter::stage_copied_event(const EventDescriptor& event) noexcept {
-    Staging& f = fast_;
-    std::byte* p = f.next;
-    const RecordHeader head{static_cast<std::uint32_t>(RecordKind::Event),
-                            static_cast<std::uint32_t>(sizeof event + event.payload_size)};
-    std::memcpy(p, &head, sizeof head);
-    std::memcpy(p + sizeof head, &event, sizeof event);
-    f.next = p + sizeof head + sizeof event + event.payload_size;
-    if (event.seqno < f.min_seqno) f.min_seqno = event.seqno;
-    if (event.seqno > f.max_seqno) f.max_seqno = event.seqno;
-    if (event.record_epoch_nanos < f.min_nanos) f.min_nanos = event.record_epoch_nanos;
-    if (event.record_epoch_nanos > f.max_nanos) f.max_nanos = event.record_epoch_nanos;
-    ++f.events;
-    ++totals_.events;
+    fast_.next = put_event_head(fast_.next, event) + event.payload_size;
+    count_staged(event.seqno, event.record_epoch_nanos);
 }
 
 }  // namespace evring
