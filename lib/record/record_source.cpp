@@ -5,7 +5,7 @@
 
 #include "evring/schema/schema_resolve.hpp"
 #include "query/recording_span_marks.hpp"
-#include "record/record_ring_loop.hpp"
+#include "record/record_run_sink.hpp"
 #include "registry/reader_kinds.hpp"
 
 namespace evring {
@@ -111,15 +111,17 @@ Result<Recorded> record_source(std::unique_ptr<EventSource>& source, RecordJob& 
             return !sync_failed;
         }, std::chrono::seconds(1));
     job.follow.payloads = PayloadRead::Copy;
-    // The direct path (record_ring_loop.hpp) when the sinks are the two it
+    // The direct path (record_run_sink.hpp) when the sinks are the two it
     // updates itself: a binding's registration (FeedRegistration) and a named
     // reader's commits (CommitSink) sit between them and see every event, so
-    // they keep the general loop.
-    const bool direct = !fed && !committing && direct_record_applies(*source, job.follow, job.recording);
-    auto result = direct ? follow_ring_direct(*source, job.follow, seen, sink)
-                         : follow(source, job.follow, committing ? static_cast<FollowSink&>(*committing) : recorder);
+    // they keep events one at a time.
+    std::optional<RecordRunSink> runs;
+    if (!fed && !committing) runs.emplace(seen, sink, job.recording);
+    FollowSink& first = runs ? static_cast<FollowSink&>(*runs)
+                             : committing ? static_cast<FollowSink&>(*committing) : recorder;
+    auto result = follow(source, job.follow, first);
     Recorded recorded;
-    recorded.direct = direct;
+    recorded.direct = runs && runs->took_runs();
     recorded.written = sink.status();
     if (recorded.written && sync_failed) recorded.written = *sync_failed;
     if (recorded.written) recorded.written = writer->finish();

@@ -82,7 +82,7 @@ struct Recorded {
     Status written;          // why writing failed; ok otherwise
     bool stopped = false;    // job.keep_going said stop
     // Recorded by the direct path: a plain ring copied straight into the
-    // recording, once per payload (record_ring_loop.hpp says when it applies).
+    // recording, once per payload (record_run_sink.hpp says when it applies).
     bool direct = false;
 };
 

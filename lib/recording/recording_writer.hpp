@@ -141,7 +141,7 @@ public:
     // bytes both stay inline (recording_writer_inline.hpp) and so take no
     // lock, allocate nothing and make no system call: a caller may run them
     // inside a SIGBUS guard, around its copy from a mapped ring
-    // (lib/record/record_ring_loop.hpp).
+    // (lib/record/record_run_sink.hpp).
     bool stages_inline(std::uint32_t payload_size) const noexcept;
     // Where begin_event will put the payload of the next event while
     // stages_inline says so for it. A caller may copy the payload there

@@ -81,7 +81,7 @@ inline std::byte* RecordingWriter::inline_payload_space() const noexcept {
 
 // What begin_event and end_event do inline, without the round trip through
 // `open` and the staged bytes: the recorder's direct path calls it for every
-// event (lib/record/record_ring_loop.cpp). No block ends here: the record
+// event (lib/record/record_run_sink.cpp). No block ends here: the record
 // ends before block_end (stages_inline).
 inline void RecordingWriter::stage_copied_event(const EventDescriptor& event) noexcept {
     fast_.next = put_event_head(fast_.next, event) + event.payload_size;

@@ -48,7 +48,7 @@ public:
     bool idle() override;
 
     // For a loop that stages events into the writer itself, without a call
-    // to event() for each (lib/record/record_ring_loop.hpp): `events` were
+    // to event() for each (lib/record/record_run_sink.hpp): `events` were
     // kept since its last call; does what event() does after staging them
     // (the caller's keep_going check and the once-a-second flush, counted
     // in events). False stops the loop, as from event().

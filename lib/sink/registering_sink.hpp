@@ -90,7 +90,7 @@ public:
     const ReaderRegistration& registration() const noexcept { return registration_; }
     // The registration of a plain ring source, for a loop that publishes
     // each event's position itself, as event() would, without calling it
-    // (lib/record/record_ring_loop.hpp); null when that source is not
+    // (lib/record/record_run_sink.hpp); null when that source is not
     // registered.
     ReaderRegistration* ring_registration() noexcept { return source_ != nullptr ? &registration_ : nullptr; }
     // Replaces the detail text shown in listings (a relay reconnecting, say).

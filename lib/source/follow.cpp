@@ -1,15 +1,18 @@
-// The follow loop (follow.hpp). Re-opening a ring by name is in
-// follow_name.cpp.
+// The follow loop (follow.hpp), and its runs of a plain ring for a sink
+// that copies payloads itself (follow_loop.hpp, RingRunSink). Re-opening a
+// ring by name is in follow_name.cpp.
 #include "evring/source/follow.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "evring/clock.hpp"
 #include "source/source_renamed.hpp"
 #include "source/event_predicate.hpp"
 #include "source/follow_loop.hpp"
+#include "source/ring_source.hpp"
 #include "source/span_labels.hpp"
 
 namespace evring {
@@ -169,6 +172,7 @@ Result<FollowResult> FollowLoop::run() {
     // asked for.
     const bool lazy = options_.where != nullptr || !options_.filter.accepts_everything();
     const PayloadRead payloads = lazy ? PayloadRead::None : options_.payloads;
+    if (RingRunSink* runs = run_sink()) return run_by_runs(static_cast<RingSource&>(*source_), *runs);
     for (;;) {
         if (stop_requested()) return finish(FollowEnd::Stopped);
         std::optional<FollowEnd> end;
@@ -193,10 +197,85 @@ Result<FollowResult> FollowLoop::run() {
     }
 }
 
+// The sink takes runs when it is a RingRunSink that can take them now, and
+// nothing looks at events one by one before it (follow_loop.hpp). A span
+// stop needs span labels, and a member start a ring set: position() has
+// refused both for a plain ring already.
+RingRunSink* FollowLoop::run_sink() const noexcept {
+    auto* runs = dynamic_cast<RingRunSink*>(&sink_);
+    const auto* ring = dynamic_cast<const RingSource*>(source_.get());
+    if (runs == nullptr || ring == nullptr || ring->ring() == nullptr || ring->heals()) return nullptr;
+    const FollowOptions& o = options_;
+    const bool plain = o.filter.accepts_everything() && o.where == nullptr && o.members.empty() &&
+                       o.span_labels == nullptr && o.span_stop.kind == SpanLimit::Kind::None && !o.follow_name;
+    return plain && runs->takes_runs(*ring) ? runs : nullptr;
+}
+
+// A run reads no further than the count or the stop seqno allow, so that the
+// source stands where one event at a time would leave it, and either ends a
+// run only at its last event.
+std::size_t FollowLoop::run_length(const RingSource& ring) const noexcept {
+    std::uint64_t n = kRunLength;
+    if (options_.count != 0) n = std::min(n, options_.count - result_.handed_out);
+    if (stop_at_.seqno != StopAt::kNever) {
+        const std::uint64_t next = ring.next_seqno();
+        n = std::min(n, stop_at_.seqno >= next ? stop_at_.seqno - next + 1 : 1);
+    }
+    return static_cast<std::size_t>(n);
+}
+
+// The loop of run() for a RingRunSink: a run of descriptors at a time
+// (RingSource::read_run: one SIGBUS guard and no call per event), the sink
+// takes it, then whatever stopped the run is handled as run() handles it.
+Result<FollowResult> FollowLoop::run_by_runs(RingSource& ring, RingRunSink& runs) {
+    by_runs_ = true;
+    runs.taking_runs();
+    std::array<EventDescriptor, kRunLength> descriptors;
+    SourceItem item;
+    for (;;) {
+        if (stop_requested()) return finish(FollowEnd::Stopped);
+        std::size_t filled = 0;
+        const SourceStep step = ring.read_run(std::span(descriptors).first(run_length(ring)), filled, item);
+        if (filled > 0) {
+            const std::span<EventDescriptor> run = std::span(descriptors).first(filled);
+            auto taken = runs.take_run(ring, run, stop_at_.nanos);
+            if (!taken) return std::move(taken).error();
+            if (auto end = after_run(*taken, run)) return finish(*end);  // a Gap after the run stays counted
+        }
+        std::optional<FollowEnd> end;
+        switch (step) {
+        case SourceStep::Event: break;  // a full run, or all that was ready
+        case SourceStep::Gap: end = on_gap(item.gap); break;
+        case SourceStep::Notice: sink_.notice(item.notice); break;
+        case SourceStep::NotReady: end = on_idle(); break;
+        case SourceStep::End: return finish(FollowEnd::End);
+        case SourceStep::Failed: return source_->error();
+        }
+        if (end) return finish(*end);
+    }
+}
+
+// After the sink took a run: on_event's count and stop seqno, which
+// run_length put at the run's last event.
+std::optional<FollowEnd> FollowLoop::after_run(const RingRunSink::Taken& taken, std::span<const EventDescriptor> run) {
+    unread_ += run.size() - taken.looked;
+    result_.handed_out += taken.kept;
+    if (taken.end) return taken.end;
+    if (options_.count != 0 && result_.handed_out >= options_.count) return FollowEnd::Count;
+    if (run.back().seqno == stop_at_.seqno) return FollowEnd::Stop;
+    return std::nullopt;
+}
+
 FollowResult FollowLoop::finish(FollowEnd end) {
     result_.end = end;
     add_counters(result_.counters, source_->counters());
     add_counters(result_.counters, extra_);
+    if (by_runs_) {
+        // read_run counts what it reads, and no payloads: every event looked
+        // at had its payload read, as with PayloadRead::Copy.
+        result_.counters.events -= unread_;
+        result_.counters.payloads = result_.counters.events;
+    }
     result_.damaged = result_.damaged || source_->damaged();
     switch (end) {
     case FollowEnd::Count: result_.why = "reached the count"; break;

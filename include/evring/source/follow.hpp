@@ -19,8 +19,9 @@
 //   (the event at the stop seqno was handed out, or an event, or a gap, lies
 //   past it; on a live ring also once the clock passed a stop time with
 //   nothing new); the source's end; *options.stop_flag became true (checked
-//   before every item and at least every max_sleep); a sink call returned
-//   false.
+//   before every item and at least every max_sleep; a library sink that
+//   copies a plain ring's payloads itself takes up to 64 events as one item:
+//   lib/source/follow_loop.hpp); a sink call returned false.
 // - Caught up on a live source it calls sink.idle() (flush there) and sleeps
 //   in EventSource::wait (the ring's doorbell) at most max_sleep at a time,
 //   so the stop flag and the writer's exit are seen within max_sleep. It

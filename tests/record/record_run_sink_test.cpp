@@ -1,4 +1,4 @@
-// The recorder's direct path (lib/record/record_ring_loop.hpp) through
+// The recorder's direct path (lib/record/record_run_sink.hpp) through
 // record_source, on a live ring in a temporary directory written by this
 // process: taken for a plain ring and not with a filter, and recording what
 // the general path records, record for record, when the recorder is lapped
@@ -70,7 +70,7 @@ void keep_general(RecordJob& job) {
     for (int type : {2, 3, 4}) job.follow.filter.types.add(static_cast<std::uint16_t>(type));
 }
 
-TEST(RecordRingLoop, APlainRingIsRecordedDirectlyAndAFilteredOneIsNot) {
+TEST(RecordRunSink, APlainRingIsRecordedDirectlyAndAFilteredOneIsNot) {
     test::SeqnoRing ring;
     ring.publish(40);
     test::TempDir dir;
@@ -100,7 +100,7 @@ TEST(RecordRingLoop, APlainRingIsRecordedDirectlyAndAFilteredOneIsNot) {
     EXPECT_EQ(recorded, read_back(dir.file("general.evrec")));
 }
 
-TEST(RecordRingLoop, StopsAtTheStopSeqnoAsTheGeneralPathDoes) {
+TEST(RecordRunSink, StopsAtTheStopSeqnoAsTheGeneralPathDoes) {
     test::SeqnoRing ring;
     ring.publish(50);
     test::TempDir dir;
@@ -119,7 +119,7 @@ TEST(RecordRingLoop, StopsAtTheStopSeqnoAsTheGeneralPathDoes) {
     EXPECT_EQ(read_back(dir.file("direct.evrec")), read_back(dir.file("general.evrec")));
 }
 
-TEST(RecordRingLoop, StopsAtAStopTimeAsTheGeneralPathDoes) {
+TEST(RecordRunSink, StopsAtAStopTimeAsTheGeneralPathDoes) {
     test::SeqnoRing ring;
     ring.publish(50, 1000);  // event N stamped 1000 + 10 * N
     test::TempDir dir;
@@ -138,7 +138,7 @@ TEST(RecordRingLoop, StopsAtAStopTimeAsTheGeneralPathDoes) {
 
 // The stop flag (Ctrl-C), set once the recorder is positioned: seen before
 // the first run is read.
-TEST(RecordRingLoop, TheStopFlagEndsItAsInterrupted) {
+TEST(RecordRunSink, TheStopFlagEndsItAsInterrupted) {
     test::SeqnoRing ring;
     ring.publish(20);
     test::TempDir dir;
@@ -156,7 +156,7 @@ TEST(RecordRingLoop, TheStopFlagEndsItAsInterrupted) {
 
 // Lapped: the writer goes round the ring (64 descriptors) once the recorder
 // is positioned (its first report line) and before it reads.
-TEST(RecordRingLoop, ALappedRecorderRecordsTheExactGap) {
+TEST(RecordRunSink, ALappedRecorderRecordsTheExactGap) {
     test::TempDir dir;
     std::vector<std::vector<Seen>> runs;
     for (bool filtered : {false, true}) {
@@ -189,7 +189,7 @@ TEST(RecordRingLoop, ALappedRecorderRecordsTheExactGap) {
 // Registered and lapped: the registry lists the recorder where it stands
 // once caught up, with what it lost, and it published as it went (every
 // 1024 events, ReaderRegistration::on_event) as often as the general path.
-TEST(RecordRingLoop, TheRegistrationShowsThePositionAndTheLossesAsTheGeneralPath) {
+TEST(RecordRunSink, TheRegistrationShowsThePositionAndTheLossesAsTheGeneralPath) {
     test::TempDir dir;
     std::vector<ReaderEntry> listed;
     for (bool filtered : {false, true}) {
@@ -228,7 +228,7 @@ TEST(RecordRingLoop, TheRegistrationShowsThePositionAndTheLossesAsTheGeneralPath
 // Payloads overwritten while their descriptors stay: two 40000-byte events
 // push the payload window (64 KiB) past events 1..11. Each is copied and then
 // found overwritten (payload.hpp's check after the copy): expired records.
-TEST(RecordRingLoop, OverwrittenPayloadsAreRecordedExpired) {
+TEST(RecordRunSink, OverwrittenPayloadsAreRecordedExpired) {
     test::TempDir dir;
     std::vector<std::vector<Seen>> runs;
     for (bool filtered : {false, true}) {
@@ -264,7 +264,7 @@ TEST(RecordRingLoop, OverwrittenPayloadsAreRecordedExpired) {
 // The payload buffer cut off once the recorder is positioned: descriptors
 // stay readable, the copy of the first payload faults under the direct
 // path's guard, and the recording ends with the ring source's error.
-TEST(RecordRingLoop, PayloadsCutOffUnderTheRecorderAreAnError) {
+TEST(RecordRunSink, PayloadsCutOffUnderTheRecorderAreAnError) {
     test::SeqnoRing ring;
     ring.publish(10);
     test::TempDir dir;
