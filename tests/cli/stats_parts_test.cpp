@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace evring::cli {
@@ -59,7 +60,7 @@ protected:
     void add(GroupedStats& g, double price, std::int32_t delta, std::uint32_t size, const char* name,
              std::uint64_t venue = 0) {
         Tick t{price, delta, size, {}, {0, 0}};
-        std::strncpy(t.name, name, sizeof t.name);
+        std::memcpy(t.name, name, std::min(std::strlen(name), sizeof t.name));  // a fixed field, not a C string
         bytes_.emplace_back(sizeof t);
         std::memcpy(bytes_.back().data(), &t, sizeof t);
         SourceEvent e;
