@@ -30,6 +30,8 @@ import re
 import sys
 from collections import Counter, defaultdict
 
+from resume_notice import may_come_again
+
 # A start at a seqno no longer held (a resumed reader or recorder) says what it
 # skips: "seqno A is no longer in ring file '...'; starting at the oldest, B" is A..B-1.
 START_PAST = re.compile(r"^evring: seqno (\d+) is no longer in .*; starting at the oldest, (\d+)$")
@@ -77,27 +79,16 @@ def read_gaps(path):
 
 
 RESUMES = re.compile(r"resumes after seqno (\d+) ")
-REWRITTEN = re.compile(r"the previous run wrote seqno (\d+)\.\.(\d+) after that commit")
-IN_FLIGHT = re.compile(r"stopped while writing up to seqno (\d+)")
 WRITTEN_AGAIN = re.compile(r"events written again that the previous run had written")
 
 
 def read_redelivered(path):
-    """Counter of seqnos a named reader's restart said come again."""
+    """Counter of seqnos a named reader's restart said may come again (resume_notice.py)."""
     allowed = Counter()
     with open(path, errors="replace") as f:
         for line in f:
-            resumes = RESUMES.search(line)
-            if not resumes:
-                continue
-            end = int(resumes.group(1))
-            rewritten = REWRITTEN.search(line)
-            if rewritten:
-                end = int(rewritten.group(2))
-                allowed.update(range(int(rewritten.group(1)), end + 1))
-            in_flight = IN_FLIGHT.search(line)
-            if in_flight:
-                allowed.update(range(end + 1, int(in_flight.group(1)) + 1))
+            if RESUMES.search(line):
+                allowed.update(may_come_again(line))
     return allowed
 
 

@@ -15,30 +15,16 @@ counts them. What that run was writing when it was killed may come again too,
 or not, depending on where the kill landed in the write ("it was stopped
 while writing ... up to seqno S"). So the pairs delivered twice must hold
 every named range, and beside them only seqnos up to S; none may come three
-times. Exits 0, or prints why not and exits 1.
+times. Exits 0, or prints why not and exits 1. The notice is read by
+scripts/resume_notice.py, as the soak's accounting reads it.
 """
 import collections
+import os
 import re
 import sys
 
-
-def ranges(notice):
-    """By member: the commit, the range written after it, the seqno being written when killed."""
-    commit, redo, cut = {}, {}, {}
-    for m, s in re.findall(r"member (\d+) after seqno (\d+)", notice):
-        commit[int(m)] = int(s)
-    ring = re.search(r"resumes after seqno (\d+)", notice)
-    if ring:
-        commit[0] = int(ring.group(1))
-    wrote = re.search(r"the previous run wrote (.*?) after that commit", notice)
-    if wrote:
-        for m, a, b in re.findall(r"(?:member (\d+) )?seqno (\d+)\.\.(\d+)", wrote.group(1)):
-            redo[int(m or 0)] = (int(a), int(b))
-    writing = re.search(r"stopped while writing (.*?), so events up to", notice)
-    if writing:
-        for m, s in re.findall(r"(?:member (\d+) )?up to seqno (\d+)", writing.group(1)):
-            cut[int(m or 0)] = int(s)
-    return commit, redo, cut
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from resume_notice import ranges  # noqa: E402  (the notice's one reading)
 
 
 def main():
