@@ -5,14 +5,15 @@ EVRING_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Debian packages the build and tests need.
 # libhugetlbfs0 is loaded with dlopen when present (no -dev package needed);
-# libssl-dev provides libcrypto for the schema hashes; libmicrohttpd-dev serves
+# libssl-dev provides libcrypto for the schema hashes; libisal-dev the recording
+# blocks' CRC32C (lib/util/crc32c.hpp); libmicrohttpd-dev serves
 # `evring metrics --listen`; the python3-* packages build and test the Python
 # package (tests/python, run by meson test as python_test; python3-pandas for
 # Batch.to_dataframe, optional: its test skips without it); valgrind for scripts/bench's
 # per-event counts (cachegrind); cargo and rustc (Debian's: rustc 1.63) build and test the Rust
 # crate offline (rust/, docs/rust.md; meson test runs it as rust_test).
 EVRING_PACKAGES=(g++ meson ninja-build pkg-config python3 jq libhugetlbfs0 libcli11-dev libfmt-dev
-                 libssl-dev libtomlplusplus-dev libgtest-dev libbenchmark-dev libzstd-dev zstd libboost-dev util-linux
+                 libssl-dev libtomlplusplus-dev libgtest-dev libbenchmark-dev libzstd-dev zstd libisal-dev libboost-dev util-linux
                  libnats-dev nats-server protobuf-compiler prometheus tmux libmicrohttpd-dev
                  python3-dev python3-pybind11 pybind11-dev python3-numpy python3-pytest python3-pandas
                  valgrind cargo rustc)

