@@ -45,16 +45,31 @@ void add(const Schema& schema, MarkTable& table, std::uint16_t type, std::uint32
     table[type].push_back(mark);
 }
 
-}  // namespace
-
-SpanMarker span_marker(const Schema& schema) {
-    auto table = std::make_shared<MarkTable>();
+MarkTable mark_table(const Schema& schema) {
+    MarkTable table;
     for (const SchemaSpan& span : schema.spans()) {
         const std::uint32_t key = span_index_key(span.name);
-        for (const std::uint16_t type : span.begin) add(schema, *table, type, key, span.label, span.id);
+        for (const std::uint16_t type : span.begin) add(schema, table, type, key, span.label, span.id);
         for (const SchemaSpanStage& stage : span.stages)
-            add(schema, *table, stage.event, span_index_key(span.name, stage.name), stage.label, stage.id);
+            add(schema, table, stage.event, span_index_key(span.name, stage.name), stage.label, stage.id);
     }
+    return table;
+}
+
+}  // namespace
+
+// One table makes both: the types span_marked_types gives are exactly those
+// the marker has fields for.
+std::vector<std::uint16_t> span_marked_types(const Schema& schema) {
+    const MarkTable table = mark_table(schema);
+    std::vector<std::uint16_t> types;
+    for (std::size_t type = 0; type < table.size(); ++type)
+        if (!table[type].empty()) types.push_back(static_cast<std::uint16_t>(type));
+    return types;
+}
+
+SpanMarker span_marker(const Schema& schema) {
+    auto table = std::make_shared<MarkTable>(mark_table(schema));
     if (table->empty()) return {};
     return [table](const EventDescriptor& event, std::span<const std::byte> payload, std::span<SpanMark> out) {
         if (event.event_type >= table->size()) return std::size_t{0};

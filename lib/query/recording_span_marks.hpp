@@ -17,11 +17,18 @@
 // calls it on its caller's thread (recording_writer.hpp).
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "evring/schema/schema.hpp"
 #include "recording/recording_index.hpp"
 
 namespace evring {
 
 SpanMarker span_marker(const Schema& schema);
+// The event types span_marker(schema) may mark (RecordingOptions::
+// span_marked_types): each span's opening types and stage events that have
+// a label field. Events of the others stay on the writer's inline path.
+std::vector<std::uint16_t> span_marked_types(const Schema& schema);
 
 }  // namespace evring

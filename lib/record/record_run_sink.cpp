@@ -11,13 +11,9 @@
 
 namespace evring {
 
-RecordRunSink::RecordRunSink(RegisteringSink& seen, RecordSink& recorder, const RecordingOptions& recording)
-    : seen_(seen), recorder_(recorder),
-      writes_inline_(!recording.span_marker && recording.rotate_bytes == 0 && !recording.ring_set) {}
-
 bool RecordRunSink::takes_runs(const RingSource& source) const noexcept {
     (void)source;  // follow() has checked it is a plain ring
-    return writes_inline_;
+    return recorder_.writer().inline_path();
 }
 
 // Stretches inline under one guard each, and between them the one event
@@ -37,7 +33,8 @@ Result<detail::RingRunSink::Taken> RecordRunSink::take_run(RingSource& source, s
         publish(source, run.subspan(from, kept));
         if (!recorder_.kept(kept)) taken.end = FollowEnd::Sink;
         if (taken.end || taken.looked == run.size()) break;
-        // An event the stretch left: expired, out of bounds, or the writer's slow path.
+        // An event the stretch left: expired, out of bounds, or the writer's slow path
+        // (a block's end, span marks).
         auto one = record_one(source, run[taken.looked++]);
         if (!one) return std::move(one).error();
         if (*one)
@@ -77,7 +74,8 @@ void RecordRunSink::stage_inline(const MappedRing& ring, std::span<EventDescript
             ++i;  // looked at, as follow() does, and not recorded
             break;
         }
-        if (d.payload_size > max_payload || !writer.stages_inline(d.payload_size)) break;
+        // Out of bounds, the block's end, or a type that gets span marks: record_one.
+        if (d.payload_size > max_payload || !writer.stages_inline(d)) break;
         std::byte* dst = writer.inline_payload_space();
         // The writer's state is in memory before a copy that may fault
         // (sigbus_guard.hpp: the guard abandons the copy mid-way).

@@ -11,7 +11,7 @@
 // staging buffer (RecordingWriter::inline_payload_space) under one SIGBUS
 // guard per stretch of events, checks it after the copy (payload.hpp,
 // P1..P3) as the reader's copy_payload does, and only then stages the event
-// (stage_copied_event): about 126 instructions per event
+// (stage_copied_event): about 126 instructions per 64 B event
 // (scripts/bench-record-counts, docs/recording-format.md).
 //
 // Contract: what record_source records and reports through runs is what it
@@ -32,8 +32,10 @@
 //
 // When it takes runs: follow() gives them when nothing looks at events one
 // by one before the sink (follow_loop.hpp), and this sink takes them when its
-// writer's inline path is on (no span marks, no rotation, not a ring set:
-// the writer does more per record then, recording_writer_inline.hpp).
+// writer's inline path is on (no rotation, not a ring set: the writer does
+// more per record then, recording_writer_inline.hpp). Span marks (a schema
+// with span labels: Monad's blocks) leave it on: only the events of the
+// types that get marks go through the sinks, one at a time (record_one).
 // record_source uses it only when the sinks are `seen` and the recorder: a
 // named reader's commits and a binding's registration sit between them and
 // see every event, so they keep events one at a time.
@@ -53,9 +55,8 @@ namespace evring {
 
 class RecordRunSink final : public FollowSink, public detail::RingRunSink {
 public:
-    // `seen` is the registration whose inner sink is `recorder`, whose
-    // writer was made with `recording`.
-    RecordRunSink(RegisteringSink& seen, RecordSink& recorder, const RecordingOptions& recording);
+    // `seen` is the registration whose inner sink is `recorder`.
+    RecordRunSink(RegisteringSink& seen, RecordSink& recorder) : seen_(seen), recorder_(recorder) {}
 
     // Whether follow() gave it runs (the direct path ran).
     bool took_runs() const noexcept { return took_runs_; }
@@ -81,7 +82,6 @@ private:
 
     RegisteringSink& seen_;
     RecordSink& recorder_;
-    bool writes_inline_;  // the writer's inline path is on (see "When it takes runs")
     bool took_runs_ = false;
     std::vector<std::byte> scratch_;  // record_one's copies
 };

@@ -72,7 +72,10 @@ ReaderInfo recorder_info(const RecordJob& job) {
 
 void describe_recording(const EventSource& source, const Schema* schema, RecordingOptions& options) {
     options.schema = source.schema();
-    if (schema != nullptr) options.span_marker = span_marker(*schema);
+    if (schema != nullptr) {
+        options.span_marker = span_marker(*schema);
+        options.span_marked_types = span_marked_types(*schema);  // the other types stay inline
+    }
     options.ring_set = source.identity().members;  // member ids in every record
     if (const SourceKind kind = source.kind(); kind == SourceKind::Ring || kind == SourceKind::RingSet)
         options.origin_instance = source.identity().instance;
@@ -116,7 +119,7 @@ Result<Recorded> record_source(std::unique_ptr<EventSource>& source, RecordJob& 
     // reader's commits (CommitSink) sit between them and see every event, so
     // they keep events one at a time.
     std::optional<RecordRunSink> runs;
-    if (!fed && !committing) runs.emplace(seen, sink, job.recording);
+    if (!fed && !committing) runs.emplace(seen, sink);
     FollowSink& first = runs ? static_cast<FollowSink&>(*runs)
                              : committing ? static_cast<FollowSink&>(*committing) : recorder;
     auto result = follow(source, job.follow, first);

@@ -90,8 +90,15 @@ Result<RecordingWriter> RecordingWriter::create(const std::string& path, const R
     if (auto s = state->open_file(0); !s) return std::move(s).error();
     state->sink = std::make_unique<detail::RecordingSink>(options.compress, options.compression_level, options.on_block,
                                                           options.threads);
-    // What the inline path cannot do (recording_writer_inline.hpp).
-    state->inline_staging = !options.span_marker && !options.ring_set && options.rotate_bytes == 0;
+    // What the inline path cannot do (recording_writer_inline.hpp), and
+    // which types it leaves to the span marker.
+    state->inline_staging = (!options.span_marker || !options.span_marked_types.empty()) && !options.ring_set &&
+                            options.rotate_bytes == 0;
+    if (options.span_marker && state->inline_staging) {
+        state->marked_types.assign(std::size_t{1} << 10, 0);  // a bit per uint16 type
+        for (const std::uint16_t type : options.span_marked_types)
+            state->marked_types[type >> 6] |= std::uint64_t{1} << (type & 63);
+    }
     return RecordingWriter(std::move(state));
 }
 
@@ -155,7 +162,10 @@ void RecordingWriter::rearm() noexcept {
     fast_.next = data + s.staged;
     fast_.limit = data + s.stage.capacity();
     fast_.block_end = data + detail::kBlockTarget;
+    fast_.marked = s.marked_types.empty() ? nullptr : s.marked_types.data();
 }
+
+bool RecordingWriter::inline_path() const noexcept { return state_->inline_staging; }
 
 // The inline path's record reached the block's end.
 Status RecordingWriter::end_block() {

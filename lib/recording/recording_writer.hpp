@@ -48,6 +48,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "evring/error.hpp"
 #include "evring/format.hpp"
@@ -87,8 +88,14 @@ struct RecordingOptions {
     // (recording_index.hpp; span_marker(schema), query/recording_span_marks.hpp,
     // reads the schema's labels).
     // Empty: the recording's index has block, sequence number and time
-    // entries only. Called on the caller's thread for every kept event.
+    // entries only. Called on the caller's thread for every kept event of
+    // the types below.
     SpanMarker span_marker{};
+    // The event types span_marker may mark (span_marked_types(schema) in
+    // query/recording_span_marks.hpp); it writes none for any other type,
+    // whose events then stay on the inline path. Empty with a span_marker:
+    // it may mark any type, and every event goes out of line.
+    std::vector<std::uint16_t> span_marked_types{};
     // False: a version 2 file, without index blocks, for a reader that
     // predates version 3 (and for tests of old files).
     bool index = true;
@@ -142,7 +149,11 @@ public:
     // lock, allocate nothing and make no system call: a caller may run them
     // inside a SIGBUS guard, around its copy from a mapped ring
     // (lib/record/record_run_sink.hpp).
-    bool stages_inline(std::uint32_t payload_size) const noexcept;
+    bool stages_inline(const EventDescriptor& event) const noexcept;
+    // Whether the inline path is on at all: off with ring sets, rotation, a
+    // span marker without its types, and after finish
+    // (recording_writer_inline.hpp).
+    bool inline_path() const noexcept;
     // Where begin_event will put the payload of the next event while
     // stages_inline says so for it. A caller may copy the payload there
     // first, check it, and only then begin the event (begin_event writes the
@@ -181,6 +192,8 @@ private:
         std::byte* limit = nullptr;      // the end of the staging buffer
         std::byte* block_end = nullptr;  // a record that ends at or past it ends the block
         std::byte* open = nullptr;       // the event begun inline, until its end_event
+        // Bit t set: events of type t get span marks, out of line (null: none do).
+        const std::uint64_t* marked = nullptr;
         // Of the events kept inline since the last settle().
         std::uint64_t min_seqno = UINT64_MAX, max_seqno = 0;
         std::uint64_t min_nanos = UINT64_MAX, max_nanos = 0;
@@ -193,6 +206,7 @@ private:
     // and descriptor written at `p`, returning where its payload goes; an
     // event kept, counted in Staging.
     static std::byte* put_event_head(std::byte* p, const EventDescriptor& event) noexcept;
+    bool marks(std::uint16_t event_type) const noexcept;
     void count_staged(std::uint64_t seqno, std::uint64_t nanos) noexcept;
     Status end_event_slow(bool payload_intact);
     Status end_block();

@@ -8,9 +8,12 @@
 // settle() hands them to State. Every other call settles first and re-arms
 // after (recording_writer.cpp), so State is whole whenever code outside this
 // header reads it. The path is off (Staging::next null) where a kept event
-// needs more than counting: span marks (options.span_marker), ring sets
-// (member rows and on_block's member marks), rotation (the file's size is
-// checked after each record), and after finish.
+// needs more than counting: ring sets (member rows and on_block's member
+// marks), rotation (the file's size is checked after each record), a span
+// marker whose types are not given, and after finish. With them given
+// (options.span_marked_types), only events of those types go out of line,
+// for their marks (Staging::marked): a block opening or stage of a Monad
+// ring, against thousands of other events in its block.
 //
 // Thread safety: the writer's one caller thread, like every writer call.
 #pragma once
@@ -38,12 +41,19 @@ inline void RecordingWriter::count_staged(std::uint64_t seqno, std::uint64_t nan
     ++totals_.events;
 }
 
+inline bool RecordingWriter::marks(std::uint16_t event_type) const noexcept {
+    const std::uint64_t* marked = fast_.marked;
+    return marked != nullptr && ((marked[event_type >> 6] >> (event_type & 63)) & 1) != 0;
+}
+
 inline std::byte* RecordingWriter::begin_event(const EventDescriptor& event) {
     constexpr std::size_t kHead = sizeof(RecordHeader) + sizeof(EventDescriptor);
     Staging& f = fast_;
     std::byte* p = f.next;
     // Fits the buffer, so far below kMaxRecordedPayload: never oversized.
-    if (static_cast<std::size_t>(f.limit - p) >= kHead + event.payload_size) [[likely]] {
+    // A marked type's begin_event_slow leaves `open` null: its end_event
+    // writes the marks.
+    if (static_cast<std::size_t>(f.limit - p) >= kHead + event.payload_size && !marks(event.event_type)) [[likely]] {
         std::byte* payload = put_event_head(p, event);
         f.open = p;
         f.next = payload + event.payload_size;
@@ -69,10 +79,10 @@ inline Status RecordingWriter::end_event(bool payload_intact) {
 
 // An event record that ends before block_end leaves end_event's inline
 // return as well: neither call leaves this header. Off (next null): false.
-inline bool RecordingWriter::stages_inline(std::uint32_t payload_size) const noexcept {
+inline bool RecordingWriter::stages_inline(const EventDescriptor& event) const noexcept {
     constexpr std::ptrdiff_t kHead = sizeof(RecordHeader) + sizeof(EventDescriptor);
     const Staging& f = fast_;
-    return kHead + static_cast<std::ptrdiff_t>(payload_size) < f.block_end - f.next;
+    return kHead + static_cast<std::ptrdiff_t>(event.payload_size) < f.block_end - f.next && !marks(event.event_type);
 }
 
 inline std::byte* RecordingWriter::inline_payload_space() const noexcept {

@@ -35,6 +35,7 @@ struct RecordingWriter::State {
     detail::ByteBuffer stage;             // records of the block being staged
     std::size_t staged = 0;               // stale while the inline path stages (see settle)
     bool inline_staging = false;          // the options allow recording_writer_inline.hpp's path
+    std::vector<std::uint64_t> marked_types;  // options.span_marked_types as bits (Staging::marked)
     std::size_t open_record = 0;          // offset of the record begun by begin_event
     bool open_oversized = false;          // its payload cannot be kept
     detail::BlockMeta block;              // of the block being staged

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "evring/ring/ring_reader.hpp"
+#include "evring/schema/schema.hpp"
 #include "record/record_source.hpp"
 #include "recording/recording_reader.hpp"
 #include "registry/reader_listing.hpp"
@@ -98,6 +99,75 @@ TEST(RecordRunSink, APlainRingIsRecordedDirectlyAndAFilteredOneIsNot) {
         EXPECT_EQ(value, i + 1) << "the payload travels with its event";
     }
     EXPECT_EQ(recorded, read_back(dir.file("general.evrec")));
+}
+
+// The rings here as a schema with a span: type 2 (every third seqno) opens
+// "round", labelled by its payload, the seqno.
+constexpr std::string_view kRounds = R"(
+content_type = 1003
+content_name = "t"
+flow_tags = ["round"]
+
+[[event]]
+number = 2
+name = "OPEN"
+payload = "round"
+
+[[event]]
+number = 3
+name = "WORK"
+
+[[event]]
+number = 4
+name = "CLOSE"
+
+[struct.round]
+fields = [{ name = "number", type = "u64" }]
+
+[span.round]
+begin = "OPEN"
+end = "CLOSE"
+key = ["round"]
+label = "number"
+)";
+
+// A schema with span labels (a Monad ring's case) keeps the direct path:
+// only the opening events go through the sinks for their span marks, and
+// the recording and its span index are the general path's.
+TEST(RecordRunSink, ARingWithSpanMarksIsRecordedDirectlyWithTheSameSpanIndex) {
+    auto schema = Schema::parse(kRounds, "rounds.toml");
+    ASSERT_TRUE(schema.ok()) << schema.error().message();
+    test::SeqnoRing ring;
+    ring.publish(60);
+    test::TempDir dir;
+    Recorder direct(dir.file("direct.evrec")), general(dir.file("general.evrec"));
+    direct.job.schema = general.job.schema = &*schema;
+    keep_general(general.job);
+    direct.job.follow.count = general.job.follow.count = 60;
+    auto a = direct.run(ring);
+    auto b = general.run(ring);
+    ASSERT_TRUE(a.ok()) << a.error().message();
+    ASSERT_TRUE(b.ok()) << b.error().message();
+    EXPECT_TRUE(a->direct);
+    EXPECT_EQ(a->totals.events, 60u);
+    EXPECT_EQ(read_back(dir.file("direct.evrec")), read_back(dir.file("general.evrec")));
+    auto x = RecordingReader::open(dir.file("direct.evrec"));
+    auto y = RecordingReader::open(dir.file("general.evrec"));
+    ASSERT_TRUE(x.ok() && y.ok());
+    const std::uint32_t key = span_index_key("round");
+    for (std::uint64_t label = 1; label <= 61; ++label) {
+        auto p = x->find(IndexQuery::span(key, label));
+        auto q = y->find(IndexQuery::span(key, label));
+        ASSERT_TRUE(p.ok() && q.ok());
+        if (label % 3 == 0 && label <= 60) {
+            ASSERT_EQ(p->outcome, IndexOutcome::Found) << "round " << label;
+            EXPECT_EQ(p->seqno, label);
+        } else {
+            EXPECT_NE(p->outcome, IndexOutcome::Found) << "no round " << label;
+        }
+        EXPECT_EQ(p->outcome, q->outcome) << "round " << label;
+        EXPECT_EQ(p->seqno, q->seqno) << "round " << label;
+    }
 }
 
 TEST(RecordRunSink, StopsAtTheStopSeqnoAsTheGeneralPathDoes) {

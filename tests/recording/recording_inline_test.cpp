@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "recording/recording_reader.hpp"
 #include "recording/recording_writer.hpp"
 #include "support/recording_files.hpp"
 
@@ -62,10 +63,10 @@ struct Written {
     RecordingTotals totals;
 };
 
-Written write(const std::string& path, bool inline_path, bool finish) {
+Written write_with(const std::string& path, const RecordingOptions& options, bool finish) {
     Written out;
     {
-        auto writer = RecordingWriter::create(path, test::recording_source_header(), options_with(inline_path));
+        auto writer = RecordingWriter::create(path, test::recording_source_header(), options);
         EXPECT_TRUE(writer.ok()) << writer.error().message();
         out.sizes = write_script(*writer);
         out.totals = writer->totals();
@@ -76,6 +77,10 @@ Written write(const std::string& path, bool inline_path, bool finish) {
     out.replay = test::replay(path);
     out.blocks = test::list_blocks(test::read_file(path));
     return out;
+}
+
+Written write(const std::string& path, bool inline_path, bool finish) {
+    return write_with(path, options_with(inline_path), finish);
 }
 
 void expect_same(const Written& a, const Written& b) {
@@ -118,6 +123,54 @@ TEST(RecordingInline, DestroyedWithoutFinishKeepsWhatWasStagedInline) {
     const Written slow = write(dir.file("out_of_line.evrec"), false, false);
     expect_same(fast, slow);
     EXPECT_EQ(fast.replay.event_seqnos().size(), fast.totals.events);
+}
+
+// Span marks on events of type 3 (test::event_with gives types 1..5 by
+// seqno): labelled by their seqno.
+constexpr std::uint32_t kMarkKey = 77;
+std::size_t mark_type_3(const EventDescriptor& e, std::span<const std::byte>, std::span<SpanMark> out) {
+    if (e.event_type != 3) return 0;
+    out[0] = SpanMark{kMarkKey, 0, e.seqno, e.seqno};
+    return 1;
+}
+
+// With the marked types given, the other types stay inline; the file is the
+// one a writer that takes every event out of line for its marks writes,
+// span index included.
+TEST(RecordingInline, SpanMarkedTypesLeaveTheOtherTypesInlineWithTheSameMarks) {
+    TempDir dir;
+    RecordingOptions typed = options_with(true), untyped = options_with(true);
+    typed.span_marker = untyped.span_marker = mark_type_3;
+    typed.span_marked_types = {3};
+    {
+        auto a = RecordingWriter::create(dir.file("probe_a.evrec"), test::recording_source_header(), typed);
+        auto b = RecordingWriter::create(dir.file("probe_b.evrec"), test::recording_source_header(), untyped);
+        ASSERT_TRUE(a.ok() && b.ok());
+        EXPECT_TRUE(a->inline_path());
+        EXPECT_FALSE(b->inline_path()) << "a marker that may mark any type takes every event out of line";
+    }
+    const Written fast = write_with(dir.file("typed.evrec"), typed, true);
+    const Written slow = write_with(dir.file("untyped.evrec"), untyped, true);
+    expect_same(fast, slow);
+    auto fast_reader = RecordingReader::open(dir.file("typed.evrec"));
+    auto slow_reader = RecordingReader::open(dir.file("untyped.evrec"));
+    ASSERT_TRUE(fast_reader.ok() && slow_reader.ok());
+    std::uint64_t found = 0;
+    for (const std::uint64_t seqno : fast.replay.event_seqnos()) {
+        auto x = fast_reader->find(IndexQuery::span(kMarkKey, seqno));
+        auto y = slow_reader->find(IndexQuery::span(kMarkKey, seqno));
+        ASSERT_TRUE(x.ok() && y.ok());
+        EXPECT_EQ(x->outcome, y->outcome) << "seqno " << seqno;
+        if (seqno % 5 + 1 == 3) {
+            ASSERT_EQ(x->outcome, IndexOutcome::Found) << "seqno " << seqno << " has a mark";
+            EXPECT_EQ(x->seqno, seqno);
+            EXPECT_EQ(x->block.offset, y->block.offset);
+            ++found;
+        } else {
+            EXPECT_NE(x->outcome, IndexOutcome::Found) << "seqno " << seqno << " has none";
+        }
+    }
+    EXPECT_GT(found, 600u);
 }
 
 }  // namespace
