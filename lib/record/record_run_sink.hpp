@@ -32,10 +32,11 @@
 //
 // When it takes runs: follow() gives them when nothing looks at events one
 // by one before the sink (follow_loop.hpp), and this sink takes them when its
-// writer's inline path is on (no rotation, not a ring set: the writer does
-// more per record then, recording_writer_inline.hpp). Span marks (a schema
-// with span labels: Monad's blocks) leave it on: only the events of the
-// types that get marks go through the sinks, one at a time (record_one).
+// writer's inline path is on (not a ring set: the writer does more per record
+// then, recording_writer_inline.hpp). Span marks (a schema with span labels:
+// Monad's blocks) and rotation leave it on: only the events of the types that
+// get marks, and the one that makes a file reach its limit, go through the
+// sinks, one at a time (record_one).
 // record_source uses it only when the sinks are `seen` and the recorder: a
 // named reader's commits and a binding's registration sit between them and
 // see every event, so they keep events one at a time.

@@ -92,8 +92,7 @@ Result<RecordingWriter> RecordingWriter::create(const std::string& path, const R
                                                           options.threads);
     // What the inline path cannot do (recording_writer_inline.hpp), and
     // which types it leaves to the span marker.
-    state->inline_staging = (!options.span_marker || !options.span_marked_types.empty()) && !options.ring_set &&
-                            options.rotate_bytes == 0;
+    state->inline_staging = (!options.span_marker || !options.span_marked_types.empty()) && !options.ring_set;
     if (options.span_marker && state->inline_staging) {
         state->marked_types.assign(std::size_t{1} << 10, 0);  // a bit per uint16 type
         for (const std::uint16_t type : options.span_marked_types)
@@ -161,11 +160,25 @@ void RecordingWriter::rearm() noexcept {
     }
     fast_.next = data + s.staged;
     fast_.limit = data + s.stage.capacity();
-    fast_.block_end = data + detail::kBlockTarget;
+    fast_.block_end = data + std::min<std::uint64_t>(detail::kBlockTarget, rotate_at());
     fast_.marked = s.marked_types.empty() ? nullptr : s.marked_types.data();
 }
 
 bool RecordingWriter::inline_path() const noexcept { return state_->inline_staging; }
+
+// How many staged bytes make the file reach rotate_bytes (after_record's
+// test), so that the inline path ends there as at a block's end; none when
+// it does not rotate. Between two calls out of line, file_bytes grows with
+// the staged bytes alone: the records' own; the index's pending bytes and
+// marks change only out of line (a mark's event goes out of line), and ring
+// sets, whose member rows grow per event, never take the inline path.
+std::uint64_t RecordingWriter::rotate_at() const noexcept {
+    const State& s = *state_;
+    if (s.options.rotate_bytes == 0) return UINT64_MAX;
+    const std::uint64_t fixed = s.file_bytes(1) - 1;  // file_bytes(n) = fixed + n for n > 0
+    return s.options.rotate_bytes > fixed ? std::max<std::uint64_t>(s.options.rotate_bytes - fixed, s.staged)
+                                          : s.staged;  // already reached: the next record rotates
+}
 
 // The inline path's record reached the block's end.
 Status RecordingWriter::end_block() {

@@ -150,9 +150,8 @@ public:
     // inside a SIGBUS guard, around its copy from a mapped ring
     // (lib/record/record_run_sink.hpp).
     bool stages_inline(const EventDescriptor& event) const noexcept;
-    // Whether the inline path is on at all: off with ring sets, rotation, a
-    // span marker without its types, and after finish
-    // (recording_writer_inline.hpp).
+    // Whether the inline path is on at all: off with ring sets, a span
+    // marker without its types, and after finish (recording_writer_inline.hpp).
     bool inline_path() const noexcept;
     // Where begin_event will put the payload of the next event while
     // stages_inline says so for it. A caller may copy the payload there
@@ -190,7 +189,7 @@ private:
     struct Staging {
         std::byte* next = nullptr;       // where the next record goes; null: every call out of line
         std::byte* limit = nullptr;      // the end of the staging buffer
-        std::byte* block_end = nullptr;  // a record that ends at or past it ends the block
+        std::byte* block_end = nullptr;  // a record that ends at or past it ends the block (or rotates)
         std::byte* open = nullptr;       // the event begun inline, until its end_event
         // Bit t set: events of type t get span marks, out of line (null: none do).
         const std::uint64_t* marked = nullptr;
@@ -207,6 +206,7 @@ private:
     // event kept, counted in Staging.
     static std::byte* put_event_head(std::byte* p, const EventDescriptor& event) noexcept;
     bool marks(std::uint16_t event_type) const noexcept;
+    std::uint64_t rotate_at() const noexcept;
     void count_staged(std::uint64_t seqno, std::uint64_t nanos) noexcept;
     Status end_event_slow(bool payload_intact);
     Status end_block();

@@ -9,8 +9,10 @@
 // after (recording_writer.cpp), so State is whole whenever code outside this
 // header reads it. The path is off (Staging::next null) where a kept event
 // needs more than counting: ring sets (member rows and on_block's member
-// marks), rotation (the file's size is checked after each record), a span
-// marker whose types are not given, and after finish. With them given
+// marks), a span marker whose types are not given, and after finish.
+// Rotation keeps it: the record that makes the file reach rotate_bytes ends
+// the inline stretch as a block's end does (Staging::block_end, rotate_at),
+// and the file rotates after it, as out of line. With them given
 // (options.span_marked_types), only events of those types go out of line,
 // for their marks (Staging::marked): a block opening or stage of a Monad
 // ring, against thousands of other events in its block.

@@ -170,6 +170,30 @@ TEST(RecordRunSink, ARingWithSpanMarksIsRecordedDirectlyWithTheSameSpanIndex) {
     }
 }
 
+// Rotation keeps the direct path: the same files, each holding the same
+// records, as the general path writes.
+TEST(RecordRunSink, ARotatingRecordingIsRecordedDirectlyIntoTheSameFiles) {
+    test::SeqnoRing ring(10);  // 1024 descriptors
+    ring.publish(1000);
+    test::TempDir dir;
+    Recorder direct(dir.file("direct.evrec")), general(dir.file("general.evrec"));
+    direct.job.recording.rotate_bytes = general.job.recording.rotate_bytes = 8 << 10;
+    direct.job.recording.compress = general.job.recording.compress = false;
+    direct.job.follow.count = general.job.follow.count = 1000;
+    keep_general(general.job);
+    auto a = direct.run(ring);
+    auto b = general.run(ring);
+    ASSERT_TRUE(a.ok()) << a.error().message();
+    ASSERT_TRUE(b.ok()) << b.error().message();
+    EXPECT_TRUE(a->direct);
+    EXPECT_EQ(a->totals.events, 1000u);
+    EXPECT_GT(a->totals.files, 5u);
+    EXPECT_EQ(a->totals.files, b->totals.files);
+    for (std::uint32_t i = 0; i < a->totals.files; ++i)
+        EXPECT_EQ(read_back(rotated_path(dir.file("direct.evrec"), i)), read_back(rotated_path(dir.file("general.evrec"), i)))
+            << "file " << i;
+}
+
 TEST(RecordRunSink, StopsAtTheStopSeqnoAsTheGeneralPathDoes) {
     test::SeqnoRing ring;
     ring.publish(50);

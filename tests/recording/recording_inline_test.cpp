@@ -3,8 +3,9 @@
 // path settles and re-arms at every kind of boundary (a gap, an expired
 // payload begun inline, an event too big for the staging buffer, flushes,
 // blocks ended by size, a writer moved and one destroyed without finish),
-// give the same records, the same blocks and the same sizes. Rotation turns
-// the inline path off (a size at which it never rotates): the reference.
+// give the same records, the same blocks and the same sizes, and with
+// rotation the same files. A span marker without its types turns the inline
+// path off: the reference.
 #include <unistd.h>
 
 #include <cstdint>
@@ -22,10 +23,15 @@ namespace {
 
 using test::TempDir;
 
-RecordingOptions options_with(bool inline_path) {
+// A span marker that marks nothing, without the types it marks, takes every
+// event out of line and changes nothing in the file: the reference.
+std::size_t marks_nothing(const EventDescriptor&, std::span<const std::byte>, std::span<SpanMark>) { return 0; }
+
+RecordingOptions options_with(bool inline_path, std::uint64_t rotate_bytes = 0) {
     RecordingOptions options;
     options.compress = false;  // stored sizes comparable byte for byte
-    if (!inline_path) options.rotate_bytes = UINT64_MAX;  // checked after every record: out of line, never reached
+    options.rotate_bytes = rotate_bytes;
+    if (!inline_path) options.span_marker = marks_nothing;
     return options;
 }
 
@@ -123,6 +129,38 @@ TEST(RecordingInline, DestroyedWithoutFinishKeepsWhatWasStagedInline) {
     const Written slow = write(dir.file("out_of_line.evrec"), false, false);
     expect_same(fast, slow);
     EXPECT_EQ(fast.replay.event_seqnos().size(), fast.totals.events);
+}
+
+// Rotation keeps the inline path: the record that makes a file reach the
+// limit ends the inline stretch, and each file of the series is the one the
+// out-of-line path writes, record for record and block for block.
+TEST(RecordingInline, RotatesAtTheRecordTheOutOfLinePathRotatesAt) {
+    TempDir dir;
+    constexpr std::uint64_t kRotate = 96 << 10;
+    {
+        auto probe = RecordingWriter::create(dir.file("probe.evrec"), test::recording_source_header(),
+                                             options_with(true, kRotate));
+        ASSERT_TRUE(probe.ok());
+        EXPECT_TRUE(probe->inline_path());
+    }
+    const Written fast = write_with(dir.file("inline.evrec"), options_with(true, kRotate), true);
+    const Written slow = write_with(dir.file("out_of_line.evrec"), options_with(false, kRotate), true);
+    EXPECT_EQ(fast.sizes, slow.sizes);
+    EXPECT_EQ(fast.totals.files, slow.totals.files);
+    EXPECT_GT(fast.totals.files, 5u);
+    for (std::uint32_t i = 0; i < fast.totals.files; ++i) {
+        const std::string a = rotated_path(dir.file("inline.evrec"), i), b = rotated_path(dir.file("out_of_line.evrec"), i);
+        const test::Bytes fa = test::read_file(a), fb = test::read_file(b);
+        EXPECT_EQ(fa.size(), fb.size()) << "file " << i;
+        EXPECT_LE(fa.size(), kRotate + (700 << 10) + 4096) << "file " << i << ": the limit plus one record (the script's largest)";
+        Written x, y;
+        x.replay = test::replay(a);
+        y.replay = test::replay(b);
+        x.blocks = test::list_blocks(fa);
+        y.blocks = test::list_blocks(fb);
+        x.sizes = y.sizes = {};
+        expect_same(x, y);
+    }
 }
 
 // Span marks on events of type 3 (test::event_with gives types 1..5 by
