@@ -264,6 +264,15 @@ bool CommitSink::event(const SourceEvent& event) {
     return commit_if_due();
 }
 
+bool CommitSink::taken(std::uint64_t first, std::uint64_t last) {
+    reader_.handing_run(first, last);
+    // As event(): the clock is read once 256 more events have gone.
+    const std::uint32_t before = since_check_;
+    since_check_ += static_cast<std::uint32_t>(last - first + 1);
+    if ((before >> 8) == (since_check_ >> 8)) return true;
+    return commit_if_due();
+}
+
 bool CommitSink::idle() {
     if (!inner_.idle()) return false;
     return commit_if_due();

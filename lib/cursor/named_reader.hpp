@@ -54,6 +54,7 @@
 // output_written (see there).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -90,6 +91,17 @@ public:
         if (per_member_) return handing_member(seqno, member);
         handing_ = seqno;
         if (seqno >= redo_first_ && seqno <= redo_last_) ++redelivered_;
+    }
+    // The events first..last of a ring (one after another, no gap among
+    // them) handed to the output at once: as handing() for each of them.
+    void handing_run(std::uint64_t first, std::uint64_t last) noexcept {
+        if (per_member_) {
+            for (std::uint64_t s = first; s <= last; ++s) handing_member(s, 0);
+            return;
+        }
+        handing_ = last;
+        const std::uint64_t from = std::max(first, redo_first_), to = std::min(last, redo_last_);
+        if (from <= to) redelivered_ += to - from + 1;
     }
     // Around each write of the output.
     void writing() noexcept;
@@ -201,6 +213,10 @@ public:
 
     void started(const EventSource& source) override;
     bool event(const SourceEvent& event) override;
+    // The ring's events first..last went to the output at once, past the
+    // inner sink (a recorder's direct path: lib/record/record_run_sink.hpp):
+    // as event() for each. False: a commit failed (error()) or its flush did.
+    bool taken(std::uint64_t first, std::uint64_t last);
     bool gap(const SourceGap& gap) override { return inner_.gap(gap); }
     void notice(std::string_view text) override { inner_.notice(text); }
     bool idle() override;

@@ -32,6 +32,9 @@ Result<detail::RingRunSink::Taken> RecordRunSink::take_run(RingSource& source, s
         const auto kept = static_cast<std::uint32_t>(taken.kept - before);
         publish(source, run.subspan(from, kept));
         if (!recorder_.kept(kept)) taken.end = FollowEnd::Sink;
+        if (kept > 0 && commits_ != nullptr && !taken.end &&
+            !commits_->taken(run[from].seqno, run[from + kept - 1].seqno))
+            taken.end = FollowEnd::Sink;
         if (taken.end || taken.looked == run.size()) break;
         // An event the stretch left: expired, out of bounds, or the writer's slow path
         // (a block's end, span marks).
@@ -112,7 +115,7 @@ Result<bool> RecordRunSink::record_one(RingSource& source, const EventDescriptor
     SourceEvent event;
     event.descriptor = d;
     if (source.fill_payload(event) == SourceStep::Failed) return source.error();
-    return seen_.event(event);
+    return first_.event(event);
 }
 
 }  // namespace evring

@@ -25,7 +25,10 @@
 //   the recorder, as follow() calls them;
 // - the reader's registration sees every event's position (after each
 //   stretch), so `evring readers` shows the same lag and losses;
-// - a sink refusing (keep_going, a failed write) ends the loop (Sink);
+// - a named recorder's position moves with every stretch, and it commits as
+//   often as event by event (CommitSink::taken);
+// - a sink refusing (keep_going, a failed write, a failed commit) ends the
+//   loop (Sink);
 // - a ring file cut short under the copy ends the loop with the error the
 //   ring source gives ("copying a payload"), and the event being copied is
 //   not recorded.
@@ -37,15 +40,17 @@
 // Monad's blocks) and rotation leave it on: only the events of the types that
 // get marks, and the one that makes a file reach its limit, go through the
 // sinks, one at a time (record_one).
-// record_source uses it only when the sinks are `seen` and the recorder: a
-// named reader's commits and a binding's registration sit between them and
-// see every event, so they keep events one at a time.
+// record_source uses it unless a binding's registration sits between the
+// sinks: that sees every event, so it keeps events one at a time. A named
+// reader's commits (CommitSink) are told of each stretch at once
+// (CommitSink::taken), as of each of its events.
 //
 // Thread safety: one thread, the recording's.
 #pragma once
 
 #include <vector>
 
+#include "cursor/named_reader.hpp"
 #include "evring/source/follow.hpp"
 #include "recording/recording_writer.hpp"
 #include "sink/record_sink.hpp"
@@ -56,19 +61,23 @@ namespace evring {
 
 class RecordRunSink final : public FollowSink, public detail::RingRunSink {
 public:
-    // `seen` is the registration whose inner sink is `recorder`.
-    RecordRunSink(RegisteringSink& seen, RecordSink& recorder) : seen_(seen), recorder_(recorder) {}
+    // `seen` is the registration whose inner sink is `recorder`; `commits`,
+    // when not null, a named reader's commits whose inner sink is `seen`.
+    // FollowSink calls go to the first of them.
+    RecordRunSink(RegisteringSink& seen, RecordSink& recorder, CommitSink* commits)
+        : first_(commits != nullptr ? static_cast<FollowSink&>(*commits) : seen), seen_(seen), recorder_(recorder),
+          commits_(commits) {}
 
     // Whether follow() gave it runs (the direct path ran).
     bool took_runs() const noexcept { return took_runs_; }
 
-    void started(const EventSource& source) override { seen_.started(source); }
-    bool event(const SourceEvent& event) override { return seen_.event(event); }
-    bool gap(const SourceGap& gap) override { return seen_.gap(gap); }
-    void notice(std::string_view text) override { seen_.notice(text); }
-    bool idle() override { return seen_.idle(); }
+    void started(const EventSource& source) override { first_.started(source); }
+    bool event(const SourceEvent& event) override { return first_.event(event); }
+    bool gap(const SourceGap& gap) override { return first_.gap(gap); }
+    void notice(std::string_view text) override { first_.notice(text); }
+    bool idle() override { return first_.idle(); }
     void replaced(const EventSource& old_source, const EventSource& new_source) override {
-        seen_.replaced(old_source, new_source);
+        first_.replaced(old_source, new_source);
     }
 
     bool takes_runs(const RingSource& source) const noexcept override;
@@ -81,8 +90,10 @@ private:
     Result<bool> record_one(RingSource& source, const EventDescriptor& d);
     void publish(const RingSource& source, std::span<const EventDescriptor> kept) noexcept;
 
+    FollowSink& first_;
     RegisteringSink& seen_;
     RecordSink& recorder_;
+    CommitSink* commits_;
     bool took_runs_ = false;
     std::vector<std::byte> scratch_;  // record_one's copies
 };

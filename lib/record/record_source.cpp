@@ -114,12 +114,11 @@ Result<Recorded> record_source(std::unique_ptr<EventSource>& source, RecordJob& 
             return !sync_failed;
         }, std::chrono::seconds(1));
     job.follow.payloads = PayloadRead::Copy;
-    // The direct path (record_run_sink.hpp) when the sinks are the two it
-    // updates itself: a binding's registration (FeedRegistration) and a named
-    // reader's commits (CommitSink) sit between them and see every event, so
-    // they keep events one at a time.
+    // The direct path (record_run_sink.hpp) when the sinks are the ones it
+    // updates itself: a binding's registration (FeedRegistration) sits
+    // between them and sees every event, so it keeps events one at a time.
     std::optional<RecordRunSink> runs;
-    if (!fed && !committing) runs.emplace(seen, sink);
+    if (!fed) runs.emplace(seen, sink, committing ? &*committing : nullptr);
     FollowSink& first = runs ? static_cast<FollowSink&>(*runs)
                              : committing ? static_cast<FollowSink&>(*committing) : recorder;
     auto result = follow(source, job.follow, first);

@@ -6,6 +6,7 @@
 // records), with --count, a stop seqno and a stop time, the registration's
 // position and losses, the stop flag; a payload buffer cut off under it
 // ends the recording with the ring source's error.
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +18,7 @@
 
 #include "evring/ring/ring_reader.hpp"
 #include "evring/schema/schema.hpp"
+#include "cursor/named_reader.hpp"
 #include "record/record_source.hpp"
 #include "recording/recording_reader.hpp"
 #include "registry/reader_listing.hpp"
@@ -192,6 +194,38 @@ TEST(RecordRunSink, ARotatingRecordingIsRecordedDirectlyIntoTheSameFiles) {
     for (std::uint32_t i = 0; i < a->totals.files; ++i)
         EXPECT_EQ(read_back(rotated_path(dir.file("direct.evrec"), i)), read_back(rotated_path(dir.file("general.evrec"), i)))
             << "file " << i;
+}
+
+// A named recorder keeps the direct path: its position moves with every
+// stretch (CommitSink::taken), so what it commits is the last event
+// recorded, and a second run resumes after it.
+TEST(RecordRunSink, ANamedRecorderIsRecordedDirectlyAndResumesAfterWhatItRecorded) {
+    test::SeqnoRing ring;
+    ring.publish(40);
+    test::TempDir dir;
+    ASSERT_EQ(::setenv("EVRING_STATE_DIR", dir.file("state").c_str(), 1), 0);
+    auto run = [&](const std::string& output, std::uint64_t count) -> std::uint64_t {
+        auto named = NamedReader::open("direct-recorder");
+        EXPECT_TRUE(named.ok()) << named.error().message();
+        std::unique_ptr<EventSource> source = ring.open();
+        std::vector<std::string> notices;
+        auto start = (*named)->resume(*source, Position::oldest(), false, false, notices);
+        EXPECT_TRUE(start.ok()) << start.error().message();
+        Recorder r(output);
+        r.job.named = named->get();
+        r.job.follow.start = *start;
+        r.job.follow.count = count;
+        auto recorded = record_source(source, r.job);
+        EXPECT_TRUE(recorded.ok()) << recorded.error().message();
+        EXPECT_TRUE(recorded->direct);
+        return (*named)->last_committed();
+    };
+    EXPECT_EQ(run(dir.file("first.evrec"), 25), 25u);
+    EXPECT_EQ(run(dir.file("second.evrec"), 10), 35u);
+    const auto second = read_back(dir.file("second.evrec"));
+    ASSERT_EQ(second.size(), 10u);
+    EXPECT_EQ(second.front().seqno, 26u) << "resumed after the first run's last event";
+    ::unsetenv("EVRING_STATE_DIR");
 }
 
 TEST(RecordRunSink, StopsAtTheStopSeqnoAsTheGeneralPathDoes) {
