@@ -54,6 +54,8 @@ watch x --until 2026-13-01T00:00:00Z|bad --until '2026-13-01T00:00:00Z': there i
 watch x --from 99999999999999999999|bad --from '99999999999999999999': sequence numbers go up to
 watch x --format xml|bad --format 'xml': expected one of text, hex, jsonl
 snapshot x -o y --level 30|bad --level '30': must be 1 to 19
+record x -o y --level 0|bad --level '0': zstd's levels are 1 to 19, and -1 to -7
+record x -o y --level -8|bad --level '-8': must be -7 to 19
 record x -o y --rotate-size 5Q|bad --rotate-size '5Q'
 record x -o y --threads 65|bad --threads '65': must be 1 to 64
 info x --max-snapshot-size -1M|bad --max-snapshot-size '-1M': a size cannot be negative
@@ -144,7 +146,8 @@ record_live() {
 
 case_record_keeps_every_event_and_watch_replays_it() {
     start_producer live4:16:24 --count 30000 --rate 15000 --keep || { fail record "no ring"; return; }
-    record_live live4 "$WORK/rec.evrec" --threads 3   # blocks compressed on 3 threads, written in order
+    # Blocks compressed on 3 threads at zstd's first fast level, written in order.
+    record_live live4 "$WORK/rec.evrec" --threads 3 --level -1
     [[ $RECORD_RC == 0 ]] || { fail record "exit $RECORD_RC: $(cat "$WORK/rec.evrec.err")"; return; }
     evring watch "$WORK/rec.evrec" --from oldest --format jsonl >"$WORK/rec.jsonl" 2>/dev/null
     check_contiguous "$WORK/rec.jsonl" 1 30000 || { fail record "replay is not seqnos 1..30000"; return; }

@@ -53,8 +53,10 @@ Result<RecordPlan> plan_record(RecordOptions& options) {
         plan.recording.rotate_bytes = *size;
     }
     if (options.level) {
-        auto level = parse_int_in("--level", *options.level, 1, 19);
+        // zstd's fast levels are negative; 0 would be zstd's own default (3).
+        auto level = parse_int_in("--level", *options.level, -7, 19);
         if (!level) return std::move(level).error();
+        if (*level == 0) return Error(EINVAL, "bad --level '0': zstd's levels are 1 to 19, and -1 to -7 for its fast levels");
         plan.recording.compression_level = *level;
     }
     if (options.threads) {
@@ -186,7 +188,8 @@ Command add_record(CLI::App& app) {
     o->select.add_filters(*c, {.type = nullptr, .flow = nullptr,
                                .where = "Record only events this expression keeps (docs/cli.md)"});
     c->add_flag("--no-compress", o->no_compress, "Write records without zstd");
-    c->add_option("--level", o->level, "zstd level, 1 to 19 (default 1)")->type_name("LEVEL");
+    c->add_option("--level", o->level, "zstd level, 1 to 19, or -1 to -7 for its fast levels (default 1)")
+        ->type_name("LEVEL");
     c->add_option("--threads", o->threads, "Threads that compress, 1 to 64 (default 1; --no-compress uses one)")
         ->type_name("N");
     c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
