@@ -102,7 +102,7 @@ void RecordRunSink::stage_inline(const MappedRing& ring, std::span<EventDescript
 // staged inline: the source stands after each one. No gap comes within a
 // run, so the counts are the source's now.
 void RecordRunSink::publish(const RingSource& source, std::span<const EventDescriptor> kept) noexcept {
-    ReaderRegistration* registration = seen_.ring_registration();
+    ReaderRegistration* registration = registration_.ring_registration();
     if (registration == nullptr) return;
     const SourceCounters& c = source.counters();
     for (const EventDescriptor& d : kept) registration->on_event(d.record_epoch_nanos, d.seqno + 1, c.lost, c.abandoned);

@@ -21,8 +21,8 @@
 //   meanwhile is recorded as the general path records it (an expired
 //   record, descriptor only), and so is one whose size cannot fit the ring
 //   (RecordSink::event, to which those events go);
-// - gaps, notices, idling, started: through the registration (`seen`) and
-//   the recorder, as follow() calls them;
+// - gaps, notices, idling, started: through the sinks, as follow() calls
+//   them;
 // - the reader's registration sees every event's position (after each
 //   stretch), so `evring readers` shows the same lag and losses;
 // - a named recorder's position moves with every stretch, and it commits as
@@ -40,10 +40,11 @@
 // Monad's blocks) and rotation leave it on: only the events of the types that
 // get marks, and the one that makes a file reach its limit, go through the
 // sinks, one at a time (record_one).
-// record_source uses it unless a binding's registration sits between the
-// sinks: that sees every event, so it keeps events one at a time. A named
-// reader's commits (CommitSink) are told of each stretch at once
-// (CommitSink::taken), as of each of its events.
+// record_source always gives follow() this sink: its own registration, or a
+// binding's reader handle's (evring_source_record, Reader.record), is the
+// one whose position it publishes per event, and a named reader's commits
+// (CommitSink) are told of each stretch at once (CommitSink::taken), as of
+// each of its events.
 //
 // Thread safety: one thread, the recording's.
 #pragma once
@@ -61,12 +62,12 @@ namespace evring {
 
 class RecordRunSink final : public FollowSink, public detail::RingRunSink {
 public:
-    // `seen` is the registration whose inner sink is `recorder`; `commits`,
-    // when not null, a named reader's commits whose inner sink is `seen`.
-    // FollowSink calls go to the first of them.
-    RecordRunSink(RegisteringSink& seen, RecordSink& recorder, CommitSink* commits)
-        : first_(commits != nullptr ? static_cast<FollowSink&>(*commits) : seen), seen_(seen), recorder_(recorder),
-          commits_(commits) {}
+    // `first`: the head of the sinks the loop would call, which ends in
+    // `recorder`; `registration`: the reader registration among them whose
+    // position each staged event moves (RegisteringSink::event); `commits`,
+    // when not null, a named reader's commits among them.
+    RecordRunSink(FollowSink& first, RegisteringSink& registration, RecordSink& recorder, CommitSink* commits)
+        : first_(first), registration_(registration), recorder_(recorder), commits_(commits) {}
 
     // Whether follow() gave it runs (the direct path ran).
     bool took_runs() const noexcept { return took_runs_; }
@@ -91,7 +92,7 @@ private:
     void publish(const RingSource& source, std::span<const EventDescriptor> kept) noexcept;
 
     FollowSink& first_;
-    RegisteringSink& seen_;
+    RegisteringSink& registration_;
     RecordSink& recorder_;
     CommitSink* commits_;
     bool took_runs_ = false;

@@ -114,16 +114,12 @@ Result<Recorded> record_source(std::unique_ptr<EventSource>& source, RecordJob& 
             return !sync_failed;
         }, std::chrono::seconds(1));
     job.follow.payloads = PayloadRead::Copy;
-    // The direct path (record_run_sink.hpp) when the sinks are the ones it
-    // updates itself: a binding's registration (FeedRegistration) sits
-    // between them and sees every event, so it keeps events one at a time.
-    std::optional<RecordRunSink> runs;
-    if (!fed) runs.emplace(seen, sink, committing ? &*committing : nullptr);
-    FollowSink& first = runs ? static_cast<FollowSink&>(*runs)
-                             : committing ? static_cast<FollowSink&>(*committing) : recorder;
-    auto result = follow(source, job.follow, first);
+    // The direct path (record_run_sink.hpp), wherever follow() gives it runs.
+    FollowSink& first = committing ? static_cast<FollowSink&>(*committing) : recorder;
+    RecordRunSink runs(first, fed ? *job.registration : seen, sink, committing ? &*committing : nullptr);
+    auto result = follow(source, job.follow, runs);
     Recorded recorded;
-    recorded.direct = runs && runs->took_runs();
+    recorded.direct = runs.took_runs();
     recorded.written = sink.status();
     if (recorded.written && sync_failed) recorded.written = *sync_failed;
     if (recorded.written) recorded.written = writer->finish();

@@ -21,7 +21,9 @@
 #include "cursor/named_reader.hpp"
 #include "record/record_source.hpp"
 #include "recording/recording_reader.hpp"
+#include "registry/reader_kinds.hpp"
 #include "registry/reader_listing.hpp"
+#include "sink/registering_sink.hpp"
 #include "support/seqno_ring.hpp"
 
 namespace evring {
@@ -351,6 +353,51 @@ TEST(RecordRunSink, TheRegistrationShowsThePositionAndTheLossesAsTheGeneralPath)
     }
     EXPECT_EQ(listed[0].updates, listed[1].updates);
     EXPECT_GE(listed[0].updates, 4u) << "published as it read, not only when idle";
+}
+
+// A binding's reader handle recording (evring_source_record, Reader.record)
+// keeps the direct path: its own registration is the one whose position
+// moves, as on the general path, listed as the recorder while it records and
+// as before after.
+TEST(RecordRunSink, ABindingsOwnRegistrationIsPublishedOnTheDirectPath) {
+    struct Pass final : FollowSink {
+        bool event(const SourceEvent&) override { return true; }
+    } pass;
+    test::TempDir dir;
+    std::vector<ReaderEntry> after;
+    for (bool filtered : {false, true}) {
+        test::SeqnoRing ring(12);  // 4096 descriptors; payloads of 64 KiB hold 1024 of them
+        ring.publish(1000);
+        std::unique_ptr<EventSource> source = ring.open();
+        RegisteringSink handle(pass, {"handle", reader_kinds::kPython, ""});
+        handle.started(*source);
+        ASSERT_TRUE(handle.registered());
+        Recorder r(dir.file(filtered ? "general.evrec" : "direct.evrec"));
+        if (filtered) keep_general(r.job);
+        r.job.registration = &handle;
+        r.job.follow.count = 1000;
+        std::vector<ReaderEntry> during;
+        r.job.report = [&](std::string_view) {
+            auto reader = RingReader::open(ring.path);
+            auto listing = list_readers(*reader);
+            if (listing.ok()) during = listing->readers;
+        };
+        auto recorded = record_source(source, r.job);
+        ASSERT_TRUE(recorded.ok()) << recorded.error().message();
+        EXPECT_EQ(recorded->direct, !filtered);
+        EXPECT_EQ(recorded->totals.events, 1000u);
+        ASSERT_EQ(during.size(), 1u) << "the handle's registration, no second one";
+        EXPECT_EQ(during[0].kind, reader_kinds::kRecord);
+        auto reader = RingReader::open(ring.path);
+        auto listing = list_readers(*reader);
+        ASSERT_TRUE(listing.ok());
+        ASSERT_EQ(listing->readers.size(), 1u);
+        EXPECT_EQ(listing->readers[0].kind, reader_kinds::kPython);
+        after.push_back(listing->readers[0]);
+    }
+    EXPECT_GT(after[0].updates, 1u) << "published as it recorded";
+    EXPECT_EQ(after[0].next_seqno, after[1].next_seqno);
+    EXPECT_EQ(after[0].updates, after[1].updates);
 }
 
 // Payloads overwritten while their descriptors stay: two 40000-byte events
