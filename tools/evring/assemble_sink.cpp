@@ -23,12 +23,13 @@ bool AssembleSink::gap(const SourceGap& gap) {
 }
 
 void AssembleSink::finish() {
-    assembler_.end();
+    assembler_.finish();
     print_ready();
 }
 
 void AssembleSink::print_ready() {
-    while (auto s = assembler_.take()) print(*s);
+    AssembledSpan s;
+    while (assembler_.take(s)) print(s);
 }
 
 void AssembleSink::print(const AssembledSpan& s) {

@@ -1,7 +1,9 @@
 // tools/evring/assemble_sink.hpp — `evring watch SRC --assemble SPAN
 // [--stage NAME]`: whole span instances (a Monad block with its
 // transactions and its commit stages) instead of events, assembled by the
-// library (query/span_assembler.hpp). docs/cli.md, "Assembled blocks".
+// library's public SpanReader (evring/query/span_reader.hpp), pushed to as a
+// follow loop's sink, as the C ABI and Python pull from it. docs/cli.md,
+// "Assembled blocks".
 //
 // jsonl: one object per instance, the library's (query/assembled_json.hpp,
 // shared with relay and mirror --assemble): span, label, id, state
@@ -19,10 +21,10 @@
 #include <cstdint>
 #include <string>
 
+#include "evring/query/span_reader.hpp"
 #include "evring/source/follow.hpp"
 #include "output/event_format.hpp"
 #include "output/output.hpp"
-#include "query/span_assembler.hpp"
 #include "watch.hpp"
 
 namespace evring::cli {
@@ -30,7 +32,7 @@ namespace evring::cli {
 class AssembleSink final : public FollowSink {
 public:
     // `lines`: watch's sink, which says gaps and notices on stderr.
-    AssembleSink(SpanAssembler& assembler, WatchSink& lines, EventPrinter& printer, OutputBuffer& out,
+    AssembleSink(SpanReader& assembler, WatchSink& lines, EventPrinter& printer, OutputBuffer& out,
                  Format format, std::string stage)
         : assembler_(assembler), lines_(lines), printer_(printer), out_(out), format_(format),
           stage_(std::move(stage)) {}
@@ -47,7 +49,7 @@ private:
     void print_ready();
     void print(const AssembledSpan& s);
 
-    SpanAssembler& assembler_;
+    SpanReader& assembler_;
     WatchSink& lines_;
     EventPrinter& printer_;
     OutputBuffer& out_;

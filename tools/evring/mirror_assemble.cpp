@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "evring/query/span_reader.hpp"
 #include "nats_cmd.hpp"
 #include "open.hpp"
 #include "ops/stop.hpp"
@@ -42,7 +43,7 @@ int run_assembled_mirror(const MirrorOptions& options) {
                                                      "--schema FILE)",
                                                      options.stream)));
     const AssembledMirror assemble{*options.assemble, options.stage, {.payload_hex = !options.no_payload}};
-    if (auto made = SpanAssembler::make(*schema, assemble.span, assemble.stage); !made)
+    if (auto made = SpanReader::make(*schema, assemble.span, assemble.stage); !made)
         return usage_error(Error(EINVAL, fmt::format("bad --assemble: {}", made.error().message())));
     install_stop_handlers();
     auto mirrored = mirror_assembled(r.source(), *job, *schema, assemble);

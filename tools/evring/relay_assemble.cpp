@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "evring/query/span_reader.hpp"
 #include "nats/assembled_relay.hpp"
 #include "nats/nats_relay.hpp"
 #include "nats_cmd.hpp"
@@ -59,7 +60,7 @@ int run_assembled_relay_command(RelayCommandOptions& options) {
                                                      "--schema FILE)",
                                                      options.ring)));
     // Checked before connecting: a span or stage the schema lacks is the caller's mistake.
-    if (auto made = SpanAssembler::make(*r.schema(), plan->span, plan->stage); !made)
+    if (auto made = SpanReader::make(*r.schema(), plan->span, plan->stage); !made)
         return usage_error(Error(EINVAL, fmt::format("bad --assemble: {}", made.error().message())));
     auto result = nats::run_assembled_relay(*plan, std::move(r.source()), *r.schema());
     if (!result) return runtime_error(result.error());

@@ -120,15 +120,15 @@ Status set_up_printer(const WatchOptions& options, const WatchPlan& plan, Readin
     return {};
 }
 
-Result<std::optional<SpanAssembler>> make_assembler(const WatchOptions& options, Reading& reading) {
-    if (!options.assemble) return std::optional<SpanAssembler>();
+Result<std::optional<SpanReader>> make_assembler(const WatchOptions& options, Reading& reading) {
+    if (!options.assemble) return std::optional<SpanReader>();
     if (reading.schema() == nullptr)
         return Error(EINVAL, fmt::format("--assemble needs the source's schema; '{}' has none (give --schema FILE)",
                                          options.ring));
-    auto made = SpanAssembler::make(*reading.schema(), *options.assemble, options.stage);
+    auto made = SpanReader::make(*reading.schema(), *options.assemble, options.stage);
     if (!made) return Error(EINVAL, fmt::format("bad --assemble: {}", made.error().message()));
     reading.follow().payloads = PayloadRead::Copy;  // labels, ids and stages are in payloads
-    return std::optional<SpanAssembler>(std::move(*made));
+    return std::optional<SpanReader>(std::move(*made));
 }
 
 // The summary line on stderr, and the exit code.
