@@ -11,11 +11,6 @@
 
 namespace evring {
 
-bool RecordRunSink::takes_runs(const RingSource& source) const noexcept {
-    (void)source;  // follow() has checked it is a plain ring
-    return recorder_.writer().inline_path();
-}
-
 // Stretches inline under one guard each, and between them the one event
 // that cannot go inline, through the sinks (record_one).
 Result<detail::RingRunSink::Taken> RecordRunSink::take_run(RingSource& source, std::span<EventDescriptor> run,

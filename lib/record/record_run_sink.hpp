@@ -81,7 +81,7 @@ public:
         first_.replaced(old_source, new_source);
     }
 
-    bool takes_runs(const RingSource& source) const noexcept override;
+    bool takes_runs() const noexcept override { return recorder_.writer().inline_path(); }
     void taking_runs() noexcept override { took_runs_ = true; }
     Result<Taken> take_run(RingSource& source, std::span<EventDescriptor> run, std::uint64_t stop_nanos) override;
 

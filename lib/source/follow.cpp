@@ -208,7 +208,7 @@ RingRunSink* FollowLoop::run_sink() const noexcept {
     const FollowOptions& o = options_;
     const bool plain = o.filter.accepts_everything() && o.where == nullptr && o.members.empty() &&
                        o.span_labels == nullptr && o.span_stop.kind == SpanLimit::Kind::None && !o.follow_name;
-    return plain && runs->takes_runs(*ring) ? runs : nullptr;
+    return plain && runs->takes_runs() ? runs : nullptr;
 }
 
 // A run reads no further than the count or the stop seqno allow, so that the

@@ -40,8 +40,8 @@ public:
         std::uint64_t kept = 0;  // of which handed out as sink.event() would have been
         std::optional<FollowEnd> end;
     };
-    // Whether this sink can take runs from `source` now (asked once).
-    virtual bool takes_runs(const RingSource& source) const noexcept = 0;
+    // Whether this sink can take runs now (asked once, of a plain ring).
+    virtual bool takes_runs() const noexcept = 0;
     // The loop chose runs (called once, before the first).
     virtual void taking_runs() noexcept {}
     // Takes the events of `run`, read from `source` in order, with no gap

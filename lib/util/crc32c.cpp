@@ -46,7 +46,7 @@ std::uint32_t portable_raw(const unsigned char* p, std::size_t size, std::uint32
     return crc;
 }
 
-#if defined(__x86_64__) && !EVRING_HAVE_ISAL
+#if defined(__x86_64__)
 __attribute__((target("sse4.2"))) std::uint32_t sse42_raw(const unsigned char* p, std::size_t size,
                                                           std::uint32_t crc) noexcept {
     std::uint64_t c = crc;
@@ -91,7 +91,13 @@ std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc) noex
         size -= n;
     }
     return ~state;
-#elif defined(__x86_64__)
+#else
+    return crc32c_fallback(data, size, crc);
+#endif
+}
+
+std::uint32_t crc32c_fallback(const void* data, std::size_t size, std::uint32_t crc) noexcept {
+#if defined(__x86_64__)
     if (have_sse42()) return ~sse42_raw(static_cast<const unsigned char*>(data), size, ~crc);
 #endif
     return crc32c_portable(data, size, crc);

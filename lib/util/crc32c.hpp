@@ -21,7 +21,11 @@ namespace evring::detail {
 // crc32c("123456789") == 0xE3069283.
 std::uint32_t crc32c(const void* data, std::size_t size, std::uint32_t crc = 0) noexcept;
 
-// The portable version (tests compare the two).
+// The portable version (tests compare the others with it).
 std::uint32_t crc32c_portable(const void* data, std::size_t size, std::uint32_t crc = 0) noexcept;
+// What crc32c() is without ISA-L: one chain of SSE4.2 crc32 instructions
+// where the CPU has them, else the portable version. Compiled either way, so
+// tests hold it to the others and bench/micro/crc_bench.cpp times it.
+std::uint32_t crc32c_fallback(const void* data, std::size_t size, std::uint32_t crc = 0) noexcept;
 
 }  // namespace evring::detail

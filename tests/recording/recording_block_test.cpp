@@ -16,6 +16,7 @@ using namespace test;
 TEST(Crc32c, MatchesTheKnownCheckValues) {
     EXPECT_EQ(detail::crc32c("123456789", 9), 0xE3069283u);
     EXPECT_EQ(detail::crc32c_portable("123456789", 9), 0xE3069283u);
+    EXPECT_EQ(detail::crc32c_fallback("123456789", 9), 0xE3069283u);
     EXPECT_EQ(detail::crc32c("", 0), 0u);
     const Bytes zeros(32);
     EXPECT_EQ(detail::crc32c(zeros.data(), zeros.size()), 0x8A9136AAu);  // RFC 3720, B.4
@@ -27,11 +28,13 @@ TEST(Crc32c, HardwareAndTableVersionsAgreeOnEveryLengthAndAlignment) {
     for (std::byte& b : data) b = std::byte(rng() & 0xff);
     for (std::size_t offset = 0; offset < 9; ++offset)
         for (std::size_t size = 0; size < 300; ++size)
-            ASSERT_EQ(detail::crc32c(data.data() + offset, size), detail::crc32c_portable(data.data() + offset, size))
-                << offset << " " << size;
+            for (const std::uint32_t crc : {detail::crc32c(data.data() + offset, size),
+                                            detail::crc32c_fallback(data.data() + offset, size)})
+                ASSERT_EQ(crc, detail::crc32c_portable(data.data() + offset, size)) << offset << " " << size;
     // Continuing a CRC over two pieces equals one pass.
     const std::uint32_t whole = detail::crc32c(data.data(), 4096);
     EXPECT_EQ(detail::crc32c(data.data() + 1000, 3096, detail::crc32c(data.data(), 1000)), whole);
+    EXPECT_EQ(detail::crc32c_fallback(data.data() + 1000, 3096, detail::crc32c_fallback(data.data(), 1000)), whole);
 }
 
 TEST(BlockEncoder, CompressesWhatShrinksAndStoresTheRestRaw) {
