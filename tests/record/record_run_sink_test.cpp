@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -75,15 +76,31 @@ void keep_general(RecordJob& job) {
     for (int type : {2, 3, 4}) job.follow.filter.types.add(static_cast<std::uint16_t>(type));
 }
 
+// A job recorded directly and, with keep_general, event by event: `set`
+// configures both jobs alike, `run` records the same ring both ways.
+struct BothWays {
+    explicit BothWays(test::TempDir& dir) : direct(dir.file("direct.evrec")), general(dir.file("general.evrec")) {
+        keep_general(general.job);
+    }
+    template <class Configure>
+    void set(Configure&& configure) {
+        configure(direct.job);
+        configure(general.job);
+    }
+    std::pair<Result<Recorded>, Result<Recorded>> run(test::SeqnoRing& ring) {
+        auto a = direct.run(ring);
+        return {std::move(a), general.run(ring)};
+    }
+    Recorder direct, general;
+};
+
 TEST(RecordRunSink, APlainRingIsRecordedDirectlyAndAFilteredOneIsNot) {
     test::SeqnoRing ring;
     ring.publish(40);
     test::TempDir dir;
-    Recorder direct(dir.file("direct.evrec")), general(dir.file("general.evrec"));
-    direct.job.follow.count = general.job.follow.count = 30;
-    keep_general(general.job);
-    auto a = direct.run(ring);
-    auto b = general.run(ring);
+    BothWays both(dir);
+    both.set([](RecordJob& job) { job.follow.count = 30; });
+    auto [a, b] = both.run(ring);
     ASSERT_TRUE(a.ok()) << a.error().message();
     ASSERT_TRUE(b.ok()) << b.error().message();
     EXPECT_TRUE(a->direct);
@@ -144,12 +161,12 @@ TEST(RecordRunSink, ARingWithSpanMarksIsRecordedDirectlyWithTheSameSpanIndex) {
     test::SeqnoRing ring;
     ring.publish(60);
     test::TempDir dir;
-    Recorder direct(dir.file("direct.evrec")), general(dir.file("general.evrec"));
-    direct.job.schema = general.job.schema = &*schema;
-    keep_general(general.job);
-    direct.job.follow.count = general.job.follow.count = 60;
-    auto a = direct.run(ring);
-    auto b = general.run(ring);
+    BothWays both(dir);
+    both.set([&](RecordJob& job) {
+        job.schema = &*schema;
+        job.follow.count = 60;
+    });
+    auto [a, b] = both.run(ring);
     ASSERT_TRUE(a.ok()) << a.error().message();
     ASSERT_TRUE(b.ok()) << b.error().message();
     EXPECT_TRUE(a->direct);
@@ -180,13 +197,13 @@ TEST(RecordRunSink, ARotatingRecordingIsRecordedDirectlyIntoTheSameFiles) {
     test::SeqnoRing ring(10);  // 1024 descriptors
     ring.publish(1000);
     test::TempDir dir;
-    Recorder direct(dir.file("direct.evrec")), general(dir.file("general.evrec"));
-    direct.job.recording.rotate_bytes = general.job.recording.rotate_bytes = 8 << 10;
-    direct.job.recording.compress = general.job.recording.compress = false;
-    direct.job.follow.count = general.job.follow.count = 1000;
-    keep_general(general.job);
-    auto a = direct.run(ring);
-    auto b = general.run(ring);
+    BothWays both(dir);
+    both.set([](RecordJob& job) {
+        job.recording.rotate_bytes = 8 << 10;
+        job.recording.compress = false;
+        job.follow.count = 1000;
+    });
+    auto [a, b] = both.run(ring);
     ASSERT_TRUE(a.ok()) << a.error().message();
     ASSERT_TRUE(b.ok()) << b.error().message();
     EXPECT_TRUE(a->direct);
@@ -234,12 +251,12 @@ TEST(RecordRunSink, StopsAtTheStopSeqnoAsTheGeneralPathDoes) {
     test::SeqnoRing ring;
     ring.publish(50);
     test::TempDir dir;
-    Recorder direct(dir.file("direct.evrec")), general(dir.file("general.evrec"));
-    direct.job.follow.start = general.job.follow.start = Position::seqno(7);
-    direct.job.follow.stop = general.job.follow.stop = Position::seqno(20);
-    keep_general(general.job);
-    auto a = direct.run(ring);
-    auto b = general.run(ring);
+    BothWays both(dir);
+    both.set([](RecordJob& job) {
+        job.follow.start = Position::seqno(7);
+        job.follow.stop = Position::seqno(20);
+    });
+    auto [a, b] = both.run(ring);
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_TRUE(a->direct);
     EXPECT_EQ(a->follow.end, FollowEnd::Stop);
@@ -253,11 +270,9 @@ TEST(RecordRunSink, StopsAtAStopTimeAsTheGeneralPathDoes) {
     test::SeqnoRing ring;
     ring.publish(50, 1000);  // event N stamped 1000 + 10 * N
     test::TempDir dir;
-    Recorder direct(dir.file("direct.evrec")), general(dir.file("general.evrec"));
-    direct.job.follow.stop = general.job.follow.stop = Position(Position::Kind::AbsoluteTime, 1155);
-    keep_general(general.job);
-    auto a = direct.run(ring);
-    auto b = general.run(ring);
+    BothWays both(dir);
+    both.set([](RecordJob& job) { job.follow.stop = Position(Position::Kind::AbsoluteTime, 1155); });
+    auto [a, b] = both.run(ring);
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_TRUE(a->direct);
     EXPECT_EQ(a->follow.end, FollowEnd::Stop);
