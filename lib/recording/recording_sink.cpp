@@ -11,35 +11,11 @@ namespace {
 
 std::string recording_named(const std::string& path) { return "recording '" + path + "'"; }
 
-// Writes the block header and its stored bytes, retrying short writes. One
-// writev, so a block is usually one write(2) and a kill leaves at most one
-// block cut short.
-Status write_block(int fd, const RecordingBlockHeader& header, std::span<const std::byte> stored,
-                   const std::string& path) {
-    iovec iov[2] = {{const_cast<RecordingBlockHeader*>(&header), sizeof header},
-                    {const_cast<std::byte*>(stored.data()), stored.size()}};
-    int first = 0;
-    while (first < 2) {
-        const ssize_t n = ::writev(fd, iov + first, 2 - first);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return Error::from_errno(errno, "writing " + recording_named(path));
-        }
-        auto left = static_cast<std::size_t>(n);
-        while (first < 2 && left >= iov[first].iov_len) left -= iov[first++].iov_len;
-        if (first < 2) {
-            iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
-            iov[first].iov_len -= left;
-        }
-    }
-    return {};
-}
-
 }  // namespace
 
 RecordingSink::RecordingSink(bool compress, int level, std::function<void(const BlockProgress&)> on_block,
-                             unsigned threads)
-    : on_block_(std::move(on_block)), encoder_(compress, level) {
+                             unsigned threads, RecordingIo io)
+    : on_block_(std::move(on_block)), io_(io), encoder_(compress, level) {
     // Without compression there is nothing worth moving to another thread.
     const unsigned packers = compress && threads > 1 ? threads - 1 : 0;
     for (unsigned i = 0; i < packers; ++i) packer_encoders_.push_back(std::make_unique<BlockEncoder>(compress, level));
@@ -132,7 +108,13 @@ void RecordingSink::run() {
         {
             std::unique_lock lock(mutex_);
             work_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-            if (queue_.empty()) return;  // stopping, and nothing left
+            if (queue_.empty()) {
+                // Stopping, and nothing left: a file left open (no finish) keeps
+                // what is held; its owner closes it after this.
+                lock.unlock();
+                if (out_.started() && out_.settle()) tell_written();
+                return;
+            }
             // The front job packed: by this thread when nobody took it; while
             // a packer has it, this thread packs later jobs or waits.
             Job& front = queue_.front();
@@ -167,8 +149,22 @@ Status RecordingSink::process(Job& job) {
         std::lock_guard lock(mutex_);
         if (error_) status = *error_;  // after a failed write, later blocks would leave a hole
     }
-    if (job.file_start) index_.start_file(job.start_offset, job.start_block, job.members);
-    if (status && job.end_block) {
+    if (job.file_start) {
+        index_.start_file(job.start_offset, job.start_block, job.members);
+        if (status) status = out_.start(job.fd, job.start_offset, job.path, io_);
+    }
+    // A flush with nothing staged comes as a job without a block.
+    if (status && (job.size > 0 || job.close_after)) status = write_block(job);
+    if (status && (job.settle || job.close_after)) {
+        status = out_.settle();
+        if (status) tell_written();
+    }
+    return job.close_after ? end_file(job, std::move(status)) : status;
+}
+
+Status RecordingSink::write_block(Job& job) {
+    Status status;
+    if (job.end_block) {
         // The file's last index block, then the end block pointing to it.
         const std::uint64_t index_offset = index_.offset();
         status = write_index(job);
@@ -176,35 +172,50 @@ Status RecordingSink::process(Job& job) {
         if (job.size >= sizeof(RecordHeader) + sizeof ref)
             std::memcpy(job.content.data() + sizeof(RecordHeader), &ref, sizeof ref);
     }
-    if (status) {
-        job.meta.block_number = index_.next_block_number();
-        if (job.pack == Job::Pack::Packed) encoder_.seal({job.content.data(), job.size}, job.packed, job.meta, job.series_id);
-        else encoder_.encode({job.content.data(), job.size}, job.meta, job.series_id);
-        const std::uint64_t at = index_.offset();
-        tell(job, false);
-        status = write_block(job.fd, encoder_.header(), encoder_.stored(), job.path);
-        if (status) tell(job, true);
-        if (status && job.indexed && job.meta.content == BlockContent::Records && !job.end_block) {
-            index_.add(encoder_.header(), at, job.index);
-            index_.written(sizeof(RecordingBlockHeader) + encoder_.stored().size());
-            if (index_.due()) status = write_index(job);
-        } else {
-            index_.written(sizeof(RecordingBlockHeader) + encoder_.stored().size());
-        }
+    if (!status) return status;
+    job.meta.block_number = index_.next_block_number();
+    if (job.pack == Job::Pack::Packed) encoder_.seal({job.content.data(), job.size}, job.packed, job.meta, job.series_id);
+    else encoder_.encode({job.content.data(), job.size}, job.meta, job.series_id);
+    const std::uint64_t at = index_.offset();
+    tell(job, false);
+    const RecordingBlockHeader& header = encoder_.header();
+    status = out_.append({reinterpret_cast<const std::byte*>(&header), sizeof header}, encoder_.stored());
+    if (!status) return status;
+    if (on_block_ && job.meta.content == BlockContent::Records && job.meta.last_seqno != 0) {
+        unwritten_.push_back({out_.end(), job.meta.last_seqno, std::move(job.member_last)});
+        tell_written();
     }
-    // A finished file is durable before it is closed (the contract's sync).
-    if (job.close_after && status && ::fdatasync(job.fd) != 0)
-        status = Error::from_errno(errno, "syncing " + recording_named(job.path));
-    if (job.close_after && ::close(job.fd) != 0 && status)
-        status = Error::from_errno(errno, "closing " + recording_named(job.path));
+    if (job.indexed && job.meta.content == BlockContent::Records && !job.end_block) {
+        index_.add(header, at, job.index);
+        index_.written(sizeof(RecordingBlockHeader) + encoder_.stored().size());
+        if (index_.due()) status = write_index(job);
+    } else {
+        index_.written(sizeof(RecordingBlockHeader) + encoder_.stored().size());
+    }
+    return status;
+}
+
+// A finished file is durable before it is closed (the contract's sync).
+Status RecordingSink::end_file(const Job& job, Status status) {
+    out_.stop();
+    if (status && ::fdatasync(job.fd) != 0) status = Error::from_errno(errno, "syncing " + recording_named(job.path));
+    if (::close(job.fd) != 0 && status) status = Error::from_errno(errno, "closing " + recording_named(job.path));
     return status;
 }
 
 // Records blocks that hold a sequence number only (not the schema, index
-// or end blocks).
+// or end blocks); `written`: once its last byte is in the file (tell_written).
 void RecordingSink::tell(const Job& job, bool written) const {
     if (!on_block_ || job.meta.content != BlockContent::Records || job.meta.last_seqno == 0) return;
     on_block_(BlockProgress{written, job.meta.last_seqno, job.member_last});
+}
+
+void RecordingSink::tell_written() {
+    while (!unwritten_.empty() && unwritten_.front().end <= out_.written()) {
+        const Unwritten& block = unwritten_.front();
+        on_block_(BlockProgress{true, block.last_seqno, block.members});
+        unwritten_.pop_front();
+    }
 }
 
 Status RecordingSink::write_index(const Job& job) {
@@ -212,7 +223,8 @@ Status RecordingSink::write_index(const Job& job) {
     meta.content = BlockContent::Index;
     meta.block_number = index_.next_block_number();
     encoder_.encode(index_.build(), meta, job.series_id);
-    Status status = write_block(job.fd, encoder_.header(), encoder_.stored(), job.path);
+    const RecordingBlockHeader& header = encoder_.header();
+    Status status = out_.append({reinterpret_cast<const std::byte*>(&header), sizeof header}, encoder_.stored());
     index_.written(sizeof(RecordingBlockHeader) + encoder_.stored().size());
     return status;
 }

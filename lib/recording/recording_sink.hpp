@@ -2,8 +2,12 @@
 //
 // The thread that follows the ring only stages records; the sink's worker
 // encodes each staged block (zstd or raw, checksums, recording_block.hpp) and
-// writes it with one writev, so the follower never waits for zstd or write(2)
-// unless the worker is kMaxQueuedBytes behind.
+// appends it to the file (recording_appender.hpp: direct I/O or one writev),
+// so the follower never waits for zstd or write(2) unless the worker is
+// kMaxQueuedBytes behind. A block is told written (on_block) once the
+// appender has put its last byte in the file; a job marked `settle` (a
+// flush), a file's last job and the sink's stop have the appender write
+// what it holds.
 //
 // With more than one compressing thread (RecordingOptions::threads), the
 // records blocks are packed (compressed and checksummed, the costly part)
@@ -35,6 +39,7 @@
 
 #include "util/byte_buffer.hpp"
 #include "evring/error.hpp"
+#include "recording/recording_appender.hpp"
 #include "recording/recording_block.hpp"
 #include "recording/recording_index_build.hpp"
 #include "recording/recording_writer.hpp"
@@ -51,6 +56,7 @@ public:
         BlockMeta meta;
         std::uint64_t series_id = 0;
         bool close_after = false;  // the file is complete: close fd after this block
+        bool settle = false;       // a flush: after this job every byte appended is in the file
         BlockIndexInfo index;      // a records block: its index entry's times and marks
         // The first block of a file: where it goes and its number (the sink
         // numbers blocks, since it inserts index blocks).
@@ -72,7 +78,7 @@ public:
     // `on_block`: RecordingOptions::on_block (may be empty). `threads`: how
     // many threads compress (the worker and threads - 1 packers).
     RecordingSink(bool compress, int level, std::function<void(const BlockProgress&)> on_block = {},
-                  unsigned threads = 1);
+                  unsigned threads = 1, RecordingIo io = RecordingIo::Buffered);
     RecordingSink(const RecordingSink&) = delete;
     RecordingSink& operator=(const RecordingSink&) = delete;
     // Processes every queued job, then stops.
@@ -97,11 +103,25 @@ private:
     // Packs `job` (Waiting, made Packing by the caller) with the lock released.
     void pack(Job& job, BlockEncoder& encoder, std::unique_lock<std::mutex>& lock);
     Status process(Job& job);
+    Status write_block(Job& job);
     Status write_index(const Job& job);
+    Status end_file(const Job& job, Status status);
 
     void tell(const Job& job, bool written) const;
+    // Tells on_block of the blocks whose last byte is now in the file.
+    void tell_written();
+
+    // A records block appended and not yet wholly in the file (on_block's).
+    struct Unwritten {
+        std::uint64_t end = 0;  // the file offset after its last byte
+        std::uint64_t last_seqno = 0;
+        std::vector<BlockProgress::MemberLast> members;
+    };
 
     std::function<void(const BlockProgress&)> on_block_;
+    RecordingIo io_;
+    FileAppender out_;                // the worker's alone
+    std::deque<Unwritten> unwritten_;  // the worker's alone
     BlockEncoder encoder_;  // the worker's alone
     IndexBuilder index_;    // the worker's alone
     std::vector<std::unique_ptr<BlockEncoder>> packer_encoders_;  // one per packer

@@ -43,6 +43,9 @@ Status check_options(const RecordingOptions& options) {
     if (options.threads < 1 || options.threads > kMaxRecordingThreads)
         return Error(EINVAL, fmt::format("{} compression threads: out of range (1..{})", options.threads,
                                          kMaxRecordingThreads));
+    if (options.io > RecordingIo::DirectAnywhere)
+        return Error(EINVAL, fmt::format("recording I/O mode {} is not one of buffered, direct and direct anywhere",
+                                         static_cast<unsigned>(options.io)));
     if (options.schema.size() > kMaxRecordingSchemaSize)
         return Error(EINVAL, fmt::format("schema of {} bytes is over the limit of {} bytes",
                                          options.schema.size(), kMaxRecordingSchemaSize));
@@ -89,7 +92,7 @@ Result<RecordingWriter> RecordingWriter::create(const std::string& path, const R
     state->stage = detail::ByteBuffer(2 * detail::kBlockTarget);
     if (auto s = state->open_file(0); !s) return std::move(s).error();
     state->sink = std::make_unique<detail::RecordingSink>(options.compress, options.compression_level, options.on_block,
-                                                          options.threads);
+                                                          options.threads, options.io);
     // What the inline path cannot do (recording_writer_inline.hpp), and
     // which types it leaves to the span marker.
     state->inline_staging = (!options.span_marker || !options.span_marked_types.empty()) && !options.ring_set;
@@ -275,7 +278,7 @@ Status RecordingWriter::after_record() {
 Status RecordingWriter::flush() {
     if (state_->fd < 0) return {};
     settle();
-    Status status = state_->push_block(false);
+    Status status = state_->push_block(false, true);
     rearm();
     return status;
 }
@@ -284,7 +287,7 @@ Status RecordingWriter::sync() {
     State& s = *state_;
     if (s.fd < 0) return {};  // finished, and so synced
     settle();
-    Status pushed = s.push_block(false);
+    Status pushed = s.push_block(false, true);
     rearm();
     if (!pushed) return pushed;
     if (auto st = s.sink->drain(); !st) return st;

@@ -18,9 +18,9 @@
 //   order; with options.threads > 1, that many threads compress blocks at
 //   once and the worker writes them in order. The caller never waits for
 //   zstd or write(2) unless the worker is 32 MiB of blocks behind.
-// - flush() ends the current block (no-op when nothing is staged); once the
-//   worker has written it, every record appended before the flush is readable
-//   from the file. A recorder killed at any moment leaves a file whose every
+// - flush() ends the current block, if any is staged; once the worker has
+//   written it (and what it holds: below), every record appended before the
+//   flush is readable from the file. A recorder killed at any moment leaves a file whose every
 //   completed block is readable; the reader reports the cut block as
 //   truncation and names the sequence numbers it held. finish() and the
 //   destructor wait until everything queued is written; only finish() writes
@@ -29,8 +29,14 @@
 //   before it is written and fdatasync'ed. finish() also syncs, and a file
 //   closed at rotation is synced before it is closed; nothing else waits for
 //   the disk.
+// - With options.io Direct, where the filesystem offers direct I/O (a disk's:
+//   statx reports its alignment), the worker writes whole alignment units
+//   around the page cache, and holds the last, partly filled unit of what it
+//   has written until more completes it or a flush writes it through the
+//   page cache (recording_appender.hpp). A block is written once its last
+//   byte is in the file; every block written is readable, as above.
 // - on_block, when set, is told of each records block just before its write
-//   begins and just after it ends, on the worker thread, in file order: a
+//   begins and once it is written, on the worker thread, in file order: a
 //   caller that keeps its own mark of what the file holds (a named recorder,
 //   lib/cursor/named_reader.hpp) learns it exactly, also when it is killed.
 // - With rotate_bytes set, a file whose bytes counted before compression have
@@ -72,6 +78,14 @@ struct BlockProgress {
     std::uint64_t last_seqno = 0;  // its last sequence number (an event's or a gap's)
     // A ring set recording: each member's last event in the block (expired ones too).
     std::span<const MemberLast> members;
+};
+
+// How a recording's bytes reach its files (RecordingOptions::io;
+// recording_appender.hpp).
+enum class RecordingIo : std::uint8_t {
+    Buffered,        // through the page cache
+    Direct,          // direct I/O where the filesystem reports its alignment (a disk's), else buffered
+    DirectAnywhere,  // direct I/O wherever the kernel takes O_DIRECT (tmpfs does, and gains nothing: tests)
 };
 
 struct RecordingOptions {
@@ -116,6 +130,8 @@ struct RecordingOptions {
     // writes them in order (recording_sink.hpp). Without compression, one.
     // (Last: the tests build options positionally.)
     unsigned threads = 1;
+    // The page cache, or direct I/O (see RecordingIo and the contract).
+    RecordingIo io{};
 };
 
 struct RecordingTotals {

@@ -22,7 +22,9 @@ RecordingWriter::State::~State() {
 
 Status RecordingWriter::State::open_file(std::uint32_t index) {
     path = rotated_path(base_path, index);
-    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    // Read-write: with direct I/O the sink reads back the header's last
+    // alignment unit (recording_appender.hpp).
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return Error::from_errno(errno, "creating " + recording_named(path));
     header.file_index = index;
     header.start_epoch_nanos = wall_clock_nanos();
@@ -36,9 +38,10 @@ Status RecordingWriter::State::open_file(std::uint32_t index) {
     return detail::write_all(fd, schema_block.data(), schema_block.size(), recording_named(path));
 }
 
-// Hands the staged records to the sink as one block.
-Status RecordingWriter::State::push_block(bool close_after) {
-    if (staged == 0 && !close_after) return {};
+// Hands the staged records to the sink as one block; with `settle` (a
+// flush), also when none are staged, for what the sink holds.
+Status RecordingWriter::State::push_block(bool close_after, bool settle) {
+    if (staged == 0 && !close_after && !settle) return {};
     detail::RecordingSink::Job job;
     job.fd = fd;
     job.path = path;
@@ -47,6 +50,7 @@ Status RecordingWriter::State::push_block(bool close_after) {
     job.meta = block;
     job.series_id = header.series_id;
     job.close_after = close_after;
+    job.settle = settle;
     job.index = std::move(index_info);
     job.member_last = std::move(member_last);
     member_last.clear();
@@ -60,7 +64,7 @@ Status RecordingWriter::State::push_block(bool close_after) {
         job.members = options.ring_set;
         file_started = true;
     }
-    raw_bytes += sizeof(RecordingBlockHeader) + staged;
+    if (staged > 0 || close_after) raw_bytes += sizeof(RecordingBlockHeader) + staged;
     if (job.indexed && !job.end_block && staged > 0)
         count_index_entry(sizeof(RecordingBlockHeader) + staged, job.index.marks.size(), job.index.members.size());
     stage = sink->spare_buffer();

@@ -65,8 +65,10 @@ struct RecordingWriter::State {
     // The file side (recording_writer_file.cpp).
     // Creates file `index` of the series and writes its header and schema block.
     Status open_file(std::uint32_t index);
-    // Hands the staged records to the sink as one block.
-    Status push_block(bool close_after);
+    // Hands the staged records to the sink as one block; with `settle`
+    // (flush, sync), also when none are staged, so that the sink writes
+    // what it holds.
+    Status push_block(bool close_after, bool settle = false);
     // A records block of `bytes` (header included), `marks` span marks and
     // `rows` member rows was handed to the sink: its index entry, and an
     // index block when one is due.

@@ -107,6 +107,7 @@ struct RecordOptions {
     bool no_compress = false;
     std::optional<std::string> level;
     std::optional<std::string> threads;  // --threads: compressing threads
+    std::optional<std::string> io;       // --io auto|direct|buffered
     bool no_register = false;
     bool wait = false;  // --wait: wait for the ring to be created
     InterestOption interest;  // --keywords K1,K2 --interest-level N (--level is zstd's)

@@ -64,6 +64,11 @@ Result<RecordPlan> plan_record(RecordOptions& options) {
         if (!threads) return std::move(threads).error();
         plan.recording.threads = static_cast<unsigned>(*threads);
     }
+    if (options.io) {
+        if (*options.io == "direct") plan.recording.io = RecordingIo::Direct;
+        else if (*options.io == "buffered") plan.recording.io = RecordingIo::Buffered;
+        else return Error(EINVAL, "bad --io '" + *options.io + "': buffered or direct");
+    }
     plan.recording.compress = !options.no_compress;
     plan.follow.payloads = plan.capture ? PayloadRead::None : PayloadRead::Copy;
     plan.follow.stop_flag = &stop_flag();
@@ -192,6 +197,9 @@ Command add_record(CLI::App& app) {
         ->type_name("LEVEL");
     c->add_option("--threads", o->threads, "Threads that compress, 1 to 64 (default 1; --no-compress uses one)")
         ->type_name("N");
+    c->add_option("--io", o->io,
+                  "buffered (the page cache: the default) or direct (around it, where the filesystem offers it)")
+        ->type_name("MODE");
     c->add_flag("--no-register", o->no_register, kNoRegisterHelp);
     c->add_flag("--wait", o->wait, kWaitHelp);
     o->select.add_name(*c);
