@@ -177,7 +177,7 @@ Status RecordingSink::write_block(Job& job) {
     if (job.pack == Job::Pack::Packed) encoder_.seal({job.content.data(), job.size}, job.packed, job.meta, job.series_id);
     else encoder_.encode({job.content.data(), job.size}, job.meta, job.series_id);
     const std::uint64_t at = index_.offset();
-    tell(job, false);
+    tell_begun(job);
     const RecordingBlockHeader& header = encoder_.header();
     status = out_.append({reinterpret_cast<const std::byte*>(&header), sizeof header}, encoder_.stored());
     if (!status) return status;
@@ -198,16 +198,18 @@ Status RecordingSink::write_block(Job& job) {
 // A finished file is durable before it is closed (the contract's sync).
 Status RecordingSink::end_file(const Job& job, Status status) {
     out_.stop();
+    unwritten_.clear();  // settled and told, or, after a failed write, never in the file
     if (status && ::fdatasync(job.fd) != 0) status = Error::from_errno(errno, "syncing " + recording_named(job.path));
     if (::close(job.fd) != 0 && status) status = Error::from_errno(errno, "closing " + recording_named(job.path));
     return status;
 }
 
 // Records blocks that hold a sequence number only (not the schema, index
-// or end blocks); `written`: once its last byte is in the file (tell_written).
-void RecordingSink::tell(const Job& job, bool written) const {
+// or end blocks), as their write begins; tell_written tells of them again
+// once their last byte is in the file.
+void RecordingSink::tell_begun(const Job& job) const {
     if (!on_block_ || job.meta.content != BlockContent::Records || job.meta.last_seqno == 0) return;
-    on_block_(BlockProgress{written, job.meta.last_seqno, job.member_last});
+    on_block_(BlockProgress{false, job.meta.last_seqno, job.member_last});
 }
 
 void RecordingSink::tell_written() {

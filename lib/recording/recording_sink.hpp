@@ -107,7 +107,7 @@ private:
     Status write_index(const Job& job);
     Status end_file(const Job& job, Status status);
 
-    void tell(const Job& job, bool written) const;
+    void tell_begun(const Job& job) const;
     // Tells on_block of the blocks whose last byte is now in the file.
     void tell_written();
 
