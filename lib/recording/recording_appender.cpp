@@ -11,14 +11,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "recording/recording_file.hpp"
+
 namespace evring::detail {
 namespace {
 
 constexpr std::size_t kMinUnit = 4096;
 
 std::size_t round_up(std::size_t n, std::size_t unit) { return (n + unit - 1) / unit * unit; }
-
-std::string recording_named(const std::string& path) { return "recording '" + path + "'"; }
 
 }  // namespace
 
@@ -78,12 +78,9 @@ Status FileAppender::rebase() {
     held_ = 0;
     const auto head = static_cast<std::size_t>(written_ - unit_offset_);
     if (auto s = reserve(unit_); !s) return s;
-    for (std::size_t done = 0; done < head;) {
-        const ssize_t n = ::pread(fd_, buffer_ + done, head - done, static_cast<off_t>(unit_offset_ + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return Error::from_errno(n < 0 ? errno : EIO, "reading back the start of " + recording_named(path_));
-        done += static_cast<std::size_t>(n);
-    }
+    auto read = read_at(fd_, unit_offset_, buffer_, head, recording_named(path_));
+    if (!read) return std::move(read).error();
+    if (*read < head) return Error(EIO, "reading back the start of " + recording_named(path_) + ": the file is shorter");
     held_ = head;
     return {};
 }

@@ -28,7 +28,7 @@ std::string_view describe(DamageKind kind) noexcept {
 
 namespace {
 
-std::string recording_named(const std::string& path) { return "recording '" + path + "'"; }
+using detail::recording_named;
 
 Result<std::unique_ptr<RecordingReader::Decoder>> open_decoder(const std::string& path, bool follow) {
     auto fd = detail::open_regular_file(path, recording_named(path));

@@ -1,17 +1,13 @@
 #include "recording/recording_sink.hpp"
 
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "recording/recording_file.hpp"
+
 namespace evring::detail {
-namespace {
-
-std::string recording_named(const std::string& path) { return "recording '" + path + "'"; }
-
-}  // namespace
 
 RecordingSink::RecordingSink(bool compress, int level, std::function<void(const BlockProgress&)> on_block,
                              unsigned threads, RecordingIo io)

@@ -15,15 +15,12 @@
 #include <vector>
 
 #include "recording/recording_block.hpp"
+#include "recording/recording_file.hpp"
 #include "recording/recording_index_build.hpp"
 #include "recording/recording_sink.hpp"
 #include "recording/recording_writer.hpp"
 
 namespace evring {
-
-namespace detail {
-inline std::string recording_named(const std::string& path) { return "recording '" + path + "'"; }
-}  // namespace detail
 
 struct RecordingWriter::State {
     std::string base_path;
